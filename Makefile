@@ -1,0 +1,39 @@
+# Two commands for users: `make run` and `make test`. `make bench` prints the speed figures.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP := $(VENV)/.installed-dev
+PORT ?= 8501
+
+.PHONY: run test bench lint clean
+
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV) || { \
+	  echo "python3 -m venv failed: installing Debian's python3-venv"; \
+	  apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); \
+	} || { echo "Could not create $(VENV): install python3-venv (apt-get install python3-venv) and retry."; exit 1; }
+
+$(RUN_STAMP): requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(DEV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(RUN_STAMP)
+	$(BIN)/python -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port $(PORT)
+
+test: $(DEV_STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(DEV_STAMP)
+	$(BIN)/python -m bench
+
+lint: $(DEV_STAMP)
+	$(BIN)/python -m ruff check dashboard tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis bench/out
