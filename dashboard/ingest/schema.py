@@ -69,3 +69,22 @@ class UnreadableFile(ValueError):
 def empty_usage() -> pd.DataFrame:
     """An empty canonical table with the right dtypes."""
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in CANONICAL_COLUMNS.items()})
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the user told us about a file that its contents cannot say."""
+
+    timezone: str | None = None  # IANA name for sources with naive local times (Slurm); None = not given
+    decimal_comma: bool = False  # "1.234,5" style numbers
+    mapping: dict[str, str] | None = None  # generic format: canonical field -> source column
+
+
+@dataclass
+class ReaderResult:
+    """What one format reader returns: used rows in canonical form plus the rows it set aside."""
+
+    usage: pd.DataFrame  # columns exactly CANONICAL_COLUMNS, in that order and with those dtypes
+    excluded: pd.DataFrame  # issues_frame(): rows dropped by a documented rule
+    rejected: pd.DataFrame  # issues_frame(): rows that could not be read
+    warnings: list[str] = field(default_factory=list)
