@@ -1,0 +1,36 @@
+"""Command-line interface: thin argparse wrappers over the engine and the import layer.
+
+Every subcommand prints one JSON object with --json, a readable table otherwise, and exits with
+status 2 and a one-line message on bad input (never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from dashboard.cli import estimate, optimal
+
+SUBCOMMANDS = (estimate, optimal)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m dashboard", description="Pretraining cost planner.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for module in SUBCOMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,32 @@
+"""`optimal`: the compute-optimal plan for a budget (question a) or for a target loss (question b)."""
+
+from __future__ import annotations
+
+import argparse
+
+from dashboard.cli.output import fail, print_json, print_table
+from dashboard.cli.scenario_args import add_scenario_arguments, load_scenario
+from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
+from dashboard.core.scenario import ScenarioError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("optimal", help="compute-optimal model size and tokens for a budget or a target loss")
+    goal = parser.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--budget-usd", type=float, help="whole-project budget in US dollars")
+    goal.add_argument("--target-loss", type=float, help="target training loss (nats per token)")
+    add_scenario_arguments(parser, positional=False)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        scenario = load_scenario(args)
+        if args.budget_usd is not None:
+            result = optimal_for_budget(scenario, args.budget_usd)
+        else:
+            result = optimal_for_target_loss(scenario, args.target_loss)
+    except (ScenarioError, ValueError) as error:
+        return fail(str(error))
+    (print_json if args.json else print_table)(result)
+    return 0

@@ -1,0 +1,62 @@
+"""Accelerator catalogue: dense BF16 peak and memory per accelerator, read from data/hardware.csv."""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CATALOGUE_CSV = Path(__file__).resolve().parents[2] / "data" / "hardware.csv"
+CUSTOM = "custom"
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    key: str
+    label: str
+    peak_bf16_dense_tflops: float
+    memory_gb: float
+    source: str
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@cache
+def catalogue() -> dict[str, Accelerator]:
+    """Every accelerator in the catalogue, keyed by its plain name (`h100`, `tpuv5e`, ...)."""
+    with CATALOGUE_CSV.open(newline="", encoding="utf-8") as handle:
+        return {
+            row["key"]: Accelerator(
+                key=row["key"],
+                label=row["label"],
+                peak_bf16_dense_tflops=float(row["peak_bf16_dense_tflops"]),
+                memory_gb=float(row["memory_gb"]),
+                source=row["source"],
+            )
+            for row in csv.DictReader(handle)
+        }
+
+
+@cache
+def _aliases() -> dict[str, str]:
+    with CATALOGUE_CSV.open(newline="", encoding="utf-8") as handle:
+        table = {}
+        for row in csv.DictReader(handle):
+            for name in [row["key"], row["label"], *row["aliases"].split(";")]:
+                table[_normalise(name)] = row["key"]
+        return table
+
+
+def resolve_gpu_type(name: str) -> str:
+    """The catalogue key for a plain name or label, case- and punctuation-insensitive; `custom` stays custom."""
+    normalised = _normalise(name)
+    if normalised == CUSTOM:
+        return CUSTOM
+    if normalised in _aliases():
+        return _aliases()[normalised]
+    known = ", ".join(acc.label for acc in catalogue().values())
+    raise ValueError(f"unknown gpu_type {name!r}: use one of {known}, or 'custom' with peak_tflops")

@@ -1,0 +1,112 @@
+"""The seeds' three questions: what a budget buys, the cheapest way to a target loss, a plan's loss.
+
+(a) and (b) size the model compute-optimally (closed-form N*, D* of the scenario's loss fit) and price the
+result with the full engine, so every overhead and line item of the scenario is included. The MoE ratio
+active/total of the scenario is kept; the loss law is applied to active parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dashboard.core import scaling
+from dashboard.core.engine import estimate, evaluate, scenario_arrays
+from dashboard.core.scenario import Scenario
+
+LOG10_FLOPS_RANGE = (12.0, 32.0)
+BISECTION_STEPS = 80
+
+
+def _fit(scenario: Scenario) -> scaling.LossFit:
+    return scaling.FITS[scenario.scaling_fit]
+
+
+def _sized(scenario: Scenario, flops: float) -> Scenario:
+    fit = _fit(scenario)
+    active, tokens = scaling.compute_optimal(flops, fit.A, fit.B, fit.alpha, fit.beta)
+    ratio = scenario.active / scenario.total_params
+    return scenario.model_copy(
+        update={"total_params": float(active) / ratio, "active_params": float(active), "tokens": float(tokens)}
+    )
+
+
+def _answer(scenario: Scenario) -> dict[str, Any]:
+    result = estimate(scenario)
+    return {
+        "total_params": scenario.total_params,
+        "active_params": scenario.active,
+        "tokens": scenario.tokens,
+        "tokens_per_param": scenario.tokens / scenario.active,
+        "model_flops": result["model_flops"],
+        "predicted_loss": result["predicted_loss"],
+        "gpu_hours_ideal": result["gpu_hours_ideal"],
+        "gpu_hours": result["gpu_hours_total"],
+        "wall_clock_days": result["wall_clock_days"],
+        "cost_usd": result["cost_total_usd"],
+        "scaling_fit": scenario.scaling_fit,
+    }
+
+
+def _bisect_log_flops(score, target: float) -> float:
+    """The FLOPs where the increasing function `score(log10 C)` crosses `target` (vectorised bracket first)."""
+    grid = np.linspace(*LOG10_FLOPS_RANGE, 201)
+    values = score(grid)
+    above = np.nonzero(values >= target)[0]
+    if len(above) == 0 or above[0] == 0:
+        raise ValueError("no model size in 1e12..1e32 FLOPs matches")
+    low, high = grid[above[0] - 1], grid[above[0]]
+    for _ in range(BISECTION_STEPS):
+        mid = (low + high) / 2.0
+        if score(np.array([mid]))[0] >= target:
+            high = mid
+        else:
+            low = mid
+    return 10.0 ** ((low + high) / 2.0)
+
+
+def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
+    """(a) The compute-optimal model and tokens whose whole plan (every line item) costs `budget_usd`."""
+    if not budget_usd > 0:
+        raise ValueError("budget_usd must be > 0")
+    fit = _fit(scenario)
+    base = scenario_arrays([scenario])
+    ratio = scenario.active / scenario.total_params
+
+    def cost(log_flops: np.ndarray) -> np.ndarray:
+        active, tokens = scaling.compute_optimal(10.0**log_flops, fit.A, fit.B, fit.alpha, fit.beta)
+        arrays = {key: np.broadcast_to(value, log_flops.shape) for key, value in base.items()}
+        arrays.update(active_params=active, total_params=active / ratio, tokens=tokens)
+        return evaluate(arrays)["cost_total_usd"]
+
+    try:
+        flops = _bisect_log_flops(cost, budget_usd)
+    except ValueError:
+        raise ValueError(f"a budget of ${budget_usd:,.0f} is outside the range this planner can size") from None
+    return _answer(_sized(scenario, flops)) | {"budget_usd": budget_usd}
+
+
+def optimal_for_target_loss(scenario: Scenario, target_loss: float) -> dict[str, Any]:
+    """(b) The fewest FLOPs (hence GPU-hours) that reach `target_loss`, with the (N, D) that reach it."""
+    fit = _fit(scenario)
+    if not math.isfinite(target_loss) or target_loss <= fit.E:
+        raise ValueError(
+            f"target loss {target_loss:g} is unreachable: the {fit.key} fit's irreducible loss E is {fit.E:g}"
+        )
+
+    def negative_loss(log_flops: np.ndarray) -> np.ndarray:
+        return -scaling.optimal_loss(10.0**log_flops, fit.E, fit.A, fit.B, fit.alpha, fit.beta)
+
+    try:
+        flops = _bisect_log_flops(negative_loss, -target_loss)
+    except ValueError:
+        raise ValueError(f"target loss {target_loss:g} needs more than 1e32 or less than 1e12 FLOPs") from None
+    return _answer(_sized(scenario, flops)) | {"target_loss": target_loss}
+
+
+def plan_loss(scenario: Scenario) -> float:
+    """(c) The predicted loss of the plan as given."""
+    fit = _fit(scenario)
+    return float(scaling.predicted_loss(scenario.active, scenario.tokens, fit.E, fit.A, fit.B, fit.alpha, fit.beta))

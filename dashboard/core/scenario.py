@@ -1,0 +1,229 @@
+"""The scenario file: one flat JSON object, its defaults (with sources) and its validation rules."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from dashboard.core.hardware import CUSTOM, resolve_gpu_type
+
+SCHEMA_VERSION = 1
+DEFAULT_SCENARIO_JSON = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "default.json"
+
+
+RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be used; the message is one line naming the key and what is allowed."""
+
+
+class Scenario(BaseModel):
+    """A pretraining plan. Every key carries its unit; every default says where it comes from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+    schema_: Literal[1] = Field(SCHEMA_VERSION, alias="schema", description="Scenario file version.")
+    name: str = Field("Default: 7B dense, 2T tokens on 512 H100", min_length=1, max_length=120)
+
+    # Model and data
+    total_params: float = Field(7e9, gt=0, le=1e14, description="Total parameters (Llama 2 7B size).")
+    active_params: float | None = Field(
+        None, gt=0, le=1e14, description="Parameters active per token (MoE); defaults to total_params."
+    )
+    tokens: float = Field(2e12, gt=0, le=1e16, description="Training tokens (Llama 2: 2.0T).")
+
+    # Compute conventions
+    attention_flops: bool = Field(False, description="Add 12·layers·d_model·seq_len FLOPs per token (PaLM App. B).")
+    causal_attention_halving: bool = Field(True, description="Halve the attention term for causal masks.")
+    n_layers: int = Field(32, ge=1, le=1000, description="Transformer layers (for the attention term).")
+    d_model: int = Field(4096, ge=1, le=1_000_000, description="Hidden size (for the attention term).")
+    seq_len: int = Field(4096, ge=1, le=10_000_000, description="Sequence length (for the attention term).")
+    activation_recompute: bool = Field(
+        False, description="Full recomputation: 8ND hardware FLOPs; mfu is then read as HFU."
+    )
+
+    # Hardware
+    gpu_type: str = Field("H100", description="Catalogue name (data/hardware.csv) or 'custom'.")
+    peak_tflops: float | None = Field(
+        None, gt=0, le=100_000, description="Dense BF16 peak per GPU, TFLOP/s; overrides the catalogue."
+    )
+    gpu_count: int = Field(512, ge=1, le=10_000_000, description="GPUs in the main run.")
+    gpus_per_node: int = Field(8, ge=1, le=1024, description="GPUs per node (8 on HGX/DGX servers).")
+    mfu: float = Field(0.40, gt=0, le=1, description="Model FLOPs utilisation (Llama 3 405B: 0.38-0.43).")
+
+    # Prices and purchase mix
+    price_reserved_per_gpu_hour: float = Field(
+        2.65, ge=0, le=1000, description="H100 1-yr contract index, Jun 2026 (SemiAnalysis, as quoted)."
+    )
+    price_on_demand_per_gpu_hour: float = Field(
+        6.88, ge=0, le=1000, description="AWS p5.48xlarge on-demand after the 2025 cut, per GPU."
+    )
+    price_spot_per_gpu_hour: float = Field(
+        2.42, ge=0, le=1000, description="H100 spot index, late Jun 2026 (SemiAnalysis, as quoted)."
+    )
+    reserved_share: float = Field(0.8, ge=0, le=1, description="Share of GPU-hours on reserved capacity.")
+    spot_share: float = Field(0.0, ge=0, le=1, description="Share of GPU-hours on spot capacity.")
+
+    # Failures and checkpoints
+    node_failures_per_1000_node_days: float = Field(
+        3.79, ge=0, le=10_000, description="Llama 3 405B: 419 unexpected interruptions / (54 d x 2,048 nodes)."
+    )
+    spot_interruptions_per_1000_node_days: float = Field(
+        3.3, ge=0, le=10_000, description="Assumed: AWS Spot Advisor band '5-10 %/month' -> 10 %/30 d."
+    )
+    checkpoint_interval_min: float = Field(30.0, gt=0, le=100_000, description="Wall-clock between checkpoints.")
+    checkpoint_write_gb_per_s: float = Field(10.0, gt=0, le=100_000, description="Aggregate write bandwidth.")
+    checkpoint_write_s: float | None = Field(
+        None, ge=0, le=1e6, description="Checkpoint stall per write, s; overrides size / bandwidth."
+    )
+    checkpoint_async: bool = Field(False, description="Asynchronous checkpointing: no training stall.")
+    checkpoint_bytes_per_param: float = Field(
+        14.0, gt=0, le=100, description="bf16 weights + fp32 master + Adam m, v (ZeRO, 2+4+4+4)."
+    )
+    restart_min: float = Field(11.0, ge=0, le=100_000, description="Median retry time, 504-GPU B200 study.")
+
+    # Storage
+    keep_last_checkpoints: int = Field(3, ge=1, le=100_000, description="Checkpoints kept on the hot tier.")
+    archive_every_nth: int = Field(10, ge=0, le=100_000, description="Copy every n-th checkpoint to cold; 0 = never.")
+    storage_hot_per_gb_month: float = Field(0.14, ge=0, le=100, description="AWS FSx for Lustre Scratch 2.")
+    storage_cold_per_gb_month: float = Field(0.023, ge=0, le=100, description="AWS S3 Standard, first 50 TB.")
+    dataset_bytes_per_token: float = Field(4.0, gt=0, le=1000, description="Assumed: ~4 bytes of text per token.")
+    dataset_versions: int = Field(2, ge=1, le=1000, description="Copies of the corpus kept (raw + tokenised).")
+    logs_gb_per_day: float = Field(5.0, ge=0, le=1e6, description="Assumed: metrics, logs and traces per day.")
+
+    # Other line items
+    experiment_overhead: float = Field(
+        1.0, ge=0, le=100, description="Ablations and failed runs as a multiple of the main run (seeds: 'often several x')."
+    )
+    eval_overhead: float = Field(0.05, ge=0, le=100, description="Assumed: evaluation as a fraction of the main run.")
+    debug_overhead: float = Field(0.05, ge=0, le=100, description="Assumed: debugging as a fraction of the main run.")
+    data_cost_per_billion_tokens: float = Field(
+        2.0, ge=0, le=1e6, description="Assumed: cleaning, dedup and tokenising, $ per billion raw tokens."
+    )
+    egress_gb: float = Field(0.0, ge=0, le=1e9, description="Data moved out of the cloud, GB.")
+    egress_per_gb: float = Field(0.09, ge=0, le=100, description="AWS internet egress, first 10 TB.")
+    people_cost_usd: float = Field(0.0, ge=0, le=1e12, description="Optional staff cost for the project.")
+    budget_usd: float = Field(500_000.0, gt=0, le=1e13, description="Budget line for the whole project.")
+    budget_warning_fraction: float = Field(0.9, gt=0, le=1, description="Warn when cost passes this share.")
+
+    # Scaling law and training method
+    scaling_fit: Literal["epoch2024", "hoffmann2022"] = Field(
+        "epoch2024", description="Chinchilla loss fit: Besiroglu et al. 2024 refit (default) or Hoffmann et al. 2022."
+    )
+    method: Literal["baseline", "tst"] = Field("baseline", description="Training method of the main run.")
+    tst_speedup: float = Field(
+        12311 / 4768, ge=1, le=100, description="GPU-hour ratio to matched loss: 12,311 / 4,768 B200-h (arXiv 2605.06546)."
+    )
+    tst_token_multiplier: float = Field(
+        2.0 / 1.05, ge=1, le=100, description="Raw tokens read by TST over baseline: 2T / 1.05T (arXiv 2605.06546)."
+    )
+    tst_pilot_fraction: float = Field(
+        0.05, ge=0, le=10, description="Assumed: pilot validation as a fraction of the baseline run's cost."
+    )
+    tst_switching_cost_usd: float = Field(20_000.0, ge=0, le=1e12, description="Assumed: one-off engineering cost.")
+
+    @field_validator("gpu_type")
+    @classmethod
+    def _known_gpu(cls, value: str) -> str:
+        return resolve_gpu_type(value)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        if self.reserved_share + self.spot_share > 1 + 1e-9:
+            raise ValueError(
+                f"reserved_share + spot_share = {self.reserved_share + self.spot_share:g} exceeds 1 "
+                "(the on-demand share is what is left)"
+            )
+        if self.active_params is not None and self.active_params > self.total_params:
+            raise ValueError(f"active_params = {self.active_params:g} exceeds total_params = {self.total_params:g}")
+        if self.gpu_type == CUSTOM and self.peak_tflops is None:
+            raise ValueError("gpu_type 'custom' needs peak_tflops (dense BF16 TFLOP/s per GPU)")
+        return self
+
+    @property
+    def active(self) -> float:
+        return self.total_params if self.active_params is None else self.active_params
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The scenario as the flat JSON object the file format defines."""
+        return self.model_dump(by_alias=True)
+
+
+def _describe_limits(key: str) -> str:
+    field = Scenario.model_fields.get(key)
+    if field is None:
+        return ""
+    bounds = []
+    for meta in field.metadata:
+        for attr, symbol in (("gt", ">"), ("ge", "≥"), ("lt", "<"), ("le", "≤")):
+            if getattr(meta, attr, None) is not None:
+                bounds.append(f"{symbol} {getattr(meta, attr):g}")
+    return f" (allowed: {' and '.join(bounds)})" if bounds else ""
+
+
+def _message(error: ValidationError) -> str:
+    first = error.errors()[0]
+    loc = [str(part) for part in first["loc"]]
+    key = "schema" if loc[:1] == ["schema_"] else ".".join(loc)
+    if first["type"] == "extra_forbidden":
+        return f"unknown key {key!r}: see the README's scenario table for the allowed keys"
+    if not key:
+        return first["msg"].removeprefix("Value error, ")
+    value = first.get("input")
+    if key == "schema":
+        return f"schema = {value!r}: this planner reads scenario files with \"schema\": {SCHEMA_VERSION}"
+    if first["type"] in RANGE_ERRORS:
+        return f"{key} = {value!r} is out of range{_describe_limits(key)}"
+    reason = first["msg"].removeprefix("Value error, ")
+    return f"{key} = {value!r}: {reason}{_describe_limits(key)}"
+
+
+def scenario_from_dict(data: Any) -> Scenario:
+    """Validate a decoded JSON object into a Scenario, or raise ScenarioError with a one-line message."""
+    if not isinstance(data, dict):
+        raise ScenarioError("a scenario must be a JSON object of key: value pairs")
+    for key, value in data.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ScenarioError(f"{key} = {value!r}: must be a finite number")
+    try:
+        return Scenario.model_validate(data, strict=False)
+    except ValidationError as error:
+        raise ScenarioError(_message(error)) from None
+
+
+def scenario_from_json(text: str | bytes) -> Scenario:
+    """Parse and validate scenario JSON text."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ScenarioError(f"not valid JSON: {error}") from None
+    return scenario_from_dict(data)
+
+
+def default_scenario() -> Scenario:
+    """The bundled default scenario (data/scenarios/default.json)."""
+    return scenario_from_json(DEFAULT_SCENARIO_JSON.read_text(encoding="utf-8"))
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """Turn a CLI `KEY=VALUE` into a key and a JSON value (numbers, true/false, null), else a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ScenarioError(f"--set expects KEY=VALUE, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def with_overrides(scenario: Scenario, assignments: list[str]) -> Scenario:
+    """A new validated scenario with `KEY=VALUE` assignments applied."""
+    data = scenario.to_json_dict()
+    data.update(parse_assignment(item) for item in assignments)
+    return scenario_from_dict(data)

@@ -1,0 +1,61 @@
+"""Checkpoint retention, datasets and logs: closed form against hand sums and a brute-force simulation."""
+
+import numpy as np
+import pytest
+
+from dashboard.core import storage
+
+
+def test_retention_by_hand():
+    # T = 10 h, τ = 1 h, K = 3 hot, archive every 4th, 100 GB checkpoints, no data or logs.
+    # Hot count on [i, i+1): min(i, 3) for i = 0..9 -> 0+1+2+3·7 = 24 -> 2,400 GB-h.
+    # Archived on [i, i+1): ⌊i/4⌋ -> 0,0,0,0,1,1,1,1,2,2 = 8 -> 800 GB-h.
+    # Peak: hot K+1 = 4 while the 10th is written (400 GB) + 2 archived (200 GB) = 600 GB.
+    gb_hours, peak = storage.storage_totals(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)
+    assert gb_hours["hot_checkpoints"] == pytest.approx(2400.0)
+    assert gb_hours["archived_checkpoints"] == pytest.approx(800.0)
+    assert peak == pytest.approx(600.0)
+
+
+@pytest.mark.parametrize(
+    ("run_h", "interval_h", "keep", "every"),
+    [(10.5, 1.0, 3, 4), (7.3, 0.5, 1, 0), (100.0, 3.3, 5, 2), (0.4, 1.0, 3, 4)],
+)
+def test_closed_form_matches_simulation(run_h, interval_h, keep, every):
+    step = 0.001
+    t = np.arange(0, run_h, step) + step / 2
+    written = np.floor(t / interval_h)
+    hot = np.minimum(written, keep) * 50.0
+    archived = (np.floor(written / every) if every else np.zeros_like(t)) * 50.0
+    gb_hours, _ = storage.storage_totals(run_h, interval_h, 50.0, keep, every, 10.0, 24.0)
+    assert gb_hours["hot_checkpoints"] == pytest.approx(hot.sum() * step, rel=2e-3)
+    assert gb_hours["archived_checkpoints"] == pytest.approx(archived.sum() * step, rel=2e-3, abs=1e-6)
+    assert gb_hours["datasets"] == pytest.approx(10.0 * run_h)
+    assert gb_hours["logs"] == pytest.approx(run_h**2 / 2)  # 1 GB per hour, integrated
+
+
+def test_costs_are_gb_months_at_tier_prices():
+    # 730 GB-h is one GB-month.
+    cost = storage.storage_cost(
+        {"hot_checkpoints": 730.0, "archived_checkpoints": 1460.0, "datasets": 730.0, "logs": 0.0}, 0.14, 0.023
+    )
+    assert cost == pytest.approx(
+        {"hot_checkpoints": 0.14, "archived_checkpoints": 0.046, "datasets": 0.023, "logs": 0.0}
+    )
+
+
+def test_timeline_shows_the_sawtooth_and_final_state():
+    frame = storage.storage_timeline(10.0, 1.0, 100.0, 3, 4, 5.0, 24.0)
+    hot = frame[frame.tier == "hot_checkpoints"]
+    assert hot.gb.max() == 400.0  # K+1 while writing
+    assert hot.gb.iloc[-1] == 300.0  # K after pruning
+    archived = frame[frame.tier == "archived_checkpoints"]
+    assert archived.gb.iloc[-1] == 200.0
+    logs = frame[frame.tier == "logs"]
+    assert logs.gb.iloc[-1] == pytest.approx(10.0)
+    assert set(frame.tier) == set(storage.TIERS)
+
+
+def test_timeline_is_bounded():
+    frame = storage.storage_timeline(10_000.0, 0.1, 1.0, 3, 10, 0.0, 0.0, max_points=2000)
+    assert frame.hours.nunique() <= 2002

@@ -1,0 +1,96 @@
+"""`python -m dashboard estimate|optimal`: JSON output, the same numbers as the engine, exit 2 on bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dashboard.cli import main
+from dashboard.core.engine import estimate
+from dashboard.core.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIRED_KEYS = {
+    "total_flops", "gpu_hours_ideal", "gpu_hours_total", "wall_clock_days", "cost_total_usd", "cost_breakdown",
+    "blended_price_per_gpu_hour", "checkpoint_size_gb", "checkpoint_interval_young_min",
+    "checkpoint_interval_daly_min", "overhead_fraction", "storage_peak_gb", "storage_cost_usd",
+    "cost_per_million_tokens", "predicted_loss", "budget_status", "tst",
+}
+TST_KEYS = {"baseline_gpu_hours", "tst_gpu_hours", "baseline_cost_usd", "tst_cost_usd", "baseline_tokens",
+            "tst_tokens", "pilot_cost_usd", "net_savings_usd"}
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "dashboard", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def test_estimate_json_is_the_engine_output():
+    done = run_cli("estimate", "--set", "mfu=0.35", "--set", "gpu_type=B200", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert REQUIRED_KEYS <= set(result)
+    assert TST_KEYS <= set(result["tst"])
+    expected = estimate(Scenario(mfu=0.35, gpu_type="B200"))
+    assert result["cost_total_usd"] == expected["cost_total_usd"]
+    assert result["gpu_hours_total"] == expected["gpu_hours_total"]
+
+
+def test_estimate_reads_a_scenario_file(tmp_path, capsys):
+    path = tmp_path / "llama.json"
+    path.write_text(json.dumps({"schema": 1, "name": "Llama 3.1 405B", "total_params": 405e9, "tokens": 15.6e12}))
+    assert main(["estimate", str(path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["total_flops"] == pytest.approx(3.7908e25)
+    assert result["name"] == "Llama 3.1 405B"
+
+
+def test_estimate_table_is_readable(capsys):
+    assert main(["estimate"]) == 0
+    out = capsys.readouterr().out
+    assert "cost_total_usd" in out and "cost_breakdown:" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["estimate", "--set", "mfu=1.5"], "mfu = 1.5 is out of range"),
+        (["estimate", "--set", "total_params=0"], "total_params = 0 is out of range"),
+        (["estimate", "--set", "reserved_share=0.9", "--set", "spot_share=0.2"], "exceeds 1"),
+        (["estimate", "--set", "gpu_type=X1"], "unknown gpu_type 'X1'"),
+        (["estimate", "missing.json"], "cannot read missing.json"),
+        (["optimal", "--target-loss", "1.5"], "unreachable"),
+        (["optimal", "--budget-usd", "-5"], "budget_usd must be > 0"),
+        (["optimal"], "one of the arguments --budget-usd --target-loss is required"),
+        (["estimate", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args, message, capsys):
+    with pytest.raises(SystemExit) as raised:
+        raise SystemExit(main(args))
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_malformed_json_file_exits_2_without_traceback(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text("{ not json")
+    done = run_cli("estimate", str(path))
+    assert done.returncode == 2
+    assert "not valid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("goal", [["--budget-usd", "2e6"], ["--target-loss", "2.1"]])
+def test_optimal_prints_the_required_keys(goal, capsys):
+    assert main(["optimal", *goal, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {"total_params", "tokens", "predicted_loss", "gpu_hours", "cost_usd"} <= set(result)
+    if goal[0] == "--budget-usd":
+        assert result["cost_usd"] == pytest.approx(2e6, rel=1e-6)
+    else:
+        assert result["predicted_loss"] == pytest.approx(2.1)
