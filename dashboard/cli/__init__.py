@@ -7,12 +7,13 @@ status 2 and a one-line message on bad input (never a traceback).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from dashboard.cli import estimate, optimal
+from dashboard.cli import estimate, ingest, optimal
 
-SUBCOMMANDS = (estimate, optimal)
+SUBCOMMANDS = (estimate, optimal, ingest)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,4 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: stop quietly, as Python's docs recommend.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

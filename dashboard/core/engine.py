@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from dashboard.core import compute, purchase, reliability, scaling, storage
 from dashboard.core.hardware import CUSTOM, catalogue
@@ -49,9 +48,11 @@ def peak_tflops_of(scenario: Scenario) -> float:
 
 def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     """Column arrays for a list of scenarios: numeric fields, resolved peak, fit index and method flag."""
-    frame = pd.DataFrame([s.model_dump() for s in scenarios])
-    frame["active_params"] = frame["active_params"].fillna(frame["total_params"])
-    arrays = {name: frame[name].to_numpy(dtype=float, na_value=np.nan) for name in NUMERIC_FIELDS}
+    dumps = [s.model_dump() for s in scenarios]
+    arrays = {
+        name: np.array([np.nan if d[name] is None else float(d[name]) for d in dumps]) for name in NUMERIC_FIELDS
+    }
+    arrays["active_params"] = np.array([s.active for s in scenarios], dtype=float)
     arrays["peak_tflops"] = np.array([peak_tflops_of(s) for s in scenarios], dtype=float)
     arrays["fit_index"] = np.array([scaling.FIT_KEYS.index(s.scaling_fit) for s in scenarios])
     arrays["is_tst"] = np.array([s.method == "tst" for s in scenarios], dtype=float)

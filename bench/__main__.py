@@ -1,0 +1,9 @@
+"""Run every benchmark and print its figures (`make bench`); not part of `make test`."""
+
+import importlib
+
+BENCHMARKS = ("bench.engine_bench", "bench.ingest_bench")
+
+for name in BENCHMARKS:
+    print(f"# {name}")
+    importlib.import_module(name).main()

@@ -1,0 +1,159 @@
+"""Import page: upload a billing or job export, see how every row was accounted for, download the result."""
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import ingest
+from dashboard.ingest.decode import decode
+from dashboard.ingest.export import to_safe_csv
+from dashboard.ingest.generic import MAPPABLE_FIELDS
+from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
+from dashboard.ui.format import count
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+AUTO = "Detect from the header"
+NO_ZONE = "(not set)"
+ZONES = [NO_ZONE, "UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin",
+         "Asia/Shanghai", "Asia/Singapore", "Asia/Tokyo"]
+FORMAT_LABELS = {AUTO: AUTO, "focus": "FinOps FOCUS", "aws_cur": "AWS CUR (legacy or 2.0)", "gcp": "Google Cloud billing",
+                 "azure": "Azure cost details", "slurm": "Slurm sacct --parsable2", "wandb": "W&B runs table",
+                 "generic": "Generic CSV with a column mapping"}
+
+st.title("Import usage")
+st.caption("Billing exports (FOCUS, AWS CUR, GCP, Azure) and job or run exports (Slurm, W&B): every row is "
+           "used, excluded by a named rule, or rejected with its line number and reason.")
+
+source = st.radio("Source", ["Bundled sample", "Upload a file", "Local path"], horizontal=True, key="import_source",
+                  help="Uploads are limited to the size in .streamlit/config.toml; read bigger exports, or a folder "
+                       "of Parquet parts, from a path on the machine running the dashboard.")
+local_path = None
+if source == "Local path":
+    typed = st.text_input("File or folder of Parquet parts", key="import_path").strip()
+    local_path = Path(typed).expanduser() if typed else None
+    payload = None
+elif source == "Upload a file":
+    uploaded = st.file_uploader("Export file (.csv, .txt, .tsv, .parquet, optionally .gz or .zip)",
+                                type=["csv", "txt", "tsv", "parquet", "gz", "zip"], key="import_file")
+    payload = (uploaded.name, uploaded.getvalue()) if uploaded is not None else None
+else:
+    names = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
+    sample = st.selectbox("Sample file", names, key="sample",
+                          index=names.index("focus_sample.csv") if "focus_sample.csv" in names else 0)
+    payload = (sample, (SAMPLES / sample).read_bytes())
+
+options_col, zone_col, comma_col = st.columns(3)
+format_choice = options_col.selectbox("Format", [AUTO, *FORMATS], key="import_format",
+                                      format_func=FORMAT_LABELS.get)
+zone = zone_col.selectbox("Time zone of local times (Slurm)", ZONES, key="import_zone",
+                          help="sacct prints the cluster's local time without an offset; say which zone it is.")
+decimal_comma = comma_col.checkbox("Decimal commas (1.234,5)", key="import_decimal_comma",
+                                   help="Detected automatically for ';'-separated files; tick to force it.")
+
+if payload is None and local_path is None:
+    st.info("Choose a file to import.")
+    st.stop()
+folder = None
+if local_path is not None:
+    if local_path.is_file():
+        payload = (local_path.name, local_path.read_bytes())
+    elif local_path.is_dir():
+        folder = local_path
+        payload = (local_path.name, "\n".join(
+            f"{p}:{p.stat().st_mtime_ns}" for p in sorted(local_path.rglob("*.parquet"))).encode())
+    else:
+        st.error(f"{local_path} is neither a file nor a folder on this machine. Check the path and try again.")
+        st.stop()
+
+filename, data = payload
+mapping: dict[str, str] = {}
+if format_choice == "generic" and folder is None:
+    try:
+        columns = list(decode(data, filename).table.columns)
+    except UnreadableFile as error:
+        st.error(str(error))
+        st.stop()
+    st.subheader("Column mapping")
+    st.caption("Say which column holds each field. Required: period_start, and gpu_hours or gpu_count with "
+               "duration_h or period_end.")
+    grid = st.columns(3)
+    for i, (field, description) in enumerate(MAPPABLE_FIELDS.items()):
+        choice = grid[i % 3].selectbox(field, ["(none)", *columns], key=f"map_{field}", help=description)
+        if choice != "(none)":
+            mapping[field] = choice
+
+options = ReadOptions(timezone=None if zone == NO_ZONE else zone, decimal_comma=decimal_comma,
+                      mapping=mapping or None)
+key = (hashlib.sha256(data).hexdigest(), filename, format_choice, options.timezone, decimal_comma,
+       tuple(sorted(mapping.items())))
+if st.session_state.get("import_key") != key:
+    bar = st.progress(0.0, text="Starting import")
+    chosen_format = None if format_choice == AUTO else format_choice
+
+    def show(fraction: float, stage: str) -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=stage.capitalize())
+
+    try:
+        if folder is not None:
+            usage, report = ingest.import_path(folder, format=chosen_format, options=options, progress=show)
+        else:
+            usage, report = ingest.import_bytes(data, filename=filename, format=chosen_format, options=options,
+                                                progress=show)
+    except UnreadableFile as error:
+        bar.empty()
+        st.session_state.pop("import_key", None)
+        st.error(str(error))
+        st.stop()
+    except Exception as error:  # noqa: BLE001 - the page boundary: a message, never a traceback
+        bar.empty()
+        st.session_state.pop("import_key", None)
+        st.error(f"{filename} could not be imported ({type(error).__name__}: {error}). Nothing was loaded; "
+                 "check the format and options above, or import it with `python -m dashboard ingest` to see more.")
+        st.stop()
+    bar.empty()
+    st.session_state.import_key = key
+    st.session_state.import_usage = usage
+    st.session_state.import_summary = ingest.summarize(usage, report)
+    st.session_state.import_excluded = report.excluded
+    st.session_state.import_rejected = report.rejected
+
+summary = st.session_state.import_summary
+usage = st.session_state.import_usage
+st.success(f"{filename}: read as **{FORMAT_LABELS[summary['format']]}**.")
+for warning in summary["warnings"]:
+    st.warning(warning)
+
+tiles = st.columns(6)
+tiles[0].metric("Rows read", f"{summary['rows_read']:,}")
+tiles[1].metric("Used", f"{summary['rows_used']:,}")
+tiles[2].metric("Excluded", f"{summary['rows_excluded']:,}", help="Dropped by a named rule (see below).")
+tiles[3].metric("Rejected", f"{summary['rows_rejected']:,}", help="Unreadable rows, with line and reason below.")
+tiles[4].metric("GPU-hours", count(summary["gpu_hours_total"]))
+currency = summary["currency"] or ""
+tiles[5].metric(f"Cost {currency}".strip(), f"{summary['cost_total']:,.2f}")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("By team")
+    by_team = pd.DataFrame([{"team": team, **values} for team, values in summary["by_team"].items()])
+    st.dataframe(by_team, hide_index=True, width="stretch")
+with right:
+    st.subheader("Rows set aside")
+    if summary["rows_excluded"]:
+        st.caption("Excluded by rule")
+        rules = pd.DataFrame(list(summary["excluded_by_rule"].items()), columns=["rule", "rows"])
+        st.dataframe(rules, hide_index=True, width="stretch")
+    if summary["rows_rejected"]:
+        st.caption("Rejected (line numbers in the source file)")
+        st.dataframe(st.session_state.import_rejected, hide_index=True, width="stretch")
+    if not summary["rows_excluded"] and not summary["rows_rejected"]:
+        st.write("Every row was used.")
+
+st.subheader("Canonical usage table")
+st.caption(f"{len(usage):,} rows; the first 1,000 are shown. The download escapes cells that start with "
+           "=, +, - or @ so spreadsheets do not run them as formulas.")
+st.dataframe(usage.head(1000), hide_index=True, width="stretch")
+st.download_button("Download canonical usage (CSV)", data=to_safe_csv(usage),
+                   file_name=f"{Path(filename).stem}_usage.csv", mime="text/csv")

@@ -1,0 +1,23 @@
+"""AppTest fixtures: the entry point by absolute path and a clean cache for every test."""
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+TIMEOUT_S = 60
+
+
+@pytest.fixture(autouse=True)
+def clear_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def app() -> AppTest:
+    return AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)

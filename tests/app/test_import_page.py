@@ -1,0 +1,53 @@
+"""AppTest: the Import page reads every bundled sample and explains an unreadable upload."""
+
+from pathlib import Path
+
+import pytest
+
+from dashboard import ingest
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+SAMPLE_NAMES = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
+
+
+def _metric(at, label):
+    return next(m for m in at.metric if m.label == label)
+
+
+def _open_import_page(app):
+    at = app.run()
+    return at.switch_page("app_pages/imports.py").run()
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_every_bundled_sample_imports(app, name):
+    at = _open_import_page(app)
+    at.selectbox(key="import_zone").set_value("UTC")
+    at.selectbox(key="sample").set_value(name).run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    usage, report = ingest.import_bytes((SAMPLES / name).read_bytes(), filename=name,
+                                        options=ReadOptions(timezone="UTC"))
+    assert _metric(at, "Rows read").value == f"{report.rows_read:,}"
+    assert _metric(at, "Used").value == f"{report.rows_used:,}"
+    assert _metric(at, "Rejected").value == f"{report.rows_rejected:,}"
+
+
+def test_unreadable_upload_shows_the_import_message(app):
+    at = _open_import_page(app)
+    at.radio(key="import_source").set_value("Upload a file").run()
+    junk = bytes(range(256)) * 8
+    at.file_uploader(key="import_file").set_value(("export.csv", junk, "text/csv")).run()
+    assert not at.exception
+    with pytest.raises(UnreadableFile) as expected:
+        ingest.import_bytes(junk, filename="export.csv")
+    assert [e.value for e in at.error] == [str(expected.value)]
+
+
+def test_slurm_without_a_time_zone_asks_for_one(app):
+    at = _open_import_page(app)
+    at.selectbox(key="sample").set_value("slurm_sample.txt").run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert "time zone" in at.error[0].value.lower()
