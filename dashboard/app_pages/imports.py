@@ -18,7 +18,8 @@ AUTO = "Detect from the header"
 NO_ZONE = "(not set)"
 ZONES = [NO_ZONE, "UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin",
          "Asia/Shanghai", "Asia/Singapore", "Asia/Tokyo"]
-FORMAT_LABELS = {AUTO: AUTO, "focus": "FinOps FOCUS", "aws_cur": "AWS CUR (legacy or 2.0)", "gcp": "Google Cloud billing",
+FORMAT_LABELS = {AUTO: AUTO, "focus": "FinOps FOCUS", "aws_cur": "AWS CUR (legacy or 2.0)",
+                 "gcp": "Google Cloud billing",
                  "azure": "Azure cost details", "slurm": "Slurm sacct --parsable2", "wandb": "W&B runs table",
                  "generic": "Generic CSV with a column mapping"}
 

@@ -47,7 +47,7 @@ with left:
     breakdown = pd.DataFrame(
         {"line item": list(result["cost_breakdown"]), "cost (USD)": list(result["cost_breakdown"].values())}
     )
-    st.dataframe(breakdown, hide_index=True, width="stretch",
+    st.dataframe(breakdown, hide_index=True, width="stretch", height="content",
                  column_config={"cost (USD)": st.column_config.NumberColumn(format="dollar")})
 with right:
     st.subheader("Baseline vs Token Superposition Training")
@@ -55,8 +55,9 @@ with right:
     st.dataframe(
         pd.DataFrame({
             "": ["GPU-hours (main run)", "Cost (USD, run + data)", "Raw tokens read"],
-            "baseline": [tst["baseline_gpu_hours"], tst["baseline_cost_usd"], tst["baseline_tokens"]],
-            "TST": [tst["tst_gpu_hours"], tst["tst_cost_usd"], tst["tst_tokens"]],
+            "baseline": [count(tst["baseline_gpu_hours"]), usd(tst["baseline_cost_usd"]),
+                         count(tst["baseline_tokens"])],
+            "TST": [count(tst["tst_gpu_hours"]), usd(tst["tst_cost_usd"]), count(tst["tst_tokens"])],
         }),
         hide_index=True, width="stretch",
     )

@@ -86,7 +86,9 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     interval_h = p["checkpoint_interval_min"] / 60.0
     stall = reliability.stall_fraction(write_h, interval_h, p["checkpoint_async"] > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rework = np.where(np.isfinite(mtbf_h), reliability.rework_fraction(interval_h, p["restart_min"] / 60.0, mtbf_h), 0.0)
+        rework = np.where(
+            np.isfinite(mtbf_h), reliability.rework_fraction(interval_h, p["restart_min"] / 60.0, mtbf_h), 0.0
+        )
         young_min = reliability.young_interval(write_h, mtbf_h) * 60.0
         daly_min = reliability.daly_interval(write_h, mtbf_h) * 60.0
 

@@ -98,7 +98,8 @@ class Scenario(BaseModel):
 
     # Other line items
     experiment_overhead: float = Field(
-        1.0, ge=0, le=100, description="Ablations and failed runs as a multiple of the main run (seeds: 'often several x')."
+        1.0, ge=0, le=100,
+        description="Ablations and failed runs as a multiple of the main run (seeds: 'often several x').",
     )
     eval_overhead: float = Field(0.05, ge=0, le=100, description="Assumed: evaluation as a fraction of the main run.")
     debug_overhead: float = Field(0.05, ge=0, le=100, description="Assumed: debugging as a fraction of the main run.")
@@ -117,7 +118,8 @@ class Scenario(BaseModel):
     )
     method: Literal["baseline", "tst"] = Field("baseline", description="Training method of the main run.")
     tst_speedup: float = Field(
-        12311 / 4768, ge=1, le=100, description="GPU-hour ratio to matched loss: 12,311 / 4,768 B200-h (arXiv 2605.06546)."
+        12311 / 4768, ge=1, le=100,
+        description="GPU-hour ratio to matched loss: 12,311 / 4,768 B200-h (arXiv 2605.06546).",
     )
     tst_token_multiplier: float = Field(
         2.0 / 1.05, ge=1, le=100, description="Raw tokens read by TST over baseline: 2T / 1.05T (arXiv 2605.06546)."

@@ -48,7 +48,9 @@ def storage_totals(run_hours, interval_hours, checkpoint_gb, keep_last, archive_
     n = checkpoints_written(run_hours, interval_hours)
     tail = run_hours - n * interval_hours
     hot = checkpoint_gb * (interval_hours * _sum_min(n, keep_last) + tail * np.minimum(n, keep_last))
-    archived = checkpoint_gb * (interval_hours * _sum_floor_div(n, archive_every) + tail * _archived_after(n, archive_every))
+    archived = checkpoint_gb * (
+        interval_hours * _sum_floor_div(n, archive_every) + tail * _archived_after(n, archive_every)
+    )
     logs_gb = logs_gb_per_day * run_hours / 24.0
     gb_hours = {
         "hot_checkpoints": hot,

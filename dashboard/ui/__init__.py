@@ -1,1 +1,1 @@
-"""Streamlit glue shared by the page scripts: cached wrappers and formatting. The only layer besides the pages that may import streamlit."""
+"""Streamlit glue shared by the page scripts: cached wrappers and number formatting."""
