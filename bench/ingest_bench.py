@@ -1,0 +1,131 @@
+"""Speed of `python -m dashboard ingest` on a 1,000,000-row FOCUS CSV against a bare pyarrow.csv read.
+
+Both are timed as whole subprocesses (interpreter start-up and imports included), median of 3 runs. Peak
+memory is the ingest child's maximum resident set size, measured in a fresh helper process so that
+``RUSAGE_CHILDREN`` holds that one child only.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+ROWS = 1_000_000
+RUNS = 3
+RATIO_TARGET = 2.0
+MEMORY_TARGET = 4.0
+
+_PEAK_RSS = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+INSTANCES = [
+    ("p5.48xlarge", 8),
+    ("p4d.24xlarge", 8),
+    ("g6e.12xlarge", 4),
+    ("g5.xlarge", 1),
+    ("m7i.2xlarge", 0),
+]
+
+
+def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7) -> None:
+    """A realistic FOCUS 1.2 CSV: hourly rows over a quarter, a few hundred distinct tag and SKU cells."""
+    rng = np.random.default_rng(seed)
+    hours = rng.integers(0, 24 * 91, rows)
+    starts = np.datetime64("2025-04-01T00:00:00") + hours.astype("timedelta64[h]")
+    ends = starts + np.timedelta64(1, "h")
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    start_text = pc.strftime(pa.array(starts, pa.timestamp("s")), format=fmt)
+    end_text = pc.strftime(pa.array(ends, pa.timestamp("s")), format=fmt)
+    skus = [
+        json.dumps({"InstanceType": name, "GpuCount": gpus, "CoreCount": 8 * (i + 1), "x_Zone": z})
+        for i, (name, gpus) in enumerate(INSTANCES)
+        for z in "abcdefghijklmnopqrstuvwxyz"[:20]
+    ]
+    tags = [
+        json.dumps({"team": f"team-{t}", "project": f"proj-{p}", "run_id": f"r-{t:02d}{p:02d}"})
+        for t in range(12)
+        for p in range(25)
+    ] + [""]
+    sku_idx = rng.integers(0, len(skus), rows)
+    tag_idx = rng.integers(0, len(tags), rows)
+    pricing = np.array(["Standard", "Dynamic", "Committed"])[rng.choice(3, rows, p=[0.5, 0.2, 0.3])]
+    quantity = np.round(rng.uniform(0.1, 1.0, rows), 4)
+    effective = np.round(rng.uniform(0.0, 100.0, rows), 6)
+    billed = np.where(pricing == "Committed", 0.0, effective)
+    table = pa.table(
+        {
+            "BillingAccountId": pa.array(np.full(rows, "900000000001")),
+            "SubAccountId": pa.array(np.full(rows, "900000000042")),
+            "ChargePeriodStart": start_text,
+            "ChargePeriodEnd": end_text,
+            "ChargeCategory": pa.array(np.full(rows, "Usage")),
+            "PricingCategory": pa.array(pricing),
+            "ServiceName": pa.array(np.full(rows, "Amazon Elastic Compute Cloud")),
+            "ServiceCategory": pa.array(np.full(rows, "Compute")),
+            "ResourceId": pa.array(np.char.add("i-", (rng.integers(0, 5000, rows)).astype(str))),
+            "RegionId": pa.array(np.array(["us-east-1", "us-west-2", "eu-west-1"])[rng.integers(0, 3, rows)]),
+            "SkuPriceDetails": pa.array(np.array(skus, dtype=object)[sku_idx]),
+            "ConsumedQuantity": pa.array(quantity),
+            "ConsumedUnit": pa.array(np.full(rows, "Hours")),
+            "ListCost": pa.array(np.round(effective * 1.3, 6)),
+            "BilledCost": pa.array(billed),
+            "EffectiveCost": pa.array(effective),
+            "BillingCurrency": pa.array(np.full(rows, "USD")),
+            "Tags": pa.array(np.array(tags, dtype=object)[tag_idx]),
+        }
+    )
+    pa_csv.write_csv(table, path)
+
+
+def _median_seconds(command: list[str]) -> float:
+    """Median wall time of ``command`` over RUNS runs."""
+    times = []
+    for _ in range(RUNS):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def _peak_rss_bytes(command: list[str]) -> int:
+    """Peak resident memory of ``command`` (run as the only child of a fresh helper process)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, *command], check=True, capture_output=True, text=True
+    )
+    return int(out.stdout.strip()) * 1024  # ru_maxrss is in KiB on Linux
+
+
+def main() -> None:
+    """Generate the file, time both commands, print the figures against their targets."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "focus_1m.csv"
+        write_focus_csv(path)
+        size = path.stat().st_size
+        ingest = [sys.executable, "-m", "dashboard", "ingest", str(path), "--json"]
+        bare = [sys.executable, "-c", f"import pyarrow.csv; pyarrow.csv.read_csv({str(path)!r})"]
+        ingest_s = _median_seconds(ingest)
+        bare_s = _median_seconds(bare)
+        peak = _peak_rss_bytes(ingest)
+    print(f"ingest_1m_focus_file_mb: {size / 1e6:.1f}")
+    print(f"ingest_1m_focus_seconds: {ingest_s:.2f}")
+    print(f"pyarrow_read_csv_1m_seconds: {bare_s:.2f}")
+    print(f"ingest_1m_focus_ratio: {ingest_s / bare_s:.2f} (target <= {RATIO_TARGET})")
+    print(f"ingest_1m_focus_peak_rss_mb: {peak / 1e6:.1f}")
+    print(f"ingest_1m_focus_memory_ratio: {peak / size:.2f} (target < {MEMORY_TARGET})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,387 @@
+"""Bytes to a table of strings: unwrap gzip/zip, read Parquet or sniff a CSV's encoding and delimiter.
+
+The result is a pandas DataFrame whose cells are all strings (NA for empty cells), whose column names are
+cleaned of BOMs, whitespace and quotes, and whose index is the 1-based source line of each row (the header
+is line 1; Parquet row i is "line" i + 2). Rows that cannot be split into the header's number of fields
+are returned as rejected rows, never dropped silently. Files that cannot be read at all raise
+``UnreadableFile``.
+
+Zip archives must hold exactly one data file: several members (e.g. CUR parts) could come from different
+report assemblies and summing them blindly double counts, so the user is asked to upload them one by one.
+Clean UTF-8 CSVs take a fast path through ``pyarrow.csv``; files with blank lines, multi-line cells or
+malformed rows go through Python's ``csv`` module so that every row keeps its true line number.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import re
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pyarrow.parquet as pq
+
+from dashboard.ingest.schema import UnreadableFile, issues_frame
+
+DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
+_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
+_DECIMAL_COMMA_CELL = re.compile(r"^\s*-?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_PARENTHESISED_NAME = re.compile(r"^.+\s\(([A-Za-z][A-Za-z0-9_/.:]*)\)$")
+_SNIFF_BYTES = 1 << 16
+
+
+@dataclass
+class Decoded:
+    """A decoded table plus what decoding learnt about the file."""
+
+    table: pd.DataFrame  # all-string cells, index = 1-based source line
+    rejected: pd.DataFrame = field(default_factory=issues_frame)  # rows with the wrong number of fields
+    warnings: list[str] = field(default_factory=list)
+    delimiter: str | None = None  # None for Parquet
+    decimal_comma: bool = False
+    encoding: str = "utf-8"
+
+
+def clean_column_name(name: object, position: int) -> str:
+    """A header cell without BOM, surrounding whitespace or quotes; localized ``Name (English)`` → English."""
+    text = str(name).replace("\ufeff", "").strip().strip("'\"").strip()
+    match = _PARENTHESISED_NAME.match(text)
+    if match and not text.isascii():
+        text = match.group(1)
+    return text or f"column_{position + 1}"
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    """Column names made unique by suffixing repeats with ``.2``, ``.3`` …"""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}.{seen[name]}")
+    return out
+
+
+def _unwrap(data: bytes, filename: str) -> tuple[bytes, str]:
+    """Decompress gzip and single-member zip archives (recursively); return the payload and its name."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            inner = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise UnreadableFile(
+                f"{filename or 'The file'} is a gzip archive that cannot be decompressed ({exc}); it is probably "
+                "truncated or corrupt. Download the export again and upload the complete .gz file."
+            ) from None
+        return _unwrap(inner, filename.removesuffix(".gz"))
+    if data[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = [
+                    m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")
+                ]
+                if len(members) != 1:
+                    names = ", ".join(m.filename for m in members[:5]) or "none"
+                    raise UnreadableFile(
+                        f"{filename or 'The zip archive'} holds {len(members)} files ({names}); the importer reads "
+                        "a zip with exactly one CSV or Parquet file. Several parts may belong to different report "
+                        "versions and summing them could double count, so unzip them and upload each part separately."
+                    )
+                inner = archive.read(members[0])
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise UnreadableFile(
+                f"{filename or 'The file'} looks like a zip archive but cannot be opened ({exc}); it is probably "
+                "truncated or corrupt. Download the export again and upload the complete .zip file."
+            ) from None
+        return _unwrap(inner, members[0].filename)
+    return data, filename
+
+
+def _decode_parquet(data: bytes, filename: str) -> Decoded:
+    """Read Parquet and turn every column into strings (maps and lists as JSON text)."""
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as exc:
+        raise UnreadableFile(
+            f"{filename or 'The file'} starts like a Parquet file but cannot be read ({exc}); it is probably "
+            "truncated or corrupt. Export it again, or export CSV instead."
+        ) from None
+    if table.num_rows == 0:
+        raise UnreadableFile(
+            f"{filename or 'The Parquet file'} has columns but no rows, so there is nothing to import. "
+            "Check that the export covers the period you meant."
+        )
+    return decode_arrow(table)
+
+
+def decode_arrow(table: pa.Table) -> Decoded:
+    """An Arrow table (e.g. a folder of Parquet parts) as a decoded string table; row i is line i + 2."""
+    return Decoded(table=_strings_frame(table, 2), delimiter=None)
+
+
+def _column_as_strings(column: pa.ChunkedArray) -> pa.ChunkedArray | list:
+    """One Arrow column as strings: timestamps in ISO form, nested values as JSON text."""
+    kind = column.type
+    if pa.types.is_timestamp(kind):
+        if kind.tz is None:
+            column = column.cast(pa.timestamp(kind.unit, tz="UTC"))
+        return column.cast(pa.string())
+    if (
+        pa.types.is_map(kind)
+        or pa.types.is_struct(kind)
+        or pa.types.is_list(kind)
+        or pa.types.is_large_list(kind)
+    ):
+        return [
+            None if v is None else json.dumps(dict(v) if pa.types.is_map(kind) else v, default=str)
+            for v in column.to_pylist()
+        ]
+    return column.cast(pa.string())
+
+
+def _string_series(column: pa.ChunkedArray) -> pd.Series:
+    """An Arrow string column as a pandas ``string`` Series without copying through Python objects."""
+    return pd.Series(pd.arrays.ArrowStringArray(column.cast(pa.large_string())), dtype="string")
+
+
+def _strings_frame(table: pa.Table, first_line: int) -> pd.DataFrame:
+    """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
+    names = _unique_names([clean_column_name(n, i) for i, n in enumerate(table.column_names)])
+    columns = {}
+    for name, column in zip(names, table.columns, strict=True):
+        values = _column_as_strings(column)
+        columns[name] = (
+            pd.Series(values, dtype="string") if isinstance(values, list) else _string_series(values)
+        )
+    frame = pd.DataFrame(columns)
+    frame.index = pd.RangeIndex(first_line, first_line + table.num_rows, name="line")
+    return frame
+
+
+def _check_not_binary(sample: bytes, filename: str) -> None:
+    """Refuse data that is clearly not text (NUL bytes or many control characters)."""
+    if not sample:
+        return
+    controls = sum(sample.count(bytes([c])) for c in range(32) if c not in (9, 10, 13))
+    if b"\x00" in sample or controls > len(sample) // 100:
+        raise UnreadableFile(
+            f"{filename or 'The file'} is binary data, not a CSV, gzip, zip or Parquet export. Upload the billing "
+            "export as CSV (optionally .gz or .zip) or Parquet."
+        )
+
+
+def _to_utf8(data: bytes, filename: str) -> tuple[bytes, str, list[str]]:
+    """UTF-8 bytes without BOM, the source encoding, and warnings: BOM, UTF-16 by zero bytes, UTF-8, cp1252."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+        return (
+            (data if data.isascii() else data.decode("utf-8", errors="strict").encode("utf-8")),
+            "utf-8-sig",
+            [],
+        )
+    for bom, codec in ((b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")):
+        if data.startswith(bom):
+            return _utf16_without_bom(data[2:], codec, filename)
+    sample = data[:_SNIFF_BYTES]
+    if len(sample) >= 4 and sample[1::2].count(0) > len(sample) // 4 and sample[0::2].count(0) == 0:
+        return _utf16_without_bom(data, "utf-16-le", filename)
+    if len(sample) >= 4 and sample[0::2].count(0) > len(sample) // 4 and sample[1::2].count(0) == 0:
+        return _utf16_without_bom(data, "utf-16-be", filename)
+    _check_not_binary(sample, filename)
+    try:
+        if not data.isascii():
+            data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
+            raise UnreadableFile(
+                f"{filename or 'The file'} ends in the middle of a UTF-8 character, so it is truncated. Download "
+                "the export again and upload the complete file."
+            ) from None
+        for codec in ("cp1252", "latin-1"):
+            try:
+                text = data.decode(codec)
+            except UnicodeDecodeError:
+                continue
+            return (
+                text.encode("utf-8"),
+                codec,
+                [f"The file is not valid UTF-8; it was read as {codec}. Check names with accents."],
+            )
+    return data, "utf-8", []
+
+
+def _utf16_without_bom(data: bytes, codec: str, filename: str) -> tuple[bytes, str, list[str]]:
+    """UTF-16 text (BOM already removed) re-encoded as UTF-8."""
+    try:
+        return data.decode(codec).encode("utf-8"), codec, []
+    except UnicodeDecodeError:
+        raise UnreadableFile(
+            f"{filename or 'The file'} looks like UTF-16 text but cannot be decoded; it may be truncated. "
+            "Export it again as UTF-8 CSV."
+        ) from None
+
+
+def _sniff_delimiter(header: str, filename: str) -> str:
+    """The delimiter among ``,`` ``;`` ``|`` tab that splits the header line into the most fields."""
+    counts = {d: len(next(csv.reader([header], delimiter=d))) for d in DELIMITERS}
+    delimiter = max(DELIMITERS, key=lambda d: counts[d])
+    if counts[delimiter] < 2:
+        raise UnreadableFile(
+            f"{filename or 'The file'} has a single column: its first line ({header[:80]!r}) contains no comma, "
+            "semicolon, pipe or tab. A billing export must be a delimited table with a header row."
+        )
+    return delimiter
+
+
+def _line_count(data: bytes) -> int:
+    """Physical lines in the text (a last line without a newline counts)."""
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _fast_read(text: bytes, names: list[str], delimiter: str) -> pa.Table | None:
+    """Read with pyarrow if every line is exactly one well-formed row; None means use the careful path."""
+    invalid: list[object] = []
+
+    def on_invalid(row: object) -> str:
+        invalid.append(row)
+        return "skip"
+
+    try:
+        table = pa_csv.read_csv(
+            pa.py_buffer(text),
+            read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1, block_size=1 << 24),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delimiter, invalid_row_handler=on_invalid, ignore_empty_lines=True
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()),
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+            ),
+        )
+    except pa.ArrowInvalid:
+        return None
+    if invalid or table.num_rows + 1 != _line_count(text):
+        return None
+    return table
+
+
+def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read with Python's csv module, keeping true line numbers and rejecting rows with a wrong field count."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    bad_lines: list[int] = []
+    bad_reasons: list[str] = []
+    previous_end = 0
+    width = 0
+    try:
+        for record in reader:
+            start, previous_end = previous_end + 1, reader.line_num
+            if not record or (len(record) == 1 and not record[0].strip()):
+                continue
+            if not width:
+                width = len(record)
+                continue
+            if len(record) != width:
+                bad_lines.append(start)
+                bad_reasons.append(
+                    f"expected {width} fields, found {len(record)}"
+                    + (" (file truncated?)" if len(record) < width else "")
+                )
+                continue
+            rows.append(record)
+            lines.append(start)
+    except csv.Error as exc:
+        raise UnreadableFile(
+            f"{filename or 'The file'} cannot be split into rows near line {previous_end + 1} ({exc}); a quoted "
+            "cell is never closed, which usually means the file was cut off. Download the export again and "
+            "upload the complete file."
+        ) from None
+    frame = pd.DataFrame(rows, columns=range(width) if width else None, dtype="string")
+    frame = frame.where(frame != "")
+    frame.index = pd.Index(lines, dtype="int64", name="line")
+    return frame, issues_frame(bad_lines, bad_reasons)
+
+
+def _detect_decimal_comma(frame: pd.DataFrame) -> bool:
+    """True when some column's cells mostly look like ``1,5`` / ``1.234,5`` (Excel-locale numbers)."""
+    sample = frame.head(1000)
+    for name in sample.columns:
+        cells = sample[name].dropna()
+        if len(cells) and cells.str.match(_DECIMAL_COMMA_CELL).mean() >= 0.9:
+            return True
+    return False
+
+
+def _decode_text(data: bytes, filename: str) -> Decoded:
+    """Decode a delimited text file into an all-string frame."""
+    text, encoding, warnings = _to_utf8(data, filename)
+    head = text[:_SNIFF_BYTES].decode("utf-8", errors="replace")
+    header_line = head.lstrip("\ufeff\r\n").splitlines()[0] if head.strip() else ""
+    if not header_line.strip():
+        raise UnreadableFile(
+            f"{filename or 'The file'} is empty: it holds no header and no rows. "
+            "Upload a billing export with a header row and at least one data row."
+        )
+    delimiter = _sniff_delimiter(header_line, filename)
+    header = next(csv.reader([header_line], delimiter=delimiter))
+    names = _unique_names([clean_column_name(n, i) for i, n in enumerate(header)])
+    table = None
+    tail = text[-_SNIFF_BYTES:].rstrip(b"\r\n")
+    last_line = tail[tail.rfind(b"\n") + 1 :]
+    if not head.startswith(("\r", "\n")) and last_line.count(b'"') % 2 == 0:
+        table = _fast_read(text, names, delimiter)
+    if table is not None:
+        frame = pd.DataFrame({n: _string_series(c) for n, c in zip(names, table.columns, strict=True)})
+        frame.index = pd.RangeIndex(2, 2 + table.num_rows, name="line")
+        rejected = issues_frame()
+    else:
+        frame, rejected = _careful_read(text.decode("utf-8"), delimiter, filename)
+        frame.columns = names[: frame.shape[1]] if frame.shape[1] else names
+        if frame.shape[1] == 0:
+            frame = pd.DataFrame({n: pd.Series(dtype="string") for n in names})
+    if len(frame) == 0 and len(rejected) == 0:
+        raise UnreadableFile(
+            f"{filename or 'The file'} has a header ({len(names)} columns) but no data rows, so there is nothing "
+            "to import. Check that the export covers the period you meant."
+        )
+    decimal_comma = delimiter == ";" and _detect_decimal_comma(frame)
+    if decimal_comma:
+        warnings.append(
+            "Numbers use decimal commas (semicolon-delimited file with values like '1,5'); "
+            "they were read as 1.5."
+        )
+    if delimiter != ",":
+        warnings.append(f"Columns are separated by {_DELIMITER_NAMES[delimiter]}s.")
+    return Decoded(
+        table=frame,
+        rejected=rejected,
+        warnings=warnings,
+        delimiter=delimiter,
+        decimal_comma=decimal_comma,
+        encoding=encoding,
+    )
+
+
+def decode(data: bytes, filename: str = "") -> Decoded:
+    """Turn the bytes of an uploaded export (CSV/TSV, Parquet, optionally gzip or zip) into a string table."""
+    if not data or not data[:_SNIFF_BYTES].strip():
+        raise UnreadableFile(
+            f"{filename or 'The file'} is empty: it holds no header and no rows. "
+            "Upload a billing export with a header row and at least one data row."
+        )
+    data, filename = _unwrap(data, filename)
+    if data[:4] == b"PAR1":
+        return _decode_parquet(data, filename)
+    if not data[:_SNIFF_BYTES].strip():
+        raise UnreadableFile(
+            f"{filename or 'The file'} is empty after decompression. "
+            "Upload a billing export with a header row and at least one data row."
+        )
+    return _decode_text(data, filename)

@@ -1,0 +1,304 @@
+"""Reader for any CSV of GPU usage the user maps by hand, plus helpers the run-log readers share.
+
+The shared part: the canonical run-state vocabulary, column lookup, per-row rejection reasons and the
+assembly of a ReaderResult (``settle``), used by the Slurm and W&B readers too.
+
+The user maps canonical fields to source columns (``ReadOptions.mapping``). Required: ``period_start``
+and either ``gpu_hours`` or ``gpu_count`` with a duration (``duration_h`` or ``period_end``).
+
+Rules:
+- ``gpu_hours``, when mapped, is authoritative; otherwise gpu_hours = gpu_count × duration, the duration
+  being ``duration_h`` or else ``period_end - period_start``.
+- ``period_end`` is the mapped column, else ``period_start + duration_h``, else
+  ``period_start + gpu_hours / gpu_count``, else ``period_start`` (a point in time).
+- Naive timestamps are read in ``options.timezone``, or as UTC (with a warning) when no zone was given.
+- ``cost`` missing from the mapping gives 0.0 with a warning; ``billed_cost`` defaults to ``cost``.
+- ``pricing`` values are normalised to ``reserved``/``on_demand``/``spot``; other values become NA with a
+  warning. ``run_state`` is normalised to the Slurm vocabulary where it is a known Slurm or W&B state and
+  otherwise upper-cased as given.
+- Empty or unreadable required cells (times, GPU figures, a mapped cost) and negative GPU figures reject the
+  row; an unreadable mapped ``tokens`` cell rejects the row, an empty one gives NaN.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from dashboard.ingest.schema import (
+    CANONICAL_COLUMNS,
+    ReaderResult,
+    ReadOptions,
+    UnreadableFile,
+    issues_frame,
+)
+from dashboard.ingest.values import null_mask, parse_datetime, parse_number
+
+MAPPABLE_FIELDS: dict[str, str] = {
+    "period_start": "When the usage started (date or date-time). Required.",
+    "period_end": "When the usage ended; with gpu_count it gives the duration.",
+    "duration_h": "How long the GPUs were used, in hours; with gpu_count it gives GPU-hours.",
+    "gpu_hours": "GPU-hours used on the row (GPUs × hours); wins over gpu_count × duration.",
+    "gpu_count": "Number of GPUs used at once; needs duration_h or period_end unless gpu_hours is mapped.",
+    "cost": "Effective (amortised) cost of the row; 0 when not mapped.",
+    "billed_cost": "Invoiced cost of the row; defaults to cost.",
+    "currency": "Currency code of the costs (e.g. USD).",
+    "pricing": "Pricing model: reserved, on_demand or spot (on-demand, preemptible … accepted).",
+    "gpu_type": "Accelerator model, e.g. H100.",
+    "resource_id": "Instance, node or job id the usage ran on.",
+    "team": "Team or cost centre the usage belongs to.",
+    "project": "Project or experiment group.",
+    "run_id": "Training run id, used to join with run logs.",
+    "run_state": "Final state of the run (COMPLETED, FAILED, CANCELLED, ...).",
+    "tokens": "Tokens processed by the run.",
+}
+
+_PRICING_ALIASES: dict[str, str] = {
+    "reserved": "reserved", "committed": "reserved", "commitment": "reserved", "ri": "reserved",
+    "savings plan": "reserved", "savingsplan": "reserved", "cud": "reserved",
+    "on_demand": "on_demand", "on-demand": "on_demand", "on demand": "on_demand", "ondemand": "on_demand",
+    "od": "on_demand", "standard": "on_demand",
+    "spot": "spot", "preemptible": "spot", "interruptible": "spot", "dynamic": "spot", "low priority": "spot",
+}
+
+RUN_STATES: tuple[str, ...] = (
+    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
+    "DEADLINE", "RUNNING", "PENDING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED",
+)
+# Slurm short codes (squeue / sacct -o State%2) and W&B run states, upper-cased, onto RUN_STATES.
+_RUN_STATE_ALIASES: dict[str, str] = {
+    "CD": "COMPLETED", "F": "FAILED", "CA": "CANCELLED", "TO": "TIMEOUT", "NF": "NODE_FAIL",
+    "PR": "PREEMPTED", "OOM": "OUT_OF_MEMORY", "BF": "BOOT_FAIL", "DL": "DEADLINE", "R": "RUNNING",
+    "PD": "PENDING", "RQ": "REQUEUED", "RS": "RESIZING", "RV": "REVOKED", "S": "SUSPENDED",
+    "FINISHED": "COMPLETED", "CRASHED": "FAILED", "KILLED": "CANCELLED",
+} | {state: state for state in RUN_STATES}
+
+_NAIVE_TIME = re.compile(r"^\s*\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?\s*$")
+
+
+def find_column(table: pd.DataFrame, *names: str) -> str | None:
+    """The first column of ``table`` named like one of ``names`` (case-insensitive), or None."""
+    lowered = {str(column).lower(): column for column in table.columns}
+    for name in names:
+        if name.lower() in lowered:
+            return lowered[name.lower()]
+    return None
+
+
+def column_or_na(table: pd.DataFrame, column: str | None) -> pd.Series:
+    """The column as strings with null tokens as NA, or an all-NA string column when ``column`` is None."""
+    if column is None:
+        return pd.Series(pd.NA, index=table.index, dtype="string")
+    values = table[column].astype("string").str.strip()
+    return values.mask(null_mask(values))
+
+
+def cannot_read(column: str, raw: pd.Series, what: str) -> pd.Series:
+    """Per-row reasons ``<column>: cannot read '<value>' as <what>``, built once per distinct value."""
+    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    texts = [f"{column}: cannot read '{value}' as {what}" for value in uniques]
+    return pd.Series(np.array([*texts, None], dtype=object)[codes], index=raw.index, dtype="string")
+
+
+def first_reason(index: pd.Index, checks: list[tuple[pd.Series, str | pd.Series]]) -> pd.Series:
+    """Per row, the reason of the first check whose mask is true; NA where no check applies."""
+    reasons = pd.Series(pd.NA, index=index, dtype="string")
+    for mask, reason in checks:
+        hit = reasons.isna() & mask.fillna(False).astype(bool)
+        reasons = reasons.mask(hit, reason)
+    return reasons
+
+
+def gpu_type_label(names: pd.Series) -> pd.Series:
+    """Accelerator names as upper-case labels: ``h100`` → ``H100``, ``nvidia_a100_80gb`` → ``A100_80GB``."""
+    stripped = names.astype("string").str.strip()
+    return stripped.str.replace(r"^(?i:nvidia|tesla|amd)[\s_-]+", "", regex=True).str.upper()
+
+
+def settle(
+    table: pd.DataFrame,
+    columns: Mapping[str, object],
+    excluded: pd.Series,
+    rejected: pd.Series,
+    warnings: list[str],
+) -> ReaderResult:
+    """Assemble a ReaderResult: rows with an exclusion reason are excluded (that wins), rows with a rejection
+    reason are rejected, every other row is used with its values from ``columns`` (Series or scalars per
+    canonical column, aligned with ``table``)."""
+    index = table.index
+    is_excluded = excluded.notna()
+    is_rejected = rejected.notna() & ~is_excluded
+    used = ~(is_excluded | is_rejected)
+    frame = pd.DataFrame(
+        {name: columns[name] for name in CANONICAL_COLUMNS if name != "source_row"}, index=index
+    )
+    frame["source_row"] = index.to_numpy()
+    usage = frame.loc[used.to_numpy()].astype(CANONICAL_COLUMNS).reset_index(drop=True)
+    return ReaderResult(
+        usage=usage,
+        excluded=issues_frame(index[is_excluded.to_numpy()], excluded[is_excluded]),
+        rejected=issues_frame(index[is_rejected.to_numpy()], rejected[is_rejected]),
+        warnings=warnings,
+    )
+
+
+def normalise_run_state(states: pd.Series) -> pd.Series:
+    """States as RUN_STATES names, NA where missing or unknown.
+
+    Accepts Slurm long names, ``CANCELLED by 1234`` and the truncated ``CANCELLED+``, Slurm short codes
+    and W&B states (finished → COMPLETED, failed/crashed → FAILED, killed → CANCELLED), in any case.
+    """
+    word = states.astype("string").str.upper().str.extract(r"^\s*([A-Z_]+)", expand=False)
+    return word.map(_RUN_STATE_ALIASES).astype("string")
+
+
+def naive_time_count(raw: pd.Series) -> int:
+    """How many cells hold a date or date-time with no offset or zone."""
+    return int(raw.astype("string").str.match(_NAIVE_TIME).fillna(False).sum())
+
+
+def _resolve_mapping(table: pd.DataFrame, mapping: Mapping[str, str] | None) -> dict[str, str]:
+    """Canonical field → actual column of ``table``; UnreadableFile when the mapping is unusable."""
+    columns = ", ".join(str(c) for c in table.columns)
+    mapping = {field: source for field, source in (mapping or {}).items() if source}
+    unknown = sorted(set(mapping) - set(MAPPABLE_FIELDS))
+    if unknown:
+        raise UnreadableFile(
+            f"The column mapping names fields this importer does not know: {', '.join(unknown)}. "
+            f"Map source columns to these fields instead: {', '.join(MAPPABLE_FIELDS)}."
+        )
+    required = ["period_start"]
+    if "gpu_hours" not in mapping:
+        required.append("gpu_count")
+        if "duration_h" not in mapping and "period_end" not in mapping:
+            required.append("duration_h or period_end")
+    missing = [field for field in required if field.split(" or ")[0] not in mapping]
+    if missing:
+        raise UnreadableFile(
+            "A generic CSV needs a column mapping: period_start plus either gpu_hours, or gpu_count with "
+            f"duration_h or period_end. Not mapped: {', '.join(missing)}. The file's columns are: {columns}."
+        )
+    resolved = {field: find_column(table, source) for field, source in mapping.items()}
+    absent = [f"{field} → '{mapping[field]}'" for field, column in resolved.items() if column is None]
+    if absent:
+        raise UnreadableFile(
+            f"The column mapping points at columns that are not in the file: {'; '.join(absent)}. "
+            f"The file's columns are: {columns}."
+        )
+    return resolved
+
+
+def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
+    """Read a hand-mapped usage CSV into the canonical table (rules in the module docstring)."""
+    columns = _resolve_mapping(table, options.mapping)
+    raw = {field: column_or_na(table, column) for field, column in columns.items()}
+    warnings: list[str] = []
+
+    def number(field: str) -> tuple[pd.Series, pd.Series]:
+        return parse_number(raw[field], decimal_comma=options.decimal_comma)
+
+    start, start_bad = parse_datetime(raw["period_start"], timezone=options.timezone)
+    checks: list[tuple[pd.Series, str | pd.Series]] = [
+        (raw["period_start"].isna(), f"{columns['period_start']}: empty start time"),
+        (start_bad, cannot_read(columns["period_start"], raw["period_start"], "a date-time")),
+    ]
+    if options.timezone is None:
+        naive = sum(naive_time_count(raw[f]) for f in ("period_start", "period_end") if f in raw)
+        if naive:
+            warnings.append(
+                f"{naive} timestamps carry no time zone and were read as UTC; give the file's time zone "
+                "if they are local times."
+            )
+
+    end = pd.Series(pd.NaT, index=table.index, dtype="datetime64[ns, UTC]")
+    if "period_end" in raw:
+        end, end_bad = parse_datetime(raw["period_end"], timezone=options.timezone)
+        checks += [(end_bad, cannot_read(columns["period_end"], raw["period_end"], "a date-time")),
+                   (end < start, f"{columns['period_end']}: ends before {columns['period_start']}")]
+
+    duration_h = pd.Series(float("nan"), index=table.index)
+    if "duration_h" in raw:
+        duration_h, duration_bad = number("duration_h")
+        checks += [(duration_bad, cannot_read(columns["duration_h"], raw["duration_h"], "a number of hours")),
+                   (duration_h < 0, f"{columns['duration_h']}: negative duration")]
+    elif "period_end" in raw:
+        duration_h = (end - start).dt.total_seconds() / 3600
+
+    gpu_count = pd.Series(float("nan"), index=table.index)
+    if "gpu_count" in raw:
+        gpu_count, count_bad = number("gpu_count")
+        checks += [(count_bad, cannot_read(columns["gpu_count"], raw["gpu_count"], "a GPU count")),
+                   (gpu_count < 0, f"{columns['gpu_count']}: negative GPU count")]
+
+    if "gpu_hours" in raw:
+        gpu_hours, hours_bad = number("gpu_hours")
+        checks += [(raw["gpu_hours"].isna(), f"{columns['gpu_hours']}: empty GPU-hours"),
+                   (hours_bad, cannot_read(columns["gpu_hours"], raw["gpu_hours"], "GPU-hours")),
+                   (gpu_hours < 0, f"{columns['gpu_hours']}: negative GPU-hours")]
+    else:
+        gpu_hours = gpu_count * duration_h
+        checks.append((raw["gpu_count"].isna(), f"{columns['gpu_count']}: empty GPU count"))
+        duration_field = "duration_h" if "duration_h" in raw else "period_end"
+        checks.append((raw[duration_field].isna(), f"{columns[duration_field]}: empty duration"))
+
+    if "period_end" not in raw:
+        derived_h = duration_h.fillna(gpu_hours / gpu_count.where(gpu_count > 0)).fillna(0.0)
+        end = start + pd.to_timedelta(derived_h * 3600, unit="s").fillna(pd.Timedelta(0))
+
+    if "cost" in raw:
+        cost, cost_bad = number("cost")
+        checks += [(raw["cost"].isna(), f"{columns['cost']}: empty cost"),
+                   (cost_bad, cannot_read(columns["cost"], raw["cost"], "a cost"))]
+        if "currency" not in raw:
+            warnings.append("No currency column is mapped: costs are kept without a currency.")
+    else:
+        cost = pd.Series(0.0, index=table.index)
+        warnings.append("No cost column is mapped: costs are set to 0 and will be priced from the plan.")
+    billed_cost = cost
+    if "billed_cost" in raw:
+        billed_cost, billed_bad = number("billed_cost")
+        checks.append((billed_bad, cannot_read(columns["billed_cost"], raw["billed_cost"], "a cost")))
+        billed_cost = billed_cost.fillna(cost)
+
+    tokens = pd.Series(float("nan"), index=table.index)
+    if "tokens" in raw:
+        tokens, tokens_bad = number("tokens")
+        checks.append((tokens_bad, cannot_read(columns["tokens"], raw["tokens"], "a token count")))
+
+    pricing = pd.Series(pd.NA, index=table.index, dtype="string")
+    if "pricing" in raw:
+        pricing = raw["pricing"].str.lower().map(_PRICING_ALIASES).astype("string")
+        unknown = sorted(set(raw["pricing"][pricing.isna() & raw["pricing"].notna()].unique()))
+        if unknown:
+            warnings.append(
+                f"Unrecognised pricing values kept as unknown: {', '.join(unknown[:10])}. "
+                "Expected reserved, on_demand or spot."
+            )
+
+    run_state = pd.Series(pd.NA, index=table.index, dtype="string")
+    if "run_state" in raw:
+        known = normalise_run_state(raw["run_state"])
+        run_state = known.fillna(raw["run_state"].str.upper())
+
+    rejected = first_reason(table.index, checks)
+    usage = {
+        "period_start": start,
+        "period_end": end,
+        "gpu_hours": gpu_hours,
+        "cost": cost,
+        "billed_cost": billed_cost,
+        "currency": raw.get("currency", pd.NA),
+        "pricing": pricing,
+        "gpu_type": raw.get("gpu_type", pd.NA),
+        "resource_id": raw.get("resource_id", pd.NA),
+        "team": raw.get("team", pd.NA),
+        "project": raw.get("project", pd.NA),
+        "run_id": raw.get("run_id", pd.NA),
+        "run_state": run_state,
+        "tokens": tokens,
+    }
+    excluded = pd.Series(pd.NA, index=table.index, dtype="string")
+    return settle(table, usage, excluded, rejected, warnings)

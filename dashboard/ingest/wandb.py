@@ -1,0 +1,224 @@
+"""Reader for the Weights & Biases runs-table CSV export: one used row per run that ran on GPUs.
+
+Rules:
+- run_state: finished → COMPLETED, failed/crashed → FAILED, killed → CANCELLED, running → RUNNING,
+  preempted → PREEMPTED (the vocabulary the Slurm reader uses). Pending runs are excluded as
+  "wandb run never started"; an unknown state rejects the row.
+- GPU count: ``options.mapping["gpu_count"]`` when given, else the first column (in the order of
+  GPU_COUNT_COLUMNS, matched case-insensitively on the whole name or its last ``.``/``/`` segment) that has a
+  value on the row. A Lightning-style ``devices`` count is multiplied by a ``num_nodes`` column when present,
+  and a device list ``[0,1,2,3]`` counts its entries. A file with none of these columns and no mapping is
+  unreadable; a row where none has a value is rejected, naming the candidate columns. Runs with 0 GPUs
+  are excluded as "wandb run used no GPUs".
+- Runtime (seconds; ``_runtime`` as fallback; ``HH:MM:SS`` accepted) gives gpu_hours = Runtime / 3600 × GPUs;
+  an empty runtime rejects the row. period_start = Created (UTC), period_end = Created + Runtime.
+- team = a ``team:``/``team=`` tag, else an ``Entity`` column, else ``User``; project = a ``project:`` tag,
+  else ``Group``; run_id = ``ID``, else ``Name``; resource_id = the Slurm job id the run logged (a
+  ``slurm_job_id``-like column) so runs join sacct jobs, else the run id. Any of gpu_count, gpu_type, team,
+  project, run_id and tokens can be overridden through ``options.mapping`` (field → column).
+- tokens: the first tokens-like column with a value (``tokens``, ``tokens_seen``, ``train/tokens``,
+  ``num_tokens`` …, not rates like ``tokens_per_second``); unreadable values become NaN with a warning.
+- W&B carries no prices: cost = billed_cost = 0.0, currency and pricing NA.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from dashboard.ingest.generic import (
+    cannot_read,
+    column_or_na,
+    find_column,
+    first_reason,
+    gpu_type_label,
+    normalise_run_state,
+    settle,
+)
+from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
+from dashboard.ingest.values import parse_datetime, parse_duration_s, parse_number
+
+NOT_STARTED_RULE = "wandb run never started"
+NO_GPU_RULE = "wandb run used no GPUs"
+PRICE_WARNING = (
+    "W&B exports carry no prices: costs are set to 0 and the retrospective prices these GPU-hours from "
+    "the plan."
+)
+
+GPU_COUNT_COLUMNS: tuple[str, ...] = (
+    "num_gpus", "n_gpus", "gpu_count", "ngpus", "num_gpu", "gpus", "total_gpus", "world_size", "devices",
+)
+GPU_TYPE_COLUMNS: tuple[str, ...] = ("gpu_type", "gpu_model", "gpu_name", "gpu")
+SLURM_JOB_COLUMNS: tuple[str, ...] = ("slurm_job_id", "slurm_jobid", "job_id")
+MAPPABLE: tuple[str, ...] = ("gpu_count", "gpu_type", "team", "project", "run_id", "tokens")
+
+_TOKENS = re.compile(
+    r"^(?:n_|num_|total_|consumed_|cumulative_)?tokens(?:_seen|_consumed|_processed|_trained|_total)?$"
+)
+_WANDB_STATES = {"FINISHED", "FAILED", "CRASHED", "KILLED", "RUNNING", "PENDING", "PREEMPTED"}
+
+
+def _leaf(column: str) -> str:
+    """The last ``.``/``/`` segment of a flattened config or summary key, lower-cased."""
+    return re.split(r"[./]", str(column))[-1].strip().lower()
+
+
+def _candidates(table: pd.DataFrame, names: tuple[str, ...]) -> list[str]:
+    """Columns whose whole name or leaf is one of ``names``, ordered by ``names`` then by file order."""
+    found: list[str] = []
+    for name in names:
+        found += [c for c in table.columns if c not in found and name in (str(c).lower(), _leaf(c))]
+    return found
+
+
+def _tag(tags: pd.Series, key: str) -> pd.Series:
+    """The value of a ``key:value`` / ``key=value`` entry in W&B's comma-separated tag list (NA if none)."""
+    pattern = rf"(?:^|[,\[])\s*[\"']?{key}\s*[:=]\s*([^,\"'\]]+)"
+    return tags.str.extract(pattern, flags=re.IGNORECASE, expand=False).str.strip().astype("string")
+
+
+def _first_present(table: pd.DataFrame, names: tuple[str, ...]) -> pd.Series:
+    """Per row, the first non-empty value among the candidate columns."""
+    values = pd.Series(pd.NA, index=table.index, dtype="string")
+    for column in _candidates(table, names):
+        values = values.fillna(column_or_na(table, column))
+    return values
+
+
+def _gpu_counts(table: pd.DataFrame, column: str, decimal_comma: bool) -> tuple[pd.Series, pd.Series]:
+    """(GPU count, bad mask) of one candidate column; device lists count entries, devices × num_nodes."""
+    raw = column_or_na(table, column)
+    counts, bad = parse_number(raw, decimal_comma=decimal_comma)
+    is_list = raw.str.fullmatch(r"\[[\d,\s]*\]").fillna(False).astype(bool)
+    counts = counts.mask(is_list, raw.str.count(r"\d+").astype("float64"))
+    bad = bad & ~is_list
+    if _leaf(column) == "devices":
+        sibling = re.sub(r"devices$", "num_nodes", str(column), flags=re.I)
+        nodes_column = find_column(table, sibling, "num_nodes")
+        if nodes_column is not None:
+            nodes, _ = parse_number(column_or_na(table, nodes_column))
+            counts = counts * nodes.fillna(1.0)
+    return counts, bad | (counts < 0)
+
+
+def _mapping(table: pd.DataFrame, options: ReadOptions) -> dict[str, str]:
+    """Mapped field → actual column; UnreadableFile for unknown fields or absent columns."""
+    mapping = {field: source for field, source in (options.mapping or {}).items() if source}
+    unknown = sorted(set(mapping) - set(MAPPABLE))
+    if unknown:
+        raise UnreadableFile(
+            f"A W&B runs export can only map these fields: {', '.join(MAPPABLE)}; "
+            f"the mapping also names {', '.join(unknown)}."
+        )
+    resolved = {field: find_column(table, source) for field, source in mapping.items()}
+    absent = [f"{field} → '{mapping[field]}'" for field, column in resolved.items() if column is None]
+    if absent:
+        raise UnreadableFile(
+            f"The column mapping points at columns that are not in the file: {'; '.join(absent)}. "
+            f"The file's columns are: {', '.join(map(str, table.columns))}."
+        )
+    return {field: column for field, column in resolved.items() if column is not None}
+
+
+def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
+    """Read a W&B runs-table CSV into the canonical table (rules in the module docstring)."""
+    mapped = _mapping(table, options)
+    file_columns = ", ".join(map(str, table.columns))
+    columns = {name: find_column(table, name) for name in ("State", "Created", "Runtime", "_runtime", "ID",
+                                                            "Name", "User", "Entity", "Tags", "Group")}
+    missing = [name for name in ("State", "Created") if columns[name] is None]
+    if columns["Runtime"] is None and columns["_runtime"] is None:
+        missing.append("Runtime")
+    if columns["ID"] is None and columns["Name"] is None and "run_id" not in mapped:
+        missing.append("ID or Name")
+    if missing:
+        raise UnreadableFile(
+            f"This W&B runs export lacks the columns {', '.join(missing)}. Show them in the W&B runs table "
+            f"before exporting the CSV. The file's columns are: {file_columns}."
+        )
+    gpu_columns = [mapped["gpu_count"]] if "gpu_count" in mapped else _candidates(table, GPU_COUNT_COLUMNS)
+    if not gpu_columns:
+        raise UnreadableFile(
+            "This W&B runs export has no GPU-count column, so GPU-hours cannot be computed. Log and show a "
+            f"config column named one of {', '.join(GPU_COUNT_COLUMNS)}, or map a column to gpu_count. "
+            f"The file's columns are: {file_columns}."
+        )
+    raw = {name: column_or_na(table, column) for name, column in columns.items()}
+    index = table.index
+
+    state_raw = raw["State"]
+    known_state = state_raw.str.upper().isin(_WANDB_STATES).fillna(False).astype(bool)
+    state = normalise_run_state(state_raw).where(known_state)
+
+    gpus = pd.Series(np.nan, index=index, dtype="float64")
+    gpu_bad_reason = pd.Series(pd.NA, index=index, dtype="string")
+    for column in gpu_columns:
+        counts, bad = _gpu_counts(table, column, options.decimal_comma)
+        gpu_bad_reason = gpu_bad_reason.mask(gpu_bad_reason.isna() & bad,
+                                             cannot_read(column, column_or_na(table, column), "a GPU count"))
+        gpus = gpus.fillna(counts.where(~bad))
+
+    runtime_text = raw["Runtime"].fillna(raw["_runtime"])
+    runtime_s, runtime_bad = parse_duration_s(runtime_text)
+    runtime_column = columns["Runtime"] or columns["_runtime"]
+    created, created_bad = parse_datetime(raw["Created"])
+
+    excluded = first_reason(index, [((state == "PENDING").fillna(False), NOT_STARTED_RULE)])
+    rejected = first_reason(index, [
+        (state_raw.isna(), f"{columns['State']}: empty state"),
+        (~known_state, columns["State"] + ": unknown W&B run state '" + state_raw.fillna("") + "'"),
+        (raw["Created"].isna(), f"{columns['Created']}: empty creation time"),
+        (created_bad, cannot_read(columns["Created"], raw["Created"], "a date-time")),
+        (runtime_text.isna(), f"{runtime_column}: empty run time"),
+        (runtime_bad | (runtime_s < 0), cannot_read(runtime_column, runtime_text, "a run time in seconds")),
+        (gpus.isna() & gpu_bad_reason.notna(), gpu_bad_reason),
+        (gpus.isna(), f"no GPU count: none of {', '.join(map(str, gpu_columns))} has a value; "
+                      "map a column to gpu_count"),
+    ])
+    excluded = excluded.mask(excluded.isna() & rejected.isna() & (gpus == 0), NO_GPU_RULE)
+
+    def field(name: str, fallback: pd.Series) -> pd.Series:
+        return column_or_na(table, mapped[name]) if name in mapped else fallback
+
+    tags = raw["Tags"]
+    run_id = field("run_id", raw["ID"].fillna(raw["Name"]))
+    tokens_text = field("tokens", _first_tokens(table))
+    tokens, tokens_bad = parse_number(tokens_text, decimal_comma=options.decimal_comma)
+
+    warnings = [PRICE_WARNING]
+    used = excluded.isna() & rejected.isna()
+    unreadable_tokens = int((used & tokens_bad).sum())
+    if unreadable_tokens:
+        warnings.append(f"{unreadable_tokens} run(s) have an unreadable token count, kept as unknown.")
+    running = int((used & (state == "RUNNING")).sum())
+    if running:
+        warnings.append(f"{running} run(s) were still running at export: GPU-hours are counted up to then.")
+
+    usage = {
+        "period_start": created,
+        "period_end": created + pd.to_timedelta(runtime_s, unit="s"),
+        "gpu_hours": runtime_s / 3600 * gpus,
+        "cost": 0.0,
+        "billed_cost": 0.0,
+        "currency": pd.NA,
+        "pricing": pd.NA,
+        "gpu_type": gpu_type_label(field("gpu_type", _first_present(table, GPU_TYPE_COLUMNS))),
+        "resource_id": _first_present(table, SLURM_JOB_COLUMNS).fillna(run_id),
+        "team": field("team", _tag(tags, "team").fillna(raw["Entity"]).fillna(raw["User"])),
+        "project": field("project", _tag(tags, "project").fillna(raw["Group"])),
+        "run_id": run_id,
+        "run_state": state,
+        "tokens": tokens,
+    }
+    return settle(table, usage, excluded, rejected, warnings)
+
+
+def _first_tokens(table: pd.DataFrame) -> pd.Series:
+    """Per row, the first value among tokens-like columns, in file order."""
+    values = pd.Series(pd.NA, index=table.index, dtype="string")
+    for column in table.columns:
+        if _TOKENS.match(_leaf(column)):
+            values = values.fillna(column_or_na(table, column))
+    return values

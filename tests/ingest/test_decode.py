@@ -1,0 +1,73 @@
+"""Decoding and refusals: every malformed file gets a clear message, short rows are rejected by line."""
+
+import gzip
+
+import pytest
+
+from dashboard.ingest import import_bytes
+from dashboard.ingest.decode import decode
+from dashboard.ingest.schema import UnreadableFile
+
+FOCUS_HEADER = "ChargePeriodStart;ChargePeriodEnd;BilledCost;EffectiveCost;BillingCurrency;ConsumedQuantity\n"
+
+
+def test_semicolon_decimal_comma():
+    data = (
+        FOCUS_HEADER + "2025-06-03T10:00:00Z;2025-06-03T11:00:00Z;1.234,5;1.234,5;EUR;1,5\n"
+        "2025-06-03T11:00:00Z;2025-06-03T12:00:00Z;0,25;0,25;EUR;2\n"
+    ).encode("latin-1")
+    usage, report = import_bytes(data)
+    assert usage["cost"].sum() == pytest.approx(1234.75)  # 1234.5 + 0.25
+    assert any("decimal commas" in w for w in report.warnings)
+
+
+def test_truncated_last_row_is_rejected_with_line():
+    data = b"a,b,c\n1,2,3\n4,5\n"
+    decoded = decode(data)
+    assert list(decoded.table.index) == [2]
+    assert decoded.rejected.to_dict("records") == [
+        {"line": 3, "reason": "expected 3 fields, found 2 (file truncated?)"}
+    ]
+
+
+def test_blank_lines_keep_line_numbers():
+    decoded = decode(b"a,b\n1,2\n\n3,4\n")
+    assert list(decoded.table.index) == [2, 4]
+
+
+REFUSALS = [
+    (b"", "is empty"),
+    (b"a,b\n", "no data rows"),
+    (bytes(range(256)) * 8, "binary data"),
+    (b'a,b\n1,"unterminated\n', "never closed"),
+    (gzip.compress(b"a,b\n1,2\n")[:15], "gzip archive that cannot be decompressed"),
+    (b"justonecolumn\n1\n", "single column"),
+    (b"Date,Amount,Who\n2025-06-01,3,x\n", "does not match any known"),
+    (
+        b"ChargePeriodStart,BilledCost,EffectiveCost,BillingCurrency\n"
+        b"2025-06-01T00:00:00Z,1,1,USD\n2025-06-01T00:00:00Z,1,1,EUR\n",
+        "mixes currencies",
+    ),
+    (
+        b"ChargePeriodEnd,BilledCost,EffectiveCost,BillingCurrency,ChargeCategory\n2025-06-01T00:00:00Z,1,1,USD,Usage\n",
+        "'ChargePeriodStart'",
+    ),
+    (
+        b"ChargePeriodStart,ChargePeriodEnd,BilledCost,BillingCurrency,ChargeCategory\n"
+        b"2025-06-01T00:00:00Z,2025-06-01T01:00:00Z,1,USD,Usage\n",
+        "'EffectiveCost'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), REFUSALS)
+def test_refusals(data, message):
+    with pytest.raises(UnreadableFile, match=message.replace("(", r"\(")):
+        import_bytes(data, filename="x.csv")
+
+
+def test_unknown_header_message_explains_generic():
+    with pytest.raises(UnreadableFile) as info:
+        import_bytes(b"Date,Amount\n2025-06-01,3\n")
+    text = str(info.value)
+    assert "--format generic" in text and "aws_cur" in text and "focus" in text
