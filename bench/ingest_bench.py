@@ -1,6 +1,7 @@
 """Speed of `python -m dashboard ingest` on a 1,000,000-row FOCUS CSV against a bare pyarrow.csv read.
 
-Both are timed as whole subprocesses (interpreter start-up and imports included), median of 3 runs. Peak
+Both are timed as whole subprocesses (interpreter start-up and imports included), alternating the two
+commands so that a noisy neighbour slows both alike, and the ratio is of their medians over 5 runs each. Peak
 memory is the ingest child's maximum resident set size, measured in a fresh helper process so that
 ``RUSAGE_CHILDREN`` holds that one child only.
 """
@@ -21,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 ROWS = 1_000_000
-RUNS = 3
+RUNS = 5
 RATIO_TARGET = 2.0
 MEMORY_TARGET = 4.0
 
@@ -90,14 +91,15 @@ def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7) -> None:
     pa_csv.write_csv(table, path)
 
 
-def _median_seconds(command: list[str]) -> float:
-    """Median wall time of ``command`` over RUNS runs."""
-    times = []
+def _median_seconds(*commands: list[str]) -> list[float]:
+    """Median wall time of each command over RUNS rounds, the commands alternating within each round."""
+    times: list[list[float]] = [[] for _ in commands]
     for _ in range(RUNS):
-        started = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for command, samples in zip(commands, times, strict=True):
+            started = time.perf_counter()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            samples.append(time.perf_counter() - started)
+    return [statistics.median(samples) for samples in times]
 
 
 def _peak_rss_bytes(command: list[str]) -> int:
@@ -116,8 +118,7 @@ def main() -> None:
         size = path.stat().st_size
         ingest = [sys.executable, "-m", "dashboard", "ingest", str(path), "--json"]
         bare = [sys.executable, "-c", f"import pyarrow.csv; pyarrow.csv.read_csv({str(path)!r})"]
-        ingest_s = _median_seconds(ingest)
-        bare_s = _median_seconds(bare)
+        ingest_s, bare_s = _median_seconds(ingest, bare)
         peak = _peak_rss_bytes(ingest)
     print(f"ingest_1m_focus_file_mb: {size / 1e6:.1f}")
     print(f"ingest_1m_focus_seconds: {ingest_s:.2f}")

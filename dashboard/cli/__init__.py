@@ -1,7 +1,8 @@
 """Command-line interface: thin argparse wrappers over the engine and the import layer.
 
 Every subcommand prints one JSON object with --json, a readable table otherwise, and exits with
-status 2 and a one-line message on bad input (never a traceback).
+status 2 and a one-line message on bad input (never a traceback). Subcommands import the engine or the
+import layer inside `run`, so a command only pays for the libraries it uses at start-up.
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ import argparse
 
 from dashboard.cli.output import fail, print_json, print_table
 from dashboard.cli.scenario_args import add_scenario_arguments, load_scenario
-from dashboard.core.engine import estimate
-from dashboard.core.scenario import ScenarioError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dashboard.core.engine import estimate
+    from dashboard.core.scenario import ScenarioError
+
     try:
         scenario = load_scenario(args)
     except ScenarioError as error:

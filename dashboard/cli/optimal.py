@@ -6,8 +6,6 @@ import argparse
 
 from dashboard.cli.output import fail, print_json, print_table
 from dashboard.cli.scenario_args import add_scenario_arguments, load_scenario
-from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
-from dashboard.core.scenario import ScenarioError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
+    from dashboard.core.scenario import ScenarioError
+
     try:
         scenario = load_scenario(args)
         if args.budget_usd is not None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json, with_overrides
+if TYPE_CHECKING:
+    from dashboard.core.scenario import Scenario
 
 
 def add_scenario_arguments(parser: argparse.ArgumentParser, *, positional: bool) -> None:
@@ -19,6 +21,8 @@ def add_scenario_arguments(parser: argparse.ArgumentParser, *, positional: bool)
 
 def load_scenario(args: argparse.Namespace) -> Scenario:
     """The scenario named on the command line, with --set overrides; ScenarioError on any problem."""
+    from dashboard.core.scenario import ScenarioError, default_scenario, scenario_from_json, with_overrides
+
     if args.scenario is None:
         scenario = default_scenario()
     else:

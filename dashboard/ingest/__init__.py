@@ -18,6 +18,7 @@ from dashboard.ingest.decode import Decoded, decode, decode_arrow
 from dashboard.ingest.detect import detect_format
 from dashboard.ingest.schema import (
     FORMATS,
+    ColumnPlan,
     ImportReport,
     ReaderResult,
     ReadOptions,
@@ -39,6 +40,9 @@ READERS: dict[str, Reader] = {
 }
 
 DEFAULT_OPTIONS = ReadOptions()
+# Readers that name the columns they use, so a large file's other columns need not be parsed.
+READER_COLUMNS: dict[str, ColumnPlan] = {"focus": focus.COLUMNS}
+
 UNTAGGED = "(untagged)"
 REJECTED_SAMPLE_SIZE = 20
 
@@ -103,8 +107,17 @@ def import_bytes(
     """
     progress = progress or _no_progress
     progress(0.0, "decoding file")
-    decoded = decode(data, filename)
-    return _import_decoded(decoded, filename, format, options, progress)
+    detected: dict[str, str] = {}
+
+    def select(columns: list[str]) -> ColumnPlan | None:
+        try:
+            detected["format"] = format or detect_format(columns, filename)
+        except UnreadableFile:
+            return None  # read everything; the refusal comes after decode's own checks (e.g. no data rows)
+        return READER_COLUMNS.get(detected["format"])
+
+    decoded = decode(data, filename, select)
+    return _import_decoded(decoded, filename, format or detected.get("format"), options, progress)
 
 
 def import_path(
@@ -156,8 +169,8 @@ def summarize(usage: pd.DataFrame, report: ImportReport) -> dict:
         usage.loc[usage["pricing"].eq("spot").fillna(False).to_numpy(dtype=bool), "gpu_hours"].sum()
     )
     currencies = usage["currency"].dropna().unique()
-    teams = usage["team"].astype("object").where(usage["team"].notna(), UNTAGGED)
-    by_team = usage.groupby(teams.to_numpy(), sort=True)[["gpu_hours", "cost"]].sum()
+    teams = usage["team"].astype("string").fillna(UNTAGGED)
+    by_team = usage[["gpu_hours", "cost"]].groupby(teams, sort=True).sum()
     return {
         "format": report.format,
         "rows_read": report.rows_read,

@@ -75,17 +75,18 @@ def instance_table(name: str) -> pd.DataFrame:
     return table.assign(**{key: table[key].str.lower()}).set_index(key)[["gpu_count", "gpu_type"]]
 
 
+def instance_gpus(key: str, table_name: str) -> tuple[float | None, str | None]:
+    """GPU count and GPU type of one instance type in ``data/<table_name>.csv`` (case-insensitive), or Nones."""
+    table = instance_table(table_name)
+    row = key.strip().lower()
+    if row not in table.index:
+        return None, None
+    return float(table.at[row, "gpu_count"]), str(table.at[row, "gpu_type"])
+
+
 def lookup_instances(keys: pd.Series, table_name: str) -> tuple[pd.Series, pd.Series]:
     """GPU count (NaN where unknown) and GPU type (NA) of each instance-type key (case-insensitive)."""
-    table = instance_table(table_name)
-
-    def lookup(key: str) -> tuple[float | None, str | None]:
-        row = key.strip().lower()
-        if row not in table.index:
-            return None, None
-        return float(table.at[row, "gpu_count"]), str(table.at[row, "gpu_type"])
-
-    counts, types = factorized(keys, lookup, 2)
+    counts, types = factorized(keys, lambda key: instance_gpus(key, table_name), 2)
     return (pd.Series(counts, index=keys.index, dtype="float64"), strings(types, keys.index))
 
 

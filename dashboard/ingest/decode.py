@@ -8,8 +8,9 @@ are returned as rejected rows, never dropped silently. Files that cannot be read
 
 Zip archives must hold exactly one data file: several members (e.g. CUR parts) could come from different
 report assemblies and summing them blindly double counts, so the user is asked to upload them one by one.
-Clean UTF-8 CSVs take a fast path through ``pyarrow.csv``; files with blank lines, multi-line cells or
-malformed rows go through Python's ``csv`` module so that every row keeps its true line number.
+Clean UTF-8 CSVs take a fast path through ``pyarrow.csv`` (reading only the columns the format's reader
+needs, when the caller says which); files with blank lines, multi-line cells or malformed rows go through
+Python's ``csv`` module so that every row keeps its true line number.
 """
 
 from __future__ import annotations
@@ -21,20 +22,25 @@ import json
 import re
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from dashboard.ingest.schema import UnreadableFile, issues_frame
+from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
 
 DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
 _DECIMAL_COMMA_CELL = re.compile(r"^\s*-?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
 _PARENTHESISED_NAME = re.compile(r"^.+\s\(([A-Za-z][A-Za-z0-9_/.:]*)\)$")
 _SNIFF_BYTES = 1 << 16
+
+# Given the cleaned header, the reader's column plan (None: read every column as strings).
+ColumnSelector = Callable[[list[str]], ColumnPlan | None]
 
 
 @dataclass
@@ -149,6 +155,11 @@ def _string_series(column: pa.ChunkedArray) -> pd.Series:
     return pd.Series(pd.arrays.ArrowStringArray(column.cast(pa.large_string())), dtype="string")
 
 
+def _categorical_series(column: pa.ChunkedArray) -> pd.Series:
+    """A dictionary-encoded Arrow column as a pandas Categorical of strings (nulls as missing)."""
+    return pd.Series(column.unify_dictionaries().to_pandas(), dtype="category")
+
+
 def _strings_frame(table: pa.Table, first_line: int) -> pd.DataFrame:
     """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
     names = _unique_names([clean_column_name(n, i) for i, n in enumerate(table.column_names)])
@@ -238,13 +249,25 @@ def _sniff_delimiter(header: str, filename: str) -> str:
     return delimiter
 
 
+_COUNT_CHUNK = 1 << 22
+
+
 def _line_count(data: bytes) -> int:
-    """Physical lines in the text (a last line without a newline counts)."""
-    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    """Physical lines in the text (a last line without a newline counts), counted with numpy in chunks."""
+    octets = np.frombuffer(data, dtype=np.uint8)
+    newlines = sum(
+        int(np.count_nonzero(octets[i : i + _COUNT_CHUNK] == 10)) for i in range(0, len(octets), _COUNT_CHUNK)
+    )
+    return newlines + (0 if data.endswith(b"\n") else 1)
 
 
-def _fast_read(text: bytes, names: list[str], delimiter: str) -> pa.Table | None:
-    """Read with pyarrow if every line is exactly one well-formed row; None means use the careful path."""
+def _fast_read(text: bytes, names: list[str], delimiter: str, keep: list[str], categorical: set[str]
+               ) -> pa.Table | None:
+    """Read ``keep`` columns with pyarrow if every line is exactly one well-formed row; else None.
+
+    Blank lines and cells with line breaks make the row count differ from the line count, and malformed rows
+    reach the invalid-row handler; either sends the file to the careful path.
+    """
     invalid: list[object] = []
 
     def on_invalid(row: object) -> str:
@@ -259,7 +282,11 @@ def _fast_read(text: bytes, names: list[str], delimiter: str) -> pa.Table | None
                 delimiter=delimiter, invalid_row_handler=on_invalid, ignore_empty_lines=True
             ),
             convert_options=pa_csv.ConvertOptions(
-                column_types=dict.fromkeys(names, pa.string()),
+                column_types={
+                    name: pa.dictionary(pa.int32(), pa.large_string()) if name in categorical else pa.large_string()
+                    for name in keep
+                },
+                include_columns=keep,
                 strings_can_be_null=True,
                 quoted_strings_can_be_null=True,
             ),
@@ -319,8 +346,8 @@ def _detect_decimal_comma(frame: pd.DataFrame) -> bool:
     return False
 
 
-def _decode_text(data: bytes, filename: str) -> Decoded:
-    """Decode a delimited text file into an all-string frame."""
+def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> Decoded:
+    """Decode a delimited text file into an all-string frame (on the fast path, only selected columns)."""
     text, encoding, warnings = _to_utf8(data, filename)
     head = text[:_SNIFF_BYTES].decode("utf-8", errors="replace")
     header_line = head.lstrip("\ufeff\r\n").splitlines()[0] if head.strip() else ""
@@ -335,10 +362,17 @@ def _decode_text(data: bytes, filename: str) -> Decoded:
     table = None
     tail = text[-_SNIFF_BYTES:].rstrip(b"\r\n")
     last_line = tail[tail.rfind(b"\n") + 1 :]
+    plan = select(names) if select else None
+    wanted = {w.lower() for w in plan.keep} if plan else None
+    keep = names if wanted is None else [n for n in names if n.lower() in wanted]
+    as_category = {n for n in keep if plan and n.lower() in {c.lower() for c in plan.categorical}}
     if not head.startswith(("\r", "\n")) and last_line.count(b'"') % 2 == 0:
-        table = _fast_read(text, names, delimiter)
+        table = _fast_read(text, names, delimiter, keep, as_category)
     if table is not None:
-        frame = pd.DataFrame({n: _string_series(c) for n, c in zip(names, table.columns, strict=True)})
+        frame = pd.DataFrame({
+            n: _categorical_series(c) if n in as_category else _string_series(c)
+            for n, c in zip(keep, table.columns, strict=True)
+        })
         frame.index = pd.RangeIndex(2, 2 + table.num_rows, name="line")
         rejected = issues_frame()
     else:
@@ -369,8 +403,12 @@ def _decode_text(data: bytes, filename: str) -> Decoded:
     )
 
 
-def decode(data: bytes, filename: str = "") -> Decoded:
-    """Turn the bytes of an uploaded export (CSV/TSV, Parquet, optionally gzip or zip) into a string table."""
+def decode(data: bytes, filename: str = "", select: ColumnSelector | None = None) -> Decoded:
+    """Turn the bytes of an uploaded export (CSV/TSV, Parquet, optionally gzip or zip) into a string table.
+
+    ``select`` may give a ColumnPlan once the header is known: the other columns may be dropped and the
+    plan's categorical columns come back as pandas Categoricals (on the fast path only).
+    """
     if not data or not data[:_SNIFF_BYTES].strip():
         raise UnreadableFile(
             f"{filename or 'The file'} is empty: it holds no header and no rows. "
@@ -384,4 +422,4 @@ def decode(data: bytes, filename: str = "") -> Decoded:
             f"{filename or 'The file'} is empty after decompression. "
             "Upload a billing export with a header row and at least one data row."
         )
-    return _decode_text(data, filename)
+    return _decode_text(data, filename, select)

@@ -27,17 +27,17 @@ import pandas as pd
 from dashboard.ingest.billing import (
     RowBook,
     eq,
-    factorized,
-    gpu_names,
-    lookup_instances,
+    gpu_name,
+    instance_gpus,
     map_floats,
     map_values,
     single_currency,
     tag_fields,
+    take_strings,
     text_column,
 )
 from dashboard.ingest.detect import find_column, require_columns
-from dashboard.ingest.schema import ReaderResult, ReadOptions
+from dashboard.ingest.schema import ColumnPlan, ReaderResult, ReadOptions
 from dashboard.ingest.values import parse_datetime
 
 PRICING: dict[str, str] = {
@@ -47,6 +47,16 @@ PRICING: dict[str, str] = {
     "committed": "reserved",
     "commitment-based": "reserved",
 }
+# Every column this reader looks at (decode may skip the rest of a large file); the JSON columns repeat a
+# few distinct values and may arrive as Categoricals.
+COLUMNS = ColumnPlan(
+    keep=(
+        "ChargeCategory", "ChargePeriodStart", "ChargePeriodEnd", "EffectiveCost", "BilledCost", "ConsumedQuantity",
+        "UsageQuantity", "ConsumedUnit", "UsageUnit", "SkuPriceDetails", "CommitmentDiscountStatus",
+        "BillingCurrency", "Tags", "PricingCategory", "ResourceId",
+    ),
+    categorical=("SkuPriceDetails", "Tags"),
+)
 HOURS_PER_UNIT: dict[str, float] = {
     "hours": 1.0,
     "hour": 1.0,
@@ -81,6 +91,24 @@ def _sku_details(text: Any) -> tuple[float | None, str | None, str | None]:
     instance = lowered.get("instancetype", lowered.get("x_instancetype"))
     gpu = next((str(v) for k, v in lowered.items() if "gpu" in k and "count" not in k and v), None)
     return count, None if instance is None else str(instance), gpu
+
+
+def _sku_gpus(text: Any) -> tuple[float, str | None]:
+    """GPUs per unit of consumption and the GPU name of one SkuPriceDetails cell.
+
+    GpuCount wins; otherwise the InstanceType is looked up in the AWS, then the Azure instance table.
+    """
+    count, instance, gpu = _sku_details(text)
+    table_count, table_type = None, None
+    if instance is not None:
+        for table, key in (("aws_instance_types", instance), ("azure_vm_sizes", instance.removeprefix("Standard_"))):
+            table_count, table_type = instance_gpus(key, table)
+            if table_count is not None:
+                break
+    if count is None:
+        count = table_count
+    name = gpu_name(gpu) or table_type or gpu_name(instance)
+    return (np.nan if count is None else count), name
 
 
 def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
@@ -124,23 +152,18 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
 
     sku_column = col("SkuPriceDetails")
     if sku_column is not None:
-        count_raw, instance_raw, gpu_raw = factorized(table[sku_column], _sku_details, 3)
-        gpu_count = pd.Series(count_raw, index=table.index, dtype="float64")
-        instance = pd.Series(instance_raw, index=table.index, dtype="string")
-        sku_gpu = gpu_names(pd.Series(gpu_raw, index=table.index, dtype="string"))
+        codes, uniques = pd.factorize(table[sku_column], use_na_sentinel=True)
+        per_sku = [_sku_gpus(u) for u in uniques]
+        gpu_count = pd.Series(np.array([c for c, _ in per_sku] + [np.nan])[codes], index=table.index)
+        sku_type = take_strings(codes, [t for _, t in per_sku], table.index)
     else:
         gpu_count = pd.Series(np.nan, index=table.index)
-        instance = pd.Series(pd.NA, index=table.index, dtype="string")
-        sku_gpu = instance
-    aws_count, aws_type = lookup_instances(instance, "aws_instance_types")
-    azure_count, azure_type = lookup_instances(instance.str.removeprefix("Standard_"), "azure_vm_sizes")
-    gpu_count = gpu_count.fillna(aws_count).fillna(azure_count)
+        sku_type = pd.Series(pd.NA, index=table.index, dtype="string")
 
     unused = eq(text_column(table, col("CommitmentDiscountStatus"), lower=True), "unused")
     is_usage = eq(category, "usage") | category.isna().to_numpy(dtype=bool)
     gpu_hours = (hours * gpu_count).where(is_usage & ~unused).fillna(0.0)
-    gpu_type = sku_gpu.fillna(aws_type).fillna(azure_type).fillna(gpu_names(instance))
-    gpu_type = gpu_type.where(gpu_hours > 0)
+    gpu_type = sku_type.where(gpu_hours > 0)
 
     currency_column = col("BillingCurrency")
     currency = text_column(table, currency_column).str.upper()
@@ -155,6 +178,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
         )
 
     tags = tag_fields(table[col("Tags")] if col("Tags") else None, table.index)
+    pricing_column = col("PricingCategory")
     return book.result(
         {
             "period_start": start,
@@ -163,7 +187,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             "cost": cost,
             "billed_cost": billed,
             "currency": currency,
-            "pricing": map_values(text_column(table, col("PricingCategory")), PRICING),
+            "pricing": map_values(table[pricing_column], PRICING) if pricing_column else text_column(table, None),
             "gpu_type": gpu_type,
             "resource_id": text_column(table, col("ResourceId")),
             **tags,

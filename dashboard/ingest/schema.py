@@ -72,6 +72,18 @@ def empty_usage() -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class ColumnPlan:
+    """The columns a reader looks at, and those that repeat few distinct values (JSON tags, SKU details).
+
+    On the fast CSV path, decode reads only `keep` and returns the `categorical` ones as pandas Categoricals
+    of strings, which saves memory and makes factorising them free; other paths return strings.
+    """
+
+    keep: tuple[str, ...]
+    categorical: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ReadOptions:
     """What the user told us about a file that its contents cannot say."""
 

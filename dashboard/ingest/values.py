@@ -43,6 +43,23 @@ def null_mask(s: pd.Series) -> pd.Series:
     return stripped.isna() | stripped.isin(NULL_TOKENS)
 
 
+def factorize_present(s: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """Codes and distinct values of ``s`` with missing cells (NA, blank, null tokens) coded -1.
+
+    Null tokens are recognised on the distinct values only, so a million-row column costs one factorize.
+    """
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    uniques = pd.Series(uniques, dtype="str")
+    absent = uniques.str.strip().str.lower().isin(NULL_TOKENS).to_numpy(dtype=bool)
+    if absent.any():
+        kept = np.flatnonzero(~absent)
+        remap = np.full(len(uniques) + 1, -1, dtype=np.int64)
+        remap[kept] = np.arange(len(kept))
+        codes = remap[codes]
+        uniques = uniques[~absent].reset_index(drop=True)
+    return codes, uniques
+
+
 def map_unique(s: pd.Series, func: Callable[[Any], Any], *, dtype: Any = object) -> pd.Series:
     """Apply ``func`` once per distinct non-missing value of ``s`` and broadcast the results (NA stays NA)."""
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
@@ -158,16 +175,12 @@ def parse_datetime(
     the first valid instant. ``fmt`` is a strptime format (e.g. ``"%m/%d/%Y"`` for Azure); without it ISO
     8601 is expected, with a mixed-format fallback. Parsing happens once per distinct value.
     """
-    s = _as_str(s)
-    missing = null_mask(s)
-    codes, uniques = pd.factorize(s.where(~missing), use_na_sentinel=True)
-    parsed_uniques = _parse_unique_datetimes(pd.Series(uniques, dtype="str"), timezone, fmt, dayfirst)
-    values = np.full(len(s), np.datetime64("NaT"), dtype="datetime64[ns]")
-    known = codes >= 0
-    values[known] = parsed_uniques.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]")[codes[known]]
-    out = pd.Series(values, index=s.index).dt.tz_localize("UTC")
-    bad = out.isna() & ~missing
-    return out, bad.astype(bool)
+    codes, uniques = factorize_present(_as_str(s))
+    parsed_uniques = _parse_unique_datetimes(uniques, timezone, fmt, dayfirst)
+    lookup = np.append(parsed_uniques.dt.tz_convert(None).to_numpy(dtype="datetime64[ns]"), np.datetime64("NaT"))
+    out = pd.Series(lookup[codes], index=s.index).dt.tz_localize("UTC")
+    bad = out.isna().to_numpy() & (codes >= 0)
+    return out, pd.Series(bad, index=s.index)
 
 
 def _tag_pairs(text: str) -> dict[str, str]:

@@ -2,11 +2,12 @@
 
 import gzip
 
+import pandas as pd
 import pytest
 
 from dashboard.ingest import import_bytes
 from dashboard.ingest.decode import decode
-from dashboard.ingest.schema import UnreadableFile
+from dashboard.ingest.schema import ColumnPlan, UnreadableFile
 
 FOCUS_HEADER = "ChargePeriodStart;ChargePeriodEnd;BilledCost;EffectiveCost;BillingCurrency;ConsumedQuantity\n"
 
@@ -71,3 +72,24 @@ def test_unknown_header_message_explains_generic():
         import_bytes(b"Date,Amount\n2025-06-01,3\n")
     text = str(info.value)
     assert "--format generic" in text and "aws_cur" in text and "focus" in text
+
+
+def test_column_plan_keeps_named_columns_and_reads_categoricals():
+    data = b'A,B,Tags\n1,x,"{""team"": ""a""}"\n2,y,"{""team"": ""a""}"\n'
+    plan = ColumnPlan(keep=("a", "TAGS"), categorical=("tags",))
+    decoded = decode(data, "f.csv", lambda names: plan)
+    assert list(decoded.table.columns) == ["A", "Tags"]
+    assert isinstance(decoded.table["Tags"].dtype, pd.CategoricalDtype)
+    assert list(decoded.table["Tags"].astype(str)) == ['{"team": "a"}', '{"team": "a"}']
+    assert list(decoded.table["A"]) == ["1", "2"]
+    assert list(decoded.table.index) == [2, 3]
+
+
+def test_fast_and_careful_paths_give_the_same_focus_rows(data_dir):
+    raw = (data_dir / "focus_small.csv").read_bytes()
+    header, _, body = raw.partition(b"\n")
+    fast, _ = import_bytes(raw)
+    careful, report = import_bytes(header + b"\n\n" + body)  # a blank line sends the file down the careful path
+    assert report.rows_read == len(fast)
+    pd.testing.assert_frame_equal(fast.drop(columns="source_row"), careful.drop(columns="source_row"))
+    assert list(careful["source_row"]) == [line + 1 for line in fast["source_row"]]
