@@ -19,19 +19,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.billing import (
-    RowBook,
-    factorized,
-    gpu_names,
-    lookup_instances,
-    map_values,
-    single_currency,
-    tag_fields,
-    text_column,
-)
+from dashboard.ingest.billing import map_values, single_currency, tag_fields
 from dashboard.ingest.detect import find_column, require_columns
+from dashboard.ingest.gpus import gpu_names, lookup_instances
+from dashboard.ingest.rows import RowBook, text_column
 from dashboard.ingest.schema import ReaderResult, ReadOptions
-from dashboard.ingest.values import parse_datetime, parse_tag_text
+from dashboard.ingest.values import factorized, parse_datetime, parse_tag_text
 
 PRICING: dict[str, str] = {
     "spot": "spot",

@@ -8,7 +8,7 @@ with the missing column named, rather than read half-way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from dashboard.ingest.schema import UnreadableFile
@@ -120,6 +120,21 @@ def find_column(columns: Iterable[str], *names: str) -> str | None:
         if found is not None:
             return found
     return None
+
+
+def mapped_columns(columns: Sequence[str], mapping: Mapping[str, str]) -> dict[str, str]:
+    """Field → actual column for a user's ``FIELD=COLUMN`` mapping (case-insensitive).
+
+    Raises UnreadableFile naming every mapped column the file does not have, and listing the file's columns.
+    """
+    resolved = {field: find_column(columns, source) for field, source in mapping.items()}
+    absent = [f"{field} → '{mapping[field]}'" for field, column in resolved.items() if column is None]
+    if absent:
+        raise UnreadableFile(
+            f"The column mapping points at columns that are not in the file: {'; '.join(absent)}. "
+            f"The file's columns are: {', '.join(map(str, columns))}."
+        )
+    return {field: column for field, column in resolved.items() if column is not None}
 
 
 def missing_columns(columns: Sequence[str], format_id: str) -> list[str]:

@@ -24,19 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.billing import (
-    RowBook,
-    eq,
-    gpu_name,
-    instance_gpus,
-    map_floats,
-    map_values,
-    single_currency,
-    tag_fields,
-    take_strings,
-    text_column,
-)
+from dashboard.ingest.billing import eq, map_floats, map_values, single_currency, tag_fields
 from dashboard.ingest.detect import find_column, require_columns
+from dashboard.ingest.gpus import gpu_name, instance_gpus
+from dashboard.ingest.rows import RowBook, take_strings, text_column
 from dashboard.ingest.schema import ColumnPlan, ReaderResult, ReadOptions
 from dashboard.ingest.values import parse_datetime
 

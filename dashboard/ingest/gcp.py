@@ -24,18 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.billing import (
-    RowBook,
-    factorized,
-    gpu_names,
-    lookup_instances,
-    single_currency,
-    tag_fields,
-    text_column,
-)
+from dashboard.ingest.billing import single_currency, tag_fields
 from dashboard.ingest.detect import find_column, require_columns
+from dashboard.ingest.gpus import gpu_names, lookup_instances
+from dashboard.ingest.rows import RowBook, text_column
 from dashboard.ingest.schema import ReaderResult, ReadOptions
-from dashboard.ingest.values import parse_datetime, parse_number, parse_tag_text
+from dashboard.ingest.values import factorized, parse_datetime, parse_number, parse_tag_text
 
 HOUR_UNITS = ("hour", "hours", "h", "hr", "hrs")
 COMMITTED_CREDITS = (

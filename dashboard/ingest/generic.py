@@ -1,7 +1,4 @@
-"""Reader for any CSV of GPU usage the user maps by hand, plus helpers the run-log readers share.
-
-The shared part: the canonical run-state vocabulary, column lookup, per-row rejection reasons and the
-assembly of a ReaderResult (``settle``), used by the Slurm and W&B readers too.
+"""Reader for any CSV of GPU usage the user maps by hand (the ``generic`` format).
 
 The user maps canonical fields to source columns (``ReadOptions.mapping``). Required: ``period_start``
 and either ``gpu_hours`` or ``gpu_count`` with a duration (``duration_h`` or ``period_end``).
@@ -25,17 +22,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import numpy as np
 import pandas as pd
 
-from dashboard.ingest.schema import (
-    CANONICAL_COLUMNS,
-    ReaderResult,
-    ReadOptions,
-    UnreadableFile,
-    issues_frame,
-)
-from dashboard.ingest.values import null_mask, parse_datetime, parse_number
+from dashboard.ingest.detect import mapped_columns
+from dashboard.ingest.rows import cannot_read, first_reason, settle, text_column
+from dashboard.ingest.run_states import normalise_run_state
+from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
+from dashboard.ingest.values import parse_datetime, parse_number
 
 MAPPABLE_FIELDS: dict[str, str] = {
     "period_start": "When the usage started (date or date-time). Required.",
@@ -64,95 +57,8 @@ _PRICING_ALIASES: dict[str, str] = {
     "spot": "spot", "preemptible": "spot", "interruptible": "spot", "dynamic": "spot", "low priority": "spot",
 }
 
-RUN_STATES: tuple[str, ...] = (
-    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
-    "DEADLINE", "RUNNING", "PENDING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED",
-)
-# Slurm short codes (squeue / sacct -o State%2) and W&B run states, upper-cased, onto RUN_STATES.
-_RUN_STATE_ALIASES: dict[str, str] = {
-    "CD": "COMPLETED", "F": "FAILED", "CA": "CANCELLED", "TO": "TIMEOUT", "NF": "NODE_FAIL",
-    "PR": "PREEMPTED", "OOM": "OUT_OF_MEMORY", "BF": "BOOT_FAIL", "DL": "DEADLINE", "R": "RUNNING",
-    "PD": "PENDING", "RQ": "REQUEUED", "RS": "RESIZING", "RV": "REVOKED", "S": "SUSPENDED",
-    "FINISHED": "COMPLETED", "CRASHED": "FAILED", "KILLED": "CANCELLED",
-} | {state: state for state in RUN_STATES}
 
 _NAIVE_TIME = re.compile(r"^\s*\d{4}-\d\d-\d\d([ T]\d\d:\d\d(:\d\d(\.\d+)?)?)?\s*$")
-
-
-def find_column(table: pd.DataFrame, *names: str) -> str | None:
-    """The first column of ``table`` named like one of ``names`` (case-insensitive), or None."""
-    lowered = {str(column).lower(): column for column in table.columns}
-    for name in names:
-        if name.lower() in lowered:
-            return lowered[name.lower()]
-    return None
-
-
-def column_or_na(table: pd.DataFrame, column: str | None) -> pd.Series:
-    """The column as strings with null tokens as NA, or an all-NA string column when ``column`` is None."""
-    if column is None:
-        return pd.Series(pd.NA, index=table.index, dtype="string")
-    values = table[column].astype("string").str.strip()
-    return values.mask(null_mask(values))
-
-
-def cannot_read(column: str, raw: pd.Series, what: str) -> pd.Series:
-    """Per-row reasons ``<column>: cannot read '<value>' as <what>``, built once per distinct value."""
-    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
-    texts = [f"{column}: cannot read '{value}' as {what}" for value in uniques]
-    return pd.Series(np.array([*texts, None], dtype=object)[codes], index=raw.index, dtype="string")
-
-
-def first_reason(index: pd.Index, checks: list[tuple[pd.Series, str | pd.Series]]) -> pd.Series:
-    """Per row, the reason of the first check whose mask is true; NA where no check applies."""
-    reasons = pd.Series(pd.NA, index=index, dtype="string")
-    for mask, reason in checks:
-        hit = reasons.isna() & mask.fillna(False).astype(bool)
-        reasons = reasons.mask(hit, reason)
-    return reasons
-
-
-def gpu_type_label(names: pd.Series) -> pd.Series:
-    """Accelerator names as upper-case labels: ``h100`` → ``H100``, ``nvidia_a100_80gb`` → ``A100_80GB``."""
-    stripped = names.astype("string").str.strip()
-    return stripped.str.replace(r"^(?i:nvidia|tesla|amd)[\s_-]+", "", regex=True).str.upper()
-
-
-def settle(
-    table: pd.DataFrame,
-    columns: Mapping[str, object],
-    excluded: pd.Series,
-    rejected: pd.Series,
-    warnings: list[str],
-) -> ReaderResult:
-    """Assemble a ReaderResult: rows with an exclusion reason are excluded (that wins), rows with a rejection
-    reason are rejected, every other row is used with its values from ``columns`` (Series or scalars per
-    canonical column, aligned with ``table``)."""
-    index = table.index
-    is_excluded = excluded.notna()
-    is_rejected = rejected.notna() & ~is_excluded
-    used = ~(is_excluded | is_rejected)
-    frame = pd.DataFrame(
-        {name: columns[name] for name in CANONICAL_COLUMNS if name != "source_row"}, index=index
-    )
-    frame["source_row"] = index.to_numpy()
-    usage = frame.loc[used.to_numpy()].astype(CANONICAL_COLUMNS).reset_index(drop=True)
-    return ReaderResult(
-        usage=usage,
-        excluded=issues_frame(index[is_excluded.to_numpy()], excluded[is_excluded]),
-        rejected=issues_frame(index[is_rejected.to_numpy()], rejected[is_rejected]),
-        warnings=warnings,
-    )
-
-
-def normalise_run_state(states: pd.Series) -> pd.Series:
-    """States as RUN_STATES names, NA where missing or unknown.
-
-    Accepts Slurm long names, ``CANCELLED by 1234`` and the truncated ``CANCELLED+``, Slurm short codes
-    and W&B states (finished → COMPLETED, failed/crashed → FAILED, killed → CANCELLED), in any case.
-    """
-    word = states.astype("string").str.upper().str.extract(r"^\s*([A-Z_]+)", expand=False)
-    return word.map(_RUN_STATE_ALIASES).astype("string")
 
 
 def naive_time_count(raw: pd.Series) -> int:
@@ -181,20 +87,13 @@ def _resolve_mapping(table: pd.DataFrame, mapping: Mapping[str, str] | None) -> 
             "A generic CSV needs a column mapping: period_start plus either gpu_hours, or gpu_count with "
             f"duration_h or period_end. Not mapped: {', '.join(missing)}. The file's columns are: {columns}."
         )
-    resolved = {field: find_column(table, source) for field, source in mapping.items()}
-    absent = [f"{field} → '{mapping[field]}'" for field, column in resolved.items() if column is None]
-    if absent:
-        raise UnreadableFile(
-            f"The column mapping points at columns that are not in the file: {'; '.join(absent)}. "
-            f"The file's columns are: {columns}."
-        )
-    return resolved
+    return mapped_columns(list(table.columns), mapping)
 
 
 def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     """Read a hand-mapped usage CSV into the canonical table (rules in the module docstring)."""
     columns = _resolve_mapping(table, options.mapping)
-    raw = {field: column_or_na(table, column) for field, column in columns.items()}
+    raw = {field: text_column(table, column) for field, column in columns.items()}
     warnings: list[str] = []
 
     def number(field: str) -> tuple[pd.Series, pd.Series]:

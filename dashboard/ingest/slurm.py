@@ -29,15 +29,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.generic import (
-    cannot_read,
-    column_or_na,
-    find_column,
-    first_reason,
-    gpu_type_label,
-    normalise_run_state,
-    settle,
-)
+from dashboard.ingest.detect import find_column
+from dashboard.ingest.gpus import gpu_type_label
+from dashboard.ingest.rows import cannot_read, first_reason, settle, text_column
+from dashboard.ingest.run_states import normalise_run_state
 from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
 from dashboard.ingest.values import parse_datetime, parse_duration_s, parse_number
 
@@ -107,7 +102,7 @@ def _columns(table: pd.DataFrame) -> dict[str, str | None]:
     """Actual column names of the sacct fields this reader uses; UnreadableFile when essentials are absent."""
     names = ("JobID", "JobName", "Account", "Partition", "WCKey", "State", "Start", "End", "Elapsed",
              "ElapsedRaw", "AllocTRES")
-    columns = {name: find_column(table, name) for name in names}
+    columns = {name: find_column(table.columns, name) for name in names}
     missing = [name for name in _REQUIRED if columns[name] is None]
     if all(columns[name] is None for name in ("ElapsedRaw", "Elapsed", "End")):
         missing.append("ElapsedRaw (or Elapsed, or End)")
@@ -133,7 +128,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     """Read a ``sacct --parsable2`` export into the canonical table (rules in the module docstring)."""
     timezone = _require_timezone(options)
     columns = _columns(table)
-    raw = {name: column_or_na(table, column) for name, column in columns.items()}
+    raw = {name: text_column(table, column) for name, column in columns.items()}
     index = table.index
 
     job_id = raw["JobID"]

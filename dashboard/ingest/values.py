@@ -70,6 +70,13 @@ def map_unique(s: pd.Series, func: Callable[[Any], Any], *, dtype: Any = object)
     return out if dtype is object else out.astype(dtype)
 
 
+def factorized(raw: pd.Series, func: Callable[[Any], tuple[Any, ...]], width: int) -> list[np.ndarray]:
+    """Apply ``func`` (returning a ``width``-tuple) once per distinct cell; one object array per element."""
+    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    results = [func(u) for u in uniques] + [(None,) * width]
+    return [np.array([r[i] for r in results], dtype=object)[codes] for i in range(width)]
+
+
 def _clean_number_text(s: pd.Series, decimal_comma: bool) -> pd.Series:
     """Strip currency symbols, grouping separators and accounting parentheses; leave plain numeric text."""
     s = s.str.strip()

@@ -28,15 +28,10 @@ import re
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.generic import (
-    cannot_read,
-    column_or_na,
-    find_column,
-    first_reason,
-    gpu_type_label,
-    normalise_run_state,
-    settle,
-)
+from dashboard.ingest.detect import find_column, mapped_columns
+from dashboard.ingest.gpus import gpu_type_label
+from dashboard.ingest.rows import cannot_read, first_reason, settle, text_column
+from dashboard.ingest.run_states import normalise_run_state
 from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
 from dashboard.ingest.values import parse_datetime, parse_duration_s, parse_number
 
@@ -83,22 +78,22 @@ def _first_present(table: pd.DataFrame, names: tuple[str, ...]) -> pd.Series:
     """Per row, the first non-empty value among the candidate columns."""
     values = pd.Series(pd.NA, index=table.index, dtype="string")
     for column in _candidates(table, names):
-        values = values.fillna(column_or_na(table, column))
+        values = values.fillna(text_column(table, column))
     return values
 
 
 def _gpu_counts(table: pd.DataFrame, column: str, decimal_comma: bool) -> tuple[pd.Series, pd.Series]:
     """(GPU count, bad mask) of one candidate column; device lists count entries, devices × num_nodes."""
-    raw = column_or_na(table, column)
+    raw = text_column(table, column)
     counts, bad = parse_number(raw, decimal_comma=decimal_comma)
     is_list = raw.str.fullmatch(r"\[[\d,\s]*\]").fillna(False).astype(bool)
     counts = counts.mask(is_list, raw.str.count(r"\d+").astype("float64"))
     bad = bad & ~is_list
     if _leaf(column) == "devices":
         sibling = re.sub(r"devices$", "num_nodes", str(column), flags=re.I)
-        nodes_column = find_column(table, sibling, "num_nodes")
+        nodes_column = find_column(table.columns, sibling, "num_nodes")
         if nodes_column is not None:
-            nodes, _ = parse_number(column_or_na(table, nodes_column))
+            nodes, _ = parse_number(text_column(table, nodes_column))
             counts = counts * nodes.fillna(1.0)
     return counts, bad | (counts < 0)
 
@@ -112,21 +107,14 @@ def _mapping(table: pd.DataFrame, options: ReadOptions) -> dict[str, str]:
             f"A W&B runs export can only map these fields: {', '.join(MAPPABLE)}; "
             f"the mapping also names {', '.join(unknown)}."
         )
-    resolved = {field: find_column(table, source) for field, source in mapping.items()}
-    absent = [f"{field} → '{mapping[field]}'" for field, column in resolved.items() if column is None]
-    if absent:
-        raise UnreadableFile(
-            f"The column mapping points at columns that are not in the file: {'; '.join(absent)}. "
-            f"The file's columns are: {', '.join(map(str, table.columns))}."
-        )
-    return {field: column for field, column in resolved.items() if column is not None}
+    return mapped_columns(list(table.columns), mapping)
 
 
 def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     """Read a W&B runs-table CSV into the canonical table (rules in the module docstring)."""
     mapped = _mapping(table, options)
     file_columns = ", ".join(map(str, table.columns))
-    columns = {name: find_column(table, name) for name in ("State", "Created", "Runtime", "_runtime", "ID",
+    columns = {name: find_column(table.columns, name) for name in ("State", "Created", "Runtime", "_runtime", "ID",
                                                             "Name", "User", "Entity", "Tags", "Group")}
     missing = [name for name in ("State", "Created") if columns[name] is None]
     if columns["Runtime"] is None and columns["_runtime"] is None:
@@ -145,7 +133,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             f"config column named one of {', '.join(GPU_COUNT_COLUMNS)}, or map a column to gpu_count. "
             f"The file's columns are: {file_columns}."
         )
-    raw = {name: column_or_na(table, column) for name, column in columns.items()}
+    raw = {name: text_column(table, column) for name, column in columns.items()}
     index = table.index
 
     state_raw = raw["State"]
@@ -157,7 +145,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     for column in gpu_columns:
         counts, bad = _gpu_counts(table, column, options.decimal_comma)
         gpu_bad_reason = gpu_bad_reason.mask(gpu_bad_reason.isna() & bad,
-                                             cannot_read(column, column_or_na(table, column), "a GPU count"))
+                                             cannot_read(column, text_column(table, column), "a GPU count"))
         gpus = gpus.fillna(counts.where(~bad))
 
     runtime_text = raw["Runtime"].fillna(raw["_runtime"])
@@ -180,7 +168,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     excluded = excluded.mask(excluded.isna() & rejected.isna() & (gpus == 0), NO_GPU_RULE)
 
     def field(name: str, fallback: pd.Series) -> pd.Series:
-        return column_or_na(table, mapped[name]) if name in mapped else fallback
+        return text_column(table, mapped[name]) if name in mapped else fallback
 
     tags = raw["Tags"]
     run_id = field("run_id", raw["ID"].fillna(raw["Name"]))
@@ -220,5 +208,5 @@ def _first_tokens(table: pd.DataFrame) -> pd.Series:
     values = pd.Series(pd.NA, index=table.index, dtype="string")
     for column in table.columns:
         if _TOKENS.match(_leaf(column)):
-            values = values.fillna(column_or_na(table, column))
+            values = values.fillna(text_column(table, column))
     return values

@@ -1,0 +1,159 @@
+"""Row accounting shared by every reader: which rows are used, excluded by a rule or rejected with a reason.
+
+Also the string-column helpers the readers build their canonical columns with (one factorize per column,
+strings assembled in Arrow rather than one Python object per row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from dashboard.ingest.schema import CANONICAL_COLUMNS, ReaderResult, issues_frame
+from dashboard.ingest.values import NULL_TOKENS, parse_number
+
+
+def strings(values: np.ndarray, index: pd.Index) -> pd.Series:
+    """An object array of str/None as a pyarrow-backed string Series."""
+    return pd.Series(
+        pd.arrays.ArrowStringArray(pa.array(values, pa.large_string())), index=index, dtype="string"
+    )
+
+
+def take_strings(codes: np.ndarray, uniques: list[str | None], index: pd.Index) -> pd.Series:
+    """Strings ``uniques[code]`` (NA for code -1) built in Arrow, without a Python object per row."""
+    dictionary = pa.array([*uniques, None], pa.large_string())
+    taken = dictionary.take(pa.array(np.where(codes < 0, len(uniques), codes)))
+    return pd.Series(pd.arrays.ArrowStringArray(taken), index=index, dtype="string")
+
+
+def text_column(table: pd.DataFrame, column: str | None, *, lower: bool = False) -> pd.Series:
+    """A column as trimmed (optionally lower-cased) strings, null tokens as NA; all NA when ``column`` is None.
+
+    Works once per distinct cell, so low-cardinality columns of a million rows cost one factorize.
+    """
+    if column is None:
+        return pd.Series(pd.NA, index=table.index, dtype="string")
+    codes, uniques = pd.factorize(table[column], use_na_sentinel=True)
+    cleaned = []
+    for value in uniques:
+        text = str(value).strip()
+        cleaned.append(None if text.lower() in NULL_TOKENS else (text.lower() if lower else text))
+    return take_strings(codes, cleaned, table.index)
+
+
+class RowBook:
+    """Which source rows a reader uses, excludes by a named rule, or rejects with a reason (first one wins).
+
+    Excluding before rejecting means a row dropped by a rule is not also checked for unreadable cells that
+    the rule makes irrelevant.
+    """
+
+    def __init__(self, table: pd.DataFrame, decimal_comma: bool = False) -> None:
+        self.table = table
+        self.decimal_comma = decimal_comma
+        self._status = np.zeros(len(table), dtype=np.int8)  # 0 used, 1 excluded, 2 rejected
+        self._reasons: list[tuple[int, pd.Series]] = []
+
+    @property
+    def open(self) -> np.ndarray:
+        """True for rows not yet excluded or rejected."""
+        return self._status == 0
+
+    def _mark(self, mask: pd.Series | np.ndarray, reason: str | pd.Series, status: int) -> None:
+        hit = np.asarray(mask, dtype=bool) & self.open
+        if not hit.any():
+            return
+        self._status[hit] = status
+        index = self.table.index[hit]
+        text = reason[hit] if isinstance(reason, pd.Series) else pd.Series(reason, index=index)
+        self._reasons.append((status, pd.Series(text.to_numpy(), index=index, dtype="string")))
+
+    def exclude(self, mask: pd.Series | np.ndarray, rule: str) -> None:
+        """Set the rows in ``mask`` aside under the documented ``rule``."""
+        self._mark(mask, rule, 1)
+
+    def reject(self, mask: pd.Series | np.ndarray, reason: str | pd.Series) -> None:
+        """Refuse the rows in ``mask`` as unreadable, with ``reason`` (text or per-row Series)."""
+        self._mark(mask, reason, 2)
+
+    def reject_bad(self, bad: pd.Series, column: str, what: str) -> None:
+        """Reject rows whose ``column`` cell could not be read as ``what``, quoting the cell."""
+        mask = np.asarray(bad, dtype=bool) & self.open
+        if mask.any():
+            raw = self.table[column].astype("string").fillna("")
+            self.reject(mask, f"{column}: cannot read '" + raw.str.slice(0, 60) + f"' as {what}")
+
+    def reject_missing(self, values: pd.Series, mask: pd.Series | np.ndarray, column: str) -> None:
+        """Reject rows in ``mask`` whose required ``values`` are missing."""
+        self.reject(
+            np.asarray(values.isna(), dtype=bool) & np.asarray(mask, dtype=bool), f"{column} is empty"
+        )
+
+    def number(self, column: str | None, what: str = "a number", *, default: float = np.nan) -> pd.Series:
+        """Parse ``column`` as numbers, rejecting unreadable cells; ``default`` where the column is absent."""
+        if column is None:
+            return pd.Series(default, index=self.table.index, dtype="float64")
+        values, bad = parse_number(self.table[column], decimal_comma=self.decimal_comma)
+        self.reject_bad(bad, column, what)
+        return values
+
+    def _issues(self, status: int) -> pd.DataFrame:
+        parts = [reasons for kind, reasons in self._reasons if kind == status]
+        if not parts:
+            return issues_frame()
+        joined = pd.concat(parts).sort_index()
+        return issues_frame(joined.index, joined.to_numpy())
+
+    def result(self, columns: dict[str, object], warnings: list[str]) -> ReaderResult:
+        """The ReaderResult: used rows with ``columns`` (Series aligned to the table, or scalars)."""
+        used = self.open
+        data = {}
+        for name, dtype in CANONICAL_COLUMNS.items():
+            if name == "source_row":
+                data[name] = pd.Series(self.table.index.to_numpy()[used], dtype="int64")
+                continue
+            value = columns.get(name, np.nan if dtype == "float64" else pd.NA)
+            if isinstance(value, pd.Series):
+                kept = value.reset_index(drop=True) if used.all() else value[used].reset_index(drop=True)
+                data[name] = kept if str(kept.dtype) == dtype else kept.astype(dtype)
+            else:
+                data[name] = pd.Series(value, index=pd.RangeIndex(int(used.sum())), dtype=dtype)
+        return ReaderResult(
+            usage=pd.DataFrame(data), excluded=self._issues(1), rejected=self._issues(2), warnings=warnings
+        )
+
+
+def cannot_read(column: str, raw: pd.Series, what: str) -> pd.Series:
+    """Per-row reasons ``<column>: cannot read '<value>' as <what>``, built once per distinct value."""
+    codes, uniques = pd.factorize(raw, use_na_sentinel=True)
+    texts = [f"{column}: cannot read '{value}' as {what}" for value in uniques]
+    return pd.Series(np.array([*texts, None], dtype=object)[codes], index=raw.index, dtype="string")
+
+
+def first_reason(index: pd.Index, checks: list[tuple[pd.Series, str | pd.Series]]) -> pd.Series:
+    """Per row, the reason of the first check whose mask is true; NA where no check applies."""
+    reasons = pd.Series(pd.NA, index=index, dtype="string")
+    for mask, reason in checks:
+        hit = reasons.isna() & mask.fillna(False).astype(bool)
+        reasons = reasons.mask(hit, reason)
+    return reasons
+
+
+def settle(
+    table: pd.DataFrame,
+    columns: Mapping[str, object],
+    excluded: pd.Series,
+    rejected: pd.Series,
+    warnings: list[str],
+) -> ReaderResult:
+    """A ReaderResult from per-row reasons: a row with an exclusion reason is excluded (that wins), a row with
+    a rejection reason is rejected, every other row is used with its values from ``columns`` (Series or
+    scalars per canonical column, aligned with ``table``)."""
+    book = RowBook(table)
+    book.exclude(excluded.notna().to_numpy(dtype=bool), excluded)
+    book.reject(rejected.notna().to_numpy(dtype=bool), rejected)
+    return book.result(dict(columns), warnings)

@@ -1,0 +1,29 @@
+"""The run-state vocabulary shared by job and run exports (Slurm's names), and the mapping onto it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+RUN_STATES: tuple[str, ...] = (
+    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
+    "DEADLINE", "RUNNING", "PENDING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED",
+)
+
+
+# Slurm short codes (squeue / sacct -o State%2) and W&B run states, upper-cased, onto RUN_STATES.
+_RUN_STATE_ALIASES: dict[str, str] = {
+    "CD": "COMPLETED", "F": "FAILED", "CA": "CANCELLED", "TO": "TIMEOUT", "NF": "NODE_FAIL",
+    "PR": "PREEMPTED", "OOM": "OUT_OF_MEMORY", "BF": "BOOT_FAIL", "DL": "DEADLINE", "R": "RUNNING",
+    "PD": "PENDING", "RQ": "REQUEUED", "RS": "RESIZING", "RV": "REVOKED", "S": "SUSPENDED",
+    "FINISHED": "COMPLETED", "CRASHED": "FAILED", "KILLED": "CANCELLED",
+} | {state: state for state in RUN_STATES}
+
+
+def normalise_run_state(states: pd.Series) -> pd.Series:
+    """States as RUN_STATES names, NA where missing or unknown.
+
+    Accepts Slurm long names, ``CANCELLED by 1234`` and the truncated ``CANCELLED+``, Slurm short codes
+    and W&B states (finished → COMPLETED, failed/crashed → FAILED, killed → CANCELLED), in any case.
+    """
+    word = states.astype("string").str.upper().str.extract(r"^\s*([A-Z_]+)", expand=False)
+    return word.map(_RUN_STATE_ALIASES).astype("string")
