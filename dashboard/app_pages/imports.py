@@ -139,7 +139,10 @@ left, right = st.columns(2)
 with left:
     st.subheader("By team")
     by_team = pd.DataFrame([{"team": team, **values} for team, values in summary["by_team"].items()])
-    st.dataframe(by_team, hide_index=True, width="stretch")
+    st.dataframe(by_team, hide_index=True, width="stretch", column_config={
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+        "cost": st.column_config.NumberColumn(f"cost ({currency or 'no currency'})", format="%.2f"),
+    })
 with right:
     st.subheader("Rows set aside")
     if summary["rows_excluded"]:

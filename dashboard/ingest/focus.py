@@ -38,15 +38,18 @@ PRICING: dict[str, str] = {
     "committed": "reserved",
     "commitment-based": "reserved",
 }
-# Every column this reader looks at (decode may skip the rest of a large file); the JSON columns repeat a
-# few distinct values and may arrive as Categoricals.
+# Every column this reader looks at (decode may skip the rest of a large file). All but the amounts repeat
+# few distinct values per file (hours, SKUs, tags, resources) and may arrive as Categoricals.
 COLUMNS = ColumnPlan(
     keep=(
         "ChargeCategory", "ChargePeriodStart", "ChargePeriodEnd", "EffectiveCost", "BilledCost", "ConsumedQuantity",
         "UsageQuantity", "ConsumedUnit", "UsageUnit", "SkuPriceDetails", "CommitmentDiscountStatus",
         "BillingCurrency", "Tags", "PricingCategory", "ResourceId",
     ),
-    categorical=("SkuPriceDetails", "Tags"),
+    categorical=(
+        "ChargeCategory", "ChargePeriodStart", "ChargePeriodEnd", "ConsumedUnit", "UsageUnit", "SkuPriceDetails",
+        "CommitmentDiscountStatus", "BillingCurrency", "Tags", "PricingCategory", "ResourceId",
+    ),
 )
 HOURS_PER_UNIT: dict[str, float] = {
     "hours": 1.0,

@@ -30,8 +30,14 @@ _DURATION = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 
 
 def _as_str(s: pd.Series) -> pd.Series:
-    """The series as pandas strings with missing cells as NA (works for object, str and numeric input)."""
+    """The series as pandas strings with missing cells as NA (works for object, str and numeric input).
+
+    Categoricals of strings (decode's low-cardinality columns) are returned as they are: the parsers that
+    accept them work on distinct values.
+    """
     if pd.api.types.is_string_dtype(s.dtype) and not isinstance(s.dtype, np.dtype):
+        return s
+    if isinstance(s.dtype, pd.CategoricalDtype):
         return s
     return s.astype("str").where(s.notna())
 
@@ -103,7 +109,7 @@ def parse_number(s: pd.Series, *, decimal_comma: bool = False) -> tuple[pd.Serie
     ``(12.5)`` accounting negatives and, with ``decimal_comma``, ``1.234,5``. Missing cells give NaN and are
     not bad; anything else that is not a finite number gives NaN and is bad.
     """
-    s = _as_str(s)
+    s = _as_str(s).astype("string")
     if not decimal_comma:
         try:
             values = pc.cast(pa.array(s, from_pandas=True), pa.float64()).to_numpy(zero_copy_only=False)

@@ -88,3 +88,17 @@ def test_parse_duration(text, seconds, bad):
     values, is_bad = parse_duration_s(pd.Series([text], dtype="string"))
     assert bool(is_bad.iloc[0]) is bad
     assert (math.isnan(seconds) and math.isnan(values.iloc[0])) or values.iloc[0] == seconds
+
+
+@pytest.mark.parametrize("as_category", [False, True])
+def test_parsers_accept_categorical_columns(as_category):
+    # decode hands low-cardinality columns over as Categoricals; the results must not depend on that.
+    def column(values):
+        series = pd.Series(values, dtype="string")
+        return series.astype("category") if as_category else series
+
+    numbers, bad_numbers = parse_number(column(["1.5", "x", None, "2"]))
+    assert numbers.tolist()[::3] == [1.5, 2.0] and bad_numbers.tolist() == [False, True, False, False]
+    times, bad_times = parse_datetime(column(["2025-01-01T00:00:00Z", None, "bad"]))
+    assert times.iloc[0] == pd.Timestamp("2025-01-01", tz="UTC")
+    assert bad_times.tolist() == [False, False, True]
