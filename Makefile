@@ -6,7 +6,7 @@ RUN_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 
-.PHONY: run test bench lint clean
+.PHONY: run test bench clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { \
@@ -15,7 +15,6 @@ $(BIN)/python:
 	} || { echo "Could not create $(VENV): install python3-venv (apt-get install python3-venv) and retry."; exit 1; }
 
 $(RUN_STAMP): requirements.txt | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
@@ -27,13 +26,11 @@ run: $(RUN_STAMP)
 	$(BIN)/python -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port $(PORT)
 
 test: $(DEV_STAMP)
+	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m bench
 
-lint: $(DEV_STAMP)
-	$(BIN)/python -m ruff check dashboard tests bench
-
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis bench/out
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
