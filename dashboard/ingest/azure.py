@@ -4,7 +4,7 @@ Rules:
 - cost = billed_cost = ``costInBillingCurrency`` (EA/PAYG: ``Cost``, older: ``PreTaxCost``), purchases and
   refunds included; the import reconciles against that column's sum over non-rejected rows. Nothing is
   excluded (whether reservation usage is amortised depends on whether the actual or amortised dataset was
-  exported; the file is taken as it is).
+  exported; the file is taken as it is, with a warning when purchase rows show it is the actual-cost one).
 - Dates: ``date`` in ``MM/DD/YYYY`` (EA/MCA) or ISO; a day-granular row covers [date, date + 1 day).
 - gpu_hours = ``quantity`` in hours (``unitOfMeasure`` "1 Hour", "10 Hours", "100 Hours" scale it) × GPUs
   of the VM size, for ``Virtual Machines`` usage. The size comes from ``additionalInfo.ServiceType``
@@ -101,6 +101,15 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     currency = text_column(table, col("billingCurrency", "BillingCurrencyCode", "Currency")).str.upper()
     code = single_currency(currency[book.open])
     currency = currency.fillna(code) if code else currency
+
+    purchases = (charge.eq("purchase").fillna(False).to_numpy(dtype=bool)) & book.open
+    if purchases.any():
+        warnings.append(
+            f"This is the actual-cost dataset: {purchases.sum()} purchase rows carry {cost[purchases].sum():,.2f} "
+            f"{code or ''} of reservations or savings plans, and the usage they cover shows no cost, so the "
+            "teams using reserved capacity look cheaper than they are. Export the amortized-cost dataset for "
+            "per-team cost."
+        )
 
     return book.result(
         {

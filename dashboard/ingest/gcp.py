@@ -10,7 +10,9 @@ Rules:
   ``usage.amount_in_pricing_units`` when the pricing unit is hours (each unit is one GPU-hour); for
   instance-level SKUs (description mentions an instance, not cores/RAM) of a GPU machine type
   (``a3-highgpu-8g`` from ``system_labels`` machine_spec; ``data/gcp_machine_types.csv``, else the ``-Ng``
-  suffix), hours × GPUs. Core and RAM SKUs of GPU machines get 0 so GPUs are not counted twice.
+  suffix), hours × GPUs. Core and RAM SKUs of GPU machines get 0 so GPUs are not counted twice, and so do
+  commitment fee SKUs ("Commitment v1: Nvidia H100 80GB GPU … for 1 Year"): they price the committed
+  capacity, while the GPU usage it covers arrives on ordinary GPU SKU rows with a committed-use credit.
 - pricing: "Spot"/"Preemptible" SKUs → spot; "Commitment" SKUs or committed-use credits → reserved; other
   Compute Engine GPU or instance rows → on_demand; the rest NA.
 - team / project / run_id from ``labels`` (then ``project.labels``); project falls back to ``project.id``.
@@ -125,6 +127,8 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     gpu_sku = sku_gpu.notna().to_numpy(dtype=bool) | lowered.str.contains(r"\bgpu\b").to_numpy(dtype=bool)
     instance_sku = lowered.str.contains(r"instance|\bvm\b") & ~lowered.str.contains(r"core|ram|memory")
     instance_rows = instance_sku.to_numpy(dtype=bool) & ~gpu_sku & machine_count.notna().to_numpy(dtype=bool)
+    commitment_fee = lowered.str.startswith("commitment").to_numpy(dtype=bool)
+    gpu_sku &= ~commitment_fee
     gpu_hours = pd.Series(0.0, index=table.index)
     gpu_hours[gpu_sku & in_hours] = amount[gpu_sku & in_hours]
     gpu_hours[instance_rows & in_hours] = (amount * machine_count)[instance_rows & in_hours]

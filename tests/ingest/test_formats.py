@@ -94,3 +94,27 @@ def test_parquet_folder(tmp_path, data_dir):
     pq.write_table(table.slice(4), folder / "part-1.parquet")
     usage, report = import_path(folder)
     assert report.rows_read == 8 and usage["cost"].sum() == pytest.approx(233.87)
+
+
+def test_gcp_commitment_fee_rows_carry_cost_but_no_gpu_hours():
+    header = ("billing_account_id,cost_type,service.description,sku.description,usage_start_time,usage_end_time,"
+              "labels,usage.amount_in_pricing_units,usage.pricing_unit,cost,currency,credits\n")
+    fee = ("A,regular,Compute Engine,Commitment v1: Nvidia H100 80GB GPU in Americas for 1 Year,"
+           "2025-05-01 00:00:00 UTC,2025-05-02 00:00:00 UTC,[],1536,hour,9847.68,USD,[]\n")
+    usage = ("A,regular,Compute Engine,Nvidia H100 80GB GPU running in Americas,2025-05-01 00:00:00 UTC,"
+             "2025-05-02 00:00:00 UTC,[],1536,hour,16988.16,USD,"
+             '"[{""name"":""Committed use discount: GPU"",""amount"":-16988.16,'
+             '""type"":""COMMITTED_USAGE_DISCOUNT""}]"\n')
+    usage_rows, _ = import_bytes((header + fee + usage).encode(), filename="gcp.csv")
+    # Only the usage row counts its 1,536 GPU-hours; the fee row's 9,847.68 is the whole net cost
+    # (the usage row's 16,988.16 is cancelled by its committed-use credit).
+    assert usage_rows["gpu_hours"].tolist() == [0.0, 1536.0]
+    assert usage_rows["cost"].sum() == pytest.approx(9847.68)
+    assert usage_rows["pricing"].tolist() == ["reserved", "reserved"]
+
+
+def test_azure_actual_cost_export_is_flagged(data_dir):
+    # azure_small.csv has one reservation purchase row of 5,120.00 USD.
+    _, report = import_path(data_dir / "azure_small.csv")
+    expected = "This is the actual-cost dataset: 1 purchase rows carry 5,120.00 USD"
+    assert any(w.startswith(expected) for w in report.warnings)

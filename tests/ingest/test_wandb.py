@@ -218,7 +218,7 @@ def test_unreadable_tokens_are_unknown_with_a_warning():
 def test_app_sample_reads_as_intended():
     result = wandb.read(table_from_file(APP_SAMPLE), ReadOptions())
     assert (len(result.usage), len(result.excluded), len(result.rejected)) == (22, 2, 1)
-    assert set(result.usage["team"]) == {"llm", "research", "data", "dave"}
+    assert set(result.usage["team"]) == {"llm-pretrain", "research", "data", "llm-eval"}
 
 
 cells = {
