@@ -133,7 +133,7 @@ tiles[2].metric("Excluded", f"{summary['rows_excluded']:,}", help="Dropped by a 
 tiles[3].metric("Rejected", f"{summary['rows_rejected']:,}", help="Unreadable rows, with line and reason below.")
 tiles[4].metric("GPU-hours", count(summary["gpu_hours_total"]))
 currency = summary["currency"] or ""
-tiles[5].metric(f"Cost {currency}".strip(), f"{summary['cost_total']:,.2f}")
+tiles[5].metric(f"Cost {currency}".strip(), count(summary["cost_total"]), help=f"{summary['cost_total']:,.2f}")
 
 left, right = st.columns(2)
 with left:

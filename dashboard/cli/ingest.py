@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from dashboard.cli.output import fail, print_json, print_table
@@ -73,17 +71,3 @@ def run(args: argparse.Namespace) -> int:
         for warning in summary["warnings"]:
             print(f"warning: {warning}")
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``ingest`` on its own (``python -m dashboard.cli.ingest FILE``)."""
-    from dashboard.cli import _Parser
-
-    parser = _Parser(prog="python -m dashboard")
-    register(parser.add_subparsers(dest="command", required=True, parser_class=_Parser))
-    args = parser.parse_args(["ingest", *(sys.argv[1:] if argv is None else argv)])
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
