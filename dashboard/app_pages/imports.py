@@ -1,6 +1,6 @@
 """Import page: upload a billing or job export, see how every row was accounted for, download the result."""
 
-import hashlib
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -30,20 +30,26 @@ st.caption("Billing exports (FOCUS, AWS CUR, GCP, Azure) and job or run exports 
 source = st.radio("Source", ["Bundled sample", "Upload a file", "Local path"], horizontal=True, key="import_source",
                   help="Uploads are limited to the size in .streamlit/config.toml; read bigger exports, or a folder "
                        "of Parquet parts, from a path on the machine running the dashboard.")
+# The source is named by a cheap key (sample name, upload id, path and modification times), so a rerun
+# that changes nothing neither rereads nor rehashes the file; the bytes are read only to import them.
 local_path = None
 if source == "Local path":
     typed = st.text_input("File or folder of Parquet parts", key="import_path").strip()
     local_path = Path(typed).expanduser() if typed else None
-    payload = None
+    if local_path is not None and not local_path.exists():
+        st.error(f"{local_path} is neither a file nor a folder on this machine. Check the path and try again.")
+        st.stop()
+    source_key = local_path and ("path", str(local_path), *(
+        p.stat().st_mtime_ns for p in ([local_path] if local_path.is_file() else local_path.rglob("*.parquet"))))
 elif source == "Upload a file":
     uploaded = st.file_uploader("Export file (.csv, .txt, .tsv, .parquet, optionally .gz or .zip)",
                                 type=["csv", "txt", "tsv", "parquet", "gz", "zip"], key="import_file")
-    payload = (uploaded.name, uploaded.getvalue()) if uploaded is not None else None
+    source_key = uploaded and ("upload", uploaded.file_id)
 else:
     names = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
     sample = st.selectbox("Sample file", names, key="sample",
                           index=names.index("focus_sample.csv") if "focus_sample.csv" in names else 0)
-    payload = (sample, (SAMPLES / sample).read_bytes())
+    source_key = ("sample", sample)
 
 options_col, zone_col, comma_col = st.columns(3)
 format_choice = options_col.selectbox("Format", [AUTO, *FORMATS], key="import_format",
@@ -53,42 +59,46 @@ zone = zone_col.selectbox("Time zone of local times (Slurm)", ZONES, key="import
 decimal_comma = comma_col.checkbox("Decimal commas (1.234,5)", key="import_decimal_comma",
                                    help="Detected automatically for ';'-separated files; tick to force it.")
 
-if payload is None and local_path is None:
+if not source_key:
     st.info("Choose a file to import.")
     st.stop()
-folder = None
 if local_path is not None:
-    if local_path.is_file():
-        payload = (local_path.name, local_path.read_bytes())
-    elif local_path.is_dir():
-        folder = local_path
-        payload = (local_path.name, "\n".join(
-            f"{p}:{p.stat().st_mtime_ns}" for p in sorted(local_path.rglob("*.parquet"))).encode())
-    else:
-        st.error(f"{local_path} is neither a file nor a folder on this machine. Check the path and try again.")
-        st.stop()
+    filename = local_path.name
+elif source == "Upload a file":
+    filename = uploaded.name
+else:
+    filename = sample
 
-filename, data = payload
+
+def source_bytes() -> bytes:
+    """The chosen file's bytes (not for a folder of Parquet parts)."""
+    if local_path is not None:
+        return local_path.read_bytes()
+    return uploaded.getvalue() if source == "Upload a file" else (SAMPLES / sample).read_bytes()
+
+
 mapping: dict[str, str] = {}
-if format_choice == "generic" and folder is None:
-    try:
-        columns = list(decode(data, filename).table.columns)
-    except UnreadableFile as error:
-        st.error(str(error))
-        st.stop()
+if format_choice == "generic" and not (local_path is not None and local_path.is_dir()):
+    if st.session_state.get("import_columns_key") != source_key:
+        try:
+            st.session_state.import_columns = list(decode(source_bytes(), filename).table.columns)
+        except UnreadableFile as error:
+            st.error(str(error))
+            st.stop()
+        st.session_state.import_columns_key = source_key
     st.subheader("Column mapping")
     st.caption("Say which column holds each field. Required: period_start, and gpu_hours or gpu_count with "
                "duration_h or period_end.")
     grid = st.columns(3)
     for i, (field, description) in enumerate(MAPPABLE_FIELDS.items()):
-        choice = grid[i % 3].selectbox(field, ["(none)", *columns], key=f"map_{field}", help=description)
+        choice = grid[i % 3].selectbox(field, ["(none)", *st.session_state.import_columns], key=f"map_{field}",
+                                       help=description)
         if choice != "(none)":
             mapping[field] = choice
 
 options = ReadOptions(timezone=None if zone == NO_ZONE else zone, decimal_comma=decimal_comma,
                       mapping=mapping or None)
-key = (hashlib.sha256(data).hexdigest(), filename, format_choice, options.timezone, decimal_comma,
-       tuple(sorted(mapping.items())))
+key = (source_key, format_choice, options.timezone, decimal_comma, tuple(sorted(mapping.items())))
 if st.session_state.get("import_key") != key:
     bar = st.progress(0.0, text="Starting import")
     chosen_format = None if format_choice == AUTO else format_choice
@@ -97,11 +107,11 @@ if st.session_state.get("import_key") != key:
         bar.progress(min(max(fraction, 0.0), 1.0), text=stage.capitalize())
 
     try:
-        if folder is not None:
-            usage, report = ingest.import_path(folder, format=chosen_format, options=options, progress=show)
+        if local_path is not None:
+            usage, report = ingest.import_path(local_path, format=chosen_format, options=options, progress=show)
         else:
-            usage, report = ingest.import_bytes(data, filename=filename, format=chosen_format, options=options,
-                                                progress=show)
+            usage, report = ingest.import_bytes(source_bytes(), filename=filename, format=chosen_format,
+                                                options=options, progress=show)
     except UnreadableFile as error:
         bar.empty()
         st.session_state.pop("import_key", None)
@@ -117,7 +127,6 @@ if st.session_state.get("import_key") != key:
     st.session_state.import_key = key
     st.session_state.import_usage = usage
     st.session_state.import_summary = ingest.summarize(usage, report)
-    st.session_state.import_excluded = report.excluded
     st.session_state.import_rejected = report.rejected
 
 summary = st.session_state.import_summary
@@ -159,5 +168,5 @@ st.subheader("Canonical usage table")
 st.caption(f"{len(usage):,} rows; the first 1,000 are shown. The download escapes cells that start with "
            "=, +, - or @ so spreadsheets do not run them as formulas.")
 st.dataframe(usage.head(1000), hide_index=True, width="stretch")
-st.download_button("Download canonical usage (CSV)", data=to_safe_csv(usage),
+st.download_button("Download canonical usage (CSV)", data=partial(to_safe_csv, usage),
                    file_name=f"{Path(filename).stem}_usage.csv", mime="text/csv")

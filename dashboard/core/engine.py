@@ -114,7 +114,8 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
     storage_usd = sum(storage_by_tier.values())
 
-    baseline_main_usd = gpu_hours_ideal * (1.0 + stall + rework) * price
+    baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
+    baseline_main_usd = baseline_main_hours * price
     baseline_data_usd = p["tokens"] / 1e9 * p["data_cost_per_billion_tokens"]
     tst_main_usd = baseline_main_usd / p["tst_speedup"]
     tst_data_usd = p["tokens"] * p["tst_token_multiplier"] / 1e9 * p["data_cost_per_billion_tokens"]
@@ -181,8 +182,8 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "budget_usd": p["budget_usd"] * np.ones_like(price),
         "budget_status_index": status_index,
         "tst": {
-            "baseline_gpu_hours": gpu_hours_ideal * (1.0 + stall + rework),
-            "tst_gpu_hours": gpu_hours_ideal * (1.0 + stall + rework) / p["tst_speedup"],
+            "baseline_gpu_hours": baseline_main_hours,
+            "tst_gpu_hours": baseline_main_hours / p["tst_speedup"],
             "baseline_cost_usd": baseline_cost,
             "tst_cost_usd": tst_cost,
             "baseline_tokens": p["tokens"] * np.ones_like(price),

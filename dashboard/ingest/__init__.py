@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from dashboard.ingest import aws_cur, azure, focus, gcp, generic, slurm, wandb
+from dashboard.ingest.billing import single_currency
 from dashboard.ingest.decode import Decoded, decode, decode_arrow
 from dashboard.ingest.detect import detect_format
 from dashboard.ingest.schema import (
@@ -65,13 +66,7 @@ def _import_decoded(
     result = READERS[format_id](table, options)
     progress(0.9, "checking totals")
     usage = result.usage
-    currencies = usage["currency"].dropna().unique()
-    if len(currencies) > 1:
-        raise UnreadableFile(
-            f"{filename or 'The file'} mixes currencies ({', '.join(sorted(map(str, currencies)))}). Costs in "
-            "different currencies cannot be added up; export each billing currency separately (or convert them "
-            "first) and import the files one by one."
-        )
+    single_currency(usage["currency"], filename)  # a backstop for readers that do not check it themselves
     rejected = (
         pd.concat([decoded.rejected, result.rejected], ignore_index=True)
         if len(decoded.rejected)

@@ -62,11 +62,10 @@ def map_floats(values: pd.Series, mapping: dict[str, float]) -> pd.Series:
 
 def single_currency(values: pd.Series, filename: str = "") -> str | None:
     """The file's one currency code, or None if the column is empty; mixed currencies are refused."""
-    codes = values.dropna().astype("string").str.strip().str.upper().unique()
-    codes = [c for c in codes if c]
+    codes = sorted({str(c).strip().upper() for c in values.dropna().unique()} - {""})
     if len(codes) > 1:
         raise UnreadableFile(
-            f"{filename or 'The file'} mixes currencies ({', '.join(sorted(codes)[:6])}). Costs in different "
+            f"{filename or 'The file'} mixes currencies ({', '.join(codes[:6])}). Costs in different "
             "currencies cannot be added up; export each billing currency separately (or convert them first) "
             "and import the files one by one."
         )

@@ -51,3 +51,14 @@ def test_slurm_without_a_time_zone_asks_for_one(app):
     assert not at.exception
     assert len(at.error) == 1
     assert "time zone" in at.error[0].value.lower()
+
+
+def test_uploaded_file_is_imported_and_summed(app):
+    at = _open_import_page(app)
+    at.radio(key="import_source").set_value("Upload a file").run()
+    data = (Path(__file__).resolve().parents[1] / "data" / "ingest" / "focus_small.csv").read_bytes()
+    at.file_uploader(key="import_file").set_value(("focus_small.csv", data, "text/csv")).run()
+    assert not at.exception and not at.error
+    # focus_small.csv: 8 rows, 34 GPU-hours (see tests/ingest/test_formats.py for the arithmetic).
+    assert _metric(at, "Rows read").value == "8"
+    assert _metric(at, "GPU-hours").value == "34.0"
