@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: run test bench clean
 
@@ -25,7 +26,19 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/python -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port $(PORT)
 
-test: $(DEV_STAMP)
+# The browser tests (tests/browser) drive Debian's Chromium; they skip, saying so, when it cannot be installed.
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update && apt-get install -y chromium; \
+	fi; \
+	[ -x $@ ] || { \
+	  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	  echo "!!! $@ is missing and could not be installed (that needs root, apt-get and the Debian mirror)."; \
+	  echo "!!! The browser tests will be SKIPPED. Install it with: sudo apt-get install chromium"; \
+	  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	}
+
+test: $(DEV_STAMP) | $(CHROMIUM)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 

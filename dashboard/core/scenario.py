@@ -168,8 +168,7 @@ def _describe_limits(key: str) -> str:
     return f" (allowed: {' and '.join(bounds)})" if bounds else ""
 
 
-def _message(error: ValidationError) -> str:
-    first = error.errors()[0]
+def _message(first: dict[str, Any]) -> str:
     loc = [str(part) for part in first["loc"]]
     key = "schema" if loc[:1] == ["schema_"] else ".".join(loc)
     if first["type"] == "extra_forbidden":
@@ -195,7 +194,20 @@ def scenario_from_dict(data: Any) -> Scenario:
     try:
         return Scenario.model_validate(data, strict=False)
     except ValidationError as error:
-        raise ScenarioError(_message(error)) from None
+        raise ScenarioError(_message(error.errors()[0])) from None
+
+
+def field_errors(data: dict[str, Any]) -> dict[str, str]:
+    """Keys whose own value is invalid (unknown keys included), each with its one-line message.
+
+    Rules that tie several keys together (shares summing to at most 1, active ≤ total) are not listed here;
+    `scenario_from_dict` reports those.
+    """
+    try:
+        Scenario.model_validate(data, strict=False)
+    except ValidationError as error:
+        return {str(e["loc"][0]): _message(e) for e in error.errors() if e["loc"]}
+    return {}
 
 
 def scenario_from_json(text: str | bytes) -> Scenario:

@@ -1,16 +1,24 @@
-"""Bounded st.cache_data wrappers around the pure engine (pages call the engine only through these)."""
+"""Bounded st.cache_data wrappers around the pure engine and figure builders (pages call them only through these)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.core.engine import estimate
 from dashboard.core.scenario import scenario_from_json
+from dashboard.figures.plan_charts import plan_chart
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def cached_estimate(scenario_json: str) -> dict[str, Any]:
     """Engine outputs for a scenario given as its JSON text (hashable, and validated again here)."""
     return estimate(scenario_from_json(scenario_json))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def plan_figure(scenario_json: str, name: str) -> go.Figure:
+    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario's JSON text."""
+    return plan_chart(name, scenario_from_json(scenario_json), cached_estimate(scenario_json))

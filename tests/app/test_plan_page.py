@@ -1,14 +1,37 @@
-"""AppTest: the Plan page shows the engine's numbers and keeps its state on a bad scenario upload."""
+"""AppTest: the Plan page's controls, link, presets, baseline and scenario files."""
 
 import json
 
+import pytest
+
 from dashboard.core.engine import estimate
-from dashboard.core.scenario import Scenario, default_scenario
-from dashboard.ui.format import count, usd
+from dashboard.core.presets import presets
+from dashboard.core.scenario import Scenario, default_scenario, with_overrides
+from dashboard.format import count, usd
+from dashboard.ui.plan_controls import CONTROLS, GROUPS
 
 
-def _metric(at, label):
-    return next(m for m in at.metric if m.label == label)
+def _metric(at, prefix):
+    return next(m for m in at.metric if m.label.startswith(prefix))
+
+
+def _tiles(at):
+    return [(m.label, m.value) for m in at.metric]
+
+
+def _widget(at, key):
+    for kind in ("select_slider", "slider", "number_input", "selectbox", "toggle"):
+        found = [w for w in getattr(at, kind) if w.key == key]
+        if found:
+            return found[0]
+    raise LookupError(key)
+
+
+def _open_group_of(at, key):
+    """Open the sidebar expander holding a control (closed groups do not draw their widgets)."""
+    group = next(title for title, controls in GROUPS.items() if key in {c.key for c in controls})
+    at.session_state[f"plan.group.{group}"] = True
+    return at.run()
 
 
 def test_plan_page_shows_the_default_scenario(app):
@@ -18,6 +41,106 @@ def test_plan_page_shows_the_default_scenario(app):
     assert _metric(at, "Total cost").value == usd(expected["cost_total_usd"])
     assert _metric(at, "GPU-hours").value == count(expected["gpu_hours_total"])
     assert _metric(at, "Budget").value == expected["budget_status"]
+    assert at.query_params == {}
+
+
+# Each control with the link that makes it matter (e.g. spot prices need a spot share) and a new value to set.
+CONTROL_CASES = {
+    "total_params": ({}, 30.0),
+    "active_params": ({"active_params": "1e9", "total_params": "1e10"}, 3.0),
+    "tokens": ({}, 5000.0),
+    "gpu_type": ({}, "b200"),
+    "peak_tflops": ({"gpu_type": "custom", "peak_tflops": "500"}, 700.0),
+    "gpu_count": ({}, 2048.0),
+    "mfu": ({}, 25.0),
+    "checkpoint_interval_min": ({}, 120.0),
+    "checkpoint_write_gb_per_s": ({}, 1.0),
+    "checkpoint_async": ({}, True),
+    "node_failures_per_1000_node_days": ({}, 20.0),
+    "spot_interruptions_per_1000_node_days": ({"spot_share": "0.2"}, 50.0),
+    "reserved_share": ({}, 50.0),
+    "spot_share": ({}, 10.0),
+    "price_reserved_per_gpu_hour": ({}, 2.0),
+    "price_on_demand_per_gpu_hour": ({}, 9.0),
+    "price_spot_per_gpu_hour": ({"spot_share": "0.2"}, 1.0),
+    "experiment_overhead": ({}, 3.0),
+    "budget_usd": ({}, 2e6),
+    "scaling_fit": ({}, "hoffmann2022"),
+    "method": ({}, "tst"),
+    "tst_speedup": ({"method": "tst"}, 1.5),
+    "tst_token_multiplier": ({"method": "tst"}, 3.0),
+    "tst_pilot_fraction": ({"method": "tst"}, 20.0),
+    "tst_switching_cost_usd": ({"method": "tst"}, 90_000.0),
+}
+
+
+def test_every_control_has_a_case():
+    assert set(CONTROL_CASES) == {c.key for c in CONTROLS}
+
+
+@pytest.mark.parametrize(("key", "case"), CONTROL_CASES.items(), ids=list(CONTROL_CASES))
+def test_each_control_changes_a_metric_and_the_link(app, key, case):
+    link, value = case
+    for name, text in link.items():
+        app.query_params[name] = text
+    at = _open_group_of(app.run(), key)
+    assert not at.exception and not at.warning
+    before = _tiles(at)
+    widget = _widget(at, f"w.{key}.n") if key in ("total_params", "active_params", "tokens", "gpu_count") else None
+    (widget or _widget(at, f"w.{key}")).set_value(value)
+    at.run()
+    assert not at.exception and not at.error
+    assert _tiles(at) != before
+    assert key in at.query_params
+
+
+def test_a_link_reproduces_every_number(app):
+    scenario = with_overrides(default_scenario(), ["mfu=0.31", "gpu_count=1024", "total_params=13e9", "spot_share=0.1"])
+    for name, text in {"mfu": "0.31", "gpu_count": "1024", "total_params": "1.3e+10", "spot_share": "0.1"}.items():
+        app.query_params[name] = text
+    at = app.run()
+    assert not at.exception
+    expected = estimate(scenario)
+    assert _metric(at, "Total cost").value == usd(expected["cost_total_usd"])
+    assert _metric(at, "Wall-clock").value == f"{expected['wall_clock_days']:,.1f} days"
+    assert _widget(at, "w.mfu").value == pytest.approx(31.0)
+    assert _widget(at, "w.total_params.n").value == pytest.approx(13.0)
+
+
+def test_a_tampered_link_warns_and_falls_back(app):
+    app.query_params["mfu"] = "12"
+    app.query_params["gpu_count"] = "<script>"
+    at = app.run()
+    assert not at.exception
+    text = " ".join(w.value for w in at.warning)
+    assert "mfu = 12 is out of range" in text and "gpu_count" in text
+    assert _metric(at, "Total cost").value == usd(estimate(default_scenario())["cost_total_usd"])
+
+
+def test_loading_a_preset_sets_every_control(app):
+    at = app.run()
+    name = next(n for n in presets() if n.startswith("DeepSeek"))
+    at.selectbox(key="plan.preset").set_value(name)
+    at.button[0].click()
+    at.run()
+    assert not at.exception
+    assert _metric(at, "Total cost").value == usd(estimate(presets()[name])["cost_total_usd"])
+    assert _widget(at, "w.moe").value is True
+    assert _widget(at, "w.gpu_type").value == "h800"
+
+
+def test_deltas_compare_against_the_pinned_baseline(app):
+    at = app.run()
+    assert _metric(at, "Total cost").delta == ""
+    _widget(at, "w.mfu").set_value(20.0)
+    at.run()
+    doubled = estimate(with_overrides(default_scenario(), ["mfu=0.2"]))["cost_total_usd"]
+    default = estimate(default_scenario())["cost_total_usd"]
+    assert _metric(at, "Total cost").delta == "+" + usd(doubled - default)
+    next(b for b in at.button if b.label == "Pin as baseline").click()
+    at.run()
+    assert _metric(at, "Total cost").delta == ""
+    assert at.query_params["base.mfu"] == "0.2"
 
 
 def test_uploading_a_scenario_changes_the_numbers(app):
@@ -34,9 +157,22 @@ def test_uploading_a_scenario_changes_the_numbers(app):
 
 def test_bad_scenario_upload_shows_an_error_and_keeps_the_previous_state(app):
     at = app.run()
-    before = _metric(at, "Total cost").value
+    _widget(at, "w.mfu").set_value(33.0)
+    at.run()
+    before = _tiles(at)
     at.sidebar.file_uploader[0].set_value(("bad.json", b'{"schema": 1, "mfu": 7}', "application/json"))
     at.run()
     assert not at.exception
     assert any("mfu = 7 is out of range" in e.value for e in at.error)
-    assert _metric(at, "Total cost").value == before
+    assert _tiles(at) == before
+    assert _widget(at, "w.mfu").value == pytest.approx(33.0)
+
+
+def test_settings_that_do_not_fit_together_keep_the_last_valid_numbers(app):
+    at = _open_group_of(app.run(), "spot_share")
+    before = _tiles(at)
+    _widget(at, "w.spot_share").set_value(50.0)  # 80 % reserved + 50 % spot
+    at.run()
+    assert not at.exception
+    assert any("exceeds 1" in e.value for e in at.error)
+    assert _tiles(at) == before

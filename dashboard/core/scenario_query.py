@@ -1,0 +1,88 @@
+"""Scenarios in a URL: the keys that differ from the default as query parameters, read back with validation.
+
+A link carries the plan (`?mfu=0.35&gpu_count=1024`) and, under the `base.` prefix, the pinned baseline. Reading
+never raises: unknown keys and values that fail validation are dropped one by one with a warning, and a
+combination that is invalid as a whole falls back to the default scenario, also with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, field_errors, scenario_from_dict
+
+BASELINE_PREFIX = "base."
+MAX_VALUE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class QueryScenarios:
+    """What a query string decodes to: the plan, the pinned baseline and what was ignored, in plain words."""
+
+    scenario: Scenario
+    baseline: Scenario
+    warnings: list[str] = field(default_factory=list)
+
+
+def _text(value: Any) -> str:
+    """Short, exact text for a value: `7e+09` rather than `7000000000.0`."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and float(f"{value:g}") == value:
+        return f"{value:g}"
+    return json.dumps(value)
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def scenario_to_query(scenario: Scenario, baseline: Scenario | None = None) -> dict[str, str]:
+    """Query parameters for a scenario (and a baseline) that differ from the default scenario."""
+    default = default_scenario().to_json_dict()
+    params = {key: _text(value) for key, value in scenario.to_json_dict().items() if default.get(key) != value}
+    if baseline is not None:
+        params.update({
+            BASELINE_PREFIX + key: _text(value)
+            for key, value in baseline.to_json_dict().items() if default.get(key) != value
+        })
+    return params
+
+
+def _decode(params: Mapping[str, str], label: str, warnings: list[str]) -> Scenario:
+    default = default_scenario()
+    data = default.to_json_dict()
+    for key, text in params.items():
+        if key not in data or key == "schema":
+            warnings.append(f"{label}: ignored unknown parameter {key!r}")
+        elif len(text) > MAX_VALUE_CHARS:
+            warnings.append(f"{label}: ignored {key!r}: value longer than {MAX_VALUE_CHARS} characters")
+        else:
+            data[key] = text if isinstance(data[key], str) else _value(text)
+    for key, message in field_errors(data).items():
+        warnings.append(f"{label}: ignored {message}")
+        data[key] = default.to_json_dict()[key]
+    try:
+        return scenario_from_dict(data)
+    except ScenarioError as error:
+        warnings.append(f"{label}: the values do not fit together ({error}); using the default scenario")
+        return default
+
+
+def scenario_from_query(params: Mapping[str, str | list[str]]) -> QueryScenarios:
+    """Decode query parameters into a plan and a baseline; never raises, reports what it dropped."""
+    single = {key: value[-1] if isinstance(value, list) else value for key, value in params.items() if value != []}
+    plan_params = {key: value for key, value in single.items() if not key.startswith(BASELINE_PREFIX)}
+    base_params = {
+        key.removeprefix(BASELINE_PREFIX): value for key, value in single.items() if key.startswith(BASELINE_PREFIX)
+    }
+    warnings: list[str] = []
+    scenario = _decode(plan_params, "Link", warnings)
+    baseline = _decode(base_params, "Link baseline", warnings)
+    return QueryScenarios(scenario, baseline, warnings)

@@ -1,0 +1,129 @@
+"""Curves for the Plan page: one scenario re-run through the vectorised engine over a grid of one input.
+
+Every curve comes from `engine.evaluate` (or, for the loss curve, the functions of `scaling`), so the
+curves and the headline numbers can never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.core import engine, scaling
+from dashboard.core.scenario import Scenario
+
+# Line items that scale with GPU-hours at the blended price, apart from failure rework.
+COMPUTE_ITEMS = ("main_compute", "checkpoint_stalls", "experiments", "evaluation", "debugging")
+# How far the checkpoint grid reaches beyond the current setting and the optimum, as a factor.
+CHECKPOINT_SPAN = 10.0
+# How far the loss curve reaches either side of the compute-optimal model size, as a factor.
+PARAMS_SPAN = 30.0
+# Margin around the plan's own model size when it lies outside that span, as a factor.
+PLAN_MARGIN = 2.0
+
+
+def _evaluate_grid(scenario: Scenario, columns: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Engine outputs for copies of `scenario` whose named input columns take the given values."""
+    length = len(next(iter(columns.values())))
+    arrays = {name: np.repeat(values, length) for name, values in engine.scenario_arrays([scenario]).items()}
+    arrays.update({name: np.asarray(values, dtype=float) for name, values in columns.items()})
+    return engine.evaluate(arrays)
+
+
+def _with_point(grid: np.ndarray, value: float) -> np.ndarray:
+    """The sorted grid with `value` on it exactly: a grid point within 1e-9 (relative) is moved onto it."""
+    near = np.isclose(grid, value, rtol=1e-9, atol=0.0)
+    if near.any():
+        grid = grid.copy()
+        grid[near] = value
+        return grid
+    return np.sort(np.append(grid, value))
+
+
+def checkpoint_tradeoff(scenario: Scenario, points: int = 120) -> pd.DataFrame:
+    """Stall, rework and total overhead (% of compute GPU-hours) against the checkpoint interval.
+
+    The grid is log-spaced from 1/10 of the smallest to 10× the largest of the current interval and the
+    engine's Young and Daly intervals. Non-finite or zero optima are left out of that span: with no
+    failures (infinite MTBF) rework is zero and the grid is centred on the current interval only. With
+    asynchronous checkpoints the stall is zero and the overhead is rework alone, which falls towards
+    shorter intervals; the grid still spans the Young/Daly intervals for reference.
+    """
+    current_min = scenario.checkpoint_interval_min
+    result = engine.estimate(scenario)
+    optima_min = [result["checkpoint_interval_young_min"], result["checkpoint_interval_daly_min"]]
+    anchors_min = [current_min] + [value for value in optima_min if np.isfinite(value) and value > 0]
+    intervals_min = np.geomspace(min(anchors_min) / CHECKPOINT_SPAN, max(anchors_min) * CHECKPOINT_SPAN, points)
+    curve = _evaluate_grid(scenario, {"checkpoint_interval_min": intervals_min})
+    return pd.DataFrame({
+        "interval_min": intervals_min,
+        "stall_pct": curve["stall_fraction"] * 100.0,
+        "rework_pct": curve["rework_fraction"] * 100.0,
+        "overhead_pct": curve["overhead_fraction"] * 100.0,
+    })
+
+
+def spot_share_curve(scenario: Scenario, points: int = 51) -> pd.DataFrame:
+    """Expected cost (USD) against the spot share of GPU-hours, from 0 to 1.
+
+    The grid is `points` evenly spaced shares with the scenario's own share put on it exactly. The rest
+    of the GPU-hours keep the scenario's reserved : on-demand ratio: with the scenario's shares s0 and r0,
+    reserved(s) = r0 · (1 − s) / (1 − s0) and on-demand is what is left. When s0 = 1 there is no ratio to
+    keep and the rest is reserved: reserved(s) = 1 − s.
+
+    Columns: `cost_total_usd` (every line item), `compute_usd` (main compute, checkpoint stalls,
+    experiments, evaluation and debugging) and `rework_usd` (failure rework, which grows with spot
+    interruptions).
+    """
+    spot0, reserved0 = scenario.spot_share, scenario.reserved_share
+    shares = _with_point(np.linspace(0.0, 1.0, points), spot0)
+    reserved = reserved0 * (1.0 - shares) / (1.0 - spot0) if spot0 < 1.0 else 1.0 - shares
+    result = _evaluate_grid(scenario, {"spot_share": shares, "reserved_share": reserved})
+    items = result["cost_breakdown"]
+    return pd.DataFrame({
+        "spot_share": shares,
+        "cost_total_usd": result["cost_total_usd"],
+        "compute_usd": sum(items[name] for name in COMPUTE_ITEMS),
+        "rework_usd": items["failure_rework"],
+    })
+
+
+def scaling_curve(scenario: Scenario, points: int = 80) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Predicted loss against active parameters N at the plan's model FLOPs C, with tokens D = C / (6N).
+
+    The grid is log-spaced over N*/30 … 30·N* around the compute-optimal N* (widened to reach the
+    plan's N with a factor-2 margin), with N* and the plan's N on it exactly. Returns the frame
+    (`active_params`, `tokens`, `predicted_loss`) and a dict with `model_flops` (C), `optimal` (N*, D*
+    and the optimal loss) and `plan` (the scenario's N, D and predicted loss). With the attention term on,
+    C includes it, so the plan sits above the curve (its D is smaller than C / (6N)).
+    """
+    result = engine.estimate(scenario)
+    flops = result["model_flops"]
+    fit = scaling.FITS[scenario.scaling_fit]
+    optimal_params, optimal_tokens = scaling.compute_optimal(flops, fit.A, fit.B, fit.alpha, fit.beta)
+    plan_params = scenario.active
+    low = min(optimal_params / PARAMS_SPAN, plan_params / PLAN_MARGIN)
+    high = max(optimal_params * PARAMS_SPAN, plan_params * PLAN_MARGIN)
+    params = _with_point(_with_point(np.geomspace(low, high, points), optimal_params), plan_params)
+    tokens = flops / (6.0 * params)
+    frame = pd.DataFrame({
+        "active_params": params,
+        "tokens": tokens,
+        "predicted_loss": scaling.predicted_loss(params, tokens, fit.E, fit.A, fit.B, fit.alpha, fit.beta),
+    })
+    marked = {
+        "model_flops": flops,
+        "optimal": {
+            "active_params": float(optimal_params),
+            "tokens": float(optimal_tokens),
+            "predicted_loss": float(scaling.optimal_loss(flops, fit.E, fit.A, fit.B, fit.alpha, fit.beta)),
+        },
+        "plan": {
+            "active_params": plan_params,
+            "tokens": scenario.tokens,
+            "predicted_loss": result["predicted_loss"],
+        },
+    }
+    return frame, marked

@@ -1,0 +1,1 @@
+"""Plotly figure builders for the dashboard pages; pure (data in, figure out), never import streamlit."""

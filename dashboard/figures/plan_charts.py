@@ -1,0 +1,66 @@
+"""The Plan page's six charts for one scenario, by name: the page and the report draw them from here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import plotly.graph_objects as go
+
+from dashboard.core import storage, sweeps
+from dashboard.core.scenario import Scenario
+from dashboard.figures import plan
+
+STORAGE_POINTS_PER_TIER = 500  # four tiers: about 2,000 points in the chart
+
+
+def _budget(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    return plan.budget_figure(result["cost_breakdown"], scenario.budget_usd, scenario.budget_warning_fraction)
+
+
+def _storage(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    timeline = storage.storage_timeline(
+        result["gpu_hours_main_run"] / scenario.gpu_count,
+        scenario.checkpoint_interval_min / 60.0,
+        result["checkpoint_size_gb"],
+        scenario.keep_last_checkpoints,
+        scenario.archive_every_nth,
+        storage.dataset_gb(result["raw_tokens"], scenario.dataset_bytes_per_token, scenario.dataset_versions),
+        scenario.logs_gb_per_day,
+        max_points=STORAGE_POINTS_PER_TIER,
+    )
+    return plan.storage_figure(timeline, result["storage_cost_by_tier"])
+
+
+def _scaling(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    return plan.scaling_figure(*sweeps.scaling_curve(scenario))
+
+
+def _tst(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    return plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN)
+
+
+def _checkpoint(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    return plan.checkpoint_figure(
+        sweeps.checkpoint_tradeoff(scenario), result["checkpoint_interval_young_min"],
+        result["checkpoint_interval_daly_min"], scenario.checkpoint_interval_min,
+    )
+
+
+def _spot(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    return plan.spot_figure(sweeps.spot_share_curve(scenario), scenario.spot_share)
+
+
+CHARTS: dict[str, Callable[[Scenario, dict[str, Any]], go.Figure]] = {
+    "Budget": _budget,
+    "Storage growth": _storage,
+    "Scaling law": _scaling,
+    "TST vs baseline": _tst,
+    "Checkpoint interval": _checkpoint,
+    "Spot share": _spot,
+}
+
+
+def plan_chart(name: str, scenario: Scenario, result: dict[str, Any]) -> go.Figure:
+    """One named chart for a scenario and its `engine.estimate` result."""
+    return CHARTS[name](scenario, result)

@@ -1,0 +1,29 @@
+"""Human-readable numbers for tiles, tables and chart labels: dollars and large counts (pure, no streamlit)."""
+
+from __future__ import annotations
+
+import math
+
+USD_STEPS = ((1e9, "B"), (1e6, "M"), (1e3, "k"))
+COUNT_STEPS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+
+
+def usd(value: float, digits: int = 2) -> str:
+    """Dollars with a k/M/B suffix and the sign in front: -$1.25M."""
+    if not math.isfinite(value):
+        return "n/a"
+    sign = "-" if value < 0 else ""
+    for limit, suffix in USD_STEPS:
+        if abs(value) >= limit:
+            return f"{sign}${abs(value) / limit:,.{digits}f}{suffix}"
+    return f"{sign}${abs(value):,.2f}"
+
+
+def count(value: float, digits: int = 2) -> str:
+    """A large count with a k/M/B/T suffix: 26.62M; small values keep one decimal."""
+    if not math.isfinite(value):
+        return "n/a"
+    for limit, suffix in COUNT_STEPS:
+        if abs(value) >= limit:
+            return f"{value / limit:,.{digits}f}{suffix}"
+    return f"{value:,.1f}"

@@ -1,0 +1,258 @@
+"""The Plan page's controls: one table of widgets over scenario keys, loaded from and read back into a scenario.
+
+Every widget's state lives in `st.session_state` under `w.<key>` (and `w.<key>.n` for the number box beside a
+log-scaled slider), in display units (billions, percent). `load` fills them from a scenario (preset, upload, link);
+`read` turns them back into a scenario dict for validation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import streamlit as st
+
+from dashboard.core.hardware import CUSTOM, catalogue
+from dashboard.core.scaling import FITS
+from dashboard.core.scenario import Scenario
+from dashboard.format import count
+
+Kind = Literal["log", "slider", "number", "select", "toggle"]
+MANTISSAS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+
+
+def log_grid(low: float, high: float) -> tuple[float, ...]:
+    """1-1.5-2-3-5-7 steps per decade from `low` to `high` (both kept)."""
+    decades = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
+    values = {m * 10.0**d for d in decades for m in MANTISSAS}
+    return tuple(sorted(v for v in values | {low, high} if low <= v <= high))
+
+
+def nearest(options: tuple[float, ...], value: float) -> float:
+    """The option closest to `value` on a log scale."""
+    logs = np.log(np.asarray(options))
+    return options[int(np.argmin(np.abs(logs - np.log(max(value, 1e-300)))))]
+
+
+@dataclass(frozen=True)
+class Control:
+    key: str  # scenario key
+    label: str  # with its unit
+    kind: Kind
+    scale: float = 1.0  # scenario value = widget value × scale
+    low: float = 0.0
+    high: float = 1.0
+    step: float | None = None
+    options: tuple[Any, ...] = ()
+    help: str = ""
+    fmt: str = "%.2f"  # printf format of the number box
+
+    @property
+    def widget(self) -> str:
+        return f"w.{self.key}"
+
+    @property
+    def number(self) -> str:
+        return f"w.{self.key}.n"
+
+
+def _gpu_label(key: str) -> str:
+    if key == CUSTOM:
+        return "Custom (enter peak)"
+    accelerator = catalogue()[key]
+    return f"{accelerator.label} · {accelerator.peak_bf16_dense_tflops:,.0f} TFLOP/s"
+
+
+GPU_TYPES = (*catalogue(), CUSTOM)
+GROUPS: dict[str, tuple[Control, ...]] = {
+    "Model and data": (
+        Control("total_params", "Total parameters (billions)", "log", 1e9, 0.1, 2000,
+                options=log_grid(1e8, 2e12), help="Every weight, experts included. Sets checkpoint size."),
+        Control("active_params", "Active parameters per token (billions)", "log", 1e9, 0.1, 2000,
+                options=log_grid(1e8, 2e12), help="MoE only: parameters used per token; drives FLOPs (6·N_active·D)."),
+        Control("tokens", "Training tokens (billions)", "log", 1e9, 1, 100_000,
+                options=log_grid(1e9, 1e14), fmt="%.1f",
+                help="D in 6·N·D; the TST method reads more raw tokens than this."),
+    ),
+    "Hardware": (
+        Control("gpu_type", "GPU type", "select", options=GPU_TYPES,
+                help="Dense BF16 peak from data/hardware.csv (never the sparse figure)."),
+        Control("peak_tflops", "Custom peak (dense BF16 TFLOP/s per GPU)", "number", 1.0, 1, 100_000, 1.0,
+                help="Used only with the custom GPU type."),
+        Control("gpu_count", "GPU count", "log", 1.0, 1, 10_000_000, 1.0,
+                options=tuple(float(2**k) for k in range(18)), fmt="%.0f",
+                help="GPUs in the main run; sets wall-clock days."),
+        Control("mfu", "MFU (%)", "slider", 0.01, 1, 80, 0.5,
+                help="Model FLOPs utilisation. Llama 3 405B: 38-43 %; small-active MoE runs: ~6 %."),
+    ),
+    "Reliability and checkpoints": (
+        Control("checkpoint_interval_min", "Checkpoint interval (minutes)", "slider", 1.0, 1, 720, 1.0,
+                help="Wall-clock between checkpoints. The checkpoint chart marks the Young/Daly optimum."),
+        Control("checkpoint_write_gb_per_s", "Checkpoint write bandwidth (GB/s)", "number", 1.0, 0.1, 100_000, 1.0,
+                help="Aggregate write speed to storage; checkpoint size / bandwidth is the stall per write."),
+        Control("checkpoint_async", "Asynchronous checkpoints (no stall)", "toggle"),
+        Control("node_failures_per_1000_node_days", "Node failures per 1,000 node-days", "slider", 1.0, 0, 50, 0.01,
+                help="Llama 3 405B: 3.79 (419 interruptions in 54 days on 2,048 nodes)."),
+        Control("spot_interruptions_per_1000_node_days", "Spot interruptions per 1,000 node-days", "slider", 1.0,
+                0, 100, 0.1, help="Reclaims on the spot share of nodes; assumed 3.3 (AWS advisor band 5-10 %/month)."),
+    ),
+    "Purchase mix and prices": (
+        Control("reserved_share", "Reserved share (%)", "slider", 0.01, 0, 100, 1.0,
+                help="Share of GPU-hours on reserved capacity; reserved + spot ≤ 100 %, on-demand is the rest."),
+        Control("spot_share", "Spot share (%)", "slider", 0.01, 0, 100, 1.0,
+                help="Share of GPU-hours on spot; adds spot interruptions to the failure rate."),
+        Control("price_reserved_per_gpu_hour", "Reserved price ($/GPU-hour)", "number", 1.0, 0, 1000, 0.01,
+                help="Default: H100 1-year contract index, Jun 2026 (SemiAnalysis, as quoted)."),
+        Control("price_on_demand_per_gpu_hour", "On-demand price ($/GPU-hour)", "number", 1.0, 0, 1000, 0.01,
+                help="Default: AWS p5.48xlarge on-demand after the 2025 cut, per GPU."),
+        Control("price_spot_per_gpu_hour", "Spot price ($/GPU-hour)", "number", 1.0, 0, 1000, 0.01,
+                help="Default: H100 spot index, late Jun 2026 (SemiAnalysis, as quoted)."),
+    ),
+    "Project": (
+        Control("experiment_overhead", "Experiment overhead (× main run)", "slider", 1.0, 0, 5, 0.05,
+                help="Ablations and failed runs as a multiple of the main run's GPU-hours (seeds: often several ×)."),
+        Control("budget_usd", "Budget ($)", "number", 1.0, 1, 1e13, 10_000.0, fmt="%.0f",
+                help="Budget line for the whole project; the status turns 'warning' at 90 % of it."),
+        Control("scaling_fit", "Scaling-law fit", "select", options=tuple(FITS),
+                help="Chinchilla loss fit used for predicted loss and the compute-optimal point."),
+    ),
+    "Training method": (
+        Control("method", "Method", "select", options=("baseline", "tst"),
+                help="Token Superposition Training (arXiv 2605.06546), compared with the baseline at matched loss."),
+        Control("tst_speedup", "TST speedup (× fewer GPU-hours)", "number", 1.0, 1, 100, 0.01,
+                help="Published: 12,311 / 4,768 B200-hours = 2.58× on a 10B-A1B MoE. Validate with a pilot."),
+        Control("tst_token_multiplier", "TST raw tokens (× baseline)", "number", 1.0, 1, 100, 0.01,
+                help="Published: 2T / 1.05T = 1.90× more raw tokens read, which costs data processing."),
+        Control("tst_pilot_fraction", "TST pilot (% of baseline run cost)", "number", 0.01, 0, 1000, 1.0,
+                help="Assumed 5 %: a short run that checks the speedup holds at your scale before committing."),
+        Control("tst_switching_cost_usd", "TST switching cost ($)", "number", 1.0, 0, 1e12, 1000.0, fmt="%.0f",
+                help="Assumed: one-off engineering cost of adopting the method."),
+    ),
+}
+CONTROLS: tuple[Control, ...] = tuple(c for group in GROUPS.values() for c in group)
+MOE_TOGGLE = "w.moe"
+PERSIST = "session"  # closed groups and other pages do not drop a control's value
+METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
+
+
+def _fit_label(key: str) -> str:
+    return FITS[key].label
+
+
+def _method_label(key: str) -> str:
+    return METHOD_LABELS[key]
+
+
+FORMATS = {"gpu_type": _gpu_label, "scaling_fit": _fit_label, "method": _method_label}
+
+
+def widget_values(scenario: Scenario) -> dict[str, Any]:
+    """Session-state values for every widget, in display units, from a scenario."""
+    data = scenario.to_json_dict()
+    data["active_params"] = scenario.active
+    if data["peak_tflops"] is None:
+        data["peak_tflops"] = 1000.0
+    values: dict[str, Any] = {MOE_TOGGLE: scenario.active_params is not None}
+    for control in CONTROLS:
+        value = data[control.key]
+        if control.kind == "log":
+            values[control.number] = float(value) / control.scale
+            values[control.widget] = nearest(control.options, float(value))
+        elif control.kind in ("slider", "number"):
+            values[control.widget] = float(value) / control.scale
+        else:
+            values[control.widget] = value
+    return values
+
+
+def load(scenario: Scenario) -> None:
+    """Set every widget from a scenario (a preset, an upload or a link)."""
+    st.session_state.update(widget_values(scenario))
+    st.session_state["w.name"] = scenario.name
+
+
+def read(base: dict[str, Any]) -> dict[str, Any]:
+    """The scenario dict the widgets describe: `base` (keys without a widget) overlaid with widget values."""
+    state = st.session_state
+    data = dict(base)
+    for control in CONTROLS:
+        if control.kind == "log":
+            value = state[control.number] * control.scale
+            data[control.key] = int(round(value)) if control.key == "gpu_count" else value
+        elif control.kind in ("slider", "number"):
+            data[control.key] = state[control.widget] * control.scale
+        else:
+            data[control.key] = state[control.widget]
+    if not state[MOE_TOGGLE]:
+        data["active_params"] = None
+    if data["gpu_type"] != CUSTOM:
+        data["peak_tflops"] = None
+    data["name"] = state["w.name"] or base["name"]
+    return data
+
+
+def _slider_moved(control: Control) -> None:
+    st.session_state[control.number] = st.session_state[control.widget] / control.scale
+
+
+def _number_typed(control: Control) -> None:
+    st.session_state[control.widget] = nearest(control.options, st.session_state[control.number] * control.scale)
+
+
+def _log_label(value: float) -> str:
+    return count(value).removesuffix(".0")
+
+
+def _bounds(control: Control, value: float) -> tuple[float, float]:
+    """The widget's range, widened to hold a value a file or link brought in (validation already passed it)."""
+    return min(float(control.low), value), max(float(control.high), value)
+
+
+def render(control: Control, disabled: bool = False) -> None:
+    """Draw one control (a log slider gets a number box beside it for exact values)."""
+    state = st.session_state
+    if control.kind == "log":
+        low, high = _bounds(control, state[control.number])
+        left, right = st.columns([3, 2], vertical_alignment="bottom")
+        left.select_slider(control.label, options=control.options, key=control.widget, help=control.help,
+                           format_func=_log_label, on_change=_slider_moved, args=(control,), disabled=disabled,
+                           persist_state=PERSIST)
+        right.number_input(f"Exact {control.label[0].lower()}{control.label[1:]}", min_value=low, max_value=high,
+                           step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
+                           args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST)
+    elif control.kind == "slider":
+        low, high = _bounds(control, state[control.widget])
+        st.slider(control.label, min_value=low, max_value=high, step=control.step, key=control.widget,
+                  help=control.help, disabled=disabled, persist_state=PERSIST)
+    elif control.kind == "number":
+        low, high = _bounds(control, state[control.widget])
+        st.number_input(control.label, min_value=low, max_value=high, step=control.step, format=control.fmt,
+                        key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
+    elif control.kind == "select":
+        st.selectbox(control.label, control.options, key=control.widget, help=control.help,
+                     format_func=FORMATS.get(control.key, str), disabled=disabled, persist_state=PERSIST)
+    else:
+        st.toggle(control.label, key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
+
+
+def render_group(title: str, expanded: bool = False) -> None:
+    """One labelled group of controls, drawn only while its expander is open (values persist when closed).
+
+    Controls that do not apply right now (active parameters of a dense model, the peak of a catalogue GPU,
+    TST settings under the baseline method) are shown disabled.
+    """
+    state = st.session_state
+    expander = st.expander(title, expanded=expanded, key=f"plan.group.{title}", on_change="rerun")
+    if expander.open is False:
+        return
+    with expander:
+        if title == "Model and data":
+            st.toggle("Mixture of experts (active < total)", key=MOE_TOGGLE, persist_state=PERSIST)
+        for control in GROUPS[title]:
+            disabled = (
+                (control.key == "active_params" and not state[MOE_TOGGLE])
+                or (control.key == "peak_tflops" and state["w.gpu_type"] != CUSTOM)
+                or (control.key.startswith("tst_") and state["w.method"] != "tst")
+            )
+            render(control, disabled=disabled)

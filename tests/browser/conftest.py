@@ -1,0 +1,110 @@
+"""Browser fixtures: the app served by `streamlit run` on a free port, and Debian's Chromium driven by Playwright."""
+
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = ROOT / "dashboard" / "app.py"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+CHROMIUM = Path("/usr/bin/chromium")
+START_TIMEOUT_S = 60
+RUN_TIMEOUT_MS = 60_000
+SETTLE_MS = 300
+IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+LOADING_ELEMENT = '[data-testid="stSkeleton"]'  # shown while an element's code (plotly's is large) is still loading
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().decode().strip() == "ok"
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    """Start `streamlit run dashboard/app.py` on a free port, yield its base URL, stop it after the session."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [str(PYTHON), "-m", "streamlit", "run", str(APP), "--server.headless", "true",
+               "--server.address", "127.0.0.1", "--server.port", str(port)]
+    with tempfile.TemporaryFile() as stderr:
+        server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _healthy(url):
+            exit_code = server.poll()
+            if exit_code is not None or time.monotonic() > deadline:
+                server.kill()
+                server.wait()
+                stderr.seek(0)
+                why = f"timed out after {START_TIMEOUT_S} s" if exit_code is None else f"exited with code {exit_code}"
+                pytest.fail(f"Streamlit did not answer 'ok' on {url}/_stcore/health: {why}.\n"
+                            f"Command: {' '.join(command)}\nstderr:\n{stderr.read().decode(errors='replace')}")
+            time.sleep(0.25)
+        yield url
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def pytest_collection_modifyitems(items):
+    """Skip every `browser` test, naming what to install, when Chromium is missing (before any server starts)."""
+    if CHROMIUM.exists():
+        return
+    skip = pytest.mark.skip(reason=f"BROWSER TESTS SKIPPED: {CHROMIUM} is missing. Install Debian's chromium "
+                                   "(`apt-get install chromium`; `make test` does it when run as root).")
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Debian Chromium with the sandbox, GPU and background networking off."""
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser):
+    """A fresh browser context and page for each test."""
+    context = browser.new_context(viewport={"width": 1600, "height": 1200})
+    yield context.new_page()
+    context.close()
+
+
+def _wait_for_app(page: Page) -> None:
+    """Wait until Streamlit's script run has finished (its own e2e convention) and every element has loaded."""
+    page.wait_for_timeout(SETTLE_MS)  # gives a rerun triggered just before the time to start
+    page.wait_for_selector(IDLE_APP, state="attached", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(LOADING_ELEMENT, state="detached", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_timeout(SETTLE_MS)
+
+
+@pytest.fixture
+def wait_for_app():
+    """The `wait_for_app(page)` helper (a fixture, as tests cannot import conftest under importlib mode)."""
+    return _wait_for_app
