@@ -6,14 +6,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from dashboard import ingest
+from dashboard.format import count
 from dashboard.ingest.decode import decode
 from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
-from dashboard.ui.format import count
+from dashboard.ui.sources import SAMPLES, import_once, sample_names
 
-SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 AUTO = "Detect from the header"
 NO_ZONE = "(not set)"
 ZONES = [NO_ZONE, "UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin",
@@ -46,7 +45,7 @@ elif source == "Upload a file":
                                 type=["csv", "txt", "tsv", "parquet", "gz", "zip"], key="import_file")
     source_key = uploaded and ("upload", uploaded.file_id)
 else:
-    names = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
+    names = sample_names()
     sample = st.selectbox("Sample file", names, key="sample",
                           index=names.index("focus_sample.csv") if "focus_sample.csv" in names else 0)
     source_key = ("sample", sample)
@@ -99,38 +98,12 @@ if format_choice == "generic" and not (local_path is not None and local_path.is_
 options = ReadOptions(timezone=None if zone == NO_ZONE else zone, decimal_comma=decimal_comma,
                       mapping=mapping or None)
 key = (source_key, format_choice, options.timezone, decimal_comma, tuple(sorted(mapping.items())))
-if st.session_state.get("import_key") != key:
-    bar = st.progress(0.0, text="Starting import")
-    chosen_format = None if format_choice == AUTO else format_choice
-
-    def show(fraction: float, stage: str) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=stage.capitalize())
-
-    try:
-        if local_path is not None:
-            usage, report = ingest.import_path(local_path, format=chosen_format, options=options, progress=show)
-        else:
-            usage, report = ingest.import_bytes(source_bytes(), filename=filename, format=chosen_format,
-                                                options=options, progress=show)
-    except UnreadableFile as error:
-        bar.empty()
-        st.session_state.pop("import_key", None)
-        st.error(str(error))
-        st.stop()
-    except Exception as error:  # noqa: BLE001 - the page boundary: a message, never a traceback
-        bar.empty()
-        st.session_state.pop("import_key", None)
-        st.error(f"{filename} could not be imported ({type(error).__name__}: {error}). Nothing was loaded; "
-                 "check the format and options above, or import it with `python -m dashboard ingest` to see more.")
-        st.stop()
-    bar.empty()
-    st.session_state.import_key = key
-    st.session_state.import_usage = usage
-    st.session_state.import_summary = ingest.summarize(usage, report)
-    st.session_state.import_rejected = report.rejected
-
-summary = st.session_state.import_summary
-usage = st.session_state.import_usage
+imported = import_once("import_result", key, filename, local_path if local_path is not None else source_bytes,
+                       format=None if format_choice == AUTO else format_choice, options=options)
+if imported is None:
+    st.stop()
+summary = imported.summary
+usage = imported.usage
 st.success(f"{filename}: read as **{FORMAT_LABELS[summary['format']]}**.")
 for warning in summary["warnings"]:
     st.warning(warning)
@@ -160,7 +133,7 @@ with right:
         st.dataframe(rules, hide_index=True, width="stretch")
     if summary["rows_rejected"]:
         st.caption("Rejected (line numbers in the source file)")
-        st.dataframe(st.session_state.import_rejected, hide_index=True, width="stretch")
+        st.dataframe(imported.rejected, hide_index=True, width="stretch")
     if not summary["rows_excluded"] and not summary["rows_rejected"]:
         st.write("Every row was used.")
 

@@ -9,6 +9,9 @@ RUN_STATES: tuple[str, ...] = (
     "DEADLINE", "RUNNING", "PENDING", "REQUEUED", "RESIZING", "REVOKED", "SUSPENDED",
 )
 
+# States whose GPU-hours count as failed work in the retrospective (waste and the plan-vs-actual gap).
+FAILED_STATES: tuple[str, ...] = ("FAILED", "NODE_FAIL", "PREEMPTED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY")
+
 
 # Slurm short codes (squeue / sacct -o State%2) and W&B run states, upper-cased, onto RUN_STATES.
 _RUN_STATE_ALIASES: dict[str, str] = {

@@ -1,0 +1,256 @@
+"""Plotly figures for the Retrospective page's usage views: spend over time against the budget, attribution
+by team / project / run, concurrent GPUs and their weekly pattern, and the purchase mix.
+
+Pure builders over the frames of ``dashboard.retro``: each returns a ``go.Figure`` and never imports
+streamlit. Costs are read as USD (the budget's currency).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from dashboard.format import count, usd
+from dashboard.ingest import UNTAGGED
+from dashboard.retro.filters import UNKNOWN_PRICING
+
+MS_PER_DAY = 86_400_000
+METRIC_AXIS: dict[str, tuple[str, str]] = {  # metric -> (per-period axis unit, cumulative axis title)
+    "cost": ("USD", "Cumulative cost (USD)"),
+    "gpu_hours": ("GPU-hours", "Cumulative GPU-hours"),
+}
+VALUE_FORMAT: dict[str, str] = {"cost": "$%{y:,.0f}", "gpu_hours": "%{y:,.0f} GPU-hours"}
+PRICING_LABELS: dict[str, str] = {"reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}
+PRICING_COLOURS: dict[str, str] = {"reserved": "#4c78a8", "on_demand": "#f58518", "spot": "#54a24b"}
+UNTAGGED_COLOUR = "#bab0ac"
+NA_GROUPS: tuple[str, ...] = (UNTAGGED, UNKNOWN_PRICING)
+GROUP_COLOURS: dict[str, str] = {**PRICING_COLOURS, **dict.fromkeys(NA_GROUPS, UNTAGGED_COLOUR)}
+PALETTE: tuple[str, ...] = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3", "#ff6692",
+                             "#b6e880", "#ff97ff", "#fecb52")  # plotly's default colours
+OTHER_COLOUR = "#7f7f7f"
+MAX_GROUPS = len(PALETTE)  # named groups drawn as their own bars, one colour each
+AXIS_ROOM = 1.05
+LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0}  # below the x-axis title
+
+
+def _period_days(spend_frame: pd.DataFrame) -> int:
+    """Length of the spend frame's periods in days: its ``attrs["freq"]`` ("W" is 7), else 7 when the periods
+    are a week or more apart, else 1."""
+    if "freq" in spend_frame.attrs:
+        return 7 if spend_frame.attrs["freq"] == "W" else 1
+    steps = pd.Series(spend_frame["period"].unique()).sort_values().diff().dropna()
+    return 7 if len(steps) and steps.min() >= pd.Timedelta(days=7) else 1
+
+
+def _top_groups(spend_frame: pd.DataFrame, metric: str, max_groups: int) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The spend frame with all but the ``max_groups`` largest groups (by total ``metric``) summed into one
+    "other" group per period ("(untagged)" and "(unknown)" are kept as they are), and a colour per group."""
+    totals = spend_frame.groupby("group", sort=False)[metric].sum()
+    ranked = totals.drop([label for label in NA_GROUPS if label in totals.index]).sort_values(ascending=False)
+    colours = {**GROUP_COLOURS}
+    for position, group in enumerate(ranked.index[:max_groups]):
+        colours.setdefault(group, PALETTE[position % len(PALETTE)])
+    if len(ranked) <= max_groups:
+        return spend_frame, colours
+    folded = set(ranked.index[max_groups:])
+    other = f"other ({len(folded)} groups)"
+    colours[other] = OTHER_COLOUR
+    group = spend_frame["group"].where(~spend_frame["group"].isin(folded), other)
+    return spend_frame.groupby(["period", group], sort=False)[["gpu_hours", "cost"]].sum().reset_index(), colours
+
+
+def _zero_aligned_ranges(*spans: tuple[float, float]) -> list[list[float]]:
+    """Ranges for axes sharing a plot, each holding its (low, high) span with 5 % room, zero at one height."""
+    spans = tuple((min(np.nan_to_num(low), 0.0), max(np.nan_to_num(high), 0.0)) for low, high in spans)
+    below = min(max(-low / (high - low) if high > low else 0.0 for low, high in spans), 0.9)
+    ranges = []
+    for low, high in spans:
+        length = max(high / (1.0 - below), -low / below if below > 0 else 0.0) or 1.0
+        ranges.append([-below * length * AXIS_ROOM, (1.0 - below) * length * AXIS_ROOM])
+    return ranges
+
+
+def spend_figure(
+    spend_frame: pd.DataFrame,
+    cumulative_frame: pd.DataFrame,
+    budget_usd: float | None,
+    metric: str = "cost",
+    max_groups: int = MAX_GROUPS,
+) -> go.Figure:
+    """Stacked bars of ``metric`` per period by group, with the running total, its forecast and the budget.
+
+    ``spend_frame`` is ``spend_over_time`` output, ``cumulative_frame`` ``cumulative_with_forecast`` of the
+    same metric per day. Bars use the left axis (per day or week; the ``max_groups`` largest groups, the rest
+    summed as "other", untagged always shown); the cumulative line (solid), forecast (dashed) and budget
+    (dotted, only for cost and when given) use the right axis, with zero level with the bars' zero. The
+    running total of a day is drawn at the day's end, so the last forecast point sits at the period's end.
+    """
+    if metric not in METRIC_AXIS:
+        raise ValueError(f"metric must be one of {tuple(METRIC_AXIS)}, not {metric!r}")
+    unit, cumulative_title = METRIC_AXIS[metric]
+    period_days = _period_days(spend_frame)
+    spend_frame, colours = _top_groups(spend_frame, metric, max_groups)
+    per = "week" if period_days == 7 else "day"
+    value = VALUE_FORMAT[metric]
+    fig = go.Figure()
+    groups = list(spend_frame.groupby("group", sort=False)[metric].sum().sort_values(ascending=False).index)
+    for group in groups:
+        rows = spend_frame[spend_frame["group"] == group]
+        fig.add_trace(
+            go.Bar(
+                x=rows["period"], y=rows[metric], name=str(group), xperiod=period_days * MS_PER_DAY,
+                xperiodalignment="middle",
+                marker={"color": colours[group]},
+                hovertemplate=f"%{{fullData.name}}<br>{per} of %{{x|%Y-%m-%d}}<br>{value}<extra></extra>",
+            )
+        )
+    day_end = cumulative_frame["day"] + pd.Timedelta(days=1)
+    day_label = cumulative_frame["day"].dt.strftime("%Y-%m-%d")
+    for name, column, dash in (("Cumulative", "cumulative", "solid"), ("Forecast", "forecast", "dash")):
+        shown = cumulative_frame[column].notna()
+        fig.add_trace(
+            go.Scatter(
+                x=day_end[shown], y=cumulative_frame.loc[shown, column], name=name, yaxis="y2", mode="lines",
+                line={"color": "#222222", "dash": dash}, customdata=day_label[shown],
+                hovertemplate=f"{name} to end of %{{customdata}}<br>{value}<extra></extra>",
+            )
+        )
+    budget_shown = metric == "cost" and budget_usd is not None and len(cumulative_frame) > 0
+    if budget_shown:
+        start = spend_frame["period"].min() if len(spend_frame) else cumulative_frame["day"].min()
+        fig.add_trace(
+            go.Scatter(
+                x=[min(start, cumulative_frame["day"].min()), day_end.max()], y=[budget_usd, budget_usd],
+                name="Budget", yaxis="y2", mode="lines", line={"color": "#d62728", "dash": "dot"},
+                hovertemplate=f"Budget {usd(budget_usd)}<extra></extra>",
+            )
+        )
+    values, period = spend_frame[metric], spend_frame["period"]
+    running = pd.concat([cumulative_frame["cumulative"], cumulative_frame["forecast"],
+                         pd.Series([budget_usd] if budget_shown else [], dtype=float)])
+    bar_range, line_range = _zero_aligned_ranges(
+        (values.clip(upper=0).groupby(period).sum().min(), values.clip(lower=0).groupby(period).sum().max()),
+        (running.min(), running.max()),
+    )
+    fig.update_layout(
+        title={"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, cumulative and forecast"},
+        barmode="relative",
+        xaxis={"title": {"text": "Date (UTC)"}},
+        yaxis={"title": {"text": f"{unit} per {per}"}, "range": bar_range},
+        yaxis2={"title": {"text": cumulative_title}, "overlaying": "y", "side": "right", "range": line_range,
+                "showgrid": False},
+        legend=LEGEND,
+        hovermode="closest",
+    )
+    return fig
+
+
+def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
+    """Treemap of ``metric`` by team → project → run from ``attribution_table``; "(untagged)" is a box of its
+    own at every level. Areas are the positive part of each run's ``metric`` (a run whose credits exceed its
+    charges has no area); the hover shows the net figures and the share of the total."""
+    if metric not in METRIC_AXIS:
+        raise ValueError(f"metric must be one of {tuple(METRIC_AXIS)}, not {metric!r}")
+    leaves = table.assign(size=table[metric].clip(lower=0.0))
+    columns = ["size", "cost", "gpu_hours"]
+    nodes = [pd.DataFrame({"id": ["all"], "label": ["All teams"], "parent": [""],
+                           **{column: [leaves[column].sum()] for column in columns}})]
+    path: list[str] = []
+    for level in ("team", "project", "run_id"):
+        grouped = leaves.groupby([*path, level], sort=False)[columns].sum().reset_index()
+        parent = pd.Series("all", index=grouped.index)
+        for ancestor in path:
+            parent = parent + "\x1f" + grouped[ancestor].astype(str)
+        label = grouped[level].astype(str)
+        nodes.append(grouped[columns].assign(id=parent + "\x1f" + label, label=label, parent=parent))
+        path.append(level)
+    frame = pd.concat(nodes, ignore_index=True)
+    total = frame.at[0, metric]
+    share = frame[metric] / total if total else np.full(len(frame), np.nan)
+    fig = go.Figure(
+        go.Treemap(
+            ids=frame["id"], labels=frame["label"], parents=frame["parent"], values=frame["size"],
+            branchvalues="total",
+            marker={"colors": np.where(frame["label"] == UNTAGGED, UNTAGGED_COLOUR, None)},
+            customdata=np.column_stack([frame["cost"], frame["gpu_hours"], share]),
+            hovertemplate="%{label}<br>$%{customdata[0]:,.0f} · %{customdata[1]:,.0f} GPU-hours"
+                          "<br>%{customdata[2]:.1%} of total<extra></extra>",
+            textinfo="label+percent root",
+        )
+    )
+    noun = "cost (USD)" if metric == "cost" else "GPU-hours"
+    fig.update_layout(title={"text": f"Who used it: {noun} by team → project → run"},
+                      margin={"t": 50, "l": 10, "r": 10, "b": 10})
+    return fig
+
+
+def load_figure(series: pd.Series, summary: dict) -> go.Figure:
+    """Concurrent GPUs per hour (``hourly_concurrency``) as a step line, with the peak and mean of
+    ``load_summary`` as horizontal lines."""
+    fig = go.Figure(
+        go.Scatter(
+            x=series.index, y=series.to_numpy(), name="GPUs in use", mode="lines", line={"shape": "hv"},
+            hovertemplate="%{x|%Y-%m-%d %H:00} UTC<br>%{y:,.1f} GPUs<extra></extra>",
+        )
+    )
+    span = [series.index.min(), series.index.max()] if len(series) else []
+    for name, key, dash in (("Peak", "peak_gpus", "dash"), ("Mean", "mean_gpus", "dot")):
+        level = summary[key]
+        fig.add_trace(
+            go.Scatter(
+                x=span, y=[level] * len(span), name=f"{name} {count(level)} GPUs", mode="lines",
+                line={"dash": dash}, hovertemplate=f"{name} %{{y:,.1f}} GPUs<extra></extra>",
+            )
+        )
+    ratio = summary["peak_to_mean"]
+    fig.update_layout(
+        title={"text": f"Concurrent GPUs per hour (peak / mean {'n/a' if np.isnan(ratio) else f'{ratio:.2f}×'})"},
+        xaxis={"title": {"text": "Hour (UTC)"}},
+        yaxis={"title": {"text": "GPUs in use (hourly mean)"}, "rangemode": "tozero"},
+        legend=LEGEND,
+    )
+    return fig
+
+
+def hour_of_week_figure(frame: pd.DataFrame) -> go.Figure:
+    """Heatmap of mean concurrent GPUs by weekday (rows, Monday on top) and UTC hour (``hour_of_week``)."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=frame.to_numpy(dtype=float), x=list(frame.columns), y=list(frame.index), colorscale="Blues",
+            colorbar={"title": {"text": "GPUs"}},
+            hovertemplate="%{y} %{x}:00 UTC<br>%{z:,.1f} GPUs on average<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title={"text": "Mean concurrent GPUs by hour of week"},
+        xaxis={"title": {"text": "Hour of day (UTC)"}, "dtick": 3},
+        yaxis={"title": {"text": "Day of week"}, "autorange": "reversed"},
+    )
+    return fig
+
+
+def mix_figure(shares: pd.DataFrame) -> go.Figure:
+    """GPU-hour and cost shares by pricing tier (``mix_shares``) as two 100 % stacked bars, with the realised
+    $/GPU-hour of each tier in the hover."""
+    fig = go.Figure()
+    for row in shares.itertuples(index=False):
+        name = PRICING_LABELS.get(row.pricing, str(row.pricing))
+        price = usd(row.usd_per_gpu_hour)
+        fig.add_trace(
+            go.Bar(
+                x=[row.gpu_hours_share * 100, row.cost_share * 100], y=["GPU-hours", "Cost"], orientation="h",
+                name=name, marker={"color": PRICING_COLOURS.get(row.pricing, UNTAGGED_COLOUR)},
+                customdata=[f"{count(row.gpu_hours)} GPU-hours", usd(row.cost)],
+                hovertemplate=f"{name}: %{{x:.1f}} % of %{{y}} (%{{customdata}})<br>{price} per GPU-hour"
+                              "<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title={"text": "Purchase mix: share of GPU-hours and of GPU cost by pricing tier"},
+        barmode="relative",
+        xaxis={"title": {"text": "Share (%)"}},
+        yaxis={"title": {"text": "Measure"}, "autorange": "reversed"},
+        legend=LEGEND,
+    )
+    return fig

@@ -1,0 +1,1 @@
+"""Retrospective analytics over the canonical usage table; pure, never imports streamlit."""

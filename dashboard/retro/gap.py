@@ -1,0 +1,269 @@
+"""Plan vs actual: split the gap between a plan (engine.estimate) and the usage table into waterfall parts.
+
+Only GPU compute is compared. The plan side is the plan's GPU-hours priced at its blended price:
+``(H_p_main + H_p_exp) * p_p`` with H_p_main = main-run GPU-hours (compute + planned stall + planned rework
+R_p), H_p_exp = experiments + evaluation + debugging; its non-GPU line items (storage, data, egress, people,
+TST pilot and switching) are left out (``plan_non_gpu_usd_excluded`` in the summary). D_p = the scenario's
+tokens (times the raw-token multiplier for TST).
+
+The actual side is the rows with GPU-hours > 0 (plus the GPU dollars with no GPU-hours, below). A row with
+a run_id in ``main_run_ids`` is main run; a row in a failed state (``FAILED_STATES``) is failed whatever its
+run; a row with no run_id is unattributed. H_fail = failed hours, H_main_ok / H_exp = main / other runs' hours
+not failed, H_unattr = hours with no run (idle or untagged capacity). D_a = tokens of the main run's rows not
+failed; when only some of those rows carry tokens, the rest are assumed to run at the same tokens per GPU-hour.
+
+Parts in GPU-hours (they add up to actual - plan):
+
+- scale = (H_p_main - R_p) * (D_a / D_p - 1): more or fewer tokens at the plan's efficiency;
+- efficiency = H_main_ok - (H_p_main - R_p) * D_a / D_p: GPU-hours per token (MFU, stalls) differing from
+  the plan. The interaction of scale and efficiency lands here, because scale is valued at plan efficiency;
+- failures and restarts = H_fail - R_p;
+- experiments = H_exp - H_p_exp;
+- idle / unattributed = H_unattr.
+
+Without tokens for the main run, scale = H_main_ok - (H_p_main - R_p) and efficiency = 0. Without any run
+state, failed hours cannot be told apart: the plan's rework R_p is assumed to have happened inside the main
+run (H_main_ok = main-run hours - R_p), so failures = 0 and any difference shows in efficiency.
+
+Dollars: each GPU-hour part x p_p, plus price = H_a * (p_a - p_p), where H_a = actual GPU-hours and
+p_a = (actual $ - unused commitment $) / H_a, so the price x volume interaction is assigned to price.
+Actual $ is the cost of the GPU rows, plus the cost of rows without GPU-hours of runs that have GPU-hours
+(e.g. a VM's vCPU SKU), plus commitment lines with no GPU-hours and no run (``commitment_mask``). Commitment
+cost goes to idle / unattributed when the export amortises it (reserved GPU rows carry cost, or there are none),
+since what is left on those lines is paid-for capacity nobody used; in an actual-cost view (reserved GPU rows
+cost 0, fees on their own lines, as in Azure's actual-cost or GCP's commitment fees) it is the price of the
+reserved hours and stays in price. GPU rows with no known cost are valued at p_p; when the table carries no
+cost at all (a run export: every cost 0 or NA), actual $ = H_a * p_p and price = 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.core.scenario import Scenario
+from dashboard.format import count, usd
+from dashboard.ingest.run_states import FAILED_STATES
+
+PARTS: tuple[str, ...] = (
+    "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
+)
+GAP_COLUMNS: tuple[str, ...] = ("part", "gpu_hours", "usd", "note")
+# Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations).
+COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
+
+
+def gpu_mask(usage: pd.DataFrame) -> np.ndarray:
+    """Rows with GPU-hours > 0."""
+    return (usage["gpu_hours"] > 0).to_numpy(dtype=bool)
+
+
+def failed_mask(usage: pd.DataFrame, failed_states: tuple[str, ...] = FAILED_STATES) -> np.ndarray:
+    """Rows whose run_state is one of ``failed_states``."""
+    return usage["run_state"].isin(failed_states).fillna(False).to_numpy(dtype=bool)
+
+
+def cost_is_known(usage: pd.DataFrame) -> bool:
+    """False when every cost is 0 or NA: run exports carry no prices and their readers set cost to 0."""
+    return bool(usage["cost"].fillna(0).ne(0).any())
+
+
+def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
+    """Commitment lines: no GPU-hours, no run, a cost, and a reserved tier or a commitment resource id.
+
+    These are FOCUS "Unused" commitment rows and AWS savings-plan fee rows (amortised exports: the cost left on
+    them is the unused part), and GCP commitment fees and Azure reservation purchases (actual-cost exports: the
+    whole fee).
+    """
+    no_gpu = ~(usage["gpu_hours"] > 0).to_numpy(dtype=bool)
+    no_run = usage["run_id"].isna().to_numpy(dtype=bool)
+    costed = usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool)
+    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
+    named = (
+        usage["resource_id"].str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
+        .fillna(False).to_numpy(dtype=bool)
+    )
+    return no_gpu & no_run & costed & (reserved | named)
+
+
+def commitment_is_unused(usage: pd.DataFrame) -> bool:
+    """Whether the cost on commitment lines is capacity nobody used (amortised view) rather than the fee itself.
+
+    False only in an actual-cost view: reserved GPU rows exist and all of them cost 0.
+    """
+    reserved_gpu = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
+    return not (reserved_gpu.any() and usage.loc[reserved_gpu, "cost"].fillna(0).eq(0).all())
+
+
+def suggest_main_runs(usage: pd.DataFrame) -> list[str]:
+    """The run id with the most GPU-hours, as a one-element list ([] when no row has a run)."""
+    rows = usage.loc[gpu_mask(usage)]
+    hours = rows.groupby(rows["run_id"].astype("string"))["gpu_hours"].sum()
+    return [str(hours.idxmax())] if len(hours) else []
+
+
+def _plan_totals(plan: dict[str, Any], scenario: Scenario) -> dict[str, float]:
+    tokens = scenario.tokens * (scenario.tst_token_multiplier if scenario.method == "tst" else 1.0)
+    main_h = float(plan["gpu_hours_main_run"])
+    experiments_h = float(plan["gpu_hours_experiments"])
+    price = float(plan["blended_price_per_gpu_hour"])
+    gpu_usd = (main_h + experiments_h) * price
+    return {
+        "plan_main_run_gpu_hours": main_h,
+        "plan_rework_gpu_hours": float(plan["gpu_hours_rework"]),
+        "plan_experiment_gpu_hours": experiments_h,
+        "plan_gpu_hours": main_h + experiments_h,
+        "plan_price_per_gpu_hour": price,
+        "plan_usd": gpu_usd,
+        "plan_non_gpu_usd_excluded": float(plan["cost_total_usd"]) - gpu_usd if "cost_total_usd" in plan else None,
+        "plan_tokens": float(tokens),
+    }
+
+
+def _actual_totals(
+    usage: pd.DataFrame, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float
+) -> dict[str, Any]:
+    gpu = gpu_mask(usage)
+    hours = usage["gpu_hours"].to_numpy(dtype=float)
+    has_run = usage["run_id"].notna().to_numpy(dtype=bool)
+    failed = failed_mask(usage, failed_states) & has_run
+    main = usage["run_id"].isin(main_run_ids).fillna(False).to_numpy(dtype=bool)
+    main_ok = gpu & main & ~failed
+    states_known = bool((gpu & has_run & usage["run_state"].notna().to_numpy(dtype=bool)).any())
+
+    tokens = usage["tokens"].to_numpy(dtype=float)
+    with_tokens = main_ok & ~np.isnan(tokens)
+    main_ok_h = float(hours[main_ok].sum())
+    token_hours = float(hours[with_tokens].sum())
+    tokens_known = token_hours > 0
+
+    gpu_h = float(hours[gpu].sum())
+    cost_known = cost_is_known(usage)
+    cost = usage["cost"].to_numpy(dtype=float)
+    if cost_known:
+        runs_with_gpu = usage.loc[gpu & has_run, "run_id"].unique()
+        host = ~gpu & usage["run_id"].isin(runs_with_gpu).fillna(False).to_numpy(dtype=bool)
+        commitment = commitment_mask(usage)
+        commitment_usd = float(np.nansum(cost[commitment]))
+        unused_usd = commitment_usd if commitment_is_unused(usage) else 0.0
+        costless_h = float(hours[gpu & np.isnan(cost)].sum())
+        actual_usd = float(np.nansum(cost[gpu]) + np.nansum(cost[host])) + commitment_usd + costless_h * plan_price
+    else:
+        commitment_usd = unused_usd = 0.0
+        costless_h = gpu_h
+        actual_usd = gpu_h * plan_price
+    return {
+        "actual_gpu_hours": gpu_h,
+        "actual_usd": actual_usd,
+        "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
+        "actual_main_ok_gpu_hours": main_ok_h,
+        "actual_failed_gpu_hours": float(hours[gpu & failed].sum()),
+        "actual_experiment_gpu_hours": float(hours[gpu & has_run & ~main & ~failed].sum()),
+        "actual_unattributed_gpu_hours": float(hours[gpu & ~has_run].sum()),
+        "actual_tokens": float(tokens[with_tokens].sum()) * main_ok_h / token_hours if tokens_known else None,
+        "token_coverage": token_hours / main_ok_h if main_ok_h > 0 else None,
+        "commitment_usd": commitment_usd,  # commitment lines with no GPU-hours, in actual $
+        "unused_commitment_usd": unused_usd,
+        "gpu_hours_valued_at_plan_price": costless_h,
+        "cost_known": cost_known,
+        "states_known": states_known,
+        "tokens_known": tokens_known,
+    }
+
+
+def _decompose(
+    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame, main_run_ids: list[str],
+    failed_states: tuple[str, ...],
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    p = _plan_totals(plan, scenario)
+    a = _actual_totals(actual, list(main_run_ids), failed_states, p["plan_price_per_gpu_hour"])
+    price_p = p["plan_price_per_gpu_hour"]
+    rework_p = p["plan_rework_gpu_hours"]
+    base_h = p["plan_main_run_gpu_hours"] - rework_p  # plan main run without its rework allowance
+    main_ok_h = a["actual_main_ok_gpu_hours"] - (0.0 if a["states_known"] else rework_p)
+
+    if a["tokens_known"]:
+        ratio = a["actual_tokens"] / p["plan_tokens"]
+        scale_h, efficiency_h = base_h * (ratio - 1.0), main_ok_h - base_h * ratio
+        coverage = a["token_coverage"]
+        scale_note = f"{count(a['actual_tokens'])} tokens trained vs {count(p['plan_tokens'])} planned, at plan MFU"
+        if coverage < 1:
+            scale_note += f"; tokens known for {coverage:.0%} of main-run GPU-hours, the rest assumed at that rate"
+        efficiency_note = "GPU-hours per token vs the plan (MFU, stalls); includes the scale x efficiency interaction"
+    else:
+        scale_h, efficiency_h = main_ok_h - base_h, 0.0
+        scale_note = "tokens unknown: all main-run hours above or below the plan"
+        efficiency_note = "tokens unknown"
+    if a["states_known"]:
+        failures_h = a["actual_failed_gpu_hours"] - rework_p
+        failures_note = (f"{count(a['actual_failed_gpu_hours'])} GPU-h in failed runs "
+                         f"vs {count(rework_p)} GPU-h planned rework")
+    else:
+        failures_h = 0.0
+        failures_note = "no run states: planned rework assumed to have happened inside the main run"
+    experiments_h = a["actual_experiment_gpu_hours"] - p["plan_experiment_gpu_hours"]
+    idle_h = a["actual_unattributed_gpu_hours"]
+
+    idle_note = "GPU-hours with no run (untagged or idle capacity)"
+    if a["unused_commitment_usd"]:
+        idle_note += f"; plus {usd(a['unused_commitment_usd'])} of unused commitment with no GPU-hours"
+    if not a["cost_known"]:
+        price_usd = 0.0
+        price_note = "no cost in the table: actual GPU-hours valued at the plan price"
+    else:
+        price_usd = a["actual_usd"] - a["unused_commitment_usd"] - a["actual_gpu_hours"] * price_p
+        price_a = a["actual_price_per_gpu_hour"]
+        price_note = (f"{usd(price_a)}/GPU-h paid vs {usd(price_p)}/GPU-h planned, over the actual GPU-hours"
+                      if price_a is not None else "dollars with no GPU-hours behind them")
+        if a["gpu_hours_valued_at_plan_price"]:
+            price_note += f"; {count(a['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at plan price"
+
+    hours = [scale_h, efficiency_h, failures_h, experiments_h, idle_h, 0.0]
+    dollars = [h * price_p for h in hours[:5]] + [price_usd]
+    dollars[4] += a["unused_commitment_usd"]
+    notes = [scale_note, efficiency_note, failures_note,
+             f"{count(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
+             f"{count(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
+             idle_note, price_note]
+    parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "note": notes},
+                         columns=list(GAP_COLUMNS))
+    summary = p | a | {
+        "gap_gpu_hours": a["actual_gpu_hours"] - p["plan_gpu_hours"],
+        "gap_usd": a["actual_usd"] - p["plan_usd"],
+        "main_run_ids": list(main_run_ids),
+    }
+    return parts, summary
+
+
+def plan_vs_actual(
+    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame, main_run_ids: list[str],
+    failed_states: tuple[str, ...] = FAILED_STATES,
+) -> pd.DataFrame:
+    """Waterfall parts from the plan to the actual usage (method in the module docstring).
+
+    ``plan`` is ``engine.estimate(scenario)``; ``actual`` a canonical usage table (billing, run export or
+    ``join_usage`` output). Returns one row per part in ``PARTS`` with columns ``part``, ``gpu_hours``,
+    ``usd``, ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
+    (the totals are in ``decomposition_summary``).
+    """
+    return _decompose(plan, scenario, actual, main_run_ids, failed_states)[0]
+
+
+def decomposition_summary(
+    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame, main_run_ids: list[str],
+    failed_states: tuple[str, ...] = FAILED_STATES,
+) -> dict[str, Any]:
+    """The totals behind ``plan_vs_actual``: plan and actual GPU-hours, dollars, $/GPU-h and tokens, and flags.
+
+    Keys: ``plan_gpu_hours``, ``plan_usd``, ``plan_price_per_gpu_hour``, ``plan_tokens``,
+    ``plan_main_run_gpu_hours``, ``plan_rework_gpu_hours``, ``plan_experiment_gpu_hours``,
+    ``plan_non_gpu_usd_excluded``; ``actual_gpu_hours``, ``actual_usd``, ``actual_price_per_gpu_hour`` (p_a:
+    actual $ less unused commitment, per GPU-hour; None without GPU-hours), ``actual_tokens`` (None when
+    unknown), ``token_coverage``, ``actual_main_ok_gpu_hours``,
+    ``actual_failed_gpu_hours``, ``actual_experiment_gpu_hours``, ``actual_unattributed_gpu_hours``,
+    ``commitment_usd``, ``unused_commitment_usd``, ``gpu_hours_valued_at_plan_price``; ``cost_known``,
+    ``states_known``, ``tokens_known``; ``gap_gpu_hours``, ``gap_usd`` and ``main_run_ids``.
+    """
+    return _decompose(plan, scenario, actual, main_run_ids, failed_states)[1]

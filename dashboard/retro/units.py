@@ -1,0 +1,117 @@
+"""Unit costs in hindsight: $ per GPU-hour, $ per million tokens and achieved MFU from the usage table.
+
+Only GPU rows (non-zero gpu_hours, see ``dashboard.retro.mix``) count; non-GPU cost is reported beside them.
+Token-based figures use only the rows that carry a token count (W&B runs), over those rows' own GPU-hours
+and cost, so numerator and denominator describe the same work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dashboard.core import compute
+from dashboard.core.hardware import catalogue, resolve_gpu_type
+from dashboard.ingest.gpus import gpu_name
+from dashboard.retro.mix import gpu_rows, has_prices, non_gpu_cost
+
+TOKENS_PER_MILLION = 1e6
+
+
+def catalogue_peak_tflops(gpu_type: object) -> float:
+    """Dense BF16 peak TFLOP/s of a gpu_type cell from the hardware catalogue ("H100 80GB HBM3" → H100 SXM);
+    NaN when the cell is missing or names an accelerator the catalogue does not hold."""
+    for name in (gpu_type, gpu_name(gpu_type)):
+        if isinstance(name, str):
+            try:
+                return catalogue()[resolve_gpu_type(name)].peak_bf16_dense_tflops
+            except (ValueError, KeyError):  # KeyError: "custom" resolves but has no catalogue entry
+                continue
+    return np.nan
+
+
+def _row_peaks(gpu_types: pd.Series) -> np.ndarray:
+    """Catalogue peak TFLOP/s of every cell, looked up once per distinct gpu_type."""
+    codes, uniques = pd.factorize(gpu_types, use_na_sentinel=True)
+    lookup = np.array([catalogue_peak_tflops(value) for value in uniques] + [np.nan])
+    return lookup[np.where(codes < 0, len(uniques), codes)]
+
+
+def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tflops: float | None = None) -> dict:
+    """$ per GPU-hour, $ per million tokens and achieved MFU, each NaN with a reason when it cannot be known.
+
+    - ``usd_per_gpu_hour`` = GPU rows' cost / their GPU-hours, over the rows whose cost is known (a joined
+      table leaves run-export rows without a billing match at NaN cost).
+    - ``usd_per_million_tokens`` = cost of the rows with tokens / their tokens × 1e6, over rows with a known cost.
+    - ``mfu`` = 6·N_active·tokens / (GPU-hours · 3600 · peak) over the rows with tokens, computed as
+      ``compute.gpu_hours(compute.model_flops(N_active, tokens), peak, 1.0)`` / GPU-hours, i.e. the GPU-hours
+      the tokens need at 100 % utilisation over those used. ``peak_tflops`` (dense BF16 TFLOP/s) applies to
+      every row; without it each row's peak comes from its gpu_type in the hardware catalogue, and the
+      peak used is the GPU-hour-weighted mean (so mixed GPU types give achieved / available FLOPs).
+
+    Returns ``gpu_hours``, ``gpu_cost``, ``non_gpu_cost``, ``usd_per_gpu_hour``, ``tokens``,
+    ``token_gpu_hours`` (GPU-hours of rows with tokens), ``token_cost``, ``usd_per_million_tokens``,
+    ``peak_tflops`` (used for MFU, NaN if none), ``mfu`` (fraction 0..1) and ``reasons`` (metric name →
+    why it is NaN; empty when all are known). Costs are NaN when the table has no currency (Slurm and
+    W&B exports carry no prices and read as cost 0).
+    """
+    reasons: dict[str, str] = {}
+    priced = has_prices(usage)
+    gpu = gpu_rows(usage)
+    hours = usage["gpu_hours"].to_numpy(dtype=float)
+    cost = usage["cost"].to_numpy(dtype=float)
+    known_cost = np.isfinite(cost)
+    gpu_hours = float(hours[gpu].sum())
+    priced_hours = float(hours[gpu & known_cost].sum())
+    gpu_cost = float(cost[gpu & known_cost].sum()) if priced else np.nan
+    usd_per_gpu_hour = gpu_cost / priced_hours if priced_hours and priced else np.nan
+    no_prices = "the export carries no prices (no currency): price it from the plan"
+    if not gpu_hours:
+        reasons["usd_per_gpu_hour"] = "no rows with GPU-hours"
+    elif not priced:
+        reasons["usd_per_gpu_hour"] = no_prices
+
+    row_tokens = usage["tokens"].to_numpy(dtype=float)
+    with_tokens = gpu & (np.nan_to_num(row_tokens) > 0)
+    tokens = float(row_tokens[with_tokens].sum())
+    token_gpu_hours = float(hours[with_tokens].sum())
+    priced_tokens = float(row_tokens[with_tokens & known_cost].sum())
+    token_cost = float(cost[with_tokens & known_cost].sum()) if priced else np.nan
+    no_tokens = "no GPU row carries a token count (billing exports do not; import the W&B runs table)"
+    usd_per_million_tokens = token_cost / priced_tokens * TOKENS_PER_MILLION if priced_tokens and priced else np.nan
+    if not tokens:
+        reasons["usd_per_million_tokens"] = no_tokens
+    elif not priced:
+        reasons["usd_per_million_tokens"] = no_prices
+
+    peak_used = np.nan
+    if peak_tflops is not None:
+        peak_used = float(peak_tflops)
+    elif tokens:
+        gpu_types = usage["gpu_type"].loc[with_tokens]
+        peaks = _row_peaks(gpu_types)
+        peak_used = float(np.sum(peaks * hours[with_tokens]) / token_gpu_hours)
+        if np.isnan(peak_used):
+            unknown = sorted({str(name) for name in gpu_types[np.isnan(peaks)].fillna("(missing)")})
+            reasons["mfu"] = f"no catalogue peak for gpu_type {', '.join(unknown)}: give peak_tflops"
+    mfu = np.nan
+    if not tokens:
+        reasons["mfu"] = no_tokens
+    elif active_params is None:
+        reasons["mfu"] = "active parameters not given"
+    elif "mfu" not in reasons:
+        ideal_gpu_hours = compute.gpu_hours(compute.model_flops(active_params, tokens), peak_used, 1.0)
+        mfu = float(ideal_gpu_hours / token_gpu_hours)
+    return {
+        "gpu_hours": gpu_hours,
+        "gpu_cost": gpu_cost,
+        "non_gpu_cost": non_gpu_cost(usage) if priced else np.nan,
+        "usd_per_gpu_hour": usd_per_gpu_hour,
+        "tokens": tokens,
+        "token_gpu_hours": token_gpu_hours,
+        "token_cost": token_cost,
+        "usd_per_million_tokens": usd_per_million_tokens,
+        "peak_tflops": peak_used,
+        "mfu": mfu,
+        "reasons": reasons,
+    }

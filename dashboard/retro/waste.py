@@ -1,0 +1,220 @@
+"""Waste checklist for the retrospective: failed runs, successful share, idle commitment, repeats, storage growth.
+
+Each check is a dict ``{"id", "check", "figure", "unit", "usd", "detail", "rows"}``: ``figure`` is the number to
+show (None when the export cannot answer the check, ``detail`` then says which export would), ``usd`` the
+dollars of waste behind it (None when unknown or not a waste amount) and ``rows`` the usage rows behind it.
+Rules:
+
+- Failed runs: GPU-hours in a failed state (``gap.FAILED_STATES``) as a % of the GPU-hours whose state is known.
+- Successful runs: cost of COMPLETED rows as a % of the cost of the GPU rows whose state is known (the detail
+  says what share of all cost that is); a table without cost (run export) uses GPU-hours instead.
+- Idle capacity: commitment paid for with no usage, i.e. the cost left on commitment lines with no GPU-hours
+  (``gap.commitment_mask``) in an amortised export, plus reserved GPU rows with no run. In an actual-cost view
+  (reserved GPU rows cost 0, fees on their own lines) the idle part cannot be separated. Daily billing lines
+  cannot show nights and weekends; the load pattern does.
+- Duplicate runs: among run rows (GPU-hours and a known state, not failed), a run is a repeat of an earlier one
+  with the same team, project, run_id, GPU type and GPU count (GPU-hours / duration, rounded) that started at
+  most ``DUPLICATE_START_WINDOW`` before it and lasted within ``DUPLICATE_DURATION_TOLERANCE`` of it. Restarts
+  after a failure are not repeats (failed runs are left out); recurring jobs days apart are not either. The
+  table carries no hyperparameters, so sweep members of equal shape are flagged too: these are candidates.
+  Needs run ids that repeat across jobs (Slurm job names); W&B ids are unique hashes.
+- Storage growth: storage lines are rows with no GPU-hours, no run, a positive cost, not a commitment line, and
+  a name: their resource_id, or else their team and project (the canonical table keeps no service name, so
+  other recurring named resources count too). A line whose cost per day (month cost / days in the month) grew
+  by more than ``STORAGE_GROWTH_MIN`` every calendar month, over two or more months, shows no sign of a
+  retention policy (a keep-last-K policy levels off). The figure is those lines' cost in their last month.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.format import count, usd
+from dashboard.retro.gap import (
+    commitment_is_unused,
+    commitment_mask,
+    cost_is_known,
+    failed_mask,
+    gpu_mask,
+)
+from dashboard.retro.join import join_usage
+
+DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
+DUPLICATE_DURATION_TOLERANCE = 0.10  # relative to the earlier run's duration
+STORAGE_GROWTH_MIN = 0.05  # cost per day must grow by more than this share every month
+NEEDS_STATES = "Needs run states: a Slurm sacct or W&B runs export, or pass one as `runs` to join it."
+
+
+def _check(
+    check_id: str, check: str, figure: float | None, unit: str, detail: str, rows: pd.DataFrame,
+    usd_value: float | None = None,
+) -> dict[str, Any]:
+    return {"id": check_id, "check": check, "figure": figure, "unit": unit, "usd": usd_value,
+            "detail": detail, "rows": rows}
+
+
+def _states_known(usage: pd.DataFrame) -> np.ndarray:
+    return gpu_mask(usage) & usage["run_state"].notna().to_numpy(dtype=bool)
+
+
+def failed_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
+    """Share of GPU-hours (with a known state) spent in failed runs."""
+    known = _states_known(usage)
+    if not known.any():
+        return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, usage.iloc[:0])
+    failed = known & failed_mask(usage)
+    hours = usage["gpu_hours"].to_numpy(dtype=float)
+    known_h, failed_h = hours[known].sum(), hours[failed].sum()
+    rows = usage.loc[failed]
+    by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum().sort_values(ascending=False)
+    detail = f"{count(failed_h)} of {count(known_h)} GPU-hours ended in a failed state"
+    if len(by_state):
+        detail += " (" + ", ".join(f"{state} {count(h)}" for state, h in by_state.items()) + ")"
+    if known_h < hours[gpu_mask(usage)].sum():
+        detail += f"; states known for {known_h / hours[gpu_mask(usage)].sum():.0%} of all GPU-hours"
+    cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
+    return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".", rows, cost)
+
+
+def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
+    """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
+    known = _states_known(usage)
+    if not known.any():
+        return _check("successful_runs", "Successful runs", None, "% of cost", NEEDS_STATES, usage.iloc[:0])
+    completed = known & usage["run_state"].eq("COMPLETED").fillna(False).to_numpy(dtype=bool)
+    rows = usage.loc[completed]
+    if cost_is_known(usage):
+        part, whole = float(rows["cost"].sum()), float(usage.loc[known, "cost"].sum())
+        unit, total = "% of cost", float(usage["cost"].sum())
+        what = f"{usd(part)} of the {usd(whole)} spent on runs with a known state"
+        if total > 0:
+            what += f" ({whole / total:.0%} of all cost in the table)"
+    else:
+        part, whole = float(rows["gpu_hours"].sum()), float(usage.loc[known, "gpu_hours"].sum())
+        unit, what = "% of GPU-hours", f"{count(part)} of {count(whole)} GPU-hours (the table carries no cost)"
+    figure = 100.0 * part / whole if whole > 0 else None
+    return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.", rows)
+
+
+def idle_capacity_check(usage: pd.DataFrame) -> dict[str, Any]:
+    """Commitment paid for but not used, plus reserved GPU-hours no run claims (USD)."""
+    commitment = commitment_mask(usage)
+    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
+    if not (commitment.any() or (reserved & gpu_mask(usage)).any()):
+        return _check("idle_capacity", "Idle capacity", None, "USD", (
+            "No reserved or committed capacity in this table. A billing export with commitment lines (FOCUS "
+            "CommitmentDiscountStatus, AWS savings-plan fees, GCP commitment fees, Azure reservations) answers it."
+        ), usage.iloc[:0])
+    if not commitment_is_unused(usage):
+        fees = float(usage.loc[commitment, "cost"].sum())
+        return _check("idle_capacity", "Idle capacity", None, "USD", (
+            f"Commitment fees ({usd(fees)}) are billed on their own lines and reserved usage shows no cost (an "
+            "actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS EffectiveCost, "
+            "Azure amortized cost, AWS CUR) answers it."
+        ), usage.loc[commitment])
+    untagged = reserved & gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool)
+    rows = usage.loc[commitment | untagged]
+    unused_usd, untagged_usd = float(usage.loc[commitment, "cost"].sum()), float(usage.loc[untagged, "cost"].sum())
+    detail = f"{usd(unused_usd)} of commitment paid with no usage"
+    if commitment.any():
+        days = usage.loc[commitment, "period_start"].dt.strftime("%Y-%m-%d")
+        detail += f" ({commitment.sum()} lines, {days.min()} to {days.max()})"
+    if untagged.any():
+        detail += (f"; {count(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours ({usd(untagged_usd)}) "
+                   "used with no run")
+    detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
+    total = unused_usd + untagged_usd
+    return _check("idle_capacity", "Idle capacity", total, "USD", detail, rows, total)
+
+
+def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
+    """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
+    start, end = usage["period_start"], usage["period_end"]
+    duration_h = ((end - start).dt.total_seconds() / 3600.0).to_numpy(dtype=float)
+    jobs = _states_known(usage) & usage["run_id"].notna().to_numpy(dtype=bool) & (np.nan_to_num(duration_h) > 0)
+    if not jobs.any():
+        return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours",
+                      "Needs a run export with job start and end times (Slurm sacct or W&B).", usage.iloc[:0])
+    if not usage.loc[jobs, "run_id"].duplicated().any():
+        return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours", (
+            "No run id occurs on more than one job, so repeats cannot be recognised (W&B ids are unique hashes). "
+            "A Slurm sacct export, where run_id is the job name, answers it."
+        ), usage.iloc[:0])
+    candidate = jobs & ~failed_mask(usage)
+    runs = usage.loc[candidate]
+    hours = duration_h[candidate]
+    keys = pd.DataFrame({column: runs[column].astype("string").fillna("") for column in
+                         ("team", "project", "run_id", "gpu_type")})
+    keys["gpus"] = np.rint(runs["gpu_hours"].to_numpy(dtype=float) / hours)
+    group = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
+    start_ns = runs["period_start"].dt.as_unit("ns").array.asi8
+    order = np.lexsort((start_ns, group))
+    group, start_ns, hours = group[order], start_ns[order], hours[order]
+    earlier = np.full(len(order), -1)
+    window_ns = DUPLICATE_START_WINDOW.value
+    for offset in range(1, len(order)):  # sorted by group then start: the window ends at the first miss
+        same = (group[offset:] == group[:-offset]) & (start_ns[offset:] - start_ns[:-offset] <= window_ns)
+        if not same.any():
+            break
+        alike = same & (np.abs(hours[offset:] - hours[:-offset]) <= DUPLICATE_DURATION_TOLERANCE * hours[:-offset])
+        later = np.flatnonzero(alike & (earlier[offset:] < 0)) + offset
+        earlier[later] = later - offset
+    repeats = np.flatnonzero(earlier >= 0)
+    rows = runs.iloc[order[repeats]].copy()
+    rows["duplicate_of"] = pd.array(runs["resource_id"].to_numpy(dtype=object)[order[earlier[repeats]]],
+                                    dtype="string")
+    repeat_h = float(rows["gpu_hours"].sum())
+    detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
+              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count(repeat_h)} GPU-hours. "
+              "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
+    cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
+    return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
+
+
+def storage_growth_check(usage: pd.DataFrame) -> dict[str, Any]:
+    """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month."""
+    no_gpu = ~gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool) & ~commitment_mask(usage)
+    named = usage["resource_id"].notna() | (usage["team"].notna() & usage["project"].notna())
+    storage = usage.loc[no_gpu & (usage["cost"] > 0).to_numpy(dtype=bool) & named.to_numpy(dtype=bool)]
+    if storage.empty:
+        return _check("storage_growth", "Storage growth", None, "USD/month", (
+            "No storage lines: a billing export with storage lines (bucket resource ids, or team and project tags) "
+            "answers it."
+        ), usage.iloc[:0])
+    name = storage["resource_id"].fillna(storage["team"] + " / " + storage["project"]).astype(str)
+    month = storage["period_start"].dt.tz_convert("UTC").dt.tz_localize(None).dt.to_period("M")
+    monthly = storage["cost"].groupby([name, month]).sum()
+    if monthly.index.get_level_values(1).nunique() < 2:
+        return _check("storage_growth", "Storage growth", None, "USD/month",
+                      "Storage lines cover one month only; an export of two or more months answers it.", storage)
+    growing = []
+    for line, series in monthly.groupby(level=0):
+        series = series.droplevel(0).sort_index()
+        per_day = series.to_numpy() / series.index.days_in_month.to_numpy()
+        if len(series) >= 2 and (per_day[1:] > per_day[:-1] * (1 + STORAGE_GROWTH_MIN)).all():
+            growing.append((line, series))
+    rows = storage.loc[name.isin([line for line, _ in growing]).to_numpy(dtype=bool)]
+    last_usd = float(sum(series.iloc[-1] for _, series in growing))
+    if growing:
+        detail = "; ".join(
+            f"{line}: " + " → ".join(usd(value) for value in series.to_numpy()) + " a month" for line, series in growing
+        ) + ". Growing every month: no sign of a retention policy."
+    else:
+        detail = f"No storage line grew every month ({name.nunique()} lines checked)."
+    return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
+
+
+def waste_checklist(usage: pd.DataFrame, runs: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """The five checks in order. ``runs`` (a run export) is joined to ``usage`` on run_id for the checks that
+    need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``."""
+    with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
+    return [
+        failed_runs_check(with_states),
+        successful_runs_check(with_states),
+        idle_capacity_check(usage),
+        duplicate_runs_check(with_states),
+        storage_growth_check(usage),
+    ]

@@ -1,0 +1,107 @@
+"""Bounded st.cache_data wrappers for the Retrospective page's analytics.
+
+Usage tables can hold a million rows, so they are never hashed: every wrapper takes a cheap `data_key`
+(the imported files' keys, the join key and the filters) and the frame itself as an underscore argument,
+which st.cache_data leaves out of the cache key. The same `data_key` must always mean the same frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.core.engine import estimate
+from dashboard.core.scenario import scenario_from_json
+from dashboard.figures import retro_gap, retro_usage
+from dashboard.retro import attribution, filters, gap, join, load, mix, spend, units, waste
+
+ENTRIES = 16
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Joining the billing and run exports…")
+def joined(data_key: Hashable, _billing: pd.DataFrame | None, _runs: pd.DataFrame | None,
+           on: str) -> tuple[pd.DataFrame, dict]:
+    return join.join_usage(_billing, _runs, on=on)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
+    return filters.filter_options(_usage)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Filtering…")
+def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projects, pricing) -> pd.DataFrame:
+    return filters.filter_usage(_usage, start, end, teams, projects, pricing)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def totals(data_key: Hashable, _usage: pd.DataFrame) -> dict[str, float]:
+    return {"cost": float(_usage["cost"].sum()), "gpu_hours": float(_usage["gpu_hours"].sum()),
+            "rows": len(_usage), **units.unit_costs(_usage)}
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Adding up spend…")
+def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, metric: str,
+                budget_usd: float) -> go.Figure:
+    frame = spend.spend_over_time(_usage, freq=freq, by=by)
+    quarter = spend.data_quarter(_usage)
+    daily = spend.daily_total(_usage, metric=metric)
+    cumulative = spend.cumulative_with_forecast(daily, quarter[1] if quarter else daily.index[-1].date())
+    return retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None, metric=metric)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Attributing spend…")
+def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, go.Figure]:
+    table = attribution.attribution_table(_usage)
+    return table, retro_usage.attribution_figure(table)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Comparing plan and actual…")
+def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_run_ids: tuple[str, ...],
+             failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], go.Figure]:
+    scenario = scenario_from_json(scenario_json)
+    plan = estimate(scenario)
+    parts = gap.plan_vs_actual(plan, scenario, _usage, list(main_run_ids), failed_states)
+    summary = gap.decomposition_summary(plan, scenario, _usage, list(main_run_ids), failed_states)
+    key = "usd" if unit == "usd" else "gpu_hours"
+    figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit)
+    return parts, summary, figure
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame) -> list[str]:
+    return gap.suggest_main_runs(_usage)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")
+def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], go.Figure]:
+    checklist = waste.waste_checklist(_usage)
+    return checklist, retro_gap.waste_figure(checklist)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner="Counting concurrent GPUs…")
+def load_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[dict, go.Figure, go.Figure]:
+    series = load.hourly_concurrency(_usage)
+    summary = load.load_summary(series)
+    return summary, retro_usage.load_figure(series, summary), retro_usage.hour_of_week_figure(
+        load.hour_of_week(series))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def mix_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, go.Figure]:
+    shares = mix.mix_shares(_usage)
+    return shares, retro_usage.mix_figure(shares)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def cost_at_mix(data_key: Hashable, _usage: pd.DataFrame, reserved_share: float, spot_share: float) -> dict:
+    return mix.cost_at_mix(_usage, reserved_share, spot_share)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def unit_view(data_key: Hashable, _usage: pd.DataFrame, active_params: float) -> dict:
+    return units.unit_costs(_usage, active_params=active_params)

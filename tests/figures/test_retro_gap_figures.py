@@ -1,0 +1,74 @@
+"""Retrospective figures: the plan-vs-actual waterfall and the waste bars, built from plain data."""
+
+import ast
+from pathlib import Path
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from dashboard.figures.retro_gap import gap_figure, waste_figure
+
+MODULE = Path(__file__).resolve().parents[2] / "dashboard" / "figures" / "retro_gap.py"
+
+PARTS = pd.DataFrame({
+    "part": ["scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price"],
+    "gpu_hours": [900.0, -100.0, 50.0, 0.0, 25.0, 0.0],
+    "usd": [1800.0, -200.0, 100.0, 0.0, 550.0, 1200.0],
+    "note": ["more tokens", "faster", "node failures", "as planned", "dev box", "dearer hours"],
+})
+
+
+@pytest.mark.parametrize(("unit", "plan_total", "axis_title", "first_part_text"), [
+    ("usd", 2400.0, "US dollars", "+$1.80k"),
+    ("gpu_hours", 1200.0, "GPU-hours", "+900.0 GPU-h"),
+])
+def test_gap_waterfall_runs_from_plan_through_parts_to_actual(unit, plan_total, axis_title, first_part_text):
+    actual_total = plan_total + PARTS[unit].sum()
+    figure = gap_figure(PARTS, plan_total, actual_total, unit=unit)
+    assert isinstance(figure, go.Figure)
+    (trace,) = figure.data
+    assert trace.type == "waterfall"
+    assert list(trace.x) == ["plan", *PARTS["part"], "actual"]
+    assert list(trace.measure) == ["absolute"] + ["relative"] * len(PARTS) + ["absolute"]
+    assert list(trace.y) == [plan_total, *PARTS[unit], actual_total]
+    assert trace.text[1] == first_part_text
+    assert list(trace.customdata[1:-1]) == list(PARTS["note"])
+    assert figure.layout.yaxis.title.text == axis_title
+    assert figure.layout.xaxis.title.text
+    assert axis_title in figure.layout.title.text
+    assert plan_total + sum(trace.y[1:-1]) == pytest.approx(trace.y[-1])
+
+
+def test_gap_figure_refuses_an_unknown_unit():
+    with pytest.raises(ValueError, match="unit"):
+        gap_figure(PARTS, 1.0, 2.0, unit="eur")
+
+
+def test_waste_figure_plots_the_checks_with_dollars():
+    checklist = [
+        {"check": "Failed runs", "figure": 40.0, "unit": "% of GPU-hours", "usd": 80.0},
+        {"check": "Successful runs", "figure": 60.0, "unit": "% of cost", "usd": None},
+        {"check": "Idle capacity", "figure": 335.0, "unit": "USD", "usd": 335.0},
+        {"check": "Storage growth", "figure": 368.0, "unit": "USD/month", "usd": 368.0},
+    ]
+    figure = waste_figure(checklist)
+    (trace,) = figure.data
+    assert list(trace.x) == [80.0, 335.0, 368.0]
+    assert list(trace.y) == ["Failed runs", "Idle capacity", "Storage growth (USD/month)"]
+    assert figure.layout.xaxis.title.text == "US dollars"
+    assert "Successful runs" in figure.layout.annotations[0].text
+
+
+def test_waste_figure_with_nothing_priced():
+    figure = waste_figure([{"check": "Duplicate runs", "figure": None, "unit": "GPU-hours", "usd": None}])
+    assert list(figure.data[0].x) == []
+    assert "Duplicate runs" in figure.layout.annotations[0].text
+
+
+def test_builders_are_pure():
+    tree = ast.parse(MODULE.read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    assert not any(name.split(".")[0] == "streamlit" for name in names)
+    assert "plotly.express" not in names

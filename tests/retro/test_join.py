@@ -1,0 +1,155 @@
+"""Joining billing and run exports: per-day prices on run hours, uncovered billing kept, match rates by hand."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.ingest import import_path
+from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
+from dashboard.retro.join import JOIN_SIDES, join_usage
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+
+
+def usage(*rows: dict) -> pd.DataFrame:
+    """A canonical usage table from row dicts; unspecified fields are NA (cost 0, one day from 1 May 2025)."""
+    defaults = {"period_start": "2025-05-01", "gpu_hours": 0.0, "cost": 0.0, "currency": "USD"}
+    table = pd.DataFrame([defaults | row for row in rows], columns=list(CANONICAL_COLUMNS))
+    table["period_start"] = pd.to_datetime(table["period_start"], utc=True)
+    table["period_end"] = pd.to_datetime(table["period_end"], utc=True).fillna(
+        table["period_start"] + pd.Timedelta(days=1))
+    table["billed_cost"] = table["billed_cost"].astype(float).combine_first(table["cost"].astype(float))
+    table["source_row"] = range(2, len(table) + 2)
+    return table.astype(CANONICAL_COLUMNS)
+
+
+# Run A is billed at $2/GPU-h on 1 May and $4/GPU-h on 2 May; B is billed but not in the run export.
+RESERVED_A = {"run_id": "A", "project": "p", "pricing": "reserved"}
+BILLING = usage(
+    {"period_start": "2025-05-01", "gpu_hours": 10.0, "cost": 20.0, **RESERVED_A},
+    {"period_start": "2025-05-02", "gpu_hours": 10.0, "cost": 40.0, **RESERVED_A},
+    {"period_start": "2025-05-01", "gpu_hours": 5.0, "cost": 5.0, "run_id": "B", "project": "q", "pricing": "spot"},
+    {"period_start": "2025-05-01", "gpu_hours": 3.0, "cost": 3.0},  # untagged
+    {"period_start": "2025-05-01", "cost": 7.0, "resource_id": "bucket", "project": "p"},  # storage
+)
+# Run A's job spans noon 1 May to noon 2 May (4 GPU-h on each day); run C is not billed, its project is.
+RUNS = usage(
+    {"period_start": "2025-05-01T12:00", "period_end": "2025-05-02T12:00", "gpu_hours": 8.0, "run_id": "A",
+     "project": "p", "run_state": "COMPLETED", "tokens": 100.0, "resource_id": "1001", "currency": None},
+    {"period_start": "2025-05-01T00:00", "period_end": "2025-05-01T06:00", "gpu_hours": 6.0, "run_id": "C",
+     "project": "p", "run_state": "FAILED", "resource_id": "1002", "currency": None},
+)
+
+
+def test_run_hours_are_priced_per_day_and_the_rest_of_the_bill_is_kept():
+    joined, stats = join_usage(BILLING, RUNS)
+    assert list(joined.columns) == [*CANONICAL_COLUMNS, "join_side"]
+    assert set(joined["join_side"]) == set(JOIN_SIDES)
+    both = joined[joined["join_side"] == "both"]
+    assert len(both) == 1
+    priced = both.iloc[0]
+    assert priced["cost"] == pytest.approx(4 * 2.0 + 4 * 4.0)
+    assert priced["billed_cost"] == pytest.approx(24.0)
+    assert (priced["run_state"], priced["tokens"], priced["resource_id"]) == ("COMPLETED", 100.0, "1001")
+    assert (priced["currency"], priced["pricing"]) == ("USD", "reserved")
+
+    residual = joined[(joined["join_side"] == "billing") & joined["run_id"].eq("A").fillna(False)]
+    assert residual["gpu_hours"].tolist() == pytest.approx([6.0, 6.0])  # 10 billed - 4 in the run export, each day
+    assert residual["cost"].tolist() == pytest.approx([12.0, 24.0])
+    assert residual["run_state"].isna().all()
+
+    unmatched_run = joined[joined["join_side"] == "runs"].iloc[0]
+    assert unmatched_run["run_id"] == "C" and np.isnan(unmatched_run["cost"])
+    assert joined["gpu_hours"].sum() == pytest.approx(BILLING["gpu_hours"].sum() + 6.0)
+    assert joined["cost"].sum() == pytest.approx(BILLING["cost"].sum())  # run hours never exceed the bill here
+    assert stats["runs_gpu_hours_beyond_billing"] == 0.0
+
+
+@pytest.mark.parametrize(("on", "billing_hours_share", "billing_cost_share", "runs_hours_share", "matched"), [
+    # billing GPU rows: A 20 h / $60, B 5 h / $5, untagged 3 h / $3; runs: A 8 h, C 6 h
+    ("run_id", 20 / 28, 60 / 68, 8 / 14, 1),
+    # projects: billing p (A) and q (B); both runs are in p
+    ("project", 20 / 28, 60 / 68, 14 / 14, 1),
+])
+def test_match_rates(on, billing_hours_share, billing_cost_share, runs_hours_share, matched):
+    _, stats = join_usage(BILLING, RUNS, on=on)
+    assert stats["billing_gpu_hours_matched_share"] == pytest.approx(billing_hours_share)
+    assert stats["billing_cost_matched_share"] == pytest.approx(billing_cost_share)
+    assert stats["runs_gpu_hours_matched_share"] == pytest.approx(runs_hours_share)
+    assert stats["keys_matched"] == matched
+    assert stats["billing_gpu_hours"] == 28.0 and stats["runs_gpu_hours"] == 14.0
+    assert not stats["billing_missing"] and not stats["runs_missing"]
+
+
+def test_unmatched_keys_are_listed():
+    _, stats = join_usage(BILLING, RUNS)
+    assert stats["billing_keys_unmatched"] == ["B"]
+    assert stats["runs_keys_unmatched"] == ["C"]
+
+
+def test_run_hours_beyond_the_bill_are_priced_at_that_days_rate():
+    runs = usage({"period_start": "2025-05-01", "gpu_hours": 15.0, "run_id": "A", "run_state": "COMPLETED"},
+                 {"period_start": "2025-05-03", "gpu_hours": 2.0, "run_id": "A", "run_state": "COMPLETED"})
+    joined, stats = join_usage(BILLING, runs)
+    both = joined[joined["join_side"] == "both"]
+    # 1 May: 15 h at $2; 3 May has no billed hours for A: the period price, $60 / 20 h = $3
+    assert both["cost"].tolist() == pytest.approx([30.0, 6.0])
+    assert stats["runs_gpu_hours_beyond_billing"] == pytest.approx(5.0 + 2.0)
+    residual = joined[(joined["join_side"] == "billing") & joined["run_id"].eq("A").fillna(False)]
+    assert residual["period_start"].dt.day.tolist() == [2]  # 1 May is fully covered by the run export
+
+
+def test_mixed_pricing_tiers_leave_the_tier_unknown():
+    billing = usage({"gpu_hours": 10.0, "cost": 20.0, "run_id": "A", "pricing": "reserved"},
+                    {"gpu_hours": 10.0, "cost": 60.0, "run_id": "A", "pricing": "on_demand"})
+    runs = usage({"gpu_hours": 5.0, "run_id": "A", "run_state": "COMPLETED"})
+    joined, _ = join_usage(billing, runs)
+    priced = joined[joined["join_side"] == "both"].iloc[0]
+    assert priced["cost"] == pytest.approx(5 * 4.0)
+    assert pd.isna(priced["pricing"])
+
+
+@pytest.mark.parametrize("missing", ["billing", "runs", "both"])
+def test_a_missing_side_returns_the_other_unchanged(missing):
+    billing = None if missing in ("billing", "both") else BILLING
+    runs = None if missing in ("runs", "both") else RUNS
+    joined, stats = join_usage(billing, runs)
+    assert joined is (runs if billing is None else billing)
+    assert stats["billing_missing"] == (billing is None)
+    assert stats["runs_missing"] == (runs is None)
+    assert stats["billing_gpu_hours_matched_share"] is None
+    assert stats["runs_gpu_hours_matched_share"] is None
+
+
+def test_nothing_matches():
+    runs = usage({"gpu_hours": 5.0, "run_id": "Z", "run_state": "COMPLETED"})
+    joined, stats = join_usage(BILLING, runs)
+    assert stats["keys_matched"] == 0
+    assert stats["billing_gpu_hours_matched_share"] == 0.0 and stats["runs_gpu_hours_matched_share"] == 0.0
+    assert set(joined["join_side"]) == {"billing", "runs"}
+    assert len(joined) == len(BILLING) + 1
+
+
+def test_unknown_key_is_refused():
+    with pytest.raises(ValueError, match="join key"):
+        join_usage(BILLING, RUNS, on="team")
+
+
+@pytest.mark.parametrize(("runs_file", "on", "matched"), [("slurm_sample.txt", "run_id", 5),
+                                                           ("wandb_sample.csv", "project", 6)])
+def test_bundled_samples(runs_file, on, matched):
+    options = ReadOptions(timezone="UTC")
+    billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
+    runs, _ = import_path(SAMPLES / runs_file, options=options)
+    joined, stats = join_usage(billing, runs, on=on)
+    assert stats["keys_matched"] == matched
+    for share in ("billing_gpu_hours_matched_share", "billing_cost_matched_share", "runs_gpu_hours_matched_share"):
+        assert 0 < stats[share] <= 1
+    # every billed GPU-hour is kept; the join adds only run hours beyond the bill and unmatched run hours
+    unmatched_run_hours = joined.loc[joined["join_side"] == "runs", "gpu_hours"].sum()
+    assert joined["gpu_hours"].sum() == pytest.approx(
+        billing["gpu_hours"].sum() + stats["runs_gpu_hours_beyond_billing"] + unmatched_run_hours)
+    assert joined.loc[joined["join_side"] == "both", "cost"].notna().all()
+    assert len(joined[joined["gpu_hours"] == 0]) == len(billing[billing["gpu_hours"] == 0])
