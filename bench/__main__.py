@@ -2,7 +2,7 @@
 
 import importlib
 
-BENCHMARKS = ("bench.engine_bench", "bench.ingest_bench", "bench.plan_bench")
+BENCHMARKS = ("bench.engine_bench", "bench.ingest_bench", "bench.plan_bench", "bench.retro_bench")
 
 for name in BENCHMARKS:
     print(f"# {name}")

@@ -27,3 +27,11 @@ def count(value: float, digits: int = 2) -> str:
         if abs(value) >= limit:
             return f"{value / limit:,.{digits}f}{suffix}"
     return f"{value:,.1f}"
+
+
+def short(value: float) -> str:
+    """Three significant digits and a suffix, for slider labels: 405B, 1.5B, 15.6T, 512."""
+    for limit, suffix in COUNT_STEPS:
+        if abs(value) >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.3g}"

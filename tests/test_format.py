@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.format import count, usd
+from dashboard.format import count, short, usd
 
 
 @pytest.mark.parametrize(("value", "digits", "text"), [
@@ -25,3 +25,9 @@ def test_usd(value, digits, text):
 ])
 def test_count(value, text):
     assert count(value) == text
+
+
+@pytest.mark.parametrize(("value", "text"), [(405e9, "405B"), (1.5e9, "1.5B"), (15.6e12, "15.6T"), (512, "512"),
+                                             (2e12, "2T"), (131072, "131k")])
+def test_short(value, text):
+    assert short(value) == text

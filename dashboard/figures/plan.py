@@ -43,9 +43,9 @@ def _label(key: str) -> str:
     return LABELS.get(key, key.replace("_", " "))
 
 
-def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+def _layout(title: str, x_title: str, y_title: str, subtitle: str = "", **extra: Any) -> dict[str, Any]:
     layout = {
-        "title": {"text": title},
+        "title": {"text": title, "subtitle": {"text": subtitle}},
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}},
         "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
@@ -83,8 +83,8 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
         "hovertemplate": "%{x}: %{text}<extra></extra>",
     }
     layout = _layout(
-        f"Cost by line item: {_usd(total)}, {total / budget_usd:.0%} of the {_usd(budget_usd)} budget",
-        "line item", "cost (USD)",
+        "Cost by line item", "line item", "cost (USD)",
+        subtitle=f"{_usd(total)}: {total / budget_usd:.0%} of the {_usd(budget_usd)} budget",
         yaxis={"tickprefix": "$", "range": [0.0, max(total, budget_usd) * HEADROOM]},
         showlegend=False,
         shapes=[
@@ -169,11 +169,12 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Fi
              "", f"{count(reference['tst_tokens'])} tokens vs baseline {count(reference['baseline_tokens'])}"],
         ))
     net = tst["net_savings_usd"]
-    title = (
-        f"TST at matched loss: net {'saving' if net >= 0 else 'loss'} {_usd(abs(net))} "
+    subtitle = (
+        f"Net {'saving' if net >= 0 else 'loss'} {_usd(abs(net))} "
         f"after a {_usd(tst['pilot_cost_usd'])} pilot and {_usd(tst['switching_cost_usd'])} switching"
     )
-    layout = _layout(title, "", "% of the baseline (baseline = 100 %)", barmode="group", yaxis={"ticksuffix": " %"})
+    layout = _layout("TST against baseline at matched loss", "", "% of the baseline (baseline = 100 %)",
+                     subtitle=subtitle, barmode="group", yaxis={"ticksuffix": " %"})
     return go.Figure(data=traces, layout=layout)
 
 
@@ -257,10 +258,10 @@ def scaling_figure(curve: pd.DataFrame, points: dict[str, Any]) -> go.Figure:
             "y": [point["predicted_loss"]], "customdata": [point["tokens"] / 1e9],
             "marker": {"size": 13, "symbol": symbol}, "hovertemplate": hover,
         })
-    title = (
-        f"Predicted loss at C = {points['model_flops']:.3g} FLOPs: this plan {points['plan']['predicted_loss']:.3f}, "
-        f"compute-optimal {points['optimal']['predicted_loss']:.3f}"
+    subtitle = (
+        f"This plan {points['plan']['predicted_loss']:.3f}, compute-optimal {points['optimal']['predicted_loss']:.3f}"
     )
-    layout = _layout(title, "active parameters (billions, log scale)", "predicted loss (nats per token)",
+    layout = _layout(f"Predicted loss at C = {points['model_flops']:.3g} FLOPs",
+                     "active parameters (billions, log scale)", "predicted loss (nats per token)", subtitle=subtitle,
                      xaxis={"type": "log"})
     return go.Figure(data=traces, layout=layout)

@@ -181,8 +181,8 @@ def _check_not_binary(sample: bytes, filename: str) -> None:
     controls = sum(sample.count(bytes([c])) for c in range(32) if c not in (9, 10, 13))
     if b"\x00" in sample or controls > len(sample) // 100:
         raise UnreadableFile(
-            f"{filename or 'The file'} is binary data, not a CSV, gzip, zip or Parquet export. Upload the billing "
-            "export as CSV (optionally .gz or .zip) or Parquet."
+            f"{filename or 'The file'} is binary data, not a CSV, gzip, zip or Parquet export. Upload the billing or "
+            "run export as CSV (optionally .gz or .zip) or Parquet."
         )
 
 

@@ -27,29 +27,16 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
-from dashboard.retro.filters import epoch_ns
+from dashboard.retro.periods import spread_by_day
 
 JOIN_KEYS: tuple[str, ...] = ("run_id", "project")
 JOIN_SIDES: tuple[str, ...] = ("both", "billing", "runs")
-NS_PER_DAY = 86_400 * 10**9
 PRICED = ("gpu_hours", "cost", "billed_cost")
 
 
 def _day_pieces(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (row position, UTC day) a row touches, with the share of its duration in that day.
-
-    A row with no duration (period_end missing or not after period_start) is one piece on its start day.
-    """
-    start = epoch_ns(frame["period_start"])
-    end = np.maximum(epoch_ns(frame["period_end"]), start)
-    timed = end > start
-    first_day = start // NS_PER_DAY
-    days_touched = np.where(timed, (end - 1) // NS_PER_DAY, first_day) - first_day + 1
-    rows = np.repeat(np.arange(len(frame)), days_touched)
-    day = first_day[rows] + np.arange(len(rows)) - np.repeat(np.cumsum(days_touched) - days_touched, days_touched)
-    overlap = np.minimum(end[rows], (day + 1) * NS_PER_DAY) - np.maximum(start[rows], day * NS_PER_DAY)
-    duration = (end - start)[rows]
-    share = np.where(timed[rows], overlap / np.where(duration > 0, duration, 1), 1.0)
+    """One row per (row position, UTC day) a row touches, with the share of its duration in that day."""
+    rows, day, share = spread_by_day(frame)
     return pd.DataFrame({"row": rows, "day": day, "share": share})
 
 

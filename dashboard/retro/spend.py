@@ -16,36 +16,12 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.rows import take_strings
-from dashboard.retro.filters import epoch_ns, group_codes, utc_day
+from dashboard.retro.filters import group_codes, utc_day
+from dashboard.retro.periods import NS_PER_DAY, spread_by_day
 
-NS_PER_DAY = 86_400 * 10**9
 FREQS: tuple[str, ...] = ("D", "W")
 GROUPS: tuple[str, ...] = ("team", "project", "pricing")
 METRICS: tuple[str, ...] = ("cost", "gpu_hours")
-
-
-def _spread_by_day(usage: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, day, fraction) triples: row ``row`` spends ``fraction`` of its duration in UTC day ``day``.
-
-    ``day`` counts days since 1970-01-01. Each row's fractions sum to 1. Vectorised: rows are repeated once
-    per day they touch, so a quarter of daily and hourly lines costs about one entry per row.
-    """
-    start = epoch_ns(usage["period_start"])
-    end = np.maximum(epoch_ns(usage["period_end"]), start)  # NaT (minimum int64) or end < start: no duration
-    timed = end > start
-    first_day = start // NS_PER_DAY
-    last_day = np.where(timed, (end - 1) // NS_PER_DAY, first_day)
-    days_touched = last_day - first_day + 1
-    if (days_touched == 1).all():
-        rows = np.arange(len(usage))
-        return rows, first_day, np.ones(len(usage))
-    rows = np.repeat(np.arange(len(usage)), days_touched)
-    offsets = np.arange(len(rows)) - np.repeat(np.cumsum(days_touched) - days_touched, days_touched)
-    day = first_day[rows] + offsets
-    overlap = np.minimum(end[rows], (day + 1) * NS_PER_DAY) - np.maximum(start[rows], day * NS_PER_DAY)
-    duration = (end - start)[rows]
-    fraction = np.where(timed[rows], overlap / np.where(duration > 0, duration, 1), 1.0)
-    return rows, day, fraction
 
 
 def _days_to_timestamps(days: np.ndarray) -> pd.DatetimeIndex:
@@ -83,7 +59,7 @@ def spend_over_time(usage: pd.DataFrame, freq: str = "D", by: str = "team") -> p
         frame.attrs["freq"] = freq
         return frame
     codes, labels = group_codes(usage, by)
-    rows, day, fraction = _spread_by_day(usage)
+    rows, day, fraction = spread_by_day(usage)
     period = _week_start(day) if freq == "W" else day
     step = 7 if freq == "W" else 1
     first = period.min()
@@ -115,7 +91,7 @@ def daily_total(usage: pd.DataFrame, metric: str = "cost") -> pd.Series:
         raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
     if usage.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="day"), name=metric)
-    rows, day, fraction = _spread_by_day(usage)
+    rows, day, fraction = spread_by_day(usage)
     first = day.min()
     values = np.bincount(day - first, weights=usage[metric].to_numpy(dtype=float)[rows] * fraction)
     index = _days_to_timestamps(np.arange(first, first + len(values)))

@@ -1,4 +1,4 @@
-"""Bounded st.cache_data wrappers around the pure engine and figure builders (pages call them only through these)."""
+"""Bounded cache wrappers around the pure engine and figure builders (pages call them only through these)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ def cached_estimate(scenario_json: str) -> dict[str, Any]:
     return estimate(scenario_from_json(scenario_json))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def plan_figure(scenario_json: str, name: str) -> go.Figure:
-    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario's JSON text."""
+    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario's JSON text.
+
+    A resource cache rather than a data cache: a figure is never changed after it is built (`st.plotly_chart`
+    only reads it), so sessions can share it, and every slider move saves pickling a fresh figure.
+    """
     return plan_chart(name, scenario_from_json(scenario_json), cached_estimate(scenario_json))

@@ -16,14 +16,14 @@ import streamlit as st
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario
-from dashboard.format import count
+from dashboard.format import short
 
 Kind = Literal["log", "slider", "number", "select", "toggle"]
-MANTISSAS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
 
 
 def log_grid(low: float, high: float) -> tuple[float, ...]:
-    """1-1.5-2-3-5-7 steps per decade from `low` to `high` (both kept)."""
+    """Eleven steps per decade (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8) from `low` to `high` (both kept)."""
     decades = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
     values = {m * 10.0**d for d in decades for m in MANTISSAS}
     return tuple(sorted(v for v in values | {low, high} if low <= v <= high))
@@ -200,8 +200,6 @@ def _number_typed(control: Control) -> None:
     st.session_state[control.widget] = nearest(control.options, st.session_state[control.number] * control.scale)
 
 
-def _log_label(value: float) -> str:
-    return count(value).removesuffix(".0")
 
 
 def _bounds(control: Control, value: float) -> tuple[float, float]:
@@ -216,7 +214,7 @@ def render(control: Control, disabled: bool = False) -> None:
         low, high = _bounds(control, state[control.number])
         left, right = st.columns([3, 2], vertical_alignment="bottom")
         left.select_slider(control.label, options=control.options, key=control.widget, help=control.help,
-                           format_func=_log_label, on_change=_slider_moved, args=(control,), disabled=disabled,
+                           format_func=short, on_change=_slider_moved, args=(control,), disabled=disabled,
                            persist_state=PERSIST)
         right.number_input(f"Exact {control.label[0].lower()}{control.label[1:]}", min_value=low, max_value=high,
                            step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,

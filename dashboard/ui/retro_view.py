@@ -13,6 +13,7 @@ from dashboard.core.scenario import Scenario
 from dashboard.format import count, usd
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.retro.gap import PARTS
+from dashboard.retro.mix import has_prices
 from dashboard.ui import retro_cache as cache
 
 ROWS_SHOWN = 500
@@ -57,8 +58,9 @@ def tiles(key: Hashable, usage: pd.DataFrame) -> None:
     """Headline numbers of the filtered view."""
     numbers = cache.unit_view(key, usage, float("nan"))
     columns = st.columns(5)
-    columns[0].metric("Cost", _money(float(usage["cost"].sum())), help="Sum of the cost column (amortised where "
-                      "the export provides it), credits and fees included.")
+    cost = float(usage["cost"].sum()) if has_prices(usage) else math.nan  # a run export alone carries no prices
+    columns[0].metric("Cost", _money(cost), help="Sum of the cost column (amortised where the export provides it), "
+                      "credits and fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
     columns[1].metric("GPU-hours", count(float(usage["gpu_hours"].sum())))
     columns[2].metric("$ per GPU-hour", _money(numbers["usd_per_gpu_hour"]),
                       help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
@@ -122,7 +124,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: s
     st.caption(
         f"The {len(PARTS)} parts add up exactly to actual − plan. Order of attribution: scale is valued at the "
         "plan's efficiency, so the scale × efficiency interaction lands in efficiency; hour parts are priced at "
-        "the plan's $/GPU-hour, so the price × volume interaction lands in price. Method: docs/method.md §8."
+        "the plan's $/GPU-hour, so the price × volume interaction lands in price (Method & sources, §8)."
     )
 
 

@@ -8,7 +8,7 @@ from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario, with_overrides
 from dashboard.format import count, usd
-from dashboard.ui.plan_controls import CONTROLS, GROUPS
+from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, nearest
 
 
 def _metric(at, prefix):
@@ -176,3 +176,16 @@ def test_settings_that_do_not_fit_together_keep_the_last_valid_numbers(app):
     assert not at.exception
     assert any("exceeds 1" in e.value for e in at.error)
     assert _tiles(at) == before
+
+
+@pytest.mark.parametrize(("low", "high", "value", "nearest_option"), [
+    (1e8, 2e12, 405e9, 4e11),  # Llama 3.1 405B sits on the 400B step
+    (1e8, 2e12, 671e9, 7e11),
+    (1e9, 1e14, 15.6e12, 15e12),
+    (1e8, 2e12, 5e13, 2e12),  # beyond the slider: its last step (the number box keeps the exact value)
+])
+def test_log_slider_steps(low, high, value, nearest_option):
+    options = log_grid(low, high)
+    assert options[0] == low and options[-1] == high
+    assert len(options) == len(set(options))
+    assert nearest(options, value) == pytest.approx(nearest_option)

@@ -1,6 +1,5 @@
 """Retrospective figures: the plan-vs-actual waterfall and the waste bars, built from plain data."""
 
-import ast
 from pathlib import Path
 
 import pandas as pd
@@ -64,11 +63,3 @@ def test_waste_figure_with_nothing_priced():
     figure = waste_figure([{"check": "Duplicate runs", "figure": None, "unit": "GPU-hours", "usd": None}])
     assert list(figure.data[0].x) == []
     assert "Duplicate runs" in figure.layout.annotations[0].text
-
-
-def test_builders_are_pure():
-    tree = ast.parse(MODULE.read_text(encoding="utf-8"))
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert not any(name.split(".")[0] == "streamlit" for name in names)
-    assert "plotly.express" not in names

@@ -1,6 +1,5 @@
 """Retrospective usage figures: traces, values, names and axis titles for small hand-built frames."""
 
-import ast
 from datetime import date
 from pathlib import Path
 
@@ -34,13 +33,6 @@ SPEND = pd.DataFrame({
 })
 DAILY = pd.Series([150.0, 280.0], index=_days("2025-04-01", "2025-04-02"))
 CUMULATIVE = spend.cumulative_with_forecast(DAILY, date(2025, 4, 4))
-
-
-def test_figure_module_imports_neither_streamlit_nor_plotly_express():
-    tree = ast.parse((ROOT / "dashboard/figures/retro_usage.py").read_text(encoding="utf-8"))
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert not any(name.split(".")[0] == "streamlit" or name.startswith("plotly.express") for name in names)
 
 
 def test_spend_figure_stacks_groups_and_draws_cumulative_forecast_and_budget():

@@ -1,6 +1,5 @@
 """Plan vs actual: the waterfall parts add up to the gap, and each kind of deviation lands in its own part."""
 
-import ast
 from pathlib import Path
 
 import numpy as np
@@ -215,11 +214,3 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     by_part = parts.set_index("part")
     assert by_part.loc["idle / unattributed", "gpu_hours"] == pytest.approx(1152.0)  # the untagged dev box
     assert summary["unused_commitment_usd"] == pytest.approx(73_247.73)  # the idle reservation before / after
-
-
-@pytest.mark.parametrize("module", ["join.py", "gap.py", "waste.py"])
-def test_retro_modules_do_not_import_streamlit(module):
-    tree = ast.parse((ROOT / "dashboard" / "retro" / module).read_text(encoding="utf-8"))
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    names |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    assert not any(name.split(".")[0] == "streamlit" for name in names)

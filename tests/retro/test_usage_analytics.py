@@ -1,7 +1,6 @@
 """Retrospective usage analytics (filters, spend, attribution, load, mix, unit costs) on small hand-built
 tables with hand-computed answers, plus totals on the bundled FOCUS sample."""
 
-import ast
 from datetime import date
 from pathlib import Path
 
@@ -52,14 +51,6 @@ APRIL = usage_frame([
 def focus_sample() -> pd.DataFrame:
     usage, _ = import_path(ROOT / "data/samples/focus_sample.csv", options=ReadOptions(timezone="UTC"))
     return usage
-
-
-def test_retro_modules_never_import_streamlit():
-    for path in sorted((ROOT / "dashboard/retro").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        modules = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-        modules |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-        assert not any(name.split(".")[0] == "streamlit" for name in modules), path.name
 
 
 # --- filters ----------------------------------------------------------------------------------------------
@@ -453,3 +444,17 @@ def test_unknown_gpu_type_is_named_in_the_reason():
     result = units.unit_costs(usage_frame([dict(RUN, gpu_type="L4")]), active_params=1e9)
     assert "L4" in result["reasons"]["mfu"]
     assert units.unit_costs(usage_frame([dict(RUN, gpu_type="L4")]), 1e9, peak_tflops=121.0)["mfu"] > 0
+
+
+def test_unit_costs_leave_out_gpu_rows_without_a_known_cost():
+    # A joined table: a billed GPU row (10 GPU-h, $30, 1e9 tokens), a run-export row with no billing match (5 GPU-h,
+    # cost NaN, no currency, 5e8 tokens) and a $7 storage line. $/GPU-h = 30 / 10 = 3.00, not 30 / 15 = 2.00;
+    # $/M tokens = 30 / 1e9 x 1e6 = 0.03. GPU-hours still count all 15.
+    rows = [dict(RUN, gpu_hours=10.0, cost=30.0, tokens=1e9),
+            dict(RUN, gpu_hours=5.0, cost=np.nan, currency=None, tokens=5e8),
+            dict(STORAGE, cost=7.0)]
+    result = units.unit_costs(usage_frame(rows))
+    assert result["usd_per_gpu_hour"] == pytest.approx(3.0)
+    assert (result["gpu_hours"], result["gpu_cost"], result["non_gpu_cost"]) == (15.0, 30.0, 7.0)
+    assert result["usd_per_million_tokens"] == pytest.approx(0.03)
+    assert "usd_per_gpu_hour" not in result["reasons"]

@@ -1,0 +1,334 @@
+"""AppTest: the Retrospective page's tiles equal totals computed here from the imports, the filters and the URL
+change them, an unreadable upload is explained while the other export still renders, and every tab draws."""
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard import ingest
+from dashboard.core.engine import estimate
+from dashboard.core.presets import presets
+from dashboard.format import count, usd
+from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.retro import gap
+from dashboard.retro.join import join_usage
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+BILLING_SAMPLES = [
+    "focus_sample.csv", "aws_cur_sample.csv", "aws_cur2_sample.csv", "gcp_sample.csv", "azure_sample.csv",
+]
+RUN_SAMPLES = ["slurm_sample.txt", "wandb_sample.csv"]
+NONE = "(none)"
+UTC = ReadOptions(timezone="UTC")
+TABS = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
+SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
+
+
+def _open(app, url=None):
+    """The Retrospective page, first drawn with these URL parameters.
+
+    The app opens on the Plan page, which drops parameters it does not know, and AppTest cannot start on a page
+    with a custom url_path; so the parameters are set after switching, before the page's first run (as a link
+    to /retrospective?… would deliver them)."""
+    at = app.run()
+    at.switch_page("app_pages/retro.py")
+    for name, value in (url or {}).items():
+        at.query_params[name] = value
+    return at.run()
+
+
+def _import(name):
+    return ingest.import_path(SAMPLES / name, options=UTC)[0]
+
+
+def _tiles(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def _expected_tiles(usage):
+    """The five tiles from a canonical table: all rows, GPU rows (gpu_hours ≠ 0) and the rest; money is n/a when
+    no row carries a currency (Slurm and W&B exports have no prices)."""
+    gpu = usage["gpu_hours"].fillna(0).ne(0)
+    money = usd if usage["currency"].notna().any() else (lambda value: "n/a")
+    cost = usage["cost"]
+    return {
+        "Cost": money(cost.sum()),
+        "GPU-hours": count(usage["gpu_hours"].sum()),
+        "$ per GPU-hour": money(cost[gpu].sum() / usage.loc[gpu, "gpu_hours"].sum()),
+        "Non-GPU cost": money(cost[~gpu].sum()),
+        "Rows": f"{len(usage):,}",
+    }
+
+
+def _filtered(usage, teams=None, dates=None):
+    """Rows of the chosen teams (NA team = "(untagged)") whose period_start falls on a UTC day in `dates`."""
+    keep = pd.Series(True, index=usage.index)
+    if teams:
+        keep &= usage["team"].fillna("(untagged)").isin(teams)
+    if dates:
+        start = pd.Timestamp(dates[0], tz="UTC")
+        keep &= (usage["period_start"] >= start) & (usage["period_start"] < pd.Timestamp(dates[1], tz="UTC")
+                                                     + pd.Timedelta(days=1))
+    return usage.loc[keep]
+
+
+def test_the_cases_cover_every_bundled_sample():
+    assert sorted(BILLING_SAMPLES + RUN_SAMPLES) == sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
+
+
+# --- (1) one export uploaded, the other side "(none)" ---------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("side", "name"),
+    [pytest.param("billing", name, id=name) for name in BILLING_SAMPLES]
+    + [pytest.param("runs", name, id=name) for name in RUN_SAMPLES],
+)
+def test_an_uploaded_export_shows_its_own_totals(app, side, name):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    assert not at.metric and len(at.info) == 1  # nothing chosen yet
+    at.file_uploader(key=f"retro.{side}_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert _tiles(at) == _expected_tiles(_import(name))
+
+
+# --- both exports uploaded: the join keeps the bill while the runs stay within it -----------------------------------
+
+FOCUS_DAY = (
+    b"BillingAccountId,ChargePeriodStart,ChargePeriodEnd,ChargeCategory,PricingCategory,ServiceName,ResourceId,"
+    b"SkuPriceDetails,ConsumedQuantity,ConsumedUnit,ListCost,BilledCost,EffectiveCost,BillingCurrency,"
+    b"CommitmentDiscountStatus,Tags\n"
+    b'1,2025-06-03T00:00:00Z,2025-06-04T00:00:00Z,Usage,Standard,Amazon Elastic Compute Cloud,i-1,'
+    b'"{""InstanceType"":""p5.48xlarge"",""GpuCount"":8}",24,Hours,480.00,480.00,480.00,USD,,'
+    b'"{""team"":""llm-pretrain"",""run_id"":""r-1""}"\n'
+    b"1,2025-06-03T00:00:00Z,2025-06-04T00:00:00Z,Usage,Standard,Amazon Simple Storage Service,bucket,,720,GB-Hours,"
+    b'20.00,20.00,20.00,USD,,"{""team"":""llm-pretrain""}"\n'
+)
+SACCT_HEADER = ("JobID|JobName|User|Account|Partition|QOS|WCKey|State|Submit|Start|End|Elapsed|ElapsedRaw|AllocNodes|"
+                "AllocTRES|NodeList|ExitCode\n")
+
+
+def _job(job_id, name, start, end, gpus, hours):
+    return (f"{job_id}|{name}|alice|llm-pretrain|gpu|normal||COMPLETED|{start}|{start}|{end}|{hours:02d}:00:00|"
+            f"{hours * 3600}|1|cpu=8,gres/gpu={gpus},node=1|h001|0:0\n")
+
+
+# r-x (8 GPUs for 1 h) has no billing row: its 8 GPU-hours are added with no cost.
+UNBILLED_JOB = _job(102, "r-x", "2025-06-03T12:00:00", "2025-06-03T13:00:00", 8, 1)
+
+
+@pytest.mark.parametrize(
+    ("sacct", "cost", "gpu_hours"),
+    [
+        # The bill: r-1 192 GPU-h (8 GPUs x 24 h) for $480 ($2.50/GPU-h) + $20 storage. r-1 runs 8 GPUs x 8 h =
+        # 64 GPU-h: priced $160, the uncovered 128 GPU-h keep $320, so the cost stays $500; hours 192 + 8.
+        pytest.param(_job(101, "r-1", "2025-06-03T02:00:00", "2025-06-03T10:00:00", 8, 8), "$500.00", "200.0",
+                     id="runs-within-the-bill-keep-its-cost"),
+        # r-1 runs 16 GPUs x 24 h = 384 GPU-h, twice the bill: all priced at $2.50 = $960, + $20 storage.
+        pytest.param(_job(101, "r-1", "2025-06-03T00:00:00", "2025-06-04T00:00:00", 16, 24), "$980.00", "392.0",
+                     id="hours-beyond-the-bill-are-priced-too"),
+    ],
+)
+def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key="retro.billing_upload").set_value(("focus_day.csv", FOCUS_DAY, "text/csv"))
+    at.file_uploader(key="retro.runs_upload").set_value(("sacct.txt", (SACCT_HEADER + sacct + UNBILLED_JOB).encode(),
+                                                         "text/plain"))
+    at.run()
+    assert not at.exception and not at.error
+    assert (_tiles(at)["Cost"], _tiles(at)["GPU-hours"]) == (cost, gpu_hours)
+
+
+def test_bundled_runs_with_no_shared_run_id_add_their_hours_to_the_bill(app):
+    billing, runs = _import("focus_sample.csv"), _import("wandb_sample.csv")
+    assert not set(billing["run_id"].dropna()) & set(runs["run_id"].dropna())  # W&B ids are not Slurm job names
+    at = _open(app, {"retro.runs": "wandb_sample.csv"})
+    assert not at.exception and not at.error
+    tiles = _tiles(at)
+    assert tiles["Cost"] == usd(billing["cost"].sum())
+    assert tiles["GPU-hours"] == count(billing["gpu_hours"].sum() + runs["gpu_hours"].sum())
+    assert tiles["Rows"] == f"{len(billing) + len(runs):,}"
+
+
+# --- (2) filters ----------------------------------------------------------------------------------------------------
+
+FILTER_CASES = {
+    "one-team": {"teams": ["llm-pretrain"]},
+    "another-team": {"teams": ["research"]},
+    "untagged": {"teams": ["(untagged)"]},
+    "two-teams": {"teams": ["data", "llm-eval"]},
+    "april": {"dates": (date(2025, 4, 1), date(2025, 4, 30))},
+    "last-six-weeks": {"dates": (date(2025, 5, 20), date(2025, 6, 30))},
+    "one-day": {"dates": (date(2025, 6, 2), date(2025, 6, 2))},
+    "team-in-may": {"teams": ["llm-pretrain"], "dates": (date(2025, 5, 1), date(2025, 5, 31))},
+}
+
+
+@pytest.mark.parametrize("case", FILTER_CASES.values(), ids=FILTER_CASES.keys())
+def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
+    usage = _import("focus_sample.csv")
+    expected = _filtered(usage, **case)
+    assert 0 < len(expected) < len(usage)
+    at = _open(app, {"retro.runs": NONE})
+    assert _tiles(at)["Cost"] == usd(usage["cost"].sum())
+    if "teams" in case:
+        at.multiselect(key="retro.teams").set_value(case["teams"])
+    if "dates" in case:
+        at.slider(key="retro.dates").set_value(case["dates"])
+    at.run()
+    assert not at.exception and not at.error
+    tiles = _tiles(at)
+    assert tiles["Cost"] == usd(expected["cost"].sum()) != usd(usage["cost"].sum())
+    assert (tiles["GPU-hours"], tiles["Rows"]) == (count(expected["gpu_hours"].sum()), f"{len(expected):,}")
+
+
+# --- (3) unreadable uploads -----------------------------------------------------------------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)
+UNKNOWN_COLUMNS = b"alpha,beta,gamma\n1,2,3\n4,5,6\n"
+
+
+@pytest.mark.parametrize(
+    ("side", "data", "other"),
+    [
+        pytest.param("billing", PNG, "slurm_sample.txt", id="billing-png"),
+        pytest.param("billing", UNKNOWN_COLUMNS, "slurm_sample.txt", id="billing-unknown-columns"),
+        pytest.param("runs", PNG, "focus_sample.csv", id="runs-png"),
+        pytest.param("runs", UNKNOWN_COLUMNS, "focus_sample.csv", id="runs-unknown-columns"),
+    ],
+)
+def test_an_unreadable_upload_is_explained_and_the_other_export_still_shows(app, side, data, other):
+    at = _open(app)  # the bundled FOCUS billing and Slurm runs
+    at.file_uploader(key=f"retro.{side}_upload").set_value(("export.csv", data, "text/csv")).run()
+    assert not at.exception
+    with pytest.raises(UnreadableFile) as expected:
+        ingest.import_bytes(data, filename="export.csv", options=UTC)
+    assert [e.value for e in at.error] == [str(expected.value)]
+    assert _tiles(at) == _expected_tiles(_import(other))
+
+
+# --- (4) every tab on the bundled data ------------------------------------------------------------------------------
+
+def _keys_and_labels(block):
+    found = {getattr(block, "key", None), getattr(block, "label", None)}
+    for child in (getattr(block, "children", None) or {}).values():
+        found |= _keys_and_labels(child)
+    return found
+
+
+# Something each tab draws and no other does.
+TAB_MARKERS = {
+    "Spend": "retro.spend",
+    "Attribution": "retro.attribution",
+    "Plan vs actual": "retro.gap",
+    "Waste": "retro.waste",
+    "Load profile": "retro.heatmap",
+    "Purchase mix": "retro.mix",
+    "Unit costs": "Achieved MFU",
+}
+
+
+def test_every_tab_has_a_marker():
+    assert list(TAB_MARKERS) == TABS
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_renders_on_the_bundled_data(app, tab):
+    at = _open(app)
+    at.session_state["retro.view"] = tab
+    at.run()
+    assert not at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert [t.label for t in at.tabs if len(t.children)] == [tab]  # lazy: only the open tab draws
+    assert TAB_MARKERS[tab] in _keys_and_labels(next(t for t in at.tabs if t.label == tab))
+
+
+def _gpu_hours_label(value):
+    return f"{count(value)} GPU-h"
+
+
+# The waterfall's unit -> its axis title and label format (dashboard.figures.retro_gap).
+GAP_UNITS = {"usd": ("US dollars", usd), "gpu_hours": ("GPU-hours", _gpu_hours_label)}
+
+
+@pytest.mark.parametrize("unit", GAP_UNITS)
+def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
+    axis, fmt = GAP_UNITS[unit]
+    at = _open(app, {"retro.view": "Plan vs actual"})
+    if unit != "usd":
+        at.button_group(key="retro.gap_unit").set_value(unit).run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN  # the bundled quarter opens with its own plan
+
+    joined, _ = join_usage(_import("focus_sample.csv"), _import("slurm_sample.txt"), on="run_id")
+    scenario = presets()[SAMPLE_PLAN]
+    main_runs = gap.suggest_main_runs(joined)
+    assert at.multiselect(key="retro.main_runs").value == main_runs == ["pretrain-13b"]
+    summary = gap.decomposition_summary(estimate(scenario), scenario, joined, main_runs, FAILED_STATES)
+    plan, actual = summary[f"plan_{unit}"], summary[f"actual_{unit}"]
+
+    parts = at.dataframe[0].value
+    assert parts["part"].tolist() == list(gap.PARTS)
+    assert parts[unit].sum() == pytest.approx(actual - plan, rel=1e-9)
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    sign = "+" if actual > plan else ""
+    gap_text = sign + fmt(actual - plan)
+    assert title == f"Plan vs actual ({axis}): {fmt(plan)} planned, {fmt(actual)} actual, gap {gap_text}"
+
+
+# --- (5) the URL carries the filters ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("url", "billing", "case"),
+    [
+        pytest.param({"retro.teams": "llm-pretrain"}, "focus_sample.csv", {"teams": ["llm-pretrain"]}, id="one-team"),
+        pytest.param({"retro.teams": ["data", "research"]}, "focus_sample.csv", {"teams": ["data", "research"]},
+                     id="two-teams"),
+        pytest.param({"retro.dates": ["2025-05-01", "2025-05-31"]}, "focus_sample.csv",
+                     {"dates": (date(2025, 5, 1), date(2025, 5, 31))}, id="dates"),
+        pytest.param({"retro.billing": "gcp_sample.csv", "retro.teams": "research"}, "gcp_sample.csv",
+                     {"teams": ["research"]}, id="another-billing-sample"),
+    ],
+)
+def test_a_link_selects_the_filters(app, url, billing, case):
+    at = _open(app, {"retro.runs": NONE, **url})
+    assert not at.exception and not at.error and not at.warning
+    assert at.multiselect(key="retro.teams").value == case.get("teams", [])
+    assert at.slider(key="retro.dates").value == case.get("dates", (date(2025, 4, 1), date(2025, 6, 30)))
+    expected = _filtered(_import(billing), **case)
+    assert _tiles(at)["Cost"] == usd(expected["cost"].sum())
+
+
+def test_a_link_opens_a_tab(app):
+    at = _open(app, {"retro.view": "Waste"})
+    assert not at.exception
+    assert [t.label for t in at.tabs if len(t.children)] == ["Waste"]
+
+
+# --- (6) purchase-mix what-if ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("reserved", "spot", "too_much"),
+    [(80, 30, True), (100, 1, True), (51, 50, True), (70, 30, False), (0, 100, False), (50, 0, False)],
+)
+def test_a_mix_over_100_percent_is_an_error_not_an_exception(app, reserved, spot, too_much):
+    at = _open(app, {"retro.runs": NONE, "retro.view": "Purchase mix"})
+    at.slider(key="retro.mix_reserved").set_value(reserved)
+    at.slider(key="retro.mix_spot").set_value(spot)
+    at.run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    tiles = _tiles(at)
+    if too_much:
+        assert errors == [f"Reserved {reserved} % + spot {spot} % exceeds 100 %: lower one of them "
+                          "(on-demand is the rest)."]
+        assert "At this mix" not in tiles
+    else:
+        usage = _import("focus_sample.csv")
+        assert errors == []
+        assert tiles["GPU cost as billed"] == usd(usage.loc[usage["gpu_hours"] != 0, "cost"].sum())
+        assert "At this mix" in tiles
