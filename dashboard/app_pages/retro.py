@@ -102,9 +102,9 @@ with st.sidebar:
                              placeholder="All pricing")
 
 filters = (start, end, tuple(teams) or None, tuple(projects) or None, tuple(pricing) or None)
+narrowed = any(filters[2:]) or (start, end) != (bounds["start"], bounds["end"])
 view_key = (data_key, filters)
-shown = cache.filtered(view_key, usage, *filters) if any(filters[2:]) or (start, end) != (
-    bounds["start"], bounds["end"]) else usage
+shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
 view.tiles(view_key, shown)
 if not len(shown):
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
@@ -148,8 +148,12 @@ with tabs[4]:
     if tabs[4].open:
         view.load_section(view_key, shown)
 with tabs[5]:
-    if tabs[5].open:
-        view.mix_section(view_key, shown)
+    if tabs[5].open and billing is not None:
+        billing_key = (billing.key, filters)
+        view.mix_section(billing_key, cache.filtered(billing_key, billing.usage, *filters) if narrowed
+                         else billing.usage)
+    elif tabs[5].open:
+        st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6]:
     if tabs[6].open:
         plan = Scenario.model_validate_json(st.session_state.get("plan.scenario_json")

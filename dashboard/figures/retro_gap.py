@@ -75,8 +75,8 @@ def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit
 
 
 def waste_figure(checklist: list[dict[str, Any]]) -> go.Figure:
-    """Horizontal bars of the dollars behind each check that has them (``usd`` not None); others are listed
-    below the chart as not priced."""
+    """Horizontal bars of the dollars behind each check that has them (``usd`` not None); the subtitle lists
+    the others as not in dollars."""
     priced = [check for check in checklist if check["usd"] is not None]
     unpriced = [check["check"] for check in checklist if check["usd"] is None]
     bars = {
@@ -92,14 +92,11 @@ def waste_figure(checklist: list[dict[str, Any]]) -> go.Figure:
         "hovertemplate": "%{y}: %{text}<extra></extra>",
     }
     layout = {
-        "title": {"text": "Waste found, in dollars"},
+        "title": {"text": "Waste found, in dollars",
+                  "subtitle": {"text": "Not in dollars: " + ", ".join(unpriced) if unpriced else ""}},
         "xaxis": {"title": {"text": "US dollars"}, "tickprefix": "$"},
         "yaxis": {"title": {"text": "check"}, "autorange": "reversed"},
         "showlegend": False,
-        "margin": {"l": 140, "r": 20, "t": 60, "b": 70},
-        "annotations": [{
-            "text": "not in dollars: " + ", ".join(unpriced), "showarrow": False,
-            "xref": "paper", "yref": "paper", "x": 0, "y": -0.25, "xanchor": "left",
-        }] if unpriced else [],
+        "margin": {"l": 140, "r": 20, "t": 80, "b": 50},
     }
     return go.Figure(data=[bars], layout=layout)

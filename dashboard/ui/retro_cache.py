@@ -1,8 +1,10 @@
-"""Bounded st.cache_data wrappers for the Retrospective page's analytics.
+"""Bounded cache wrappers for the Retrospective page's analytics.
 
 Usage tables can hold a million rows, so they are never hashed: every wrapper takes a cheap `data_key`
 (the imported files' keys, the join key and the filters) and the frame itself as an underscore argument,
-which st.cache_data leaves out of the cache key. The same `data_key` must always mean the same frame.
+which Streamlit's caches leave out of the cache key. The same `data_key` must always mean the same frame.
+The joined and filtered tables are resources (shared, never copied or pickled, and never modified by the
+pure functions that read them); everything derived from them is small and cached as data.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from dashboard.figures import retro_gap, retro_usage
 from dashboard.retro import attribution, filters, gap, join, load, mix, spend, units, waste
 
 ENTRIES = 16
+TABLES = 4  # joined or filtered usage tables kept: each can be as large as the import
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Joining the billing and run exports…")
+@st.cache_resource(max_entries=TABLES, show_spinner="Joining the billing and run exports…")
 def joined(data_key: Hashable, _billing: pd.DataFrame | None, _runs: pd.DataFrame | None,
            on: str) -> tuple[pd.DataFrame, dict]:
     return join.join_usage(_billing, _runs, on=on)
@@ -33,15 +36,9 @@ def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
     return filters.filter_options(_usage)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Filtering…")
+@st.cache_resource(max_entries=TABLES, show_spinner="Filtering…")
 def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projects, pricing) -> pd.DataFrame:
     return filters.filter_usage(_usage, start, end, teams, projects, pricing)
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def totals(data_key: Hashable, _usage: pd.DataFrame) -> dict[str, float]:
-    return {"cost": float(_usage["cost"].sum()), "gpu_hours": float(_usage["gpu_hours"].sum()),
-            "rows": len(_usage), **units.unit_costs(_usage)}
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Adding up spend…")

@@ -157,9 +157,11 @@ def load_section(key: Hashable, usage: pd.DataFrame) -> None:
 
 
 def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
+    """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run)."""
     shares, figure = cache.mix_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
     st.dataframe(shares, hide_index=True, width="stretch", column_config={
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
         "gpu_hours_share": st.column_config.NumberColumn("GPU-hour share", format="percent"),
         "cost_share": st.column_config.NumberColumn("Cost share", format="percent"),
         "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="dollar"),
@@ -167,8 +169,11 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
     })
     st.subheader("What if the quarter had used another mix?")
     left, right = st.columns(2)
-    reserved = left.slider("Reserved share (%)", 0, 100, 50, key="retro.mix_reserved", bind="query-params")
-    spot = right.slider("Spot share (%)", 0, 100, 0, key="retro.mix_spot", bind="query-params")
+    actual = shares.set_index("pricing")["gpu_hours_share"].fillna(0.0)
+    reserved = left.slider("Reserved share (%)", 0, 100, int(round(100 * actual.get("reserved", 0.0))),
+                           key="retro.mix_reserved", bind="query-params", help="Starts at the quarter's own share.")
+    spot = right.slider("Spot share (%)", 0, 100, int(round(100 * actual.get("spot", 0.0))), key="retro.mix_spot",
+                        bind="query-params", help="Starts at the quarter's own share; on-demand is the rest.")
     if reserved + spot > 100:
         st.error(f"Reserved {reserved} % + spot {spot} % exceeds 100 %: lower one of them (on-demand is the rest).")
         return
@@ -178,8 +183,9 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
         return
     columns = st.columns(3)
     columns[0].metric("GPU cost as billed", _money(result["actual_gpu_cost"]))
+    saving = result["saving"]
     columns[1].metric("At this mix", _money(result["gpu_cost_at_mix"]),
-                      f"{_money(-result['saving'])}" if result["saving"] else None, delta_color="inverse")
+                      _money(-saving) if saving and math.isfinite(saving) else None, delta_color="inverse")
     columns[2].metric("Blended $ per GPU-hour", _money(result["blended_usd_per_gpu_hour"]))
     st.caption("Each tier is priced at the $/GPU-hour the quarter actually paid for it (the engine's "
                "purchase-mix model); a tier the quarter never used has no price. Exports that bill commitments "

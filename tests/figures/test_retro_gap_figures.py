@@ -56,10 +56,10 @@ def test_waste_figure_plots_the_checks_with_dollars():
     assert list(trace.x) == [80.0, 335.0, 368.0]
     assert list(trace.y) == ["Failed runs", "Idle capacity", "Storage growth (USD/month)"]
     assert figure.layout.xaxis.title.text == "US dollars"
-    assert "Successful runs" in figure.layout.annotations[0].text
+    assert "Successful runs" in figure.layout.title.subtitle.text
 
 
 def test_waste_figure_with_nothing_priced():
     figure = waste_figure([{"check": "Duplicate runs", "figure": None, "unit": "GPU-hours", "usd": None}])
     assert list(figure.data[0].x) == []
-    assert "Duplicate runs" in figure.layout.annotations[0].text
+    assert "Duplicate runs" in figure.layout.title.subtitle.text
