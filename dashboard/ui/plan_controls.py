@@ -48,6 +48,13 @@ class Control:
     help: str = ""
     fmt: str = "%.2f"  # printf format of the number box
 
+    def to_scenario(self, shown: float) -> float:
+        """Widget units to scenario units; percent divides by 100 so 35 % is exactly 0.35."""
+        return shown * self.scale if self.scale >= 1 else shown / round(1 / self.scale)
+
+    def to_widget(self, value: float) -> float:
+        return value / self.scale if self.scale >= 1 else value * round(1 / self.scale)
+
     @property
     def widget(self) -> str:
         return f"w.{self.key}"
@@ -157,10 +164,10 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
     for control in CONTROLS:
         value = data[control.key]
         if control.kind == "log":
-            values[control.number] = float(value) / control.scale
+            values[control.number] = control.to_widget(float(value))
             values[control.widget] = nearest(control.options, float(value))
         elif control.kind in ("slider", "number"):
-            values[control.widget] = float(value) / control.scale
+            values[control.widget] = control.to_widget(float(value))
         else:
             values[control.widget] = value
     return values
@@ -178,10 +185,10 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
     data = dict(base)
     for control in CONTROLS:
         if control.kind == "log":
-            value = state[control.number] * control.scale
+            value = control.to_scenario(state[control.number])
             data[control.key] = int(round(value)) if control.key == "gpu_count" else value
         elif control.kind in ("slider", "number"):
-            data[control.key] = state[control.widget] * control.scale
+            data[control.key] = control.to_scenario(state[control.widget])
         else:
             data[control.key] = state[control.widget]
     if not state[MOE_TOGGLE]:
@@ -193,13 +200,11 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
 
 
 def _slider_moved(control: Control) -> None:
-    st.session_state[control.number] = st.session_state[control.widget] / control.scale
+    st.session_state[control.number] = control.to_widget(st.session_state[control.widget])
 
 
 def _number_typed(control: Control) -> None:
-    st.session_state[control.widget] = nearest(control.options, st.session_state[control.number] * control.scale)
-
-
+    st.session_state[control.widget] = nearest(control.options, control.to_scenario(st.session_state[control.number]))
 
 
 def _bounds(control: Control, value: float) -> tuple[float, float]:

@@ -189,3 +189,10 @@ def test_log_slider_steps(low, high, value, nearest_option):
     assert options[0] == low and options[-1] == high
     assert len(options) == len(set(options))
     assert nearest(options, value) == pytest.approx(nearest_option)
+
+
+def test_percent_controls_give_exact_fractions(app):
+    at = app.run()
+    _widget(at, "w.mfu").set_value(35.0)
+    at.run()
+    assert at.query_params["mfu"] == "0.35"
