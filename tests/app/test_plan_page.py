@@ -196,3 +196,27 @@ def test_percent_controls_give_exact_fractions(app):
     _widget(at, "w.mfu").set_value(35.0)
     at.run()
     assert at.query_params["mfu"] == "0.35"
+
+
+def test_closing_a_group_keeps_its_values(app):
+    at = _open_group_of(app.run(), "spot_share")
+    _widget(at, "w.spot_share").set_value(10.0)
+    at.run()
+    with_spot = _tiles(at)
+    at.session_state["plan.group.Purchase mix and prices"] = False
+    at.run()
+    assert not any(w.key == "w.spot_share" for w in at.slider)
+    assert _tiles(at) == with_spot
+    assert at.query_params["spot_share"] == "0.1"
+
+
+def test_leaving_the_page_and_coming_back_keeps_the_plan(app):
+    at = app.run()
+    _widget(at, "w.mfu").set_value(30.0)
+    at.run()
+    planned = _tiles(at)
+    at.switch_page("app_pages/method.py").run()
+    at.switch_page("app_pages/plan.py").run()
+    assert not at.exception
+    assert _tiles(at) == planned
+    assert _widget(at, "w.mfu").value == pytest.approx(30.0)

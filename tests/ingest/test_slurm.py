@@ -271,11 +271,34 @@ def test_run_id_falls_back_to_job_id_without_a_name():
     assert result.usage.loc[0, ["run_id", "resource_id"]].tolist() == ["555", "555"]
 
 
-def test_app_sample_reads_without_rejections():
-    result = slurm.read(table_from_file(APP_SAMPLE), ReadOptions(timezone="Europe/Berlin"))
-    assert len(result.rejected) == 0
-    assert len(result.usage) >= 20
-    assert result.usage["team"].nunique() >= 3
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin"])
+def test_app_sample_reads_as_generated(zone):
+    # data/samples/generator/make_run_samples.py writes 131 jobs: 2 tokenize-corpus (CPU), 3 burn-in, 22 pretrain-13b,
+    # 47 April sweep jobs (15 weekdays x 3, the repeat on 9 April, one cancelled before it started), 4 data-mix-pilot,
+    # 5 ablate-lr-warmup (4 array tasks + a rerun), 3 on 10 May (ablate-data-mix x2, ablate-tokenizer), 5 fine-tune
+    # jobs, 31 eval-harness (every third day from 2 April = 30, + the pending array) and 9 eval-full-suite (Mondays
+    # 5 May to 30 June, heterogeneous: a GPU and a CPU component). Rows: 131 + 9 second components = 140 allocations;
+    # steps: 3 for each of the 131 - 9 - 2 = 120 plain jobs that started, 5 for each heterogeneous job = 405.
+    # Used: the 120 - 2 CPU jobs + 9 GPU components = 127. Excluded: 405 steps + 2 CPU jobs + 9 CPU components
+    # (no GPUs) + 2 never started = 418.
+    result = slurm.read(table_from_file(APP_SAMPLE), ReadOptions(timezone=zone))
+    assert (len(result.usage), len(result.excluded), len(result.rejected)) == (127, 418, 0)
+    assert result.excluded["reason"].value_counts().to_dict() == {
+        slurm.STEP_RULE: 405, slurm.NO_GPU_RULE: 11, slurm.NOT_STARTED_RULE: 2}
+    assert set(result.usage["team"]) == {"llm-pretrain", "research", "data", "llm-eval"}
+    assert any("1 job(s) were still running" in warning for warning in result.warnings)  # the 30 June full suite
+
+    main = result.usage[result.usage["run_id"] == "pretrain-13b"]
+    assert main["run_state"].value_counts().to_dict() == {
+        "COMPLETED": 14, "NODE_FAIL": 3, "TIMEOUT": 2, "FAILED": 2, "CANCELLED": 1}
+    hours = main["period_end"].sub(main["period_start"]).dt.total_seconds() / 3600
+    assert (main["gpu_hours"] / hours).tolist() == pytest.approx([64] * 22)  # 8 nodes x 8 H100, one job at a time
+    # 64 GPUs x (916 h completed + 316.25 h failed: 30.75 + 6.75 + 32 + 72 + 53 + 72 + 45 1/12 + 4 2/3)
+    assert main.groupby(main["run_state"] == "COMPLETED")["gpu_hours"].sum().to_dict() == pytest.approx(
+        {True: 916 * 64, False: 316.25 * 64})
+    assert main.loc[main["run_state"] == "TIMEOUT", "gpu_hours"].tolist() == [72 * 64] * 2  # the 3-day limit
+    assert main["period_start"].min() == pd.Timestamp("2025-05-05T06:00", tz=zone).tz_convert("UTC")
+    assert main["period_end"].max() == pd.Timestamp("2025-06-27T13:10", tz=zone).tz_convert("UTC")
 
 
 cells = {

@@ -216,9 +216,25 @@ def test_unreadable_tokens_are_unknown_with_a_warning():
 
 
 def test_app_sample_reads_as_intended():
-    result = wandb.read(table_from_file(APP_SAMPLE), ReadOptions())
-    assert (len(result.usage), len(result.excluded), len(result.rejected)) == (22, 2, 1)
+    # make_run_samples.py: one run per GPU job that started (22 pretrain-13b + 3 burn-in + 46 April sweep jobs + 4
+    # data-mix-pilot + 5 ablate-lr-warmup + 3 on 10 May + 5 fine-tune + 30 eval-harness + 9 eval-full-suite = 127),
+    # a pending run and a 0-GPU debug run (excluded) and a run that crashed before logging its runtime (rejected).
+    table = table_from_file(APP_SAMPLE)
+    result = wandb.read(table, ReadOptions())
+    assert (len(result.usage), len(result.excluded), len(result.rejected)) == (127, 2, 1)
     assert set(result.usage["team"]) == {"llm-pretrain", "research", "data", "llm-eval"}
+    assert set(result.usage["project"]) == {"pretrain-13b", "ablations", "data-mix", "tokenizer", "chat", "evals"}
+    assert result.usage["resource_id"].notna().all() and result.usage["resource_id"].is_unique  # Slurm job ids
+
+    usage = result.usage.assign(name=table.loc[result.usage["source_row"], "Name"].to_numpy())
+    main = usage[usage["name"].str.startswith("pretrain-13b-seg")]
+    assert len(main) == 22
+    kept = main[main["run_state"] == "COMPLETED"]  # 14 jobs, 916 h on 64 GPUs; the 8 failed jobs' work is lost
+    assert len(kept) == 14
+    plan_rate = 1e12 / 54_769  # tokens per GPU-hour of the sample plan (sample_org_13b preset)
+    assert (kept["tokens"] / kept["gpu_hours"] / plan_rate).between(0.849, 0.891).all()
+    # 916 h x 64 GPUs x 0.85..0.89 x plan_rate = 0.910..0.953 T (W&B runtimes start a minute or two after Slurm's)
+    assert 0.90e12 < kept["tokens"].sum() < 0.96e12
 
 
 cells = {

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard.core.engine import estimate
+from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
@@ -199,7 +200,7 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
     joined, _ = join_usage(billing, runs, on="run_id")
-    scenario = Scenario(total_params=13e9, tokens=2.6e11, gpu_count=64)
+    scenario = next(s for name, s in presets().items() if name.startswith("Sample organisation"))
     plan = estimate(scenario)
     main = suggest_main_runs(joined)
     assert main == ["pretrain-13b"]
@@ -213,4 +214,13 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
         (plan["gpu_hours_main_run"] + plan["gpu_hours_experiments"]) * plan["blended_price_per_gpu_hour"])
     by_part = parts.set_index("part")
     assert by_part.loc["idle / unattributed", "gpu_hours"] == pytest.approx(1152.0)  # the untagged dev box
+    # pretrain-13b is billed 82,616 GPU-h: 8 machines x 8 GPUs x 24 h from 5 May to 26 June (53 days, 81,408) + 14 h on
+    # 27 June (896), less 39 lost machine-hours (-312) plus 78 of the hot spare (+624). Its failed jobs take 64 GPUs x
+    # 316.25 h = 20,240; the rest (completed jobs and the billed hours between jobs, which carry no state) is main ok.
+    assert summary["actual_main_ok_gpu_hours"] == pytest.approx(82_616 - 20_240)
+    main_failed = joined["run_id"].eq("pretrain-13b") & joined["run_state"].isin(FAILED_STATES)
+    assert joined.loc[main_failed, "gpu_hours"].sum() == pytest.approx(20_240)
+    assert not summary["tokens_known"]  # sacct has no tokens: all main-run hours above the plan show as scale
+    assert by_part.loc["scale", "gpu_hours"] == pytest.approx(
+        82_616 - 20_240 - (plan["gpu_hours_main_run"] - plan["gpu_hours_rework"]))
     assert summary["unused_commitment_usd"] == pytest.approx(73_247.73)  # the idle reservation before / after

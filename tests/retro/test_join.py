@@ -137,7 +137,11 @@ def test_unknown_key_is_refused():
         join_usage(BILLING, RUNS, on="team")
 
 
-@pytest.mark.parametrize(("runs_file", "on", "matched"), [("slurm_sample.txt", "run_id", 5),
+# Billing GPU run tags: the 13 tags less tokenize-corpus (CPU only) = 12, each a Slurm job name. Billing GPU projects:
+# pretrain-13b, ablations, data-mix, tokenizer, chat, evals (dataprep is CPU only) = 6, the Slurm WCKeys and the W&B
+# project tags (Group "evals" for evaluations). The untagged dev box has neither key.
+@pytest.mark.parametrize(("runs_file", "on", "matched"), [("slurm_sample.txt", "run_id", 12),
+                                                           ("slurm_sample.txt", "project", 6),
                                                            ("wandb_sample.csv", "project", 6)])
 def test_bundled_samples(runs_file, on, matched):
     options = ReadOptions(timezone="UTC")
@@ -145,8 +149,13 @@ def test_bundled_samples(runs_file, on, matched):
     runs, _ = import_path(SAMPLES / runs_file, options=options)
     joined, stats = join_usage(billing, runs, on=on)
     assert stats["keys_matched"] == matched
-    for share in ("billing_gpu_hours_matched_share", "billing_cost_matched_share", "runs_gpu_hours_matched_share"):
-        assert 0 < stats[share] <= 1
+    assert stats["billing_keys_unmatched"] == [] and stats["runs_keys_unmatched"] == []
+    assert stats["runs_gpu_hours_matched_share"] == 1.0
+    for share in ("billing_gpu_hours_matched_share", "billing_cost_matched_share"):
+        assert 0 < stats[share] < 1  # the untagged dev box
+    # the run exports cover the quarter and stay within the bill of their key every day, so the bill is kept exactly
+    assert stats["runs_gpu_hours_beyond_billing"] == pytest.approx(0.0, abs=1e-6)
+    assert joined["cost"].sum() == pytest.approx(billing["cost"].sum(), rel=1e-12)
     # every billed GPU-hour is kept; the join adds only run hours beyond the bill and unmatched run hours
     unmatched_run_hours = joined.loc[joined["join_side"] == "runs", "gpu_hours"].sum()
     assert joined["gpu_hours"].sum() == pytest.approx(

@@ -1,5 +1,6 @@
 """Waste checklist: failed share, successful share, idle commitment, duplicate runs and storage growth by hand."""
 
+from datetime import date
 from pathlib import Path
 
 import pandas as pd
@@ -204,5 +205,14 @@ def test_checklist_on_the_bundled_samples():
     joined = {check["id"]: check for check in waste_checklist(billing, runs)}
     assert 0 < joined["failed_runs"]["figure"] < 100
     assert 0 < joined["successful_runs"]["figure"] < 100
-    # ablate-lr-warmup: six array tasks of one shape, two failed; the later three of the four others are flagged
-    assert sorted(joined["duplicate_runs"]["rows"]["resource_id"]) == ["483000_2", "483000_4", "483000_6"]
+    # make_run_samples.py: sweep jobs of one day differ in node count or length, and on 9 April bob submits the
+    # 1-node cosine config of ablate-lr-schedule a second time, 2 h 10 min after the first: the one repeat.
+    repeats = joined["duplicate_runs"]["rows"]
+    assert len(repeats) == 1
+    repeat = repeats.iloc[0]
+    first = runs.loc[runs["resource_id"] == repeat["duplicate_of"]].iloc[0]
+    assert repeat["run_id"] == first["run_id"] == "ablate-lr-schedule"
+    assert repeat["period_start"] - first["period_start"] == pd.Timedelta(hours=2, minutes=10)
+    assert first["period_start"].date() == date(2025, 4, 9)
+    assert repeat["gpu_hours"] / ((repeat["period_end"] - repeat["period_start"]).total_seconds() / 3600) == (
+        pytest.approx(8))

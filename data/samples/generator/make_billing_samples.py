@@ -5,7 +5,8 @@ runs this script; it reads the CSV files it writes into ``data/samples/``, which
 a subfolder because the Import page offers (and its test imports) every file directly in ``data/samples/``.
 The output is deterministic (fixed seed).
 
-The organisation is the one in ``slurm_sample.txt`` and ``wandb_sample.csv``. Its quarter:
+The organisation is the one in ``slurm_sample.txt`` and ``wandb_sample.csv`` (written by ``make_run_samples.py`` from
+this script's usage plan). Its quarter:
 - April: tokenising the corpus on CPU (team ``data``), ablations on on-demand H100 (``research``, ``data``).
 - A one-year commitment for eight 8×H100 machines starts on 28 April; the fleet burns in from 1 May, the
   13B pretraining run (``llm-pretrain``, run ``pretrain-13b``) goes from 5 May to 27 June, with lost hours after
