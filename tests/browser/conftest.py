@@ -9,7 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app.py"
@@ -20,6 +20,9 @@ RUN_TIMEOUT_MS = 60_000
 SETTLE_MS = 300
 IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 LOADING_ELEMENT = '[data-testid="stSkeleton"]'  # shown while an element's code (plotly's is large) is still loading
+
+# Assertions retry for up to 30 s: with the rest of the suite running, a rerun on 2 cores can take seconds.
+expect.set_options(timeout=30_000)
 
 
 def _free_port() -> int:
@@ -92,6 +95,7 @@ def browser():
 def page(browser: Browser):
     """A fresh browser context and page for each test."""
     context = browser.new_context(viewport={"width": 1600, "height": 1200})
+    context.set_default_timeout(RUN_TIMEOUT_MS)
     yield context.new_page()
     context.close()
 
