@@ -138,7 +138,7 @@ with tabs[2]:
             plan_json = json.dumps(presets()[plan_choice].to_json_dict())
         if plan_json:
             plan = Scenario.model_validate_json(plan_json)
-            view.gap_section(view_key, shown, plan, plan_json, plan.name)
+            view.gap_section(view_key, shown, plan, plan_json, plan.name, join_on)
         else:
             st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
 with tabs[3]:

@@ -97,11 +97,20 @@ def commitment_is_unused(usage: pd.DataFrame) -> bool:
     return not (reserved_gpu.any() and usage.loc[reserved_gpu, "cost"].fillna(0).eq(0).all())
 
 
-def suggest_main_runs(usage: pd.DataFrame) -> list[str]:
-    """The run id with the most GPU-hours, as a one-element list ([] when no row has a run)."""
-    rows = usage.loc[gpu_mask(usage)]
-    hours = rows.groupby(rows["run_id"].astype("string"))["gpu_hours"].sum()
-    return [str(hours.idxmax())] if len(hours) else []
+def suggest_main_runs(usage: pd.DataFrame, by: str = "run_id") -> list[str]:
+    """The main run's ids: the run with the most GPU-hours ([] when no row has a run).
+
+    With ``by="project"`` (exports joined on project, such as W&B, whose run ids are per job) every run id of
+    the project with the most GPU-hours, sorted.
+    """
+    rows = usage.loc[gpu_mask(usage) & usage["run_id"].notna().to_numpy(dtype=bool)]
+    hours = rows.groupby(rows[by].astype("string"))["gpu_hours"].sum()
+    if not len(hours):
+        return []
+    top = str(hours.idxmax())
+    if by == "run_id":
+        return [top]
+    return sorted(rows.loc[rows[by].eq(top).fillna(False).to_numpy(dtype=bool), "run_id"].astype(str).unique())
 
 
 def _plan_totals(plan: dict[str, Any], scenario: Scenario) -> dict[str, float]:

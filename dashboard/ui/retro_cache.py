@@ -70,8 +70,8 @@ def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame) -> list[str]:
-    return gap.suggest_main_runs(_usage)
+def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> list[str]:
+    return gap.suggest_main_runs(_usage, by=by)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")

@@ -99,13 +99,17 @@ def attribution_section(key: Hashable, usage: pd.DataFrame) -> None:
     })
 
 
-def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: str, plan_label: str) -> None:
+def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: str, plan_label: str,
+                join_on: str) -> None:
+    """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
+    most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B)."""
     run_ids = sorted(usage["run_id"].dropna().unique().tolist())
-    suggestion = [run for run in cache.main_run_suggestion(key, usage) if run in run_ids]
+    suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
     left, middle, right = st.columns([2, 2, 1])
-    main_runs = left.multiselect("Main run (run ids)", run_ids, default=suggestion, key="retro.main_runs",
+    main_runs = left.multiselect("Main run (run ids)", run_ids, default=suggestion, key=f"retro.main_runs.{join_on}",
                                  help="The pretraining run the plan describes; other runs count as experiments. "
-                                 "Suggested: the run with the most GPU-hours.")
+                                 "Suggested: the run with the most GPU-hours, or with a project join every run "
+                                 "of the largest project.")
     failed = middle.multiselect("States counted as failed", list(FAILED_STATES), default=list(FAILED_STATES),
                                 key="retro.failed_states",
                                 help="A TIMEOUT segment of a run that resumes from its checkpoint may be "

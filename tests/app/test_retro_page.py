@@ -267,7 +267,7 @@ def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
     joined, _ = join_usage(_import("focus_sample.csv"), _import("slurm_sample.txt"), on="run_id")
     scenario = presets()[SAMPLE_PLAN]
     main_runs = gap.suggest_main_runs(joined)
-    assert at.multiselect(key="retro.main_runs").value == main_runs == ["pretrain-13b"]
+    assert at.multiselect(key="retro.main_runs.run_id").value == main_runs == ["pretrain-13b"]
     summary = gap.decomposition_summary(estimate(scenario), scenario, joined, main_runs, FAILED_STATES)
     plan, actual = summary[f"plan_{unit}"], summary[f"actual_{unit}"]
 

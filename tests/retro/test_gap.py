@@ -158,6 +158,12 @@ def test_suggest_main_runs(rows, expected):
     assert suggest_main_runs(usage(*rows)) == expected
 
 
+def test_suggest_main_runs_by_project_takes_every_run_of_the_largest_project():
+    rows = [run(40, run_id="w1", project="pretrain"), run(30, run_id="w2", project="pretrain"),
+            run(50, run_id="w3", project="ablations"), run(9, run_id=None, project="pretrain")]
+    assert suggest_main_runs(usage(*rows), by="project") == ["w1", "w2"]  # 70 GPU-h of runs against 50
+
+
 RUN_IDS = st.sampled_from([None, "main", "ablation", "eval"])
 STATES = st.sampled_from([None, "COMPLETED", "FAILED", "NODE_FAIL", "TIMEOUT", "RUNNING"])
 MONEY = st.one_of(st.none(), st.floats(0, 1e4))
