@@ -11,6 +11,7 @@ from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.schema import ReadOptions
+from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
 from dashboard.ui.sources import SAMPLES, import_once, sample_names
@@ -66,7 +67,8 @@ if typed_path:
 options = ReadOptions(timezone=zone)
 imported = {}
 for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_choice)):
-    imported[side] = None if key is None else import_once(f"retro.{side}_data", (key, zone), filename, read,
+    import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
+    imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
                                                           options=options)
 billing, runs = imported["billing"], imported["runs"]
 if billing is None and runs is None:
@@ -121,12 +123,12 @@ with tabs[1]:
         view.attribution_section(view_key, shown)
 with tabs[2]:
     if tabs[2].open:
-        on_sample = all(part is None or part.key[0][0] == "sample" for part in (billing, runs))
+        on_sample = all(key is None or key[0] == "sample" for key in (billing_choice[0], runs_choice[0]))
         plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan",
                                    index=plan_choices.index(SAMPLE_PLAN) if on_sample else 0,
                                    help="The Plan page's current scenario, a preset, or a scenario file. "
                                    "The bundled quarter opens with its own plan.")
-        plan_json = st.session_state.get("plan.scenario_json") or json.dumps(default_scenario().to_json_dict())
+        plan_json = st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict())
         if plan_choice == PLAN_UPLOAD:
             uploaded = st.file_uploader("Scenario JSON", type=["json"], key="retro.plan_upload")
             try:
@@ -156,7 +158,7 @@ with tabs[5]:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6]:
     if tabs[6].open:
-        plan = Scenario.model_validate_json(st.session_state.get("plan.scenario_json")
+        plan = Scenario.model_validate_json(st.session_state.get(plan_state.SCENARIO)
                                             or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
