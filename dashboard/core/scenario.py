@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -219,8 +220,9 @@ def scenario_from_json(text: str | bytes) -> Scenario:
     return scenario_from_dict(data)
 
 
+@cache
 def default_scenario() -> Scenario:
-    """The bundled default scenario (data/scenarios/default.json)."""
+    """The bundled default scenario (data/scenarios/default.json), read once; scenarios are immutable."""
     return scenario_from_json(DEFAULT_SCENARIO_JSON.read_text(encoding="utf-8"))
 
 

@@ -13,7 +13,6 @@ from dashboard.core.scenario import Scenario
 from dashboard.format import count, usd
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.retro.gap import PARTS
-from dashboard.retro.mix import has_prices
 from dashboard.ui import retro_cache as cache
 
 ROWS_SHOWN = 500
@@ -56,12 +55,12 @@ def match_caption(stats: dict[str, Any]) -> str:
 
 def tiles(key: Hashable, usage: pd.DataFrame) -> None:
     """Headline numbers of the filtered view."""
-    numbers = cache.unit_view(key, usage, float("nan"))
+    numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
     columns = st.columns(5)
-    cost = float(usage["cost"].sum()) if has_prices(usage) else math.nan  # a run export alone carries no prices
-    columns[0].metric("Cost", _money(cost), help="Sum of the cost column (amortised where the export provides it), "
-                      "credits and fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
-    columns[1].metric("GPU-hours", count(float(usage["gpu_hours"].sum())))
+    columns[0].metric("Cost", _money(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
+                      help="Sum of the cost column (amortised where the export provides it), credits and fees "
+                      "included; n/a when no row carries a price (a Slurm or W&B export alone).")
+    columns[1].metric("GPU-hours", count(numbers["gpu_hours"]))
     columns[2].metric("$ per GPU-hour", _money(numbers["usd_per_gpu_hour"]),
                       help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
                           "usd_per_gpu_hour", ""))

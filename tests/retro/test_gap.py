@@ -3,16 +3,16 @@
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from usage_rows import usage
 
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
-from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
+from dashboard.ingest.schema import ReadOptions
 from dashboard.retro.gap import (
     FAILED_STATES,
     GAP_COLUMNS,
@@ -31,18 +31,6 @@ PLAN = {"gpu_hours_main_run": 1000.0, "gpu_hours_rework": 100.0, "gpu_hours_expe
         "blended_price_per_gpu_hour": 2.0}
 SCENARIO = Scenario(tokens=1e9)
 PLAN_HOURS, PLAN_USD = 1200.0, 2400.0
-
-
-def usage(*rows: dict) -> pd.DataFrame:
-    """A canonical usage table from row dicts; unspecified fields are NA (cost 0, one day from 1 May 2025)."""
-    defaults = {"period_start": "2025-05-01", "gpu_hours": 0.0, "cost": 0.0, "currency": "USD"}
-    table = pd.DataFrame([defaults | row for row in rows], columns=list(CANONICAL_COLUMNS))
-    table["period_start"] = pd.to_datetime(table["period_start"], utc=True)
-    table["period_end"] = pd.to_datetime(table["period_end"], utc=True).fillna(
-        table["period_start"] + pd.Timedelta(days=1))
-    table["billed_cost"] = table["billed_cost"].astype(float).combine_first(table["cost"].astype(float))
-    table["source_row"] = range(2, len(table) + 2)
-    return table.astype(CANONICAL_COLUMNS)
 
 
 def run(hours: float, run_id: str | None = "main", state: str | None = "COMPLETED", tokens: float | None = None,
