@@ -38,7 +38,21 @@ $(CHROMIUM):
 	  echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
 	}
 
-test: $(DEV_STAMP) | $(CHROMIUM)
+# The scenario-store tests (tests/store) start a throwaway PostgreSQL server with initdb/pg_ctl; they skip,
+# saying so, when the server binaries are missing and cannot be installed.
+.PHONY: postgres-binaries
+postgres-binaries:
+	@if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update && apt-get install -y postgresql; \
+	  fi; \
+	  command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	    echo "!!! PostgreSQL's initdb/pg_ctl are missing and could not be installed: the PostgreSQL store tests"; \
+	    echo "!!! will be SKIPPED. Install them with: sudo apt-get install postgresql"; \
+	  }; \
+	fi
+
+test: $(DEV_STAMP) postgres-binaries | $(CHROMIUM)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 

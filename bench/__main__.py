@@ -2,7 +2,9 @@
 
 import importlib
 
-BENCHMARKS = ("bench.engine_bench", "bench.ingest_bench", "bench.plan_bench", "bench.retro_bench")
+BENCHMARKS = (
+    "bench.engine_bench", "bench.uncertainty_bench", "bench.ingest_bench", "bench.plan_bench", "bench.retro_bench",
+)
 
 for name in BENCHMARKS:
     print(f"# {name}")

@@ -65,6 +65,11 @@ def test_estimate_table_is_readable(capsys):
         (["optimal", "--budget-usd", "-5"], "budget_usd must be > 0"),
         (["optimal"], "one of the arguments --budget-usd --target-loss is required"),
         (["estimate", "--bogus"], "unrecognized arguments: --bogus"),
+        (["estimate", "--monte-carlo", "0"], "--monte-carlo: draws = 0: use 1 to 1,000,000"),
+        (["estimate", "--monte-carlo", "2000000"], "draws = 2,000,000: use 1 to 1,000,000"),
+        (["estimate", "--monte-carlo", "many"], "argument --monte-carlo: invalid int value: 'many'"),
+        (["estimate", "--monte-carlo", "10", "--seed", "-3"], "seed = -3"),
+        (["estimate", "--set", "range_mfu_low=2"], "range_mfu_low = 2 is out of range"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(args, message, capsys):
@@ -94,3 +99,31 @@ def test_optimal_prints_the_required_keys(goal, capsys):
         assert result["cost_usd"] == pytest.approx(2e6, rel=1e-6)
     else:
         assert result["predicted_loss"] == pytest.approx(2.1)
+
+
+def _monte_carlo_json(capsys, *args):
+    assert main(["estimate", "--json", *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_monte_carlo_adds_ranges_overrun_and_tornado(capsys):
+    result = _monte_carlo_json(capsys, "--set", "method=tst", "--monte-carlo", "5000", "--seed", "9")
+    for output in ("cost_total_usd", "gpu_hours_total", "wall_clock_days"):
+        assert result["p10"][output] < result["p50"][output] < result["p90"][output]
+    assert 0.0 <= result["prob_over_budget"] <= 1.0
+    tornado = result["tornado"]
+    assert len(tornado) == 9
+    swings = [abs(item["high"] - item["low"]) for item in tornado.values()]
+    assert swings == sorted(swings, reverse=True)
+    assert tornado["mfu"]["input_low"] == pytest.approx(0.4 * 0.65)
+    assert result["monte_carlo"] == {"draws": 5000, "seed": 9, "shape": "triangular"}
+    assert _monte_carlo_json(capsys, "--set", "method=tst", "--monte-carlo", "5000", "--seed", "9") == result
+
+
+def test_monte_carlo_with_every_range_collapsed_is_the_point_estimate(capsys):
+    flat = [f"range_{name}_{end}=1" for name in ("mfu", "price_reserved", "price_on_demand", "price_spot",
+            "node_failures", "spot_interruptions", "tokens", "experiments", "tst_speedup") for end in ("low", "high")]
+    result = _monte_carlo_json(capsys, *(arg for item in flat for arg in ("--set", item)), "--monte-carlo", "100")
+    for q in ("p10", "p50", "p90"):
+        assert result[q]["cost_total_usd"] == result["cost_total_usd"]
+    assert result["prob_over_budget"] == 0.0

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE_PACKAGES = ["dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/retro", "dashboard/figures"]
+PURE_PACKAGES = [
+    "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/retro", "dashboard/figures", "dashboard/store",
+    "dashboard/report",
+]
 PURE_MODULES = ["dashboard/format.py"]
 
 

@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dashboard.cli import estimate, ingest, optimal
+from dashboard.cli import estimate, ingest, optimal, report
 
-SUBCOMMANDS = (estimate, optimal, ingest)
+SUBCOMMANDS = (estimate, optimal, ingest, report)
 
 
 class _Parser(argparse.ArgumentParser):

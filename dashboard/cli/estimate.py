@@ -1,4 +1,4 @@
-"""`estimate`: every output of the plan model for one scenario."""
+"""`estimate`: every output of the plan model for one scenario, optionally with Monte Carlo ranges."""
 
 from __future__ import annotations
 
@@ -11,6 +11,10 @@ from dashboard.cli.scenario_args import add_scenario_arguments, load_scenario
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("estimate", help="GPU-hours, dollars, storage and risk of a scenario")
     add_scenario_arguments(parser, positional=True)
+    parser.add_argument("--monte-carlo", type=int, metavar="N",
+                        help="add P10/P50/P90, the chance of exceeding the budget and the tornado from N draws "
+                             "over the scenario's range_* keys")
+    parser.add_argument("--seed", type=int, default=0, help="random seed for --monte-carlo (default 0)")
     parser.set_defaults(func=run)
 
 
@@ -23,5 +27,12 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         return fail(str(error))
     result = estimate(scenario)
+    if args.monte_carlo is not None:
+        from dashboard.core.uncertainty import monte_carlo
+
+        try:
+            result.update(monte_carlo(scenario, args.monte_carlo, args.seed).summary())
+        except ValueError as error:
+            return fail(f"--monte-carlo: {error}")
     (print_json if args.json else print_table)(result)
     return 0

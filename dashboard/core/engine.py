@@ -31,9 +31,11 @@ LINE_ITEMS = (
 BUDGET_STATUSES = ("within", "warning", "over")
 LOSS_STEP = 0.01
 
-# Scenario fields used as plain numbers; booleans become 0/1.
+# Scenario fields used as plain numbers; booleans become 0/1. The uncertainty ranges (`range_*`) are read by
+# `dashboard.core.uncertainty`, not by the model.
 NUMERIC_FIELDS = tuple(
-    name for name in Scenario.model_fields if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method"}
+    name for name in Scenario.model_fields
+    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method"} and not name.startswith("range_")
 )
 
 
@@ -59,11 +61,13 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
-    is_tst = p["is_tst"] > 0
-    E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])
+def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
+    """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
+    `evaluate` adds the outputs that do not feed the total (checkpoint optima, loss, the TST comparison).
+    Inputs broadcast: arrays of length 1 stand for a value shared by every scenario.
+    """
+    is_tst = p["is_tst"] > 0
     attention = np.where(
         p["attention_flops"] > 0,
         compute.attention_flops_per_token(p["n_layers"], p["d_model"], p["seq_len"], p["causal_attention_halving"] > 0),
@@ -82,15 +86,12 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     mtbf_h = reliability.job_mtbf_hours(failure_rate, nodes)
     ckpt_gb = reliability.checkpoint_size_gb(p["total_params"], p["checkpoint_bytes_per_param"])
     write_s = reliability.checkpoint_write_s(ckpt_gb, p["checkpoint_write_gb_per_s"], p["checkpoint_write_s"])
-    write_h = write_s / 3600.0
     interval_h = p["checkpoint_interval_min"] / 60.0
-    stall = reliability.stall_fraction(write_h, interval_h, p["checkpoint_async"] > 0)
+    stall = reliability.stall_fraction(write_s / 3600.0, interval_h, p["checkpoint_async"] > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         rework = np.where(
             np.isfinite(mtbf_h), reliability.rework_fraction(interval_h, p["restart_min"] / 60.0, mtbf_h), 0.0
         )
-        young_min = reliability.young_interval(write_h, mtbf_h) * 60.0
-        daly_min = reliability.daly_interval(write_h, mtbf_h) * 60.0
 
     stall_hours = gpu_hours_compute * stall
     rework_hours = gpu_hours_compute * rework
@@ -113,15 +114,7 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     )
     storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
     storage_usd = sum(storage_by_tier.values())
-
-    baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
-    baseline_main_usd = baseline_main_hours * price
-    baseline_data_usd = p["tokens"] / 1e9 * p["data_cost_per_billion_tokens"]
-    tst_main_usd = baseline_main_usd / p["tst_speedup"]
-    tst_data_usd = p["tokens"] * p["tst_token_multiplier"] / 1e9 * p["data_cost_per_billion_tokens"]
-    pilot_usd = p["tst_pilot_fraction"] * baseline_main_usd
-    baseline_cost = baseline_main_usd + baseline_data_usd
-    tst_cost = tst_main_usd + tst_data_usd
+    baseline_main_usd = gpu_hours_ideal * (1.0 + stall + rework) * price
 
     breakdown = {
         "main_compute": gpu_hours_compute * price,
@@ -133,22 +126,10 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "storage": storage_usd,
         "network_egress": p["egress_gb"] * p["egress_per_gb"],
         "data_processing": raw_tokens / 1e9 * p["data_cost_per_billion_tokens"],
-        "tst_pilot": np.where(is_tst, pilot_usd, 0.0),
+        "tst_pilot": np.where(is_tst, p["tst_pilot_fraction"] * baseline_main_usd, 0.0),
         "tst_switching": np.where(is_tst, p["tst_switching_cost_usd"], 0.0),
         "people": p["people_cost_usd"] * np.ones_like(price),
     }
-    cost_total = sum(breakdown.values())
-    status_index = np.where(
-        cost_total > p["budget_usd"], 2, np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0)
-    )
-
-    loss = scaling.predicted_loss(p["active_params"], p["tokens"], E, A, B, alpha, beta)
-    tokens_better = scaling.tokens_for_loss_reduction(p["active_params"], p["tokens"], LOSS_STEP, B, beta)
-    with np.errstate(invalid="ignore"):
-        hours_per_step = np.where(
-            np.isfinite(tokens_better), gpu_hours_total * (tokens_better / p["tokens"] - 1.0), np.inf
-        )
-
     return {
         "model_flops": flops_model,
         "total_flops": flops_total,
@@ -165,8 +146,6 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "blended_price_per_gpu_hour": price,
         "checkpoint_size_gb": ckpt_gb,
         "checkpoint_write_s": write_s,
-        "checkpoint_interval_young_min": young_min,
-        "checkpoint_interval_daly_min": daly_min,
         "stall_fraction": stall,
         "rework_fraction": rework,
         "overhead_fraction": stall + rework,
@@ -175,7 +154,43 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "storage_cost_by_tier": storage_by_tier,
         "raw_tokens": raw_tokens,
         "cost_breakdown": breakdown,
-        "cost_total_usd": cost_total,
+        "cost_total_usd": sum(breakdown.values()),
+    }
+
+
+def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
+    out = costs(p)
+    cost_total = out["cost_total_usd"]
+    price = out["blended_price_per_gpu_hour"]
+    write_h = out["checkpoint_write_s"] / 3600.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        young_min = reliability.young_interval(write_h, out["job_mtbf_hours"]) * 60.0
+        daly_min = reliability.daly_interval(write_h, out["job_mtbf_hours"]) * 60.0
+    status_index = np.where(
+        cost_total > p["budget_usd"], 2, np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0)
+    )
+
+    E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])
+    loss = scaling.predicted_loss(p["active_params"], p["tokens"], E, A, B, alpha, beta)
+    tokens_better = scaling.tokens_for_loss_reduction(p["active_params"], p["tokens"], LOSS_STEP, B, beta)
+    with np.errstate(invalid="ignore"):
+        hours_per_step = np.where(
+            np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / p["tokens"] - 1.0), np.inf
+        )
+
+    baseline_main_hours = out["gpu_hours_ideal"] * (1.0 + out["overhead_fraction"])
+    baseline_main_usd = baseline_main_hours * price
+    baseline_data_usd = p["tokens"] / 1e9 * p["data_cost_per_billion_tokens"]
+    tst_main_usd = baseline_main_usd / p["tst_speedup"]
+    tst_data_usd = p["tokens"] * p["tst_token_multiplier"] / 1e9 * p["data_cost_per_billion_tokens"]
+    pilot_usd = p["tst_pilot_fraction"] * baseline_main_usd
+    baseline_cost = baseline_main_usd + baseline_data_usd
+    tst_cost = tst_main_usd + tst_data_usd
+
+    out.update({
+        "checkpoint_interval_young_min": young_min,
+        "checkpoint_interval_daly_min": daly_min,
         "cost_per_million_tokens": cost_total / (p["tokens"] / 1e6),
         "predicted_loss": loss,
         "gpu_hours_per_0_01_loss": hours_per_step,
@@ -195,7 +210,8 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
             "net_savings_usd": baseline_cost - tst_cost - pilot_usd - p["tst_switching_cost_usd"],
             "speedup": p["tst_speedup"] * np.ones_like(price),
         },
-    }
+    })
+    return out
 
 
 def _scalar(value: Any) -> Any:

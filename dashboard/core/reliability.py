@@ -16,7 +16,7 @@ def job_mtbf_hours(failures_per_1000_node_days, nodes):
     """Mean time between job interruptions for independent node failures: 24·1000 / (rate · nodes)."""
     rate_per_hour = np.asarray(failures_per_1000_node_days, dtype=float) * nodes / 1000.0 / HOURS_PER_DAY
     with np.errstate(divide="ignore", over="ignore"):
-        return np.where(rate_per_hour > 0, 1.0 / np.where(rate_per_hour > 0, rate_per_hour, 1.0), np.inf)
+        return 1.0 / rate_per_hour  # a zero rate gives inf: no interruptions
 
 
 def checkpoint_size_gb(total_params, bytes_per_param):

@@ -19,6 +19,14 @@ DEFAULT_SCENARIO_JSON = Path(__file__).resolve().parents[2] / "data" / "scenario
 RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 
 
+def _low(factor: float, source: str) -> Any:
+    return Field(factor, gt=0, le=1, description=f"Low end, × the likely value. {source}")
+
+
+def _high(factor: float, source: str) -> Any:
+    return Field(factor, ge=1, le=100, description=f"High end, × the likely value. {source}")
+
+
 class ScenarioError(ValueError):
     """A scenario that cannot be used; the message is one line naming the key and what is allowed."""
 
@@ -129,6 +137,31 @@ class Scenario(BaseModel):
         0.05, ge=0, le=10, description="Assumed: pilot validation as a fraction of the baseline run's cost."
     )
     tst_switching_cost_usd: float = Field(20_000.0, ge=0, le=1e12, description="Assumed: one-off engineering cost.")
+
+    # Uncertainty (Monte Carlo, `dashboard.core.uncertainty`): each range's ends are multiples of the value above,
+    # which is the likely value. Low ends are at most 1 and high ends at least 1, so the likely value is inside.
+    range_shape: Literal["triangular", "lognormal"] = Field(
+        "triangular",
+        description="triangular(low, likely, high), or log-normal with low and high as its 5th and 95th percentiles.",
+    )
+    range_mfu_low: float = _low(0.65, "PaLM: ≈30 % whole-run MFU against 46.2 % steady state.")
+    range_mfu_high: float = _high(1.1, "Llama 3 405B: 38-43 % steady-state MFU.")
+    range_price_reserved_low: float = _low(0.64, "H100 1-yr index: $1.70 (Oct 2025) against $2.65 (Jun 2026).")
+    range_price_reserved_high: float = _high(1.25, "Assumed: contract prices rose 56 % in the 8 months to Jun 2026.")
+    range_price_on_demand_low: float = _low(0.55, "AWS P5 on-demand cut 'up to 45 %' (Jun 2025).")
+    range_price_on_demand_high: float = _high(1.1, "Assumed: list prices have only fallen since 2023.")
+    range_price_spot_low: float = _low(0.67, "GCP H100 spot: $4.42 (Mar 2025) to ~$6.57 (2026), a 1.49× move.")
+    range_price_spot_high: float = _high(1.49, "GCP H100 spot: $4.42 (Mar 2025) to ~$6.57 (2026), a 1.49× move.")
+    range_node_failures_low: float = _low(0.62, "Meta RSC-2: 2.34 failures per 1,000 node-days against 3.79.")
+    range_node_failures_high: float = _high(1.72, "Meta RSC-1: 6.50 failures per 1,000 node-days against 3.79.")
+    range_spot_interruptions_low: float = _low(0.5, "AWS Spot Advisor band '<5 %' a month against 10 %.")
+    range_spot_interruptions_high: float = _high(2.0, "AWS Spot Advisor band '15-20 %' a month against 10 %.")
+    range_tokens_low: float = _low(0.9, "Assumed: the run stops 10 % early.")
+    range_tokens_high: float = _high(1.2, "Assumed: the run is extended by 20 %.")
+    range_experiments_low: float = _low(0.5, "Assumed: half the planned ablations.")
+    range_experiments_high: float = _high(2.0, "Seeds: experiments often cost 'several ×' the plan.")
+    range_tst_speedup_low: float = _low(0.6, "Assumed: one published 10B-A1B result; not proven at scale (≥ 1×).")
+    range_tst_speedup_high: float = _high(1.1, "Assumed: a small gain over the published 2.58×.")
 
     @field_validator("gpu_type")
     @classmethod

@@ -21,8 +21,9 @@ def checkpoints_written(run_hours, interval_hours):
 
 
 def _sum_min(n, k):
-    """Σ_{i=0}^{n-1} min(i, K)."""
-    return np.where(n - 1 <= k, n * (n - 1) / 2.0, k * (k + 1) / 2.0 + (n - 1 - k) * k)
+    """Σ_{i=0}^{n-1} min(i, K) = Σ_{i=0}^{m} i + (n−1−m)·K with m = min(n−1, K)."""
+    m = np.minimum(n - 1, k)
+    return m * (m + 1) / 2.0 + (n - 1 - m) * k
 
 
 def _sum_floor_div(n, m):
@@ -30,12 +31,12 @@ def _sum_floor_div(n, m):
     safe_m = np.where(m > 0, m, 1)
     q = np.floor(n / safe_m)
     r = n - q * safe_m
-    return np.where(m > 0, safe_m * q * (q - 1) / 2.0 + r * q, 0.0)
+    return (safe_m * q * (q - 1) / 2.0 + r * q) * (m > 0)
 
 
 def _archived_after(i, m):
     safe_m = np.where(m > 0, m, 1)
-    return np.where(m > 0, np.floor(i / safe_m), 0.0)
+    return np.floor(i / safe_m) * (m > 0)
 
 
 def dataset_gb(raw_tokens, bytes_per_token, versions):
@@ -48,9 +49,8 @@ def storage_totals(run_hours, interval_hours, checkpoint_gb, keep_last, archive_
     n = checkpoints_written(run_hours, interval_hours)
     tail = run_hours - n * interval_hours
     hot = checkpoint_gb * (interval_hours * _sum_min(n, keep_last) + tail * np.minimum(n, keep_last))
-    archived = checkpoint_gb * (
-        interval_hours * _sum_floor_div(n, archive_every) + tail * _archived_after(n, archive_every)
-    )
+    archived_at_end = _archived_after(n, archive_every)
+    archived = checkpoint_gb * (interval_hours * _sum_floor_div(n, archive_every) + tail * archived_at_end)
     logs_gb = logs_gb_per_day * run_hours / 24.0
     gb_hours = {
         "hot_checkpoints": hot,
@@ -60,7 +60,7 @@ def storage_totals(run_hours, interval_hours, checkpoint_gb, keep_last, archive_
     }
     peak_gb = (
         checkpoint_gb * np.minimum(n, keep_last + 1)
-        + checkpoint_gb * _archived_after(n, archive_every)
+        + checkpoint_gb * archived_at_end
         + data_gb
         + logs_gb
     )

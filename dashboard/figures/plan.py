@@ -43,7 +43,7 @@ def _label(key: str) -> str:
     return LABELS.get(key, key.replace("_", " "))
 
 
-def _layout(title: str, x_title: str, y_title: str, subtitle: str = "", **extra: Any) -> dict[str, Any]:
+def layout_of(title: str, x_title: str, y_title: str, subtitle: str = "", **extra: Any) -> dict[str, Any]:
     layout = {
         "title": {"text": title, "subtitle": {"text": subtitle}},
         "xaxis": {"title": {"text": x_title}},
@@ -82,7 +82,7 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
         "textposition": "outside",
         "hovertemplate": "%{x}: %{text}<extra></extra>",
     }
-    layout = _layout(
+    layout = layout_of(
         "Cost by line item", "line item", "cost (USD)",
         subtitle=f"{_usd(total)}: {total / budget_usd:.0%} of the {_usd(budget_usd)} budget",
         yaxis={"tickprefix": "$", "range": [0.0, max(total, budget_usd) * HEADROOM]},
@@ -123,7 +123,7 @@ def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float]) -> go
         if mask.any()
     ]
     total_usd = sum(cost_by_tier.values())
-    layout = _layout(f"Storage over the run: {_usd(total_usd)} in total", "time since start (days)",
+    layout = layout_of(f"Storage over the run: {_usd(total_usd)} in total", "time since start (days)",
                      f"stored ({unit}, stacked)")
     return go.Figure(data=traces, layout=layout)
 
@@ -173,7 +173,7 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Fi
         f"Net {'saving' if net >= 0 else 'loss'} {_usd(abs(net))} "
         f"after a {_usd(tst['pilot_cost_usd'])} pilot and {_usd(tst['switching_cost_usd'])} switching"
     )
-    layout = _layout("TST against baseline at matched loss", "", "% of the baseline (baseline = 100 %)",
+    layout = layout_of("TST against baseline at matched loss", "", "% of the baseline (baseline = 100 %)",
                      subtitle=subtitle, barmode="group", yaxis={"ticksuffix": " %"})
     return go.Figure(data=traces, layout=layout)
 
@@ -199,7 +199,7 @@ def checkpoint_figure(curve: pd.DataFrame, young_min: float, daly_min: float, cu
                 "y": [0.0, top_pct], "line": {"dash": MARKER_DASHES[label], "width": 1.5, "color": "gray"},
                 "hovertemplate": f"{label} interval: %{{x:.1f}} min<extra></extra>",
             })
-    layout = _layout("Checkpoint interval: stalls against rework", "checkpoint interval (min, log scale)",
+    layout = layout_of("Checkpoint interval: stalls against rework", "checkpoint interval (min, log scale)",
                      "overhead (% of compute GPU-hours)", xaxis={"type": "log"}, yaxis={"rangemode": "tozero"})
     return go.Figure(data=traces, layout=layout)
 
@@ -226,7 +226,7 @@ def spot_figure(curve: pd.DataFrame, current_spot_share: float) -> go.Figure:
         "x": [current_spot_share * 100.0], "y": [current_usd], "marker": {"size": 12, "symbol": "diamond"},
         "hovertemplate": "current plan<br>%{x:.0f} % spot: $%{y:,.0f}<extra></extra>",
     })
-    layout = _layout(
+    layout = layout_of(
         f"Expected cost against spot share: {_usd(current_usd)} now", "spot share (% of GPU-hours)",
         "expected cost (USD)", yaxis={"tickprefix": "$"},
         yaxis2={"title": {"text": "failure rework (USD)"}, "overlaying": "y", "side": "right", "tickprefix": "$",
@@ -261,7 +261,7 @@ def scaling_figure(curve: pd.DataFrame, points: dict[str, Any]) -> go.Figure:
     subtitle = (
         f"This plan {points['plan']['predicted_loss']:.3f}, compute-optimal {points['optimal']['predicted_loss']:.3f}"
     )
-    layout = _layout(f"Predicted loss at C = {points['model_flops']:.3g} FLOPs",
+    layout = layout_of(f"Predicted loss at C = {points['model_flops']:.3g} FLOPs",
                      "active parameters (billions, log scale)", "predicted loss (nats per token)", subtitle=subtitle,
                      xaxis={"type": "log"})
     return go.Figure(data=traces, layout=layout)

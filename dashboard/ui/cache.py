@@ -9,6 +9,8 @@ import streamlit as st
 
 from dashboard.core.engine import estimate
 from dashboard.core.scenario import scenario_from_json
+from dashboard.core.uncertainty import MonteCarlo, monte_carlo
+from dashboard.figures import uncertainty
 from dashboard.figures.plan_charts import plan_chart
 
 
@@ -26,3 +28,15 @@ def plan_figure(scenario_json: str, name: str) -> go.Figure:
     only reads it), so sessions can share it, and every slider move saves pickling a fresh figure.
     """
     return plan_chart(name, scenario_from_json(scenario_json), cached_estimate(scenario_json))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def cached_monte_carlo(scenario_json: str, draws: int, seed: int) -> MonteCarlo:
+    """Monte Carlo draws for a scenario's JSON text; a resource (read only), so 100,000 draws are never copied."""
+    return monte_carlo(scenario_from_json(scenario_json), draws, seed)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def uncertainty_figure(scenario_json: str, name: str, draws: int, seed: int) -> go.Figure:
+    """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario's JSON text."""
+    return uncertainty.CHARTS[name](cached_monte_carlo(scenario_json, draws, seed))

@@ -18,7 +18,7 @@ from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario
 from dashboard.format import short
 
-Kind = Literal["log", "slider", "number", "select", "toggle"]
+Kind = Literal["log", "slider", "number", "select", "toggle", "range"]
 MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
 
 
@@ -37,7 +37,7 @@ def nearest(options: tuple[float, ...], value: float) -> float:
 
 @dataclass(frozen=True)
 class Control:
-    key: str  # scenario key
+    key: str  # scenario key (a range control's key is the prefix of its `_low` and `_high` keys)
     label: str  # with its unit
     kind: Kind
     scale: float = 1.0  # scenario value = widget value × scale
@@ -137,10 +137,38 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                 help="Assumed: one-off engineering cost of adopting the method."),
     ),
 }
+
+
+def _range(name: str, label: str) -> Control:
+    """A low-high slider of multiples of the plan's value; the help quotes both ends' sources."""
+    fields = Scenario.model_fields
+    sources = " ".join(fields[f"range_{name}_{end}"].description.split(". ", 1)[1] for end in ("low", "high"))
+    return Control(f"range_{name}", f"{label} (× plan value)", "range", 1.0, 0.1, 3.0, 0.01, fmt="×%.2f",
+                   help=f"Low and high ends as multiples of the plan's own value. {sources}")
+
+
+GROUPS["Uncertainty ranges"] = (
+    Control("range_shape", "Distribution", "select", options=("triangular", "lognormal"),
+            help="Triangular: low, likely (the plan's value) and high. Log-normal: low and high are the 5th and "
+                 "95th percentiles. Inputs are drawn independently."),
+    _range("mfu", "MFU"),
+    _range("price_reserved", "Reserved price"),
+    _range("price_on_demand", "On-demand price"),
+    _range("price_spot", "Spot price"),
+    _range("node_failures", "Node failure rate"),
+    _range("spot_interruptions", "Spot interruption rate"),
+    _range("tokens", "Training tokens"),
+    _range("experiments", "Experiment overhead"),
+    _range("tst_speedup", "TST speedup"),
+)
 CONTROLS: tuple[Control, ...] = tuple(c for group in GROUPS.values() for c in group)
 MOE_TOGGLE = "w.moe"
 PERSIST = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
+SHAPE_LABELS = {"triangular": "Triangular (low, likely, high)", "lognormal": "Log-normal (90 % interval)"}
+DRAW_OPTIONS = (1_000, 10_000, 100_000)
+DRAWS = "plan.mc_draws"
+SEED = "plan.mc_seed"
 
 
 def _fit_label(key: str) -> str:
@@ -151,7 +179,11 @@ def _method_label(key: str) -> str:
     return METHOD_LABELS[key]
 
 
-FORMATS = {"gpu_type": _gpu_label, "scaling_fit": _fit_label, "method": _method_label}
+def _shape_label(key: str) -> str:
+    return SHAPE_LABELS[key]
+
+
+FORMATS = {"gpu_type": _gpu_label, "scaling_fit": _fit_label, "method": _method_label, "range_shape": _shape_label}
 
 
 def widget_values(scenario: Scenario) -> dict[str, Any]:
@@ -162,6 +194,9 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
         data["peak_tflops"] = 1000.0
     values: dict[str, Any] = {MOE_TOGGLE: scenario.active_params is not None}
     for control in CONTROLS:
+        if control.kind == "range":
+            values[control.widget] = (data[f"{control.key}_low"], data[f"{control.key}_high"])
+            continue
         value = data[control.key]
         if control.kind == "log":
             values[control.number] = control.to_widget(float(value))
@@ -189,6 +224,8 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
             data[control.key] = int(round(value)) if control.key == "gpu_count" else value
         elif control.kind in ("slider", "number"):
             data[control.key] = control.to_scenario(state[control.widget])
+        elif control.kind == "range":
+            data[f"{control.key}_low"], data[f"{control.key}_high"] = state[control.widget]
         else:
             data[control.key] = state[control.widget]
     if not state[MOE_TOGGLE]:
@@ -232,6 +269,11 @@ def render(control: Control, disabled: bool = False) -> None:
         low, high = _bounds(control, state[control.widget])
         st.number_input(control.label, min_value=low, max_value=high, step=control.step, format=control.fmt,
                         key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
+    elif control.kind == "range":
+        low_value, high_value = state[control.widget]
+        st.slider(control.label, min_value=min(control.low, low_value), max_value=max(control.high, high_value),
+                  step=control.step, format=control.fmt, key=control.widget, help=control.help, disabled=disabled,
+                  persist_state=PERSIST)
     elif control.kind == "select":
         st.selectbox(control.label, control.options, key=control.widget, help=control.help,
                      format_func=FORMATS.get(control.key, str), disabled=disabled, persist_state=PERSIST)
@@ -256,6 +298,12 @@ def render_group(title: str, expanded: bool = False) -> None:
             disabled = (
                 (control.key == "active_params" and not state[MOE_TOGGLE])
                 or (control.key == "peak_tflops" and state["w.gpu_type"] != CUSTOM)
-                or (control.key.startswith("tst_") and state["w.method"] != "tst")
+                or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
             )
             render(control, disabled=disabled)
+        if title == "Uncertainty ranges":
+            st.select_slider("Monte Carlo draws", DRAW_OPTIONS, key=DRAWS, format_func="{:,}".format,
+                             persist_state=PERSIST,
+                             help="More draws give steadier percentiles; 100,000 take about four times as long.")
+            st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, key=SEED, persist_state=PERSIST,
+                            help="The same seed and settings give the same numbers.")

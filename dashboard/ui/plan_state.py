@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict, scenario_from_json
 from dashboard.core.scenario_query import scenario_from_query, scenario_to_query
+from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.ui import plan_controls as controls
 
 SCENARIO = "plan.scenario_json"
@@ -22,7 +23,7 @@ NOTICES = "plan.notices"
 UPLOAD_ERROR = "plan.upload_error"
 
 
-def _json(scenario: Scenario) -> str:
+def scenario_json(scenario: Scenario) -> str:
     return json.dumps(scenario.to_json_dict())
 
 
@@ -32,11 +33,13 @@ def start() -> None:
     Streamlit drops a page's widget state when another page is shown, so the controls are reloaded then.
     """
     state = st.session_state
+    state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
+    state.setdefault(controls.SEED, DEFAULT_SEED)
     if SCENARIO not in state:
         link = scenario_from_query(st.query_params.to_dict())
         controls.load(link.scenario)
-        state[SCENARIO] = _json(link.scenario)
-        state[BASELINE] = _json(link.baseline)
+        state[SCENARIO] = scenario_json(link.scenario)
+        state[BASELINE] = scenario_json(link.baseline)
         state[NOTICES] = link.warnings
     elif controls.MOE_TOGGLE not in state:
         controls.load(Scenario.model_validate_json(state[SCENARIO]))
@@ -79,7 +82,7 @@ def current() -> tuple[Scenario, str | None]:
         scenario, problem = scenario_from_dict(controls.read(previous)), None
     except ScenarioError as error:
         scenario, problem = Scenario.model_validate(previous), str(error)
-    state[SCENARIO] = _json(scenario)
+    state[SCENARIO] = scenario_json(scenario)
     return scenario, problem
 
 

@@ -8,10 +8,15 @@ from typing import Any
 import streamlit as st
 
 from dashboard.core.scenario import Scenario
+from dashboard.figures import uncertainty
 from dashboard.format import count, usd
-from dashboard.ui.cache import plan_figure
+from dashboard.ui.cache import plan_figure, uncertainty_figure
+from dashboard.ui.plan_controls import DRAWS, SEED
 
-CHART_TABS = (("Budget", "Storage growth", "Scaling law"), ("TST vs baseline", "Checkpoint interval", "Spot share"))
+CHART_TABS = (
+    ("Budget", "Storage growth", "Scaling law", "Cost range"),
+    ("TST vs baseline", "Checkpoint interval", "Spot share", "Tornado"),
+)
 
 
 def _delta(value: float, base: float, fmt: Callable[[float], str]) -> str | None:
@@ -70,8 +75,17 @@ def charts(scenario_json: str) -> None:
     for column, names, side in zip(st.columns(2), CHART_TABS, ("left", "right"), strict=True):
         with column:
             for tab, name in zip(st.tabs(names, key=f"plan.tabs.{side}", on_change="rerun"), names, strict=True):
-                if tab.open is not False:
-                    tab.plotly_chart(plan_figure(scenario_json, name), width="stretch", key=f"plan.chart.{name}")
+                if tab.open is False:
+                    continue
+                if name in uncertainty.CHARTS:
+                    draws, seed = st.session_state[DRAWS], int(st.session_state[SEED])
+                    figure = uncertainty_figure(scenario_json, name, draws, seed)
+                    tab.caption(f"{draws:,} draws, seed {seed}, over the ranges in the sidebar's *Uncertainty "
+                                "ranges* group. Fewer draws redraw faster while you explore; use 100,000 for the "
+                                "numbers you present.")
+                else:
+                    figure = plan_figure(scenario_json, name)
+                tab.plotly_chart(figure, width="stretch", key=f"plan.chart.{name}")
 
 
 def risks(scenario: Scenario, result: dict[str, Any]) -> None:

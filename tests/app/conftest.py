@@ -11,6 +11,14 @@ TIMEOUT_S = 60
 
 
 @pytest.fixture(autouse=True)
+def store_url(tmp_path, monkeypatch) -> str:
+    """Every app test gets its own empty scenario store (a SQLite file in its temporary folder)."""
+    url = f"sqlite:///{tmp_path / 'scenarios.db'}"
+    monkeypatch.setenv("PLANNER_STORE_URL", url)
+    return url
+
+
+@pytest.fixture(autouse=True)
 def clear_caches():
     st.cache_data.clear()
     st.cache_resource.clear()

@@ -4,8 +4,8 @@ import pytest
 
 
 @pytest.mark.smoke
-@pytest.mark.parametrize("page", ["app_pages/plan.py", "app_pages/retro.py", "app_pages/imports.py",
-                                  "app_pages/method.py"])
+@pytest.mark.parametrize("page", ["app_pages/plan.py", "app_pages/compare.py", "app_pages/retro.py",
+                                  "app_pages/imports.py", "app_pages/method.py"])
 def test_page_renders(app, page):
     at = app.run()
     at.switch_page(page).run()

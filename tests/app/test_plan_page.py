@@ -7,6 +7,7 @@ import pytest
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario, with_overrides
+from dashboard.core.uncertainty import monte_carlo
 from dashboard.format import count, usd
 from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, nearest
 
@@ -20,7 +21,7 @@ def _tiles(at):
 
 
 def _widget(at, key):
-    for kind in ("select_slider", "slider", "number_input", "selectbox", "toggle"):
+    for kind in ("select_slider", "slider", "number_input", "selectbox", "toggle"):  # a range is a slider
         found = [w for w in getattr(at, kind) if w.key == key]
         if found:
             return found[0]
@@ -74,8 +75,50 @@ CONTROL_CASES = {
 }
 
 
+# Uncertainty controls move the Monte Carlo charts, not the tiles: each with its link and a new value.
+RANGE_CASES = {
+    "range_shape": ({}, "lognormal"),
+    "range_mfu": ({}, (0.5, 1.2)),
+    "range_price_reserved": ({}, (0.3, 2.0)),
+    "range_price_on_demand": ({}, (0.3, 2.0)),
+    "range_price_spot": ({"spot_share": "0.2"}, (0.3, 2.0)),
+    "range_node_failures": ({}, (0.2, 3.0)),
+    "range_spot_interruptions": ({"spot_share": "0.2", "spot_interruptions_per_1000_node_days": "40"}, (0.2, 3.0)),
+    "range_tokens": ({}, (0.5, 2.0)),
+    "range_experiments": ({}, (0.2, 3.0)),
+    "range_tst_speedup": ({"method": "tst"}, (0.4, 1.5)),
+}
+
+
 def test_every_control_has_a_case():
-    assert set(CONTROL_CASES) == {c.key for c in CONTROLS}
+    assert set(CONTROL_CASES) | set(RANGE_CASES) == {c.key for c in CONTROLS}
+
+
+def _chart_title(at, name):
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith(name))
+    return spec["layout"]["title"]["text"] + spec["layout"]["title"]["subtitle"]["text"]
+
+
+def _open_uncertainty_tabs(at):
+    at.session_state["plan.tabs.left"] = "Cost range"
+    at.session_state["plan.tabs.right"] = "Tornado"
+    return at.run()
+
+
+@pytest.mark.parametrize(("key", "case"), RANGE_CASES.items(), ids=list(RANGE_CASES))
+def test_each_range_control_changes_the_uncertainty_charts_and_the_link(app, key, case):
+    link, value = case
+    for name, text in link.items():
+        app.query_params[name] = text
+    at = _open_uncertainty_tabs(_open_group_of(app.run(), key))
+    assert not at.exception and not at.warning
+    before = (_chart_title(at, "Total cost"), _chart_title(at, "Which assumption"))
+    _widget(at, f"w.{key}").set_value(value)
+    at.run()
+    assert not at.exception and not at.error
+    assert (_chart_title(at, "Total cost"), _chart_title(at, "Which assumption")) != before
+    assert any(name.startswith(key) for name in at.query_params)
 
 
 @pytest.mark.parametrize(("key", "case"), CONTROL_CASES.items(), ids=list(CONTROL_CASES))
@@ -220,3 +263,16 @@ def test_leaving_the_page_and_coming_back_keeps_the_plan(app):
     assert not at.exception
     assert _tiles(at) == planned
     assert _widget(at, "w.mfu").value == pytest.approx(30.0)
+
+
+def test_uncertainty_tabs_show_the_engine_percentiles_for_the_chosen_draws_and_seed(app):
+    at = _open_uncertainty_tabs(app.run())
+    at.session_state["plan.mc_draws"] = 1_000
+    at.session_state["plan.mc_seed"] = 42
+    at.run()
+    assert not at.exception
+    mc = monte_carlo(default_scenario(), 1_000, 42)
+    expected = " · ".join(f"P{q} {usd(mc.percentile('cost_total_usd', q), digits=1)}" for q in (10, 50, 90))
+    assert _chart_title(at, "Total cost").startswith(f"Total cost: {expected}")
+    assert "of 1,000 triangular draws (seed 42)" in _chart_title(at, "Total cost")
+    assert any("1,000 draws, seed 42" in c.value for c in at.caption)

@@ -2,17 +2,13 @@
 
 import numpy as np
 import pytest
+from bare_plan import COMPUTE_ONLY
 
 from dashboard.core.engine import LINE_ITEMS, estimate, evaluate, scenario_arrays
 from dashboard.core.scenario import Scenario
 
-# No failures, no stalls, no extras: the plan is compute only.
-BARE = dict(
-    node_failures_per_1000_node_days=0.0, spot_interruptions_per_1000_node_days=0.0, checkpoint_async=True,
-    experiment_overhead=0.0, eval_overhead=0.0, debug_overhead=0.0, data_cost_per_billion_tokens=0.0,
-    dataset_bytes_per_token=1e-9, logs_gb_per_day=0.0, keep_last_checkpoints=1, archive_every_nth=0,
-    storage_hot_per_gb_month=0.0, storage_cold_per_gb_month=0.0, reserved_share=1.0, spot_share=0.0,
-)
+# No failures, no stalls, no extras, all reserved: the plan is compute only.
+BARE = {**COMPUTE_ONLY, "reserved_share": 1.0, "spot_share": 0.0}
 
 # TST reference run (arXiv 2605.06546): 10B-A1B MoE on B200, baseline 1.05T tokens in 12,311 GPU-hours.
 TST_MFU = 6 * 1e9 * 1.05e12 / (2250e12 * 3600 * 12311)

@@ -4,18 +4,14 @@ import math
 
 import numpy as np
 import pytest
+from bare_plan import COMPUTE_ONLY
 
 from dashboard.core import sweeps
 from dashboard.core.engine import estimate
 from dashboard.core.scenario import Scenario
 
-# No failures, no stalls, no extras: cost is compute GPU-hours times the blended price.
-BARE = dict(
-    node_failures_per_1000_node_days=0.0, spot_interruptions_per_1000_node_days=0.0, checkpoint_async=True,
-    experiment_overhead=0.0, eval_overhead=0.0, debug_overhead=0.0, data_cost_per_billion_tokens=0.0,
-    dataset_bytes_per_token=1e-9, logs_gb_per_day=0.0, keep_last_checkpoints=1, archive_every_nth=0,
-    storage_hot_per_gb_month=0.0, storage_cold_per_gb_month=0.0, budget_usd=1e9,
-)
+# Cost is compute GPU-hours times the blended price.
+BARE = {**COMPUTE_ONLY, "budget_usd": 1e9}
 
 # One node (8 GPUs): M = 24 h · 1000 / rate. Daly 2006's examples with δ = 5 min (README: M 24 h → 116.7 min,
 # M 6 h → 56.7 min); Young √(2δM) is 120 min and 60 min.

@@ -1,0 +1,87 @@
+"""Compare page: saved scenarios side by side, a presentation layout and the review-meeting report."""
+
+from datetime import UTC, datetime
+from functools import partial
+
+import streamlit as st
+
+from dashboard.core.compare import MAX_SCENARIOS, MIN_SCENARIOS
+from dashboard.core.scenario_bundle import export_bundle
+from dashboard.store.errors import StoreError
+from dashboard.ui import compare_cache, compare_state, compare_view
+from dashboard.ui.compare_state import MANAGED, NEW_NAME, SELECTED
+from dashboard.ui.plan_state import scenario_json
+from dashboard.ui.store_access import scenario_store
+
+state = st.session_state
+st.title("Compare scenarios")
+try:
+    store = scenario_store()
+    entries = store.entries()
+except StoreError as error:
+    st.error(f"The scenario store cannot be used: {error}. Point `PLANNER_STORE_URL` at a reachable database "
+             "(sqlite:///PATH or postgresql://USER@HOST:PORT/DB) and restart the app.")
+    st.stop()
+if store.notice:
+    st.warning(store.notice, icon=":material/healing:")
+if state.get(compare_state.GO_TO_PLAN):
+    state.pop(compare_state.GO_TO_PLAN)
+    st.switch_page("app_pages/plan.py")
+
+if not state.get("compare.presentation"):
+    with st.sidebar:
+        compare_view.store_controls(store.display_url)
+
+if state.get(compare_state.MESSAGE):
+    kind, text = state.pop(compare_state.MESSAGE)
+    (st.success if kind == "success" else st.error)(text)
+
+usable = {entry.name: entry.scenario for entry in entries if entry.scenario is not None}
+for entry in entries:
+    if entry.scenario is None:
+        st.warning(f"“{entry.name}” can no longer be read: {entry.error}. Delete it or fix it in the database.")
+if not usable:
+    st.info("No saved scenarios yet. Save the Plan page's scenario or import JSON files from the sidebar, or add "
+            "the bundled presets to start.")
+    st.stop()
+
+state[SELECTED] = [name for name in state.get(SELECTED, list(usable)[:MIN_SCENARIOS]) if name in usable]
+top = st.container(horizontal=True, vertical_alignment="bottom")
+top.multiselect(f"Scenarios to compare ({MIN_SCENARIOS}–{MAX_SCENARIOS}; deltas are against the first)",
+                list(usable), key=SELECTED, max_selections=MAX_SCENARIOS, width=700)
+presentation = top.toggle("Presentation layout", key="compare.presentation",
+                          help="Large numbers, one option per column, no editing controls: for a projector.")
+
+if not presentation:
+    with st.expander(f"Saved scenarios ({len(usable)})", icon=":material/folder_open:"):
+        compare_view.saved_table(usable)
+        if state.get(MANAGED) not in usable:
+            state[MANAGED] = next(iter(usable))
+        st.selectbox("Scenario", list(usable), key=MANAGED)
+        st.text_input("New name (for rename or duplicate)", key=NEW_NAME, max_chars=120)
+        actions = st.container(horizontal=True)
+        actions.button("Open in Plan", on_click=compare_state.open_in_plan, icon=":material/tune:")
+        actions.button("Rename", on_click=compare_state.rename, icon=":material/edit:")
+        actions.button("Duplicate", on_click=compare_state.duplicate, icon=":material/content_copy:")
+        actions.button("Delete", on_click=compare_state.delete, icon=":material/delete:")
+        chosen = [usable[name] for name in state[SELECTED]] or [usable[state[MANAGED]]]
+        actions.download_button(f"Export {len(chosen)} as JSON", data=export_bundle(chosen), mime="application/json",
+                                file_name="scenarios.json", icon=":material/download:", on_click="ignore")
+
+selected = state[SELECTED]
+if len(selected) < MIN_SCENARIOS:
+    st.info(f"Pick at least {MIN_SCENARIOS} saved scenarios to compare.")
+    st.stop()
+jsons = tuple(scenario_json(usable[name]) for name in selected)
+
+if presentation:
+    compare_view.presentation(jsons)
+else:
+    compare_view.table(jsons)
+    today = datetime.now(UTC).date().isoformat()
+    st.download_button("Download the report (HTML, opens offline)", data=partial(compare_cache.report_html, jsons,
+                       today), file_name=f"budget-options-{today}.html", mime="text/html", on_click="ignore",
+                       icon=":material/description:", type="primary",
+                       help="Assumptions, headline numbers with P10–P90, every chart (interactive), the method, its "
+                            "sources and the caveats, in one file. The same as `python -m dashboard report`.")
+    compare_view.charts(jsons, [usable[name] for name in selected])

@@ -1,0 +1,256 @@
+"""Uncertainty of a plan: Monte Carlo ranges of cost, GPU-hours and wall-clock, and a one-at-a-time tornado.
+
+Each uncertain input has a low and a high end given in the scenario as multiples of its likely value (the
+scenario's own value). Draws are triangular(low, likely, high), or log-normal with low and high as the 5th and
+95th percentiles (its median is then √(low·high), which is the likely value when the range is symmetric on a
+log scale). Inputs are drawn independently; a draw beyond what a scenario allows (MFU above 1, a TST speedup
+below 1) is set to that bound. Draws are priced by `engine.costs`, the same function the point estimate uses.
+A seed fixes every number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dashboard.core import engine
+from dashboard.core.scenario import Scenario
+
+DEFAULT_DRAWS = 10_000
+DEFAULT_SEED = 0
+MAX_DRAWS = 1_000_000
+CHUNK_DRAWS = 4_096  # draws priced per engine call: the arrays stay in the CPU cache
+Z_95 = 1.6448536269514722  # standard normal 95th percentile
+OUTPUTS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days")
+PERCENTILES = (10, 50, 90)
+CONFIDENCE_LEVELS = (0.8, 0.9)
+
+
+@dataclass(frozen=True)
+class UncertainInput:
+    """One input that Monte Carlo varies: its scenario key, the prefix of its range keys and a label."""
+
+    key: str
+    range_name: str
+    label: str
+    floor: float = 0.0
+    ceiling: float = np.inf
+
+
+INPUTS = (
+    UncertainInput("mfu", "mfu", "MFU", ceiling=1.0),
+    UncertainInput("price_reserved_per_gpu_hour", "price_reserved", "Reserved $/GPU-hour"),
+    UncertainInput("price_on_demand_per_gpu_hour", "price_on_demand", "On-demand $/GPU-hour"),
+    UncertainInput("price_spot_per_gpu_hour", "price_spot", "Spot $/GPU-hour"),
+    UncertainInput("node_failures_per_1000_node_days", "node_failures", "Node failure rate"),
+    UncertainInput("spot_interruptions_per_1000_node_days", "spot_interruptions", "Spot interruption rate"),
+    UncertainInput("tokens", "tokens", "Training tokens"),
+    UncertainInput("experiment_overhead", "experiments", "Experiment overhead"),
+    UncertainInput("tst_speedup", "tst_speedup", "TST speedup", floor=1.0),
+)
+
+
+@dataclass(frozen=True)
+class InputRange:
+    """An input's low, likely and high values in its own unit, as stated (before draws are held to bounds)."""
+
+    input: UncertainInput
+    low: float
+    likely: float
+    high: float
+
+
+@dataclass(frozen=True)
+class TornadoBar:
+    """Total cost with one input at its low and at its high end, every other input at its likely value."""
+
+    input: UncertainInput
+    input_low: float
+    input_high: float
+    cost_low_usd: float
+    cost_high_usd: float
+
+    @property
+    def swing_usd(self) -> float:
+        return abs(self.cost_high_usd - self.cost_low_usd)
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """Draws of the three headline outputs and what a planner reads off them."""
+
+    draws: int
+    seed: int
+    shape: str
+    budget_usd: float
+    point: dict[str, float]
+    samples: dict[str, np.ndarray]
+    tornado: tuple[TornadoBar, ...]
+
+    def percentile(self, output: str, q: float) -> float:
+        return float(np.percentile(self.samples[output], q))
+
+    def point_rank(self, output: str) -> float:
+        """Where the point estimate falls among the draws, as a percentile (0-100)."""
+        return 100.0 * float(np.mean(self.samples[output] <= self.point[output]))
+
+    def mean(self, output: str) -> float:
+        """Mean of the draws, summed as differences from the point estimate (exact when nothing varies)."""
+        return self.point[output] + float(np.mean(self.samples[output] - self.point[output]))
+
+    @property
+    def prob_over_budget(self) -> float:
+        return float(np.mean(self.samples["cost_total_usd"] > self.budget_usd))
+
+    def budget_for_confidence(self, level: float) -> float:
+        """The budget that the total stays within with probability `level`."""
+        return float(np.quantile(self.samples["cost_total_usd"], level))
+
+    def summary(self) -> dict[str, Any]:
+        """Plain numbers for the CLI's JSON and the report: percentiles, overrun probability, tornado."""
+        result: dict[str, Any] = {
+            f"p{q}": {output: self.percentile(output, q) for output in OUTPUTS} for q in PERCENTILES
+        }
+        result["mean"] = {output: self.mean(output) for output in OUTPUTS}
+        result["prob_over_budget"] = self.prob_over_budget
+        for level in CONFIDENCE_LEVELS:
+            result[f"budget_for_{round(100 * level)}_percent_usd"] = self.budget_for_confidence(level)
+        result["tornado"] = {
+            bar.input.key: {
+                "input_low": bar.input_low, "input_high": bar.input_high,
+                "low": bar.cost_low_usd, "high": bar.cost_high_usd,
+            }
+            for bar in self.tornado
+        }
+        result["monte_carlo"] = {"draws": self.draws, "seed": self.seed, "shape": self.shape}
+        return result
+
+
+def input_ranges(scenario: Scenario) -> tuple[InputRange, ...]:
+    """Every uncertain input's low / likely / high in its own unit."""
+    data = scenario.model_dump()
+    ranges = []
+    for item in INPUTS:
+        likely = float(data[item.key])
+        low = likely * data[f"range_{item.range_name}_low"]
+        high = likely * data[f"range_{item.range_name}_high"]
+        ranges.append(InputRange(item, low, likely, high))
+    return tuple(ranges)
+
+
+class _Sampler:
+    """Draws every uncertain input at once, one row each, into buffers reused chunk after chunk.
+
+    Reusing the buffers matters: a fresh array for every step of the inverse CDF costs more than the
+    arithmetic at this size. Per-input constants are spread to full rows once, so every step is a plain
+    element-wise operation.
+    """
+
+    def __init__(self, ranges: tuple[InputRange, ...], shape: str, width: int) -> None:
+        def rows(values: list[float]) -> np.ndarray:
+            return np.repeat(np.array(values, dtype=float)[:, None], width, axis=1)
+
+        low, likely, high = ([getattr(r, end) for r in ranges] for end in ("low", "likely", "high"))
+        self.shape = shape
+        self.floor = rows([r.input.floor for r in ranges])
+        self.ceiling = rows([r.input.ceiling for r in ranges])
+        if shape == "lognormal":
+            # median · exp(σz): a zero-width row gives its value exactly (√(x·x) = x, exp(0) = 1); a zero likely
+            # value stays zero.
+            ratio = np.divide(high, low, out=np.ones(len(ranges)), where=np.array(low) > 0)
+            self.sigma = rows(list(np.log(ratio) / (2.0 * Z_95)))
+            self.median = rows(list(np.sqrt(np.multiply(low, high))))
+        else:
+            # Inverse CDF of triangular(a, c, b): a + √(u·(b−a)(c−a)) below u = (c−a)/(b−a), else
+            # b − √((1−u)(b−a)(b−c)). A zero-width row gives its value exactly: both roots are 0, the mask picks b.
+            width_ab = np.subtract(high, low)
+            self.low, self.high = rows(low), rows(high)
+            self.left_scale = rows(list(width_ab * np.subtract(likely, low)))
+            self.right_scale = rows(list(width_ab * np.subtract(high, likely)))
+            self.split = rows(list(np.divide(np.subtract(likely, low), width_ab, out=np.zeros(len(ranges)),
+                                             where=width_ab > 0)))
+        self.values = np.empty(len(ranges) * width)
+        self.work = np.empty(len(ranges) * width)
+        self.mask = np.empty(len(ranges) * width, dtype=bool)
+
+    def draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """`count` draws of every input (rows); the array is overwritten by the next call."""
+        rows = (len(self.floor), count)
+        values, work, mask = (buffer[:rows[0] * count].reshape(rows) for buffer in (self.values, self.work, self.mask))
+        if self.shape == "lognormal":
+            rng.standard_normal(out=values)
+            values *= self.sigma[:, :count]
+            np.exp(values, out=values)
+            values *= self.median[:, :count]
+        else:
+            rng.random(out=work)
+            np.less(work, self.split[:, :count], out=mask)
+            np.multiply(work, self.left_scale[:, :count], out=values)
+            np.sqrt(values, out=values)
+            values += self.low[:, :count]
+            np.subtract(1.0, work, out=work)
+            work *= self.right_scale[:, :count]
+            np.sqrt(work, out=work)
+            np.subtract(self.high[:, :count], work, out=work)
+            values -= work
+            values *= mask
+            values += work
+        return np.clip(values, self.floor[:, :count], self.ceiling[:, :count], out=values)
+
+
+def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]:
+    """`draws` Monte Carlo values of each headline output; the same seed gives the same values.
+
+    Inputs are drawn and priced `CHUNK_DRAWS` at a time through `engine.costs`, so the arrays stay in the CPU
+    cache.
+    """
+    rng = np.random.default_rng(seed)
+    base = engine.scenario_arrays([scenario])
+    ranges = input_ranges(scenario)
+    keys = [item.input.key for item in ranges]
+    sampler = _Sampler(ranges, scenario.range_shape, min(CHUNK_DRAWS, draws))
+    samples = {output: np.empty(draws) for output in OUTPUTS}
+    for start in range(0, draws, CHUNK_DRAWS):
+        count = min(CHUNK_DRAWS, draws - start)
+        arrays = dict(base)
+        arrays.update(zip(keys, sampler.draw(rng, count), strict=True))
+        result = engine.costs(arrays)
+        for output in OUTPUTS:
+            samples[output][start:start + count] = result[output]
+    return samples
+
+
+def tornado(scenario: Scenario) -> tuple[TornadoBar, ...]:
+    """One-at-a-time swings of total cost, largest first (inputs that do not move the total come last)."""
+    ranges = input_ranges(scenario)
+    ends = [tuple(float(np.clip(v, r.input.floor, r.input.ceiling)) for v in (r.low, r.high)) for r in ranges]
+    arrays = engine.scenario_arrays([scenario])
+    arrays.update({item.input.key: np.full(2 * len(ranges), item.likely) for item in ranges})
+    for row, item in enumerate(ranges):
+        arrays[item.input.key][2 * row:2 * row + 2] = ends[row]
+    cost = np.broadcast_to(engine.costs(arrays)["cost_total_usd"], (2 * len(ranges),))
+    bars = [
+        TornadoBar(item.input, *ends[row], float(cost[2 * row]), float(cost[2 * row + 1]))
+        for row, item in enumerate(ranges)
+    ]
+    return tuple(sorted(bars, key=lambda bar: bar.swing_usd, reverse=True))
+
+
+def monte_carlo(scenario: Scenario, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> MonteCarlo:
+    """Monte Carlo of a scenario's cost, GPU-hours and wall-clock days over its input ranges."""
+    if not 1 <= draws <= MAX_DRAWS:
+        raise ValueError(f"draws = {draws:,}: use 1 to {MAX_DRAWS:,}")
+    if seed < 0:
+        raise ValueError(f"seed = {seed}: use a whole number of 0 or more")
+    point = engine.costs(engine.scenario_arrays([scenario]))
+    return MonteCarlo(
+        draws=draws,
+        seed=seed,
+        shape=scenario.range_shape,
+        budget_usd=scenario.budget_usd,
+        point={output: float(point[output][0]) for output in OUTPUTS},
+        samples=simulate(scenario, draws, seed),
+        tornado=tornado(scenario),
+    )

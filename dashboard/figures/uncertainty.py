@@ -1,0 +1,119 @@
+"""Uncertainty figures: the distribution of total cost against the budget, and the one-at-a-time tornado.
+
+Both take a `dashboard.core.uncertainty.MonteCarlo`. The distribution is binned with numpy before plotting,
+so a figure carries a few dozen bars rather than every draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+import plotly.graph_objects as go
+
+from dashboard.core.uncertainty import MonteCarlo, TornadoBar
+from dashboard.format import short, usd
+
+BINS = 60
+BUDGET_COLOUR = "#d62728"
+PERCENTILE_COLOUR = "#444444"
+LOW_COLOUR = "#2ca02c"
+HIGH_COLOUR = "#9467bd"
+_usd = partial(usd, digits=1)
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.0f}"
+
+
+def _dollars(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _plain(value: float) -> str:
+    return f"{value:.2f}"
+
+
+# Each input's number format and the unit written once after its range: "MFU 26–44 %".
+INPUT_FORMATS: dict[str, tuple[Callable[[float], str], str]] = {
+    "mfu": (_percent, " %"),
+    "price_reserved_per_gpu_hour": (_dollars, ""),
+    "price_on_demand_per_gpu_hour": (_dollars, ""),
+    "price_spot_per_gpu_hour": (_dollars, ""),
+    "node_failures_per_1000_node_days": (_plain, " per 1,000 node-days"),
+    "spot_interruptions_per_1000_node_days": (_plain, " per 1,000 node-days"),
+    "tokens": (short, ""),
+    "experiment_overhead": (_plain, "×"),
+    "tst_speedup": (_plain, "×"),
+}
+
+
+def input_span(bar: TornadoBar) -> str:
+    """An input's low–high range in its own unit: 'MFU 26–44 %'."""
+    fmt, unit = INPUT_FORMATS[bar.input.key]
+    return f"{bar.input.label} {fmt(bar.input_low)}–{fmt(bar.input_high)}{unit}"
+
+
+def distribution_figure(mc: MonteCarlo) -> go.Figure:
+    """Histogram of total cost, with P10 / P50 / P90, the point estimate and the budget marked."""
+    cost = mc.samples["cost_total_usd"]
+    counts, edges = np.histogram(cost, bins=BINS)
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    figure = go.Figure(go.Bar(
+        x=centres, y=100.0 * counts / len(cost), width=np.diff(edges), name="draws",
+        marker={"color": "#9ecae1"}, hovertemplate="%{x:$,.0f}: %{y:.2f} % of draws<extra></extra>",
+    ))
+    lines = [(f"P{q}", mc.percentile("cost_total_usd", q), PERCENTILE_COLOUR, "dash") for q in (10, 50, 90)]
+    lines += [("plan", mc.point["cost_total_usd"], "#1f77b4", "dot"), ("budget", mc.budget_usd, BUDGET_COLOUR, "solid")]
+    for label, value, colour, dash in lines:
+        figure.add_vline(x=value, line={"color": colour, "dash": dash, "width": 2},
+                         annotation={"text": f"{label} {_usd(value)}", "textangle": -90, "font": {"color": colour}},
+                         annotation_position="top left")
+    figure.update_layout(
+        title={
+            "text": f"Total cost: P10 {_usd(lines[0][1])} · P50 {_usd(lines[1][1])} · P90 {_usd(lines[2][1])}",
+            "subtitle": {"text": (
+                f"{mc.prob_over_budget:.0%} chance of exceeding the {_usd(mc.budget_usd)} budget; "
+                f"{_usd(mc.budget_for_confidence(0.8))} covers 80 %, {_usd(mc.budget_for_confidence(0.9))} covers "
+                f"90 %.<br>The plan's point estimate is at P{mc.point_rank('cost_total_usd'):.0f} of "
+                f"{mc.draws:,} {mc.shape} draws (seed {mc.seed})."
+            )},
+        },
+        xaxis={"title": {"text": "Total cost ($)"}, "tickformat": "$~s"},
+        yaxis={"title": {"text": "Share of draws (%)"}},
+        bargap=0.02, showlegend=False, margin={"l": 60, "r": 20, "t": 80, "b": 50},
+    )
+    return figure
+
+
+def tornado_figure(mc: MonteCarlo) -> go.Figure:
+    """Total cost with each input at its low and high end, the widest swing on top; no-effect inputs listed."""
+    moving = [bar for bar in mc.tornado if bar.swing_usd > 0]
+    still = [bar.input.label for bar in mc.tornado if bar.swing_usd == 0]
+    point = mc.point["cost_total_usd"]
+    labels = [input_span(bar) for bar in reversed(moving)]
+    figure = go.Figure()
+    for end, colour in (("low", LOW_COLOUR), ("high", HIGH_COLOUR)):
+        costs = [getattr(bar, f"cost_{end}_usd") for bar in reversed(moving)]
+        figure.add_trace(go.Bar(
+            y=labels, x=[c - point for c in costs], base=point, orientation="h", name=f"input at its {end} end",
+            marker={"color": colour}, customdata=costs,
+            hovertemplate="%{y}<br>total %{customdata:$,.0f}<extra>" + end + "</extra>",
+        ))
+    figure.add_vline(x=point, line={"color": "#1f77b4", "dash": "dot"},
+                     annotation={"text": f"plan {_usd(point)}"}, annotation_position="top")
+    subtitle = "One input at a time at its low and high end; the others stay at their likely values."
+    if still:
+        subtitle += f"<br>No effect here: {', '.join(still)}."
+    figure.update_layout(
+        title={"text": "Which assumption moves total cost most", "subtitle": {"text": subtitle}},
+        xaxis={"title": {"text": "Total cost ($)"}, "tickformat": "$~s"},
+        yaxis={"title": {"text": ""}, "automargin": True},
+        barmode="overlay", legend={"orientation": "h", "y": -0.2}, margin={"l": 60, "r": 20, "t": 80, "b": 50},
+        height=max(320, 60 + 42 * len(moving)),
+    )
+    return figure
+
+
+CHARTS = {"Cost range": distribution_figure, "Tornado": tornado_figure}

@@ -1,0 +1,364 @@
+"""The report as one HTML document: headline numbers with ranges, the comparison, every chart, caveats and method.
+
+Numbers come from `engine.estimate` and `uncertainty.monte_carlo`, charts from the figure builders, the method
+notes from docs/method.md rendered with Python-Markdown. plotly.js is inlined once and nothing is loaded from the
+network; user text (scenario names, the title) is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import xml.etree.ElementTree as etree
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import markdown
+import plotly.graph_objects as go
+from markdown.extensions import Extension
+from markdown.treeprocessors import Treeprocessor
+from plotly.offline import get_plotlyjs
+
+from dashboard.core import compare, engine, uncertainty
+from dashboard.core.scenario import Scenario
+from dashboard.figures import compare as compare_figures
+from dashboard.figures import plan_charts
+from dashboard.figures import uncertainty as uncertainty_figures
+from dashboard.figures.plan import TST_REFERENCE_RUN
+from dashboard.format import count, usd
+from dashboard.report.cells import format_delta, format_input, format_output
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+METHOD_MD = Path(__file__).resolve().parents[2] / "docs" / "method.md"
+NOT_COUNTED_HEADING = "What is not counted"
+MAX_SCENARIOS = compare.MAX_SCENARIOS
+DEFAULT_TITLE = "Pretraining budget options"
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"format": "png", "scale": 2}}
+CAVEATS = (
+    "Compare methods only at equal loss",
+    "Validate any speedup with a pilot before the plan relies on it",
+    "What is not counted",
+    "Monte Carlo assumptions",
+)
+MONTE_CARLO_CHARTS = ("Cost distribution", "Tornado")
+HEADING_TAGS = {f"h{level}" for level in range(1, 7)}
+
+STYLE = """
+body { margin: 0; color: #1a1a1a; background: #fff;
+  font: 17px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 32px 64px; }
+h1 { font-size: 2rem; margin: 0 0 .3rem; }
+h2 { font-size: 1.5rem; margin: 2.5rem 0 .75rem; padding-bottom: .25rem; border-bottom: 2px solid #d0d0d0; }
+h3 { font-size: 1.2rem; margin: 1.75rem 0 .5rem; }
+.meta, .note { color: #555; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; margin: .75rem 0 1.25rem; font-size: .95rem; }
+th, td { border: 1px solid #d0d0d0; padding: .3rem .6rem; text-align: left; vertical-align: top; }
+thead th { background: #f2f2f2; }
+tbody th { min-width: 13rem; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.diff { background: #fff3c4; font-weight: 600; }
+tr.group th { background: #e8eef7; }
+.range { display: block; color: #555; font-size: .85em; }
+.key { display: block; color: #666; font-size: .8em; }
+code, .key { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+figure.chart { margin: 1rem 0 2rem; break-inside: avoid; page-break-inside: avoid; }
+details > summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
+.caveat { border-left: 4px solid #d62728; background: #fdf3f3; padding: .1rem 1rem .4rem; margin: 1rem 0; }
+@media print {
+  body { font-size: 11pt; }
+  main { max-width: none; padding: 0; }
+  .scroll { overflow: visible; }
+  table { font-size: 9pt; }
+  tbody th { min-width: 8rem; }
+  nav { display: none; }
+}
+"""
+# Closed <details> would print closed: open them all before printing.
+PRINT_SCRIPT = (
+    "window.addEventListener('beforeprint', () => document.querySelectorAll('details').forEach(d => d.open = true));"
+)
+
+
+class _PlainLinks(Treeprocessor):
+    """Links and images become plain text showing their address (in-page #anchors stay); headings move down."""
+
+    def __init__(self, md: markdown.Markdown, heading_shift: int) -> None:
+        super().__init__(md)
+        self.heading_shift = heading_shift
+
+    def run(self, root: etree.Element) -> None:
+        for element in root.iter():
+            if element.tag == "a" and not element.get("href", "").startswith("#"):
+                self._flatten(element, element.get("href", ""))
+            elif element.tag == "img":
+                element.text = element.get("alt", "")
+                self._flatten(element, element.get("src", ""))
+            elif element.tag in HEADING_TAGS:
+                element.tag = f"h{min(6, int(element.tag[1]) + self.heading_shift)}"
+
+    @staticmethod
+    def _flatten(element: etree.Element, address: str) -> None:
+        element.tag = "span"
+        element.attrib.clear()
+        if not address or "".join(element.itertext()).strip() == address:
+            return
+        if len(element):
+            element[-1].tail = f"{element[-1].tail or ''} ({address})"
+        else:
+            element.text = f"{element.text or ''} ({address})"
+
+
+class _SafeMarkdown(Extension):
+    """Raw HTML is shown as text, links and images as plain text, headings shifted down by `heading_shift`."""
+
+    def __init__(self, heading_shift: int = 0) -> None:
+        super().__init__()
+        self.heading_shift = heading_shift
+
+    def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
+        md.preprocessors.deregister("html_block")
+        md.inlinePatterns.deregister("html")
+        md.treeprocessors.register(_PlainLinks(md, self.heading_shift), "plain_links", 15)  # after "inline" (20)
+
+
+def render_markdown(text: str, heading_shift: int = 0) -> str:
+    """Markdown (with tables) as HTML with no raw HTML, no links out and no images."""
+    return markdown.markdown(text, extensions=["tables", _SafeMarkdown(heading_shift)])
+
+
+def markdown_section(text: str, heading: str) -> str:
+    """The body of the `## ` section whose heading contains `heading`, up to the next heading."""
+    lines = text.splitlines()
+    for start, line in enumerate(lines):
+        if line.startswith("## ") and heading in line:
+            body = []
+            for following in lines[start + 1:]:
+                if following.startswith("#"):
+                    break
+                body.append(following)
+            return "\n".join(body).strip()
+    raise ValueError(f"no section {heading!r} in the method notes")
+
+
+def without_title(text: str) -> str:
+    """Markdown without its leading `# ` title line (the report gives the section its own heading)."""
+    first, _, rest = text.lstrip().partition("\n")
+    return rest if first.startswith("# ") else text
+
+
+@cache
+def method_text() -> str:
+    return METHOD_MD.read_text(encoding="utf-8")
+
+
+# HTML pieces.
+
+def _e(text: Any) -> str:
+    return html.escape(str(text))
+
+
+def _cell(content: str, classes: str = "") -> str:
+    return f'<td class="{classes}">{content}</td>' if classes else f"<td>{content}</td>"
+
+
+def _value_cell(text: str, value: Any, highlight: bool = False) -> str:
+    """A cell showing `text` for `value`: numbers right-aligned, a highlighted cell marked."""
+    classes = [] if isinstance(value, str | bool) or value is None else ["num"]
+    return _cell(_e(text), " ".join([*classes, "diff"] if highlight else classes))
+
+
+def _table(header: list[str], rows: list[str]) -> str:
+    head = "".join(f"<th>{_e(column)}</th>" for column in header)
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def _item(label: str, key: str = "") -> str:
+    note = "" if label == key or not key else f'<span class="key">{_e(key)}</span>'
+    return f"<th>{_e(label)}{note}</th>"
+
+
+def headline_table(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> str:
+    """Headline outputs per scenario, with P10–P90 under the Monte Carlo outputs, then budget and overrun odds."""
+    rows = []
+    for key, label in compare.HEADLINES:
+        cells = []
+        for result, summary in zip(results, summaries, strict=True):
+            text = _e(format_output(key, result[key]))
+            if key in uncertainty.OUTPUTS:
+                low, high = (format_output(key, summary[q][key]) for q in ("p10", "p90"))
+                text += f'<span class="range">P10–P90 {_e(low)} – {_e(high)}</span>'
+            cells.append(_cell(text, "" if key == "budget_status" else "num"))
+        rows.append(f"<tr>{_item(label)}{''.join(cells)}</tr>")
+    extra = (
+        ("Budget ($)", [usd(result["budget_usd"]) for result in results]),
+        ("Chance of exceeding the budget", [f"{summary['prob_over_budget']:.0%}" for summary in summaries]),
+        ("Budget covering 80 % of draws ($)", [usd(summary["budget_for_80_percent_usd"]) for summary in summaries]),
+        ("Budget covering 90 % of draws ($)", [usd(summary["budget_for_90_percent_usd"]) for summary in summaries]),
+    )
+    for label, texts in extra:
+        rows.append(f"<tr>{_item(label)}{''.join(_cell(_e(text), 'num') for text in texts)}</tr>")
+    return _table(["", *compare.unique_names(names)], rows)
+
+
+def comparison_html(table: pd.DataFrame) -> str:
+    """The comparison table, differing cells highlighted, grouped into inputs and outputs."""
+    columns = compare.scenario_columns(table)
+    deltas = [column for column in table.columns if column not in (*compare.FIXED_COLUMNS, *columns)]
+    mask = compare.highlight_mask(table)
+    width = 1 + len(columns) + len(deltas)
+    groups = {compare.INPUT_SECTION: "Inputs that differ", compare.OUTPUT_SECTION: "Outputs"}
+    rows, section = [], None
+    for index, row in zip(table.index, table.to_dict("records"), strict=True):
+        if row["section"] != section:
+            section = row["section"]
+            rows.append(f'<tr class="group"><th colspan="{width}">{_e(groups[section])}</th></tr>')
+        fmt = format_input if section == compare.INPUT_SECTION else format_output
+        cells = [_value_cell(fmt(row["key"], row[column]), row[column], highlight=mask.at[index, column])
+                 for column in columns]
+        cells += [_cell(_e(format_delta(section, row["key"], row[delta])), "num") for delta in deltas]
+        rows.append(f"<tr>{_item(row['item'], row['key'])}{''.join(cells)}</tr>")
+    return _table(["", *columns, *deltas], rows)
+
+
+def inputs_html(scenarios: list[Scenario]) -> str:
+    """Every input of every scenario."""
+    table = compare.inputs_table(scenarios)
+    columns = list(table.columns[2:])
+    rows = []
+    for row in table.to_dict("records"):
+        cells = [_value_cell(format_input(row["key"], row[column]), row[column]) for column in columns]
+        rows.append(f"<tr>{_item(row['item'], row['key'])}{''.join(cells)}</tr>")
+    return _table(["", *columns], rows)
+
+
+class _Charts:
+    """Figures as HTML divs with ids numbered in document order (the same report gives the same ids)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, figure: go.Figure, caption: str) -> str:
+        self.count += 1
+        div = figure.to_html(full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG,
+                             div_id=f"chart-{self.count}")
+        return f'<figure class="chart" aria-label="{_e(caption)}">{div}</figure>'
+
+
+def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws: int, seed: int) -> str:
+    """The four caveats: equal loss, pilot validation, what is not counted, Monte Carlo assumptions."""
+    names = compare.unique_names([scenario.name for scenario in scenarios])
+    losses = [result["predicted_loss"] for result in results]
+    equal_loss = (
+        "<p>Every method comparison in the planner is at matched loss: the TST comparison gives TST the baseline's "
+        "predicted loss, as the published result was measured. A GPU-hours saving that lowers quality is not a "
+        "saving. Before choosing between scenarios, read their predicted loss: cheaper options that train a "
+        "smaller model or on fewer tokens buy a worse model.</p>"
+    )
+    if len(scenarios) > 1:
+        equal_loss += (
+            f"<p>The scenarios here predict losses from {_e(format_output('predicted_loss', min(losses)))} to "
+            f"{_e(format_output('predicted_loss', max(losses)))} "
+            "nats per token.</p>"
+        )
+    ref = TST_REFERENCE_RUN
+    pilot = (
+        f"<p>TST's speedup rests on one published run: a {_e(ref['label'])} on {_e(ref['gpu_type'])} "
+        f"({_e(ref['source'])}), {ref['baseline_gpu_hours']:,.0f} → {ref['tst_gpu_hours']:,.0f} "
+        f"{_e(ref['gpu_type'])}-hours at matched loss, reading {_e(count(ref['tst_tokens']))} raw tokens instead "
+        f"of {_e(count(ref['baseline_tokens']))}. It is not shown at other sizes or data mixes. Run a pilot "
+        "(the plan's TST pilot line) and check its loss curve before the plan relies on the speedup; the same "
+        "holds for any other claimed speedup.</p>"
+    )
+    tst = [(name, scenario, result) for name, scenario, result in zip(names, scenarios, results, strict=True)
+           if scenario.method == "tst"]
+    if tst:
+        items = "".join(
+            f"<li>{_e(name)}: {scenario.tst_speedup:.2f}× speedup assumed, pilot "
+            f"{_e(usd(result['tst']['pilot_cost_usd']))}, net saving {_e(usd(result['tst']['net_savings_usd']))}</li>"
+            for name, scenario, result in tst
+        )
+        pilot += f"<p>Scenarios here that rely on TST:</p><ul>{items}</ul>"
+    else:
+        pilot += "<p>No scenario here uses TST.</p>"
+    shapes = "".join(f"<li>{_e(name)}: {_e(scenario.range_shape)}</li>"
+                     for name, scenario in zip(names, scenarios, strict=True))
+    inputs = ", ".join(_e(item.label) for item in uncertainty.INPUTS)
+    monte_carlo = (
+        f"<p>{draws:,} draws per scenario with seed {seed}; the same seed reproduces every number. Inputs drawn: "
+        f"{inputs}. Each is drawn <strong>independently</strong> between its low and high end (the scenario's "
+        "<code>range_*</code> keys, multiples of its likely value): correlations, such as a slow cluster that also "
+        "fails more, are not modelled, so the true tails may be wider. Triangular draws use (low, likely, high); "
+        "log-normal draws put low and high at the 5th and 95th percentiles. Everything else is fixed at the "
+        f"scenario's value.</p><p>Shape per scenario:</p><ul>{shapes}</ul>"
+    )
+    not_counted = render_markdown(markdown_section(method_text(), NOT_COUNTED_HEADING))
+    bodies = (equal_loss, pilot, not_counted, monte_carlo)
+    return "".join(
+        f'<div class="caveat"><h3>{_e(heading)}</h3>{body}</div>' for heading, body in zip(CAVEATS, bodies, strict=True)
+    )
+
+
+def build_report(
+    scenarios: list[Scenario],
+    *,
+    generated_at: datetime,
+    draws: int = uncertainty.DEFAULT_DRAWS,
+    seed: int = uncertainty.DEFAULT_SEED,
+    title: str = DEFAULT_TITLE,
+) -> str:
+    """One self-contained HTML document comparing 1–4 scenarios (see the module docstring)."""
+    if not 1 <= len(scenarios) <= MAX_SCENARIOS:
+        raise ValueError(f"a report compares 1 to {MAX_SCENARIOS} scenarios, not {len(scenarios)}")
+    results = [engine.estimate(scenario) for scenario in scenarios]
+    runs = [uncertainty.monte_carlo(scenario, draws, seed) for scenario in scenarios]
+    summaries = [run.summary() for run in runs]
+    names = [scenario.name for scenario in scenarios]
+    columns = compare.unique_names(names)
+    chart = _Charts()
+
+    sections = [("headlines", "Headline numbers", headline_table(names, results, summaries))]
+    if len(scenarios) > 1:
+        table = compare.comparison_table(scenarios, results, summaries)
+        sections.append(("comparison", "Comparison", (
+            f"<p class=\"note\">Δ columns: each scenario minus “{_e(columns[0])}”. Highlighted cells differ from "
+            "it. Inputs every scenario shares are listed under Assumptions.</p>" + comparison_html(table)
+        )))
+    compare_charts = (
+        chart(compare_figures.cost_breakdown_figure(names, results), "Cost by line item")
+        + chart(compare_figures.timeline_figure(names, scenarios, results), "Main run wall-clock")
+        + chart(compare_figures.range_figure(names, results, summaries), "Total cost ranges")
+    )
+    sections.append(("charts", "Cost, time and ranges", compare_charts))
+    open_attr = " open" if len(scenarios) == 1 else ""
+    sections.append(("assumptions", "Assumptions", (
+        f"<details{open_attr}><summary>All {len(compare.INPUT_KEYS)} inputs of each scenario</summary>"
+        f"{inputs_html(scenarios)}</details>"
+    )))
+    for number, (column, scenario, result, run) in enumerate(zip(columns, scenarios, results, runs, strict=True), 1):
+        body = "".join(chart(plan_charts.plan_chart(name, scenario, result), name) for name in plan_charts.CHARTS)
+        body += chart(uncertainty_figures.distribution_figure(run), MONTE_CARLO_CHARTS[0])
+        body += chart(uncertainty_figures.tornado_figure(run), MONTE_CARLO_CHARTS[1])
+        sections.append((f"scenario-{number}", f"Scenario {number}: {column}", body))
+    sections.append(("caveats", "Caveats", caveats_html(scenarios, results, draws, seed)))
+    sections.append(("method", "Method & sources", render_markdown(without_title(method_text()), heading_shift=1)))
+
+    contents = "".join(f'<li><a href="#{anchor}">{_e(heading)}</a></li>' for anchor, heading, _ in sections)
+    body = "".join(
+        f'<section id="{anchor}"><h2>{_e(heading)}</h2>{content}</section>' for anchor, heading, content in sections
+    )
+    stamp = generated_at.strftime("%Y-%m-%d %H:%M") + (f" {generated_at.tzname()}" if generated_at.tzname() else "")
+    listing = "; ".join(_e(column) for column in columns)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>{_e(title)}</title><style>{STYLE}</style>"
+        f"<script>{get_plotlyjs()}</script><script>{PRINT_SCRIPT}</script></head>"
+        f"<body><main><header><h1>{_e(title)}</h1>"
+        f"<p class=\"meta\">Generated {_e(stamp)} · {len(scenarios)} scenario{'s' if len(scenarios) > 1 else ''}: "
+        f"{listing} · Monte Carlo {draws:,} draws, seed {seed}</p></header>"
+        f"<nav><ol>{contents}</ol></nav>{body}</main></body></html>\n"
+    )

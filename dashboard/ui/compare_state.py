@@ -1,0 +1,147 @@
+"""The Compare page's actions on the scenario store: save, import, rename, duplicate, delete, open in Plan.
+
+Each action is a widget callback: it runs before the page script, does one store transaction and leaves a
+one-line message (`MESSAGE`) for the page to show. Store and validation errors become that message; nothing
+is half-done, because every store operation is one transaction.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.core.presets import presets
+from dashboard.core.scenario import Scenario, ScenarioError, default_scenario
+from dashboard.core.scenario_bundle import read_bundle
+from dashboard.store.errors import StoreError
+from dashboard.ui import plan_controls, plan_state
+from dashboard.ui.store_access import scenario_store
+
+MESSAGE = "compare.message"
+SELECTED = "compare.selected"
+SAVE_NAME = "compare.save_name"
+OVERWRITE = "compare.overwrite"
+UPLOAD = "compare.upload"
+UPLOAD_ROUND = "compare.upload_round"
+MANAGED = "compare.managed"
+NEW_NAME = "compare.new_name"
+GO_TO_PLAN = "compare.go_to_plan"
+
+
+def plan_scenario() -> Scenario:
+    """The scenario on the Plan page in this session (the default one before the Plan page has run)."""
+    text = st.session_state.get(plan_state.SCENARIO)
+    return default_scenario() if text is None else Scenario.model_validate_json(text)
+
+
+def _say(kind: str, text: str) -> None:
+    st.session_state[MESSAGE] = (kind, text)
+
+
+def _select(*names: str) -> None:
+    """Add names to the comparison (first four kept)."""
+    chosen = [n for n in st.session_state.get(SELECTED, []) if n not in names]
+    st.session_state[SELECTED] = [*chosen, *names][-4:]
+
+
+def save_plan() -> None:
+    state = st.session_state
+    scenario = plan_scenario()
+    name = (state.get(SAVE_NAME) or "").strip() or scenario.name
+    try:
+        scenario_store().save(name, scenario, overwrite=bool(state.get(OVERWRITE)))
+    except StoreError as error:
+        _say("error", f"Not saved: {error}.")
+        return
+    _select(name)
+    _say("success", f"Saved the Plan's scenario as “{name}”.")
+
+
+def import_files() -> None:
+    """Save every scenario in the uploaded files in one transaction, or none if any file or name is bad."""
+    state = st.session_state
+    files = state.get(f"{UPLOAD}.{state.get(UPLOAD_ROUND, 0)}") or []
+    if not files:
+        return
+    scenarios: list[Scenario] = []
+    for uploaded in files:
+        try:
+            scenarios.extend(read_bundle(uploaded.getvalue()))
+        except ScenarioError as error:
+            _say("error", f"Nothing imported: {uploaded.name}: {error}.")
+            return
+    try:
+        names = scenario_store().import_scenarios(scenarios, overwrite=bool(state.get(OVERWRITE)))
+    except StoreError as error:
+        _say("error", f"Nothing imported: {error}.")
+        return
+    state[UPLOAD_ROUND] = state.get(UPLOAD_ROUND, 0) + 1  # a fresh, empty uploader
+    _select(*names[:4])
+    _say("success", f"Imported {len(names)} scenario{'s' * (len(names) != 1)}: {', '.join(names)}.")
+
+
+def add_presets() -> None:
+    """Save the bundled presets that are not in the store yet."""
+    store = scenario_store()
+    taken = set(store.names())
+    missing = [scenario for name, scenario in presets().items() if name not in taken]
+    try:
+        names = store.import_scenarios(missing)
+    except StoreError as error:
+        _say("error", f"Presets not added: {error}.")
+        return
+    _select(*names[:2])
+    _say("success", f"Added {len(names)} presets." if names else "Every preset is already saved.")
+
+
+def rename() -> None:
+    state = st.session_state
+    old, new = state.get(MANAGED), (state.get(NEW_NAME) or "").strip()
+    try:
+        scenario_store().rename(old, new)
+    except StoreError as error:
+        _say("error", f"Not renamed: {error}.")
+        return
+    state[SELECTED] = [new if n == old else n for n in state.get(SELECTED, [])]
+    state[MANAGED] = new
+    _say("success", f"Renamed “{old}” to “{new}”.")
+
+
+def duplicate() -> None:
+    state = st.session_state
+    name, new = state.get(MANAGED), (state.get(NEW_NAME) or "").strip()
+    try:
+        scenario_store().duplicate(name, new)
+    except StoreError as error:
+        _say("error", f"Not duplicated: {error}.")
+        return
+    _select(new)
+    _say("success", f"Saved a copy of “{name}” as “{new}”.")
+
+
+def delete() -> None:
+    state = st.session_state
+    name = state.get(MANAGED)
+    try:
+        scenario_store().delete(name)
+    except StoreError as error:
+        _say("error", f"Not deleted: {error}.")
+        return
+    state[SELECTED] = [n for n in state.get(SELECTED, []) if n != name]
+    state.pop(MANAGED, None)
+    _say("success", f"Deleted “{name}”.")
+
+
+def open_in_plan() -> None:
+    """Load the managed scenario into the Plan page's controls; the page then switches to Plan."""
+    state = st.session_state
+    name = state.get(MANAGED)
+    try:
+        scenario = scenario_store().load(name)
+    except StoreError as error:
+        _say("error", f"Not opened: {error}.")
+        return
+    plan_controls.load(scenario)
+    state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
+    state.setdefault(plan_state.BASELINE, plan_state.scenario_json(default_scenario()))
+    state[plan_state.NOTICES] = [f"Opened “{name}” from the scenario store."]
+    state[GO_TO_PLAN] = True

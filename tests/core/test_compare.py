@@ -1,0 +1,176 @@
+"""Scenario comparison table: which inputs are listed, the outputs and their differences, highlights and safe CSV.
+
+The two compute-only plans cost GPU-hours × $2 with GPU-hours = 6·N·D / (989e12 · MFU · 3600) (H100 dense BF16),
+so every expected number below is worked out from that formula, not read from the code.
+"""
+
+import csv
+import io
+import math
+
+import pytest
+from bare_plan import COMPUTE_ONLY
+
+from dashboard.core import compare
+from dashboard.core.engine import estimate
+from dashboard.core.scenario import Scenario
+
+PLAN = dict(COMPUTE_ONLY, total_params=1e9, tokens=1e11, mfu=0.4, reserved_share=1.0, spot_share=0.0,
+            price_reserved_per_gpu_hour=2.0, gpu_count=100, budget_usd=1e6)
+GPU_HOURS_AT_40 = 6 * 1e9 * 1e11 / (989e12 * 0.4 * 3600)  # 421.3 GPU-hours
+
+
+def plan(name: str = "A", **changes) -> Scenario:
+    return Scenario(**{**PLAN, "name": name, **changes})
+
+
+def table_for(scenarios, ranges=None):
+    return compare.comparison_table(scenarios, [estimate(s) for s in scenarios], ranges)
+
+
+def row(table, key):
+    rows = table[table["key"] == key]
+    assert len(rows) == 1, key
+    return rows.iloc[0]
+
+
+@pytest.mark.parametrize(
+    ("changes", "keys"),
+    [
+        pytest.param({}, [], id="only-the-name-differs"),
+        pytest.param({"mfu": 0.2}, ["mfu"], id="one-number"),
+        pytest.param({"mfu": 0.2, "gpu_type": "B200"}, ["gpu_type", "mfu"], id="schema-order"),
+        pytest.param({"checkpoint_async": False}, ["checkpoint_async"], id="boolean"),
+        pytest.param({"active_params": 5e8}, ["active_params"], id="none-against-a-number"),
+        pytest.param({"range_mfu_low": 0.5}, ["range_mfu_low"], id="uncertainty-range"),
+    ],
+)
+def test_input_rows_are_exactly_the_differing_keys(changes, keys):
+    table = table_for([plan("A"), plan("B", **changes)])
+    inputs = table[table["section"] == "Input"]
+    assert list(inputs["key"]) == keys
+    assert "name" not in set(table["key"]) and "schema_" not in set(table["key"])
+
+
+def test_outputs_are_the_headlines_with_hand_computed_values_and_deltas():
+    table = table_for([plan("A"), plan("B", mfu=0.2)])
+    outputs = table[table["section"] == "Output"]
+    assert list(outputs["key"]) == [key for key, _ in compare.HEADLINES]
+    assert list(outputs["item"]) == [label for _, label in compare.HEADLINES]
+    assert list(table.columns) == ["section", "item", "key", "A", "B", "Δ B"]
+    cost = row(table, "cost_total_usd")
+    assert cost["A"] == pytest.approx(2.0 * GPU_HOURS_AT_40)
+    assert cost["B"] == pytest.approx(4.0 * GPU_HOURS_AT_40)  # half the MFU: twice the hours
+    assert cost["Δ B"] == pytest.approx(2.0 * GPU_HOURS_AT_40)
+    days = row(table, "wall_clock_days")
+    assert days["Δ B"] == pytest.approx(GPU_HOURS_AT_40 / 100 / 24)
+    mfu = row(table, "mfu")
+    assert (mfu["A"], mfu["B"], mfu["Δ B"]) == (0.4, 0.2, pytest.approx(-0.2))
+    assert math.isnan(row(table, "budget_status")["Δ B"])
+
+
+@pytest.mark.parametrize(
+    ("changes", "key", "expected"),
+    [
+        pytest.param({"gpu_type": "B200"}, "gpu_type", None, id="text"),
+        pytest.param({"checkpoint_async": False}, "checkpoint_async", None, id="boolean"),
+        pytest.param({"active_params": 5e8}, "active_params", None, id="none"),
+        pytest.param({"gpu_count": 64}, "gpu_count", -36.0, id="integer"),
+        pytest.param({"tokens": 3e11}, "tokens", 2e11, id="float"),
+    ],
+)
+def test_delta_is_a_number_only_between_numbers(changes, key, expected):
+    delta = row(table_for([plan("A"), plan("B", **changes)]), key)["Δ B"]
+    if expected is None:
+        assert math.isnan(delta)
+    else:
+        assert delta == pytest.approx(expected)
+
+
+def summary(p10: float, p90: float) -> dict:
+    return {q: {"cost_total_usd": v, "gpu_hours_total": v / 2, "wall_clock_days": v / 100} for q, v in
+            (("p10", p10), ("p90", p90))}
+
+
+def test_ranges_add_p10_p90_rows_after_their_point_estimates():
+    table = table_for([plan("A"), plan("B", mfu=0.2)], [summary(700.0, 1100.0), summary(1500.0, 2100.0)])
+    outputs = list(table[table["section"] == "Output"]["key"])
+    assert outputs[:9] == [
+        "cost_total_usd", "cost_total_usd_p10", "cost_total_usd_p90",
+        "gpu_hours_total", "gpu_hours_total_p10", "gpu_hours_total_p90",
+        "wall_clock_days", "wall_clock_days_p10", "wall_clock_days_p90",
+    ]
+    assert row(table, "cost_total_usd_p10")["item"] == "Total cost P10 ($)"
+    p90 = row(table, "cost_total_usd_p90")
+    assert (p90["A"], p90["B"], p90["Δ B"]) == (1100.0, 2100.0, 1000.0)
+    assert row(table, "gpu_hours_total_p10")["Δ B"] == 400.0  # 1500/2 − 700/2
+    assert row(table, "wall_clock_days_p90")["A"] == 11.0
+
+
+@pytest.mark.parametrize(
+    ("count", "results", "ranges", "message"),
+    [
+        pytest.param(1, 1, None, "compare 2 to 4 scenarios, not 1", id="one"),
+        pytest.param(5, 5, None, "compare 2 to 4 scenarios, not 5", id="five"),
+        pytest.param(2, 1, None, "2 scenarios but 1 results", id="missing-result"),
+        pytest.param(2, 2, 3, "2 scenarios but 3 ranges", id="extra-range"),
+    ],
+)
+def test_wrong_counts_raise_a_clear_error(count, results, ranges, message):
+    scenarios = [plan(f"S{i}") for i in range(count)]
+    with pytest.raises(ValueError, match=message):
+        compare.comparison_table(scenarios, [estimate(scenarios[0])] * results,
+                                 None if ranges is None else [summary(1.0, 2.0)] * ranges)
+
+
+@pytest.mark.parametrize(
+    ("names", "unique"),
+    [
+        pytest.param(["A", "B"], ["A", "B"], id="distinct"),
+        pytest.param(["A", "A", "A"], ["A", "A (2)", "A (3)"], id="repeats"),
+        pytest.param(["key", "section"], ["key (2)", "section (2)"], id="fixed-columns"),
+        pytest.param(["B", "Δ B"], ["B", "Δ B (2)"], id="delta-lookalike-second"),
+        pytest.param(["Δ B", "B"], ["Δ B", "B (2)"], id="delta-lookalike-first"),
+    ],
+)
+def test_unique_names(names, unique):
+    assert compare.unique_names(names) == unique
+
+
+def test_shared_names_give_unique_columns():
+    table = table_for([plan("Same"), plan("Same", mfu=0.2)])
+    assert list(table.columns[3:]) == ["Same", "Same (2)", "Δ Same (2)"]
+    assert compare.scenario_columns(table) == ["Same", "Same (2)"]
+
+
+def test_highlight_marks_cells_that_differ_from_the_first_scenario():
+    table = table_for([plan("A"), plan("B", mfu=0.2), plan("C", gpu_type="B200")])
+    mask = compare.highlight_mask(table)
+    assert list(mask.columns) == list(table.columns)
+    assert not mask[["section", "item", "key", "A", "Δ B", "Δ C"]].to_numpy().any()
+    by_key = mask.set_index(table["key"])
+    assert (by_key.at["mfu", "B"], by_key.at["mfu", "C"]) == (True, False)
+    assert (by_key.at["gpu_type", "B"], by_key.at["gpu_type", "C"]) == (False, True)
+    assert (by_key.at["budget_status", "B"], by_key.at["budget_status", "C"]) == (False, False)  # all "within"
+    assert by_key.at["cost_total_usd", "B"] and by_key.at["cost_total_usd", "C"]
+
+
+def test_csv_escapes_formula_names_and_keeps_negative_deltas_numeric():
+    name = '=HYPERLINK("http://example.com","x")'
+    table = table_for([plan("A", mfu=0.2), plan(name)])  # the second is cheaper: negative Δ
+    rows = list(csv.reader(io.StringIO(compare.to_csv_bytes(table).decode("utf-8"))))
+    assert rows[0][:4] == ["section", "item", "key", "A"]
+    assert rows[0][4] == "'" + name
+    assert rows[0][5] == "Δ " + name
+    cost = next(r for r in rows if r[2] == "cost_total_usd")
+    assert float(cost[5]) == pytest.approx(-2.0 * GPU_HOURS_AT_40)  # 2·H − 4·H, written as a number
+
+
+def test_inputs_table_lists_every_input_of_one_or_more_scenarios():
+    table = compare.inputs_table([plan("A")])
+    assert list(table.columns) == ["item", "key", "A"]
+    assert len(table) == len(Scenario.model_fields) - 2  # all but schema and name
+    values = dict(zip(table["key"], table["A"], strict=True))
+    assert (values["mfu"], values["gpu_type"], values["active_params"]) == (0.4, "h100", None)
+    assert table.set_index("key").at["mfu", "item"] == "MFU (fraction)"
+    assert table.set_index("key").at["seq_len", "item"] == "seq_len"  # no label: the key, which carries its unit

@@ -1,0 +1,242 @@
+"""The HTML report: self-contained (nothing loaded from the network), escaped, every chart and caveat present,
+and the same numbers as the CLI. Pages are read with the standard library's HTMLParser."""
+
+import json
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+
+import pytest
+from plotly.offline import get_plotlyjs
+
+from dashboard.cli import main
+from dashboard.core.presets import presets
+from dashboard.core.scenario import Scenario, default_scenario
+from dashboard.format import count, usd
+from dashboard.report import cells
+from dashboard.report import html as report
+
+GENERATED = datetime(2026, 12, 1, 14, 30, tzinfo=UTC)
+DRAWS = 200
+HOSTILE = "<script>alert(1)</script>"
+TST_PRESET = next(s for s in presets().values() if s.method == "tst")
+CHARTS_PER_SCENARIO = 6 + 2  # the Plan page's six, the Monte Carlo distribution and tornado
+COMPARE_CHARTS = 3
+CAVEAT_HEADINGS = (
+    "Compare methods only at equal loss", "Validate any speedup with a pilot before the plan relies on it",
+    "What is not counted", "Monte Carlo assumptions",
+)
+EXTERNAL = ("http://", "https://", "//")
+
+
+class Page(HTMLParser):
+    """Tags, attributes, visible text, headings, scripts and each section's table cells of one document."""
+
+    def __init__(self, document: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.headings: dict[str, list[str]] = {}
+        self.scripts: list[str] = []
+        self.text: list[str] = []
+        self.tables: dict[str, list[list[str]]] = {}
+        self._open: list[str] = []
+        self._heading: list[str] | None = None
+        self._section = ""
+        self._cell: list[str] | None = None
+        self.feed(document)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        self.tags.append((tag, attributes))
+        self._open.append(tag)
+        if tag == "section":
+            self._section = attributes.get("id") or ""
+        elif tag in {"h1", "h2", "h3"}:
+            self._heading = []
+        elif tag == "tr":
+            self.tables.setdefault(self._section, []).append([])
+        elif tag in {"td", "th"}:
+            self._cell = []
+        elif tag == "script":
+            self.scripts.append("")
+
+    def handle_endtag(self, tag):
+        if self._open and self._open[-1] == tag:
+            self._open.pop()
+        if tag in {"h1", "h2", "h3"} and self._heading is not None:
+            self.headings.setdefault(tag, []).append("".join(self._heading).strip())
+            self._heading = None
+        elif tag in {"td", "th"} and self._cell is not None:
+            self.tables[self._section][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._open and self._open[-1] == "script":
+            self.scripts[-1] += data
+            return
+        self.text.append(data)
+        for sink in (self._heading, self._cell):
+            if sink is not None:
+                sink.append(data)
+
+    def row(self, section: str, label: str) -> list[str]:
+        return next(row for row in self.tables[section] if row and row[0] == label)
+
+    def plotly_divs(self) -> list[str]:
+        return [a["id"] for tag, a in self.tags if tag == "div" and "plotly-graph-div" in (a.get("class") or "")]
+
+
+@pytest.fixture(scope="module")
+def three() -> tuple[str, Page]:
+    scenarios = [default_scenario(), TST_PRESET, Scenario(name=HOSTILE, gpu_count=256)]
+    document = report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS, seed=3, title="Q3 <options>")
+    return document, Page(document)
+
+
+def test_nothing_is_loaded_from_the_network(three):
+    _, page = three
+    for tag, attributes in page.tags:
+        for name in ("src", "href", "action", "data", "poster"):
+            value = (attributes.get(name) or "").strip().lower()
+            assert not value.startswith(EXTERNAL), (tag, name, value)
+        assert tag not in {"link", "img", "iframe", "object", "embed"}, tag
+        assert "url(" not in (attributes.get("style") or "")
+    internal = [a["href"] for tag, a in page.tags if tag == "a"]
+    assert internal and all(href.startswith("#") for href in internal)
+
+
+def test_plotly_js_is_embedded_once_before_the_charts(three):
+    document, page = three
+    assert document.count(get_plotlyjs()[:200]) == 1
+    assert len([script for script in page.scripts if len(script) > 1_000_000]) == 1
+    assert document.index(get_plotlyjs()[:200]) < document.index('class="plotly-graph-div"')
+
+
+@pytest.mark.parametrize("scenario_count", [1, 2, 4])
+def test_one_chart_div_per_expected_chart(scenario_count):
+    scenarios = [Scenario(name=f"S{i}", gpu_count=64 * (i + 1)) for i in range(scenario_count)]
+    page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=50))
+    divs = page.plotly_divs()
+    assert len(divs) == COMPARE_CHARTS + CHARTS_PER_SCENARIO * scenario_count
+    assert len(set(divs)) == len(divs)
+    assert ("comparison" in page.tables) == (scenario_count > 1)  # a comparison needs two scenarios
+
+
+def test_scenario_names_and_title_are_escaped(three):
+    document, page = three
+    assert HOSTILE not in document
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in document
+    # plotly.js, the print helper and one per chart: the hostile name added none
+    assert len(page.scripts) == 2 + COMPARE_CHARTS + 3 * CHARTS_PER_SCENARIO
+    text = "".join(page.text)
+    for name in (default_scenario().name, TST_PRESET.name, HOSTILE):
+        assert name in text
+    assert page.headings["h1"] == ["Q3 <options>"]
+    assert "<title>Q3 &lt;options&gt;</title>" in document
+
+
+def test_sections_caveats_and_method(three):
+    _, page = three
+    h2 = page.headings["h2"]
+    assert h2[:4] == ["Headline numbers", "Comparison", "Cost, time and ranges", "Assumptions"]
+    assert h2[4:7] == [f"Scenario 1: {default_scenario().name}", f"Scenario 2: {TST_PRESET.name}",
+                       f"Scenario 3: {HOSTILE}"]
+    assert h2[7:] == ["Caveats", "Method & sources"]  # the method's own title is not repeated
+    for heading in CAVEAT_HEADINGS:
+        assert heading in page.headings["h3"]
+    assert "1. Compute" in page.headings["h3"]
+    assert any(heading.endswith(". What is not counted") for heading in page.headings["h3"])  # the method's own
+    text = "".join(page.text)
+    assert "Generated 2026-12-01 14:30 UTC" in text
+    assert "Power and facilities" in text  # docs/method.md §10
+    assert f"{DRAWS:,} draws per scenario with seed 3" in text
+    assert "12,311 → 4,768 B200-hours" in text  # the published TST run
+
+
+def test_comparison_highlights_the_differing_gpu_count(three):
+    document, page = three
+    gpus = page.row("comparison", "GPUs in the main rungpu_count")
+    assert gpus[1:4] == ["512", "64", "256"]  # default 512; the TST preset's 64 B200 (its JSON file); 256
+    assert gpus[4:] == ["-448", "-256"]
+    assert 'class="num diff"' in document
+
+
+def test_all_inputs_are_listed_under_assumptions(three):
+    _, page = three
+    rows = page.tables["assumptions"]
+    assert len(rows) == 1 + len(Scenario.model_fields) - 2  # header, then every input but schema and name
+    assert page.row("assumptions", "Training methodmethod")[1:] == ["baseline", "tst", "baseline"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "absent"),
+    [
+        pytest.param("[paper](https://arxiv.org/abs/1)", "<span>paper (https://arxiv.org/abs/1)</span>", "href",
+                     id="link-shows-its-address"),
+        pytest.param("<https://example.com>", "<span>https://example.com</span>", "href", id="autolink"),
+        pytest.param("![chart](http://example.com/c.png)", "<span>chart (http://example.com/c.png)</span>", "<img",
+                     id="image"),
+        pytest.param('<a href="https://x.org">x</a>', "&lt;a href=", "<a ", id="raw-html-is-text"),
+        pytest.param("[see **this**](https://x.org)", "<strong>this</strong> (https://x.org)", "href",
+                     id="nested-markup"),
+        pytest.param("[up](#top)", '<a href="#top">up</a>', "<span", id="in-page-anchor-kept"),
+    ],
+)
+def test_markdown_links_become_plain_text(text, expected, absent):
+    rendered = report.render_markdown(text)
+    assert expected in rendered
+    assert absent not in rendered
+
+
+@pytest.mark.parametrize(("shift", "tag"), [(0, "h1"), (1, "h2"), (2, "h3")])
+def test_markdown_headings_shift(shift, tag):
+    assert report.render_markdown("# Title", heading_shift=shift) == f"<{tag}>Title</{tag}>"
+
+
+def test_markdown_section_is_the_body_under_its_heading():
+    text = "# T\n\n## 1. A\n\none\n\n## 2. What is not counted\n\nPower and more.\n\n## 3. C\n\nthree\n"
+    assert report.markdown_section(text, "What is not counted") == "Power and more."
+    with pytest.raises(ValueError, match="no section 'Missing'"):
+        report.markdown_section(text, "Missing")
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("Output", "cost_total_usd", 1_250_000.0, "+$1.25M"),
+        ("Output", "gpu_hours_total_p90", -2_500.0, "-2.50k"),
+        ("Output", "overhead_fraction", 0.0125, "+1.25 pp"),
+        ("Output", "predicted_loss", -0.1234, "-0.123"),
+        ("Input", "tokens", 3e12, "+3.00T"),
+        ("Input", "price_spot_per_gpu_hour", -0.5, "-$0.5"),
+        ("Input", "gpu_count", 0.0, "0"),
+        ("Input", "mfu", float("nan"), ""),
+    ],
+)
+def test_format_delta(section, key, value, expected):
+    assert cells.format_delta(section, key, value) == expected
+
+
+@pytest.mark.parametrize("count_", [0, 5])
+def test_report_needs_one_to_four_scenarios(count_):
+    with pytest.raises(ValueError, match=f"1 to 4 scenarios, not {count_}"):
+        report.build_report([default_scenario()] * count_, generated_at=GENERATED, draws=10)
+
+
+def test_report_shows_the_cli_numbers(tmp_path, capsys):
+    """Default and the TST preset: the CLI's total cost and GPU-hours, formatted, in the headline and comparison."""
+    scenarios = [default_scenario(), TST_PRESET]
+    page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
+    cost_cells = page.row("headlines", "Total cost ($)")[1:]
+    hours_cells = page.row("headlines", "GPU-hours")[1:]
+    compared_cost = page.row("comparison", "Total cost ($)cost_total_usd")[1:3]
+    compared_hours = page.row("comparison", "GPU-hoursgpu_hours_total")[1:3]
+    for column, scenario in enumerate(scenarios):
+        path = tmp_path / f"s{column}.json"
+        path.write_text(json.dumps(scenario.to_json_dict()))
+        assert main(["estimate", str(path), "--json"]) == 0
+        cli = json.loads(capsys.readouterr().out)
+        assert cost_cells[column].startswith(usd(cli["cost_total_usd"]) + "P10–P90 ")
+        assert hours_cells[column].startswith(count(cli["gpu_hours_total"]) + "P10–P90 ")
+        assert compared_cost[column] == usd(cli["cost_total_usd"])
+        assert compared_hours[column] == count(cli["gpu_hours_total"])
