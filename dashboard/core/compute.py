@@ -9,7 +9,8 @@ SECONDS_PER_HOUR = 3600.0
 
 def attention_flops_per_token(n_layers, d_model, seq_len, causal_halving):
     """Training FLOPs of attention scores per token: 12·L·d·s (PaLM App. B), halved for causal masks."""
-    return 12.0 * n_layers * d_model * seq_len * np.where(causal_halving, 0.5, 1.0)
+    full = 12.0 * n_layers * d_model * seq_len
+    return np.where(causal_halving, 0.5 * full, full)
 
 
 def model_flops(active_params, tokens, attention_per_token=0.0):
@@ -19,9 +20,9 @@ def model_flops(active_params, tokens, attention_per_token=0.0):
 
 def hardware_flops(flops_model, activation_recompute):
     """FLOPs the hardware executes: with full recomputation one more forward pass, 8/6 of the model FLOPs."""
-    return flops_model * np.where(activation_recompute, 8.0 / 6.0, 1.0)
+    return np.where(activation_recompute, flops_model * (8.0 / 6.0), flops_model)
 
 
 def gpu_hours(flops, peak_tflops, utilisation):
     """GPU-hours = FLOPs / (peak dense BF16 FLOP/s · utilisation · 3600)."""
-    return flops / (peak_tflops * 1e12 * utilisation * SECONDS_PER_HOUR)
+    return flops / (utilisation * (peak_tflops * 1e12 * SECONDS_PER_HOUR))

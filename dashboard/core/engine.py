@@ -64,7 +64,8 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
 def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
-    `evaluate` adds the outputs that do not feed the total (checkpoint optima, loss, the TST comparison).
+    `evaluate` adds the outputs that do not feed the total (overhead share, storage peak, checkpoint optima,
+    loss, the TST comparison).
     Inputs broadcast: arrays of length 1 stand for a value shared by every scenario.
     """
     is_tst = p["is_tst"] > 0
@@ -88,10 +89,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     write_s = reliability.checkpoint_write_s(ckpt_gb, p["checkpoint_write_gb_per_s"], p["checkpoint_write_s"])
     interval_h = p["checkpoint_interval_min"] / 60.0
     stall = reliability.stall_fraction(write_s / 3600.0, interval_h, p["checkpoint_async"] > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rework = np.where(
-            np.isfinite(mtbf_h), reliability.rework_fraction(interval_h, p["restart_min"] / 60.0, mtbf_h), 0.0
-        )
+    rework = reliability.rework_fraction(interval_h, p["restart_min"] / 60.0, mtbf_h)  # 0 when M is infinite
 
     stall_hours = gpu_hours_compute * stall
     rework_hours = gpu_hours_compute * rework
@@ -99,7 +97,8 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     experiment_hours = main_run_hours * p["experiment_overhead"]
     eval_hours = main_run_hours * p["eval_overhead"]
     debug_hours = main_run_hours * p["debug_overhead"]
-    gpu_hours_total = main_run_hours + experiment_hours + eval_hours + debug_hours
+    side_hours = experiment_hours + eval_hours + debug_hours
+    gpu_hours_total = main_run_hours + side_hours
     run_hours = main_run_hours / p["gpu_count"]
 
     price = purchase.blended_price_per_gpu_hour(
@@ -108,7 +107,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     )
     raw_tokens = p["tokens"] * np.where(is_tst, p["tst_token_multiplier"], 1.0)
     data_gb = storage.dataset_gb(raw_tokens, p["dataset_bytes_per_token"], p["dataset_versions"])
-    gb_hours, storage_peak_gb = storage.storage_totals(
+    gb_hours = storage.gb_hours_by_tier(
         run_hours, interval_h, ckpt_gb, p["keep_last_checkpoints"], p["archive_every_nth"], data_gb,
         p["logs_gb_per_day"],
     )
@@ -125,7 +124,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "debugging": debug_hours * price,
         "storage": storage_usd,
         "network_egress": p["egress_gb"] * p["egress_per_gb"],
-        "data_processing": raw_tokens / 1e9 * p["data_cost_per_billion_tokens"],
+        "data_processing": raw_tokens * (p["data_cost_per_billion_tokens"] / 1e9),
         "tst_pilot": np.where(is_tst, p["tst_pilot_fraction"] * baseline_main_usd, 0.0),
         "tst_switching": np.where(is_tst, p["tst_switching_cost_usd"], 0.0),
         "people": p["people_cost_usd"] * np.ones_like(price),
@@ -138,7 +137,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "gpu_hours_stall": stall_hours,
         "gpu_hours_rework": rework_hours,
         "gpu_hours_main_run": main_run_hours,
-        "gpu_hours_experiments": experiment_hours + eval_hours + debug_hours,
+        "gpu_hours_experiments": side_hours,
         "gpu_hours_total": gpu_hours_total,
         "wall_clock_days": run_hours / 24.0,
         "node_count": nodes,
@@ -148,8 +147,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "checkpoint_write_s": write_s,
         "stall_fraction": stall,
         "rework_fraction": rework,
-        "overhead_fraction": stall + rework,
-        "storage_peak_gb": storage_peak_gb,
+        "dataset_gb": data_gb,
         "storage_cost_usd": storage_usd,
         "storage_cost_by_tier": storage_by_tier,
         "raw_tokens": raw_tokens,
@@ -161,6 +159,11 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
 def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
     out = costs(p)
+    out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
+    out["storage_peak_gb"] = storage.peak_gb(
+        out["gpu_hours_main_run"] / p["gpu_count"], p["checkpoint_interval_min"] / 60.0, out["checkpoint_size_gb"],
+        p["keep_last_checkpoints"], p["archive_every_nth"], out["dataset_gb"], p["logs_gb_per_day"],
+    )
     cost_total = out["cost_total_usd"]
     price = out["blended_price_per_gpu_hour"]
     write_h = out["checkpoint_write_s"] / 3600.0

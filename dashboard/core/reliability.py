@@ -9,24 +9,24 @@ HOURS_PER_DAY = 24.0
 
 def node_count(gpu_count, gpus_per_node):
     """Nodes the job spans (a partly filled node still fails as a whole)."""
-    return np.ceil(np.asarray(gpu_count, dtype=float) / gpus_per_node)
+    return np.ceil(np.asarray(gpu_count) / gpus_per_node)
 
 
 def job_mtbf_hours(failures_per_1000_node_days, nodes):
     """Mean time between job interruptions for independent node failures: 24·1000 / (rate · nodes)."""
-    rate_per_hour = np.asarray(failures_per_1000_node_days, dtype=float) * nodes / 1000.0 / HOURS_PER_DAY
+    rate_per_hour = np.asarray(failures_per_1000_node_days) * (nodes / (1000.0 * HOURS_PER_DAY))
     with np.errstate(divide="ignore", over="ignore"):
         return 1.0 / rate_per_hour  # a zero rate gives inf: no interruptions
 
 
 def checkpoint_size_gb(total_params, bytes_per_param):
     """Full training checkpoint in GB (1e9 bytes): total parameters × bytes per parameter."""
-    return np.asarray(total_params, dtype=float) * bytes_per_param / 1e9
+    return np.asarray(total_params) * bytes_per_param / 1e9
 
 
 def checkpoint_write_s(size_gb, write_gb_per_s, override_s=np.nan):
     """Seconds to write one checkpoint: size / bandwidth, unless given directly."""
-    override = np.asarray(override_s, dtype=float)
+    override = np.asarray(override_s)
     return np.where(np.isnan(override), size_gb / write_gb_per_s, override)
 
 

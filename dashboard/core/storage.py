@@ -20,18 +20,13 @@ def checkpoints_written(run_hours, interval_hours):
     return np.floor(run_hours / interval_hours + 1e-9)
 
 
-def _sum_min(n, k):
-    """Σ_{i=0}^{n-1} min(i, K) = Σ_{i=0}^{m} i + (n−1−m)·K with m = min(n−1, K)."""
-    m = np.minimum(n - 1, k)
-    return m * (m + 1) / 2.0 + (n - 1 - m) * k
+def _count_hours(final_count, run_hours, step_hours):
+    """∫₀ᵀ min(⌊t/step⌋, cap) dt = c·T − step·c(c+1)/2, where c is the count reached at T (≤ cap).
 
-
-def _sum_floor_div(n, m):
-    """Σ_{i=0}^{n-1} ⌊i/M⌋; zero when M = 0 (no archiving)."""
-    safe_m = np.where(m > 0, m, 1)
-    q = np.floor(n / safe_m)
-    r = n - q * safe_m
-    return (safe_m * q * (q - 1) / 2.0 + r * q) * (m > 0)
+    The count on a tier rises by one every `step` hours until it reaches its cap (K on the hot tier; none
+    for archives, whose step is M·τ), so its integral only needs its final value.
+    """
+    return final_count * (run_hours - (final_count + 1) * (step_hours / 2.0))
 
 
 def _archived_after(i, m):
@@ -41,30 +36,28 @@ def _archived_after(i, m):
 
 def dataset_gb(raw_tokens, bytes_per_token, versions):
     """Corpus bytes kept: raw tokens × bytes per token × copies."""
-    return raw_tokens * bytes_per_token * versions / 1e9
+    return raw_tokens * (bytes_per_token * versions / 1e9)
 
 
-def storage_totals(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
-    """GB-hours per tier over the run and the peak GB stored, in closed form (vectorised)."""
+def gb_hours_by_tier(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
+    """GB-hours per tier over the run, in closed form (vectorised)."""
     n = checkpoints_written(run_hours, interval_hours)
-    tail = run_hours - n * interval_hours
-    hot = checkpoint_gb * (interval_hours * _sum_min(n, keep_last) + tail * np.minimum(n, keep_last))
-    archived_at_end = _archived_after(n, archive_every)
-    archived = checkpoint_gb * (interval_hours * _sum_floor_div(n, archive_every) + tail * archived_at_end)
-    logs_gb = logs_gb_per_day * run_hours / 24.0
-    gb_hours = {
-        "hot_checkpoints": hot,
-        "archived_checkpoints": archived,
+    archive_step_hours = interval_hours * np.where(archive_every > 0, archive_every, 1)
+    return {
+        "hot_checkpoints": checkpoint_gb * _count_hours(np.minimum(n, keep_last), run_hours, interval_hours),
+        "archived_checkpoints": checkpoint_gb * _count_hours(
+            _archived_after(n, archive_every), run_hours, archive_step_hours
+        ),
         "datasets": data_gb * run_hours,
-        "logs": logs_gb * run_hours / 2.0,
+        "logs": logs_gb_per_day / 48.0 * run_hours * run_hours,  # grows linearly: ½ · (rate · T / 24) · T
     }
-    peak_gb = (
-        checkpoint_gb * np.minimum(n, keep_last + 1)
-        + checkpoint_gb * archived_at_end
-        + data_gb
-        + logs_gb
-    )
-    return gb_hours, peak_gb
+
+
+def peak_gb(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
+    """Most GB stored at once: K+1 hot checkpoints while the last is written, the archives, data and logs."""
+    n = checkpoints_written(run_hours, interval_hours)
+    checkpoints = np.minimum(n, keep_last + 1) + _archived_after(n, archive_every)
+    return checkpoint_gb * checkpoints + data_gb + logs_gb_per_day * run_hours / 24.0
 
 
 def storage_cost(gb_hours, hot_per_gb_month, cold_per_gb_month):
@@ -75,7 +68,7 @@ def storage_cost(gb_hours, hot_per_gb_month, cold_per_gb_month):
         "datasets": cold_per_gb_month,
         "logs": cold_per_gb_month,
     }
-    return {tier: gb_hours[tier] / HOURS_PER_MONTH * prices[tier] for tier in TIERS}
+    return {tier: gb_hours[tier] * (prices[tier] / HOURS_PER_MONTH) for tier in TIERS}
 
 
 def storage_timeline(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day,

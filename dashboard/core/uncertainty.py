@@ -4,8 +4,10 @@ Each uncertain input has a low and a high end given in the scenario as multiples
 scenario's own value). Draws are triangular(low, likely, high), or log-normal with low and high as the 5th and
 95th percentiles (its median is then √(low·high), which is the likely value when the range is symmetric on a
 log scale). Inputs are drawn independently; a draw beyond what a scenario allows (MFU above 1, a TST speedup
-below 1) is set to that bound. Draws are priced by `engine.costs`, the same function the point estimate uses.
-A seed fixes every number.
+below 1) is set to that bound. Draws are priced by `engine.costs`, the same function the point estimate uses,
+in single precision (float32: seven significant digits, far finer than the Monte Carlo error of about 0.3 %
+at 100,000 draws, and twice as fast). A plan whose ranges are all zero-width is its point estimate in every
+draw. A seed fixes every number.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from dashboard.core.scenario import Scenario
 DEFAULT_DRAWS = 10_000
 DEFAULT_SEED = 0
 MAX_DRAWS = 1_000_000
-CHUNK_DRAWS = 4_096  # draws priced per engine call: the arrays stay in the CPU cache
+CHUNK_DRAWS = 8_192  # draws priced per engine call: the arrays stay in the CPU cache
+DRAW_DTYPE = np.float32
+UNIFORM_BITS = 24  # float32 holds k / 2²⁴ exactly, so uniforms stay strictly below 1
 Z_95 = 1.6448536269514722  # standard normal 95th percentile
 OUTPUTS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days")
 PERCENTILES = (10, 50, 90)
@@ -150,68 +154,107 @@ class _Sampler:
 
     def __init__(self, ranges: tuple[InputRange, ...], shape: str, width: int) -> None:
         def rows(values: list[float]) -> np.ndarray:
-            return np.repeat(np.array(values, dtype=float)[:, None], width, axis=1)
+            spread = np.empty((len(values), width), dtype=DRAW_DTYPE)
+            spread[:] = np.array(values, dtype=DRAW_DTYPE)[:, None]
+            return spread
 
         low, likely, high = ([getattr(r, end) for r in ranges] for end in ("low", "likely", "high"))
         self.shape = shape
-        self.floor = rows([r.input.floor for r in ranges])
-        self.ceiling = rows([r.input.ceiling for r in ranges])
+        self.rows = len(ranges)
+        self.bounded = [(row, r.input.floor, r.input.ceiling) for row, r in enumerate(ranges)
+                        if r.input.floor > 0 or np.isfinite(r.input.ceiling)]
         if shape == "lognormal":
-            # median · exp(σz): a zero-width row gives its value exactly (√(x·x) = x, exp(0) = 1); a zero likely
-            # value stays zero.
+            # median · exp(σz) with the median √(low·high); a zero likely value stays zero.
             ratio = np.divide(high, low, out=np.ones(len(ranges)), where=np.array(low) > 0)
-            self.sigma = rows(list(np.log(ratio) / (2.0 * Z_95)))
+            sigma = np.log(ratio) / (2.0 * Z_95)
+            self.minus_two_variance = rows(list(-2.0 * sigma**2))
             self.median = rows(list(np.sqrt(np.multiply(low, high))))
         else:
             # Inverse CDF of triangular(a, c, b): a + √(u·(b−a)(c−a)) below u = (c−a)/(b−a), else
-            # b − √((1−u)(b−a)(b−c)). A zero-width row gives its value exactly: both roots are 0, the mask picks b.
+            # b − √((1−u)(b−a)(b−c)); computed as both roots and a mask, without branches.
             width_ab = np.subtract(high, low)
             self.low, self.high = rows(low), rows(high)
             self.left_scale = rows(list(width_ab * np.subtract(likely, low)))
             self.right_scale = rows(list(width_ab * np.subtract(high, likely)))
             self.split = rows(list(np.divide(np.subtract(likely, low), width_ab, out=np.zeros(len(ranges)),
                                              where=width_ab > 0)))
-        self.values = np.empty(len(ranges) * width)
-        self.work = np.empty(len(ranges) * width)
+        self.values = np.empty(len(ranges) * width, dtype=DRAW_DTYPE)
+        self.work = np.empty(len(ranges) * (width + 1), dtype=DRAW_DTYPE)
         self.mask = np.empty(len(ranges) * width, dtype=bool)
+
+    @staticmethod
+    def _uniforms(rng: np.random.Generator, out: np.ndarray) -> None:
+        """Uniforms k / 2²⁴ on [0, 1) into `out`, row by row, from the top 24 bits of each 32-bit half of the
+        generator's raw 64-bit words (small blocks come from the heap rather than fresh pages)."""
+        words = (out.shape[1] + 1) // 2
+        for row in out:
+            bits = rng.bit_generator.random_raw(words).view(np.uint32)[:out.shape[1]]
+            np.right_shift(bits, 32 - UNIFORM_BITS, out=bits)
+            np.multiply(bits, DRAW_DTYPE(2.0**-UNIFORM_BITS), out=row)
 
     def draw(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """`count` draws of every input (rows); the array is overwritten by the next call."""
-        rows = (len(self.floor), count)
-        values, work, mask = (buffer[:rows[0] * count].reshape(rows) for buffer in (self.values, self.work, self.mask))
+        rows = self.rows
+        values = self.values[:rows * count].reshape(rows, count)
         if self.shape == "lognormal":
-            rng.standard_normal(out=values)
-            values *= self.sigma[:, :count]
+            self._scaled_normals(rng, values)
             np.exp(values, out=values)
             values *= self.median[:, :count]
-        else:
-            rng.random(out=work)
-            np.less(work, self.split[:, :count], out=mask)
-            np.multiply(work, self.left_scale[:, :count], out=values)
-            np.sqrt(values, out=values)
-            values += self.low[:, :count]
-            np.subtract(1.0, work, out=work)
-            work *= self.right_scale[:, :count]
-            np.sqrt(work, out=work)
-            np.subtract(self.high[:, :count], work, out=work)
-            values -= work
-            values *= mask
-            values += work
-        return np.clip(values, self.floor[:, :count], self.ceiling[:, :count], out=values)
+            for row, floor, ceiling in self.bounded:
+                np.clip(values[row], floor, ceiling, out=values[row])
+            return values
+        work = self.work[:rows * count].reshape(rows, count)
+        mask = self.mask[:rows * count].reshape(rows, count)
+        self._uniforms(rng, work)
+        np.less(work, self.split[:, :count], out=mask)
+        np.multiply(work, self.left_scale[:, :count], out=values)
+        np.sqrt(values, out=values)
+        values += self.low[:, :count]
+        np.subtract(1.0, work, out=work)
+        work *= self.right_scale[:, :count]
+        np.sqrt(work, out=work)
+        np.subtract(self.high[:, :count], work, out=work)
+        values -= work
+        values *= mask
+        values += work
+        return values  # triangular draws lie within [low, high], already inside the bounds
+
+    def _scaled_normals(self, rng: np.random.Generator, out: np.ndarray) -> None:
+        """σ·z for standard normals z, into `out`, by Box–Muller: each pair of uniforms gives r·cos θ and r·sin θ
+        with r = √(−2σ² ln u), so σ costs one multiply per pair."""
+        rows, count = out.shape
+        half = (count + 1) // 2
+        radius = self.work[:rows * half].reshape(rows, half)
+        angle = self.work[rows * half:2 * rows * half].reshape(rows, half)
+        self._uniforms(rng, radius)
+        self._uniforms(rng, angle)
+        np.subtract(1.0, radius, out=radius)  # (0, 1]: the logarithm stays finite
+        np.log(radius, out=radius)
+        radius *= self.minus_two_variance[:, :half]
+        np.sqrt(radius, out=radius)
+        angle *= DRAW_DTYPE(2.0 * np.pi)
+        np.cos(angle, out=out[:, :half])
+        out[:, :half] *= radius
+        np.sin(angle[:, :count - half], out=out[:, half:])
+        out[:, half:] *= radius[:, :count - half]
 
 
 def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]:
     """`draws` Monte Carlo values of each headline output; the same seed gives the same values.
 
-    Inputs are drawn and priced `CHUNK_DRAWS` at a time through `engine.costs`, so the arrays stay in the CPU
-    cache.
+    Inputs are drawn and priced in float32, `CHUNK_DRAWS` at a time through `engine.costs`, so the arrays stay
+    in the CPU cache. With every range zero-width each draw is the point estimate, exactly.
     """
-    rng = np.random.default_rng(seed)
-    base = engine.scenario_arrays([scenario])
     ranges = input_ranges(scenario)
+    base = engine.scenario_arrays([scenario])
+    if all(item.low == item.high for item in ranges):
+        point = engine.costs(base)
+        return {output: np.full(draws, point[output][0]) for output in OUTPUTS}
+    rng = np.random.default_rng(seed)
+    base = {key: values.astype(DRAW_DTYPE) for key, values in base.items()}
     keys = [item.input.key for item in ranges]
     sampler = _Sampler(ranges, scenario.range_shape, min(CHUNK_DRAWS, draws))
-    samples = {output: np.empty(draws) for output in OUTPUTS}
+    samples = {output: np.empty(draws, dtype=DRAW_DTYPE) for output in OUTPUTS}
     for start in range(0, draws, CHUNK_DRAWS):
         count = min(CHUNK_DRAWS, draws - start)
         arrays = dict(base)

@@ -25,7 +25,7 @@ def _storage(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
         result["checkpoint_size_gb"],
         scenario.keep_last_checkpoints,
         scenario.archive_every_nth,
-        storage.dataset_gb(result["raw_tokens"], scenario.dataset_bytes_per_token, scenario.dataset_versions),
+        result["dataset_gb"],
         scenario.logs_gb_per_day,
         max_points=STORAGE_POINTS_PER_TIER,
     )

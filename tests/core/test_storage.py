@@ -11,7 +11,8 @@ def test_retention_by_hand():
     # Hot count on [i, i+1): min(i, 3) for i = 0..9 -> 0+1+2+3·7 = 24 -> 2,400 GB-h.
     # Archived on [i, i+1): ⌊i/4⌋ -> 0,0,0,0,1,1,1,1,2,2 = 8 -> 800 GB-h.
     # Peak: hot K+1 = 4 while the 10th is written (400 GB) + 2 archived (200 GB) = 600 GB.
-    gb_hours, peak = storage.storage_totals(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)
+    gb_hours = storage.gb_hours_by_tier(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)
+    peak = storage.peak_gb(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)
     assert gb_hours["hot_checkpoints"] == pytest.approx(2400.0)
     assert gb_hours["archived_checkpoints"] == pytest.approx(800.0)
     assert peak == pytest.approx(600.0)
@@ -27,7 +28,7 @@ def test_closed_form_matches_simulation(run_h, interval_h, keep, every):
     written = np.floor(t / interval_h)
     hot = np.minimum(written, keep) * 50.0
     archived = (np.floor(written / every) if every else np.zeros_like(t)) * 50.0
-    gb_hours, _ = storage.storage_totals(run_h, interval_h, 50.0, keep, every, 10.0, 24.0)
+    gb_hours = storage.gb_hours_by_tier(run_h, interval_h, 50.0, keep, every, 10.0, 24.0)
     assert gb_hours["hot_checkpoints"] == pytest.approx(hot.sum() * step, rel=2e-3)
     assert gb_hours["archived_checkpoints"] == pytest.approx(archived.sum() * step, rel=2e-3, abs=1e-6)
     assert gb_hours["datasets"] == pytest.approx(10.0 * run_h)
