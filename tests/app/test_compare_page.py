@@ -175,3 +175,28 @@ def test_picking_one_scenario_asks_for_another(app, store_url):
     at = _compare(app)
     at.multiselect(key="compare.selected").set_value(["Option A"]).run()
     assert at.info[0].value == "Pick at least 2 saved scenarios to compare."
+
+
+def test_a_corrupted_store_file_is_reported_and_kept(app, store_url):
+    path = store_url.removeprefix("sqlite:///")
+    garbage = b"this is not a database\x00" * 100
+    with open(path, "wb") as file:
+        file.write(garbage)
+    at = _compare(app)
+    assert not at.exception
+    notice = at.warning[0].value
+    assert notice.startswith(f"The scenario store {path} was not a readable database: it was kept as {path}.corrupt-")
+    backup = notice.split("it was kept as ")[1].split(" and a new")[0]
+    with open(backup, "rb") as file:
+        assert file.read() == garbage
+    assert "No saved scenarios yet" in at.info[0].value
+
+
+def test_an_unreachable_store_says_how_to_fix_it(app, monkeypatch):
+    monkeypatch.setenv("PLANNER_STORE_URL", "postgresql://planner:secret@127.0.0.1:9/planner")
+    at = _compare(app)
+    assert not at.exception
+    message = at.error[0].value
+    assert message.startswith("The scenario store cannot be used: cannot reach the scenario store at "
+                              "postgresql://planner:***@127.0.0.1:9/planner: ")
+    assert "secret" not in message and "PLANNER_STORE_URL" in message

@@ -1,5 +1,6 @@
 """Browser fixtures: the app served by `streamlit run` on a free port, and Debian's Chromium driven by Playwright."""
 
+import os
 import socket
 import subprocess
 import tempfile
@@ -40,14 +41,19 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.fixture(scope="session")
-def app_url():
-    """Start `streamlit run dashboard/app.py` on a free port, yield its base URL, stop it after the session."""
+def app_url(tmp_path_factory):
+    """Start `streamlit run dashboard/app.py` on a free port, yield its base URL, stop it after the session.
+
+    The app gets its own empty scenario store in a temporary folder.
+    """
+    store = tmp_path_factory.mktemp("store") / "scenarios.db"
+    env = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{store}"}
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     command = [str(PYTHON), "-m", "streamlit", "run", str(APP), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port)]
     with tempfile.TemporaryFile() as stderr:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr)
+        server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _healthy(url):
             exit_code = server.poll()
