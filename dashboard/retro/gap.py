@@ -38,6 +38,7 @@ cost at all (a run export: every cost 0 or NA), actual $ = H_a * p_p and price =
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -146,7 +147,9 @@ def _actual_totals(
     with_tokens = main_ok & ~np.isnan(tokens)
     main_ok_h = float(hours[main_ok].sum())
     token_hours = float(hours[with_tokens].sum())
-    tokens_known = token_hours > 0
+    # Tokens of the rows that carry them, scaled up to all main-run hours; unknown if that overflows.
+    actual_tokens = float(tokens[with_tokens].sum()) * main_ok_h / token_hours if token_hours > 0 else math.nan
+    tokens_known = math.isfinite(actual_tokens)
 
     gpu_h = float(hours[gpu].sum())
     cost_known = cost_is_known(usage)
@@ -171,7 +174,7 @@ def _actual_totals(
         "actual_failed_gpu_hours": float(hours[gpu & failed].sum()),
         "actual_experiment_gpu_hours": float(hours[gpu & has_run & ~main & ~failed].sum()),
         "actual_unattributed_gpu_hours": float(hours[gpu & ~has_run].sum()),
-        "actual_tokens": float(tokens[with_tokens].sum()) * main_ok_h / token_hours if tokens_known else None,
+        "actual_tokens": actual_tokens if tokens_known else None,
         "token_coverage": token_hours / main_ok_h if main_ok_h > 0 else None,
         "commitment_usd": commitment_usd,  # commitment lines with no GPU-hours, in actual $
         "unused_commitment_usd": unused_usd,

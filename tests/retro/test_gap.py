@@ -152,6 +152,17 @@ def test_suggest_main_runs_by_project_takes_every_run_of_the_largest_project():
     assert suggest_main_runs(usage(*rows), by="project") == ["w1", "w2"]  # 70 GPU-h of runs against 50
 
 
+def test_tokens_that_cannot_be_scaled_up_count_as_unknown():
+    # Tokens are known only on a row of 2.2e-308 GPU-hours: scaled up to the main run's 1,000 GPU-hours they
+    # overflow, so the gap is read without tokens (scale takes every main-run hour, efficiency none).
+    rows = [run(2.2250738585072014e-308, tokens=1.0), run(1000)]
+    summary = decomposition_summary(PLAN, SCENARIO, usage(*rows), ["main"])
+    assert summary["tokens_known"] is False and summary["actual_tokens"] is None
+    parts = plan_vs_actual(PLAN, SCENARIO, usage(*rows), ["main"]).set_index("part")
+    assert parts.loc["efficiency", "gpu_hours"] == 0.0
+    assert np.isfinite(parts[["gpu_hours", "usd"]].to_numpy()).all()
+
+
 RUN_IDS = st.sampled_from([None, "main", "ablation", "eval"])
 STATES = st.sampled_from([None, "COMPLETED", "FAILED", "NODE_FAIL", "TIMEOUT", "RUNNING"])
 MONEY = st.one_of(st.none(), st.floats(0, 1e4))
