@@ -113,7 +113,9 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     )
     storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
     storage_usd = sum(storage_by_tier.values())
-    baseline_main_usd = gpu_hours_ideal * (1.0 + stall + rework) * price
+    # The baseline method's main run, which TST's pilot is priced against (and `evaluate` compares TST with).
+    baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
+    pilot_usd = p["tst_pilot_fraction"] * baseline_main_hours * price
 
     breakdown = {
         "main_compute": gpu_hours_compute * price,
@@ -125,7 +127,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "storage": storage_usd,
         "network_egress": p["egress_gb"] * p["egress_per_gb"],
         "data_processing": raw_tokens * (p["data_cost_per_billion_tokens"] / 1e9),
-        "tst_pilot": np.where(is_tst, p["tst_pilot_fraction"] * baseline_main_usd, 0.0),
+        "tst_pilot": np.where(is_tst, pilot_usd, 0.0),
         "tst_switching": np.where(is_tst, p["tst_switching_cost_usd"], 0.0),
         "people": p["people_cost_usd"] * np.ones_like(price),
     }
@@ -138,6 +140,8 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "gpu_hours_rework": rework_hours,
         "gpu_hours_main_run": main_run_hours,
         "gpu_hours_experiments": side_hours,
+        "baseline_main_gpu_hours": baseline_main_hours,
+        "tst_pilot_usd": pilot_usd,
         "gpu_hours_total": gpu_hours_total,
         "wall_clock_days": run_hours / 24.0,
         "node_count": nodes,
@@ -182,12 +186,12 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
             np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / p["tokens"] - 1.0), np.inf
         )
 
-    baseline_main_hours = out["gpu_hours_ideal"] * (1.0 + out["overhead_fraction"])
+    baseline_main_hours = out["baseline_main_gpu_hours"]
     baseline_main_usd = baseline_main_hours * price
     baseline_data_usd = p["tokens"] / 1e9 * p["data_cost_per_billion_tokens"]
     tst_main_usd = baseline_main_usd / p["tst_speedup"]
     tst_data_usd = p["tokens"] * p["tst_token_multiplier"] / 1e9 * p["data_cost_per_billion_tokens"]
-    pilot_usd = p["tst_pilot_fraction"] * baseline_main_usd
+    pilot_usd = out["tst_pilot_usd"]
     baseline_cost = baseline_main_usd + baseline_data_usd
     tst_cost = tst_main_usd + tst_data_usd
 
