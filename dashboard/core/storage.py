@@ -79,9 +79,10 @@ def storage_timeline(run_hours, interval_hours, checkpoint_gb, keep_last, archiv
     writes than `max_points` allows, writes are sampled evenly (the first and last are kept).
     """
     n = int(checkpoints_written(run_hours, interval_hours))
-    writes = np.arange(1, n + 1, dtype=float)
-    if n > max_points // 2:
-        writes = np.unique(np.round(np.linspace(1, n, max_points // 2)))
+    sampled = max(max_points // 2, 1)
+    # The sampled writes are computed directly: never a range of every write (a 1-minute interval over years
+    # of wall-clock would be billions of them).
+    writes = np.arange(1, n + 1, dtype=float) if n <= sampled else np.unique(np.round(np.linspace(1, n, sampled)))
     hours = np.concatenate([[0.0], np.repeat(writes * interval_hours, 2), [run_hours]])
     count_before = np.concatenate([[0.0], np.column_stack([writes - 1, writes]).ravel(), [float(n)]])
     peak_marker = np.concatenate([[0.0], np.tile([1.0, 0.0], len(writes)), [0.0]])

@@ -1,9 +1,16 @@
 """Checkpoint retention, datasets and logs: closed form against hand sums and a brute-force simulation."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from dashboard.core import storage
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_retention_by_hand():
@@ -60,3 +67,43 @@ def test_timeline_shows_the_sawtooth_and_final_state():
 def test_timeline_is_bounded():
     frame = storage.storage_timeline(10_000.0, 0.1, 1.0, 3, 10, 0.0, 0.0, max_points=2000)
     assert frame.hours.nunique() <= 2002
+
+
+def test_sampled_timeline_keeps_the_first_write_and_the_end():
+    # A 1-minute interval over 10,000 hours is 600,000 writes; the chart samples 1,000 of them.
+    frame = storage.storage_timeline(1e4, 1 / 60, 100.0, 3, 10, 0.0, 0.0, max_points=2000)
+    hours = frame[frame.tier == "hot_checkpoints"].hours
+    assert len(hours) == 2002
+    assert hours.iloc[-1] == 1e4 and hours.iloc[1] == pytest.approx(1 / 60)
+
+
+MEMORY_LIMIT_BYTES = 2 << 30  # the address-space limit of the subprocess: 2 GiB
+# 405B parameters on 15T tokens with 2 GPUs and a checkpoint every minute: about 8e9 one-minute writes.
+LONG_RUN = ('{"schema": 1, "name": "405B on 2 GPUs, 1-minute checkpoints", "total_params": 4.05e11, '
+            '"tokens": 1.5e13, "gpu_count": 2, "checkpoint_interval_min": 1.0}')
+
+
+def _under_memory_limit(code: str) -> subprocess.CompletedProcess:
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({MEMORY_LIMIT_BYTES}, {MEMORY_LIMIT_BYTES}))\n"
+    return subprocess.run([sys.executable, "-c", limit + code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}, timeout=120)
+
+
+def test_timeline_of_a_billion_writes_fits_in_memory():
+    # 1.3e8 hours at one write a minute: 7.8e9 writes, 62 GB as one float array.
+    done = _under_memory_limit("from dashboard.core import storage\n"
+                               "print(len(storage.storage_timeline(1.3e8, 1 / 60, 100.0, 3, 10, 0.0, 0.0)))")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout) <= 4 * 2002
+
+
+def test_report_of_a_long_run_with_frequent_checkpoints_stays_small(tmp_path):
+    scenario, output = tmp_path / "long.json", tmp_path / "r.html"
+    scenario.write_text(LONG_RUN, encoding="utf-8")
+    done = _under_memory_limit(
+        "import runpy, sys\n"
+        f"sys.argv = ['dashboard', 'report', {str(scenario)!r}, '-o', {str(output)!r}, '--draws', '1000']\n"
+        "runpy.run_module('dashboard', run_name='__main__')"
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert output.stat().st_size > 0
