@@ -112,7 +112,12 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         p["logs_gb_per_day"],
     )
     storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
-    storage_usd = sum(storage_by_tier.values())
+    kept_gb = storage.retained_gb(
+        run_hours, interval_h, ckpt_gb, p["keep_last_checkpoints"], p["archive_every_nth"], data_gb,
+        p["logs_gb_per_day"],
+    )
+    retention_usd = storage.retention_cost(kept_gb, p["storage_retention_months"], p["storage_cold_per_gb_month"])
+    storage_usd = sum(storage_by_tier.values()) + retention_usd
     # The baseline method's main run, which TST's pilot is priced against (and `evaluate` compares TST with).
     baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
     pilot_usd = p["tst_pilot_fraction"] * baseline_main_hours * price
@@ -154,6 +159,8 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "dataset_gb": data_gb,
         "storage_cost_usd": storage_usd,
         "storage_cost_by_tier": storage_by_tier,
+        "storage_retained_gb": kept_gb,
+        "storage_retention_usd": retention_usd,
         "raw_tokens": raw_tokens,
         "cost_breakdown": breakdown,
         "cost_total_usd": sum(breakdown.values()),

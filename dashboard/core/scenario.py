@@ -163,6 +163,13 @@ class Scenario(BaseModel):
     range_tst_speedup_low: float = _low(0.6, "Assumed: one published 10B-A1B result; not proven at scale (≥ 1×).")
     range_tst_speedup_high: float = _high(1.1, "Assumed: a small gain over the published 2.58×.")
 
+    # Storage after training: what the run leaves behind is billed for the project's life, not only the run.
+    storage_retention_months: float = Field(
+        12.0, ge=0, le=1200,
+        description="Assumed: the last checkpoints, archives, datasets and logs are kept a year after training "
+        "(follow-up runs, evaluation, audits), on the cold tier.",
+    )
+
     @field_validator("gpu_type")
     @classmethod
     def _known_gpu(cls, value: str) -> str:

@@ -3,7 +3,9 @@
 Checkpoint i (i = 1, 2, ...) is written at wall-clock time i·τ. The hot tier holds the newest K; while
 checkpoint i is written the oldest is still there, so the hot tier briefly holds K+1 (the sawtooth).
 Every M-th checkpoint is also copied to the cold tier and kept. Datasets are stored for the whole run on
-the cold (object) tier, and logs grow linearly. Costs are GB-months at 730 hours per month.
+the cold (object) tier, and logs grow linearly. Costs are GB-months at 730 hours per month. After training,
+what is left (the last K checkpoints, the archives, the datasets and the logs) stays on the cold tier for the
+scenario's retention months.
 """
 
 from __future__ import annotations
@@ -58,6 +60,18 @@ def peak_gb(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, 
     n = checkpoints_written(run_hours, interval_hours)
     checkpoints = np.minimum(n, keep_last + 1) + _archived_after(n, archive_every)
     return checkpoint_gb * checkpoints + data_gb + logs_gb_per_day * run_hours / 24.0
+
+
+def retained_gb(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
+    """GB left when training ends: the last K checkpoints, the archives, the datasets and the logs."""
+    n = checkpoints_written(run_hours, interval_hours)
+    checkpoints = np.minimum(n, keep_last) + _archived_after(n, archive_every)
+    return checkpoint_gb * checkpoints + data_gb + logs_gb_per_day * run_hours / 24.0
+
+
+def retention_cost(gb, months, cold_per_gb_month):
+    """$ for keeping what the run leaves behind on the cold tier for `months` after training."""
+    return gb * months * cold_per_gb_month
 
 
 def storage_cost(gb_hours, hot_per_gb_month, cold_per_gb_month):

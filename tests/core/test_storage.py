@@ -107,3 +107,26 @@ def test_report_of_a_long_run_with_frequent_checkpoints_stays_small(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert output.stat().st_size > 0
+
+
+def test_what_the_run_leaves_behind_by_hand():
+    # T = 10 h, τ = 1 h: 10 written; the last K = 3 and archives 4 and 8 (2) are left: 5 × 100 GB = 500 GB,
+    # + 5 GB of data + logs 24 GB/day × 10/24 day = 10 GB -> 515 GB; 6 months at $0.023 -> $71.07.
+    kept = storage.retained_gb(10.0, 1.0, 100.0, 3, 4, 5.0, 24.0)
+    assert kept == pytest.approx(515.0)
+    assert storage.retention_cost(kept, 6.0, 0.023) == pytest.approx(71.07)
+
+
+@pytest.mark.parametrize("months", [0.0, 1.0, 12.0, 36.0])
+def test_engine_bills_retention_on_the_cold_tier(months):
+    from dashboard.core.engine import estimate
+    from dashboard.core.scenario import Scenario
+
+    during_run = estimate(Scenario(storage_retention_months=0.0))
+    result = estimate(Scenario(storage_retention_months=months))
+    # Default corpus: 2T tokens × 4 bytes × 2 copies = 16,000 GB; checkpoints 7B × 14 bytes = 98 GB, at least 3 kept.
+    assert result["storage_retained_gb"] >= 16_000.0 + 3 * 98.0
+    extra_usd = result["storage_retained_gb"] * months * 0.023
+    assert result["storage_retention_usd"] == pytest.approx(extra_usd)
+    assert result["cost_breakdown"]["storage"] == pytest.approx(during_run["cost_breakdown"]["storage"] + extra_usd)
+    assert result["cost_total_usd"] == pytest.approx(during_run["cost_total_usd"] + extra_usd)
