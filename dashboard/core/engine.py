@@ -201,6 +201,11 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     pilot_usd = out["tst_pilot_usd"]
     baseline_cost = baseline_main_usd + baseline_data_usd
     tst_cost = tst_main_usd + tst_data_usd
+    # The speedup s at which baseline main + data = main / s + TST data + pilot + switching (the pilot is priced
+    # against the baseline run, so it does not depend on s); none when the fixed costs exceed the main run.
+    fixed_usd = tst_data_usd - baseline_data_usd + pilot_usd + p["tst_switching_cost_usd"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        break_even = np.where(baseline_main_usd > fixed_usd, baseline_main_usd / (baseline_main_usd - fixed_usd), np.inf)
 
     out.update({
         "checkpoint_interval_young_min": young_min,
@@ -223,6 +228,7 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
             "switching_cost_usd": p["tst_switching_cost_usd"] * np.ones_like(price),
             "net_savings_usd": baseline_cost - tst_cost - pilot_usd - p["tst_switching_cost_usd"],
             "speedup": p["tst_speedup"] * np.ones_like(price),
+            "break_even_speedup": break_even,
         },
     })
     return out

@@ -37,6 +37,20 @@ MARKER_DASHES = {"Young": "dot", "Daly": "dash", "current": "solid"}
 GB_PER_TB = 1000.0
 # Room above the tallest bar or line for its label, as a factor of the axis range.
 HEADROOM = 1.12
+# Bars smaller than this share of the total carry no text label (hover still has it).
+MIN_LABEL_SHARE = 0.01
+# Storage at or above this share of the total cost is called a cost driver.
+STORAGE_DRIVER_SHARE = 0.05
+# Neutral colours: storage tiers are not good or bad, so none is red or green.
+NEUTRAL_DARK = "#3b4a5a"
+NEUTRAL_LIGHT = "#9aa5b1"
+TIER_COLOURS = {"hot_checkpoints": NEUTRAL_DARK, "archived_checkpoints": "#6b7a89", "datasets": "#b7c0ca",
+                "logs": "#d9dee3"}
+BASELINE_COLOUR = NEUTRAL_LIGHT
+TST_COLOUR = "#1f77b4"
+REFERENCE_COLOUR = "#222222"
+# Log axes are labelled at whole decades only (1, 10, 100, ...).
+DECADES = {"type": "log", "dtick": 1}
 
 
 def _label(key: str) -> str:
@@ -57,7 +71,8 @@ def layout_of(title: str, x_title: str, y_title: str, subtitle: str = "", **extr
 
 
 def _hline(y: float, text: str, colour: str, dash: str, text_above: bool) -> dict[str, Any]:
-    """A labelled horizontal line across the plot at data height `y`, its label at the left end."""
+    """A labelled horizontal line across the plot at data height `y`, its label at the left end (a waterfall rises
+    from left to right, so the top left is clear of bars)."""
     return {
         "type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y,
         "line": {"color": colour, "dash": dash, "width": 2},
@@ -67,25 +82,37 @@ def _hline(y: float, text: str, colour: str, dash: str, text_above: bool) -> dic
 
 
 def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_fraction: float) -> go.Figure:
-    """Waterfall of the non-zero line items ending in their total, with the budget and warning lines."""
+    """Waterfall of the non-zero line items ending in their total, with the budget and warning lines.
+
+    Items under `MIN_LABEL_SHARE` of the total carry no text label (they would overlap their neighbours); their
+    value stays in the hover. The budget and warning labels sit at the left end, one above and one below.
+    """
     items = [(key, value) for key, value in cost_breakdown.items() if value != 0]
     values = [value for _, value in items]
     total = sum(values)
     warning_usd = budget_usd * warning_fraction
+    labelled = [abs(value) >= MIN_LABEL_SHARE * abs(total) for value in values]
     bar = {
         "type": "waterfall",
         "name": "cost",
         "x": [_label(key) for key, _ in items] + ["total"],
         "y": values + [total],
         "measure": ["relative"] * len(values) + ["total"],
-        "text": [_usd(value) for value in values + [total]],
+        "text": [_usd(value) if shown else "" for value, shown in zip(values, labelled, strict=True)] + [_usd(total)],
+        "customdata": [_usd(value) for value in values + [total]],
         "textposition": "outside",
-        "hovertemplate": "%{x}: %{text}<extra></extra>",
+        "hovertemplate": "%{x}: %{customdata}<extra></extra>",
+        "connector": {"line": {"color": NEUTRAL_LIGHT}},
+        "increasing": {"marker": {"color": NEUTRAL_LIGHT}},
+        "decreasing": {"marker": {"color": NEUTRAL_LIGHT}},
+        "totals": {"marker": {"color": NEUTRAL_DARK}},
     }
     layout = layout_of(
-        "Cost by line item", "line item", "cost (USD)",
-        subtitle=f"{_usd(total)}: {total / budget_usd:.0%} of the {_usd(budget_usd)} budget",
+        "Cost by line item", "", "cost (USD)",
+        subtitle=f"{_usd(total)}: {total / budget_usd:.0%} of the {_usd(budget_usd)} budget; items under "
+                 f"{MIN_LABEL_SHARE:.0%} of the total are labelled on hover only",
         yaxis={"tickprefix": "$", "range": [0.0, max(total, budget_usd) * HEADROOM]},
+        xaxis={"automargin": True},
         showlegend=False,
         shapes=[
             _hline(budget_usd, f"budget {_usd(budget_usd)}", BUDGET_COLOUR, "solid", text_above=True),
@@ -96,85 +123,128 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
     return go.Figure(data=[bar], layout=layout)
 
 
-def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float]) -> go.Figure:
-    """Stacked stored volume per tier over the run (days), the legend carrying each tier's cost.
+def _gb_unit(peak_gb: float) -> tuple[str, float]:
+    return ("TB", GB_PER_TB) if peak_gb >= GB_PER_TB else ("GB", 1.0)
 
-    `timeline` is `storage.storage_timeline`'s long frame; the y axis is in TB when the tiers' peaks add up
-    to 1,000 GB or more, else in GB.
+
+def storage_verdict(storage_usd: float, total_usd: float) -> str:
+    """The storage chart's title: its cost, its share of the total and whether it drives the cost."""
+    share = storage_usd / total_usd if total_usd > 0 else 0.0
+    verdict = "a cost driver" if share >= STORAGE_DRIVER_SHARE else "not a cost driver"
+    return f"Storage: {_usd(storage_usd)}, {100 * share:.2g} % of the total — {verdict}"
+
+
+def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float], retention_usd: float,
+                   total_usd: float, retention_months: float) -> go.Figure:
+    """Stored volume over the run (days): the hot tier alone on the top axis, so its keep-last-K sawtooth shows,
+    and the archives, datasets and logs stacked below; the legend carries each tier's cost over the run.
+
+    `timeline` is `storage.storage_timeline`'s long frame; `retention_usd` is what keeping the run's leftovers
+    for `retention_months` after training costs. Each axis is in TB when its peak reaches 1,000 GB, else in GB.
     """
     days = timeline["hours"].to_numpy(dtype=float) / 24.0
     tiers = timeline["tier"].to_numpy()
     gb = timeline["gb"].to_numpy(dtype=float)
-    masks = {tier: tiers == tier for tier in TIERS}
-    peak_gb = sum(gb[mask].max() for mask in masks.values() if mask.any())
-    unit, scale = ("TB", GB_PER_TB) if peak_gb >= GB_PER_TB else ("GB", 1.0)
-    traces = [
-        {
+    masks = {tier: tiers == tier for tier in TIERS if (tiers == tier).any()}
+    hot = masks.get("hot_checkpoints")
+    hot_unit, hot_scale = _gb_unit(gb[hot].max() if hot is not None else 0.0)
+    rest_unit, rest_scale = _gb_unit(sum(gb[mask].max() for tier, mask in masks.items() if tier != "hot_checkpoints"))
+    traces = []
+    for tier, mask in masks.items():
+        on_top = tier == "hot_checkpoints"
+        unit, scale = (hot_unit, hot_scale) if on_top else (rest_unit, rest_scale)
+        traces.append({
             "type": "scatter",
             "mode": "lines",
-            "stackgroup": "storage",
             "name": f"{_label(tier)} — {_usd(cost_by_tier[tier])}",
             "x": days[mask],
             "y": gb[mask] / scale,
-            "line": {"width": 1},
+            "yaxis": "y2" if on_top else "y",
+            "line": {"width": 1.5 if on_top else 1, "color": TIER_COLOURS[tier]},
+            **({"fill": "tozeroy"} if on_top else {"stackgroup": "storage"}),
             "hovertemplate": f"{_label(tier)}<br>day %{{x:.2f}}: %{{y:,.2f}} {unit}<extra></extra>",
-        }
-        for tier, mask in masks.items()
-        if mask.any()
-    ]
-    total_usd = sum(cost_by_tier.values())
-    layout = layout_of(f"Storage over the run: {_usd(total_usd)} in total", "time since start (days)",
-                     f"stored ({unit}, stacked)")
+        })
+    run_usd = sum(cost_by_tier.values())
+    subtitle = (f"{_usd(run_usd)} during the run + {_usd(retention_usd)} for keeping the last checkpoints, archives "
+                f"and data {retention_months:g} months after training")
+    layout = layout_of(
+        storage_verdict(run_usd + retention_usd, total_usd), "time since start (days)",
+        f"archives, data, logs ({rest_unit}, stacked)", subtitle=subtitle,
+        yaxis={"domain": [0.0, 0.55], "rangemode": "tozero"},
+        yaxis2={"title": {"text": f"hot tier ({hot_unit})"}, "domain": [0.65, 1.0], "anchor": "x",
+                "rangemode": "tozero"},
+        margin={"t": 80},
+    )
     return go.Figure(data=traces, layout=layout)
 
 
-def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Figure:
+def tst_title(net_usd: float, baseline_total_usd: float) -> str:
+    """The TST chart's answer: what switching saves (or costs) net of the pilot and switching."""
+    share = abs(net_usd) / baseline_total_usd if baseline_total_usd > 0 else 0.0
+    verb = "saves" if net_usd >= 0 else "costs"
+    return f"Switching to TST {verb} {_usd(abs(net_usd))} ({share:.0%}) net of pilot and switching"
+
+
+def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline_total_usd: float) -> go.Figure:
     """Baseline vs TST as % of the baseline for GPU-hours, $ and raw tokens; bars carry the absolute values.
 
-    `tst` is the `tst` sub-dict of `engine.estimate`; `reference` (e.g. `TST_REFERENCE_RUN`) adds the
-    published run's TST bars for GPU-hours and tokens (it reports no dollars). The title gives the net
-    saving after the pilot and switching costs.
+    `tst` is the `tst` sub-dict of `engine.estimate`; `baseline_total_usd` is the plan's total cost with the
+    baseline method, against which the title's share is taken. `reference` (e.g. `TST_REFERENCE_RUN`) adds the
+    published run as a marker at its own TST share (it reports no dollars), not as bars of another run's size.
     """
-    metrics = ("GPU-hours of the main run", "cost of run + data (USD)", "raw tokens read")
+    metrics = ("GPU-hours", "run + data $", "raw tokens")
     baseline = np.array([tst["baseline_gpu_hours"], tst["baseline_cost_usd"], tst["baseline_tokens"]])
     planned = np.array([tst["tst_gpu_hours"], tst["tst_cost_usd"], tst["tst_tokens"]])
     formats = (count, _usd, count)
-    units = (" GPU-hours", "", " tokens")
+    units = (" GPU-hours of the main run", " for the main run and data", " raw tokens read")
     with np.errstate(divide="ignore", invalid="ignore"):
         planned_pct = np.where(baseline > 0, planned / baseline * 100.0, np.nan)
     hover = "%{x}<br>%{customdata}<br>%{y:.1f} % of the baseline<extra>%{fullData.name}</extra>"
 
-    def bars(name: str, pct: list[float | None], text: list[str], hover_text: list[str]) -> dict[str, Any]:
+    def bars(name: str, pct: list[float | None], text: list[str], hover_text: list[str], colour: str):
         return {
             "type": "bar", "name": name, "x": list(metrics), "y": pct, "text": text, "customdata": hover_text,
-            "textposition": "outside", "hovertemplate": hover,
+            "textposition": "outside", "hovertemplate": hover, "marker": {"color": colour},
         }
 
     baseline_text = [fmt(v) for fmt, v in zip(formats, baseline, strict=True)]
     planned_text = [fmt(v) for fmt, v in zip(formats, planned, strict=True)]
     traces = [
-        bars("baseline, this plan", [100.0 if b > 0 else None for b in baseline], baseline_text,
-             [f"{b}{unit}" for b, unit in zip(baseline_text, units, strict=True)]),
-        bars("TST, this plan", [None if math.isnan(p) else float(p) for p in planned_pct], planned_text,
-             [f"{t}{unit} vs baseline {b}" for t, b, unit in zip(planned_text, baseline_text, units, strict=True)]),
+        bars("baseline", [100.0 if b > 0 else None for b in baseline], baseline_text,
+             [f"{b}{unit}" for b, unit in zip(baseline_text, units, strict=True)], BASELINE_COLOUR),
+        bars("TST", [None if math.isnan(p) else float(p) for p in planned_pct], planned_text,
+             [f"{t}{unit} vs baseline {b}" for t, b, unit in zip(planned_text, baseline_text, units, strict=True)],
+             TST_COLOUR),
     ]
     if reference is not None:
         gpu = reference["gpu_type"]
-        traces.append(bars(
-            f"TST, {reference['label']} on {gpu} ({reference['source']})",
-            [reference["tst_gpu_hours"] / reference["baseline_gpu_hours"] * 100.0, None,
-             reference["tst_tokens"] / reference["baseline_tokens"] * 100.0],
-            [count(reference["tst_gpu_hours"]), "", count(reference["tst_tokens"])],
-            [f"{reference['tst_gpu_hours']:,.0f} {gpu}-hours vs baseline {reference['baseline_gpu_hours']:,.0f}",
-             "", f"{count(reference['tst_tokens'])} tokens vs baseline {count(reference['baseline_tokens'])}"],
-        ))
-    net = tst["net_savings_usd"]
-    subtitle = (
-        f"Net {'saving' if net >= 0 else 'loss'} {_usd(abs(net))} "
-        f"after a {_usd(tst['pilot_cost_usd'])} pilot and {_usd(tst['switching_cost_usd'])} switching"
-    )
-    layout = layout_of("TST against baseline at matched loss", "", "% of the baseline (baseline = 100 %)",
-                     subtitle=subtitle, barmode="group", yaxis={"ticksuffix": " %"})
+        traces.append({
+            "type": "scatter", "mode": "markers", "name": f"published run ({reference['source']})",
+            "x": [metrics[0], metrics[2]],
+            "y": [reference["tst_gpu_hours"] / reference["baseline_gpu_hours"] * 100.0,
+                  reference["tst_tokens"] / reference["baseline_tokens"] * 100.0],
+            "offsetgroup": "TST", "marker": {"symbol": "line-ew-open", "size": 28, "color": REFERENCE_COLOUR,
+                                             "line": {"width": 3, "color": REFERENCE_COLOUR}},
+            "customdata": [
+                f"{reference['label']}: {reference['tst_gpu_hours']:,.0f} {gpu}-hours vs baseline "
+                f"{reference['baseline_gpu_hours']:,.0f}",
+                f"{reference['label']}: {count(reference['tst_tokens'])} tokens vs baseline "
+                f"{count(reference['baseline_tokens'])}",
+            ],
+            "hovertemplate": "%{customdata}<br>%{y:.1f} % of its baseline<extra>published run</extra>",
+        })
+        traces[1]["offsetgroup"] = "TST"
+        traces[0]["offsetgroup"] = "baseline"
+    break_even = tst["break_even_speedup"]
+    if math.isfinite(break_even):
+        subtitle = (f"Breaks even at a {break_even:.2f}× speedup; this plan assumes {tst['speedup']:.2f}×. "
+                    f"Pilot {_usd(tst['pilot_cost_usd'])}, switching {_usd(tst['switching_cost_usd'])}.")
+    else:
+        subtitle = (f"No speedup breaks even: the {_usd(tst['pilot_cost_usd'])} pilot, "
+                    f"{_usd(tst['switching_cost_usd'])} switching and extra data cost more than the main run.")
+    layout = layout_of(tst_title(tst["net_savings_usd"], baseline_total_usd), "", "% of the baseline",
+                     subtitle=subtitle, barmode="group", scattermode="group", yaxis={"ticksuffix": " %"},
+                     margin={"t": 80})
     return go.Figure(data=traces, layout=layout)
 
 
@@ -200,7 +270,7 @@ def checkpoint_figure(curve: pd.DataFrame, young_min: float, daly_min: float, cu
                 "hovertemplate": f"{label} interval: %{{x:.1f}} min<extra></extra>",
             })
     layout = layout_of("Checkpoint interval: stalls against rework", "checkpoint interval (min, log scale)",
-                     "overhead (% of compute GPU-hours)", xaxis={"type": "log"}, yaxis={"rangemode": "tozero"})
+                     "overhead (% of compute GPU-hours)", xaxis=DECADES, yaxis={"rangemode": "tozero"})
     return go.Figure(data=traces, layout=layout)
 
 
@@ -263,5 +333,5 @@ def scaling_figure(curve: pd.DataFrame, points: dict[str, Any]) -> go.Figure:
     )
     layout = layout_of(f"Predicted loss at C = {points['model_flops']:.3g} FLOPs",
                      "active parameters (billions, log scale)", "predicted loss (nats per token)", subtitle=subtitle,
-                     xaxis={"type": "log"})
+                     xaxis=DECADES)
     return go.Figure(data=traces, layout=layout)

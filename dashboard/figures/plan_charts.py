@@ -7,7 +7,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.core import storage, sweeps
+from dashboard.core import engine, storage, sweeps
 from dashboard.core.scenario import Scenario
 from dashboard.figures import plan
 
@@ -29,15 +29,23 @@ def _storage(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
         scenario.logs_gb_per_day,
         max_points=STORAGE_POINTS_PER_TIER,
     )
-    return plan.storage_figure(timeline, result["storage_cost_by_tier"])
+    return plan.storage_figure(timeline, result["storage_cost_by_tier"], result["storage_retention_usd"],
+                               result["cost_total_usd"], scenario.storage_retention_months)
 
 
 def _scaling(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
     return plan.scaling_figure(*sweeps.scaling_curve(scenario))
 
 
+def baseline_total_usd(scenario: Scenario, result: dict[str, Any]) -> float:
+    """The plan's total cost with the baseline method (the plan's own total when it is the baseline)."""
+    if scenario.method == "baseline":
+        return result["cost_total_usd"]
+    return engine.estimate(scenario.model_copy(update={"method": "baseline"}))["cost_total_usd"]
+
+
 def _tst(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
-    return plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN)
+    return plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN, baseline_total_usd(scenario, result))
 
 
 def _checkpoint(scenario: Scenario, result: dict[str, Any]) -> go.Figure:

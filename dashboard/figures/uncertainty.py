@@ -21,6 +21,11 @@ PERCENTILE_COLOUR = "#444444"
 LOW_COLOUR = "#2ca02c"
 HIGH_COLOUR = "#9467bd"
 _usd = partial(usd, digits=1)
+# Vertical-line labels: estimated width per character as a share of the x range, padding, and row height.
+CHAR_WIDTH = 0.013
+LABEL_PAD = 0.01
+ROW_STEP = 0.08
+LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"
 
 
 def _percent(value: float) -> str:
@@ -55,6 +60,30 @@ def input_span(bar: TornadoBar) -> str:
     return f"{bar.input.label} {fmt(bar.input_low)}–{fmt(bar.input_high)}{unit}"
 
 
+def label_rows(xs: list[float], chars: list[int], x_range: tuple[float, float]) -> list[tuple[int, str]]:
+    """A row (0 = top) and an anchor for each vertical line's label, so that no two labels overlap.
+
+    Labels read left to right from their line (right to left when they would leave the plot); going from the
+    leftmost line, each takes the first row where it starts after the previous label in that row has ended.
+    Widths are estimated as `CHAR_WIDTH` of the x range per character (a 600-pixel plot, 12-pixel font).
+    """
+    low, high = x_range
+    span = (high - low) or 1.0
+    row_ends: list[float] = []
+    placed: dict[int, tuple[int, str]] = {}
+    for index in sorted(range(len(xs)), key=lambda i: xs[i]):
+        start = (xs[index] - low) / span
+        width = chars[index] * CHAR_WIDTH + LABEL_PAD
+        anchor = "left" if start + width <= 1.0 else "right"
+        left, right = (start, start + width) if anchor == "left" else (start - width, start)
+        row = next((r for r, end in enumerate(row_ends) if end <= left), len(row_ends))
+        if row == len(row_ends):
+            row_ends.append(right)
+        row_ends[row] = right
+        placed[index] = (row, anchor)
+    return [placed[i] for i in range(len(xs))]
+
+
 def distribution_figure(mc: MonteCarlo) -> go.Figure:
     """Histogram of total cost, with P10 / P50 / P90, the point estimate and the budget marked."""
     cost = mc.samples["cost_total_usd"]
@@ -66,10 +95,15 @@ def distribution_figure(mc: MonteCarlo) -> go.Figure:
     ))
     lines = [(f"P{q}", mc.percentile("cost_total_usd", q), PERCENTILE_COLOUR, "dash") for q in (10, 50, 90)]
     lines += [("plan", mc.point["cost_total_usd"], "#1f77b4", "dot"), ("budget", mc.budget_usd, BUDGET_COLOUR, "solid")]
-    for label, value, colour, dash in lines:
-        figure.add_vline(x=value, line={"color": colour, "dash": dash, "width": 2},
-                         annotation={"text": f"{label} {_usd(value)}", "textangle": -90, "font": {"color": colour}},
-                         annotation_position="top left")
+    texts = [f"{label} {_usd(value)}" for label, value, _, _ in lines]
+    values = [value for _, value, _, _ in lines]
+    x_range = (min(edges[0], *values), max(edges[-1], *values))
+    for (_, value, colour, dash), text, (row, anchor) in zip(
+        lines, texts, label_rows(values, [len(t) for t in texts], x_range), strict=True
+    ):
+        figure.add_vline(x=value, line={"color": colour, "dash": dash, "width": 2})
+        figure.add_annotation(x=value, y=1.0 - row * ROW_STEP, xref="x", yref="paper", text=text, showarrow=False,
+                              xanchor=anchor, yanchor="top", font={"color": colour}, bgcolor=LABEL_BACKGROUND)
     figure.update_layout(
         title={
             "text": f"Total cost: P10 {_usd(lines[0][1])} · P50 {_usd(lines[1][1])} · P90 {_usd(lines[2][1])}",
