@@ -47,6 +47,23 @@ def test_budget_waterfall_ends_in_the_hand_total(breakdown, labels, total):
     assert fig.layout.yaxis.range[1] >= 2000.0  # the budget line is inside the plot
 
 
+@pytest.mark.parametrize(
+    ("breakdown", "labelled"),
+    [
+        # Total 10,000: storage $99 is 0.99 % (no label), egress $100 is exactly 1 % (labelled).
+        pytest.param({"main_compute": 9_801.0, "storage": 99.0, "network_egress": 100.0},
+                     [True, False, True, True], id="under-one-percent-hidden"),
+        # Total 1,000: people $5 is 0.5 %; a -$20 credit is 2 % of it.
+        pytest.param({"main_compute": 1_015.0, "people": 5.0, "data_processing": -20.0},
+                     [True, False, True, True], id="tiny-people"),
+    ],
+)
+def test_waterfall_hides_labels_under_one_percent_of_the_total(breakdown, labelled):
+    bar = plan.budget_figure(breakdown, budget_usd=20_000.0, warning_fraction=0.9).data[0]
+    assert [bool(text) for text in bar.text] == labelled
+    assert all(bar.customdata)  # every value, labelled or not, is in the hover
+
+
 def _timeline(datasets_gb: float) -> pd.DataFrame:
     hours = [0.0, 24.0, 48.0]
     rows = {"hot_checkpoints": [0.0, 100.0, 200.0], "archived_checkpoints": [0.0, 0.0, 50.0],
@@ -61,30 +78,61 @@ COSTS = {"hot_checkpoints": 12_300.0, "archived_checkpoints": 4.0, "datasets": 1
 @pytest.mark.parametrize(
     ("datasets_gb", "unit", "scale"),
     [
-        pytest.param(300.0, "GB", 1.0, id="GB"),  # peak 200 + 50 + 300 + 2 = 552 GB
-        pytest.param(5000.0, "TB", 1000.0, id="TB"),  # peak 5,252 GB
+        pytest.param(300.0, "GB", 1.0, id="GB"),  # below the hot tier: 50 + 300 + 2 = 352 GB
+        pytest.param(5000.0, "TB", 1000.0, id="TB"),  # 5,052 GB
     ],
 )
-def test_storage_stacks_tiers_in_days_with_their_cost(datasets_gb, unit, scale):
-    fig = plan.storage_figure(_timeline(datasets_gb), COSTS)
+def test_storage_puts_the_hot_tier_on_its_own_axis_and_stacks_the_rest(datasets_gb, unit, scale):
+    fig = plan.storage_figure(_timeline(datasets_gb), COSTS, retention_usd=100.0, total_usd=1e7, retention_months=12)
     assert [trace.name for trace in fig.data] == [
         "hot checkpoints — $12.3k", "archived checkpoints — $4.00", "datasets — $1.2M", "logs — $0.50",
     ]
-    assert {trace.stackgroup for trace in fig.data} == {"storage"}
+    hot, *rest = fig.data
+    assert hot.yaxis == "y2" and hot.stackgroup is None
+    assert {trace.yaxis for trace in rest} == {"y"} and {trace.stackgroup for trace in rest} == {"storage"}
+    assert list(hot.y) == pytest.approx([0.0, 100.0, 200.0])  # 200 GB peak: GB on its own axis
+    assert list(rest[1].y) == pytest.approx([datasets_gb / scale] * 3)
     for trace in fig.data:
         assert list(trace.x) == [0.0, 1.0, 2.0]
-    assert list(fig.data[0].y) == pytest.approx([0.0, 100.0 / scale, 200.0 / scale])
-    assert list(fig.data[2].y) == pytest.approx([datasets_gb / scale] * 3)
-    assert f"({unit}" in _title(fig.layout.yaxis)
+    assert f"({unit}" in _title(fig.layout.yaxis) and "(GB)" in _title(fig.layout.yaxis2)
+    assert fig.layout.yaxis2.domain[0] > fig.layout.yaxis.domain[1]  # two separate panels
     assert "days" in _title(fig.layout.xaxis)
+    # No tier is painted in an alarm or approval colour.
+    assert not {trace.line.color for trace in fig.data} & {"#d62728", "#2ca02c", "red", "green"}
+
+
+@pytest.mark.parametrize(
+    ("storage_usd", "total_usd", "title"),
+    [
+        # $10,500 of $70M: 0.015 %.
+        pytest.param(10_500.0, 7e7, "Storage: $10.5k, 0.015 % of the total — not a cost driver", id="small"),
+        # $49,000 of $1M: 4.9 %, just under the 5 % line.
+        pytest.param(49_000.0, 1e6, "Storage: $49.0k, 4.9 % of the total — not a cost driver", id="under-5"),
+        # A big run keeping every checkpoint: $25,000 of $200,000 is 12.5 % -> "12 %".
+        pytest.param(25_000.0, 2e5, "Storage: $25.0k, 12 % of the total — a cost driver", id="driver"),
+    ],
+)
+def test_storage_title_is_a_verdict(storage_usd, total_usd, title):
+    assert plan.storage_verdict(storage_usd, total_usd) == title
+
+
+def test_storage_title_counts_the_retention_and_subtitle_splits_it():
+    # During the run 12,000 + 3,000 + 20,000 + 0 = $35,000; + $15,000 kept 6 months = $50,000 of $200,000: 25 %.
+    costs = {"hot_checkpoints": 12_000.0, "archived_checkpoints": 3_000.0, "datasets": 20_000.0, "logs": 0.0}
+    fig = plan.storage_figure(_timeline(300.0), costs, retention_usd=15_000.0, total_usd=2e5, retention_months=6)
+    assert fig.layout.title.text == "Storage: $50.0k, 25 % of the total — a cost driver"
+    assert fig.layout.title.subtitle.text.startswith("$35.0k during the run + $15.0k for keeping")
+    assert "6 months after training" in fig.layout.title.subtitle.text
 
 
 # The published run at $4 per B200-hour with a 10 % pilot and $1,000 switching (tests/core/test_engine.py):
 # baseline $49,244, TST $19,072, net 49,244 − 19,072 − 4,924.4 − 1,000 = $24,247.6.
+# Break-even speedup: main run 49,244 (no data cost) = 49,244 / s + 4,924.4 + 1,000 -> s = 49,244 / 43,319.6 = 1.137.
 PUBLISHED_TST = {
     "baseline_gpu_hours": 12_311.0, "tst_gpu_hours": 4_768.0, "baseline_cost_usd": 49_244.0,
     "tst_cost_usd": 19_072.0, "baseline_tokens": 1.05e12, "tst_tokens": 2e12, "pilot_cost_usd": 4_924.4,
-    "switching_cost_usd": 1_000.0, "net_savings_usd": 24_247.6,
+    "switching_cost_usd": 1_000.0, "net_savings_usd": 24_247.6, "speedup": 12_311 / 4_768,
+    "break_even_speedup": 49_244 / 43_319.6,
 }
 
 
@@ -97,35 +145,48 @@ def test_tst_reference_constant_is_the_published_run():
 
 
 @pytest.mark.parametrize(
-    ("reference", "names"),
+    ("net_usd", "baseline_total_usd", "title"),
     [
-        pytest.param(None, ["baseline, this plan", "TST, this plan"], id="plan-only"),
-        pytest.param(plan.TST_REFERENCE_RUN, ["baseline, this plan", "TST, this plan",
-                                              "TST, published 10B-A1B MoE on B200 (arXiv 2605.06546)"],
-                     id="with-reference"),
+        # The default plan: $93,551 of a $441,346 baseline total is 21.2 %.
+        pytest.param(93_551.29, 441_346.47, "Switching to TST saves $93.6k (21%) net of pilot and switching",
+                     id="default-plan"),
+        # The published run: $24,247.6 of $49,244 is 49.2 %.
+        pytest.param(24_247.6, 49_244.0, "Switching to TST saves $24.2k (49%) net of pilot and switching",
+                     id="published"),
+        pytest.param(-5_000.0, 50_000.0, "Switching to TST costs $5.0k (10%) net of pilot and switching",
+                     id="loss"),
     ],
 )
-def test_tst_bars_are_percent_of_baseline_with_net_saving_in_title(reference, names):
-    fig = plan.tst_figure(PUBLISHED_TST, reference)
-    assert [trace.name for trace in fig.data] == names
-    assert list(fig.data[0].y) == [100.0, 100.0, 100.0]
+def test_tst_title_is_the_answer(net_usd, baseline_total_usd, title):
+    fig = plan.tst_figure({**PUBLISHED_TST, "net_savings_usd": net_usd}, None, baseline_total_usd)
+    assert fig.layout.title.text == title
+
+
+def test_tst_bars_are_percent_of_baseline_and_the_published_run_is_a_marker():
+    fig = plan.tst_figure(PUBLISHED_TST, plan.TST_REFERENCE_RUN, 49_244.0)
+    baseline, tst, published = fig.data
+    assert (baseline.type, tst.type, published.type) == ("bar", "bar", "scatter")
+    assert (baseline.name, tst.name) == ("baseline", "TST")
+    assert published.mode == "markers" and "2605.06546" in published.name
+    assert list(baseline.y) == [100.0, 100.0, 100.0]
     # 4,768 / 12,311 = 38.73 %; 19,072 / 49,244 = 38.73 %; 2 / 1.05 = 190.48 %.
-    assert list(fig.data[1].y) == pytest.approx([38.73, 38.73, 190.48], abs=0.01)
-    assert list(fig.data[1].text) == ["4.77k", "$19.1k", "2.00T"]
-    if reference is not None:
-        ref_y = fig.data[2].y
-        assert ref_y[0] == pytest.approx(38.73, abs=0.01) and ref_y[1] is None
-        assert ref_y[2] == pytest.approx(190.48, abs=0.01)
-        assert "4,768 B200-hours vs baseline 12,311" in fig.data[2].customdata[0]
-    title = fig.layout.title.subtitle.text
-    assert "Net saving $24.2k" in title and "$4.9k pilot" in title and "$1.0k switching" in title
+    assert list(tst.y) == pytest.approx([38.73, 38.73, 190.48], abs=0.01)
+    assert list(tst.text) == ["4.77k", "$19.1k", "2.00T"]
+    # The published run has no dollars: markers on GPU-hours and tokens only, at its own TST share.
+    assert list(published.x) == [baseline.x[0], baseline.x[2]]
+    assert list(published.y) == pytest.approx([38.73, 190.48], abs=0.01)
+    assert "4,768 B200-hours vs baseline 12,311" in published.customdata[0]
+    assert published.offsetgroup == tst.offsetgroup  # drawn over the TST bar, not beside it
+    assert max(len(label) for label in baseline.x) <= 12  # short category labels
+    subtitle = fig.layout.title.subtitle.text
+    assert "Breaks even at a 1.14× speedup; this plan assumes 2.58×" in subtitle
+    assert "Pilot " in subtitle and "switching " in subtitle
     assert "%" in _title(fig.layout.yaxis)
-    assert "(USD)" in fig.data[0].x[1]
 
 
-def test_tst_title_says_loss_when_tst_costs_more():
-    fig = plan.tst_figure({**PUBLISHED_TST, "net_savings_usd": -5_000.0}, None)
-    assert "Net loss $5.0k" in fig.layout.title.subtitle.text
+def test_tst_subtitle_says_when_no_speedup_breaks_even():
+    fig = plan.tst_figure({**PUBLISHED_TST, "break_even_speedup": float("inf")}, None, 49_244.0)
+    assert fig.layout.title.subtitle.text.startswith("No speedup breaks even")
 
 
 CURVE = pd.DataFrame({"interval_min": [10.0, 40.0, 160.0], "stall_pct": [4.0, 1.0, 0.25],
@@ -151,7 +212,7 @@ def test_checkpoint_curves_and_markers(young, daly, current, markers):
     for trace in fig.data[3:]:
         assert trace.x[0] == trace.x[1]
         assert trace.y[1] >= 4.5  # the marker reaches the top of the curves
-    assert fig.layout.xaxis.type == "log"
+    assert (fig.layout.xaxis.type, fig.layout.xaxis.dtick) == ("log", 1)  # labels at whole decades only
     assert "(min" in _title(fig.layout.xaxis) and "%" in _title(fig.layout.yaxis)
 
 
@@ -193,7 +254,7 @@ def test_scaling_curve_marks_optimum_and_plan():
     assert (fig.data[2].x, fig.data[2].y, fig.data[2].customdata) == ((7.0,), (2.065,), (2000.0,))
     for trace in fig.data:
         assert all(word in trace.hovertemplate for word in ("B active params", "B tokens", "loss"))
-    assert fig.layout.xaxis.type == "log"
+    assert (fig.layout.xaxis.type, fig.layout.xaxis.dtick) == ("log", 1)
     assert "billions, log scale" in _title(fig.layout.xaxis) and "nats" in _title(fig.layout.yaxis)
     assert "8.4e+22 FLOPs" in fig.layout.title.text
 
@@ -210,8 +271,9 @@ def _default_figures() -> dict[str, go.Figure]:
     scaling, points = sweeps.scaling_curve(scenario)
     return {
         "budget": plan.budget_figure(result["cost_breakdown"], scenario.budget_usd, scenario.budget_warning_fraction),
-        "storage": plan.storage_figure(timeline, result["storage_cost_by_tier"]),
-        "tst": plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN),
+        "storage": plan.storage_figure(timeline, result["storage_cost_by_tier"], result["storage_retention_usd"],
+                                       result["cost_total_usd"], scenario.storage_retention_months),
+        "tst": plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN, result["cost_total_usd"]),
         "checkpoint": plan.checkpoint_figure(
             sweeps.checkpoint_tradeoff(scenario), result["checkpoint_interval_young_min"],
             result["checkpoint_interval_daly_min"], scenario.checkpoint_interval_min),

@@ -5,13 +5,12 @@ import pytest
 
 from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import monte_carlo
-from dashboard.figures.uncertainty import BINS, distribution_figure, input_span, tornado_figure
+from dashboard.figures.uncertainty import BINS, distribution_figure, input_span, label_rows, tornado_figure
 
 
 @pytest.fixture(scope="module")
 def mc():
     return monte_carlo(Scenario(budget_usd=450_000.0), draws=20_000, seed=3)
-
 
 
 def test_distribution_bars_are_shares_of_all_draws(mc):
@@ -62,3 +61,22 @@ def test_tornado_puts_the_widest_swing_on_top_and_lists_inputs_without_effect(mc
 def test_input_span_labels_carry_units(mc, key, low, high, text):
     bar = next(b for b in mc.tornado if b.input.key == key)
     assert input_span(type(bar)(bar.input, low, high, 0.0, 0.0)) == text
+
+
+@pytest.mark.parametrize(("xs", "rows"), [
+    # Widths 10 × 0.013 + 0.01 = 0.14 of the range. 0 takes [0, 0.14] in row 0; 1 would overlap it, so row 1;
+    # 50 fits row 0 again; 99 would leave the plot, so it reads leftwards over [0.85, 0.99], after 50's 0.64.
+    ([0.0, 1.0, 50.0, 99.0], [(0, "left"), (1, "left"), (0, "left"), (0, "right")]),
+    # Three lines within 10 % of each other: three rows; given out of order, each keeps its own place.
+    ([20.0, 10.0, 15.0], [(2, "left"), (0, "left"), (1, "left")]),
+    ([10.0, 30.0, 50.0], [(0, "left"), (0, "left"), (0, "left")]),
+])
+def test_label_rows_never_overlap(xs, rows):
+    assert label_rows(xs, [10] * len(xs), (0.0, 100.0)) == rows
+
+
+def test_close_lines_get_labels_on_different_rows(mc):
+    # The point estimate ($446.5k) and the $450k budget are 0.5 % of the range apart.
+    figure = distribution_figure(mc)
+    heights = {a.text.split(" ")[0]: a.y for a in figure.layout.annotations}
+    assert heights["plan"] != heights["budget"]
