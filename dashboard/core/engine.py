@@ -205,7 +205,9 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     # against the baseline run, so it does not depend on s); none when the fixed costs exceed the main run.
     fixed_usd = tst_data_usd - baseline_data_usd + pilot_usd + p["tst_switching_cost_usd"]
     with np.errstate(divide="ignore", invalid="ignore"):
-        break_even = np.where(baseline_main_usd > fixed_usd, baseline_main_usd / (baseline_main_usd - fixed_usd), np.inf)
+        break_even = np.where(
+            baseline_main_usd > fixed_usd, baseline_main_usd / (baseline_main_usd - fixed_usd), np.inf
+        )
 
     out.update({
         "checkpoint_interval_young_min": young_min,
