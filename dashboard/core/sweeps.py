@@ -127,3 +127,41 @@ def scaling_curve(scenario: Scenario, points: int = 80) -> tuple[pd.DataFrame, d
         },
     }
     return frame, marked
+
+
+# Retention what-ifs beside the storage chart: a label, the key changed, and how its new value follows from the
+# plan's (an offset, or a fixed value when the second element is None).
+RETENTION_WHAT_IFS = (
+    ("one more hot checkpoint", "keep_last_checkpoints", 1.0, None),
+    ("one hot checkpoint fewer", "keep_last_checkpoints", -1.0, None),
+    ("keep the leftovers a year longer", "storage_retention_months", 12.0, None),
+    ("delete the leftovers when training ends", "storage_retention_months", None, 0.0),
+    ("archive every checkpoint", "archive_every_nth", None, 1.0),
+    ("never archive", "archive_every_nth", None, 0.0),
+)
+
+
+def retention_what_ifs(scenario: Scenario) -> pd.DataFrame:
+    """What each retention change would do to storage and the total, priced by the engine in one call.
+
+    Changes that leave the plan as it is, or leave the key's range (fewer than one hot checkpoint), are left out.
+    Columns: `what_if`, `key`, `value` (the new setting), `storage_usd` and `delta_total_usd` (against the plan).
+    """
+    plan = scenario.model_dump()
+    rows = []
+    for label, key, offset, fixed in RETENTION_WHAT_IFS:
+        value = plan[key] + offset if fixed is None else fixed
+        if value != plan[key] and (key != "keep_last_checkpoints" or value >= 1):
+            rows.append((label, key, value))
+    keys = {key for _, key, _ in rows}
+    columns = {key: np.array([value if row_key == key else plan[key] for _, row_key, value in rows], dtype=float)
+               for key in keys}
+    result = _evaluate_grid(scenario, columns)
+    current = engine.estimate(scenario)["cost_total_usd"]
+    return pd.DataFrame({
+        "what_if": [label for label, _, _ in rows],
+        "key": [key for _, key, _ in rows],
+        "value": [value for _, _, value in rows],
+        "storage_usd": result["cost_breakdown"]["storage"],
+        "delta_total_usd": result["cost_total_usd"] - current,
+    })
