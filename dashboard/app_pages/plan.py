@@ -6,7 +6,8 @@ import streamlit as st
 
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
-from dashboard.ui import plan_controls, plan_state, plan_view
+from dashboard.file_names import download_name
+from dashboard.ui import plan_charts_view, plan_controls, plan_state, plan_view
 from dashboard.ui.cache import cached_estimate
 
 plan_state.start()
@@ -31,6 +32,7 @@ baseline = Scenario.model_validate_json(baseline_json)
 plan_state.sync_link(scenario, baseline)
 result = cached_estimate(scenario_json)
 
+plan_charts_view.narrow_layout()
 st.title("Plan")
 st.caption(f"**{scenario.name}** — deltas against the pinned baseline **{baseline.name}**. "
            "The page address carries every setting: copy it to share this exact view.")
@@ -43,10 +45,13 @@ if st.session_state.get(plan_state.NOTICES):
     notice.warning("  \n".join(st.session_state[plan_state.NOTICES]), icon=":material/info:")
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
 
-plan_view.tiles(scenario, result, baseline, cached_estimate(baseline_json))
+with st.container(key="plan-tiles"):
+    plan_view.tiles(scenario, result, baseline, cached_estimate(baseline_json))
+plan_charts_view.share_buttons(st.query_params.to_dict())
 plan_view.charts(scenario_json)
 with st.expander("What it risks", icon=":material/warning:"):
     plan_view.risks(scenario, result)
 with st.sidebar:
     st.download_button("Download scenario JSON", data=json.dumps(scenario.to_json_dict(), indent=2),
-                       file_name="scenario.json", mime="application/json", icon=":material/save:")
+                       file_name=download_name(scenario.name, ".json"), mime="application/json",
+                       icon=":material/save:")

@@ -16,6 +16,7 @@ from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict,
 from dashboard.core.scenario_query import scenario_from_query, scenario_to_query
 from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.ui import plan_controls as controls
+from dashboard.ui import plan_tabs
 
 SCENARIO = "plan.scenario_json"
 BASELINE = "plan.baseline_json"
@@ -36,11 +37,13 @@ def start() -> None:
     state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
     state.setdefault(controls.SEED, DEFAULT_SEED)
     if SCENARIO not in state:
-        link = scenario_from_query(st.query_params.to_dict())
+        params = st.query_params.to_dict()
+        tab_warnings = plan_tabs.tabs_from_link(params.pop(plan_tabs.TABS_PARAM, None))
+        link = scenario_from_query(params)
         controls.load(link.scenario)
         state[SCENARIO] = scenario_json(link.scenario)
         state[BASELINE] = scenario_json(link.baseline)
-        state[NOTICES] = link.warnings
+        state[NOTICES] = link.warnings + tab_warnings
     elif controls.MOE_TOGGLE not in state:
         controls.load(Scenario.model_validate_json(state[SCENARIO]))
 
@@ -87,7 +90,7 @@ def current() -> tuple[Scenario, str | None]:
 
 
 def sync_link(scenario: Scenario, baseline: Scenario) -> None:
-    """Write the scenario and baseline into the page address (only when they changed)."""
-    link = scenario_to_query(scenario, baseline)
+    """Write the scenario, the baseline and the open chart tabs into the page address (only when they changed)."""
+    link = {**scenario_to_query(scenario, baseline), **plan_tabs.tabs_to_link()}
     if link != st.query_params.to_dict():
         st.query_params.from_dict(link)

@@ -8,15 +8,8 @@ from typing import Any
 import streamlit as st
 
 from dashboard.core.scenario import Scenario
-from dashboard.figures import uncertainty
 from dashboard.format import count, usd
-from dashboard.ui.cache import plan_figure, uncertainty_figure
-from dashboard.ui.plan_controls import DRAWS, SEED
-
-CHART_TABS = (
-    ("Budget", "Storage growth", "Scaling law", "Cost range"),
-    ("TST vs baseline", "Checkpoint interval", "Spot share", "Tornado"),
-)
+from dashboard.ui import plan_charts_view
 
 
 def _delta(value: float, base: float, fmt: Callable[[float], str]) -> str | None:
@@ -71,21 +64,8 @@ def tiles(scenario: Scenario, result: dict[str, Any], baseline: Scenario, base: 
 
 
 def charts(scenario_json: str) -> None:
-    """Two columns of chart tabs; only the open tab of each is computed."""
-    for column, names, side in zip(st.columns(2), CHART_TABS, ("left", "right"), strict=True):
-        with column:
-            for tab, name in zip(st.tabs(names, key=f"plan.tabs.{side}", on_change="rerun"), names, strict=True):
-                if tab.open is False:
-                    continue
-                if name in uncertainty.CHARTS:
-                    draws, seed = st.session_state[DRAWS], int(st.session_state[SEED])
-                    figure = uncertainty_figure(scenario_json, name, draws, seed)
-                    tab.caption(f"{draws:,} draws, seed {seed}, over the ranges in the sidebar's *Uncertainty "
-                                "ranges* group. Fewer draws redraw faster while you explore; use 100,000 for the "
-                                "numbers you present.")
-                else:
-                    figure = plan_figure(scenario_json, name)
-                tab.plotly_chart(figure, width="stretch", key=f"plan.chart.{name}")
+    """Two columns of chart tabs (see `dashboard.ui.plan_charts_view`)."""
+    plan_charts_view.charts(scenario_json)
 
 
 def risks(scenario: Scenario, result: dict[str, Any]) -> None:

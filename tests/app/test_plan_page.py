@@ -164,7 +164,7 @@ def test_loading_a_preset_sets_every_control(app):
     at = app.run()
     name = next(n for n in presets() if n.startswith("DeepSeek"))
     at.selectbox(key="plan.preset").set_value(name)
-    at.button[0].click()
+    next(button for button in at.button if button.label == "Load preset").click()
     at.run()
     assert not at.exception
     assert _metric(at, "Total cost").value == usd(estimate(presets()[name])["cost_total_usd"])
