@@ -1,0 +1,133 @@
+"""AppTest: the Plan page's chart tabs in the link, the what-ifs beside the charts, and the share buttons."""
+
+import json
+
+import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+from dashboard.core.engine import estimate
+from dashboard.core.scenario import Scenario
+from dashboard.format import usd
+from dashboard.store.scenario_store import ScenarioStore
+from dashboard.ui.compare_state import SELECTED
+
+
+def _titles(at) -> list[str]:
+    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+
+
+def _metric(at, prefix):
+    return next(m for m in at.metric if m.label.startswith(prefix))
+
+
+def _button(at, label):
+    return next(button for button in at.button if button.label == label)
+
+
+@pytest.mark.parametrize(("charts", "left", "right"), [
+    ("storage,tst", "Storage: ", "Switching to TST"),
+    ("cost-range,checkpoint", "Total cost: P10", "Checkpoint interval"),
+    ("scaling,tornado", "Predicted loss", "Which assumption"),
+    ("budget,spot", "Cost by line item", "Expected cost against spot share"),
+])
+def test_a_link_opens_the_charts_it_names_and_keeps_them(app, charts, left, right):
+    app.query_params["charts"] = charts
+    at = app.run()
+    assert not at.exception and not at.warning
+    first, second = _titles(at)
+    assert first.startswith(left) and second.startswith(right)
+    assert at.query_params["charts"] == charts
+
+
+def test_switching_a_tab_puts_it_in_the_link_and_the_first_tabs_leave_it_out(app):
+    at = app.run()
+    assert "charts" not in at.query_params
+    at.session_state["plan.tabs.right"] = "Spot share"
+    at.run()
+    assert at.query_params["charts"] == "budget,spot"
+    at.session_state["plan.tabs.right"] = "TST vs baseline"
+    at.run()
+    assert "charts" not in at.query_params
+
+
+@pytest.mark.parametrize("value", ["storage", "tst,storage", "storage,tst,spot", "[x](https://evil.example)", ""])
+def test_a_bad_charts_value_is_dropped_with_a_warning_that_does_not_quote_it(app, value):
+    app.query_params["charts"] = value
+    at = app.run()
+    assert not at.exception
+    text = " ".join(w.value for w in at.warning)
+    assert "ignored parameter 'charts'" in text and "charts=storage,tst" in text
+    assert "evil" not in text
+    assert _titles(at)[0].startswith("Cost by line item")  # the first tabs
+
+
+def test_save_for_comparison_saves_the_plan_and_picks_it_on_compare(app, store_url):
+    app.query_params["name"] = "Bigger run"
+    app.query_params["gpu_count"] = "1024"
+    at = app.run()
+    _button(at, "Save for comparison").click()
+    at.run()
+    assert not at.exception
+    assert any("Saved “Bigger run” for comparison" in s.value for s in at.success)
+    saved = ScenarioStore(store_url).load("Bigger run")
+    assert (saved.gpu_count, saved.name) == (1024, "Bigger run")
+    assert at.session_state[SELECTED] == ["Bigger run"]
+    _button(at, "Save for comparison").click()  # the same name again: told, nothing overwritten
+    at.run()
+    assert not at.exception
+    assert any("already exists" in e.value for e in at.error)
+
+
+def test_copy_link_shows_the_address_with_the_settings_and_the_open_charts(app):
+    app.query_params["mfu"] = "0.35"
+    app.query_params["charts"] = "storage,tst"
+    at = app.run()
+    assert not at.exception
+    (address,) = [code.value for code in at.code]
+    assert address.endswith("?mfu=0.35&charts=storage%2Ctst")
+
+
+def test_the_download_is_named_after_the_scenario(app, monkeypatch):
+    names = []
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def recording(self, path_or_data, mimetype, kind, filename=None):
+        names.append(filename)
+        return original(self, path_or_data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", recording)
+    app.query_params["name"] = "Llama 3.1 405B: re-run / v2"
+    at = app.run()
+    assert not at.exception
+    assert "Llama-3.1-405B-re-run-v2.json" in names
+
+
+def test_the_tst_what_if_is_editable_under_the_baseline_method_and_reaches_the_link(app):
+    at = app.run()
+    before_total = _metric(at, "Total cost").value
+    speedup = next(n for n in at.number_input if n.key == "plan.what_if.tst_speedup")
+    assert not speedup.disabled
+    speedup.set_value(1.5)
+    at.run()
+    assert not at.exception and not at.error
+    assert at.query_params["tst_speedup"] == "1.5"
+    # A baseline plan's cost does not depend on TST's speedup; the chart's answer does.
+    assert _metric(at, "Total cost").value == before_total
+    net = estimate(Scenario(tst_speedup=1.5))["tst"]["net_savings_usd"]
+    assert any(title.startswith(f"Switching to TST saves {usd(net, digits=1)}") for title in _titles(at))
+
+
+@pytest.mark.parametrize(("key", "value", "overrides"), [
+    ("storage_retention_months", 36.0, {"storage_retention_months": 36.0}),
+    ("keep_last_checkpoints", 10, {"keep_last_checkpoints": 10}),
+    ("archive_every_nth", 0, {"archive_every_nth": 0}),
+])
+def test_a_retention_what_if_changes_the_plan_its_total_and_the_link(app, key, value, overrides):
+    app.query_params["charts"] = "storage,tst"
+    at = app.run()
+    next(n for n in at.number_input if n.key == f"plan.what_if.{key}").set_value(value)
+    at.run()
+    assert not at.exception and not at.error
+    assert _metric(at, "Total cost").value == usd(estimate(Scenario(**overrides))["cost_total_usd"])
+    assert key in at.query_params
+    assert at.dataframe  # the table of nearby changes and their dollar effect
