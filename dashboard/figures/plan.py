@@ -49,6 +49,8 @@ TIER_COLOURS = {"hot_checkpoints": NEUTRAL_DARK, "archived_checkpoints": "#6b7a8
 BASELINE_COLOUR = NEUTRAL_LIGHT
 TST_COLOUR = "#1f77b4"
 REFERENCE_COLOUR = "#222222"
+# Checkpoint counts change at writes and hold in between (a step after each point); logs grow linearly.
+STEPPED = {"hot_checkpoints": "hv", "archived_checkpoints": "hv"}
 # Log axes are labelled at whole decades only (1, 10, 100, ...).
 DECADES = {"type": "log", "dtick": 1}
 
@@ -135,44 +137,52 @@ def storage_verdict(storage_usd: float, total_usd: float) -> str:
 
 
 def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float], retention_usd: float,
-                   total_usd: float, retention_months: float) -> go.Figure:
-    """Stored volume over the run (days): the hot tier alone on the top axis, so its keep-last-K sawtooth shows,
-    and the archives, datasets and logs stacked below; the legend carries each tier's cost over the run.
+                   total_usd: float, retention_months: float, hot_start: pd.DataFrame | None = None) -> go.Figure:
+    """Stored volume: the hot tier on its own axes at the top, the archives, datasets and logs stacked below over
+    the run (days); the legend carries each tier's cost over the run.
 
-    `timeline` is `storage.storage_timeline`'s long frame; `retention_usd` is what keeping the run's leftovers
-    for `retention_months` after training costs. Each axis is in TB when its peak reaches 1,000 GB, else in GB.
+    `timeline` is `storage.storage_timeline`'s long frame for the whole run; `hot_start`, the same for the first
+    few checkpoints, draws the hot tier in hours so that its keep-last-K sawtooth shows (over a whole run of
+    hundreds of writes the teeth are narrower than a pixel); without it the hot tier is drawn over the run.
+    `retention_usd` is what keeping the run's leftovers for `retention_months` after training costs. Each y axis
+    is in TB when its peak reaches 1,000 GB, else in GB.
     """
     days = timeline["hours"].to_numpy(dtype=float) / 24.0
     tiers = timeline["tier"].to_numpy()
     gb = timeline["gb"].to_numpy(dtype=float)
     masks = {tier: tiers == tier for tier in TIERS if (tiers == tier).any()}
-    hot = masks.get("hot_checkpoints")
-    hot_unit, hot_scale = _gb_unit(gb[hot].max() if hot is not None else 0.0)
+    hot_frame = timeline if hot_start is None else hot_start
+    hot_frame = hot_frame[hot_frame["tier"] == "hot_checkpoints"]
+    hot_x = hot_frame["hours"].to_numpy(dtype=float) / (24.0 if hot_start is None else 1.0)
+    hot_gb = hot_frame["gb"].to_numpy(dtype=float)
+    hot_unit, hot_scale = _gb_unit(hot_gb.max() if len(hot_gb) else 0.0)
     rest_unit, rest_scale = _gb_unit(sum(gb[mask].max() for tier, mask in masks.items() if tier != "hot_checkpoints"))
+    time_unit = "day" if hot_start is None else "hour"
     traces = []
     for tier, mask in masks.items():
-        on_top = tier == "hot_checkpoints"
-        unit, scale = (hot_unit, hot_scale) if on_top else (rest_unit, rest_scale)
+        if tier == "hot_checkpoints":
+            traces.append({
+                "type": "scatter", "mode": "lines", "name": f"{_label(tier)} — {_usd(cost_by_tier[tier])}",
+                "x": hot_x, "y": hot_gb / hot_scale, "xaxis": "x2", "yaxis": "y2", "fill": "tozeroy",
+                "line": {"width": 1.5, "color": TIER_COLOURS[tier], "shape": STEPPED[tier]},
+                "hovertemplate": f"{_label(tier)}<br>{time_unit} %{{x:.2f}}: %{{y:,.2f}} {hot_unit}<extra></extra>",
+            })
+            continue
         traces.append({
-            "type": "scatter",
-            "mode": "lines",
-            "name": f"{_label(tier)} — {_usd(cost_by_tier[tier])}",
-            "x": days[mask],
-            "y": gb[mask] / scale,
-            "yaxis": "y2" if on_top else "y",
-            "line": {"width": 1.5 if on_top else 1, "color": TIER_COLOURS[tier]},
-            **({"fill": "tozeroy"} if on_top else {"stackgroup": "storage"}),
-            "hovertemplate": f"{_label(tier)}<br>day %{{x:.2f}}: %{{y:,.2f}} {unit}<extra></extra>",
+            "type": "scatter", "mode": "lines", "name": f"{_label(tier)} — {_usd(cost_by_tier[tier])}",
+            "x": days[mask], "y": gb[mask] / rest_scale, "stackgroup": "storage",
+            "line": {"width": 1, "color": TIER_COLOURS[tier], "shape": STEPPED.get(tier, "linear")},
+            "hovertemplate": f"{_label(tier)}<br>day %{{x:.2f}}: %{{y:,.2f}} {rest_unit}<extra></extra>",
         })
     run_usd = sum(cost_by_tier.values())
-    subtitle = (f"{_usd(run_usd)} during the run + {_usd(retention_usd)} for keeping the last checkpoints, archives "
-                f"and data {retention_months:g} months after training")
+    subtitle = f"{_usd(run_usd)} during the run + {_usd(retention_usd)} kept {retention_months:g} months after it"
+    hot_title = "hot tier over the run (days)" if hot_start is None else "hot tier, first checkpoints (hours)"
     layout = layout_of(
         storage_verdict(run_usd + retention_usd, total_usd), "time since start (days)",
-        f"archives, data, logs ({rest_unit}, stacked)", subtitle=subtitle,
-        yaxis={"domain": [0.0, 0.55], "rangemode": "tozero"},
-        yaxis2={"title": {"text": f"hot tier ({hot_unit})"}, "domain": [0.65, 1.0], "anchor": "x",
-                "rangemode": "tozero"},
+        f"archives, data, logs ({rest_unit})", subtitle=subtitle,
+        yaxis={"domain": [0.0, 0.5], "rangemode": "tozero"},
+        xaxis2={"title": {"text": hot_title}, "anchor": "y2"},
+        yaxis2={"title": {"text": f"hot ({hot_unit})"}, "domain": [0.68, 1.0], "anchor": "x2", "rangemode": "tozero"},
         margin={"t": 80},
     )
     return go.Figure(data=traces, layout=layout)

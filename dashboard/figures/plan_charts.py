@@ -12,6 +12,7 @@ from dashboard.core.scenario import Scenario
 from dashboard.figures import plan
 
 STORAGE_POINTS_PER_TIER = 500  # four tiers: about 2,000 points in the chart
+HOT_START_TEETH = 8  # the hot-tier panel shows the ramp to K and this many writes after it (K capped at 8 too)
 
 
 def _budget(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
@@ -19,18 +20,16 @@ def _budget(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
 
 
 def _storage(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
-    timeline = storage.storage_timeline(
-        result["gpu_hours_main_run"] / scenario.gpu_count,
-        scenario.checkpoint_interval_min / 60.0,
-        result["checkpoint_size_gb"],
-        scenario.keep_last_checkpoints,
-        scenario.archive_every_nth,
-        result["dataset_gb"],
-        scenario.logs_gb_per_day,
-        max_points=STORAGE_POINTS_PER_TIER,
-    )
+    run_hours = result["gpu_hours_main_run"] / scenario.gpu_count
+    interval_hours = scenario.checkpoint_interval_min / 60.0
+    policy = (result["checkpoint_size_gb"], scenario.keep_last_checkpoints, scenario.archive_every_nth,
+              result["dataset_gb"], scenario.logs_gb_per_day)
+    timeline = storage.storage_timeline(run_hours, interval_hours, *policy, max_points=STORAGE_POINTS_PER_TIER)
+    start_writes = min(scenario.keep_last_checkpoints, HOT_START_TEETH) + HOT_START_TEETH
+    start_hours = min(run_hours, start_writes * interval_hours)
+    hot_start = storage.storage_timeline(start_hours, interval_hours, *policy, max_points=STORAGE_POINTS_PER_TIER)
     return plan.storage_figure(timeline, result["storage_cost_by_tier"], result["storage_retention_usd"],
-                               result["cost_total_usd"], scenario.storage_retention_months)
+                               result["cost_total_usd"], scenario.storage_retention_months, hot_start=hot_start)
 
 
 def _scaling(scenario: Scenario, result: dict[str, Any]) -> go.Figure:

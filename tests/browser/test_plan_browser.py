@@ -32,3 +32,49 @@ def test_moving_the_first_slider_changes_the_numbers_and_keeps_the_charts(page, 
     for chart in charts:
         expect(chart.locator("svg.main-svg").first).to_be_attached()
     expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+TAB = '[role="tab"]'
+METRIC_BOX = '[data-testid="stMetric"]'
+TABS = '[data-testid="stTabs"]'
+# Elements whose content is wider than their box: a value cut off with "…" or hidden overflow.
+TRUNCATED = """() => [...document.querySelectorAll(
+    '[data-testid="stMetricValue"], [data-testid="stMetricValue"] *')]
+    .filter(el => el.scrollWidth > el.clientWidth).map(el => el.textContent)"""
+
+
+@pytest.fixture(params=[1440, 800], ids=["1440px", "800px"])
+def sized_page(request, browser):
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    context.set_default_timeout(60_000)
+    yield request.param, context.new_page()
+    context.close()
+
+
+def test_no_tile_value_is_cut_off(sized_page, app_url, wait_for_app):
+    width, page = sized_page
+    page.goto(app_url)
+    wait_for_app(page)
+    assert page.locator(METRIC).count() == 6
+    assert page.evaluate(TRUNCATED) == [], f"tile values cut off at {width} px"
+    if width == 800:
+        tops = {round(box["y"]) for box in (m.bounding_box() for m in page.locator(METRIC_BOX).all())}
+        assert len(tops) == 2, f"six tiles should wrap to two rows of three, got rows at {sorted(tops)}"
+        left, right = (tabs.bounding_box() for tabs in page.locator(TABS).all()[:2])
+        assert right["y"] >= left["y"] + left["height"] - 1, "the two chart columns should stack"
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def test_every_chart_tab_draws(sized_page, app_url, wait_for_app):
+    width, page = sized_page
+    page.goto(app_url)
+    wait_for_app(page)
+    names = page.locator(TAB).all_inner_texts()
+    assert len(names) == 8
+    for index, name in enumerate(names):
+        page.locator(TAB).nth(index).click()
+        wait_for_app(page)
+        panel = page.locator(TABS).nth(index // 4).locator('[role="tabpanel"]:visible')
+        expect(panel.locator(CHART).locator("svg.main-svg").first, f"{name} at {width} px").to_be_attached()
+        expect(page.locator(EXCEPTION)).to_have_count(0)
+        assert page.evaluate(TRUNCATED) == [], f"tile values cut off at {width} px after opening {name}"

@@ -88,15 +88,15 @@ def test_storage_puts_the_hot_tier_on_its_own_axis_and_stacks_the_rest(datasets_
         "hot checkpoints — $12.3k", "archived checkpoints — $4.00", "datasets — $1.2M", "logs — $0.50",
     ]
     hot, *rest = fig.data
-    assert hot.yaxis == "y2" and hot.stackgroup is None
-    assert {trace.yaxis for trace in rest} == {"y"} and {trace.stackgroup for trace in rest} == {"storage"}
+    assert (hot.xaxis, hot.yaxis, hot.stackgroup) == ("x2", "y2", None)
+    assert {trace.yaxis for trace in rest} <= {"y", None} and {trace.stackgroup for trace in rest} == {"storage"}
     assert list(hot.y) == pytest.approx([0.0, 100.0, 200.0])  # 200 GB peak: GB on its own axis
     assert list(rest[1].y) == pytest.approx([datasets_gb / scale] * 3)
     for trace in fig.data:
         assert list(trace.x) == [0.0, 1.0, 2.0]
     assert f"({unit}" in _title(fig.layout.yaxis) and "(GB)" in _title(fig.layout.yaxis2)
     assert fig.layout.yaxis2.domain[0] > fig.layout.yaxis.domain[1]  # two separate panels
-    assert "days" in _title(fig.layout.xaxis)
+    assert "days" in _title(fig.layout.xaxis) and "days" in _title(fig.layout.xaxis2)
     # No tier is painted in an alarm or approval colour.
     assert not {trace.line.color for trace in fig.data} & {"#d62728", "#2ca02c", "red", "green"}
 
@@ -121,8 +121,7 @@ def test_storage_title_counts_the_retention_and_subtitle_splits_it():
     costs = {"hot_checkpoints": 12_000.0, "archived_checkpoints": 3_000.0, "datasets": 20_000.0, "logs": 0.0}
     fig = plan.storage_figure(_timeline(300.0), costs, retention_usd=15_000.0, total_usd=2e5, retention_months=6)
     assert fig.layout.title.text == "Storage: $50.0k, 25 % of the total — a cost driver"
-    assert fig.layout.title.subtitle.text.startswith("$35.0k during the run + $15.0k for keeping")
-    assert "6 months after training" in fig.layout.title.subtitle.text
+    assert fig.layout.title.subtitle.text == "$35.0k during the run + $15.0k kept 6 months after it"
 
 
 # The published run at $4 per B200-hour with a 10 % pilot and $1,000 switching (tests/core/test_engine.py):
@@ -291,3 +290,13 @@ def test_default_plan_figures_are_bounded_and_serialise():
         assert pio.to_json(fig).startswith("{"), name
         for trace in fig.data:
             assert trace.hovertemplate, (name, trace.name)
+
+
+def test_storage_draws_the_hot_tier_sawtooth_from_the_first_checkpoints():
+    # τ = 1 h, K = 3, 100 GB: the first 6 hours go 0, 100, 200, 300 and then peak at 400 at each write.
+    start = storage.storage_timeline(6.0, 1.0, 100.0, 3, 0, 0.0, 0.0)
+    fig = plan.storage_figure(_timeline(300.0), COSTS, 0.0, 1e7, 0, hot_start=start)
+    hot = fig.data[0]
+    assert max(hot.x) == 6.0 and "hours" in _title(fig.layout.xaxis2)
+    assert list(hot.y).count(400.0) == 3  # the 4th, 5th and 6th writes while 3 are kept
+    assert hot.y[-1] == 300.0
