@@ -300,3 +300,19 @@ def test_storage_draws_the_hot_tier_sawtooth_from_the_first_checkpoints():
     assert max(hot.x) == 6.0 and "hours" in _title(fig.layout.xaxis2)
     assert list(hot.y).count(400.0) == 3  # the 4th, 5th and 6th writes while 3 are kept
     assert hot.y[-1] == 300.0
+
+
+@pytest.mark.parametrize(("archive_every_nth", "verdict"), [
+    # Llama 3.1 405B keeping its last 3 checkpoints: its 5.7 TB checkpoints are well under 5 % of ~$90M.
+    pytest.param(10, "not a cost driver", id="keep-last-3"),
+    # Keeping every one of its ~3,700 checkpoints (archive every write): about 21 PB on the cold tier.
+    pytest.param(1, "a cost driver", id="keep-every-checkpoint"),
+])
+def test_the_405b_run_that_keeps_every_checkpoint_is_told_storage_drives_its_cost(archive_every_nth, verdict):
+    from dashboard.core.presets import presets
+    from dashboard.figures.plan_charts import plan_chart
+
+    llama = next(s for name, s in presets().items() if name.startswith("Llama 3.1 405B"))
+    scenario = llama.model_copy(update={"archive_every_nth": archive_every_nth})
+    title = plan_chart("Storage growth", scenario, estimate(scenario)).layout.title.text
+    assert title.endswith(f"of the total — {verdict}")
