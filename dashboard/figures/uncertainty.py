@@ -135,8 +135,11 @@ def tornado_figure(mc: MonteCarlo) -> go.Figure:
             marker={"color": colour}, customdata=costs,
             hovertemplate="%{y}<br>total %{customdata:$,.0f}<extra>" + end + "</extra>",
         ))
-    figure.add_vline(x=point, line={"color": "#1f77b4", "dash": "dot"},
-                     annotation={"text": f"plan {_usd(point)}"}, annotation_position="top")
+    # The plan's line is named in the legend: a label over the plot would collide with the subtitle or a bar.
+    plan_line = {"color": "#1f77b4", "dash": "dot"}
+    figure.add_vline(x=point, line=plan_line)
+    figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=plan_line, name=f"plan {_usd(point)}",
+                                hoverinfo="skip"))
     subtitle = "One input at a time at its low and high end; the others stay at their likely values."
     if still:
         subtitle += f"<br>No effect here: {', '.join(still)}."
@@ -144,7 +147,8 @@ def tornado_figure(mc: MonteCarlo) -> go.Figure:
         title={"text": "Which assumption moves total cost most", "subtitle": {"text": subtitle}},
         xaxis={"title": {"text": "Total cost ($)"}, "tickformat": "$~s"},
         yaxis={"title": {"text": ""}, "automargin": True},
-        barmode="overlay", legend={"orientation": "h", "y": -0.2}, margin={"l": 60, "r": 20, "t": 80, "b": 50},
+        barmode="overlay", legend={"orientation": "h", "y": -0.2},
+        margin={"l": 60, "r": 20, "t": 80 + 20 * subtitle.count("<br>"), "b": 50},
         height=max(320, 60 + 42 * len(moving)),
     )
     return figure

@@ -38,7 +38,10 @@ def test_distribution_marks_percentiles_plan_and_budget(mc):
 
 def test_tornado_puts_the_widest_swing_on_top_and_lists_inputs_without_effect(mc):
     figure = tornado_figure(mc)
-    low, high = figure.data
+    low, high, plan_line = figure.data
+    assert plan_line.name.startswith("plan $") and plan_line.mode == "lines"
+    assert not figure.layout.annotations  # nothing written over the plot
+    assert figure.layout.margin.t == 100  # room for the two-line subtitle
     moving = [bar for bar in mc.tornado if bar.swing_usd > 0]
     # Plotly draws the first category at the bottom: the widest swing is the last label.
     assert list(low.y)[-1] == input_span(moving[0])
