@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
@@ -162,8 +162,8 @@ def share_buttons(link: dict[str, str]) -> None:
     row.button("Save for comparison", on_click=save_for_comparison, icon=":material/bookmark_add:",
                key="plan.save_for_comparison",
                help="Saves this scenario under its name in the scenario store; compare it on the Compare page.")
-    base = (st.context.url or "").split("?")[0]
-    address = f"{base}?{urlencode(link)}" if link else base or "/"
+    page = urlsplit(st.context.url or "")
+    address = urlunsplit((page.scheme, page.netloc, page.path or "/", urlencode(link), ""))
     with row.popover("Copy link", icon=":material/link:"):
         st.caption("The address of this exact view (every setting, the baseline and the open charts). "
                    "Copy it with the button at the right of the box.")

@@ -1,5 +1,7 @@
 """Browser: moving the Plan page's first slider with the keyboard reruns the page and redraws its charts."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -78,3 +80,20 @@ def test_every_chart_tab_draws(sized_page, app_url, wait_for_app):
         expect(panel.locator(CHART).locator("svg.main-svg").first, f"{name} at {width} px").to_be_attached()
         expect(page.locator(EXCEPTION)).to_have_count(0)
         assert page.evaluate(TRUNCATED) == [], f"tile values cut off at {width} px after opening {name}"
+
+
+def test_an_open_tab_rides_in_the_address_and_copy_link_shows_it(page, app_url, wait_for_app):
+    page.goto(app_url)
+    wait_for_app(page)
+    page.get_by_role("tab", name="Storage growth").click()
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"charts=storage(,|%2C)tst"))
+    page.get_by_role("button", name="Copy link").click()
+    code = page.locator('[data-testid="stCode"]')
+    expect(code).to_contain_text(re.compile(r"^http://127\.0\.0\.1:\d+/\?charts=storage%2Ctst$"))
+    reopened = page.context.new_page()
+    reopened.goto(code.inner_text().strip())
+    wait_for_app(reopened)
+    expect(reopened.get_by_role("tab", name="Storage growth")).to_have_attribute("aria-selected", "true")
+    expect(reopened.locator(CHART).first).to_contain_text("Storage:")
+    expect(reopened.locator(EXCEPTION)).to_have_count(0)
