@@ -7,6 +7,7 @@ import json
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
+import pandas as pd
 import streamlit as st
 
 from dashboard.core.scenario import Scenario
@@ -91,6 +92,11 @@ def _set_retention(key: str) -> None:
     state[plan_state.SCENARIO] = json.dumps(data)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def _retention_effects(scenario_json: str) -> pd.DataFrame:
+    return retention_what_ifs(Scenario.model_validate_json(scenario_json))
+
+
 def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
     """Retention settings beside the storage chart, and what each nearby change would do to the total."""
     state = st.session_state
@@ -101,7 +107,7 @@ def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
         state[what_if] = value
         row.number_input(label, min_value=low, max_value=max(high, value), step=step, format=fmt, key=what_if,
                          on_change=_set_retention, args=(key,))
-    effects = retention_what_ifs(scenario)
+    effects = _retention_effects(scenario.model_dump_json(by_alias=True))
     st.caption(
         f"Storage {usd(result['storage_cost_usd'])}: {usd(result['storage_retention_usd'])} of it for keeping "
         f"{result['storage_retained_gb'] / 1000:,.1f} TB for {scenario.storage_retention_months:g} months after "
