@@ -22,7 +22,7 @@ LOW_COLOUR = "#2ca02c"
 HIGH_COLOUR = "#9467bd"
 _usd = partial(usd, digits=1)
 # Vertical-line labels: estimated width per character as a share of the x range, padding, and row height.
-CHAR_WIDTH = 0.013
+CHAR_WIDTH = 0.017
 LABEL_PAD = 0.01
 ROW_STEP = 0.08
 LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"
@@ -65,7 +65,8 @@ def label_rows(xs: list[float], chars: list[int], x_range: tuple[float, float]) 
 
     Labels read left to right from their line (right to left when they would leave the plot); going from the
     leftmost line, each takes the first row where it starts after the previous label in that row has ended.
-    Widths are estimated as `CHAR_WIDTH` of the x range per character (a 600-pixel plot, 12-pixel font).
+    Widths are estimated as `CHAR_WIDTH` of the x range per character (a 12-pixel font on a plot as narrow as 450
+    pixels, the chart column of an 800-pixel window).
     """
     low, high = x_range
     span = (high - low) or 1.0

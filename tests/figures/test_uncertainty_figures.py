@@ -67,10 +67,11 @@ def test_input_span_labels_carry_units(mc, key, low, high, text):
 
 
 @pytest.mark.parametrize(("xs", "rows"), [
-    # Widths 10 × 0.013 + 0.01 = 0.14 of the range. 0 takes [0, 0.14] in row 0; 1 would overlap it, so row 1;
-    # 50 fits row 0 again; 99 would leave the plot, so it reads leftwards over [0.85, 0.99], after 50's 0.64.
+    # Widths 10 × 0.017 + 0.01 = 0.18 of the range. 0 takes [0, 0.18] in row 0; 1 would overlap it, so row 1;
+    # 50 fits row 0 again; 99 would leave the plot, so it reads leftwards over [0.81, 0.99], after 50's 0.68.
     ([0.0, 1.0, 50.0, 99.0], [(0, "left"), (1, "left"), (0, "left"), (0, "right")]),
-    # Three lines within 10 % of each other: three rows; given out of order, each keeps its own place.
+    # Three lines within 10 % of each other: three rows; given out of order, each keeps its own place. Lines 20 %
+    # apart share a row.
     ([20.0, 10.0, 15.0], [(2, "left"), (0, "left"), (1, "left")]),
     ([10.0, 30.0, 50.0], [(0, "left"), (0, "left"), (0, "left")]),
 ])
