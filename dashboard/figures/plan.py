@@ -192,7 +192,7 @@ def tst_title(net_usd: float, baseline_total_usd: float) -> str:
     """The TST chart's answer: what switching saves (or costs) net of the pilot and switching."""
     share = abs(net_usd) / baseline_total_usd if baseline_total_usd > 0 else 0.0
     verb = "saves" if net_usd >= 0 else "costs"
-    return f"Switching to TST {verb} {_usd(abs(net_usd))} ({share:.0%}) net of pilot and switching"
+    return f"Switching to TST {verb} {_usd(abs(net_usd))} ({100 * share:.0f} %) net of pilot and switching"
 
 
 def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline_total_usd: float) -> go.Figure:

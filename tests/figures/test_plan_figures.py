@@ -147,12 +147,12 @@ def test_tst_reference_constant_is_the_published_run():
     ("net_usd", "baseline_total_usd", "title"),
     [
         # The default plan: $93,551 of a $441,346 baseline total is 21.2 %.
-        pytest.param(93_551.29, 441_346.47, "Switching to TST saves $93.6k (21%) net of pilot and switching",
+        pytest.param(93_551.29, 441_346.47, "Switching to TST saves $93.6k (21 %) net of pilot and switching",
                      id="default-plan"),
         # The published run: $24,247.6 of $49,244 is 49.2 %.
-        pytest.param(24_247.6, 49_244.0, "Switching to TST saves $24.2k (49%) net of pilot and switching",
+        pytest.param(24_247.6, 49_244.0, "Switching to TST saves $24.2k (49 %) net of pilot and switching",
                      id="published"),
-        pytest.param(-5_000.0, 50_000.0, "Switching to TST costs $5.0k (10%) net of pilot and switching",
+        pytest.param(-5_000.0, 50_000.0, "Switching to TST costs $5.0k (10 %) net of pilot and switching",
                      id="loss"),
     ],
 )
