@@ -26,7 +26,7 @@ TST_WHAT_IF_KEYS = ("tst_speedup", "tst_token_multiplier", "tst_pilot_fraction")
 RETENTION_KEYS = {
     "keep_last_checkpoints": ("Hot checkpoints kept", 1, 100_000, 1, "%d"),
     "archive_every_nth": ("Archive every n-th (0 = never)", 0, 100_000, 1, "%d"),
-    "storage_retention_months": ("Kept after training (months)", 0.0, 1200.0, 1.0, "%.0f"),
+    "storage_retention_months": ("Kept after training (months)", 0.0, 1200.0, 1.0, "%.1f"),
 }
 SAVE_MESSAGE = "plan.save_message"
 # Below about 1,100 px the two chart columns stack; the six tiles wrap to three a row, and a tile's value may
