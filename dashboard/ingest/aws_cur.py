@@ -165,7 +165,10 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     code = single_currency(currency[book.open])
     if code is None:
         code = "USD"
-        warnings.append("No lineItem/CurrencyCode column: costs are taken to be in USD.")
+        if name["currency"] is None:
+            warnings.append("The file has no lineItem/CurrencyCode column, so its costs are taken to be in USD.")
+        elif book.open.any():
+            warnings.append(f"{name['currency']} is empty on every row, so the costs are taken to be in USD.")
     currency = currency.fillna(code)
 
     fee = (kind == "fee").fillna(False).to_numpy(dtype=bool)

@@ -298,8 +298,31 @@ def _fast_read(text: bytes, names: list[str], delimiter: str, keep: list[str], c
     return table
 
 
-def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read with Python's csv module, keeping true line numbers and rejecting rows with a wrong field count."""
+def align_fields(record: list[str], width: int) -> tuple[list[str] | None, str]:
+    """A row fitted to the header's ``width``: missing trailing fields are empty fields (as pandas, Koku and
+    OpenCost read them) and extra trailing fields that are empty are dropped; anything else cannot be aligned
+    and comes back as None with the reason."""
+    if len(record) == width:
+        return record, ""
+    if len(record) < width:
+        return record + [""] * (width - len(record)), ""
+    if not any(cell.strip() for cell in record[width:]):
+        return record[:width], ""
+    return None, f"expected {width} fields, found {len(record)}"
+
+
+def short_rows_warning(count: int, filename: str) -> list[str]:
+    """The warning for rows whose missing trailing fields were read as empty."""
+    if not count:
+        return []
+    rows = "1 row has" if count == 1 else f"{count:,} rows have"
+    return [f"In {filename or 'the file'}, {rows} fewer fields than the header; the missing trailing fields "
+            "were read as empty."]
+
+
+def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Read with Python's csv module, keeping true line numbers; short rows are padded (their count is
+    returned), rows that cannot be aligned with the header are rejected."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -307,6 +330,8 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
     bad_reasons: list[str] = []
     previous_end = 0
     width = 0
+    short = 0
+    last_short = False
     try:
         for record in reader:
             start, previous_end = previous_end + 1, reader.line_num
@@ -315,25 +340,30 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
             if not width:
                 width = len(record)
                 continue
-            if len(record) != width:
+            aligned, reason = align_fields(record, width)
+            if aligned is None:
                 bad_lines.append(start)
-                bad_reasons.append(
-                    f"expected {width} fields, found {len(record)}"
-                    + (" (file truncated?)" if len(record) < width else "")
-                )
+                bad_reasons.append(reason)
                 continue
-            rows.append(record)
+            short += len(record) < width
+            rows.append(aligned)
             lines.append(start)
+            last_short = len(record) < width
     except csv.Error as exc:
         raise UnreadableFile(
             f"{filename or 'The file'} cannot be split into rows near line {previous_end + 1} ({exc}); a quoted "
             "cell is never closed, which usually means the file was cut off. Download the export again and "
             "upload the complete file."
         ) from None
+    if last_short and not text.endswith(("\n", "\r")):
+        short -= 1  # a short last line without its line break is a cut-off file, not a missing empty field
+        bad_lines.append(lines.pop())
+        bad_reasons.append(f"expected {width} fields, found fewer and the file ends here (file truncated?)")
+        rows.pop()
     frame = pd.DataFrame(rows, columns=range(width) if width else None, dtype="string")
     frame = frame.where(frame != "")
     frame.index = pd.Index(lines, dtype="int64", name="line")
-    return frame, issues_frame(bad_lines, bad_reasons)
+    return frame, issues_frame(bad_lines, bad_reasons), short
 
 
 def _detect_decimal_comma(frame: pd.DataFrame) -> bool:
@@ -376,7 +406,8 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
         frame.index = pd.RangeIndex(2, 2 + table.num_rows, name="line")
         rejected = issues_frame()
     else:
-        frame, rejected = _careful_read(text.decode("utf-8"), delimiter, filename)
+        frame, rejected, short = _careful_read(text.decode("utf-8"), delimiter, filename)
+        warnings += short_rows_warning(short, filename)
         frame.columns = names[: frame.shape[1]] if frame.shape[1] else names
         if frame.shape[1] == 0:
             frame = pd.DataFrame({n: pd.Series(dtype="string") for n in names})

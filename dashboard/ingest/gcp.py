@@ -4,8 +4,8 @@ Rules:
 - cost = billed_cost = ``cost`` + Σ ``credits.amount`` (credits are negative): the net figure that, summed
   over all cost types, ties to the invoice. The import reconciles against that sum of ``cost`` plus
   credits over all non-rejected rows; nothing is excluded (tax, adjustment and rounding rows are kept with
-  gpu_hours 0). A ``credits`` cell may be a JSON / Python-repr list of ``{name, amount, type}`` records or a
-  plain number; an unreadable one rejects the row.
+  gpu_hours 0). A ``credits`` cell may be a JSON or Python-literal list (single quotes, ``None``) of
+  ``{name, amount, type}`` records or a plain number; an unreadable one rejects the row.
 - gpu_hours: for SKUs whose ``sku.description`` names a GPU ("Nvidia Tesla A100 GPU running in Americas"),
   ``usage.amount_in_pricing_units`` when the pricing unit is hours (each unit is one GPU-hour); for
   instance-level SKUs (description mentions an instance, not cores/RAM) of a GPU machine type
@@ -22,6 +22,7 @@ Rules:
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -45,15 +46,30 @@ COMMITTED_CREDITS = (
 ADJUSTMENT_COST_TYPES = ("tax", "adjustment", "rounding_error", "rounding error")
 
 
+def _json(text: str) -> Any:
+    """The JSON value of ``text``; None when it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _python_literal(text: str) -> Any:
+    """The Python literal of ``text`` (``[{'amount': -1.2, 'id': None}]``, as BigQuery-to-CSV tools write
+    credits), read with ``ast.literal_eval``, which evaluates no code; None when it is not one."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def _credits(text: Any) -> tuple[float | None, bool, bool]:
     """Sum of credit amounts in one cell, whether the cell was readable, whether a credit is a CUD."""
     if not isinstance(text, str) or not text.strip():
         return 0.0, True, False
     stripped = text.strip()
-    for candidate in (stripped, stripped.replace("'", '"')):
-        try:
-            records = json.loads(candidate)
-        except ValueError:
+    for records in (_json(stripped), _python_literal(stripped)):
+        if records is None:
             continue
         if isinstance(records, (int, float)):
             return float(records), True, False
