@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario
-from dashboard.ingest.export import to_safe_csv
 
 MIN_SCENARIOS = 2
 MAX_SCENARIOS = 4
