@@ -213,17 +213,66 @@ def _to_utf8(data: bytes, filename: str) -> tuple[bytes, str, list[str]]:
                 f"{filename or 'The file'} ends in the middle of a UTF-8 character, so it is truncated. Download "
                 "the export again and upload the complete file."
             ) from None
-        for codec in ("cp1252", "latin-1"):
+        for codec in (*legacy_encoding(data), "cp1252", "latin-1"):
             try:
                 text = data.decode(codec)
             except UnicodeDecodeError:
                 continue
-            return (
-                text.encode("utf-8"),
-                codec,
-                [f"The file is not valid UTF-8; it was read as {codec}. Check names with accents."],
-            )
+            return text.encode("utf-8"), codec, [legacy_encoding_warning(codec, filename)]
     return data, "utf-8", []
+
+
+# Encodings a spreadsheet saved without UTF-8 may use: Western European (Excel's cp1252), Simplified Chinese
+# (GBK within GB18030) and Japanese (Shift-JIS). Korean and Traditional Chinese codecs are left out: on short
+# cells they win over GB18030 for Simplified Chinese text, which is the commoner case here.
+LEGACY_ENCODINGS: dict[str, str] = {
+    "cp1252": "Windows-1252 (Western European)",
+    "gb18030": "GB18030 (Chinese, GBK)",
+    "shift_jis": "Shift-JIS (Japanese)",
+}
+
+
+def _common_hanzi_share(data: bytes) -> float:
+    """Share of double-byte characters whose GBK lead byte lies in GB2312's common hanzi rows (0xB0–0xF7).
+
+    Chinese text is mostly such characters; Shift-JIS kanji and kana read as GBK land in its rare extension rows.
+    """
+    common = total = 0
+    position = 0
+    while position < len(data) - 1:
+        byte = data[position]
+        if byte < 0x81:
+            position += 1
+            continue
+        total += 1
+        common += 0xB0 <= byte <= 0xF7
+        position += 2
+    return common / total if total else 0.0
+
+
+def legacy_encoding(data: bytes) -> list[str]:
+    """The most likely of LEGACY_ENCODINGS for bytes that are not UTF-8 (charset-normalizer), or none.
+
+    Short kanji-only cells decode without error, and without "chaos", as both GB18030 and Shift-JIS; the tie
+    is settled by where the characters sit in GB2312 (common hanzi rows: Chinese; elsewhere: Japanese).
+    """
+    import charset_normalizer
+
+    matches = charset_normalizer.from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS))
+    best = matches.best()
+    if best is None or best.encoding not in LEGACY_ENCODINGS:
+        return []
+    tied = {m.encoding for m in matches if m.chaos <= best.chaos}
+    if {"gb18030", "shift_jis"} <= tied:
+        return ["gb18030" if _common_hanzi_share(data) >= 0.5 else "shift_jis"]
+    return [best.encoding]
+
+
+def legacy_encoding_warning(codec: str, filename: str) -> str:
+    """The warning for a file read in a legacy encoding."""
+    name = LEGACY_ENCODINGS.get(codec, codec)
+    return (f"{filename or 'The file'} is not valid UTF-8, so it was read as {name}. Check that names with "
+            "accents or non-Latin letters look right; export UTF-8 to be sure.")
 
 
 def _utf16_without_bom(data: bytes, codec: str, filename: str) -> tuple[bytes, str, list[str]]:

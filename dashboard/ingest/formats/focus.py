@@ -171,17 +171,20 @@ def derive(rows: Rows) -> dict[str, object]:
     unknown = gpu_rows & gpu_like & gpu_count.isna().to_numpy(dtype=bool) & (hours > 0).to_numpy(dtype=bool)
     unknown &= rows.open
     if unknown.any():
+        n = int(unknown.sum())
+        one = n == 1
         rows.warn(
-            f"In {rows.filename or 'the file'}, {count_text(int(unknown.sum()), 'row')} look like GPU compute but "
-            f"their GPU count cannot be found, so they add no GPU-hours; they cost "
-            f"{amount_text(float(cost[unknown].sum()), code)}. Add their instance types to "
-            "data/aws_instance_types.csv (or the Azure / GCP table), or export FOCUS 1.1+ with SkuPriceDetails."
+            f"In {rows.filename or 'the file'}, {count_text(n, 'row')} {'looks' if one else 'look'} like GPU "
+            f"compute but {'its' if one else 'their'} GPU count cannot be found, so {'it adds' if one else 'they add'}"
+            f" no GPU-hours; {'it costs' if one else 'they cost'} {amount_text(float(cost[unknown].sum()), code)}. "
+            f"Add {'its instance type' if one else 'their instance types'} to data/aws_instance_types.csv (or the "
+            "Azure / GCP table), or export FOCUS 1.1+ with SkuPriceDetails."
         )
     if unused.any():
         idle = float(cost[unused & rows.open].sum())
         rows.warn(
-            f"Unused commitment (CommitmentDiscountStatus = Unused) is {amount_text(idle, code)} of cost with no "
-            "usage behind it."
+            f"In {rows.filename or 'the file'}, unused commitment (CommitmentDiscountStatus = Unused) is "
+            f"{amount_text(idle, code)} of cost with no usage behind it."
         )
 
     support = mentions(rows.text("service"), SUPPORT) | mentions(rows.text("description"), SUPPORT)
@@ -208,11 +211,12 @@ def derive(rows: Rows) -> dict[str, object]:
 
 
 def _is_focus_05(header: Sequence[str]) -> bool:
-    """FOCUS 0.5 names: AmortizedCost (EffectiveCost from 1.0) with ChargeType or BilledCurrency."""
+    """FOCUS 0.5 names: AmortizedCost (EffectiveCost from 1.0), or ChargeType with InvoiceIssuer (1.0:
+    ChargeCategory, InvoiceIssuerName)."""
     lowered = {str(c).lower() for c in header}
-    return "amortizedcost" in lowered and "effectivecost" not in lowered and bool(
-        lowered & {"chargetype", "billedcurrency", "chargeperiodstart", "billedcost"}
-    )
+    if "effectivecost" in lowered:
+        return False
+    return "amortizedcost" in lowered or {"chargetype", "invoiceissuer"} <= lowered
 
 
 FORMAT = Format(

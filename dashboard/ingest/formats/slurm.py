@@ -192,7 +192,7 @@ def derive(rows: Rows) -> dict[str, object]:
 def _looks_like_a_data_row(header: Sequence[str]) -> bool:
     """True for a "header" that is a sacct record (``sacct -P -n`` prints none): a date-time next to a job
     id or state, and no sacct field name."""
-    cells = [str(c).strip() for c in header]
+    cells = [part.strip() for c in header for part in str(c).split("|")]  # commas in AllocTRES may have won
     fields = {"jobid", "jobidraw", "state", "start", "end", "elapsed", "alloctres", "jobname", "account"}
     if any(c.lower() in fields for c in cells):
         return False
