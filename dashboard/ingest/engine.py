@@ -85,4 +85,11 @@ def read_table(fmt: Format, table, options: ReadOptions | None = None, filename:
         values = {v.lower() for v in exclusion.values}
         rows.exclude(rows.text(exclusion.key, lower=True).isin(values).fillna(False).to_numpy(dtype=bool),
                      exclusion.rule)
-    return rows.result(fmt.derive(rows))
+    try:
+        columns = fmt.derive(rows)
+    except UnreadableFile as refusal:
+        message = str(refusal)
+        if filename and filename not in message:
+            raise UnreadableFile(f"{filename} ({fmt.noun}): {message}") from None
+        raise
+    return rows.result(columns)

@@ -243,12 +243,11 @@ FORMAT = Format(
         "tags": ("Tags",),
         "pricing": ("PricingCategory",),
         "resource": ("ResourceId",),
-        "list_cost": ("ListCost",),
     },
     fingerprint=Fingerprint(
         required=(("start",), ("effective",), ("billed",)),
         markers=("start", "end", "effective", "billed", "category", "currency", "pricing", "quantity",
-                 "sku_details", "list_cost"),
+                 "sku_details", "description"),
     ),
     refusals=(
         Refusal(
