@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dashboard.ingest.engine import find_column, missing_groups, missing_message, resolve
+from dashboard.ingest.engine import missing_groups, missing_message, resolve
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import UnreadableFile
 
@@ -58,4 +58,4 @@ def detect_format(columns: Sequence[str], filename: str = "") -> str:
     )
 
 
-__all__ = ["detect_format", "find_column", "known_formats_text"]
+__all__ = ["detect_format", "known_formats_text"]
