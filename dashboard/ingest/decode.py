@@ -2,8 +2,8 @@
 
 The result is a pandas DataFrame whose cells are all strings (NA for empty cells), whose column names are
 cleaned of BOMs, whitespace and quotes, and whose index is the 1-based source line of each row (the header
-is line 1; Parquet row i is "line" i + 2). Rows that cannot be split into the header's number of fields
-are returned as rejected rows, never dropped silently. Files that cannot be read at all raise
+is line 1; Parquet row i is "line" i + 2). Rows short of the header get empty trailing fields; rows that
+cannot be aligned with it are returned as rejected rows, never dropped silently. Files that cannot be read at all raise
 ``UnreadableFile``.
 
 Zip archives must hold exactly one data file: several members (e.g. CUR parts) could come from different
