@@ -97,6 +97,14 @@ class Rows:
         """The column of ``key`` as trimmed strings (null tokens as NA); all NA when the file lacks it."""
         return text_column(self.table, self.col(key), lower=lower)
 
+    def raw(self, key: str) -> pd.Series:
+        """The column of ``key`` as the file has it (strings or Categorical); all missing when absent."""
+        column = self.col(key)
+        if column is not None:
+            return self.table[column]
+        empty = pd.Categorical.from_codes(np.full(len(self.table), -1, dtype=np.int8), categories=[])
+        return pd.Series(empty, index=self.table.index)
+
     def warn(self, message: str) -> None:
         self.warnings.append(message)
 

@@ -153,7 +153,7 @@ def derive(rows: Rows) -> dict[str, object]:
         rows.index,
         (kind.isin(COMMITMENT_FEES), COMMITMENT),
         (kind.isin(ADJUSTMENTS), ADJUSTMENT),
-        (fee & mentions(rows.text("product_code"), "support"), ADJUSTMENT),
+        (fee & mentions(rows.raw("product_code"), "support"), ADJUSTMENT),
         (fee & mentions(fee_text, UPFRONT_FEE), COMMITMENT),
         (fee, ADJUSTMENT),
     )

@@ -158,8 +158,10 @@ def derive(rows: Rows) -> dict[str, object]:
         gpu_count = pd.Series(np.nan, index=index)
         sku_type = pd.Series(pd.NA, index=index, dtype="string")
     text_count, text_type, gpu_like = _instance_text_gpus(rows)
-    sku_type = sku_type.mask(gpu_count.isna() & text_count.notna(), text_type)
-    gpu_count = gpu_count.fillna(text_count)
+    from_text = (gpu_count.isna() & text_count.notna()).to_numpy(dtype=bool)
+    if from_text.any():
+        sku_type = sku_type.mask(from_text, text_type)
+        gpu_count = gpu_count.fillna(text_count)
 
     unused = eq(rows.text("commitment_status", lower=True), "unused")
     is_usage = eq(category, "usage") | category.isna().to_numpy(dtype=bool)
@@ -187,8 +189,8 @@ def derive(rows: Rows) -> dict[str, object]:
             f"{amount_text(idle, code)} of cost with no usage behind it."
         )
 
-    support = mentions(rows.text("service"), SUPPORT) | mentions(rows.text("description"), SUPPORT)
-    correction = eq(rows.text("charge_class", lower=True), "correction")
+    support = mentions(rows.raw("service"), SUPPORT) | mentions(rows.raw("description"), SUPPORT)
+    correction = mentions(rows.raw("charge_class"), r"^\s*correction\s*$")
     charge_kind = charge_kinds(
         index,
         (eq(category, "tax", "credit", "adjustment") | correction, ADJUSTMENT),

@@ -155,7 +155,7 @@ def derive(rows: Rows) -> dict[str, object]:
         index,
         (rows.text("cost_type", lower=True).isin(ADJUSTMENT_COST_TYPES), ADJUSTMENT),
         (commitment_fee, COMMITMENT),
-        (mentions(rows.text("service"), SUPPORT) | mentions(sku, SUPPORT), ADJUSTMENT),
+        (mentions(rows.raw("service"), SUPPORT) | mentions(sku, SUPPORT), ADJUSTMENT),
     )
     return {
         "period_start": start,
