@@ -32,6 +32,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
+from dashboard.ingest.wording import count_text
 
 DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
@@ -364,7 +365,7 @@ def short_rows_warning(count: int, filename: str) -> list[str]:
     """The warning for rows whose missing trailing fields were read as empty."""
     if not count:
         return []
-    rows = "1 row has" if count == 1 else f"{count:,} rows have"
+    rows = f"{count_text(count, 'row')} {'has' if count == 1 else 'have'}"
     return [f"In {filename or 'the file'}, {rows} fewer fields than the header; the missing trailing fields "
             "were read as empty."]
 
