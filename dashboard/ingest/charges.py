@@ -20,12 +20,24 @@ CHARGE_KINDS: tuple[str, ...] = (USAGE, COMMITMENT, ADJUSTMENT)
 SUPPORT = r"\bsupport\b"
 
 
-def charge_kinds(index: pd.Index, *rules: tuple[np.ndarray | pd.Series, str]) -> pd.Series:
-    """Per row, the kind of the first rule whose mask is true; "usage" where none applies."""
+def value_kinds(values: pd.Series, kinds: dict[str, str]) -> np.ndarray:
+    """Per row, the index in CHARGE_KINDS of ``kinds[cell]`` (cells matched trimmed and lower-case), -1 where
+    the cell is not a key; worked out once per distinct cell."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    lookup = [CHARGE_KINDS.index(kinds[key]) if (key := str(u).strip().lower()) in kinds else -1 for u in uniques]
+    return np.array([*lookup, -1], dtype=np.int64)[codes]
+
+
+def charge_kinds(index: pd.Index, *rules: tuple[np.ndarray | pd.Series, str],
+                 base: np.ndarray | None = None) -> pd.Series:
+    """Per row, the kind of the first rule whose mask is true, else the ``base`` kind (``value_kinds``), else
+    "usage"."""
     codes = np.full(len(index), -1, dtype=np.int64)
     for mask, kind in rules:
         hit = np.asarray(pd.Series(mask).fillna(False), dtype=bool) & (codes < 0)
         codes[hit] = CHARGE_KINDS.index(kind)
+    if base is not None:
+        codes = np.where(codes < 0, base, codes)
     codes[codes < 0] = CHARGE_KINDS.index(USAGE)
     return take_strings(codes, list(CHARGE_KINDS), index)
 

@@ -33,7 +33,15 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import currency_column, eq, map_floats, map_values, tag_fields
-from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
+from dashboard.ingest.charges import (
+    ADJUSTMENT,
+    CHARGE_KINDS,
+    COMMITMENT,
+    SUPPORT,
+    charge_kinds,
+    mentions,
+    value_kinds,
+)
 from dashboard.ingest.gpus import gpu_name, instance_gpus, instance_in_text
 from dashboard.ingest.rows import Rows, take_strings
 from dashboard.ingest.spec import Fingerprint, Format, Refusal
@@ -46,6 +54,9 @@ PRICING: dict[str, str] = {
     "dynamic": "spot",
     "committed": "reserved",
     "commitment-based": "reserved",
+}
+CATEGORY_KINDS: dict[str, str] = {
+    "tax": ADJUSTMENT, "credit": ADJUSTMENT, "adjustment": ADJUSTMENT, "purchase": COMMITMENT,
 }
 HOURS_PER_UNIT: dict[str, float] = {
     "hours": 1.0,
@@ -112,16 +123,19 @@ def provider_columns(header: Sequence[str]) -> list[str]:
     ]
 
 
-def _instance_text_gpus(rows: Rows) -> tuple[pd.Series, pd.Series, np.ndarray]:
+def _instance_text_gpus(rows: Rows) -> tuple[pd.Series, pd.Series, np.ndarray] | None:
     """GPU count, GPU type and "looks like GPU compute" per row from the columns that may name the instance:
-    provider ``x_`` columns, SkuMeter, ChargeDescription, SkuId (the first one that names a known instance)."""
+    provider ``x_`` columns, SkuMeter, ChargeDescription, SkuId (the first one that names a known instance).
+    None when the file has none of those columns."""
+    columns = provider_columns(list(rows.table.columns)) + [
+        c for c in (rows.col("sku_meter"), rows.col("description"), rows.col("sku_id")) if c is not None
+    ]
+    if not columns:
+        return None
     index = rows.index
     count = pd.Series(np.nan, index=index, dtype="float64")
     gpu_type = pd.Series(pd.NA, index=index, dtype="string")
     gpu_like = np.zeros(len(index), dtype=bool)
-    columns = provider_columns(list(rows.table.columns)) + [
-        c for c in (rows.col("sku_meter"), rows.col("description"), rows.col("sku_id")) if c is not None
-    ]
     for column in columns:
         found, name, like = factorized(rows.table[column], instance_in_text, 3)
         found = pd.Series(found, index=index, dtype="float64")
@@ -157,10 +171,11 @@ def derive(rows: Rows) -> dict[str, object]:
     else:
         gpu_count = pd.Series(np.nan, index=index)
         sku_type = pd.Series(pd.NA, index=index, dtype="string")
-    text_count, text_type, gpu_like = _instance_text_gpus(rows)
-    from_text = (gpu_count.isna() & text_count.notna()).to_numpy(dtype=bool)
-    if from_text.any():
-        sku_type = sku_type.mask(from_text, text_type)
+    gpu_like = np.zeros(len(index), dtype=bool)
+    from_text = _instance_text_gpus(rows)
+    if from_text is not None:
+        text_count, text_type, gpu_like = from_text
+        sku_type = sku_type.mask(gpu_count.isna() & text_count.notna(), text_type)
         gpu_count = gpu_count.fillna(text_count)
 
     unused = eq(rows.text("commitment_status", lower=True), "unused")
@@ -191,12 +206,9 @@ def derive(rows: Rows) -> dict[str, object]:
 
     support = mentions(rows.raw("service"), SUPPORT) | mentions(rows.raw("description"), SUPPORT)
     correction = mentions(rows.raw("charge_class"), r"^\s*correction\s*$")
-    charge_kind = charge_kinds(
-        index,
-        (eq(category, "tax", "credit", "adjustment") | correction, ADJUSTMENT),
-        (eq(category, "purchase") & support, ADJUSTMENT),
-        (eq(category, "purchase"), COMMITMENT),
-    )
+    by_category = value_kinds(rows.raw("category"), CATEGORY_KINDS)
+    purchase = by_category == CHARGE_KINDS.index(COMMITMENT)
+    charge_kind = charge_kinds(index, (correction, ADJUSTMENT), (purchase & support, ADJUSTMENT), base=by_category)
     return {
         "period_start": start,
         "period_end": end,
