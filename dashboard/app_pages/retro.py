@@ -8,8 +8,8 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.core.presets import presets
+from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
-from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.schema import ReadOptions
 from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache

@@ -12,8 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.format import count, usd
-from dashboard.ingest import UNTAGGED
-from dashboard.retro.filters import UNKNOWN_PRICING
+from dashboard.retro.filters import UNKNOWN_PRICING, UNTAGGED
 
 MS_PER_DAY = 86_400_000
 METRIC_AXIS: dict[str, tuple[str, str]] = {  # metric -> (per-period axis unit, cumulative axis title)
