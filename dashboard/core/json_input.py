@@ -60,7 +60,7 @@ def _depth(text: str) -> int:
 def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES) -> Any:
     """Decode JSON text; JSONLimitError past a limit, json.JSONDecodeError or UnicodeDecodeError if malformed."""
     if len(text) > max_bytes:
-        raise JSONLimitError(f"{len(text):,} bytes is more than the {max_bytes:,} a scenario file may hold")
+        raise JSONLimitError(f"{len(text):,} bytes is more than the {max_bytes:,} bytes a scenario file may hold")
     if isinstance(text, bytes | bytearray):
         text = bytes(text).decode(json.detect_encoding(text))
     text = text.removeprefix("\ufeff")  # a byte-order mark left by some editors
@@ -89,5 +89,5 @@ def read_json_file(path: Path, *, max_bytes: int = MAX_JSON_BYTES) -> bytes:
     with open(path, "rb") as handle:
         data = handle.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise JSONLimitError(f"{path} is larger than the {max_bytes:,} bytes a scenario file may hold")
+        raise JSONLimitError(f"{path} holds more than the {max_bytes:,} bytes a scenario file may hold")
     return data

@@ -309,6 +309,13 @@ class Scenario(BaseModel):
         return self.model_dump(by_alias=True)
 
 
+# Keys whose value is text (name, gpu_type, the choices): `--set name=2024` and `?name=2024` keep the text.
+TEXT_KEYS = frozenset(
+    key for key, field in Scenario.model_fields.items()
+    if field.annotation is str or all(isinstance(arg, str) for arg in get_args(field.annotation) or (0,))
+)
+
+
 def _describe_limits(key: str) -> str:
     field = Scenario.model_fields.get(key)
     if field is None:
@@ -399,14 +406,6 @@ def default_scenario() -> Scenario:
     return scenario_from_json(DEFAULT_SCENARIO_JSON.read_text(encoding="utf-8"))
 
 
-def _text_keys() -> set[str]:
-    """Keys whose value is text (name, gpu_type, the choices): `--set name=2024` keeps the text."""
-    return {
-        key for key, field in Scenario.model_fields.items()
-        if field.annotation is str or all(isinstance(arg, str) for arg in get_args(field.annotation) or (0,))
-    }
-
-
 def parse_assignment(text: str) -> tuple[str, Any]:
     """Turn a CLI `KEY=VALUE` into a key and a JSON value (numbers, true/false, null), else a string."""
     key, sep, raw = text.partition("=")
@@ -419,7 +418,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         raise ScenarioError(f"--set {preview(key)}: {error}") from None
     except json.JSONDecodeError:
         return key, raw
-    return key, raw if key in _text_keys() and not isinstance(value, str) else value
+    return key, raw if key in TEXT_KEYS and not isinstance(value, str) else value
 
 
 def with_overrides(scenario: Scenario, assignments: list[str]) -> Scenario:
