@@ -36,7 +36,7 @@ def start() -> None:
     state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
     state.setdefault(controls.SEED, DEFAULT_SEED)
     if SCENARIO not in state:
-        link = scenario_from_query(st.query_params.to_dict())
+        link = scenario_from_query({key: st.query_params.get_all(key) for key in st.query_params})
         controls.load(link.scenario)
         state[SCENARIO] = scenario_json(link.scenario)
         state[BASELINE] = scenario_json(link.baseline)
@@ -79,7 +79,7 @@ def current() -> tuple[Scenario, str | None]:
     state = st.session_state
     previous = json.loads(state[SCENARIO])
     try:
-        scenario, problem = scenario_from_dict(controls.read(previous)), None
+        scenario, problem = scenario_from_dict(controls.read(previous), strict=False), None
     except ScenarioError as error:
         scenario, problem = Scenario.model_validate(previous), str(error)
     state[SCENARIO] = scenario_json(scenario)

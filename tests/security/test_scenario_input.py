@@ -6,6 +6,10 @@ names the key and what is allowed, never a traceback, a NaN, or a value silently
 
 import json
 import math
+import resource
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,6 +31,8 @@ from dashboard.core.scenario_query import scenario_from_query
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE_INT = "9" * 5_000
 TEN_MB = "x" * 10_000_000
+ROOT = Path(__file__).resolve().parents[2]
+MEMORY_LIMIT_BYTES = 2 * 1024**3
 MESSAGE_CHARS = 400  # a message quotes at most a short prefix of the bad value
 
 
@@ -179,10 +185,19 @@ def test_a_key_set_twice_is_refused(capsys):
     assert (code, err) == (2, "error: --set gpu_count is given twice: keep one of them\n")
 
 
-@pytest.mark.parametrize("special", ["/dev/zero", "/dev/null", "."])
-def test_only_regular_files_are_read(capsys, special):
-    code, _, err = _cli(capsys, "estimate", special)
-    assert code == 2 and err == f"error: {special} is not a regular file: give a scenario JSON file\n"
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+
+@pytest.mark.parametrize("command", ["estimate", "report"])
+@pytest.mark.parametrize("special", ["/dev/zero", "/dev/urandom", "/dev/null", "."])
+def test_only_regular_files_are_read(tmp_path, command, special):
+    # In a child under a memory cap and a timeout: reading /dev/zero whole would otherwise take this process down.
+    args = [special] if command == "estimate" else [special, "-o", str(tmp_path / "r.html")]
+    done = subprocess.run([sys.executable, "-m", "dashboard", command, *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60, preexec_fn=_limit_memory)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"error: {special} is not a regular file: give a scenario JSON file\n"
 
 
 def test_report_refuses_a_negative_seed_like_estimate(tmp_path, capsys):
