@@ -1,4 +1,4 @@
-"""Browser: `streamlit run dashboard/app.py` from the repository root, as Streamlit's docs start an app, opens every page.
+"""Browser: `streamlit run dashboard/app.py` from the repository root (as Streamlit's docs start apps) opens every page.
 
 The server is the `streamlit` executable itself (not `python -m streamlit`), so the repository root is not on the
 import path unless the entry script puts it there.

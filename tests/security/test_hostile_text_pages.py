@@ -10,6 +10,7 @@ import json
 import re
 
 import pytest
+from shown_text import shown
 
 from dashboard.core.scenario import Scenario
 
@@ -25,7 +26,6 @@ LIVE_MARKUP = {
     "autolink": re.compile(r"https?://|www\."),
     "directive": re.compile(r"(?<!\\):[a-z]+(?:-background)?\["),
 }
-ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 MARKDOWN_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "warning", "error", "info", "success")
 
 
@@ -40,9 +40,9 @@ def _live(source: str) -> list[str]:
 def _assert_shown_as_text(at, payload: str) -> None:
     assert not at.exception
     sources = _sources(at)
-    shown = [source for source in sources if payload in ESCAPE.sub(r"\1", source)]
-    assert shown, f"the payload is not shown at all: {sources}"
-    assert {source: _live(source) for source in shown if _live(source)} == {}
+    showing = [source for source in sources if payload in shown(source)]
+    assert showing, f"the payload is not shown at all: {sources}"
+    assert {source: _live(source) for source in showing if _live(source)} == {}
 
 
 @pytest.mark.parametrize("payload", PAYLOADS.values(), ids=list(PAYLOADS))

@@ -4,6 +4,7 @@ Each is refused with a readable message naming the file, nothing changes, and no
 """
 
 import pytest
+from shown_text import shown
 
 from dashboard.core.json_input import MAX_DEPTH
 
@@ -17,7 +18,7 @@ assert MAX_DEPTH < 100_000
 
 
 def _errors(at) -> list[str]:
-    return [element.value.replace("\\", "") for element in at.error]
+    return [shown(element.value) for element in at.error]
 
 
 @pytest.mark.parametrize(("text", "message"), HOSTILE.values(), ids=list(HOSTILE))
