@@ -14,8 +14,10 @@ if str(ROOT) not in sys.path:
 import streamlit as st  # noqa: E402  (after the path is set, so the pages' imports resolve)
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
+# A file served by the app itself: a :material/…: page icon makes every browser fetch it from fonts.gstatic.com.
+ICON = Path(__file__).resolve().parent / "app_icon.svg"
 
-st.set_page_config(page_title="Pretraining cost planner", page_icon=":material/calculate:", layout="wide")
+st.set_page_config(page_title="Pretraining cost planner", page_icon=str(ICON), layout="wide")
 navigation = st.navigation(
     [
         st.Page(PAGES / "plan.py", title="Plan", icon=":material/tune:", default=True),

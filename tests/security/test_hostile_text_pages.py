@@ -1,8 +1,8 @@
 """Text from a link, a file name or a scenario is shown as text on the Plan, Compare and Import pages.
 
 AppTest hands back each element's markdown source. A payload is inert when no markdown construct in that source
-is left unescaped: no `[text](url)` link or `![x](url)` image, no `<tag`, no bare `https://` or `www.` that GFM
-would turn into a link, and no Streamlit `:colour[...]` directive. The browser test
+is left unescaped: no `[text](url)` link or `![x](url)` image, no `<tag`, no bare `https://`, `www.` or `name@host`
+that GFM would turn into a link (escaped or not), and no Streamlit `:colour[...]` directive. The browser test
 (tests/browser/test_hostile_links_browser.py) checks the same payloads in Streamlit's real renderer.
 """
 
@@ -19,11 +19,13 @@ PAYLOADS = {
     "image": "![x](http://attacker/pixel.png)",
     "directive": ":red[Budget approved by finance]",
     "html": '<a href="https://evil.example">open</a>',
+    "bare-url": "Log in at https://evil.example/x, www.evil.example or ops@evil.example",
 }
 LIVE_MARKUP = {
     "link or image": re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\("),
     "html tag": re.compile(r"(?<!\\)<[A-Za-z/!]"),
-    "autolink": re.compile(r"https?://|www\."),
+    # GFM autolinks these even when escaped; safe_text puts a word joiner (U+2060) after ':' and '@'.
+    "autolink": re.compile(r"https?\\?:\\?/|www\\?\.|\\?@(?!\u2060)"),
     "directive": re.compile(r"(?<!\\):[a-z]+(?:-background)?\["),
 }
 MARKDOWN_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "warning", "error", "info", "success")

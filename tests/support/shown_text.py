@@ -1,4 +1,4 @@
-"""What a reader sees of a Streamlit markdown source: the backslash escapes of `safe_text.markdown_text` removed."""
+"""What a reader sees of a Streamlit markdown source: `safe_text.markdown_text`'s escapes and word joiners removed."""
 
 import re
 
@@ -7,4 +7,4 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")  # CommonMark: a backslash before A
 
 def shown(source: str) -> str:
     """The text a markdown source displays when it has no markup (escaped user text)."""
-    return _ESCAPE.sub(r"\1", source)
+    return _ESCAPE.sub(r"\1", source).replace("\u2060", "")
