@@ -328,6 +328,14 @@ def _describe_limits(key: str) -> str:
     return f" (allowed: {' and '.join(bounds)})" if bounds else ""
 
 
+def budget_bounds() -> tuple[float, float]:
+    """The allowed budget_usd range (for `optimal --budget-usd`, which sizes a plan for a budget)."""
+    metadata = Scenario.model_fields["budget_usd"].metadata
+    low = next(meta.ge for meta in metadata if getattr(meta, "ge", None) is not None)
+    high = next(meta.le for meta in metadata if getattr(meta, "le", None) is not None)
+    return float(low), float(high)
+
+
 def _quoted(value: Any) -> str:
     """A bad value for a message: its JSON-like repr, cut to a short prefix."""
     return preview(repr(value))

@@ -284,3 +284,19 @@ def test_a_long_bad_set_is_quoted_by_a_short_prefix(capsys):
 def test_a_long_link_key_is_quoted_by_a_short_prefix():
     link = scenario_from_query({"k" * 100_000: "1"})
     assert len(link.warnings) == 1 and len(link.warnings[0]) < MESSAGE_CHARS
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--budget-usd", "nan"], "argument --budget-usd: 'nan' is not a finite number"),
+    (["--budget-usd", "1e999"], "argument --budget-usd: '1e999' is not a finite number"),
+    (["--target-loss", "inf"], "argument --target-loss: 'inf' is not a finite number"),
+    (["--budget-usd", "1e-300"], "--budget-usd 1e-300 is out of range (allowed: ≥ 1 and ≤ 1e+13)"),
+    (["--budget-usd", "1e300"], "--budget-usd 1e+300 is out of range (allowed: ≥ 1 and ≤ 1e+13)"),
+])
+def test_optimal_refuses_budgets_and_losses_that_are_not_finite_or_physical(capsys, args, message):
+    try:
+        code = main(["optimal", *args])
+    except SystemExit as done:  # argparse's own refusal of the option's type
+        code = done.code
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1 and len(err) < MESSAGE_CHARS
