@@ -27,6 +27,7 @@ from dashboard.core.scenario import (
 )
 from dashboard.core.scenario_bundle import read_bundle
 from dashboard.core.scenario_query import scenario_from_query
+from dashboard.core.uncertainty import monte_carlo
 
 DEEP = "[" * 100_000 + "]" * 100_000
 HUGE_INT = "9" * 5_000
@@ -300,3 +301,17 @@ def test_optimal_refuses_budgets_and_losses_that_are_not_finite_or_physical(caps
         code = done.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1 and len(err) < MESSAGE_CHARS
+
+
+def test_monte_carlo_at_the_most_expensive_allowed_corner_is_still_a_number():
+    # Costs near 1e40 overflow float32 (3.4e38), in which draws are normally priced.
+    worst = Scenario(total_params=1e14, tokens=1e16, mfu=0.01, gpu_type="custom", peak_tflops=1,
+                     checkpoint_interval_min=1, checkpoint_write_gb_per_s=0.01, gpus_per_node=1,
+                     node_failures_per_1000_node_days=10_000, gpu_count=10_000_000, experiment_overhead=100,
+                     keep_last_checkpoints=100_000, method="tst", range_shape="lognormal", range_mfu_low=0.01,
+                     range_tokens_high=100, range_node_failures_high=100, range_tst_speedup_low=0.01)
+    with np.errstate(all="ignore"):
+        summary = monte_carlo(worst, 2_000, 0).summary()
+    numbers = [value for part in ("p10", "p50", "p90", "mean") for value in summary[part].values()]
+    assert numbers and all(math.isfinite(value) for value in numbers)
+    assert math.isfinite(summary["budget_for_90_percent_usd"])
