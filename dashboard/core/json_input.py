@@ -7,7 +7,6 @@ Every scenario file, bundle, `--set` value and link parameter is decoded here, s
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import stat
@@ -19,24 +18,26 @@ from dashboard.safe_text import preview
 
 MAX_JSON_BYTES = 1_000_000  # a scenario is ~3 KB: a bundle of every scenario a team keeps fits easily
 MAX_DEPTH = 16  # a bundle is an array of flat objects (depth 2); deeper input is refused before it is parsed
-MAX_NUMBER_CHARS = 40  # a float needs at most 24 characters; Python refuses ints of more than 4,300 digits
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+MAX_NUMBER_CHARS = 40  # digits in a row: a float needs at most 17; Python refuses ints of more than 4,300
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # a JSON string, escapes included
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_NUMBER_CHARS + 1},}}")
 
 
 class JSONLimitError(ValueError):
     """JSON refused at the boundary (too large, too deep, a huge number, a key twice); one-line message."""
 
 
-def _number(text: str, convert: type) -> Any:
-    if len(text) > MAX_NUMBER_CHARS:
+def _check_numbers(text: str) -> None:
+    """Refuse a run of more than MAX_NUMBER_CHARS digits outside strings (a quick scan first, strings only if hit)."""
+    if _LONG_DIGITS.search(text) is None:
+        return
+    found = _LONG_DIGITS.search(_STRINGS.sub('""', text))
+    if found is not None:
+        digits = found.group()
         raise JSONLimitError(
-            f"the number {preview(text, 20)} has {len(text):,} characters: at most {MAX_NUMBER_CHARS} are read"
+            f"the number {preview(digits, 20)} has {len(digits):,} digits: at most {MAX_NUMBER_CHARS} are read"
         )
-    value = convert(text)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise JSONLimitError(f"the number {preview(text, 20)} is too large to be a finite number")
-    return value
 
 
 def _constant(text: str) -> Any:
@@ -53,12 +54,18 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _depth(text: str) -> int:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:  # cannot nest deeper than it has openers
+        return 0
     brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
     return max(accumulate(1 if char in "[{" else -1 for char in brackets), default=0)
 
 
 def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES) -> Any:
-    """Decode JSON text; JSONLimitError past a limit, json.JSONDecodeError or UnicodeDecodeError if malformed."""
+    """Decode JSON text; JSONLimitError past a limit, json.JSONDecodeError or UnicodeDecodeError if malformed.
+
+    `NaN` and `Infinity` are refused here; a number that overflows to infinity (`1e999`) is refused by the
+    scenario's own check that every number is finite.
+    """
     if len(text) > max_bytes:
         raise JSONLimitError(f"{len(text):,} bytes is more than the {max_bytes:,} bytes a scenario file may hold")
     if isinstance(text, bytes | bytearray):
@@ -70,13 +77,8 @@ def load_json(text: str | bytes, *, max_bytes: int = MAX_JSON_BYTES) -> Any:
             f"nested {depth:,} levels deep: a scenario file is one flat object or an array of them "
             f"(at most {MAX_DEPTH} levels are read)"
         )
-    return json.loads(
-        text,
-        parse_int=lambda digits: _number(digits, int),
-        parse_float=lambda digits: _number(digits, float),
-        parse_constant=_constant,
-        object_pairs_hook=_object,
-    )
+    _check_numbers(text)
+    return json.loads(text, parse_constant=_constant, object_pairs_hook=_object)
 
 
 def read_json_file(path: Path, *, max_bytes: int = MAX_JSON_BYTES) -> bytes:

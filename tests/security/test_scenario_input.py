@@ -138,9 +138,9 @@ def test_the_issue_command_is_refused_not_priced_as_null(capsys):
 # -- item 11: size, depth and number length at the boundary ---------------------------------------------------
 
 HOSTILE_FILES = {
-    "5000-digit-int": (f'{{"gpu_count": {HUGE_INT}}}', "has 5,000 characters: at most 40 are read"),
-    "5000-digit-float": (f'{{"mfu": 0.{HUGE_INT}}}', "has 5,002 characters: at most 40 are read"),
-    "huge-exponent": ('{"mfu": 1e999}', "is too large to be a finite number"),
+    "5000-digit-int": (f'{{"gpu_count": {HUGE_INT}}}', "has 5,000 digits: at most 40 are read"),
+    "5000-digit-float": (f'{{"mfu": 0.{HUGE_INT}}}', "has 5,000 digits: at most 40 are read"),
+    "huge-exponent": ('{"mfu": 1e999}', "mfu = inf: must be a finite number"),
     "nan": ('{"mfu": NaN}', "NaN is not a number JSON allows"),
     "100000-deep": (DEEP, f"nested 100,000 levels deep: a scenario file is one flat object or an array of them "
                           f"(at most {MAX_DEPTH} levels are read)"),
@@ -160,6 +160,12 @@ def test_hostile_json_is_refused_by_every_reader(text, message):
         assert "\n" not in str(error.value) and len(str(error.value)) < MESSAGE_CHARS
 
 
+def test_an_overflowing_number_in_a_bundle_names_its_scenario():
+    with pytest.raises(ScenarioError) as error:
+        read_bundle('[{}, {"mfu": -1e999}]')
+    assert str(error.value) == "scenario 2 of 2: mfu = -inf: must be a finite number"
+
+
 @pytest.mark.parametrize(("text", "message"), HOSTILE_FILES.values(), ids=list(HOSTILE_FILES))
 def test_hostile_files_exit_2_with_one_line_from_estimate_and_report(tmp_path, capsys, text, message):
     path = tmp_path / "plan.json"
@@ -172,7 +178,7 @@ def test_hostile_files_exit_2_with_one_line_from_estimate_and_report(tmp_path, c
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    (HUGE_INT, "--set gpu_count: the number 99999999999999999999… (5,000 characters) has 5,000 characters"),
+    (HUGE_INT, "--set gpu_count: the number 99999999999999999999… (5,000 characters) has 5,000 digits"),
     (DEEP[:60_000] + DEEP[-60_000:], "--set gpu_count: nested 60,000 levels deep"),
 ])
 def test_hostile_set_values_exit_2_with_one_line(capsys, value, message):

@@ -10,7 +10,7 @@ from dashboard.core.json_input import MAX_DEPTH
 
 HOSTILE = {
     "100000-deep": ("[" * 100_000 + "]" * 100_000, "nested 100,000 levels deep"),
-    "5000-digit-int": ('{"gpu_count": ' + "9" * 5_000 + "}", "has 5,000 characters: at most 40 are read"),
+    "5000-digit-int": ('{"gpu_count": ' + "9" * 5_000 + "}", "has 5,000 digits: at most 40 are read"),
     "duplicate-key": ('{"gpu_count": 8, "gpu_count": 4096}', "the key 'gpu_count' appears twice"),
     "true-gpu-count": ('{"gpu_count": true}', "gpu_count = True: Input should be a valid integer"),
 }
