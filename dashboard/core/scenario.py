@@ -359,10 +359,6 @@ def _message(first: dict[str, Any]) -> str:
     return f"{key} = {value}: {reason}{_describe_limits(key)}"
 
 
-def _validate(data: dict[str, Any], strict: bool) -> Scenario:
-    return Scenario.model_validate(data, strict=strict)
-
-
 def scenario_from_dict(data: Any, *, strict: bool = True) -> Scenario:
     """Validate a decoded JSON object into a Scenario, or raise ScenarioError with a one-line message.
 
@@ -375,7 +371,7 @@ def scenario_from_dict(data: Any, *, strict: bool = True) -> Scenario:
         if isinstance(value, float) and not math.isfinite(value):
             raise ScenarioError(f"{preview(key)} = {value!r}: must be a finite number")
     try:
-        return _validate(data, strict)
+        return Scenario.model_validate(data, strict=strict)
     except ValidationError as error:
         raise ScenarioError(_message(error.errors()[0])) from None
 
@@ -387,7 +383,7 @@ def field_errors(data: dict[str, Any]) -> dict[str, str]:
     `scenario_from_dict` reports those.
     """
     try:
-        _validate(data, strict=True)
+        Scenario.model_validate(data, strict=True)
     except ValidationError as error:
         return {str(e["loc"][0]): _message(e) for e in error.errors() if e["loc"]}
     return {}
