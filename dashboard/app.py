@@ -1,12 +1,23 @@
-"""Streamlit entry point: page config and the st.navigation router (`make run`)."""
+"""Streamlit entry point: page config and the st.navigation router (`make run`, or `streamlit run dashboard/app.py`).
 
+`streamlit run` puts this file's folder on the import path, not the repository root, so the root is added
+here: the pages import the `dashboard` package however the app was started.
+"""
+
+import sys
 from pathlib import Path
 
-import streamlit as st
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402  (after the path is set, so the pages' imports resolve)
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
+# A file served by the app itself: a :material/…: page icon makes every browser fetch it from fonts.gstatic.com.
+ICON = Path(__file__).resolve().parent / "app_icon.svg"
 
-st.set_page_config(page_title="Pretraining cost planner", page_icon=":material/calculate:", layout="wide")
+st.set_page_config(page_title="Pretraining cost planner", page_icon=str(ICON), layout="wide")
 navigation = st.navigation(
     [
         st.Page(PAGES / "plan.py", title="Plan", icon=":material/tune:", default=True),

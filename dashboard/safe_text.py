@@ -9,13 +9,18 @@ import re
 # directives (``:red[...]``, ``:material/icon:``, emoji shortcodes) and ``$`` maths.
 _MARKDOWN_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")
 _LINE_BREAKS = re.compile(r"[\r\n\u2028\u2029]+")
+# GFM turns bare `https://…`, `www.…` and `name@host` into links even when every character is escaped (the
+# autolink pass reads the unescaped text), so an invisible WORD JOINER goes after ':' and '@' and before www's dot.
+WORD_JOINER = "\u2060"
+_AUTOLINK_TRIGGER = re.compile(r"(\\[:@])|(?i:(?<=www))(?=\\\.)")
 PREVIEW_CHARS = 80
 
 
 def markdown_text(value: object) -> str:
     """The value as literal text inside st.markdown, st.caption, st.warning and friends (one line)."""
     flat = _LINE_BREAKS.sub(" ", str(value))
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", flat)
+    return _AUTOLINK_TRIGGER.sub(lambda match: (match.group(1) or "") + WORD_JOINER, escaped)
 
 
 def plotly_text(value: object) -> str:

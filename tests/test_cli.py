@@ -62,7 +62,7 @@ def test_estimate_table_is_readable(capsys):
         (["estimate", "--set", "gpu_type=X1"], "unknown gpu_type 'X1'"),
         (["estimate", "missing.json"], "cannot read missing.json"),
         (["optimal", "--target-loss", "1.5"], "unreachable"),
-        (["optimal", "--budget-usd", "-5"], "budget_usd must be > 0"),
+        (["optimal", "--budget-usd", "-5"], "--budget-usd -5 is out of range (allowed: ≥ 1 and ≤ 1e+13)"),
         (["optimal"], "one of the arguments --budget-usd --target-loss is required"),
         (["estimate", "--bogus"], "unrecognized arguments: --bogus"),
         (["estimate", "--monte-carlo", "0"], "--monte-carlo: draws = 0: use 1 to 1,000,000"),

@@ -8,9 +8,13 @@ from dashboard.safe_text import markdown_text, plotly_text, preview
 @pytest.mark.parametrize(
     ("raw", "shown"),
     [
-        ("[Click](https://evil.example/login)", r"\[Click\]\(https\:\/\/evil\.example\/login\)"),
-        ("![x](http://a/p.png)", r"\!\[x\]\(http\:\/\/a\/p\.png\)"),
-        (":red[alert]", r"\:red\[alert\]"),
+        ("[Click](https://evil.example/login)", "\\[Click\\]\\(https\\:\u2060\\/\\/evil\\.example\\/login\\)"),
+        ("![x](http://a/p.png)", "\\!\\[x\\]\\(http\\:\u2060\\/\\/a\\/p\\.png\\)"),
+        (":red[alert]", "\\:\u2060red\\[alert\\]"),
+        # GFM autolinks bare URLs, www. hosts and e-mail addresses even when escaped: a word joiner breaks each.
+        ("see www.evil.example", "see www\u2060\\.evil\\.example"),
+        ("WWW.evil.example", "WWW\u2060\\.evil\\.example"),
+        ("ops@evil.example", "ops\\@\u2060evil\\.example"),
         ("<b>bold</b>", r"\<b\>bold\<\/b\>"),
         ("$x$ and *y*", r"\$x\$ and \*y\*"),
         ("two\nlines", "two lines"),

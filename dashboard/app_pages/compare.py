@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard.core.compare import MAX_SCENARIOS, MIN_SCENARIOS
 from dashboard.core.scenario_bundle import export_bundle
+from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
 from dashboard.ui import compare_cache, compare_state, compare_view
 from dashboard.ui.compare_state import MANAGED, NEW_NAME, SELECTED
@@ -19,11 +20,12 @@ try:
     store = scenario_store()
     entries = store.entries()
 except StoreError as error:
-    st.error(f"The scenario store cannot be used: {error}. Point `PLANNER_STORE_URL` at a reachable database "
+    st.error(f"The scenario store cannot be used: {markdown_text(error)}. Point `PLANNER_STORE_URL` at a reachable "
+             "database "
              "(sqlite:///PATH or postgresql://USER@HOST:PORT/DB) and restart the app.")
     st.stop()
 if store.notice:
-    st.warning(store.notice, icon=":material/healing:")
+    st.warning(markdown_text(store.notice), icon=":material/healing:")
 if state.get(compare_state.GO_TO_PLAN):
     state.pop(compare_state.GO_TO_PLAN)
     st.switch_page("app_pages/plan.py")
@@ -34,12 +36,13 @@ if not state.get("compare.presentation"):
 
 if state.get(compare_state.MESSAGE):
     kind, text = state.pop(compare_state.MESSAGE)
-    (st.success if kind == "success" else st.error)(text)
+    (st.success if kind == "success" else st.error)(markdown_text(text))
 
 usable = {entry.name: entry.scenario for entry in entries if entry.scenario is not None}
 for entry in entries:
     if entry.scenario is None:
-        st.warning(f"“{entry.name}” can no longer be read: {entry.error}. Delete it or fix it in the database.")
+        st.warning(f"“{markdown_text(entry.name)}” can no longer be read: {markdown_text(entry.error)}. Delete it or "
+                   "fix it in the database.")
 if not usable:
     st.info("No saved scenarios yet. Save the Plan page's scenario or import JSON files from the sidebar, or add "
             "the bundled presets to start.")

@@ -11,6 +11,7 @@ from dashboard.format import count
 from dashboard.ingest.decode import decode
 from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
+from dashboard.safe_text import markdown_text
 from dashboard.ui.sources import SAMPLES, import_once, sample_names
 
 AUTO = "Detect from the header"
@@ -36,7 +37,8 @@ if source == "Local path":
     typed = st.text_input("File or folder of Parquet parts", key="import_path").strip()
     local_path = Path(typed).expanduser() if typed else None
     if local_path is not None and not local_path.exists():
-        st.error(f"{local_path} is neither a file nor a folder on this machine. Check the path and try again.")
+        st.error(f"{markdown_text(local_path)} is neither a file nor a folder on this machine. Check the path and "
+                 "try again.")
         st.stop()
     source_key = local_path and ("path", str(local_path), *(
         p.stat().st_mtime_ns for p in ([local_path] if local_path.is_file() else local_path.rglob("*.parquet"))))
@@ -82,7 +84,7 @@ if format_choice == "generic" and not (local_path is not None and local_path.is_
         try:
             st.session_state.import_columns = list(decode(source_bytes(), filename).table.columns)
         except UnreadableFile as error:
-            st.error(str(error))
+            st.error(markdown_text(error))
             st.stop()
         st.session_state.import_columns_key = source_key
     st.subheader("Column mapping")
@@ -104,9 +106,9 @@ if imported is None:
     st.stop()
 summary = imported.summary
 usage = imported.usage
-st.success(f"{filename}: read as **{FORMAT_LABELS[summary['format']]}**.")
+st.success(f"{markdown_text(filename)}: read as **{FORMAT_LABELS[summary['format']]}**.")
 for warning in summary["warnings"]:
-    st.warning(warning)
+    st.warning(markdown_text(warning))
 
 tiles = st.columns(6)
 tiles[0].metric("Rows read", f"{summary['rows_read']:,}")
@@ -115,7 +117,8 @@ tiles[2].metric("Excluded", f"{summary['rows_excluded']:,}", help="Dropped by a 
 tiles[3].metric("Rejected", f"{summary['rows_rejected']:,}", help="Unreadable rows, with line and reason below.")
 tiles[4].metric("GPU-hours", count(summary["gpu_hours_total"]))
 currency = summary["currency"] or ""
-tiles[5].metric(f"Cost {currency}".strip(), count(summary["cost_total"]), help=f"{summary['cost_total']:,.2f}")
+tiles[5].metric(f"Cost {markdown_text(currency)}".strip(), count(summary["cost_total"]),
+                help=f"{summary['cost_total']:,.2f}")
 
 left, right = st.columns(2)
 with left:

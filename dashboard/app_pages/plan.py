@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.file_names import download_name
+from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view, plan_controls, plan_state, plan_view
 from dashboard.ui.cache import cached_estimate
 
@@ -34,15 +35,17 @@ result = cached_estimate(scenario_json)
 
 plan_charts_view.narrow_layout()
 st.title("Plan")
-st.caption(f"**{scenario.name}** — deltas against the pinned baseline **{baseline.name}**. "
-           "The page address carries every setting: copy it to share this exact view.")
+st.caption(f"**{markdown_text(scenario.name)}** — deltas against the pinned baseline "
+           f"**{markdown_text(baseline.name)}**. The page address carries every setting: copy it to share this exact "
+           "view.")
 if problem:
-    st.error(f"These settings cannot be priced: {problem}. The numbers below are for the last valid settings.")
+    st.error(f"These settings cannot be priced: {markdown_text(problem)}. The numbers below are for the last valid "
+             "settings.")
 if st.session_state.get(plan_state.UPLOAD_ERROR):
-    st.error(st.session_state[plan_state.UPLOAD_ERROR])
+    st.error(markdown_text(st.session_state[plan_state.UPLOAD_ERROR]))
 if st.session_state.get(plan_state.NOTICES):
     notice = st.container(horizontal=True, vertical_alignment="center")
-    notice.warning("  \n".join(st.session_state[plan_state.NOTICES]), icon=":material/info:")
+    notice.warning("  \n".join(map(markdown_text, st.session_state[plan_state.NOTICES])), icon=":material/info:")
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
 
 with st.container(key="plan-tiles"):

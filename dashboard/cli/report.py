@@ -29,11 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _read(path: Path) -> list[Scenario]:
     """The scenarios in one file; ScenarioError whose message starts with the file name."""
+    from dashboard.core.json_input import JSONLimitError, read_json_file
     from dashboard.core.scenario import ScenarioError
     from dashboard.core.scenario_bundle import read_bundle
 
     try:
-        text = path.read_bytes()
+        text = read_json_file(path)
+    except JSONLimitError as error:
+        raise ScenarioError(str(error)) from None
     except OSError as error:
         raise ScenarioError(f"{path}: cannot read: {error.strerror or error}") from None
     try:
@@ -53,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     seed = uncertainty.DEFAULT_SEED if args.seed is None else args.seed
     if not 1 <= draws <= uncertainty.MAX_DRAWS:
         return fail(f"--draws {draws}: use 1 to {uncertainty.MAX_DRAWS:,}")
+    if seed < 0:
+        return fail(f"--seed {seed}: use a whole number of 0 or more")
     output = Path(args.output)
     if not output.parent.is_dir():
         return fail(f"cannot write {output}: folder {output.parent} does not exist")

@@ -21,6 +21,7 @@ def add_scenario_arguments(parser: argparse.ArgumentParser, *, positional: bool)
 
 def load_scenario(args: argparse.Namespace) -> Scenario:
     """The scenario named on the command line, with --set overrides; ScenarioError on any problem."""
+    from dashboard.core.json_input import JSONLimitError, read_json_file
     from dashboard.core.scenario import ScenarioError, default_scenario, scenario_from_json, with_overrides
 
     if args.scenario is None:
@@ -28,7 +29,9 @@ def load_scenario(args: argparse.Namespace) -> Scenario:
     else:
         path = Path(args.scenario)
         try:
-            text = path.read_bytes()
+            text = read_json_file(path)
+        except JSONLimitError as error:
+            raise ScenarioError(str(error)) from None
         except OSError as error:
             raise ScenarioError(f"cannot read {path}: {error.strerror or error}") from None
         scenario = scenario_from_json(text)

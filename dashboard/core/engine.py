@@ -181,8 +181,10 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     with np.errstate(divide="ignore", invalid="ignore"):
         young_min = reliability.young_interval(write_h, out["job_mtbf_hours"]) * 60.0
         daly_min = reliability.daly_interval(write_h, out["job_mtbf_hours"]) * 60.0
+    # A cost that is not a finite number is never "within" the budget (NaN fails every comparison).
     status_index = np.where(
-        cost_total > p["budget_usd"], 2, np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0)
+        ~np.isfinite(cost_total) | (cost_total > p["budget_usd"]), 2,
+        np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0),
     )
 
     E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])

@@ -6,25 +6,38 @@ import json
 import math
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dashboard.core.hardware import CUSTOM, resolve_gpu_type
+from dashboard.core.json_input import JSONLimitError, load_json
+from dashboard.safe_text import preview
 
 SCHEMA_VERSION = 1
 DEFAULT_SCENARIO_JSON = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "default.json"
 
 
+LOW_BOUNDS = "Bounds: 0.01 to 1, so the likely value is inside and a draw stays above zero."
+HIGH_BOUNDS = "Bounds: 1 to 100, so the likely value is inside."
 RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+# Strict types: what each refusal means for someone who wrote `true` for a count or `"yes"` for a switch.
+STRICT_TYPE_ERRORS = {
+    "int_type": "write a whole number such as 512",
+    "float_type": "write a number such as 0.4",
+    "bool_type": "write true or false",
+    "string_type": "write text in quotes",
+}
+MAX_GPU_TYPE_CHARS = 60
+MAX_REASON_CHARS = 300
 
 
 def _low(factor: float, source: str) -> Any:
-    return Field(factor, gt=0, le=1, description=f"Low end, × the likely value. {source}")
+    return Field(factor, ge=0.01, le=1, description=f"Low end, × the likely value. {source} {LOW_BOUNDS}")
 
 
 def _high(factor: float, source: str) -> Any:
-    return Field(factor, ge=1, le=100, description=f"High end, × the likely value. {source}")
+    return Field(factor, ge=1, le=100, description=f"High end, × the likely value. {source} {HIGH_BOUNDS}")
 
 
 class ScenarioError(ValueError):
@@ -37,21 +50,39 @@ class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     schema_: Literal[1] = Field(SCHEMA_VERSION, alias="schema", description="Scenario file version.")
-    name: str = Field("Default: 7B dense, 2T tokens on 512 H100", min_length=1, max_length=120)
+    name: str = Field("Default: 7B dense, 2T tokens on 512 H100", min_length=1, max_length=120,
+                      description="Label. Bounds: 1-120 characters, the scenario store's name limit.")
 
     # Model and data
-    total_params: float = Field(7e9, gt=0, le=1e14, description="Total parameters (Llama 2 7B size).")
-    active_params: float | None = Field(
-        None, gt=0, le=1e14, description="Parameters active per token (MoE); defaults to total_params."
+    total_params: float = Field(
+        7e9, ge=1e6, le=1e14,
+        description="Total parameters (Llama 2 7B size). Bounds: a million (the smallest language models) to "
+        "1e14 (50× the largest published model).",
     )
-    tokens: float = Field(2e12, gt=0, le=1e16, description="Training tokens (Llama 2: 2.0T).")
+    active_params: float | None = Field(
+        None, ge=1e6, le=1e14,
+        description="Parameters active per token (MoE); defaults to total_params. Bounds: as total_params.",
+    )
+    tokens: float = Field(
+        2e12, ge=1e6, le=1e16,
+        description="Training tokens (Llama 2: 2.0T). Bounds: a million to 1e16 (600× Llama 3's 15T).",
+    )
 
     # Compute conventions
     attention_flops: bool = Field(False, description="Add 12·layers·d_model·seq_len FLOPs per token (PaLM App. B).")
     causal_attention_halving: bool = Field(True, description="Halve the attention term for causal masks.")
-    n_layers: int = Field(32, ge=1, le=1000, description="Transformer layers (for the attention term).")
-    d_model: int = Field(4096, ge=1, le=1_000_000, description="Hidden size (for the attention term).")
-    seq_len: int = Field(4096, ge=1, le=10_000_000, description="Sequence length (for the attention term).")
+    n_layers: int = Field(
+        32, ge=1, le=1000,
+        description="Transformer layers (for the attention term). Bounds: 1 to 1,000 (5× the deepest published).",
+    )
+    d_model: int = Field(
+        4096, ge=1, le=1_000_000,
+        description="Hidden size (for the attention term). Bounds: 1 to a million (30× the widest published).",
+    )
+    seq_len: int = Field(
+        4096, ge=1, le=10_000_000,
+        description="Sequence length (for the attention term). Bounds: 1 to 10 million tokens of context.",
+    )
     activation_recompute: bool = Field(
         False, description="Full recomputation: 8ND hardware FLOPs; mfu is then read as HFU."
     )
@@ -59,67 +90,141 @@ class Scenario(BaseModel):
     # Hardware
     gpu_type: str = Field("H100", description="Catalogue name (data/hardware.csv) or 'custom'.")
     peak_tflops: float | None = Field(
-        None, gt=0, le=100_000, description="Dense BF16 peak per GPU, TFLOP/s; overrides the catalogue."
+        None, ge=1, le=100_000,
+        description="Dense BF16 peak per GPU, TFLOP/s; overrides the catalogue. Bounds: 1 (a laptop GPU) to "
+        "100,000 (40× a B200).",
     )
-    gpu_count: int = Field(512, ge=1, le=10_000_000, description="GPUs in the main run.")
-    gpus_per_node: int = Field(8, ge=1, le=1024, description="GPUs per node (8 on HGX/DGX servers).")
-    mfu: float = Field(0.40, gt=0, le=1, description="Model FLOPs utilisation (Llama 3 405B: 0.38-0.43).")
+    gpu_count: int = Field(
+        512, ge=1, le=10_000_000,
+        description="GPUs in the main run. Bounds: 1 to 10 million (100× the largest cluster built).",
+    )
+    gpus_per_node: int = Field(
+        8, ge=1, le=1024, description="GPUs per node (8 on HGX/DGX servers). Bounds: 1 to 1,024 (a whole rack)."
+    )
+    mfu: float = Field(
+        0.40, ge=0.01, le=1,
+        description="Model FLOPs utilisation (Llama 3 405B: 0.38-0.43). Bounds: 1 % (below the worst published "
+        "runs, ~6 %) to 100 % (the peak).",
+    )
 
     # Prices and purchase mix
     price_reserved_per_gpu_hour: float = Field(
-        2.65, ge=0, le=1000, description="H100 1-yr contract index, Jun 2026 (SemiAnalysis, as quoted)."
+        2.65, ge=0, le=1000,
+        description="H100 1-yr contract index, Jun 2026 (SemiAnalysis, as quoted). Bounds: $0 (owned hardware) to "
+        "$1,000 (100× any list price).",
     )
     price_on_demand_per_gpu_hour: float = Field(
-        6.88, ge=0, le=1000, description="AWS p5.48xlarge on-demand after the 2025 cut, per GPU."
+        6.88, ge=0, le=1000,
+        description="AWS p5.48xlarge on-demand after the 2025 cut, per GPU. Bounds: as the reserved price.",
     )
     price_spot_per_gpu_hour: float = Field(
-        2.42, ge=0, le=1000, description="H100 spot index, late Jun 2026 (SemiAnalysis, as quoted)."
+        2.42, ge=0, le=1000,
+        description="H100 spot index, late Jun 2026 (SemiAnalysis, as quoted). Bounds: as the reserved price.",
     )
-    reserved_share: float = Field(0.8, ge=0, le=1, description="Share of GPU-hours on reserved capacity.")
-    spot_share: float = Field(0.0, ge=0, le=1, description="Share of GPU-hours on spot capacity.")
+    reserved_share: float = Field(
+        0.8, ge=0, le=1, description="Share of GPU-hours on reserved capacity. Bounds: a share, 0 to 1."
+    )
+    spot_share: float = Field(0.0, ge=0, le=1, description="Share of GPU-hours on spot capacity. Bounds: 0 to 1.")
 
     # Failures and checkpoints
     node_failures_per_1000_node_days: float = Field(
-        3.79, ge=0, le=10_000, description="Llama 3 405B: 419 unexpected interruptions / (54 d x 2,048 nodes)."
+        3.79, ge=0, le=10_000,
+        description="Llama 3 405B: 419 unexpected interruptions / (54 d x 2,048 nodes). Bounds: 0 to 10,000 (every "
+        "node failing ten times a day, 2,600× Llama 3).",
     )
     spot_interruptions_per_1000_node_days: float = Field(
-        3.3, ge=0, le=10_000, description="Assumed: AWS Spot Advisor band '5-10 %/month' -> 10 %/30 d."
+        3.3, ge=0, le=10_000,
+        description="Assumed: AWS Spot Advisor band '5-10 %/month' -> 10 %/30 d. Bounds: 0 to 10,000 (every node "
+        "reclaimed ten times a day).",
     )
-    checkpoint_interval_min: float = Field(30.0, gt=0, le=100_000, description="Wall-clock between checkpoints.")
-    checkpoint_write_gb_per_s: float = Field(10.0, gt=0, le=100_000, description="Aggregate write bandwidth.")
+    checkpoint_interval_min: float = Field(
+        30.0, ge=1, le=100_000,
+        description="Wall-clock between checkpoints. Bounds: 1 min (no run writes a full checkpoint faster) to "
+        "100,000 min (70 days, longer than any run).",
+    )
+    checkpoint_write_gb_per_s: float = Field(
+        10.0, ge=0.01, le=100_000,
+        description="Aggregate write bandwidth. Bounds: 0.01 GB/s (one slow disk) to 100,000 GB/s (100 TB/s).",
+    )
     checkpoint_write_s: float | None = Field(
-        None, ge=0, le=1e6, description="Checkpoint stall per write, s; overrides size / bandwidth."
+        None, ge=0, le=1e6,
+        description="Checkpoint stall per write, s; overrides size / bandwidth. Bounds: 0 to a million s (12 days).",
     )
     checkpoint_async: bool = Field(False, description="Asynchronous checkpointing: no training stall.")
     checkpoint_bytes_per_param: float = Field(
-        14.0, gt=0, le=100, description="bf16 weights + fp32 master + Adam m, v (ZeRO, 2+4+4+4)."
+        14.0, ge=0.5, le=100,
+        description="bf16 weights + fp32 master + Adam m, v (ZeRO, 2+4+4+4). Bounds: 0.5 (4-bit weights only) to "
+        "100 (7× a full mixed-precision state).",
     )
-    restart_min: float = Field(11.0, ge=0, le=100_000, description="Median retry time, 504-GPU B200 study.")
+    restart_min: float = Field(
+        11.0, ge=0, le=100_000,
+        description="Median retry time, 504-GPU B200 study. Bounds: 0 to 100,000 min, as the checkpoint interval.",
+    )
 
     # Storage
-    keep_last_checkpoints: int = Field(3, ge=1, le=100_000, description="Checkpoints kept on the hot tier.")
-    archive_every_nth: int = Field(10, ge=0, le=100_000, description="Copy every n-th checkpoint to cold; 0 = never.")
-    storage_hot_per_gb_month: float = Field(0.14, ge=0, le=100, description="AWS FSx for Lustre Scratch 2.")
-    storage_cold_per_gb_month: float = Field(0.023, ge=0, le=100, description="AWS S3 Standard, first 50 TB.")
-    dataset_bytes_per_token: float = Field(4.0, gt=0, le=1000, description="Assumed: ~4 bytes of text per token.")
-    dataset_versions: int = Field(2, ge=1, le=1000, description="Copies of the corpus kept (raw + tokenised).")
-    logs_gb_per_day: float = Field(5.0, ge=0, le=1e6, description="Assumed: metrics, logs and traces per day.")
+    keep_last_checkpoints: int = Field(
+        3, ge=1, le=100_000,
+        description="Checkpoints kept on the hot tier. Bounds: 1 (the one to restart from) to 100,000.",
+    )
+    archive_every_nth: int = Field(
+        10, ge=0, le=100_000,
+        description="Copy every n-th checkpoint to cold; 0 = never. Bounds: 0 to 100,000.",
+    )
+    storage_hot_per_gb_month: float = Field(
+        0.14, ge=0, le=100,
+        description="AWS FSx for Lustre Scratch 2. Bounds: $0 to $100 per GB-month (700× FSx).",
+    )
+    storage_cold_per_gb_month: float = Field(
+        0.023, ge=0, le=100, description="AWS S3 Standard, first 50 TB. Bounds: $0 to $100 per GB-month."
+    )
+    dataset_bytes_per_token: float = Field(
+        4.0, ge=0, le=1000,
+        description="Assumed: ~4 bytes of text per token. Bounds: 0 (the corpus is stored elsewhere) to 1,000 "
+        "(images, audio).",
+    )
+    dataset_versions: int = Field(
+        2, ge=1, le=1000, description="Copies of the corpus kept (raw + tokenised). Bounds: 1 to 1,000."
+    )
+    logs_gb_per_day: float = Field(
+        5.0, ge=0, le=1e6, description="Assumed: metrics, logs and traces per day. Bounds: 0 to 1 PB a day."
+    )
 
     # Other line items
     experiment_overhead: float = Field(
         1.0, ge=0, le=100,
-        description="Ablations and failed runs as a multiple of the main run (seeds: 'often several x').",
+        description="Ablations and failed runs as a multiple of the main run (seeds: 'often several x'). "
+        "Bounds: 0 to 100 main runs.",
     )
-    eval_overhead: float = Field(0.05, ge=0, le=100, description="Assumed: evaluation as a fraction of the main run.")
-    debug_overhead: float = Field(0.05, ge=0, le=100, description="Assumed: debugging as a fraction of the main run.")
+    eval_overhead: float = Field(
+        0.05, ge=0, le=100,
+        description="Assumed: evaluation as a fraction of the main run. Bounds: 0 to 100 main runs.",
+    )
+    debug_overhead: float = Field(
+        0.05, ge=0, le=100,
+        description="Assumed: debugging as a fraction of the main run. Bounds: 0 to 100 main runs.",
+    )
     data_cost_per_billion_tokens: float = Field(
-        2.0, ge=0, le=1e6, description="Assumed: cleaning, dedup and tokenising, $ per billion raw tokens."
+        2.0, ge=0, le=1e6,
+        description="Assumed: cleaning, dedup and tokenising, $ per billion raw tokens. Bounds: $0 to $1 million "
+        "(hand-labelled data).",
     )
-    egress_gb: float = Field(0.0, ge=0, le=1e9, description="Data moved out of the cloud, GB.")
-    egress_per_gb: float = Field(0.09, ge=0, le=100, description="AWS internet egress, first 10 TB.")
-    people_cost_usd: float = Field(0.0, ge=0, le=1e12, description="Optional staff cost for the project.")
-    budget_usd: float = Field(500_000.0, gt=0, le=1e13, description="Budget line for the whole project.")
-    budget_warning_fraction: float = Field(0.9, gt=0, le=1, description="Warn when cost passes this share.")
+    egress_gb: float = Field(
+        0.0, ge=0, le=1e9, description="Data moved out of the cloud, GB. Bounds: 0 to an exabyte."
+    )
+    egress_per_gb: float = Field(
+        0.09, ge=0, le=100, description="AWS internet egress, first 10 TB. Bounds: $0 to $100 per GB."
+    )
+    people_cost_usd: float = Field(
+        0.0, ge=0, le=1e12, description="Optional staff cost for the project. Bounds: $0 to $1 trillion."
+    )
+    budget_usd: float = Field(
+        500_000.0, ge=1, le=1e13,
+        description="Budget line for the whole project. Bounds: $1 to $10 trillion (a tenth of world GDP).",
+    )
+    budget_warning_fraction: float = Field(
+        0.9, ge=0.01, le=1,
+        description="Warn when cost passes this share. Bounds: 1 % to 100 % of the budget.",
+    )
 
     # Scaling law and training method
     scaling_fit: Literal["epoch2024", "hoffmann2022"] = Field(
@@ -128,15 +233,20 @@ class Scenario(BaseModel):
     method: Literal["baseline", "tst"] = Field("baseline", description="Training method of the main run.")
     tst_speedup: float = Field(
         12311 / 4768, ge=1, le=100,
-        description="GPU-hour ratio to matched loss: 12,311 / 4,768 B200-h (arXiv 2605.06546).",
+        description="GPU-hour ratio to matched loss: 12,311 / 4,768 B200-h (arXiv 2605.06546). Bounds: 1 (no "
+        "gain; a slowdown is not this method) to 100.",
     )
     tst_token_multiplier: float = Field(
-        2.0 / 1.05, ge=1, le=100, description="Raw tokens read by TST over baseline: 2T / 1.05T (arXiv 2605.06546)."
+        2.0 / 1.05, ge=1, le=100,
+        description="Raw tokens read by TST over baseline: 2T / 1.05T (arXiv 2605.06546). Bounds: 1 to 100.",
     )
     tst_pilot_fraction: float = Field(
-        0.05, ge=0, le=10, description="Assumed: pilot validation as a fraction of the baseline run's cost."
+        0.05, ge=0, le=10,
+        description="Assumed: pilot validation as a fraction of the baseline run's cost. Bounds: 0 to 10 runs.",
     )
-    tst_switching_cost_usd: float = Field(20_000.0, ge=0, le=1e12, description="Assumed: one-off engineering cost.")
+    tst_switching_cost_usd: float = Field(
+        20_000.0, ge=0, le=1e12, description="Assumed: one-off engineering cost. Bounds: $0 to $1 trillion."
+    )
 
     # Uncertainty (Monte Carlo, `dashboard.core.uncertainty`): each range's ends are multiples of the value above,
     # which is the likely value. Low ends are at most 1 and high ends at least 1, so the likely value is inside.
@@ -163,6 +273,13 @@ class Scenario(BaseModel):
     range_tst_speedup_low: float = _low(0.6, "Assumed: one published 10B-A1B result; not proven at scale (≥ 1×).")
     range_tst_speedup_high: float = _high(1.1, "Assumed: a small gain over the published 2.58×.")
 
+    @field_validator("schema_", mode="before")
+    @classmethod
+    def _schema_is_a_number(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # True == 1 in Python, so the literal alone would take it
+            raise ValueError(f"must be the number {SCHEMA_VERSION}, not true/false")
+        return value
+
     # Storage after training: what the run leaves behind is billed for the project's life, not only the run.
     storage_retention_months: float = Field(
         12.0, ge=0, le=1200,
@@ -173,6 +290,8 @@ class Scenario(BaseModel):
     @field_validator("gpu_type")
     @classmethod
     def _known_gpu(cls, value: str) -> str:
+        if len(value) > MAX_GPU_TYPE_CHARS:
+            raise ValueError("no catalogue name is that long: use a name from data/hardware.csv, or 'custom'")
         return resolve_gpu_type(value)
 
     @model_validator(mode="after")
@@ -197,6 +316,13 @@ class Scenario(BaseModel):
         return self.model_dump(by_alias=True)
 
 
+# Keys whose value is text (name, gpu_type, the choices): `--set name=2024` and `?name=2024` keep the text.
+TEXT_KEYS = frozenset(
+    key for key, field in Scenario.model_fields.items()
+    if field.annotation is str or all(isinstance(arg, str) for arg in get_args(field.annotation) or (0,))
+)
+
+
 def _describe_limits(key: str) -> str:
     field = Scenario.model_fields.get(key)
     if field is None:
@@ -209,55 +335,80 @@ def _describe_limits(key: str) -> str:
     return f" (allowed: {' and '.join(bounds)})" if bounds else ""
 
 
+def budget_bounds() -> tuple[float, float]:
+    """The allowed budget_usd range (for `optimal --budget-usd`, which sizes a plan for a budget)."""
+    metadata = Scenario.model_fields["budget_usd"].metadata
+    low = next(meta.ge for meta in metadata if getattr(meta, "ge", None) is not None)
+    high = next(meta.le for meta in metadata if getattr(meta, "le", None) is not None)
+    return float(low), float(high)
+
+
+def _quoted(value: Any) -> str:
+    """A bad value for a message: its JSON-like repr, cut to a short prefix."""
+    return preview(repr(value))
+
+
 def _message(first: dict[str, Any]) -> str:
     loc = [str(part) for part in first["loc"]]
     key = "schema" if loc[:1] == ["schema_"] else ".".join(loc)
     if first["type"] == "extra_forbidden":
-        return f"unknown key {key!r}: see the README's scenario table for the allowed keys"
+        return f"unknown key {_quoted(key)}: see the README's scenario table for the allowed keys"
     if not key:
         return first["msg"].removeprefix("Value error, ")
-    value = first.get("input")
+    value = _quoted(first.get("input"))
     if key == "schema":
-        return f"schema = {value!r}: this planner reads scenario files with \"schema\": {SCHEMA_VERSION}"
+        return f"schema = {value}: this planner reads scenario files with \"schema\": {SCHEMA_VERSION}"
     if first["type"] in RANGE_ERRORS:
-        return f"{key} = {value!r} is out of range{_describe_limits(key)}"
-    reason = first["msg"].removeprefix("Value error, ")
-    return f"{key} = {value!r}: {reason}{_describe_limits(key)}"
+        return f"{key} = {value} is out of range{_describe_limits(key)}"
+    reason = preview(first["msg"].removeprefix("Value error, "), MAX_REASON_CHARS)
+    if first["type"] in STRICT_TYPE_ERRORS:
+        reason = f"{reason} ({STRICT_TYPE_ERRORS[first['type']]})"
+    return f"{key} = {value}: {reason}{_describe_limits(key)}"
 
 
-def scenario_from_dict(data: Any) -> Scenario:
-    """Validate a decoded JSON object into a Scenario, or raise ScenarioError with a one-line message."""
+def scenario_from_dict(data: Any, *, strict: bool = True) -> Scenario:
+    """Validate a decoded JSON object into a Scenario, or raise ScenarioError with a one-line message.
+
+    Strict (the default, for files, links and `--set`): `true` is not a GPU count, `1` or `"yes"` not a
+    boolean. The Plan page's own widgets pass ``strict=False`` (a slider gives 512.0 for a count).
+    """
     if not isinstance(data, dict):
         raise ScenarioError("a scenario must be a JSON object of key: value pairs")
     for key, value in data.items():
         if isinstance(value, float) and not math.isfinite(value):
-            raise ScenarioError(f"{key} = {value!r}: must be a finite number")
+            raise ScenarioError(f"{preview(key)} = {value!r}: must be a finite number")
     try:
-        return Scenario.model_validate(data, strict=False)
+        return Scenario.model_validate(data, strict=strict)
     except ValidationError as error:
         raise ScenarioError(_message(error.errors()[0])) from None
 
 
 def field_errors(data: dict[str, Any]) -> dict[str, str]:
-    """Keys whose own value is invalid (unknown keys included), each with its one-line message.
+    """Keys whose own value is invalid (unknown keys included), each with its one-line message (strict types).
 
     Rules that tie several keys together (shares summing to at most 1, active ≤ total) are not listed here;
     `scenario_from_dict` reports those.
     """
     try:
-        Scenario.model_validate(data, strict=False)
+        Scenario.model_validate(data, strict=True)
     except ValidationError as error:
         return {str(e["loc"][0]): _message(e) for e in error.errors() if e["loc"]}
     return {}
 
 
-def scenario_from_json(text: str | bytes) -> Scenario:
-    """Parse and validate scenario JSON text."""
+def decode_json(text: str | bytes) -> Any:
+    """JSON text from a user, within the limits of `dashboard.core.json_input`; ScenarioError otherwise."""
     try:
-        data = json.loads(text)
+        return load_json(text)
+    except JSONLimitError as error:
+        raise ScenarioError(str(error)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ScenarioError(f"not valid JSON: {error}") from None
-    return scenario_from_dict(data)
+
+
+def scenario_from_json(text: str | bytes) -> Scenario:
+    """Parse and validate scenario JSON text (bounded size and depth, strict types, no duplicate keys)."""
+    return scenario_from_dict(decode_json(text))
 
 
 @cache
@@ -269,17 +420,26 @@ def default_scenario() -> Scenario:
 def parse_assignment(text: str) -> tuple[str, Any]:
     """Turn a CLI `KEY=VALUE` into a key and a JSON value (numbers, true/false, null), else a string."""
     key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise ScenarioError(f"--set expects KEY=VALUE, got {text!r}")
+    key = key.strip()
+    if not sep or not key:
+        raise ScenarioError(f"--set expects KEY=VALUE, got {preview(repr(text))}")
     try:
-        value = json.loads(raw)
+        value = load_json(raw)
+    except JSONLimitError as error:
+        raise ScenarioError(f"--set {preview(key)}: {error}") from None
     except json.JSONDecodeError:
-        value = raw
-    return key.strip(), value
+        return key, raw
+    return key, raw if key in TEXT_KEYS and not isinstance(value, str) else value
 
 
 def with_overrides(scenario: Scenario, assignments: list[str]) -> Scenario:
-    """A new validated scenario with `KEY=VALUE` assignments applied."""
+    """A new validated scenario with `KEY=VALUE` assignments applied; a key set twice is refused."""
     data = scenario.to_json_dict()
-    data.update(parse_assignment(item) for item in assignments)
+    seen: set[str] = set()
+    for item in assignments:
+        key, value = parse_assignment(item)
+        if key in seen:
+            raise ScenarioError(f"--set {preview(key)} is given twice: keep one of them")
+        seen.add(key)
+        data[key] = value
     return scenario_from_dict(data)

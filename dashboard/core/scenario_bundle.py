@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+from dashboard.core.scenario import Scenario, ScenarioError, decode_json, scenario_from_dict
 
 
 def export_bundle(scenarios: Sequence[Scenario]) -> str:
@@ -22,13 +22,12 @@ def export_bundle(scenarios: Sequence[Scenario]) -> str:
 
 
 def read_bundle(text: str | bytes) -> list[Scenario]:
-    """The scenarios in a bundle (one object or an array of objects); ScenarioError naming a bad element."""
-    if isinstance(text, str):
-        text = text.removeprefix("\ufeff")  # a byte-order mark left by some editors
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ScenarioError(f"not valid JSON: {error}") from None
+    """The scenarios in a bundle (one object or an array of objects); ScenarioError naming a bad element.
+
+    The text is decoded within `dashboard.core.json_input`'s limits (size, depth, number length, duplicate keys)
+    and every scenario is validated with strict types.
+    """
+    data = decode_json(text)
     if isinstance(data, dict):
         return [scenario_from_dict(data)]
     if not isinstance(data, list):

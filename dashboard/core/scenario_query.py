@@ -1,8 +1,9 @@
 """Scenarios in a URL: the keys that differ from the default as query parameters, read back with validation.
 
 A link carries the plan (`?mfu=0.35&gpu_count=1024`) and, under the `base.` prefix, the pinned baseline. Reading
-never raises: unknown keys and values that fail validation are dropped one by one with a warning, and a
-combination that is invalid as a whole falls back to the default scenario, also with a warning.
+never raises: unknown keys, repeated keys and values that fail strict validation are dropped one by one with a
+warning, and a combination that is invalid as a whole falls back to the default scenario, also with a warning.
+Warnings quote names and values as plain text; the page escapes them (`dashboard.safe_text`) when it shows them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, field_errors, scenario_from_dict
+from dashboard.core.json_input import JSONLimitError, load_json
+from dashboard.core.scenario import (
+    TEXT_KEYS,
+    Scenario,
+    ScenarioError,
+    default_scenario,
+    field_errors,
+    scenario_from_dict,
+)
+from dashboard.safe_text import preview
 
 BASELINE_PREFIX = "base."
 MAX_VALUE_CHARS = 200
@@ -38,9 +48,9 @@ def _text(value: Any) -> str:
 
 def _value(text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+        return load_json(text)
+    except (json.JSONDecodeError, JSONLimitError):
+        return text  # left as text, so strict validation names the key and refuses it
 
 
 def scenario_to_query(scenario: Scenario, baseline: Scenario | None = None) -> dict[str, str]:
@@ -55,16 +65,18 @@ def scenario_to_query(scenario: Scenario, baseline: Scenario | None = None) -> d
     return params
 
 
-def _decode(params: Mapping[str, str], label: str, warnings: list[str]) -> Scenario:
+def _decode(params: Mapping[str, list[str]], label: str, warnings: list[str]) -> Scenario:
     default = default_scenario()
     data = default.to_json_dict()
-    for key, text in params.items():
+    for key, values in params.items():
         if key not in data or key == "schema":
-            warnings.append(f"{label}: ignored unknown parameter {key!r}")
-        elif len(text) > MAX_VALUE_CHARS:
+            warnings.append(f"{label}: ignored unknown parameter {preview(repr(key))}")
+        elif len(values) > 1:
+            warnings.append(f"{label}: ignored {key!r}: given {len(values)} times in the address; keep one")
+        elif len(values[0]) > MAX_VALUE_CHARS:
             warnings.append(f"{label}: ignored {key!r}: value longer than {MAX_VALUE_CHARS} characters")
         else:
-            data[key] = text if isinstance(data[key], str) else _value(text)
+            data[key] = values[0] if key in TEXT_KEYS else _value(values[0])
     for key, message in field_errors(data).items():
         warnings.append(f"{label}: ignored {message}")
         data[key] = default.to_json_dict()[key]
@@ -76,11 +88,15 @@ def _decode(params: Mapping[str, str], label: str, warnings: list[str]) -> Scena
 
 
 def scenario_from_query(params: Mapping[str, str | list[str]]) -> QueryScenarios:
-    """Decode query parameters into a plan and a baseline; never raises, reports what it dropped."""
-    single = {key: value[-1] if isinstance(value, list) else value for key, value in params.items() if value != []}
-    plan_params = {key: value for key, value in single.items() if not key.startswith(BASELINE_PREFIX)}
+    """Decode query parameters into a plan and a baseline; never raises, reports what it dropped.
+
+    A parameter given more than once (a list of several values) is ignored with a warning, never settled by
+    taking one of them. Values are read with strict types: `gpu_count=true` or `checkpoint_async=1` are refused.
+    """
+    every = {key: value if isinstance(value, list) else [value] for key, value in params.items() if value != []}
+    plan_params = {key: value for key, value in every.items() if not key.startswith(BASELINE_PREFIX)}
     base_params = {
-        key.removeprefix(BASELINE_PREFIX): value for key, value in single.items() if key.startswith(BASELINE_PREFIX)
+        key.removeprefix(BASELINE_PREFIX): value for key, value in every.items() if key.startswith(BASELINE_PREFIX)
     }
     warnings: list[str] = []
     scenario = _decode(plan_params, "Link", warnings)

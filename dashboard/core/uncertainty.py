@@ -243,18 +243,26 @@ def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]
     """`draws` Monte Carlo values of each headline output; the same seed gives the same values.
 
     Inputs are drawn and priced in float32, `CHUNK_DRAWS` at a time through `engine.costs`, so the arrays stay
-    in the CPU cache. With every range zero-width each draw is the point estimate, exactly.
+    in the CPU cache. With every range zero-width each draw is the point estimate, exactly. A scenario at the
+    far end of the bounds whose costs overflow float32 (3.4e38) is priced again in float64, from the same draws.
     """
+    samples = _priced(scenario, draws, seed, DRAW_DTYPE)
+    if all(np.isfinite(values).all() for values in samples.values()):
+        return samples
+    return _priced(scenario, draws, seed, np.float64)
+
+
+def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str, np.ndarray]:
     ranges = input_ranges(scenario)
     base = engine.scenario_arrays([scenario])
     if all(item.low == item.high for item in ranges):
         point = engine.costs(base)
         return {output: np.full(draws, point[output][0]) for output in OUTPUTS}
     rng = np.random.default_rng(seed)
-    base = {key: values.astype(DRAW_DTYPE) for key, values in base.items()}
+    base = {key: values.astype(dtype) for key, values in base.items()}
     keys = [item.input.key for item in ranges]
     sampler = _Sampler(ranges, scenario.range_shape, min(CHUNK_DRAWS, draws))
-    samples = {output: np.empty(draws, dtype=DRAW_DTYPE) for output in OUTPUTS}
+    samples = {output: np.empty(draws, dtype=dtype) for output in OUTPUTS}
     for start in range(0, draws, CHUNK_DRAWS):
         count = min(CHUNK_DRAWS, draws - start)
         arrays = dict(base)

@@ -21,3 +21,11 @@ class ScenarioNotFoundError(StoreError):
 
 class StoreUnavailableError(StoreError):
     """The database cannot be reached or used (server down, file locked, bad URL)."""
+
+
+class StoreReadOnlyError(StoreUnavailableError):
+    """The database refuses writes (read-only server, transaction or file, or no write permission)."""
+
+
+class StoreFullError(StoreUnavailableError):
+    """The database has no space left to write."""

@@ -2,20 +2,25 @@
 
 Every operation is one transaction. Name clashes are settled by the table's UNIQUE constraint, never by
 reading first and writing after, so two programs saving at once both keep their work or one gets a clear
-StoreError. A stored scenario's ``name`` field is kept equal to its store name, so exported files and
-re-imports carry the name the user chose.
+StoreError. A transaction that PostgreSQL aborts as a deadlock or serialisation failure is run again (bounded,
+with jittered backoff: `dashboard.store.driver_errors`); a read-only or full store is named as such. A stored
+scenario's ``name`` field is kept equal to its store name, so exported files and re-imports carry the name the
+user chose.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import random
 import sqlite3
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     Column,
@@ -48,8 +53,15 @@ from sqlalchemy.pool import StaticPool
 from sqlalchemy.schema import CreateTable
 
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_json
-from dashboard.store import sqlite_file
-from dashboard.store.errors import NameTakenError, ScenarioNotFoundError, StoreError, StoreUnavailableError
+from dashboard.store import driver_errors, sqlite_file
+from dashboard.store.errors import (
+    NameTakenError,
+    ScenarioNotFoundError,
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
 from dashboard.store.names import validate_name
 from dashboard.store.urls import display_url, parse_url
 
@@ -69,6 +81,7 @@ scenarios_table = Table(
     UniqueConstraint("name", name="scenarios_name_key"),
 )
 _t = scenarios_table
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -131,8 +144,13 @@ class ScenarioStore:
         self.url: URL = parse_url(url)
         self.display_url = display_url(url)  # as the user wrote it, password hidden
         self.notice: str | None = None
+        self._random = random.Random()
         self._path = sqlite_file.file_path(self.url.database) if self._is_sqlite else None
         if self._path is not None:
+            if "\x00" in str(self._path):
+                raise StoreUnavailableError(
+                    f"cannot use the scenario store at {self.display_url}: the file name holds a NUL character"
+                )
             with contextlib.suppress(OSError):  # if this fails, opening the file says why
                 self._path.parent.mkdir(parents=True, exist_ok=True)
         self._engine = self._create_engine()
@@ -174,7 +192,7 @@ class ScenarioStore:
             if "connect_timeout" not in self.url.query:
                 connect_args["connect_timeout"] = POSTGRES_CONNECT_TIMEOUT_S
             return create_engine(self.url, pool_pre_ping=True, connect_args=connect_args)
-        except (ArgumentError, NoSuchModuleError, ImportError) as error:
+        except (ArgumentError, NoSuchModuleError, ImportError, ValueError, TypeError) as error:
             raise StoreUnavailableError(
                 f"cannot use the scenario store at {self.display_url}: {_one_line(error)} "
                 "(use sqlite:///PATH or postgresql://USER@HOST:PORT/DB)"
@@ -199,7 +217,8 @@ class ScenarioStore:
                 # Two programs creating the table at once would clash in PostgreSQL's catalog even with
                 # IF NOT EXISTS; this transaction-scoped lock makes the second wait and then find the table.
                 connection.execute(select(func.pg_advisory_xact_lock(CREATE_TABLE_LOCK_ID)))
-            connection.execute(CreateTable(_t, if_not_exists=True))
+            if not connection.dialect.has_table(connection, _t.name):  # a read-only store still opens for reading
+                connection.execute(CreateTable(_t, if_not_exists=True))
 
     def _recover(self) -> None:
         """Move a damaged SQLite file aside (unless another program just did) and start a fresh store."""
@@ -238,6 +257,15 @@ class ScenarioStore:
         try:
             yield
         except DBAPIError as error:
+            why = driver_errors.cause(error)
+            if why == driver_errors.READ_ONLY:
+                message = (f"the scenario store at {self.display_url} is read-only ({_one_line(error)}): nothing was "
+                           "saved; ask its owner for write access, or set PLANNER_STORE_URL to a writable store")
+                raise StoreReadOnlyError(self._hide_password(message)) from error
+            if why == driver_errors.DISK_FULL:
+                message = (f"the scenario store at {self.display_url} has no disk space left ({_one_line(error)}): "
+                           "nothing was saved; free space where the database lives and try again")
+                raise StoreFullError(self._hide_password(message)) from error
             if isinstance(error, OperationalError | InterfaceError):
                 message = f"cannot reach the scenario store at {self.display_url}: {_one_line(error)}"
             else:
@@ -257,6 +285,22 @@ class ScenarioStore:
 
     def _reader(self) -> contextlib.AbstractContextManager[Connection]:
         return self._engine.begin()
+
+    def _run(self, work: Callable[[Connection], T], *, write: bool = True) -> T:
+        """``work`` in one transaction; rerun when PostgreSQL aborted it as a deadlock or serialisation failure.
+
+        At most driver_errors.MAX_ATTEMPTS runs, with jittered exponential backoff between them; any other error,
+        or the last attempt's, is raised as a one-line StoreError.
+        """
+        for attempt in itertools.count(1):
+            try:
+                with self._guard(), (self._writer() if write else self._reader()) as connection:
+                    return work(connection)
+            except StoreUnavailableError as error:
+                if attempt >= driver_errors.MAX_ATTEMPTS or not driver_errors.is_retryable(error.__cause__):
+                    raise
+            time.sleep(driver_errors.backoff_s(attempt, self._random))
+        raise AssertionError("unreachable")
 
     def _insert(self, connection: Connection, name: str, text: str) -> None:
         now = _now()
@@ -291,11 +335,7 @@ class ScenarioStore:
         """Save under ``name``; an existing name raises NameTakenError unless ``overwrite``."""
         name = validate_name(name)
         text = _payload(name, scenario)
-        with self._guard(), self._writer() as connection:
-            if overwrite:
-                self._upsert(connection, name, text)
-            else:
-                self._insert(connection, name, text)
+        self._run(lambda connection: (self._upsert if overwrite else self._insert)(connection, name, text))
 
     def import_scenarios(self, scenarios: Iterable[Scenario], *, overwrite: bool = False) -> list[str]:
         """Save every scenario under its own ``name`` in one transaction: all are saved, or none is."""
@@ -306,24 +346,25 @@ class ScenarioStore:
             if name in seen:
                 raise NameTakenError(f"the import holds two scenarios named {name!r}: rename one and import again")
             seen.add(name)
-        with self._guard(), self._writer() as connection:
-            for name, scenario in zip(names, items, strict=True):
-                text = _payload(name, scenario)
-                if overwrite:
-                    self._upsert(connection, name, text)
-                else:
-                    self._insert(connection, name, text)
+        # Rows are written in name order, so two imports of the same names lock them in the same order.
+        rows = sorted((name, _payload(name, scenario)) for name, scenario in zip(names, items, strict=True))
+        write = self._upsert if overwrite else self._insert
+
+        def work(connection: Connection) -> None:
+            for name, text in rows:
+                write(connection, name, text)
+
+        self._run(work)
         return names
 
     def names(self) -> list[str]:
         """Saved names, ordered case-insensitively."""
-        with self._guard(), self._reader() as connection:
-            return _sorted(connection.execute(select(_t.c.name)).scalars())
+        return _sorted(self._run(lambda connection: list(connection.execute(select(_t.c.name)).scalars()), write=False))
 
     def entries(self) -> list[StoredScenario]:
         """Every saved scenario, ordered by name; one whose JSON no longer validates carries ``error``."""
-        with self._guard(), self._reader() as connection:
-            rows = connection.execute(select(_t.c.name, _t.c.scenario_json, _t.c.updated_at)).all()
+        query = select(_t.c.name, _t.c.scenario_json, _t.c.updated_at)
+        rows = self._run(lambda connection: connection.execute(query).all(), write=False)
         found = []
         for name, text, updated_at in rows:
             try:
@@ -335,8 +376,7 @@ class ScenarioStore:
     def load(self, name: str) -> Scenario:
         """The scenario saved as ``name``; ScenarioNotFoundError, or StoreError if it no longer validates."""
         name = validate_name(name)
-        with self._guard(), self._reader() as connection:
-            text = self._stored_json(connection, name)
+        text = self._run(lambda connection: self._stored_json(connection, name), write=False)
         try:
             return scenario_from_json(text)
         except ScenarioError as error:
@@ -352,7 +392,8 @@ class ScenarioStore:
     def rename(self, old: str, new: str) -> None:
         """Give a saved scenario a new name (its ``name`` field follows)."""
         old, new = validate_name(old), validate_name(new)
-        with self._guard(), self._writer() as connection:
+
+        def work(connection: Connection) -> None:
             text = self._stored_json(connection, old, lock=True)
             if new == old:
                 return
@@ -364,19 +405,23 @@ class ScenarioStore:
                     f"cannot rename {old!r}: a scenario named {new!r} already exists; choose another name"
                 ) from None
 
+        self._run(work)
+
     def duplicate(self, name: str, new_name: str) -> None:
         """Save a copy of ``name`` as ``new_name``."""
         name, new_name = validate_name(name), validate_name(new_name)
-        with self._guard(), self._writer() as connection:
-            text = self._stored_json(connection, name)
-            self._insert(connection, new_name, _renamed(text, new_name))
+        self._run(lambda connection: self._insert(
+            connection, new_name, _renamed(self._stored_json(connection, name), new_name)))
 
     def delete(self, name: str) -> None:
         """Remove a saved scenario; ScenarioNotFoundError if there is none of that name."""
         name = validate_name(name)
-        with self._guard(), self._writer() as connection:
+
+        def work(connection: Connection) -> None:
             if not connection.execute(delete(_t).where(_t.c.name == name)).rowcount:
                 raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: nothing was deleted")
+
+        self._run(work)
 
     def close(self) -> None:
         """Release the database connections; the store is not usable afterwards."""

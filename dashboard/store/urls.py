@@ -36,7 +36,7 @@ def parse_url(url: str | URL) -> URL:
     """The URL as SQLAlchemy's URL, with postgresql:// (and postgres://) routed to psycopg 3."""
     try:
         parsed = make_url(url)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise StoreUnavailableError(
             "the scenario store URL is not a database URL: use sqlite:///PATH or postgresql://USER@HOST:PORT/DB"
         ) from None
@@ -49,5 +49,5 @@ def display_url(url: str | URL) -> str:
     """The URL for messages, password replaced by ***."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):
         return "(unparseable URL)"

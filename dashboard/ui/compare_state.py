@@ -81,11 +81,10 @@ def import_files() -> None:
 
 def add_presets() -> None:
     """Save the bundled presets that are not in the store yet."""
-    store = scenario_store()
-    taken = set(store.names())
-    missing = [scenario for name, scenario in presets().items() if name not in taken]
     try:
-        names = store.import_scenarios(missing)
+        store = scenario_store()
+        taken = set(store.names())
+        names = store.import_scenarios([scenario for name, scenario in presets().items() if name not in taken])
     except StoreError as error:
         _say("error", f"Presets not added: {error}.")
         return

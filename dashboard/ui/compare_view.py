@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard.core.scenario import Scenario
 from dashboard.format import count, usd
+from dashboard.safe_text import markdown_text
 from dashboard.ui import compare_cache, compare_state
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo, plan_figure
 from dashboard.ui.compare_state import OVERWRITE, SAVE_NAME, UPLOAD, UPLOAD_ROUND
@@ -36,7 +37,7 @@ def store_controls(display_url: str) -> None:
                      help="One scenario per file, or an array of them (as exported here). All or nothing: a bad "
                           "file or a name already taken imports none.")
     st.button("Add the bundled presets", on_click=compare_state.add_presets, icon=":material/library_add:")
-    st.caption(f"Store: `{display_url}`")
+    st.caption(f"Store: {markdown_text(display_url)}")
 
 
 def saved_table(scenarios: dict[str, Scenario]) -> None:
@@ -72,7 +73,7 @@ def charts(jsons: tuple[str, ...], scenarios: list[Scenario]) -> None:
     st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")
     tst = [(text, scenario) for text, scenario in zip(jsons, scenarios, strict=True) if scenario.method == "tst"]
     for position, (text, scenario) in enumerate(tst):
-        st.subheader(f"TST against baseline: {scenario.name}")
+        st.subheader(f"TST against baseline: {markdown_text(scenario.name)}")
         st.plotly_chart(plan_figure(text, "TST vs baseline"), width="stretch", key=f"compare.chart.tst.{position}")
 
 
@@ -83,7 +84,7 @@ def presentation(jsons: tuple[str, ...]) -> None:
         result = cached_estimate(text)
         mc = cached_monte_carlo(text, *compare_cache.DRAWS_AND_SEED)
         with column:
-            st.subheader(result["name"])
+            st.subheader(markdown_text(result["name"]))
             st.metric("Total cost", usd(result["cost_total_usd"]))
             st.caption(f"P10–P90 {usd(mc.percentile('cost_total_usd', 10))} – "
                        f"{usd(mc.percentile('cost_total_usd', 90))}; "

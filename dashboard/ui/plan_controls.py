@@ -142,7 +142,8 @@ GROUPS: dict[str, tuple[Control, ...]] = {
 def _range(name: str, label: str) -> Control:
     """A low-high slider of multiples of the plan's value; the help quotes both ends' sources."""
     fields = Scenario.model_fields
-    sources = " ".join(fields[f"range_{name}_{end}"].description.split(". ", 1)[1] for end in ("low", "high"))
+    sources = " ".join(fields[f"range_{name}_{end}"].description.split(". ", 1)[1].split(" Bounds:")[0]
+                       for end in ("low", "high"))
     return Control(f"range_{name}", f"{label} (× plan value)", "range", 1.0, 0.1, 3.0, 0.01, fmt="×%.2f",
                    help=f"Low and high ends as multiples of the plan's own value. {sources}")
 

@@ -37,8 +37,10 @@ def start() -> None:
     state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
     state.setdefault(controls.SEED, DEFAULT_SEED)
     if SCENARIO not in state:
-        params = st.query_params.to_dict()
-        tab_warnings = plan_tabs.tabs_from_link(params.pop(plan_tabs.TABS_PARAM, None))
+        params = {key: st.query_params.get_all(key) for key in st.query_params}
+        tab_values = params.pop(plan_tabs.TABS_PARAM, None)
+        # A repeated `charts` parameter is refused like any other repeated parameter (the empty value is invalid).
+        tab_warnings = plan_tabs.tabs_from_link(None if not tab_values else tab_values[0] if len(tab_values) == 1 else "")
         link = scenario_from_query(params)
         controls.load(link.scenario)
         state[SCENARIO] = scenario_json(link.scenario)
@@ -82,7 +84,7 @@ def current() -> tuple[Scenario, str | None]:
     state = st.session_state
     previous = json.loads(state[SCENARIO])
     try:
-        scenario, problem = scenario_from_dict(controls.read(previous)), None
+        scenario, problem = scenario_from_dict(controls.read(previous), strict=False), None
     except ScenarioError as error:
         scenario, problem = Scenario.model_validate(previous), str(error)
     state[SCENARIO] = scenario_json(scenario)

@@ -17,6 +17,7 @@ import streamlit as st
 from dashboard import ingest
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro.summary import summarize
+from dashboard.safe_text import markdown_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 
@@ -43,10 +44,10 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
     previous = st.session_state.get(state_key)
     if previous is not None and previous.key == key:
         return previous
-    bar = st.progress(0.0, text=f"Importing {filename}")
+    bar = st.progress(0.0, text=f"Importing {markdown_text(filename)}")
 
     def show(fraction: float, stage: str) -> None:
-        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{filename}: {stage}")
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{markdown_text(filename)}: {markdown_text(stage)}")
 
     try:
         if isinstance(read, Path):
@@ -56,11 +57,12 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
                                                 progress=show)
     except UnreadableFile as error:
         st.session_state.pop(state_key, None)
-        st.error(str(error))
+        st.error(markdown_text(error))
         return None
     except Exception as error:  # noqa: BLE001 - the page boundary: a message, never a traceback
         st.session_state.pop(state_key, None)
-        st.error(f"{filename} could not be imported ({type(error).__name__}: {error}). Nothing was loaded; "
+        st.error(f"{markdown_text(filename)} could not be imported ({type(error).__name__}: {markdown_text(error)}). "
+                 "Nothing was loaded; "
                  "check the format and options, or run `python -m dashboard ingest FILE` to see more.")
         return None
     finally:

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from shown_text import shown
 
 from dashboard.cli import main
 from dashboard.core.engine import estimate
@@ -54,7 +55,7 @@ def test_saving_the_plan_scenario_keeps_it_across_restarts(app, store_url):
     at.sidebar.text_input[0].set_value("Option A (512 H100)")
     _button(at, "Save").click().run()
     assert not at.exception
-    assert at.success[0].value == "Saved the Plan's scenario as “Option A (512 H100)”."
+    assert shown(at.success[0].value) == "Saved the Plan's scenario as “Option A (512 H100)”."
     assert _names(store_url) == ["Option A (512 H100)"]
     with ScenarioStore(store_url) as store:
         saved = store.load("Option A (512 H100)")
@@ -66,7 +67,7 @@ def test_saving_under_a_taken_name_is_refused_unless_overwriting(app, store_url)
     at = _compare(app)
     at.sidebar.text_input[0].set_value("Option A")
     _button(at, "Save").click().run()
-    assert "Not saved: a scenario named 'Option A' already exists" in at.error[0].value
+    assert "Not saved: a scenario named 'Option A' already exists" in shown(at.error[0].value)
     at.sidebar.checkbox[0].check()
     _button(at, "Save").click().run()
     assert not at.error
@@ -82,7 +83,7 @@ def test_bad_names_are_refused_with_the_rule(app, store_url, name, message):
     at = _compare(app)
     at.sidebar.text_input[0].set_value(name)
     _button(at, "Save").click().run()
-    assert message in at.error[0].value and "Scenario names are 1–120 characters" in at.error[0].value
+    assert message in shown(at.error[0].value) and "Scenario names are 1–120 characters" in shown(at.error[0].value)
     assert _names(store_url) == []
 
 
@@ -95,7 +96,7 @@ def test_importing_several_files_at_once(app, store_url):
         ("cd.json", json.dumps(two).encode(), "application/json"),
     ]).run()
     assert not at.exception
-    assert at.success[0].value == "Imported 3 scenarios: Option B, Option C, Option D."
+    assert shown(at.success[0].value) == "Imported 3 scenarios: Option B, Option C, Option D."
     assert _names(store_url) == ["Option B", "Option C", "Option D"]
 
 
@@ -103,7 +104,7 @@ def test_an_import_with_one_bad_scenario_imports_nothing(app, store_url):
     bad = [Scenario(name="Fine").to_json_dict(), {"name": "Broken", "mfu": 7}]
     at = _compare(app)
     at.sidebar.file_uploader[0].set_value(("two.json", json.dumps(bad).encode(), "application/json")).run()
-    assert at.error[0].value.startswith("Nothing imported: two.json: scenario 2 of 2: mfu = 7 is out of range")
+    assert shown(at.error[0].value).startswith("Nothing imported: two.json: scenario 2 of 2: mfu = 7 is out of range")
     assert _names(store_url) == []
 
 
@@ -121,7 +122,7 @@ def test_rename_duplicate_and_delete(app, store_url):
     at.selectbox(key="compare.managed").set_value("Option A")
     _button(at, "Delete").click().run()
     assert not at.exception
-    assert at.success[0].value == "Deleted “Option A”."
+    assert shown(at.success[0].value) == "Deleted “Option A”."
     assert _names(store_url) == ["Option B2", "Option B3"]
     assert "Option A" not in at.multiselect(key="compare.selected").value
 
@@ -185,7 +186,7 @@ def test_a_corrupted_store_file_is_reported_and_kept(app, store_url):
         file.write(garbage)
     at = _compare(app)
     assert not at.exception
-    notice = at.warning[0].value
+    notice = shown(at.warning[0].value)
     assert notice.startswith(f"The scenario store {path} was not a readable database: it was kept as {path}.corrupt-")
     backup = notice.split("it was kept as ")[1].split(" and a new")[0]
     with open(backup, "rb") as file:
@@ -197,7 +198,7 @@ def test_an_unreachable_store_says_how_to_fix_it(app, monkeypatch):
     monkeypatch.setenv("PLANNER_STORE_URL", "postgresql://planner:secret@127.0.0.1:9/planner")
     at = _compare(app)
     assert not at.exception
-    message = at.error[0].value
+    message = shown(at.error[0].value)
     assert message.startswith("The scenario store cannot be used: cannot reach the scenario store at "
                               "postgresql://planner:***@127.0.0.1:9/planner: ")
     assert "secret" not in message and "PLANNER_STORE_URL" in message

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from shown_text import shown
 
 from dashboard import ingest
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
@@ -42,7 +43,7 @@ def test_unreadable_upload_shows_the_import_message(app):
     assert not at.exception
     with pytest.raises(UnreadableFile) as expected:
         ingest.import_bytes(junk, filename="export.csv")
-    assert [e.value for e in at.error] == [str(expected.value)]
+    assert [shown(e.value) for e in at.error] == [str(expected.value)]
 
 
 def test_slurm_without_a_time_zone_asks_for_one(app):

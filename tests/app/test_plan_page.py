@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from shown_text import shown
 
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
@@ -155,7 +156,7 @@ def test_a_tampered_link_warns_and_falls_back(app):
     app.query_params["gpu_count"] = "<script>"
     at = app.run()
     assert not at.exception
-    text = " ".join(w.value for w in at.warning)
+    text = " ".join(shown(w.value) for w in at.warning)
     assert "mfu = 12 is out of range" in text and "gpu_count" in text
     assert _metric(at, "Total cost").value == usd(estimate(default_scenario())["cost_total_usd"])
 
@@ -206,7 +207,7 @@ def test_bad_scenario_upload_shows_an_error_and_keeps_the_previous_state(app):
     at.sidebar.file_uploader[0].set_value(("bad.json", b'{"schema": 1, "mfu": 7}', "application/json"))
     at.run()
     assert not at.exception
-    assert any("mfu = 7 is out of range" in e.value for e in at.error)
+    assert any("mfu = 7 is out of range" in shown(e.value) for e in at.error)
     assert _tiles(at) == before
     assert _widget(at, "w.mfu").value == pytest.approx(33.0)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from shown_text import shown
 
 from dashboard import ingest
 from dashboard.core.engine import estimate
@@ -207,7 +208,7 @@ def test_an_unreadable_upload_is_explained_and_the_other_export_still_shows(app,
     assert not at.exception
     with pytest.raises(UnreadableFile) as expected:
         ingest.import_bytes(data, filename="export.csv", options=UTC)
-    assert [e.value for e in at.error] == [str(expected.value)]
+    assert [shown(e.value) for e in at.error] == [str(expected.value)]
     assert _tiles(at) == _expected_tiles(_import(other))
 
 

@@ -36,9 +36,9 @@ def test_gpu_type_names(given, key):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"mfu": 1.5}, "mfu = 1.5 is out of range (allowed: > 0 and ≤ 1)"),
-        ({"mfu": 0}, "mfu = 0 is out of range (allowed: > 0 and ≤ 1)"),
-        ({"total_params": -7e9}, "total_params = -7000000000.0 is out of range (allowed: > 0 and ≤ 1e+14)"),
+        ({"mfu": 1.5}, "mfu = 1.5 is out of range (allowed: ≥ 0.01 and ≤ 1)"),
+        ({"mfu": 0}, "mfu = 0 is out of range (allowed: ≥ 0.01 and ≤ 1)"),
+        ({"total_params": -7e9}, "total_params = -7000000000.0 is out of range (allowed: ≥ 1e+06 and ≤ 1e+14)"),
         ({"tokens": 0}, "tokens = 0 is out of range"),
         ({"reserved_share": 0.7, "spot_share": 0.5}, "reserved_share + spot_share = 1.2 exceeds 1"),
         ({"gpu_type": "H900"}, "unknown gpu_type 'H900'"),

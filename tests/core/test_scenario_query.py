@@ -44,7 +44,7 @@ def test_baseline_keys_carry_a_prefix():
     ({"gpu_type": "Z9000"}, {}, "gpu_type"),
     ({"tokens": "NaN"}, {}, "tokens"),
     ({"name": "x" * 500}, {}, "longer than"),
-    ({"mfu": ["0.2", "0.3"]}, {"mfu": 0.3}, None),
+    ({"mfu": ["0.2", "0.3"]}, {}, "given 2 times in the address"),  # issue 12: never the last one silently
 ])
 def test_bad_parameters_are_dropped_with_a_warning(params, kept, warning_fragment):
     decoded = scenario_from_query(params)

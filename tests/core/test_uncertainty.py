@@ -178,7 +178,7 @@ def test_bad_draws_or_seed_are_refused(draws, seed, message):
 
 
 @pytest.mark.parametrize("key, value, message", [
-    ("range_mfu_low", 1.2, "range_mfu_low = 1.2 is out of range (allowed: > 0 and ≤ 1)"),
+    ("range_mfu_low", 1.2, "range_mfu_low = 1.2 is out of range (allowed: ≥ 0.01 and ≤ 1)"),
     ("range_mfu_high", 0.9, "range_mfu_high = 0.9 is out of range (allowed: ≥ 1 and ≤ 100)"),
     ("range_shape", "uniform", "range_shape = 'uniform'"),
 ])

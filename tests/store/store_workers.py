@@ -16,3 +16,46 @@ def save_names(url: str, prefix: str, count: int, start, results) -> None:
         results.put((prefix, "ok"))
     except Exception as error:  # reported to the parent test, which fails with it
         results.put((prefix, f"{type(error).__name__}: {error}"))
+
+
+def churn(url: str, worker: int, shared: list[str], seconds: float, start, results) -> None:
+    """For `seconds`, mix the writes a team makes at once; report (worker, saved names, operations, errors).
+
+    Each round replaces the shared names in an order of its own (overwrite import: rows locked in different
+    orders, PostgreSQL's classic deadlock), saves a new name of its own, renames it, duplicates it and deletes
+    the duplicate. Every name this worker saved and did not delete must be in the store at the end.
+    """
+    import random
+    import time
+
+    saved: list[str] = []
+    errors: list[str] = []
+    operations = 0
+    order = random.Random(worker)
+    try:
+        with ScenarioStore(url) as store:
+            start.wait(60)
+            deadline = time.monotonic() + seconds
+            round_number = 0
+            while time.monotonic() < deadline:
+                round_number += 1
+                names = order.sample(shared, len(shared))
+                batch = [Scenario(name=name, gpu_count=worker * 1000 + round_number) for name in names]
+                own = f"w{worker} r{round_number}"
+                steps = (
+                    (store.import_scenarios, (batch,), {"overwrite": True}),
+                    (store.save, (own, Scenario(gpu_count=round_number)), {}),
+                    (store.rename, (own, f"{own} kept"), {}),
+                    (store.duplicate, (f"{own} kept", f"{own} copy"), {}),
+                    (store.delete, (f"{own} copy",), {}),
+                )
+                for operation, args, options in steps:
+                    operations += 1
+                    try:
+                        operation(*args, **options)
+                    except Exception as error:  # reported to the parent test, which fails with it
+                        errors.append(f"{type(error).__name__}: {error}")
+                saved.append(f"{own} kept")
+    except Exception as error:
+        errors.append(f"{type(error).__name__}: {error}")
+    results.put((worker, saved, operations, errors))
