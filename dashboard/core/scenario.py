@@ -284,7 +284,8 @@ class Scenario(BaseModel):
     storage_retention_months: float = Field(
         12.0, ge=0, le=1200,
         description="Assumed: the last checkpoints, archives, datasets and logs are kept a year after training "
-        "(follow-up runs, evaluation, audits), on the cold tier.",
+        "(follow-up runs, evaluation, audits), on the cold tier. Bounds: 0 (storage billed for the run only) to "
+        "1,200 months (a century).",
     )
 
     @field_validator("gpu_type")

@@ -38,9 +38,10 @@ def start() -> None:
     state.setdefault(controls.SEED, DEFAULT_SEED)
     if SCENARIO not in state:
         params = {key: st.query_params.get_all(key) for key in st.query_params}
-        tab_values = params.pop(plan_tabs.TABS_PARAM, None)
+        tab_values = params.pop(plan_tabs.TABS_PARAM, [])
         # A repeated `charts` parameter is refused like any other repeated parameter (the empty value is invalid).
-        tab_warnings = plan_tabs.tabs_from_link(None if not tab_values else tab_values[0] if len(tab_values) == 1 else "")
+        tab_value = (tab_values[0] if len(tab_values) == 1 else "") if tab_values else None
+        tab_warnings = plan_tabs.tabs_from_link(tab_value)
         link = scenario_from_query(params)
         controls.load(link.scenario)
         state[SCENARIO] = scenario_json(link.scenario)

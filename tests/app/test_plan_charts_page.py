@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from shown_text import shown
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from dashboard.core.engine import estimate
@@ -56,7 +57,7 @@ def test_a_bad_charts_value_is_dropped_with_a_warning_that_does_not_quote_it(app
     app.query_params["charts"] = value
     at = app.run()
     assert not at.exception
-    text = " ".join(w.value for w in at.warning)
+    text = " ".join(shown(w.value) for w in at.warning)
     assert "ignored parameter 'charts'" in text and "charts=storage,tst" in text
     assert "evil" not in text
     assert _titles(at)[0].startswith("Cost by line item")  # the first tabs
