@@ -12,7 +12,7 @@ PURE_PACKAGES = [
     "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/retro", "dashboard/figures", "dashboard/store",
     "dashboard/report",
 ]
-PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py"]
+PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/settings.py"]
 
 
 def _imports(path: Path) -> set[str]:
