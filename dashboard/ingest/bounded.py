@@ -104,7 +104,10 @@ def _gunzip(data: bytes, name: str, ceiling: int) -> bytes:
                     raise _too_big(name, 0, "inflates to")
                 pending = inflater.unconsumed_tail
             start = end
-        out.write(inflater.flush())
+        while not inflater.eof and (piece := inflater.decompress(b"", _OUT_CHUNK)):
+            out.write(piece)  # output zlib still held when the input ran out
+            if out.tell() > ceiling:
+                raise _too_big(name, 0, "inflates to")
         if not inflater.eof:
             raise zlib.error("the stream ends before its end-of-stream marker")
         position = start - len(inflater.unused_data)
@@ -112,8 +115,6 @@ def _gunzip(data: bytes, name: str, ceiling: int) -> bytes:
             break  # zero padding after the last member, as gzip allows
         if view[position : position + 2] != _GZIP:
             raise zlib.error("bytes after the end of the compressed data")
-    if out.tell() > ceiling:
-        raise _too_big(name, 0, "inflates to")
     return out.getvalue()
 
 

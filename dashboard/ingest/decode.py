@@ -222,20 +222,29 @@ def _header_line(text: bytes, filename: str) -> str:
     return text[first.start() : end].rstrip(b"\r").decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
-def _check_column_count(columns: int, filename: str) -> None:
-    """Refuse a header with more columns than ``PLANNER_MAX_COLUMNS`` before any row is parsed."""
+def _header_cells(header: str, delimiter: str, filename: str) -> list[str]:
+    """The header split on ``delimiter``; refused past ``PLANNER_MAX_COLUMNS`` before any row is parsed.
+
+    A cell longer than the csv module's field limit (128 KiB) counts as one: no delimiter splits that header.
+    """
+    try:
+        cells = next(csv.reader([header], delimiter=delimiter))
+    except csv.Error:
+        return [header]
     ceiling = settings.limit(settings.MAX_COLUMNS)
+    columns = len(cells)
     if columns > ceiling:
         raise LimitExceeded(
             f"{filename or 'The file'} has {columns:,} columns, more than the {ceiling:,} the importer reads "
             f"({settings.MAX_COLUMNS}). Export only the columns you need (drop unused tag columns), or have the "
             f"server's operator raise {settings.MAX_COLUMNS}."
         )
+    return cells
 
 
 def _sniff_delimiter(header: str, filename: str) -> str:
     """The delimiter among ``,`` ``;`` ``|`` tab that splits the header line into the most fields."""
-    counts = {d: len(next(csv.reader([header], delimiter=d))) for d in DELIMITERS}
+    counts = {d: len(_header_cells(header, d, filename)) for d in DELIMITERS}
     delimiter = max(DELIMITERS, key=lambda d: counts[d])
     if counts[delimiter] < 2:
         raise UnreadableFile(
@@ -353,8 +362,7 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
             "Upload a billing export with a header row and at least one data row."
         )
     delimiter = _sniff_delimiter(header_line, filename)
-    header = next(csv.reader([header_line], delimiter=delimiter))
-    _check_column_count(len(header), filename)
+    header = _header_cells(header_line, delimiter, filename)
     names = _unique_names([clean_column_name(n, i) for i, n in enumerate(header)])
     table = None
     tail = text[-_SNIFF_BYTES:].rstrip(b"\r\n")

@@ -1,0 +1,18 @@
+"""The hostile corpus, written once per test session into a temporary folder (tests/support/hostile_corpus.py)."""
+
+from pathlib import Path
+
+import pytest
+from hostile_corpus import write_corpus
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    return write_corpus(tmp_path_factory.mktemp("hostile"))
