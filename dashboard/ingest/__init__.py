@@ -129,7 +129,7 @@ def import_path(
     if path.is_dir():
         import pyarrow.parquet as pq
 
-        parts = checked_parts(path.rglob("*.parquet"), path.name)
+        parts = checked_parts(path.rglob("*.parquet"), path)
         if not parts:
             raise UnreadableFile(
                 f"The folder {path.name} holds no .parquet files. Upload a file, or a folder "

@@ -76,14 +76,18 @@ def read_regular_file(path: Path) -> bytes:
     return data
 
 
-def checked_parts(parts: Iterable[Path], folder: str) -> list[Path]:
-    """Parquet parts of a folder: regular files only, whose sizes add up to no more than the import ceiling."""
+def checked_parts(parts: Iterable[Path], folder: Path) -> list[Path]:
+    """Parquet parts of ``folder``: regular files inside it (links out of it refused), within the import ceiling."""
     kept = sorted(p for p in parts if p.is_file())
+    inside = Path(os.path.realpath(folder))
     total = 0
     for part in kept:
+        if not Path(os.path.realpath(part)).is_relative_to(inside):
+            raise LimitExceeded(f"{part.name} in {folder.name} links to a file outside that folder, so it is not "
+                                "read. Copy the part into the folder instead of linking to it.")
         total += checked_size(part)
         if total > settings.megabytes(settings.MAX_IMPORT_MB):
-            raise _too_big(f"The Parquet parts in {folder}", total, "hold")
+            raise _too_big(f"The Parquet parts in {folder.name}", total, "hold")
     return kept
 
 
