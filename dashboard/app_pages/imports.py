@@ -1,6 +1,5 @@
 """Import page: upload a billing or job export, see how every row was accounted for, download the result."""
 
-from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +10,7 @@ from dashboard.ingest.decode import decode
 from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
+from dashboard.ui import upload_store
 from dashboard.ui.sources import SAMPLES, choose_local, import_once, local_columns, local_path_help, sample_names
 
 AUTO = "Detect from the header"
@@ -147,5 +147,5 @@ st.subheader("Canonical usage table")
 st.caption(f"{len(usage):,} rows; the first 1,000 are shown. The download escapes cells that start with "
            "=, +, - or @ so spreadsheets do not run them as formulas.")
 st.dataframe(usage.head(1000), hide_index=True, width="stretch")
-st.download_button("Download canonical usage (CSV)", data=partial(to_safe_csv, usage),
+st.download_button("Download canonical usage (CSV)", data=upload_store.csv_download(usage, to_safe_csv),
                    file_name=f"{Path(filename).stem}_usage.csv", mime="text/csv")

@@ -2,7 +2,6 @@
 
 import json
 from datetime import date
-from functools import partial
 
 import streamlit as st
 
@@ -10,7 +9,7 @@ from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.schema import ReadOptions
-from dashboard.ui import plan_state
+from dashboard.ui import plan_state, upload_store
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
 from dashboard.ui.sources import SAMPLES, choose_local, import_once, local_path_help, sample_names
@@ -157,6 +156,6 @@ with tabs[6]:
                                             or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
-st.download_button("Download this view (CSV)", data=partial(to_safe_csv, shown),
+st.download_button("Download this view (CSV)", data=upload_store.csv_download(shown, to_safe_csv),
                    file_name=f"retrospective_{date.today():%Y%m%d}.csv", mime="text/csv",
                    help="The filtered rows; cells starting with =, +, - or @ are escaped for spreadsheets.")

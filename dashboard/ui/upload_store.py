@@ -11,13 +11,16 @@ larger than the whole bound is refused. Tables of sessions the server no longer 
 
 from __future__ import annotations
 
+import ctypes
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -38,6 +41,11 @@ class _Held:
     nbytes: int
 
 
+try:
+    _LIBC = ctypes.CDLL("libc.so.6")
+    _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
+except (OSError, AttributeError):
+    _LIBC = None  # not glibc: nothing to trim
 _LOCK = threading.RLock()
 _HELD: OrderedDict[tuple[str, Hashable], _Held] = OrderedDict()  # least recently used first
 _SWEEPER: list[threading.Thread] = []
@@ -58,6 +66,14 @@ def _session() -> str:
     return context.session_id if context is not None else NO_SESSION
 
 
+def _return_freed_memory() -> None:
+    """Give freed memory back to the system: Arrow's pool, and glibc's per-thread arenas (each session's script
+    thread allocates in its own, and glibc returns their free pages only when asked)."""
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
 def release_ended() -> None:
     """Release every table of a session that the server no longer has open (nothing outside a server)."""
     if not Runtime.exists():
@@ -67,6 +83,8 @@ def release_ended() -> None:
         ended = [slot for slot in _HELD if slot[0] != NO_SESSION and not runtime.is_active_session(slot[0])]
         for slot in ended:
             del _HELD[slot]
+    if ended:
+        _return_freed_memory()
 
 
 def _sweep() -> None:
@@ -142,6 +160,23 @@ def held_count() -> int:
     """Tables held for all sessions."""
     with _LOCK:
         return len(_HELD)
+
+
+def csv_download(frame: pd.DataFrame, render: Callable[[pd.DataFrame], str | bytes]) -> Callable[[], str | bytes]:
+    """A download button's deferred data that renders ``frame`` without keeping it alive.
+
+    Streamlit keeps a download's callable for as long as it keeps the session, closed sessions included; holding
+    the table weakly lets the store's bound and release decide how long it lives.
+    """
+    table = weakref.ref(frame)
+
+    def data() -> str | bytes:
+        held_frame = table()
+        if held_frame is None:
+            return "This table was released by the server; open the page again to download it.\n"
+        return render(held_frame)
+
+    return data
 
 
 def clear() -> None:
