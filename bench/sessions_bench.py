@@ -1,13 +1,13 @@
 """Server memory for five browser sessions importing the 1,000,000-row FOCUS export, and after they close.
 
-A real `streamlit run` server is started on a free 127.0.0.1 port with the export's folder as its data folder
-(`PLANNER_DATA_DIR`) and a store bound of STORE_MB (`PLANNER_IMPORT_STORE_MB`), small enough that five imports
-do not fit together. Five headless Chromium sessions (Playwright) open the Retrospective page one after
-another, each types the export's path into "Large export on this machine" and waits for the page to show its
-1,000,000 rows; the sessions stay open until all five have imported, then all close. The server's peak
-resident memory (VmHWM) and current memory (VmRSS) come from /proc. The bound to compare with: the server's
-memory before any import, plus STORE_MB of held tables, plus one import's working memory (the CLI ingest's
-peak in bench.ingest_bench). Skipped, saying so, without /usr/bin/chromium.
+A real `streamlit run` server is started as `make run` starts it (SERVER_MEMORY) on a free 127.0.0.1 port, with
+the export's folder as its data folder (`PLANNER_DATA_DIR`) and a store bound of STORE_MB
+(`PLANNER_IMPORT_STORE_MB`), small enough that five imports do not fit together. Five headless Chromium sessions
+(Playwright) open the Retrospective page one after another; each types the export's path into "Large export on
+this machine" and waits for the page to show its 1,000,000 rows. The sessions stay open until all five have
+imported, then all close. The server's peak resident memory (VmHWM) and current memory (VmRSS) come from
+/proc. The bound to compare with: the server's memory before any import, plus STORE_MB of held tables, plus one
+import's working memory (the CLI ingest's peak in bench.ingest_bench). Skipped, saying so, without Chromium.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 SESSIONS = 5
 STORE_MB = 600
 SETTLE_S = 30  # longest wait for the memory to settle after the sessions close
+SERVER_MEMORY = {"MALLOC_ARENA_MAX": "2", "ARROW_DEFAULT_MEMORY_POOL": "system"}  # as `make run` starts it
 IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 _WRITE = ("import sys; from pathlib import Path; from bench.ingest_bench import write_focus_csv; "
           "write_focus_csv(Path(sys.argv[1]))")
@@ -88,8 +89,8 @@ def main() -> None:
         subprocess.run([sys.executable, "-c", _WRITE, str(path)], check=True, cwd=ROOT)
         port = _free_port()
         url = f"http://127.0.0.1:{port}"
-        env = {**os.environ, "PLANNER_DATA_DIR": str(folder), "PLANNER_IMPORT_STORE_MB": str(STORE_MB),
-               "PLANNER_STORE_URL": f"sqlite:///{folder / 'scenarios.db'}"}
+        env = {**os.environ, **SERVER_MEMORY, "PLANNER_DATA_DIR": str(folder),
+               "PLANNER_IMPORT_STORE_MB": str(STORE_MB), "PLANNER_STORE_URL": f"sqlite:///{folder / 'scenarios.db'}"}
         server = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
              "--server.address", "127.0.0.1", "--server.port", str(port)],

@@ -203,6 +203,7 @@ def _utf16_without_bom(data: bytes, codec: str, filename: str) -> tuple[bytes, s
 
 
 _FIRST_TEXT = re.compile(rb"[^\r\n]")
+_LINE_END = re.compile(rb"[\r\n]")
 MAX_HEADER_BYTES = 1 << 22
 
 
@@ -211,15 +212,14 @@ def _header_line(text: bytes, filename: str) -> str:
     first = _FIRST_TEXT.search(text, 0, MAX_HEADER_BYTES)
     if first is None:
         return ""
-    end = text.find(b"\n", first.start(), first.start() + MAX_HEADER_BYTES + 1)
-    if end == -1:
-        if len(text) - first.start() > MAX_HEADER_BYTES:
-            raise LimitExceeded(
-                f"{filename or 'The file'} has a first line longer than {MAX_HEADER_BYTES >> 20} MiB, far wider than "
-                "any billing export's header. Check that it is a delimited table with one header row."
-            )
-        end = len(text)
-    return text[first.start() : end].rstrip(b"\r").decode("utf-8", errors="replace").lstrip("\ufeff")
+    line_end = _LINE_END.search(text, first.start(), first.start() + MAX_HEADER_BYTES + 1)
+    if line_end is None and len(text) - first.start() > MAX_HEADER_BYTES:
+        raise LimitExceeded(
+            f"{filename or 'The file'} has a first line longer than {MAX_HEADER_BYTES >> 20} MiB, far wider than "
+            "any billing export's header. Check that it is a delimited table with one header row."
+        )
+    end = line_end.start() if line_end else len(text)
+    return text[first.start() : end].decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
 def _header_cells(header: str, delimiter: str, filename: str) -> list[str]:

@@ -138,3 +138,18 @@ def test_decimal_comma_on_decimal_comma_file_still_reads(tmp_path):
 def test_map_without_generic_format_is_refused(corpus):
     assert_one_line_refusal(ingest(str(corpus["dot_decimal_focus.csv"]), "--map", "team=x"),
                             "--map", "--format generic")
+
+
+def test_a_parquet_part_linking_out_of_its_folder_is_refused(tmp_path, data_dir):
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
+    table = pa_csv.read_csv(data_dir / "focus_small.csv")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    pq.write_table(table, parts / "part-0.parquet")
+    pq.write_table(table, tmp_path / "elsewhere.parquet")
+    assert import_path(parts)[1].rows_read == 8
+    (parts / "part-1.parquet").symlink_to(tmp_path / "elsewhere.parquet")
+    with pytest.raises(LimitExceeded, match="links to a file outside"):
+        import_path(parts)
