@@ -6,7 +6,8 @@ They keep it here, under their session's id and a slot name, with a cheap key sa
 The store adds up the tables' sizes (`table_bytes`); when a new table would pass the bound, the least recently
 used tables of any session are released first (that session imports again on its next rerun), and a table
 larger than the whole bound is refused. Tables of sessions the server no longer has open are released by
-`release_ended`, which runs on every store call and every few seconds in a server.
+`release_ended`, which runs on every store call and every few seconds in a server. Download buttons get
+`csv_download`, which holds its table weakly, so that Streamlit's own copy of a closed session does not keep it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -142,11 +144,18 @@ def drop(slot: Hashable) -> None:
 
 
 def held(slot: Hashable, key: Hashable, build: Callable[[], Any], nbytes: Callable[[Any], int]) -> Any:
-    """This session's value for ``key`` in ``slot``, built and stored when it is not there."""
+    """This session's value for ``key`` in ``slot``, built and stored when it is not there.
+
+    A value larger than the whole bound stops the page with the store's message.
+    """
     value = get(slot, key)
     if value is None:
         value = build()
-        put(slot, key, value, nbytes(value))
+        try:
+            put(slot, key, value, nbytes(value))
+        except TooLarge as error:
+            st.error(str(error))
+            st.stop()
     return value
 
 
