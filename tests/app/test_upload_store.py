@@ -99,3 +99,14 @@ def test_pages_hold_imports_in_the_store_not_in_session_state(app):
     assert not at.exception
     assert upload_store.held_count() >= 2  # the bundled billing and run exports
     assert "retro.billing_data" not in at.session_state and "retro.runs_data" not in at.session_state
+
+
+def test_a_download_renders_its_table_without_keeping_it_alive():
+    import gc
+
+    frame = pd.DataFrame({"team": ["a", "b"], "gpu_hours": [1.5, 2.0]})
+    data = upload_store.csv_download(frame, lambda f: f.to_csv(index=False))
+    assert data() == "team,gpu_hours\na,1.5\nb,2.0\n"
+    del frame
+    gc.collect()
+    assert "released" in data()
