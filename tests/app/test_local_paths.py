@@ -141,3 +141,14 @@ def test_retrospective_large_export_goes_through_the_same_confinement(app, folde
     at.text_input(key="retro.billing_path").set_value("focus_small.csv").run()
     assert not at.exception and not at.error, _errors(at)
     assert "focus_small.csv" in " ".join(c.value for c in at.caption)
+
+
+def test_a_folder_the_server_may_not_read_is_a_message(app, folder, monkeypatch):
+    (folder / "locked").mkdir()
+
+    def refuse(path="."):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "scandir", refuse)  # as for a non-root server on a folder it may not list
+    at = _import_page(app, "locked")
+    assert "permission denied" in _errors(at)[0] and not at.exception
