@@ -23,8 +23,12 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# Freed tables go back to the system when sessions end: Arrow's system allocator and two glibc arenas (measured
+# by bench/sessions_bench.py; with the defaults the server keeps about 600 MB after the sessions close).
+SERVER_MEMORY := MALLOC_ARENA_MAX=2 ARROW_DEFAULT_MEMORY_POOL=system
+
 run: $(RUN_STAMP)
-	$(BIN)/python -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port $(PORT)
+	$(SERVER_MEMORY) $(BIN)/python -m streamlit run dashboard/app.py --server.address 127.0.0.1 --server.port $(PORT)
 
 # The browser tests (tests/browser) drive Debian's Chromium; they skip, saying so, when it cannot be installed.
 $(CHROMIUM):

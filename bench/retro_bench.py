@@ -1,20 +1,21 @@
 """Server-side rerun time of the Retrospective page over a 1,000,000-row FOCUS export, against the reference page.
 
 The issue asks that the page stay responsive with a million usage rows. The export comes from
-`bench.ingest_bench.write_focus_csv` (12 teams, 25 projects), written by a child process so that its memory is
-not counted in this process's peak. Under `streamlit.testing.v1.AppTest` the run export is set to "(none)", the
-file's path is typed into "Large export on this machine" and that first run (the import) is timed on its own.
-Then `at.run()` is timed SAMPLES times for each of: a rerun with nothing changed (every `st.cache_data` call
-hits); a new team selection on the Spend tab (never one seen before, so the filter, the tiles and the spend chart
-are recomputed); and a switch of the open tab, cycling Attribution, Load profile, Purchase mix and Spend with no
-filter (the first visit to each of the first three computes over all rows, later visits hit the cache). Every
-rerun is followed by a move of `bench/reference_app.py`'s slider to a new value, so that a noisy neighbour slows
-both alike; the ratios are of the medians. Run from the repository root (as `make bench` does) so that
-`.streamlit/config.toml` applies, as it does for `make run`.
+`bench.ingest_bench.write_focus_csv` (12 teams, 25 projects), written by a child process so that its memory is not
+counted in this process's peak. Under `streamlit.testing.v1.AppTest` the run export is set to "(none)", the file's
+path is typed into "Large export on this machine" (its folder is the data folder, `PLANNER_DATA_DIR`) and that
+first run (the import) is timed on its own. Then `at.run()` is timed SAMPLES times for each of: a rerun with
+nothing changed (every `st.cache_data` call hits); a new team selection on the Spend tab (never one seen before, so
+the filter, the tiles and the spend chart are recomputed); and a switch of the open tab, cycling Attribution, Load
+profile, Purchase mix and Spend with no filter (the first visit to each of the first three computes over all rows,
+later visits hit the cache). Every rerun is followed by a move of `bench/reference_app.py`'s slider to a new value,
+so that a noisy neighbour slows both alike; the ratios are of the medians. Run from the repository root (as `make
+bench` does) so that `.streamlit/config.toml` applies, as it does for `make run`.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import statistics
 import subprocess
@@ -100,6 +101,7 @@ def main() -> None:
         path = Path(tmp) / "focus_1m.csv"
         subprocess.run([sys.executable, "-c", _WRITE, str(path)], check=True, cwd=ROOT)
         size = path.stat().st_size
+        os.environ["PLANNER_DATA_DIR"] = tmp  # local paths are read only inside the data folder
         retro, import_s = _open_export(path)
         reference = AppTest.from_file(str(REFERENCE_APP), default_timeout=TIMEOUT_S)
         _run(reference, "reference", "on opening")

@@ -1,6 +1,5 @@
 """Import page: upload a billing or job export, see how every row was accounted for, download the result."""
 
-from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +11,8 @@ from dashboard.ingest.decode import decode
 from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
 from dashboard.safe_text import markdown_text
-from dashboard.ui.sources import SAMPLES, import_once, sample_names
+from dashboard.ui import upload_store
+from dashboard.ui.sources import SAMPLES, choose_local, import_once, local_columns, local_path_help, sample_names
 
 AUTO = "Detect from the header"
 NO_ZONE = "(not set)"
@@ -32,16 +32,13 @@ source = st.radio("Source", ["Bundled sample", "Upload a file", "Local path"], h
                        "of Parquet parts, from a path on the machine running the dashboard.")
 # The source is named by a cheap key (sample name, upload id, path and modification times), so a rerun
 # that changes nothing neither rereads nor rehashes the file; the bytes are read only to import them.
-local_path = None
+local = None
 if source == "Local path":
-    typed = st.text_input("File or folder of Parquet parts", key="import_path").strip()
-    local_path = Path(typed).expanduser() if typed else None
-    if local_path is not None and not local_path.exists():
-        st.error(f"{markdown_text(local_path)} is neither a file nor a folder on this machine. Check the path and "
-                 "try again.")
+    typed = st.text_input("File or folder of Parquet parts", key="import_path", help=local_path_help()).strip()
+    local = choose_local(typed) if typed else None
+    if typed and local is None:
         st.stop()
-    source_key = local_path and ("path", str(local_path), *(
-        p.stat().st_mtime_ns for p in ([local_path] if local_path.is_file() else local_path.rglob("*.parquet"))))
+    source_key = local and local.key
 elif source == "Upload a file":
     uploaded = st.file_uploader("Export file (.csv, .txt, .tsv, .parquet, optionally .gz or .zip)",
                                 type=["csv", "txt", "tsv", "parquet", "gz", "zip"], key="import_file")
@@ -63,8 +60,8 @@ decimal_comma = comma_col.checkbox("Decimal commas (1.234,5)", key="import_decim
 if not source_key:
     st.info("Choose a file to import.")
     st.stop()
-if local_path is not None:
-    filename = local_path.name
+if local is not None:
+    filename = local.filename
 elif source == "Upload a file":
     filename = uploaded.name
 else:
@@ -72,20 +69,28 @@ else:
 
 
 def source_bytes() -> bytes:
-    """The chosen file's bytes (not for a folder of Parquet parts)."""
-    if local_path is not None:
-        return local_path.read_bytes()
+    """The chosen upload's or sample's bytes."""
     return uploaded.getvalue() if source == "Upload a file" else (SAMPLES / sample).read_bytes()
 
 
+def source_columns() -> list[str] | None:
+    """The chosen file's header (None after a message)."""
+    if local is not None:
+        return local_columns(local)
+    try:
+        return list(decode(source_bytes(), filename).table.columns)
+    except UnreadableFile as error:
+        st.error(markdown_text(error))
+        return None
+
+
 mapping: dict[str, str] = {}
-if format_choice == "generic" and not (local_path is not None and local_path.is_dir()):
+if format_choice == "generic" and not (local is not None and local.path.is_dir()):
     if st.session_state.get("import_columns_key") != source_key:
-        try:
-            st.session_state.import_columns = list(decode(source_bytes(), filename).table.columns)
-        except UnreadableFile as error:
-            st.error(markdown_text(error))
+        columns = source_columns()
+        if columns is None:
             st.stop()
+        st.session_state.import_columns = columns
         st.session_state.import_columns_key = source_key
     st.subheader("Column mapping")
     st.caption("Say which column holds each field. Required: period_start, and gpu_hours or gpu_count with "
@@ -100,7 +105,7 @@ if format_choice == "generic" and not (local_path is not None and local_path.is_
 options = ReadOptions(timezone=None if zone == NO_ZONE else zone, decimal_comma=decimal_comma,
                       mapping=mapping or None)
 key = (source_key, format_choice, options.timezone, decimal_comma, tuple(sorted(mapping.items())))
-imported = import_once("import_result", key, filename, local_path if local_path is not None else source_bytes,
+imported = import_once("import_result", key, filename, local.path if local is not None else source_bytes,
                        format=None if format_choice == AUTO else format_choice, options=options)
 if imported is None:
     st.stop()
@@ -144,5 +149,5 @@ st.subheader("Canonical usage table")
 st.caption(f"{len(usage):,} rows; the first 1,000 are shown. The download escapes cells that start with "
            "=, +, - or @ so spreadsheets do not run them as formulas.")
 st.dataframe(usage.head(1000), hide_index=True, width="stretch")
-st.download_button("Download canonical usage (CSV)", data=partial(to_safe_csv, usage),
+st.download_button("Download canonical usage (CSV)", data=upload_store.csv_download(usage, to_safe_csv),
                    file_name=f"{Path(filename).stem}_usage.csv", mime="text/csv")

@@ -2,8 +2,6 @@
 
 import json
 from datetime import date
-from functools import partial
-from pathlib import Path
 
 import streamlit as st
 
@@ -11,10 +9,10 @@ from dashboard.core.presets import presets
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.ingest.schema import ReadOptions
-from dashboard.ui import plan_state
+from dashboard.ui import plan_state, upload_store
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
-from dashboard.ui.sources import SAMPLES, import_once, sample_names
+from dashboard.ui.sources import SAMPLES, choose_local, import_once, local_path_help, sample_names
 
 RUN_SAMPLES = ("slurm_sample.txt", "wandb_sample.csv")
 DEFAULT_BILLING = "focus_sample.csv"
@@ -50,19 +48,15 @@ with billing_column:
                              "FOCUS, AWS CUR (legacy or 2.0), Google Cloud or Azure cost export.")
     with st.expander("Large export on this machine"):
         typed_path = st.text_input("File or folder of Parquet parts (replaces the choice above)",
-                                   key="retro.billing_path").strip()
+                                   key="retro.billing_path", help=local_path_help()).strip()
 with runs_column:
     runs_choice = _choose("Run export", list(RUN_SAMPLES), "runs", "Slurm `sacct --parsable2` or a W&B runs table.")
     zone = st.selectbox("Time zone of Slurm times", ZONES, key="retro.zone",
                         help="sacct prints the cluster's local time without an offset; the samples use UTC.")
 
-if typed_path:
-    path = Path(typed_path).expanduser()
-    if path.exists():
-        mtimes = [p.stat().st_mtime_ns for p in ([path] if path.is_file() else path.rglob("*.parquet"))]
-        billing_choice = ("path", str(path), *mtimes), path.name, path
-    else:
-        st.error(f"{path} is neither a file nor a folder on this machine; showing the export chosen above.")
+local = choose_local(typed_path) if typed_path else None
+if local is not None:
+    billing_choice = local.key, local.filename, local.path
 
 options = ReadOptions(timezone=zone)
 imported = {}
@@ -162,6 +156,6 @@ with tabs[6]:
                                             or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
-st.download_button("Download this view (CSV)", data=partial(to_safe_csv, shown),
+st.download_button("Download this view (CSV)", data=upload_store.csv_download(shown, to_safe_csv),
                    file_name=f"retrospective_{date.today():%Y%m%d}.csv", mime="text/csv",
                    help="The filtered rows; cells starting with =, +, - or @ are escaped for spreadsheets.")

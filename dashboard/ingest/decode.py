@@ -16,12 +16,9 @@ Python's ``csv`` module so that every row keeps its true line number.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import re
-import zipfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +28,8 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
+from dashboard import settings
+from dashboard.ingest.bounded import LimitExceeded, inflate
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
 from dashboard.ingest.wording import count_text
 
@@ -73,40 +72,6 @@ def _unique_names(names: list[str]) -> list[str]:
         seen[name] = seen.get(name, 0) + 1
         out.append(name if seen[name] == 1 else f"{name}.{seen[name]}")
     return out
-
-
-def _unwrap(data: bytes, filename: str) -> tuple[bytes, str]:
-    """Decompress gzip and single-member zip archives (recursively); return the payload and its name."""
-    if data[:2] == b"\x1f\x8b":
-        try:
-            inner = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise UnreadableFile(
-                f"{filename or 'The file'} is a gzip archive that cannot be decompressed ({exc}); it is probably "
-                "truncated or corrupt. Download the export again and upload the complete .gz file."
-            ) from None
-        return _unwrap(inner, filename.removesuffix(".gz"))
-    if data[:4] == b"PK\x03\x04":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                members = [
-                    m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")
-                ]
-                if len(members) != 1:
-                    names = ", ".join(m.filename for m in members[:5]) or "none"
-                    raise UnreadableFile(
-                        f"{filename or 'The zip archive'} holds {len(members)} files ({names}); the importer reads "
-                        "a zip with exactly one CSV or Parquet file. Several parts may belong to different report "
-                        "versions and summing them could double count, so unzip them and upload each part separately."
-                    )
-                inner = archive.read(members[0])
-        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise UnreadableFile(
-                f"{filename or 'The file'} looks like a zip archive but cannot be opened ({exc}); it is probably "
-                "truncated or corrupt. Download the export again and upload the complete .zip file."
-            ) from None
-        return _unwrap(inner, members[0].filename)
-    return data, filename
 
 
 def _decode_parquet(data: bytes, filename: str) -> Decoded:
@@ -287,14 +252,54 @@ def _utf16_without_bom(data: bytes, codec: str, filename: str) -> tuple[bytes, s
         ) from None
 
 
+_FIRST_TEXT = re.compile(rb"[^\r\n]")
+_LINE_END = re.compile(rb"[\r\n]")
+MAX_HEADER_BYTES = 1 << 22
+
+
+def _header_line(text: bytes, filename: str) -> str:
+    """The first non-blank line, read whole however wide (FOCUS tags can make it 68 KB), up to 4 MiB."""
+    first = _FIRST_TEXT.search(text, 0, MAX_HEADER_BYTES)
+    if first is None:
+        return ""
+    line_end = _LINE_END.search(text, first.start(), first.start() + MAX_HEADER_BYTES + 1)
+    if line_end is None and len(text) - first.start() > MAX_HEADER_BYTES:
+        raise LimitExceeded(
+            f"{filename or 'The file'} has a first line longer than {MAX_HEADER_BYTES >> 20} MiB, far wider than "
+            "any billing export's header. Check that it is a delimited table with one header row."
+        )
+    end = line_end.start() if line_end else len(text)
+    return text[first.start() : end].decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def _header_cells(header: str, delimiter: str, filename: str) -> list[str]:
+    """The header split on ``delimiter``; refused past ``PLANNER_MAX_COLUMNS`` before any row is parsed.
+
+    A cell longer than the csv module's field limit (128 KiB) counts as one: no delimiter splits that header.
+    """
+    try:
+        cells = next(csv.reader([header], delimiter=delimiter))
+    except csv.Error:
+        return [header]
+    ceiling = settings.limit(settings.MAX_COLUMNS)
+    columns = len(cells)
+    if columns > ceiling:
+        raise LimitExceeded(
+            f"{filename or 'The file'} has {columns:,} columns, more than the {ceiling:,} the importer reads "
+            f"({settings.MAX_COLUMNS}). Export only the columns you need (drop unused tag columns), or have the "
+            f"server's operator raise {settings.MAX_COLUMNS}."
+        )
+    return cells
+
+
 def _sniff_delimiter(header: str, filename: str) -> str:
     """The delimiter among ``,`` ``;`` ``|`` tab that splits the header line into the most fields."""
-    counts = {d: len(next(csv.reader([header], delimiter=d))) for d in DELIMITERS}
+    counts = {d: len(_header_cells(header, d, filename)) for d in DELIMITERS}
     delimiter = max(DELIMITERS, key=lambda d: counts[d])
     if counts[delimiter] < 2:
         raise UnreadableFile(
-            f"{filename or 'The file'} has a single column: its first line ({header[:80]!r}) contains no comma, "
-            "semicolon, pipe or tab. A billing export must be a delimited table with a header row."
+            f"{filename or 'The file'} has a single column: its first line contains no comma, semicolon, "
+            "pipe or tab. A billing export must be a delimited table with a header row."
         )
     return delimiter
 
@@ -430,14 +435,14 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
     """Decode a delimited text file into an all-string frame (on the fast path, only selected columns)."""
     text, encoding, warnings = _to_utf8(data, filename)
     head = text[:_SNIFF_BYTES].decode("utf-8", errors="replace")
-    header_line = head.lstrip("\ufeff\r\n").splitlines()[0] if head.strip() else ""
+    header_line = _header_line(text, filename)
     if not header_line.strip():
         raise UnreadableFile(
             f"{filename or 'The file'} is empty: it holds no header and no rows. "
             "Upload a billing export with a header row and at least one data row."
         )
     delimiter = _sniff_delimiter(header_line, filename)
-    header = next(csv.reader([header_line], delimiter=delimiter))
+    header = _header_cells(header_line, delimiter, filename)
     names = _unique_names([clean_column_name(n, i) for i, n in enumerate(header)])
     table = None
     tail = text[-_SNIFF_BYTES:].rstrip(b"\r\n")
@@ -495,7 +500,7 @@ def decode(data: bytes, filename: str = "", select: ColumnSelector | None = None
             f"{filename or 'The file'} is empty: it holds no header and no rows. "
             "Upload a billing export with a header row and at least one data row."
         )
-    data, filename = _unwrap(data, filename)
+    data, filename = inflate(data, filename)
     if data[:4] == b"PAR1":
         return _decode_parquet(data, filename)
     if not data[:_SNIFF_BYTES].strip():

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from dashboard.ingest.billing import single_currency
+from dashboard.ingest.bounded import checked_parts, read_regular_file
 from dashboard.ingest.decode import Decoded, decode, decode_arrow
 from dashboard.ingest.detect import detect_format
 from dashboard.ingest.engine import column_plan, read_table
@@ -100,7 +101,7 @@ def import_path(
     if path.is_dir():
         import pyarrow.parquet as pq
 
-        parts = sorted(path.rglob("*.parquet"))
+        parts = checked_parts(path.rglob("*.parquet"), path)
         if not parts:
             raise UnreadableFile(
                 f"The folder {path.name} holds no .parquet files. Upload a file, or a folder "
@@ -115,8 +116,8 @@ def import_path(
                 "they come from one export with one schema."
             ) from None
         return _import_decoded(decode_arrow(table), path.name, format, options, progress)
-    if not path.is_file():
-        raise UnreadableFile(f"{path} does not exist or is not a file.")
+    if not path.exists():
+        raise UnreadableFile(f"{path} does not exist.")
     return import_bytes(
-        path.read_bytes(), filename=path.name, format=format, options=options, progress=progress
+        read_regular_file(path), filename=path.name, format=format, options=options, progress=progress
     )

@@ -3,8 +3,9 @@
 Usage tables can hold a million rows, so they are never hashed: every wrapper takes a cheap `data_key`
 (the imported files' keys, the join key and the filters) and the frame itself as an underscore argument,
 which Streamlit's caches leave out of the cache key. The same `data_key` must always mean the same frame.
-The joined and filtered tables are resources (shared, never copied or pickled, and never modified by the
-pure functions that read them); everything derived from them is small and cached as data.
+The joined and filtered tables are held for their session in the bounded `upload_store` (never copied or
+pickled, never modified by the pure functions that read them, released when the session ends); everything
+derived from them is small and cached as data.
 """
 
 from __future__ import annotations
@@ -20,15 +21,26 @@ from dashboard.core.engine import estimate
 from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
 from dashboard.retro import attribution, filters, gap, join, load, mix, spend, units, waste
+from dashboard.ui import upload_store
 
 ENTRIES = 16
-TABLES = 4  # joined or filtered usage tables kept: each can be as large as the import
 
 
-@st.cache_resource(max_entries=TABLES, show_spinner="Joining the billing and run exports…")
+def _new_table_bytes(result: pd.DataFrame | tuple, *inputs: pd.DataFrame | None) -> int:
+    """Bytes of a derived table, 0 when it is one of its inputs (already counted in the upload store)."""
+    frame = result[0] if isinstance(result, tuple) else result
+    return 0 if any(frame is given for given in inputs) else upload_store.table_bytes(frame)
+
+
 def joined(data_key: Hashable, _billing: pd.DataFrame | None, _runs: pd.DataFrame | None,
            on: str) -> tuple[pd.DataFrame, dict]:
-    return join.join_usage(_billing, _runs, on=on)
+    """The joined usage table, held for this session in the bounded upload store."""
+    def build() -> tuple[pd.DataFrame, dict]:
+        with st.spinner("Joining the billing and run exports…"):
+            return join.join_usage(_billing, _runs, on=on)
+
+    return upload_store.held(("retro.joined",), (data_key, on), build,
+                             lambda result: _new_table_bytes(result, _billing, _runs))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -36,9 +48,14 @@ def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
     return filters.filter_options(_usage)
 
 
-@st.cache_resource(max_entries=TABLES, show_spinner="Filtering…")
 def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projects, pricing) -> pd.DataFrame:
-    return filters.filter_usage(_usage, start, end, teams, projects, pricing)
+    """The filtered usage table, held for this session (one per unfiltered table) in the upload store."""
+    def build() -> pd.DataFrame:
+        with st.spinner("Filtering…"):
+            return filters.filter_usage(_usage, start, end, teams, projects, pricing)
+
+    return upload_store.held(("retro.filtered", data_key[0]), (data_key, start, end, teams, projects, pricing),
+                             build, lambda result: _new_table_bytes(result, _usage))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Adding up spend…")

@@ -1,25 +1,42 @@
 """Importing a chosen file on a page: once per choice, with a progress bar, and a message instead of a traceback.
 
 A choice is named by a cheap key (sample name, upload id, path and modification time), so reruns that change
-nothing neither reread nor rehash the file; its bytes are read only to import them. Results live in
-`st.session_state[state_key]`.
+nothing neither reread nor rehash the file; its bytes are read only to import them. The imported tables are
+held in `upload_store` (bounded, released when the session ends), never in `st.session_state`.
+
+Local paths (the Import page's "Local path" and the Retrospective's "Large export on this machine") go through
+`choose_local`: they are read only inside the data folder (`dashboard.settings.data_dir`), resolved with every
+link and `..` followed first so that nothing outside it is reached, and a folder is walked once per path and
+modification time with a bound on its entries. Messages about a local file that was not recognised as an export
+quote nothing from it.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import ingest
+from dashboard import ingest, settings
+from dashboard.ingest.bounded import LimitExceeded, read_regular_file
+from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro.summary import summarize
 from dashboard.safe_text import markdown_text
+from dashboard.ui import upload_store
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+MAX_FOLDER_ENTRIES = 10_000  # files and folders looked at when walking a folder of Parquet parts
+FOLDER_TTL_S = 60  # a folder's parts are walked again after this long (changes deeper than its top level)
+_QUOTED = re.compile(r"'.*'|\".*\"")
+NOT_QUOTED = "(value not shown)"
 
 
 @dataclass(frozen=True)
@@ -33,40 +50,196 @@ class Imported:
     rejected: pd.DataFrame
 
 
+@dataclass(frozen=True)
+class LocalFile:
+    """A local file or folder of Parquet parts inside the data folder, with the key that names its contents."""
+
+    key: Hashable
+    filename: str
+    path: Path
+
+
+def _error(message: str) -> None:
+    """A refusal on the page, shown as text (file names and paths come from users)."""
+    st.error(markdown_text(message))
+
+
 def sample_names() -> list[str]:
     """The bundled sample files (data/samples/*, not its generator folder)."""
     return sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
 
 
+def serving_beyond_localhost() -> bool:
+    """True when the server listens on an address other machines can reach (or on every interface)."""
+    return (st.get_option("server.address") or "") not in LOOPBACK
+
+
+def data_folder() -> Path | None:
+    """The folder local paths are read from, or None when reading local paths is off on this server."""
+    return settings.data_dir(serving_beyond_localhost())
+
+
+def local_path_help() -> str:
+    """Help text for a local-path box: where files may be read from."""
+    folder = data_folder()
+    if folder is None:
+        return (f"Off on this server. Its operator can turn it on by setting {settings.DATA_DIR} to the folder "
+                "that holds the exports.")
+    return (f"A file or folder inside {folder} (relative to it, or a full path). Nothing outside that folder is "
+            f"read; the server's operator sets it with {settings.DATA_DIR}.")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+@st.cache_data(max_entries=32, ttl=FOLDER_TTL_S, show_spinner="Looking for Parquet parts…")
+def _folder_parts(folder: str, mtime_ns: int) -> tuple[tuple[tuple[str, int, int], ...], str | None]:
+    """The Parquet parts under ``folder`` (name, mtime, size), or a message; links are not followed.
+
+    Walked once per path and modification time (and at most every FOLDER_TTL_S), looking at no more than
+    MAX_FOLDER_ENTRIES entries.
+    """
+    parts, pending, seen = [], [folder], 0
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > MAX_FOLDER_ENTRIES:
+                        return (), (f"{Path(folder).name} holds more than {MAX_FOLDER_ENTRIES:,} files and folders; "
+                                    "give the folder of one export's Parquet parts.")
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                        elif entry.name.endswith(".parquet") and entry.is_file(follow_symlinks=False):
+                            info = entry.stat(follow_symlinks=False)
+                            parts.append((os.path.relpath(entry.path, folder), info.st_mtime_ns, info.st_size))
+                    except FileNotFoundError:
+                        continue  # vanished while walking (as under /proc)
+        except PermissionError:
+            return (), f"The server may not read the folder {Path(current).name} (permission denied)."
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            return (), f"The folder {Path(current).name} cannot be read ({error.strerror or type(error).__name__})."
+    return tuple(sorted(parts)), None
+
+
+def choose_local(typed: str) -> LocalFile | None:
+    """The file or folder ``typed`` names inside the data folder; None after showing why it cannot be read."""
+    folder = data_folder()
+    if folder is None:
+        _error(f"Reading files on this machine is off on this server (it listens beyond localhost). Upload the "
+                 f"file instead, or have the server's operator set {settings.DATA_DIR} to the folder of exports.")
+        return None
+    given = Path(typed).expanduser()
+    path = Path(os.path.realpath(given if given.is_absolute() else folder / given))
+    if not _inside(path, folder):
+        _error(f"Only files inside the data folder {folder} are read on this server, and that path leads outside "
+                 "it. Copy the export there, or give its path inside the folder.")
+        return None
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        _error(f"There is no file or folder {path.relative_to(folder)} in the data folder {folder}. Check the "
+                 "path and try again.")
+        return None
+    except OSError as error:
+        _error(f"{path.name} cannot be read on this server ({error.strerror or type(error).__name__}).")
+        return None
+    name = path.name or str(path)
+    if stat.S_ISDIR(info.st_mode):
+        parts, problem = _folder_parts(str(path), info.st_mtime_ns)
+        if problem:
+            _error(problem)
+            return None
+        if not parts:
+            _error(f"The folder {name} holds no .parquet files. Give a file, or a folder of one export's Parquet "
+                     "parts.")
+            return None
+        return LocalFile(("path", str(path), info.st_mtime_ns, parts), name, path)
+    if not stat.S_ISREG(info.st_mode):
+        _error(f"{name} is not a regular file (a device, a pipe or a socket), so it is not read. Give the path of "
+                 "an exported CSV, Parquet, .gz or .zip file.")
+        return None
+    return LocalFile(("path", str(path), info.st_mtime_ns, info.st_size), name, path)
+
+
+def _unrecognised_message(filename: str) -> str:
+    return (f"{filename} could not be imported: it is not an export this page recognises, or it is damaged. Files "
+            "read on this machine are never quoted here; run `python -m dashboard ingest FILE` on the machine "
+            "for the full message, or choose the format and columns above.")
+
+
+def local_columns(local: LocalFile) -> list[str] | None:
+    """The header of a local file (for the generic mapping); None after showing a message that quotes nothing."""
+    try:
+        return list(decode(read_regular_file(local.path), local.filename).table.columns)
+    except LimitExceeded as error:
+        _error(str(error))
+    except (UnreadableFile, OSError):
+        _error(_unrecognised_message(local.filename))
+    return None
+
+
+def _without_values(imported: Imported) -> Imported:
+    """Rejected-row reasons and warnings with every quoted value replaced (a local file in no known format)."""
+    rejected = imported.rejected.assign(reason=imported.rejected["reason"].str.replace(_QUOTED, NOT_QUOTED,
+                                                                                        regex=True))
+    summary = {**imported.summary,
+               "rejected_sample": [{**item, "reason": _QUOTED.sub(NOT_QUOTED, item["reason"])}
+                                   for item in imported.summary["rejected_sample"]],
+               "warnings": [_QUOTED.sub(NOT_QUOTED, w) for w in imported.summary["warnings"]]}
+    return replace(imported, rejected=rejected, summary=summary)
+
+
 def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[], bytes] | Path,
                 format: str | None = None, options: ReadOptions = ingest.DEFAULT_OPTIONS) -> Imported | None:
-    """Import `read()` (bytes) or a path unless `key` was imported last time; None after showing an error."""
-    previous = st.session_state.get(state_key)
-    if previous is not None and previous.key == key:
+    """Import `read()` (bytes) or a local path unless `key` was imported last time; None after showing an error.
+
+    A path must come from `choose_local`. The result is held in `upload_store` under `state_key`.
+    """
+    previous = upload_store.get(state_key, key)
+    if previous is not None:
         return previous
+    upload_store.drop(state_key)
+    local = isinstance(read, Path)
     bar = st.progress(0.0, text=f"Importing {markdown_text(filename)}")
 
     def show(fraction: float, stage: str) -> None:
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{markdown_text(filename)}: {markdown_text(stage)}")
 
     try:
-        if isinstance(read, Path):
+        if local:
             usage, report = ingest.import_path(read, format=format, options=options, progress=show)
         else:
             usage, report = ingest.import_bytes(read(), filename=filename, format=format, options=options,
                                                 progress=show)
+        imported = Imported(key, filename, usage, summarize(usage, report), report.rejected)
+        if local and report.format == "generic":
+            imported = _without_values(imported)
+        upload_store.put(state_key, key, imported,
+                         upload_store.table_bytes(usage) + upload_store.table_bytes(report.rejected))
+    except (LimitExceeded, upload_store.TooLarge) as error:
+        _error(str(error))
+        return None
     except UnreadableFile as error:
-        st.session_state.pop(state_key, None)
-        st.error(markdown_text(error))
+        if local:
+            _error(_unrecognised_message(filename))
+        else:
+            _error(str(error))
+        return None
+    except MemoryError:
+        _error(f"{filename} needs more memory than the server has free. Import a shorter period, or split the "
+                 "export into parts and import them one by one.")
         return None
     except Exception as error:  # noqa: BLE001 - the page boundary: a message, never a traceback
-        st.session_state.pop(state_key, None)
-        st.error(f"{markdown_text(filename)} could not be imported ({type(error).__name__}: {markdown_text(error)}). "
-                 "Nothing was loaded; "
+        detail = type(error).__name__ if local else f"{type(error).__name__}: {error}"
+        _error(f"{filename} could not be imported ({detail}). Nothing was loaded; "
                  "check the format and options, or run `python -m dashboard ingest FILE` to see more.")
         return None
     finally:
         bar.empty()
-    imported = Imported(key, filename, usage, summarize(usage, report), report.rejected)
-    st.session_state[state_key] = imported
     return imported

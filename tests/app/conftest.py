@@ -6,6 +6,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from dashboard.ui import upload_store
+
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 TIMEOUT_S = 60
 
@@ -22,8 +24,10 @@ def store_url(tmp_path, monkeypatch) -> str:
 def clear_caches():
     st.cache_data.clear()
     st.cache_resource.clear()
+    upload_store.clear()
     yield
     st.cache_data.clear()
+    upload_store.clear()
 
 
 @pytest.fixture

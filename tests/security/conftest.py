@@ -1,12 +1,15 @@
-"""AppTest fixtures for the security tests: the entry point, an empty store per test and clean caches."""
+"""Fixtures for the security tests: the entry point, an empty store per test, clean caches, and the hostile
+corpus written once per test session into a temporary folder (tests/support/hostile_corpus.py)."""
 
 from pathlib import Path
 
 import pytest
 import streamlit as st
+from hostile_corpus import write_corpus
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
+DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"
 
 
 @pytest.fixture(autouse=True)
@@ -27,3 +30,13 @@ def clear_caches():
 @pytest.fixture
 def app() -> AppTest:
     return AppTest.from_file(str(APP), default_timeout=60)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory) -> dict[str, Path]:
+    return write_corpus(tmp_path_factory.mktemp("hostile"))

@@ -1,0 +1,68 @@
+"""Limits a server operator may change through environment variables, each with a documented default.
+
+Values are read when they are needed (not at import), so a test or a server started with other values sees
+them. A value that is not a whole number in range is refused with a message naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+UPLOAD_LIMIT_MB = 500  # server.maxUploadSize in .streamlit/config.toml
+REPOSITORY_DATA = Path(__file__).resolve().parents[1] / "data"
+
+MAX_IMPORT_MB = "PLANNER_MAX_IMPORT_MB"
+MAX_ARCHIVE_DEPTH = "PLANNER_MAX_ARCHIVE_DEPTH"
+MAX_COLUMNS = "PLANNER_MAX_COLUMNS"
+DATA_DIR = "PLANNER_DATA_DIR"
+IMPORT_STORE_MB = "PLANNER_IMPORT_STORE_MB"
+
+# name: (default, smallest allowed, largest allowed, what it bounds)
+LIMITS: dict[str, tuple[int, int, int, str]] = {
+    MAX_IMPORT_MB: (4 * UPLOAD_LIMIT_MB, 1, 1 << 20,
+                    "megabytes one import may read from a file or inflate from .gz/.zip (4× the upload limit)"),
+    MAX_ARCHIVE_DEPTH: (2, 1, 8, "archive layers unwrapped (a .csv.gz inside a .zip is 2)"),
+    MAX_COLUMNS: (10_000, 10, 1_000_000, "columns in a file's header"),
+    IMPORT_STORE_MB: (2_000, 1, 1 << 20, "megabytes of imported tables the server holds for all browser sessions"),
+}
+
+
+class SettingError(ValueError):
+    """An environment variable holds a value the planner cannot use; the message names it."""
+
+
+def limit(name: str) -> int:
+    """The setting ``name`` (one of ``LIMITS``) from the environment, else its default."""
+    default, low, high, meaning = LIMITS[name]
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        raise SettingError(f"{name} must be a whole number from {low:,} to {high:,} ({meaning}); it is set to "
+                           f"{text[:40]!r}. Fix or unset it (default {default:,}).")
+    return value
+
+
+def megabytes(name: str) -> int:
+    """A megabyte setting in bytes."""
+    return limit(name) * 1_000_000
+
+
+def data_dir(serving_beyond_localhost: bool) -> Path | None:
+    """The folder local-path imports are confined to, or None when that feature is off.
+
+    ``$PLANNER_DATA_DIR`` when set (``off`` turns the feature off); otherwise the repository's ``data/``
+    folder, but only while the server listens on localhost: a server reachable from other machines reads no
+    local path unless its operator names the folder on purpose.
+    """
+    text = os.environ.get(DATA_DIR, "").strip()
+    if text.lower() in ("off", "none", "0"):
+        return None
+    if text:
+        return Path(text).expanduser().resolve()
+    return None if serving_beyond_localhost else REPOSITORY_DATA
