@@ -31,7 +31,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/settings.py": (set(), set()),
     "dashboard/cli": ({"cli", "core", "ingest", "retro", "report"}, set()),
     "dashboard/ui": ({"ui", "core", "ingest", "retro", "figures", "store", "report"},
-                     {"numpy", "pandas", "plotly", "streamlit"}),
+                     {"numpy", "pandas", "plotly", "pyarrow", "streamlit"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
     "dashboard/app.py": (set(), {"streamlit"}),
 }
