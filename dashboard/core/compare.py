@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from numbers import Real
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 
-from dashboard.core.scenario import Scenario
+from dashboard.core import scaling
+from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+from dashboard.core.scenario_query import scenario_to_query
 from dashboard.ingest.export import to_safe_csv
 
 MIN_SCENARIOS = 2
@@ -206,3 +209,115 @@ def highlight_mask(table: pd.DataFrame) -> pd.DataFrame:
 def to_csv_bytes(table: pd.DataFrame) -> bytes:
     """The comparison table as formula-injection-safe CSV bytes."""
     return to_safe_csv(table)
+
+
+# Comparable options: the seeds' rule is to compare methods only at equal loss.
+LOSS_TOLERANCE = 0.01  # nats per token: predicted losses further apart than this buy different models
+MATCH_LEVERS = {"tokens": "training tokens", "size": "model size"}
+
+
+class MatchError(ValueError):
+    """An option whose predicted loss cannot be moved to the target with the chosen lever; one-line message."""
+
+
+def loss_banner(names: list[str], results: list[dict[str, Any]]) -> str | None:
+    """A warning when the options' predicted losses differ by more than LOSS_TOLERANCE, else None."""
+    losses = [result["predicted_loss"] for result in results]
+    worst, best = max(losses), min(losses)
+    if worst - best <= LOSS_TOLERANCE:
+        return None
+    costs = [result["cost_total_usd"] for result in results]
+    cheapest = costs.index(min(costs))
+    if losses[cheapest] == worst:
+        lead = "The cheaper options train a worse model"
+    else:
+        lead = f"{names[losses.index(worst)]} trains a worse model than {names[losses.index(best)]}"
+    return (f"{lead}: loss {worst:.3f} vs {best:.3f} (nats per token). Options with different predicted losses "
+            "buy different models; compare them at equal loss (“Match loss”).")
+
+
+def _loss_fit(scenario: Scenario) -> scaling.LossFit:
+    return scaling.FITS[scenario.scaling_fit]
+
+
+def match_loss(scenario: Scenario, target_loss: float, lever: str) -> Scenario:
+    """The scenario with its tokens (lever "tokens") or its size ("size") moved so its predicted loss is the target.
+
+    Inverts L(N, D) = E + A/N^α + B/D^β (dashboard.core.scaling) at the scenario's fit: D = (B / (L − E − A/N^α))^(1/β)
+    at fixed active parameters N, or N = (A / (L − E − B/D^β))^(1/α) at fixed tokens D; a mixture of experts keeps
+    its active share of the total. Raises MatchError when no amount of the lever reaches the target or the result
+    leaves the scenario's allowed range.
+    """
+    if lever not in MATCH_LEVERS:
+        raise MatchError(f"match loss by {lever!r}: use one of {', '.join(MATCH_LEVERS)}")
+    fit = _loss_fit(scenario)
+    data = scenario.to_json_dict()
+    if lever == "tokens":
+        remaining = target_loss - fit.E - fit.A / scenario.active ** fit.alpha
+        if remaining <= 0:
+            floor = target_loss - remaining
+            raise MatchError(f"{scenario.name}: at {scenario.active:,.3g} parameters no number of tokens brings the "
+                             f"loss below {floor:.3f}; match by model size instead")
+        data["tokens"] = (fit.B / remaining) ** (1.0 / fit.beta)
+    else:
+        remaining = target_loss - fit.E - fit.B / scenario.tokens ** fit.beta
+        if remaining <= 0:
+            floor = target_loss - remaining
+            raise MatchError(f"{scenario.name}: on {scenario.tokens:,.3g} tokens no model size brings the loss "
+                             f"below {floor:.3f}; match by tokens instead")
+        factor = (fit.A / remaining) ** (1.0 / fit.alpha) / scenario.active
+        data["total_params"] = scenario.total_params * factor
+        if scenario.active_params is not None:
+            data["active_params"] = scenario.active_params * factor
+    try:
+        return scenario_from_dict(data)
+    except ScenarioError as error:
+        raise MatchError(f"{scenario.name}: matching the loss needs {error}") from None
+
+
+def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> list[list[str]]:
+    """Per option: "cheapest", "fastest", "lowest risk" where it alone holds the lowest total cost, wall-clock or
+    chance of exceeding its budget (a tie gives no badge)."""
+    measures = {
+        "cheapest": [result["cost_total_usd"] for result in results],
+        "fastest": [result["wall_clock_days"] for result in results],
+        "lowest risk": [summary["prob_over_budget"] for summary in summaries],
+    }
+    earned: list[list[str]] = [[] for _ in results]
+    for badge, values in measures.items():
+        lowest = min(values)
+        if values.count(lowest) == 1:
+            earned[values.index(lowest)].append(badge)
+    return earned
+
+
+def summary_lines(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]],
+                  money: Any) -> list[str]:
+    """The three lines a reviewer reads first: within budget, cheapest, highest overrun risk."""
+    within = [name for name, result in zip(names, results, strict=True)
+              if result["cost_total_usd"] <= result["budget_usd"]]
+    costs = [result["cost_total_usd"] for result in results]
+    cheapest = costs.index(min(costs))
+    risks = [summary["prob_over_budget"] for summary in summaries]
+    riskiest = risks.index(max(risks))
+    return [
+        f"Within budget: {', '.join(within) if within else 'none'}",
+        f"Cheapest: {names[cheapest]} ({money(costs[cheapest])})",
+        f"Highest overrun risk: {names[riskiest]}, {risks[riskiest]:.0%} chance of exceeding its budget",
+    ]
+
+
+def optimism_note(name: str, point_usd: float, p10_usd: float, point_rank: float, money: Any) -> str | None:
+    """Why a P10 above the point estimate is not a bug: the ranges are skewed towards higher cost."""
+    if p10_usd <= point_usd:
+        return None
+    return (f"{name}: the point estimate ({money(point_usd)}) is below P10 ({money(p10_usd)}), at P{point_rank:.0f} "
+            "of the draws. Its input ranges lean towards higher cost (lower MFU, more failures, longer runs are "
+            "likelier than the opposite), so most draws cost more than the plan's single number: the estimate "
+            "is optimistic; read P50 as the likely cost.")
+
+
+def plan_link(base_url: str, scenario: Scenario, baseline: Scenario | None = None) -> str:
+    """The Plan page's shareable address for a scenario (and a pinned baseline)."""
+    query = urlencode(scenario_to_query(scenario, baseline))
+    return f"{base_url.rstrip('/')}/" + (f"?{query}" if query else "")

@@ -10,12 +10,33 @@ from collections.abc import Callable
 from typing import Any
 
 from dashboard.core import compare
-from dashboard.format import count, usd
+from dashboard.format import USD_STEPS, count
 
 NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint_write_s": "size ÷ bandwidth"}
 DOLLAR_INPUT_MARKERS = ("price_", "_per_gb", "_per_billion_tokens", "_usd")
 COUNT_INPUTS = {"total_params", "active_params", "tokens", "egress_gb"}
 RANGE_SUFFIXES = ("_p10", "_p90")
+
+
+def money(value: float) -> str:
+    """The report's and the Compare page's one money format: three significant figures, $257k, $1.25M, $903."""
+    if not math.isfinite(value):
+        return "n/a"
+    sign, size = ("-" if value < 0 else ""), float(f"{abs(value):.3g}")
+    for limit, suffix in USD_STEPS:
+        if size >= limit:
+            return f"{sign}${_three(size / limit)}{suffix}"
+    return f"{sign}${_three(size)}"
+
+
+def _three(value: float) -> str:
+    """Three significant figures, thousands separated, no trailing zeros: 257, 1.25, 0.221."""
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.3g}")
+    decimals = max(0, 2 - math.floor(math.log10(rounded)))
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _days(value: float) -> str:
@@ -31,10 +52,10 @@ def _percent(value: float) -> str:
 
 
 OUTPUT_FORMATS: dict[str, Callable[[float], str]] = {
-    "cost_total_usd": usd,
+    "cost_total_usd": money,
     "gpu_hours_total": count,
     "wall_clock_days": _days,
-    "cost_per_million_tokens": usd,
+    "cost_per_million_tokens": money,
     "predicted_loss": _loss,
     "storage_peak_gb": count,
     "overhead_fraction": _percent,
@@ -46,10 +67,6 @@ def _plain_number(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) or abs(value) >= 1000 else f"{value:.4g}"
 
 
-def _dollars(value: float) -> str:
-    return usd(value) if abs(value) >= 1000 else f"{'-' if value < 0 else ''}${abs(value):.4g}"
-
-
 def format_input(key: str, value: Any) -> str:
     """A scenario input for a table: yes/no, text, dollars, a large count or a plain number."""
     if value is None:
@@ -59,7 +76,7 @@ def format_input(key: str, value: Any) -> str:
     if isinstance(value, str):
         return value
     if any(marker in key for marker in DOLLAR_INPUT_MARKERS):
-        return _dollars(value)
+        return money(value)
     if key in COUNT_INPUTS:
         return count(value)
     return _plain_number(value)
