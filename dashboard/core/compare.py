@@ -275,6 +275,41 @@ def match_loss(scenario: Scenario, target_loss: float, lever: str) -> Scenario:
         raise MatchError(f"{scenario.name}: matching the loss needs {error}") from None
 
 
+def option_loss(scenario: Scenario) -> float:
+    """The scenario's predicted loss, L(N_active, D) at its own fit (the engine's formula)."""
+    fit = _loss_fit(scenario)
+    return float(scaling.predicted_loss(scenario.active, scenario.tokens, fit.E, fit.A, fit.B, fit.alpha, fit.beta))
+
+
+def match_options(scenarios: list[Scenario], lever: str) -> tuple[list[Scenario], list[str]]:
+    """The first option as it is and every other moved to its predicted loss; an option that cannot be moved is
+    kept as it is and its reason listed."""
+    target = option_loss(scenarios[0])
+    matched, problems = [scenarios[0]], []
+    for scenario in scenarios[1:]:
+        try:
+            matched.append(match_loss(scenario, target, lever))
+        except MatchError as error:
+            matched.append(scenario)
+            problems.append(str(error))
+    return matched, problems
+
+
+def match_note(name: str, before: Scenario, after: Scenario, before_usd: float, after_usd: float, money: Any,
+               count: Any) -> str | None:
+    """What matching the loss moved and what it costs, in one line; None when nothing moved."""
+    if before == after:
+        return None
+    if before.tokens != after.tokens:
+        moved = f"tokens {count(before.tokens)} → {count(after.tokens)}"
+    else:
+        moved = f"parameters {count(before.total_params)} → {count(after.total_params)}"
+    change = after_usd - before_usd
+    sign = "+" if change >= 0 else "-"
+    return (f"{name}: {moved}, loss {option_loss(before):.3f} → {option_loss(after):.3f}; total cost "
+            f"{money(before_usd)} → {money(after_usd)} ({sign}{money(abs(change))})")
+
+
 def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> list[list[str]]:
     """Per option: "cheapest", "fastest", "lowest risk" where it alone holds the lowest total cost, wall-clock or
     chance of exceeding its budget (a tie gives no badge)."""
