@@ -16,6 +16,7 @@ import pandas as pd
 from dashboard.core import scaling
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.core.scenario_query import scenario_to_query
+from dashboard.format import short
 from dashboard.ingest.export import to_safe_csv
 
 MIN_SCENARIOS = 2
@@ -256,14 +257,14 @@ def match_loss(scenario: Scenario, target_loss: float, lever: str) -> Scenario:
         remaining = target_loss - fit.E - fit.A / scenario.active ** fit.alpha
         if remaining <= 0:
             floor = target_loss - remaining
-            raise MatchError(f"{scenario.name}: at {scenario.active:,.3g} parameters no number of tokens brings the "
+            raise MatchError(f"{scenario.name}: at {short(scenario.active)} parameters no number of tokens brings the "
                              f"loss below {floor:.3f}; match by model size instead")
         data["tokens"] = (fit.B / remaining) ** (1.0 / fit.beta)
     else:
         remaining = target_loss - fit.E - fit.B / scenario.tokens ** fit.beta
         if remaining <= 0:
             floor = target_loss - remaining
-            raise MatchError(f"{scenario.name}: on {scenario.tokens:,.3g} tokens no model size brings the loss "
+            raise MatchError(f"{scenario.name}: on {short(scenario.tokens)} tokens no model size brings the loss "
                              f"below {floor:.3f}; match by tokens instead")
         factor = (fit.A / remaining) ** (1.0 / fit.alpha) / scenario.active
         data["total_params"] = scenario.total_params * factor
