@@ -188,9 +188,8 @@ def _table(header: list[str], rows: list[str], *, escaped: bool = False) -> str:
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
-def _item(label: str, key: str = "") -> str:
-    note = "" if label == key or not key else f'<span class="key">{_e(key)}</span>'
-    return f"<th>{_e(label)}{note}</th>"
+def _item(label: str) -> str:
+    return f"<th>{_e(label)}</th>"
 
 
 def headline_table(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> str:
@@ -217,23 +216,31 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
 
 
 def comparison_html(table: pd.DataFrame) -> str:
-    """The comparison table, differing cells highlighted, grouped into inputs and outputs."""
+    """The comparison: headline outputs first, then the inputs that differ in a collapsible section (open), changed
+    cells highlighted and one Δ column per option after the first."""
     columns = compare.scenario_columns(table)
     deltas = [column for column in table.columns if column not in (*compare.FIXED_COLUMNS, *columns)]
     mask = compare.highlight_mask(table)
-    width = 1 + len(columns) + len(deltas)
-    groups = {compare.INPUT_SECTION: "Inputs that differ", compare.OUTPUT_SECTION: "Outputs"}
-    rows, section = [], None
-    for index, row in zip(table.index, table.to_dict("records"), strict=True):
-        if row["section"] != section:
-            section = row["section"]
-            rows.append(f'<tr class="group"><th colspan="{width}">{_e(groups[section])}</th></tr>')
+
+    def rows_of(section: str) -> list[str]:
         fmt = format_input if section == compare.INPUT_SECTION else format_output
-        cells = [_value_cell(fmt(row["key"], row[column]), row[column], highlight=mask.at[index, column])
-                 for column in columns]
-        cells += [_cell(_e(format_delta(section, row["key"], row[delta])), "num") for delta in deltas]
-        rows.append(f"<tr>{_item(row['item'], row['key'])}{''.join(cells)}</tr>")
-    return _table(["", *columns, *deltas], rows)
+        rows = []
+        for index, row in zip(table.index, table.to_dict("records"), strict=True):
+            if row["section"] != section:
+                continue
+            cells = [_value_cell(fmt(row["key"], row[column]), row[column], highlight=mask.at[index, column])
+                     for column in columns]
+            cells += [_cell(_e(format_delta(section, row["key"], row[delta])), "num") for delta in deltas]
+            rows.append(f"<tr>{_item(row['item'])}{''.join(cells)}</tr>")
+        return rows
+
+    header = ["", *columns, *deltas]
+    outputs = _table(header, rows_of(compare.OUTPUT_SECTION))
+    inputs = rows_of(compare.INPUT_SECTION)
+    if not inputs:
+        return outputs + "<p class=\"note\">Every input is the same in all options.</p>"
+    return (f"{outputs}<details open><summary>Inputs that differ ({len(inputs)})</summary>"
+            f"{_table(header, inputs)}</details>")
 
 
 def inputs_html(scenarios: list[Scenario]) -> str:
@@ -243,7 +250,7 @@ def inputs_html(scenarios: list[Scenario]) -> str:
     rows = []
     for row in table.to_dict("records"):
         cells = [_value_cell(format_input(row["key"], row[column]), row[column]) for column in columns]
-        rows.append(f"<tr>{_item(row['item'], row['key'])}{''.join(cells)}</tr>")
+        rows.append(f"<tr>{_item(row['item'])}{''.join(cells)}</tr>")
     return _table(["", *columns], rows)
 
 

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 from dashboard.cli import main
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
-from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.core.scaling import FITS
+from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.format import count, usd
 from dashboard.report.cells import money
 from dashboard.report.html import build_report
