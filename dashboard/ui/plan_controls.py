@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from dashboard.core.hardware import CUSTOM, catalogue
+from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario
 from dashboard.format import short
@@ -100,7 +101,9 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                 help="Aggregate write speed to storage; checkpoint size / bandwidth is the stall per write."),
         Control("checkpoint_async", "Asynchronous checkpoints (no stall)", "toggle"),
         Control("node_failures_per_1000_node_days", "Node failures per 1,000 node-days", "slider", 1.0, 0, 50, 0.01,
-                help="Llama 3 405B: 3.79 (419 interruptions in 54 days on 2,048 nodes)."),
+                help=f"{LLAMA3_405B_FAILURES.label}: {LLAMA3_405B_FAILURES.per_1000_node_days:.2f} "
+                     f"({LLAMA3_405B_FAILURES.interruptions} interruptions in {LLAMA3_405B_FAILURES.days:g} days on "
+                     f"{LLAMA3_405B_FAILURES.nodes:,} nodes)."),
         Control("spot_interruptions_per_1000_node_days", "Spot interruptions per 1,000 node-days", "slider", 1.0,
                 0, 100, 0.1, help="Reclaims on the spot share of nodes; assumed 3.3 (AWS advisor band 5-10 %/month)."),
     ),
@@ -128,9 +131,12 @@ GROUPS: dict[str, tuple[Control, ...]] = {
         Control("method", "Method", "select", options=("baseline", "tst"),
                 help="Token Superposition Training (arXiv 2605.06546), compared with the baseline at matched loss."),
         Control("tst_speedup", "TST speedup (× fewer GPU-hours)", "number", 1.0, 1, 100, 0.01,
-                help="Published: 12,311 / 4,768 B200-hours = 2.58× on a 10B-A1B MoE. Validate with a pilot."),
+                help=f"Published: {TST_RUN.baseline_gpu_hours:,.0f} / {TST_RUN.tst_gpu_hours:,.0f} "
+                     f"{TST_RUN.gpu_type}-hours = {TST_RUN.speedup:.2f}× on a "
+                     f"{TST_RUN.label.removeprefix('published ')}. Validate with a pilot."),
         Control("tst_token_multiplier", "TST raw tokens (× baseline)", "number", 1.0, 1, 100, 0.01,
-                help="Published: 2T / 1.05T = 1.90× more raw tokens read, which costs data processing."),
+                help=f"Published: {TST_RUN.tst_tokens / 1e12:g}T / {TST_RUN.baseline_tokens / 1e12:g}T = "
+                     f"{TST_RUN.token_multiplier:.2f}× more raw tokens read, which costs data processing."),
         Control("tst_pilot_fraction", "TST pilot (% of baseline run cost)", "number", 0.01, 0, 1000, 1.0,
                 help="Assumed 5 %: a short run that checks the speedup holds at your scale before committing."),
         Control("tst_switching_cost_usd", "TST switching cost ($)", "number", 1.0, 0, 1e12, 1000.0, fmt="%.0f",
