@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from dashboard.core import scaling
+from dashboard.core import catalogue, scaling
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.core.scenario_query import scenario_to_query
 from dashboard.format import short
@@ -29,64 +29,19 @@ OUTPUT_SECTION = "Output"
 # Every scenario key except the file version and the scenario's own name, in the schema's order.
 INPUT_KEYS = tuple(name for name in Scenario.model_fields if name not in {"schema_", "name"})
 
-HEADLINES = (
-    ("cost_total_usd", "Total cost ($)"),
-    ("gpu_hours_total", "GPU-hours"),
-    ("wall_clock_days", "Wall-clock days"),
-    ("cost_per_million_tokens", "$ per million tokens"),
-    ("predicted_loss", "Predicted loss (nats per token)"),
-    ("storage_peak_gb", "Storage peak (GB)"),
-    ("overhead_fraction", "Overhead: stall + rework (share of compute)"),
-    ("budget_status", "Budget status"),
-)
+# Headline outputs in the Plan page's order, with its labels (units are in the formatted values).
+HEADLINES = tuple((key, catalogue.label(key)) for key in catalogue.HEADLINE_OUTPUTS)
 
 # Monte Carlo rows (`MonteCarlo.summary()` percentiles), each placed after its point estimate's row.
 RANGE_ROWS = {
-    "cost_total_usd": (("p10", "Total cost P10 ($)"), ("p90", "Total cost P90 ($)")),
-    "gpu_hours_total": (("p10", "GPU-hours P10"), ("p90", "GPU-hours P90")),
-    "wall_clock_days": (("p10", "Wall-clock days P10"), ("p90", "Wall-clock days P90")),
-}
-
-INPUT_LABELS = {
-    "total_params": "Total parameters",
-    "active_params": "Active parameters (MoE)",
-    "tokens": "Training tokens",
-    "attention_flops": "Attention FLOPs term",
-    "activation_recompute": "Full activation recomputation",
-    "gpu_type": "GPU type",
-    "peak_tflops": "Peak dense BF16 (TFLOP/s per GPU)",
-    "gpu_count": "GPUs in the main run",
-    "gpus_per_node": "GPUs per node",
-    "mfu": "MFU (fraction)",
-    "price_reserved_per_gpu_hour": "Reserved price ($/GPU-hour)",
-    "price_on_demand_per_gpu_hour": "On-demand price ($/GPU-hour)",
-    "price_spot_per_gpu_hour": "Spot price ($/GPU-hour)",
-    "reserved_share": "Reserved share (fraction of GPU-hours)",
-    "spot_share": "Spot share (fraction of GPU-hours)",
-    "node_failures_per_1000_node_days": "Node failures (per 1,000 node-days)",
-    "spot_interruptions_per_1000_node_days": "Spot interruptions (per 1,000 node-days)",
-    "checkpoint_interval_min": "Checkpoint interval (min)",
-    "checkpoint_write_gb_per_s": "Checkpoint write bandwidth (GB/s)",
-    "checkpoint_write_s": "Checkpoint stall per write (s)",
-    "checkpoint_async": "Asynchronous checkpoints",
-    "restart_min": "Restart time (min)",
-    "experiment_overhead": "Experiments (× main run)",
-    "eval_overhead": "Evaluation (× main run)",
-    "debug_overhead": "Debugging (× main run)",
-    "people_cost_usd": "People ($)",
-    "budget_usd": "Budget ($)",
-    "scaling_fit": "Scaling-law fit",
-    "method": "Training method",
-    "tst_speedup": "TST speedup (×)",
-    "tst_token_multiplier": "TST raw-token multiplier (×)",
-    "tst_pilot_fraction": "TST pilot (fraction of the baseline run's cost)",
-    "tst_switching_cost_usd": "TST switching cost ($)",
+    key: tuple((percentile, catalogue.label(f"{percentile}.{key}")) for percentile in ("p10", "p90"))
+    for key in ("cost_total_usd", "gpu_hours_total", "wall_clock_days")
 }
 
 
 def input_label(key: str) -> str:
-    """A readable label with its unit for the common inputs; the key itself for the rest (it carries its unit)."""
-    return INPUT_LABELS.get(key, key)
+    """The Plan page's label of an input (dashboard.core.catalogue)."""
+    return catalogue.label(key)
 
 
 def _clashes(candidate: str, taken: set[str]) -> bool:

@@ -20,14 +20,13 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 from plotly.offline import get_plotlyjs
 
-from dashboard.core import compare, engine, uncertainty
+from dashboard.core import catalogue, compare, engine, uncertainty
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
 from dashboard.figures import uncertainty as uncertainty_figures
 from dashboard.figures.plan import TST_REFERENCE_RUN
-from dashboard.format import count, usd
-from dashboard.report.cells import format_delta, format_input, format_output, money
+from dashboard.report.cells import count, format_delta, format_input, format_output, money
 from dashboard.report.theme import themed
 
 if TYPE_CHECKING:
@@ -205,10 +204,11 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
             cells.append(_cell(text, "" if key == "budget_status" else "num"))
         rows.append(f"<tr>{_item(label)}{''.join(cells)}</tr>")
     extra = (
-        ("Budget ($)", [usd(result["budget_usd"]) for result in results]),
-        ("Chance of exceeding the budget", [f"{summary['prob_over_budget']:.0%}" for summary in summaries]),
-        ("Budget covering 80 % of draws ($)", [usd(summary["budget_for_80_percent_usd"]) for summary in summaries]),
-        ("Budget covering 90 % of draws ($)", [usd(summary["budget_for_90_percent_usd"]) for summary in summaries]),
+        (catalogue.label("budget_usd"), [money(result["budget_usd"]) for result in results]),
+        (catalogue.label("prob_over_budget"),
+         [catalogue.text("prob_over_budget", summary["prob_over_budget"]) for summary in summaries]),
+        *((catalogue.label(key), [money(summary[key]) for summary in summaries])
+          for key in ("budget_for_80_percent_usd", "budget_for_90_percent_usd")),
     )
     for label, texts in extra:
         rows.append(f"<tr>{_item(label)}{''.join(_cell(_e(text), 'num') for text in texts)}</tr>")
@@ -297,7 +297,8 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
     if tst:
         items = "".join(
             f"<li>{_e(name)}: {scenario.tst_speedup:.2f}× speedup assumed, pilot "
-            f"{_e(usd(result['tst']['pilot_cost_usd']))}, net saving {_e(usd(result['tst']['net_savings_usd']))}</li>"
+            f"{_e(money(result['tst']['pilot_cost_usd']))}, net saving "
+            f"{_e(money(result['tst']['net_savings_usd']))}</li>"
             for name, scenario, result in tst
         )
         pilot += f"<p>Scenarios here that rely on TST:</p><ul>{items}</ul>"

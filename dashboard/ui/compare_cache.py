@@ -16,8 +16,7 @@ from dashboard.core import compare
 from dashboard.core.scenario import Scenario, scenario_from_json
 from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.figures import compare as compare_figures
-from dashboard.format import count
-from dashboard.report.cells import format_delta, format_input, format_output, money
+from dashboard.report.cells import count, format_delta, format_input, format_output, money
 from dashboard.report.html import DEFAULT_APP_URL, build_report
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo
 from dashboard.ui.plan_state import scenario_json

@@ -8,11 +8,10 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard.core import compare
+from dashboard.core import catalogue, compare
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
-from dashboard.format import count
-from dashboard.report.cells import format_output, money
+from dashboard.report.cells import count, format_delta, format_output, money
 from dashboard.safe_text import markdown_text
 from dashboard.ui import compare_cache, compare_state
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo, plan_figure
@@ -39,14 +38,9 @@ PRESENTATION_CSS = """<style>
 .cmp-badge { display: inline-block; margin: .25rem .35rem 0 0; padding: 0 .6rem; border-radius: 1rem;
   background: #e3f2e6; color: #1b5e20; font-weight: 600; font-size: .95rem; }
 </style>"""
-# One grid row per metric: label, result key, format, which way is good for the Δ arrow's colour.
-PRESENTATION_ROWS = (
-    ("Total cost", "cost_total_usd", money, "inverse"),
-    ("GPU-hours", "gpu_hours_total", count, "inverse"),
-    ("Wall-clock (days)", "wall_clock_days", lambda days: f"{days:,.1f}", "inverse"),
-    ("$ per million tokens", "cost_per_million_tokens", money, "inverse"),
-    ("Predicted loss", "predicted_loss", lambda loss: f"{loss:.3f}", "inverse"),
-)
+# One grid row per metric, in the Plan page's order and labels; lower is better for each (the Δ arrow's colour).
+PRESENTATION_ROWS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens",
+                     "predicted_loss")
 
 
 def store_controls(display_url: str) -> None:
@@ -183,12 +177,10 @@ def _header_html(name: str, short: str, badges: list[str], loss: str) -> str:
             f'<div class="cmp-loss">loss {html.escape(loss)}</div><div class="cmp-badges">{chips}</div></div>')
 
 
-def _delta(values: list[float], position: int, fmt) -> str | None:
+def _delta(key: str, values: list[float], position: int) -> str | None:
     if position == 0:
         return None
-    difference = values[position] - values[0]
-    sign = "+" if difference >= 0 else "-"
-    return f"{sign}{fmt(abs(difference))} vs first"
+    return f"{format_delta(compare.OUTPUT_SECTION, key, values[position] - values[0])} vs first"
 
 
 def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
@@ -204,11 +196,12 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
                                                    strict=True):
         column.html(_header_html(name, short or name, badges, format_output("predicted_loss",
                                                                              result["predicted_loss"])))
-    for label, key, fmt, colour in PRESENTATION_ROWS:
+    for key in PRESENTATION_ROWS:
         values = [result[key] for result in results]
         for position, column in enumerate(st.columns(count_, border=True)):
             with column:
-                st.metric(label, fmt(values[position]), delta=_delta(values, position, fmt), delta_color=colour)
+                st.metric(catalogue.label(key), format_output(key, values[position]),
+                          delta=_delta(key, values, position), delta_color="inverse")
                 if key == "cost_total_usd":
                     run = runs[position]
                     st.caption(f"P10–P90 {money(run.percentile('cost_total_usd', 10))} – "
@@ -216,7 +209,7 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
     for position, column in enumerate(st.columns(count_, border=True)):
         result, summary = results[position], summaries[position]
         with column:
-            st.metric("Budget", result["budget_status"])
+            st.metric(catalogue.label("budget_status"), result["budget_status"])
             st.caption(f"{summary['prob_over_budget']:.0%} chance of exceeding the "
                        f"{money(result['budget_usd'])} budget")
     st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")

@@ -11,8 +11,8 @@ from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario, default_scenario
-from dashboard.format import count, usd
-from dashboard.report.cells import money
+from dashboard.format import usd
+from dashboard.report.cells import count, money
 from dashboard.report.html import build_report
 from dashboard.store.scenario_store import ScenarioStore
 from dashboard.ui.compare_state import BASELINE_OPTION, PLAN_OPTION
@@ -166,11 +166,11 @@ def test_the_comparison_shows_the_same_numbers_as_the_cli_and_the_report(app, st
         path.write_text(json.dumps(scenario.to_json_dict()))
         assert main(["estimate", str(path), "--json"]) == 0
         cli = json.loads(capsys.readouterr().out)
-        assert _row(table, "Total cost ($)")[short[scenario.name]] == money(cli["cost_total_usd"])
+        assert _row(table, "Total cost")[short[scenario.name]] == money(cli["cost_total_usd"])
         assert _row(table, "GPU-hours")[short[scenario.name]] == count(cli["gpu_hours_total"])
         assert money(cli["cost_total_usd"]) in report and count(cli["gpu_hours_total"]) in report
     # Outputs first; inputs that differ are listed in their own section, inputs that are the same are not.
-    assert list(table["item"])[0] == "Total cost ($)"
+    assert list(table["item"])[0] == "Total cost"
     inputs = set(_inputs(at)["item"])
     assert "Total parameters" in inputs and "GPUs per node" not in inputs
 
@@ -252,7 +252,7 @@ def test_differing_losses_show_the_banner_and_match_loss_equalises_them(app, sto
         at.button_group(key="compare.match").set_value(lever).run()
         assert not at.exception
         assert not [w for w in at.warning if "worse model" in w.value]
-        losses = list(_row(_outputs(at), "Predicted loss (nats per token)")[1:3])
+        losses = list(_row(_outputs(at), "Predicted loss")[1:3])
         assert losses == [f"{loss_large:.3f}", f"{loss_large:.3f}"]
         moved = next(c.value for c in at.caption if c.value.startswith("Small"))
         assert ("tokens" if lever == "tokens" else "parameters") in moved and "total cost" in moved

@@ -104,7 +104,7 @@ def test_ranges_add_p10_p90_rows_after_their_point_estimates():
         "gpu_hours_total", "gpu_hours_total_p10", "gpu_hours_total_p90",
         "wall_clock_days", "wall_clock_days_p10", "wall_clock_days_p90",
     ]
-    assert row(table, "cost_total_usd_p10")["item"] == "Total cost P10 ($)"
+    assert row(table, "cost_total_usd_p10")["item"] == "Total cost P10"
     p90 = row(table, "cost_total_usd_p90")
     assert (p90["A"], p90["B"], p90["Δ B"]) == (1100.0, 2100.0, 1000.0)
     assert row(table, "gpu_hours_total_p10")["Δ B"] == 400.0  # 1500/2 − 700/2
@@ -176,8 +176,8 @@ def test_inputs_table_lists_every_input_of_one_or_more_scenarios():
     assert len(table) == len(Scenario.model_fields) - 2  # all but schema and name
     values = dict(zip(table["key"], table["A"], strict=True))
     assert (values["mfu"], values["gpu_type"], values["active_params"]) == (0.4, "h100", None)
-    assert table.set_index("key").at["mfu", "item"] == "MFU (fraction)"
-    assert table.set_index("key").at["seq_len", "item"] == "seq_len"  # no label: the key, which carries its unit
+    assert table.set_index("key").at["mfu", "item"] == "MFU"  # the Plan page's label; the unit is in the value
+    assert table.set_index("key").at["seq_len", "item"] == "Sequence length"  # no internal names
 
 
 # Loss matching: L(N, D) = E + A/N^α + B/D^β with the Epoch refit (E 1.8172, A 482.01, B 2085.43, α 0.3478,

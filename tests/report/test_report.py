@@ -12,10 +12,9 @@ from dashboard.cli import main
 from dashboard.core import uncertainty
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
-from dashboard.format import count
 from dashboard.report import cells
 from dashboard.report import html as report
-from dashboard.report.cells import money
+from dashboard.report.cells import count, money
 
 GENERATED = datetime(2026, 12, 1, 14, 30, tzinfo=UTC)
 DRAWS = 200
@@ -157,7 +156,7 @@ def test_sections_caveats_and_method(three):
 
 def test_comparison_highlights_the_differing_gpu_count(three):
     document, page = three
-    gpus = page.row("comparison", "GPUs in the main run")
+    gpus = page.row("comparison", "GPUs")
     assert gpus[1:4] == ["512", "64", "256"]  # default 512; the TST preset's 64 B200 (its JSON file); 256
     assert gpus[4:] == ["-448", "-256"]
     assert 'class="num diff"' in document
@@ -206,10 +205,10 @@ def test_markdown_section_is_the_body_under_its_heading():
     ("section", "key", "value", "expected"),
     [
         ("Output", "cost_total_usd", 1_250_000.0, "+$1.25M"),
-        ("Output", "gpu_hours_total_p90", -2_500.0, "-2.50k"),
+        ("Output", "gpu_hours_total_p90", -2_500.0, "-2.5k"),
         ("Output", "overhead_fraction", 0.0125, "+1.25 pp"),
         ("Output", "predicted_loss", -0.1234, "-0.123"),
-        ("Input", "tokens", 3e12, "+3.00T"),
+        ("Input", "tokens", 3e12, "+3T"),
         ("Input", "price_spot_per_gpu_hour", -0.5, "-$0.5"),
         ("Input", "price_reserved_per_gpu_hour", 0.2346, "+$0.235"),  # three significant figures
         ("Input", "gpu_count", 0.0, "0"),
@@ -230,9 +229,9 @@ def test_report_shows_the_cli_numbers(tmp_path, capsys):
     """Default and the TST preset: the CLI's total cost and GPU-hours, formatted, in the headline and comparison."""
     scenarios = [default_scenario(), TST_PRESET]
     page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
-    cost_cells = page.row("headlines", "Total cost ($)")[1:]
+    cost_cells = page.row("headlines", "Total cost")[1:]
     hours_cells = page.row("headlines", "GPU-hours")[1:]
-    compared_cost = page.row("comparison", "Total cost ($)")[1:3]
+    compared_cost = page.row("comparison", "Total cost")[1:3]
     compared_hours = page.row("comparison", "GPU-hours")[1:3]
     for column, scenario in enumerate(scenarios):
         path = tmp_path / f"s{column}.json"
