@@ -61,7 +61,7 @@ def _scaled_axis(scale: str, title: str, top: float) -> dict[str, Any]:
     """The value axis for a scale: dollars (or days) from zero, percent of each bar's total, or a log axis."""
     if scale == "share":
         return {"title": {"text": "share of the option's total (%)"}, "range": [0.0, 100.0 * TIMELINE_HEADROOM],
-                "ticksuffix": " %"}
+                "ticksuffix": " %", "tickvals": list(range(0, 101, 20))}
     if scale == "log":
         return {"title": {"text": f"{title}, log scale"}, "type": "log"}
     return {"title": {"text": title}, "range": [0.0, top * TIMELINE_HEADROOM]}
@@ -72,7 +72,7 @@ def _check_scale(scale: str) -> None:
         raise ValueError(f"scale {scale!r}: use one of {', '.join(SCALES)}")
 
 
-LEGEND_BELOW = {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.18, "yanchor": "top"}
+LEGEND_BELOW = {"orientation": "h", "x": 0.0, "xanchor": "left", "y": -0.18, "yanchor": "top", "traceorder": "normal"}
 
 
 def _height(labels: list[str]) -> int:

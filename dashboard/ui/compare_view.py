@@ -19,6 +19,7 @@ from dashboard.ui.compare_state import OVERWRITE, SAVE_NAME, UPLOAD, UPLOAD_ROUN
 from dashboard.ui.plan_state import scenario_json
 
 HIGHLIGHT = "background-color: #fff3bf"
+ROW_PX = 35  # st.dataframe's row height: the table shows every row without scrolling (up to 900 px)
 MATCH = "compare.match"
 LABELS = "compare.labels"
 SHORT_LABEL_CHARS = 24
@@ -78,11 +79,11 @@ def _styled(shown: pd.DataFrame, mask: pd.DataFrame):
 
 def _dataframe(shown: pd.DataFrame, mask: pd.DataFrame, names: dict[str, str], label: str) -> None:
     """A table with its first column frozen and each short header's full name on hover."""
-    config = {"item": st.column_config.TextColumn(label, pinned=True)}
+    config = {"item": st.column_config.TextColumn(label, pinned=True, width="medium")}
     config.update({header: st.column_config.TextColumn(header, help=markdown_text(name))
                    for header, name in names.items()})
     st.dataframe(_styled(shown, mask), hide_index=True, width="stretch", column_config=config,
-                 height=min(38 * (len(shown) + 1) + 2, 900))
+                 height=min(ROW_PX * (len(shown) + 1) + 3, 900))
 
 
 def table(jsons: tuple[str, ...]) -> None:
