@@ -18,9 +18,10 @@ from dashboard.core.compare import unique_names
 from dashboard.core.engine import LINE_ITEMS
 from dashboard.core.scenario import Scenario
 from dashboard.figures.plan import BUDGET_COLOUR, LABELS, layout_of
-from dashboard.format import usd
+from dashboard.format import exact, number
 
-_usd = partial(usd, digits=1)
+_money = partial(number, unit="$")  # labels on the chart: three significant figures
+_exact_money = partial(exact, unit="$")  # hover: the full value
 NAME_WRAP_CHARS = 28
 HOURS_PER_DAY = 24.0
 TIMELINE_PARTS = (
@@ -97,7 +98,7 @@ def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale
                      if scale == "share" else values)
             traces.append({
                 "type": "bar", "orientation": "h", "name": _item_label(key), "x": shown, "y": labels,
-                "customdata": [_usd(value) for value in values],
+                "customdata": [_exact_money(value) for value in values],
                 "hovertemplate": f"{_item_label(key)}: %{{customdata}}<extra></extra>",
             })
     ends = [100.0] * len(totals) if scale == "share" else totals
@@ -109,7 +110,7 @@ def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale
         barmode="stack", xaxis=_scaled_axis(scale, "cost (USD)", max(totals)),
         yaxis={"autorange": "reversed", "automargin": True},
         legend=LEGEND_BELOW, height=_height(labels), margin={"b": 120},
-        annotations=_totals(labels, ends, [_usd(total) for total in totals], horizontal=True),
+        annotations=_totals(labels, ends, [_money(total) for total in totals], horizontal=True),
     )
     if scale == "usd":
         layout["xaxis"]["tickprefix"] = "$"
@@ -166,19 +167,19 @@ def range_figure(names: list[str], results: list[dict[str, Any]], summaries: lis
         {
             "type": "bar", "orientation": "h", "name": "P10–P90", "y": labels, "base": p10,
             "x": [high - low for low, high in zip(p10, p90, strict=True)],
-            "customdata": [f"{_usd(low)}–{_usd(high)}" for low, high in zip(p10, p90, strict=True)],
+            "customdata": [f"{_exact_money(low)}–{_exact_money(high)}" for low, high in zip(p10, p90, strict=True)],
             "marker": {"color": RANGE_COLOUR}, "width": 0.4,
             "hovertemplate": "P10–P90: %{customdata}<extra></extra>",
         },
         {
             "type": "scatter", "mode": "markers", "name": "point estimate", "y": labels, "x": point,
-            "customdata": [_usd(value) for value in point], "marker": {"symbol": "diamond", "size": 13,
+            "customdata": [_exact_money(value) for value in point], "marker": {"symbol": "diamond", "size": 13,
                                                                       "color": POINT_COLOUR},
             "hovertemplate": "point estimate: %{customdata}<extra></extra>",
         },
         {
             "type": "scatter", "mode": "markers", "name": "budget", "y": labels, "x": budget,
-            "customdata": [_usd(value) for value in budget],
+            "customdata": [_exact_money(value) for value in budget],
             "marker": {"symbol": "line-ns-open", "size": 30, "color": BUDGET_COLOUR, "line": {"width": 3}},
             "hovertemplate": "budget: %{customdata}<extra></extra>",
         },
