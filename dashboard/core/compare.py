@@ -176,11 +176,16 @@ class MatchError(ValueError):
     """An option whose predicted loss cannot be moved to the target with the chosen lever; one-line message."""
 
 
+def comparable(losses: list[float]) -> bool:
+    """True when the predicted losses lie within LOSS_TOLERANCE of each other."""
+    return max(losses) - min(losses) <= LOSS_TOLERANCE
+
+
 def loss_banner(names: list[str], results: list[dict[str, Any]]) -> str | None:
     """A warning when the options' predicted losses differ by more than LOSS_TOLERANCE, else None."""
     losses = [result["predicted_loss"] for result in results]
     worst, best = max(losses), min(losses)
-    if worst - best <= LOSS_TOLERANCE:
+    if comparable(losses):
         return None
     costs = [result["cost_total_usd"] for result in results]
     cheapest = costs.index(min(costs))

@@ -234,13 +234,15 @@ def comparison_html(table: pd.DataFrame) -> str:
             rows.append(f"<tr>{_item(row['item'])}{''.join(cells)}</tr>")
         return rows
 
-    header = ["", *columns, *deltas]
-    outputs = _table(header, rows_of(compare.OUTPUT_SECTION))
+    losses = table.set_index("key").loc["predicted_loss", columns]
+    header = ["", *(f'{_e(column)}<span class="range">loss {_e(format_output("predicted_loss", losses[column]))}'
+                    "</span>" for column in columns), *(_e(delta) for delta in deltas)]
+    outputs = _table(header, rows_of(compare.OUTPUT_SECTION), escaped=True)
     inputs = rows_of(compare.INPUT_SECTION)
     if not inputs:
         return outputs + "<p class=\"note\">Every input is the same in all options.</p>"
     return (f"{outputs}<details open><summary>Inputs that differ ({len(inputs)})</summary>"
-            f"{_table(header, inputs)}</details>")
+            f"{_table(header, inputs, escaped=True)}</details>")
 
 
 def inputs_html(scenarios: list[Scenario]) -> str:

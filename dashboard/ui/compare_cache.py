@@ -16,7 +16,7 @@ from dashboard.core import compare
 from dashboard.core.scenario import Scenario, scenario_from_json
 from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.figures import compare as compare_figures
-from dashboard.report.cells import count, format_delta, format_input, format_output, money
+from dashboard.report.cells import count, format_delta, format_input, format_output, loss, money
 from dashboard.report.html import DEFAULT_APP_URL, build_report
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo
 from dashboard.ui.plan_state import scenario_json
@@ -48,7 +48,8 @@ def display(jsons: tuple[str, ...], section: str) -> tuple[pd.DataFrame, pd.Data
     """One section of the comparison table as text (formatted like the report), with short column headers.
 
     Returns the rows of `section` (outputs or inputs), which cells differ from the first option, and each short
-    header's full scenario name (for the header's hover help).
+    header's full scenario name (for the header's hover help). When the options' predicted losses are not
+    comparable, each option's header carries its loss.
     """
     table = comparison(jsons)
     columns = compare.scenario_columns(table)
@@ -56,6 +57,10 @@ def display(jsons: tuple[str, ...], section: str) -> tuple[pd.DataFrame, pd.Data
     rows = table[table["section"] == section]
     fmt = format_input if section == compare.INPUT_SECTION else format_output
     headers = short_headers([*columns, *deltas])
+    losses = table.set_index("key").loc["predicted_loss", columns].astype(float).to_list()
+    if not compare.comparable(losses):
+        headers.update({column: f"{headers[column]} · loss {loss(value)}"
+                        for column, value in zip(columns, losses, strict=True)})
     shown = pd.DataFrame({"item": rows["item"].to_list()})
     for column in columns:
         shown[headers[column]] = [fmt(key, value) for key, value in zip(rows["key"], rows[column], strict=True)]

@@ -159,7 +159,10 @@ def test_the_comparison_shows_the_same_numbers_as_the_cli_and_the_report(app, st
     at = _select(_compare(app), default_scenario().name, llama.name)
     assert not at.exception
     table = _outputs(at)
-    short = {default_scenario().name: "Default: 7B dense, 2T…", llama.name: "Llama 3.1 405B: 15.6T…"}
+    # Short headers; the losses differ (7B on 2T tokens: 1.8172 + 482.01/7e9^0.3478 + 2085.43/2e12^0.3658 = 2.065,
+    # 405B on 15.6T: 1.893), so each header carries its loss.
+    short = {default_scenario().name: "Default: 7B dense, 2T… · loss 2.065",
+             llama.name: "Llama 3.1 405B: 15.6T… · loss 1.893"}
     report = build_report([default_scenario(), llama], generated_at=__import__("datetime").datetime(2026, 11, 30))
     for scenario in (default_scenario(), llama):
         path = tmp_path / "scenario.json"

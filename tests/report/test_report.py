@@ -156,6 +156,10 @@ def test_sections_caveats_and_method(three):
 
 def test_comparison_highlights_the_differing_gpu_count(three):
     document, page = three
+    header = page.tables["comparison"][0]
+    # Each option's header carries its loss: 7B on 2T tokens is 1.8172 + 482.01/7e9^0.3478 + 2085.43/2e12^0.3658
+    assert header[1] == f"{default_scenario().name}loss 2.065"
+    assert header[3] == f"{HOSTILE}loss 2.065"  # escaped in the file (see test_scenario_names_and_title_are_escaped)
     gpus = page.row("comparison", "GPUs")
     assert gpus[1:4] == ["512", "64", "256"]  # default 512; the TST preset's 64 B200 (its JSON file); 256
     assert gpus[4:] == ["-448", "-256"]
