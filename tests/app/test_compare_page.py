@@ -288,3 +288,16 @@ def test_an_option_that_no_amount_of_tokens_can_match_is_kept_with_the_reason(ap
     assert error.startswith("Not matched: Tiny: at 1B parameters no number of tokens brings the loss below "
                             f"{floor:.3f}")
     assert [w for w in at.warning if "worse model" in w.value]  # still not comparable, and still said so
+
+
+def test_a_short_label_heads_its_column_in_the_presentation_with_the_full_name_on_hover(app, store_url):
+    _save(store_url, Scenario(name="Option A with a very long descriptive name"), Scenario(name="Option B", mfu=0.3))
+    at = _select(_compare(app), "Option A with a very long descriptive name", "Option B")
+    at.text_input(key="compare.labels.Option A with a very long descriptive name").set_value("<A>").run()
+    at.toggle(key="compare.presentation").set_value(True).run()
+    assert not at.exception
+    heads = [e.proto.body for e in at.get("html") if e.proto.body.startswith("<div class=\"cmp-head\"")]
+    assert len(heads) == 2
+    assert 'title="Option A with a very long descriptive name"' in heads[0] and ">&lt;A&gt;<" in heads[0]
+    assert ">Option B<" in heads[1]  # no short label: the name itself, cut to fit by the stylesheet
+    assert "cheapest" in heads[0] and "cheapest" not in heads[1]  # MFU 0.4 costs less than 0.3
