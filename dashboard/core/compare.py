@@ -170,6 +170,8 @@ def to_csv_bytes(table: pd.DataFrame) -> bytes:
 # Comparable options: the seeds' rule is to compare methods only at equal loss.
 LOSS_TOLERANCE = 0.01  # nats per token: predicted losses further apart than this buy different models
 MATCH_LEVERS = {"tokens": "training tokens", "size": "model size"}
+MATCHED_PREFIX = "Matched: "
+NAME_CHARS = 120
 
 
 class MatchError(ValueError):
@@ -242,14 +244,23 @@ def option_loss(scenario: Scenario) -> float:
     return float(scaling.predicted_loss(scenario.active, scenario.tokens, fit.E, fit.A, fit.B, fit.alpha, fit.beta))
 
 
+def _same_size(a: Scenario, b: Scenario) -> bool:
+    return math.isclose(a.tokens, b.tokens, rel_tol=1e-9) and math.isclose(a.total_params, b.total_params,
+                                                                            rel_tol=1e-9)
+
+
 def match_options(scenarios: list[Scenario], lever: str) -> tuple[list[Scenario], list[str]]:
-    """The first option as it is and every other moved to its predicted loss; an option that cannot be moved is
-    kept as it is and its reason listed."""
+    """The first option as it is and every other moved to its predicted loss, its name starting "Matched: " so a
+    table or report says so; an option that cannot be moved is kept as it is and its reason listed."""
     target = option_loss(scenarios[0])
     matched, problems = [scenarios[0]], []
     for scenario in scenarios[1:]:
         try:
-            matched.append(match_loss(scenario, target, lever))
+            moved = match_loss(scenario, target, lever)
+            if _same_size(moved, scenario):
+                matched.append(scenario)  # already at the target loss
+            else:
+                matched.append(moved.model_copy(update={"name": f"{MATCHED_PREFIX}{scenario.name}"[:NAME_CHARS]}))
         except MatchError as error:
             matched.append(scenario)
             problems.append(str(error))
@@ -259,7 +270,7 @@ def match_options(scenarios: list[Scenario], lever: str) -> tuple[list[Scenario]
 def match_note(name: str, before: Scenario, after: Scenario, before_usd: float, after_usd: float, money: Any,
                count: Any) -> str | None:
     """What matching the loss moved and what it costs, in one line; None when nothing moved."""
-    if before == after:
+    if _same_size(before, after):
         return None
     if before.tokens != after.tokens:
         moved = f"tokens {count(before.tokens)} → {count(after.tokens)}"

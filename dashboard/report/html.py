@@ -338,8 +338,8 @@ def summary_html(scenarios: list[Scenario], results: list[dict[str, Any]], runs:
     summaries = [run.summary() for run in runs]
     lines = "".join(f"<li>{_e(line)}</li>" for line in compare.summary_lines(names, results, summaries, money))
     items = []
-    for position, (name, scenario, result) in enumerate(zip(names, scenarios, results, strict=True)):
-        link = compare.plan_link(app_url, scenario, scenarios[0] if position else None)
+    for name, scenario, result in zip(names, scenarios, results, strict=True):
+        link = compare.plan_link(app_url, scenario)
         items.append(f"<li><strong>{_e(name)}</strong>: predicted loss "
                      f"{_e(format_output('predicted_loss', result['predicted_loss']))} nats per token; Plan link "
                      f'<span class="link">{_e(link)}</span></li>')

@@ -298,3 +298,10 @@ def test_a_plan_link_opens_the_same_scenario():
     opened = scenario_from_query(query)
     assert link.startswith("http://127.0.0.1:8501/?") and not opened.warnings
     assert opened.scenario == scenario and opened.baseline == plan("Option A")
+
+
+def test_a_moved_option_says_so_in_its_name():
+    matched, _ = compare.match_options([plan("A", tokens=1e12), plan("B" * 120, tokens=1e11)], "tokens")
+    assert matched[1].name == ("Matched: " + "B" * 120)[:120]
+    unchanged, _ = compare.match_options([plan("A"), plan("Twin")], "tokens")  # already at the same loss
+    assert unchanged[1].name == "Twin"
