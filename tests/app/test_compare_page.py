@@ -230,14 +230,14 @@ def test_an_unreachable_store_says_how_to_fix_it(app, monkeypatch):
 
 def test_the_default_selection_is_the_plan_pages_baseline_and_scenario(app, store_url):
     _save(store_url, Scenario(name="Alpha"), Scenario(name="Beta", mfu=0.3))
-    at = app.run()
-    at.number_input(key="plan.gpu_count.exact").set_value(1024).run() if any(
-        n.key == "plan.gpu_count.exact" for n in at.number_input) else None
-    at = at.switch_page(PAGE).run()
+    app.query_params["mfu"] = "0.3"  # the Plan page opens on a link: its scenario at MFU 0.3, the default baseline
+    at = _compare(app)
     assert not at.exception
     assert at.multiselect(key="compare.selected").value == [BASELINE_OPTION, PLAN_OPTION]
-    table = _outputs(at)
-    assert list(table.columns)[1].startswith("Baseline: ") and list(table.columns)[2].startswith("Plan: ")
+    headers = list(_outputs(at).columns)
+    assert headers[1].startswith("Baseline: ") and headers[2].startswith("Plan: ")
+    mfu = _row(_inputs(at), "MFU")
+    assert list(mfu[1:3]) == ["40 %", "30 %"]  # the Plan page's unit, not "0.4"
 
 
 def test_differing_losses_show_the_banner_and_match_loss_equalises_them(app, store_url):
