@@ -36,11 +36,20 @@ PLAN_OPTION = "▸ Plan page's scenario"
 BASELINE_OPTION = "▸ Plan page's baseline"
 
 
+def pinned_baseline() -> Scenario | None:
+    """The Plan page's pinned baseline: a Scenario or its JSON text in session state, None when none is pinned."""
+    value = st.session_state.get(plan_state.BASELINE)
+    if value is None or isinstance(value, Scenario):
+        return value
+    return Scenario.model_validate_json(value)
+
+
 def plan_options() -> dict[str, Scenario]:
-    """The Plan page's pinned baseline and its scenario, in that order (deltas read against the baseline)."""
-    text = st.session_state.get(plan_state.BASELINE)
-    baseline = default_scenario() if text is None else Scenario.model_validate_json(text)
-    return {BASELINE_OPTION: _named(baseline, "Baseline"), PLAN_OPTION: _named(plan_scenario(), "Plan")}
+    """The Plan page's pinned baseline (when there is one) and its scenario, in that order: deltas read against
+    the baseline, as on the Plan page."""
+    baseline = pinned_baseline()
+    plan = {PLAN_OPTION: _named(plan_scenario(), "Plan")}
+    return plan if baseline is None else {BASELINE_OPTION: _named(baseline, "Baseline"), **plan}
 
 
 def _named(scenario: Scenario, role: str) -> Scenario:
@@ -49,11 +58,12 @@ def _named(scenario: Scenario, role: str) -> Scenario:
 
 
 def start_selection(options: list[str]) -> None:
-    """Default to the Plan page's baseline and scenario unless the link or the session chose; drop vanished names."""
+    """Default to the Plan page's baseline and scenario (with no baseline pinned, the scenario and the first saved
+    one) unless the link or the session chose; drop names that vanished."""
     state = st.session_state
     if SELECTED not in state:
         if SELECTED not in st.query_params:
-            state[SELECTED] = [BASELINE_OPTION, PLAN_OPTION]
+            state[SELECTED] = options[:2]
         return
     kept = [name for name in state[SELECTED] if name in options]
     if kept != list(state[SELECTED]):
