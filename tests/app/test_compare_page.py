@@ -15,6 +15,7 @@ from dashboard.format import usd
 from dashboard.report.cells import count, money
 from dashboard.report.html import build_report
 from dashboard.store.scenario_store import ScenarioStore
+from dashboard.ui import plan_state
 from dashboard.ui.compare_state import BASELINE_OPTION, PLAN_OPTION
 
 PAGE = "app_pages/compare.py"
@@ -230,14 +231,27 @@ def test_an_unreachable_store_says_how_to_fix_it(app, monkeypatch):
 
 def test_the_default_selection_is_the_plan_pages_baseline_and_scenario(app, store_url):
     _save(store_url, Scenario(name="Alpha"), Scenario(name="Beta", mfu=0.3))
-    app.query_params["mfu"] = "0.3"  # the Plan page opens on a link: its scenario at MFU 0.3, the default baseline
+    # The Plan page opens on a link: its scenario at MFU 0.3, a pinned baseline on 256 GPUs.
+    app.query_params["mfu"] = "0.3"
+    app.query_params["base.gpu_count"] = "256"
     at = _compare(app)
     assert not at.exception
     assert at.multiselect(key="compare.selected").value == [BASELINE_OPTION, PLAN_OPTION]
     headers = list(_outputs(at).columns)
     assert headers[1].startswith("Baseline: ") and headers[2].startswith("Plan: ")
-    mfu = _row(_inputs(at), "MFU")
-    assert list(mfu[1:3]) == ["40 %", "30 %"]  # the Plan page's unit, not "0.4"
+    inputs = _inputs(at)
+    assert list(_row(inputs, "MFU")[1:3]) == ["40 %", "30 %"]  # the Plan page's unit, not "0.4"
+    assert list(_row(inputs, "GPUs")[1:3]) == ["256", "512"]
+
+
+def test_with_no_baseline_pinned_the_plan_is_compared_with_the_first_saved_scenario(app, store_url):
+    _save(store_url, Scenario(name="Alpha"), Scenario(name="Beta", mfu=0.3))
+    at = app.run()
+    at.session_state[plan_state.BASELINE] = None
+    at = at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="compare.selected").value == [PLAN_OPTION, "Alpha"]
+    assert BASELINE_OPTION not in at.multiselect(key="compare.selected").options
 
 
 def test_differing_losses_show_the_banner_and_match_loss_equalises_them(app, store_url):
