@@ -76,6 +76,8 @@ if len(selected) < MIN_SCENARIOS:
     st.info(f"Pick at least {MIN_SCENARIOS} saved scenarios to compare.")
     st.stop()
 saved_jsons = tuple(scenario_json(options[name]) for name in selected)
+if not compare_view.input_rows_differ([options[name] for name in selected]):
+    st.info("These options have the same inputs. Pin another baseline on the Plan page, or pick saved scenarios.")
 jsons = compare_view.match_controls(saved_jsons)
 compare_view.warnings(jsons)
 

@@ -104,6 +104,10 @@ def table(jsons: tuple[str, ...]) -> None:
                             "text cells that a spreadsheet would run as a formula are escaped.")
 
 
+def input_rows_differ(scenarios: list[Scenario]) -> bool:
+    return bool(compare.input_rows(scenarios, differing_only=True))
+
+
 def warnings(jsons: tuple[str, ...]) -> None:
     """The loss-comparability banner and, per option, a point estimate below P10 explained."""
     results = [cached_estimate(text) for text in jsons]

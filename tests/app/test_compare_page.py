@@ -315,3 +315,11 @@ def test_a_short_label_heads_its_column_in_the_presentation_with_the_full_name_o
     assert 'title="Option A with a very long descriptive name"' in heads[0] and ">&lt;A&gt;<" in heads[0]
     assert ">Option B<" in heads[1]  # no short label: the name itself, cut to fit by the stylesheet
     assert "cheapest" in heads[0] and "cheapest" not in heads[1]  # MFU 0.4 costs less than 0.3
+
+
+def test_identical_options_say_so(app, store_url):
+    app.query_params["base.mfu"] = "0.4"  # pins the default scenario as the baseline of the default plan
+    at = _compare(app)  # an empty store: the Plan page's scenario against its baseline, both the default
+    assert not at.exception
+    assert "No saved scenarios yet" in at.info[0].value
+    assert at.info[1].value.startswith("These options have the same inputs.")
