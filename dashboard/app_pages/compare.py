@@ -29,7 +29,8 @@ if state.get(compare_state.GO_TO_PLAN):
     state.pop(compare_state.GO_TO_PLAN)
     st.switch_page("app_pages/plan.py")
 
-if not state.get(PRESENTATION) and st.query_params.get(PRESENTATION) != "true":
+# The toggle is drawn further down: before it, its state (or, on a link's first run, the address) says the layout.
+if not (state[PRESENTATION] if PRESENTATION in state else st.query_params.get(PRESENTATION) == "true"):
     with st.sidebar:
         compare_view.store_controls(store.display_url)
 

@@ -195,6 +195,8 @@ def test_presentation_layout_has_one_column_of_large_numbers_per_option(app, sto
     ranges = [c.value for c in at.caption if c.value.startswith("P10–P90 ")]
     assert len(ranges) == 2 and all(text.startswith("P10–P90 $") for text in ranges)
     assert len([c for c in at.caption if "chance of exceeding" in c.value]) == 2
+    at.toggle(key="compare.presentation").set_value(False).run()
+    assert at.sidebar.text_input and at.button  # back to editing
 
 
 def test_picking_one_scenario_asks_for_another(app, store_url):
