@@ -8,6 +8,7 @@ log-scaled slider), in display units (billions, percent). `load` fills them from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -272,6 +273,7 @@ def _share_moved(moved: str, other: str) -> None:
         state[other] = 100 - state[moved]
 
 
+@lru_cache(maxsize=4096)
 def exact_label(value: float) -> str:
     """A log slider's value as it is, with a k/M/B/T suffix: 671B, 13.37B, 1,024 (not the nearest step)."""
     return compact(value, EXACT_FIGURES)

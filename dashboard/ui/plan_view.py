@@ -47,7 +47,7 @@ def tiles(result: PlanResult, base: PlanResult | None, headline: risk.Headline) 
         column.metric(catalogue.label(name), catalogue.text(name, value),
                       None if base is None else _delta(name, value, base[name]), delta_color="inverse",
                       help=_help(name, value))
-    columns[0].caption(headline.range_text)
+    columns[0].caption(markdown_text(headline.range_text))  # literal: "$" would start maths
     share = result["cost_total_usd"] / result["budget_usd"]
     budget = catalogue.entry("budget_usd")
     base_share = None if base is None else base["cost_total_usd"] / base["budget_usd"]
@@ -58,7 +58,7 @@ def tiles(result: PlanResult, base: PlanResult | None, headline: risk.Headline) 
         help=f"Total / budget ({budget.text(result['budget_usd'])}): 'warning' above the warning share, 'over' "
              f"above 100 %, 'at risk' when the Monte Carlo chance of overrun passes "
              f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}.")
-    columns[-1].caption(headline.overrun_text)
+    columns[-1].caption(markdown_text(headline.overrun_text))
 
 
 def baseline_line(scenario: Scenario, baseline: Scenario | None) -> None:
@@ -89,11 +89,11 @@ def differences(baseline: Scenario, scenario: Scenario) -> list[str]:
 def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headline, lever: str | None) -> None:
     """Under the tiles: an optimistic point estimate, plausibility warnings and the top tornado driver."""
     if headline.optimism:
-        st.warning(headline.optimism, icon=":material/trending_up:")
+        st.warning(markdown_text(headline.optimism), icon=":material/trending_up:")
     for note in risk.plausibility(scenario, result):
-        st.warning(note.sentence, icon=":material/report:")
+        st.warning(markdown_text(note.sentence), icon=":material/report:")
     if lever:
-        st.markdown(lever)
+        st.markdown(markdown_text(lever))
 
 
 def charts(scenario_json: str) -> None:
@@ -117,5 +117,5 @@ def charts(scenario_json: str) -> None:
 def risks(scenario: Scenario, result: PlanResult) -> None:
     """What the plan's savings risk: a row of badges, then one sentence per badge (only the risks that apply)."""
     notes = risk.risks(scenario, result)
-    st.markdown(" ".join(f":{note.colour}-badge[{note.topic} · {note.badge}]" for note in notes))
-    st.markdown("\n".join(f"- **{note.topic}:** {note.sentence}" for note in notes))
+    st.markdown(" ".join(f":{note.colour}-badge[{markdown_text(f'{note.topic} · {note.badge}')}]" for note in notes))
+    st.markdown("\n".join(f"- **{note.topic}:** {markdown_text(note.sentence)}" for note in notes))

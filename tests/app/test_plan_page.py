@@ -287,9 +287,9 @@ def test_the_budget_tile_shows_the_overrun_probability_the_engine_computes(app):
     result = estimate(default_scenario())
     assert _metric(at, "Budget").value == budget_status(result["budget_status"], mc.prob_over_budget)
     overrun = f"{catalogue.text('prob_over_budget', mc.prob_over_budget)} chance of overrun"
-    assert any(c.value == overrun for c in at.caption)
+    assert any(c.value == markdown_text(overrun) for c in at.caption)  # literal text: "$" would start maths
     low, high = (catalogue.text("cost_total_usd", mc.percentile("cost_total_usd", q)) for q in (10, 90))
-    assert any(c.value == f"P10–P90 {low}–{high}" for c in at.caption)
+    assert any(c.value == markdown_text(f"P10–P90 {low}–{high}") for c in at.caption)
 
 
 def test_the_default_plan_is_at_risk_though_within_budget(app):
@@ -362,3 +362,35 @@ def test_uncertainty_tabs_show_the_engine_percentiles_for_the_chosen_draws_and_s
     assert _chart_title(at, "Total cost").startswith(f"Total cost: {expected}")
     assert "of 1,000 triangular draws (seed 42)" in _chart_title(at, "Total cost")
     assert any("1,000 draws, seed 42" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(("link", "badges", "absent"), [
+    ({}, ["Failures", "Storage"], ["Spot", "TST"]),  # no spot sentence at 0 % spot
+    ({"spot_share": "0.2"}, ["Failures", "Spot", "Storage"], ["TST"]),
+    ({"method": "tst"}, ["Failures", "TST", "Storage"], ["Spot"]),
+])
+def test_what_it_risks_shows_a_badge_for_each_risk_that_applies(app, link, badges, absent):
+    for name, value in link.items():
+        app.query_params[name] = value
+    at = app.run()
+    assert not at.exception
+    row = next(m.value for m in at.markdown if "-badge[" in m.value and "Failures" in m.value)
+    assert all(f"[{topic} · " in row for topic in badges)
+    assert not any(f"[{topic} · " in row for topic in absent)
+
+
+def test_implausible_inputs_warn_and_name_the_lever(app):
+    app.query_params["mfu"] = "0.7"
+    at = app.run()
+    assert any(markdown_text("MFU 70 % is above any published dense training run") in w.value for w in at.warning)
+
+
+def test_opening_a_stored_scenario_offers_to_pin_the_previous_plan(app):
+    at = app.run()
+    _widget(at, "w.mfu").set_value(30.0)
+    at.run()
+    at.session_state["plan.scenario_json"] = json.dumps(Scenario(name="Option B", gpu_count=1024).to_json_dict())
+    at.run()  # as the Compare page's "Open in Plan" leaves it
+    assert at.text_input(key="w.name").value == "Option B"
+    next(b for b in at.button if b.label == "Pin the previous plan as baseline").click().run()
+    assert at.query_params["base.mfu"] == "0.3" and at.query_params["gpu_count"] == "1024"
