@@ -1,4 +1,8 @@
-"""Plan page: what-if controls that redraw cost, risk, storage and TST savings; the URL carries the scenario."""
+"""Plan page: what-if controls that redraw cost, risk, storage and TST savings; the URL carries the scenario.
+
+The plan is read from the widgets' state before anything is drawn (`plan_state.update`), so the tiles are drawn
+first and reach the browser before the sidebar's widgets are sent (`bench.browser_bench` times this).
+"""
 
 import json
 
@@ -15,25 +19,6 @@ scenario = plan_state.update()
 state = st.session_state
 baseline = state[plan_state.BASELINE]
 invalid = state[plan_state.INVALID]
-with st.sidebar:
-    st.selectbox("Preset", list(presets()), index=None, key=plan_state.PRESET, on_change=plan_state.load_preset,
-                 placeholder="Choose a published run to load…",
-                 help="Published runs; choosing one sets every control at once, with an undo "
-                      "(sources: data/scenarios/presets).")
-    buttons = st.container(horizontal=True)
-    buttons.button("Pin as baseline", on_click=plan_state.pin_baseline, icon=":material/push_pin:",
-                   help="Tile deltas compare against the pinned scenario; the page address carries it too.")
-    if baseline is not None:
-        buttons.button("Unpin", on_click=plan_state.unpin_baseline, icon=":material/close:")
-    st.text_input("Scenario name", key="w.name", max_chars=120, persist_state="session",
-                  on_change=plan_state.name_typed,
-                  help="Until you type a name, it follows the inputs; empty the box to let it follow again.")
-    for position, title in enumerate(plan_controls.GROUPS):
-        plan_controls.render_group(title, expanded=position < 2, invalid=invalid)
-    st.divider()
-    st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
-                     help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")
-
 plan_state.sync_link(scenario, baseline)
 result = plan_result(scenario)
 mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
@@ -55,12 +40,30 @@ if state.get(plan_state.NOTICES):
         notice.button("Pin the previous plan as baseline", on_click=plan_state.pin_previous, key="plan.pin_previous",
                       icon=":material/push_pin:")
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
-
 plan_view.tiles(result, None if baseline is None else plan_result(baseline), headline)
+
+with st.sidebar:
+    st.selectbox("Preset", list(presets()), index=None, key=plan_state.PRESET, on_change=plan_state.load_preset,
+                 placeholder="Choose a published run to load…",
+                 help="Published runs; choosing one sets every control at once, with an undo "
+                      "(sources: data/scenarios/presets).")
+    buttons = st.container(horizontal=True)
+    buttons.button("Pin as baseline", on_click=plan_state.pin_baseline, icon=":material/push_pin:",
+                   help="Tile deltas compare against the pinned scenario; the page address carries it too.")
+    if baseline is not None:
+        buttons.button("Unpin", on_click=plan_state.unpin_baseline, icon=":material/close:")
+    st.text_input("Scenario name", key="w.name", max_chars=120, persist_state="session",
+                  on_change=plan_state.name_typed,
+                  help="Until you type a name, it follows the inputs; empty the box to let it follow again.")
+    for position, title in enumerate(plan_controls.GROUPS):
+        plan_controls.render_group(title, expanded=position < 2, invalid=invalid)
+    st.divider()
+    st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
+                     help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")
+    st.download_button("Download scenario JSON", data=json.dumps(scenario.to_json_dict(), indent=2),
+                       file_name="scenario.json", mime="application/json", icon=":material/save:")
+
 plan_view.headline_notes(scenario, result, headline, risk.top_lever(mc))
 plan_view.charts(state[plan_state.SCENARIO])
 st.subheader("What it risks")
 plan_view.risks(scenario, result)
-with st.sidebar:
-    st.download_button("Download scenario JSON", data=json.dumps(scenario.to_json_dict(), indent=2),
-                       file_name="scenario.json", mime="application/json", icon=":material/save:")
