@@ -24,9 +24,9 @@ def _scenario_key(scenario: Scenario) -> str:
 SCENARIO_HASH = {Scenario: _scenario_key}
 
 
-@st.cache_data(max_entries=256, show_spinner=False, hash_funcs=SCENARIO_HASH)
+@st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=SCENARIO_HASH)
 def plan_result(scenario: Scenario) -> PlanResult:
-    """Engine outputs for a scenario."""
+    """Engine outputs for a scenario: a shared resource that callers only read (no pickled copy per call)."""
     return estimate(scenario)
 
 
