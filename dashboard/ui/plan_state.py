@@ -65,11 +65,15 @@ def _same_inputs(a: Scenario, b: Scenario) -> bool:
 
 
 def follow_name(origin: Scenario, scenario: Scenario) -> str:
-    """The name of an edited plan nobody has named: the origin's name while nothing changed; a description of
-    the inputs when the origin's name was one (or the default's); else the origin's name with "(edited)"."""
+    """The name of a plan nobody has named: the origin's name while nothing changed; a description of the
+    inputs when the origin's name was one (or is the default's, which fits only the default's inputs); else the
+    origin's name with "(edited)"."""
+    default = default_scenario()
+    if origin.name == default.name:  # the default's name fits the default's inputs only
+        return default.name if _same_inputs(default, scenario) else describe(scenario)
     if _same_inputs(origin, scenario):
         return origin.name
-    if origin.name in (default_scenario().name, describe(origin)):
+    if origin.name == describe(origin):
         return describe(scenario)
     return origin.name if origin.name.endswith(EDITED) else f"{origin.name[:120 - len(EDITED)]}{EDITED}"
 

@@ -394,3 +394,9 @@ def test_opening_a_stored_scenario_offers_to_pin_the_previous_plan(app):
     assert at.text_input(key="w.name").value == "Option B"
     next(b for b in at.button if b.label == "Pin the previous plan as baseline").click().run()
     assert at.query_params["base.mfu"] == "0.3" and at.query_params["gpu_count"] == "1024"
+
+
+def test_a_link_without_a_name_is_named_after_its_inputs(app):
+    app.query_params["gpu_count"] = "1024"
+    at = app.run()
+    assert at.text_input(key="w.name").value == "7B dense, 2T tokens on 1,024 H100"
