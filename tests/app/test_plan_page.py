@@ -400,3 +400,18 @@ def test_a_link_without_a_name_is_named_after_its_inputs(app):
     app.query_params["gpu_count"] = "1024"
     at = app.run()
     assert at.text_input(key="w.name").value == "7B dense, 2T tokens on 1,024 H100"
+
+
+@pytest.mark.parametrize(("origin", "edited", "name"), [
+    (default_scenario(), default_scenario(), default_scenario().name),
+    (default_scenario(), Scenario(tokens=3e12, gpu_count=1024), "7B dense, 3T tokens on 1,024 H100"),
+    (Scenario(name="Ours"), Scenario(name="Ours", mfu=0.3), "Ours (edited)"),
+    (Scenario(name="Ours (edited)"), Scenario(mfu=0.3), "Ours (edited)"),  # not "(edited) (edited)"
+    (Scenario(name="Ours"), Scenario(name="Ours"), "Ours"),
+    (Scenario(name="70B dense, 2T tokens on 512 H100", total_params=70e9),
+     Scenario(total_params=70e9, active_params=7e9, gpu_type="B200"), "70B MoE (7B active), 2T tokens on 512 B200"),
+])
+def test_names_follow_the_inputs(origin, edited, name):
+    from dashboard.ui.plan_state import follow_name
+
+    assert follow_name(origin, edited) == name
