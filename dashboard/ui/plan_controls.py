@@ -128,7 +128,7 @@ GROUPS: dict[str, tuple[Control, ...]] = {
     "Project": (
         Control("experiment_overhead", "Experiment overhead (× main run)", "slider", 1.0, 0, 5, 0.05,
                 help="Ablations and failed runs as a multiple of the main run's GPU-hours (seeds: often several ×)."),
-        Control("budget_usd", "Budget ($)", "number", 1.0, 1, 10**13, 10_000, fmt="%d", integer=True,
+        Control("budget_usd", "Budget ($)", "number", 1.0, 1, 1e13, 10_000.0, fmt="%.0f",
                 help="Budget line for the whole project; the status turns 'warning' at 90 % of it."),
         Control("scaling_fit", "Scaling-law fit", "select", options=tuple(FITS),
                 help="Chinchilla loss fit used for predicted loss and the compute-optimal point."),
@@ -145,8 +145,7 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                      f"{TST_RUN.token_multiplier:.2f}× more raw tokens read, which costs data processing."),
         Control("tst_pilot_fraction", "TST pilot (% of baseline run cost)", "number", 0.01, 0, 1000, 1.0,
                 help="Assumed 5 %: a short run that checks the speedup holds at your scale before committing."),
-        Control("tst_switching_cost_usd", "TST switching cost ($)", "number", 1.0, 0, 10**12, 1000, fmt="%d",
-                integer=True,
+        Control("tst_switching_cost_usd", "TST switching cost ($)", "number", 1.0, 0, 1e12, 1000.0, fmt="%.0f",
                 help="Assumed: one-off engineering cost of adopting the method."),
     ),
 }

@@ -415,3 +415,13 @@ def test_names_follow_the_inputs(origin, edited, name):
     from dashboard.ui.plan_state import follow_name
 
     assert follow_name(origin, edited) == name
+
+
+def test_controls_show_what_they_hold(app):
+    at = _open_group_of(app.run(), "checkpoint_interval_min")
+    gpus = _widget(at, "w.gpu_count.n")
+    assert gpus.value == 512 and isinstance(gpus.value, int)  # a whole number, shown without decimals
+    assert gpus.proto.format == "%d"
+    interval = _widget(at, "w.checkpoint_interval_min")
+    assert type(interval).__name__ == "SelectSlider"  # a log slider with an exact box beside it
+    assert interval.format_func(30.0) == "30"
