@@ -33,12 +33,6 @@ def log_grid(low: float, high: float) -> tuple[float, ...]:
     return tuple(sorted(v for v in values | {low, high} if low <= v <= high))
 
 
-def nearest(options: tuple[float, ...], value: float) -> float:
-    """The option closest to `value` on a log scale."""
-    logs = np.log(np.asarray(options))
-    return options[int(np.argmin(np.abs(logs - np.log(max(value, 1e-300)))))]
-
-
 @dataclass(frozen=True)
 class Control:
     key: str  # scenario key (a range control's key is the prefix of its `_low` and `_high` keys)
@@ -241,8 +235,6 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
         if control.kind == "log":
             value = control.to_scenario(state[control.number])
             data[control.key] = int(round(value)) if control.integer else value
-        elif control.integer:
-            data[control.key] = int(round(control.to_scenario(state[control.widget])))
         elif control.kind in ("slider", "number"):
             data[control.key] = control.to_scenario(state[control.widget])
         elif control.kind == "range":
@@ -284,9 +276,9 @@ def _bounds(control: Control, value: float) -> tuple[float, float]:
     return (int(low), int(high)) if control.integer else (low, high)
 
 
-def _log_options(control: Control, value: float) -> tuple[float, ...]:
-    """The slider's steps with its exact value among them, so the slider shows 671B rather than the nearest 700B."""
-    return control.options if value in control.options else tuple(sorted((*control.options, value)))
+def log_options(steps: tuple[float, ...], value: float) -> tuple[float, ...]:
+    """A log slider's steps with its exact value among them, so it shows 671B rather than the nearest 700B."""
+    return steps if value in steps else tuple(sorted((*steps, value)))
 
 
 def render(control: Control, disabled: bool = False) -> None:
@@ -295,9 +287,9 @@ def render(control: Control, disabled: bool = False) -> None:
     if control.kind == "log":
         low, high = _bounds(control, state[control.number])
         left, right = st.columns([3, 2], vertical_alignment="bottom")
-        left.select_slider(control.label, options=_log_options(control, state[control.widget]), key=control.widget,
-                           help=control.help, format_func=exact_label, on_change=_slider_moved, args=(control,),
-                           disabled=disabled, persist_state=PERSIST)
+        left.select_slider(control.label, options=log_options(control.options, state[control.widget]),
+                           key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
+                           args=(control,), disabled=disabled, persist_state=PERSIST)
         right.number_input(f"Exact {control.label[0].lower()}{control.label[1:]}", min_value=low, max_value=high,
                            step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
                            args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST)

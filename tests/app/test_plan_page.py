@@ -12,7 +12,7 @@ from dashboard.core.scenario import Scenario, default_scenario, with_overrides
 from dashboard.core.uncertainty import monte_carlo
 from dashboard.format import usd
 from dashboard.safe_text import markdown_text
-from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, nearest
+from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, log_options
 
 
 def _metric(at, prefix):
@@ -307,17 +307,21 @@ def test_a_log_slider_shows_the_exact_value(app):
     assert _widget(at, "w.total_params").format_func(671e9) == "671B"
 
 
-@pytest.mark.parametrize(("low", "high", "value", "nearest_option"), [
-    (1e8, 2e12, 405e9, 4e11),  # Llama 3.1 405B sits on the 400B step
-    (1e8, 2e12, 671e9, 7e11),
-    (1e9, 1e14, 15.6e12, 15e12),
-    (1e8, 2e12, 5e13, 2e12),  # beyond the slider: its last step (the number box keeps the exact value)
+@pytest.mark.parametrize(("low", "high", "value", "position"), [
+    # 100M–2T: 100M is step 0, each decade 11 steps, so 100B is step 33 and 400B step 39.
+    (1e8, 2e12, 405e9, 40),  # Llama 3.1 405B right after the 400B step
+    (1e8, 2e12, 671e9, 42),  # DeepSeek-V3 right after 600B (step 41)
+    (1e9, 1e14, 15.6e12, 47),  # 1B–100T: 10T is step 44, 15T step 46
+    (1e8, 2e12, 4e11, 39),  # a value on a step adds no step
 ])
-def test_log_slider_steps(low, high, value, nearest_option):
-    options = log_grid(low, high)
-    assert options[0] == low and options[-1] == high
-    assert len(options) == len(set(options))
-    assert nearest(options, value) == pytest.approx(nearest_option)
+def test_log_slider_steps(low, high, value, position):
+    # Eleven steps a decade (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8).
+    steps = log_grid(low, high)
+    assert steps[0] == low and steps[-1] == high
+    assert len(steps) == len(set(steps))
+    options = log_options(steps, value)
+    assert options.index(value) == position
+    assert len(options) == len(steps) + (value not in steps)
 
 
 def test_percent_controls_give_exact_fractions(app):
