@@ -35,7 +35,7 @@ def _delta(name: str, value: float, base: float) -> str | None:
 
 def _help(name: str, value: float) -> str:
     entry = catalogue.entry(name)
-    return f"{entry.formula}. Exact: {entry.exact(value)}."
+    return markdown_text(f"{entry.formula}. Exact: {entry.exact(value)}.")  # literal: formulas hold _ * $
 
 
 def tiles(result: PlanResult, base: PlanResult | None, headline: risk.Headline) -> None:
@@ -55,9 +55,9 @@ def tiles(result: PlanResult, base: PlanResult | None, headline: risk.Headline) 
         f"Budget: {number(share, 'fraction')} used", headline.status,
         None if base_share is None or abs(share - base_share) < 1e-12 else signed(100 * (share - base_share), "pp"),
         delta_color="inverse",
-        help=f"Total / budget ({budget.text(result['budget_usd'])}): 'warning' above the warning share, 'over' "
-             f"above 100 %, 'at risk' when the Monte Carlo chance of overrun passes "
-             f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}.")
+        help=markdown_text(f"Total / budget ({budget.text(result['budget_usd'])}): 'warning' above the warning "
+                           "share, 'over' above 100 %, 'at risk' when the Monte Carlo chance of overrun passes "
+                           f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}."))
     columns[-1].caption(markdown_text(headline.overrun_text))
 
 
