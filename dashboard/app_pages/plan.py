@@ -1,7 +1,8 @@
 """Plan page: what-if controls that redraw cost, risk, storage and TST savings; the URL carries the scenario.
 
-The plan is read from the widgets' state before anything is drawn (`plan_state.update`), so the tiles are drawn
-first and reach the browser before the sidebar's widgets are sent (`bench.browser_bench` times this).
+The plan is read from the widgets' state before anything is drawn (`plan_state.update`), so the point-estimate
+tiles are drawn first and reach the browser before the Monte Carlo runs and the sidebar's widgets are sent
+(`bench.browser_bench` times this).
 """
 
 import json
@@ -19,10 +20,8 @@ scenario = plan_state.update()
 state = st.session_state
 baseline = state[plan_state.BASELINE]
 invalid = state[plan_state.INVALID]
-plan_state.sync_link(scenario, baseline)
 result = plan_result(scenario)
-mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
-headline = risk.headline(result, mc)
+base_result = None if baseline is None else plan_result(baseline)
 
 st.title("Plan")
 plan_view.baseline_line(scenario, baseline)
@@ -40,7 +39,11 @@ if state.get(plan_state.NOTICES):
         notice.button("Pin the previous plan as baseline", on_click=plan_state.pin_previous, key="plan.pin_previous",
                       icon=":material/push_pin:")
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
-plan_view.tiles(result, None if baseline is None else plan_result(baseline), headline)
+columns = plan_view.tiles(result, base_result)
+mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
+headline = risk.headline(result, mc)
+plan_view.risk_tiles(columns, result, base_result, headline)
+plan_state.sync_link(scenario, baseline)
 
 with st.sidebar:
     st.selectbox("Preset", list(presets()), index=None, key=plan_state.PRESET, on_change=plan_state.load_preset,

@@ -6,6 +6,7 @@ Labels, formats and formulas come from `dashboard.core.catalogue`; risk sentence
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.core import catalogue, risk
 from dashboard.core.engine import PlanResult
@@ -38,15 +39,21 @@ def _help(name: str, value: float) -> str:
     return markdown_text(f"{entry.formula}. Exact: {entry.exact(value)}.")  # literal: formulas hold _ * $
 
 
-def tiles(result: PlanResult, base: PlanResult | None, headline: risk.Headline) -> None:
-    """Six headline numbers; each delta is against the pinned baseline (red when it costs more). The total carries
-    its P10–P90 range and the budget tile the chance of overrun."""
+def tiles(result: PlanResult, base: PlanResult | None) -> list[DeltaGenerator]:
+    """Five point-estimate tiles; each delta is against the pinned baseline (red when it costs more). Returns the
+    six columns, the last one left for `risk_tiles`, so these reach the browser before the Monte Carlo runs."""
     columns = st.columns(len(TILES) + 1)
     for column, name in zip(columns, TILES, strict=False):
         value = result[name]
         column.metric(catalogue.label(name), catalogue.text(name, value),
                       None if base is None else _delta(name, value, base[name]), delta_color="inverse",
                       help=_help(name, value))
+    return columns
+
+
+def risk_tiles(columns: list[DeltaGenerator], result: PlanResult, base: PlanResult | None,
+               headline: risk.Headline) -> None:
+    """The total's P10–P90 under its tile, and the budget tile with the chance of overrun."""
     columns[0].caption(markdown_text(headline.range_text))  # literal: "$" would start maths
     share = result["cost_total_usd"] / result["budget_usd"]
     budget = catalogue.entry("budget_usd")
