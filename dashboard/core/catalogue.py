@@ -3,7 +3,12 @@
 An entry holds the name the engine or scenario uses, a short label, the unit its value is formatted in
 (`dashboard.format.UNITS`), how it is computed and where its figures come from. Tiles, tables, chart labels,
 the CLI's readable table and the report read labels and formats from here, so one number reads the same
-everywhere. Nested outputs are named with dots: `cost_breakdown.main_compute`, `tst.net_savings_usd`.
+everywhere. Nested outputs are named with dots: `cost_breakdown.main_compute`, `tst.net_savings_usd`;
+Monte Carlo percentiles by statistic: `p10.cost_total_usd`, `mean.wall_clock_days`.
+
+Use: `text("cost_total_usd", 441_352.1)` is "$441k", `exact(...)` the full value for hover and downloads,
+`label(name)` the label, `entry(name).delta(difference)` a signed difference ("+1.2 pp" for shares),
+`flatten(result)` every (dotted name, value) of a nested result, `HEADLINE_OUTPUTS` the headline rows.
 """
 
 from __future__ import annotations

@@ -50,10 +50,9 @@ def peak_tflops_of(scenario: Scenario) -> float:
 
 def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     """Column arrays for a list of scenarios: numeric fields, resolved peak, fit index and method flag."""
-    dumps = [s.model_dump() for s in scenarios]
-    arrays = {
-        name: np.array([np.nan if d[name] is None else float(d[name]) for d in dumps]) for name in NUMERIC_FIELDS
-    }
+    rows = [[getattr(s, name) for name in NUMERIC_FIELDS] for s in scenarios]
+    columns = np.array(rows, dtype=float).T.copy()  # None becomes NaN; one conversion, not one per field
+    arrays = dict(zip(NUMERIC_FIELDS, columns, strict=True))
     arrays["active_params"] = np.array([s.active for s in scenarios], dtype=float)
     arrays["peak_tflops"] = np.array([peak_tflops_of(s) for s in scenarios], dtype=float)
     arrays["fit_index"] = np.array([scaling.FIT_KEYS.index(s.scaling_fit) for s in scenarios])

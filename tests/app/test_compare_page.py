@@ -7,6 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.cli import main
+from dashboard.core import catalogue
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
 from dashboard.core.scaling import FITS
@@ -150,7 +151,7 @@ def test_open_in_plan_loads_the_controls(app, store_url):
     assert not at.exception
     expected = estimate(Scenario(name="Option B", mfu=0.3, gpu_count=1024))
     total = next(m for m in at.metric if m.label == "Total cost")
-    assert total.value == usd(expected["cost_total_usd"])
+    assert total.value == catalogue.text("cost_total_usd", expected["cost_total_usd"])  # the Plan page's tile
     assert at.query_params["mfu"] == "0.3"
 
 
