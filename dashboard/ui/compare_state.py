@@ -191,6 +191,5 @@ def open_in_plan() -> None:
         return
     plan_controls.load(scenario)
     state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
-    state.setdefault(plan_state.BASELINE, plan_state.scenario_json(default_scenario()))
     state[plan_state.NOTICES] = [f"Opened “{name}” from the scenario store."]
     state[GO_TO_PLAN] = True

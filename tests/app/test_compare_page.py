@@ -12,7 +12,6 @@ from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario, default_scenario
-from dashboard.format import usd
 from dashboard.report.cells import count, money
 from dashboard.report.html import build_report
 from dashboard.store.scenario_store import ScenarioStore
