@@ -1,11 +1,153 @@
-"""Human-readable numbers for tiles, tables and chart labels: dollars and large counts (pure, no streamlit)."""
+"""Human-readable numbers for tiles, tables, chart labels and the CLI (pure, no streamlit).
+
+`number(value, unit)` is the one display format: three significant figures with a k/M/B/T suffix ($441k, $903,
+$69, 26.6M), powers of ten for FLOPs (8.4×10²² FLOPs), GB/TB/PB for storage. `exact(value, unit)` is the same
+number in full (hover text, downloads). `signed` is `number` with its sign, for differences. The units are the
+keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its unit.
+
+`usd`, `count` and `short` are the older fixed-decimal formatters, still used by the retrospective pages.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 USD_STEPS = ((1e9, "B"), (1e6, "M"), (1e3, "k"))
 COUNT_STEPS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+SIGNIFICANT = 3
+EXACT_SIGNIFICANT = 10
+SCIENTIFIC_FROM = 1e15  # counts from here on are written as a power of ten
+SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+STORAGE_STEPS = ((1e6, "PB"), (1e3, "TB"), (1.0, "GB"))
+
+
+def _round(value: float, figures: int) -> float:
+    return float(f"{value:.{figures}g}")
+
+
+def significant(value: float, figures: int = SIGNIFICANT) -> str:
+    """`value` to `figures` significant figures, thousands separated, trailing zeros dropped: 441, 0.221, 1,230."""
+    rounded = _round(value, figures)
+    if rounded == 0:
+        return "0"
+    decimals = max(0, figures - 1 - math.floor(math.log10(abs(rounded))))
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def power_of_ten(value: float, figures: int = SIGNIFICANT) -> str:
+    """`value` as mantissa ×10 to a power, the exponent in superscript: 8.4×10²²."""
+    mantissa, exponent = f"{value:.{figures - 1}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    return f"{mantissa}×10{str(int(exponent)).translate(SUPERSCRIPTS)}"
+
+
+def compact(value: float, figures: int = SIGNIFICANT) -> str:
+    """Three significant figures with a k/M/B/T suffix: 441k, 26.6M, 2T, 903; a power of ten from 10¹⁵."""
+    rounded = _round(value, figures)
+    if abs(rounded) >= SCIENTIFIC_FROM:
+        return power_of_ten(value, figures)
+    for limit, suffix in COUNT_STEPS:
+        if abs(rounded) >= limit:
+            return f"{significant(rounded / limit, figures)}{suffix}"
+    return significant(rounded, figures)
+
+
+def _money(value: float) -> str:
+    return f"{'-' if value < 0 else ''}${compact(abs(value))}"
+
+
+def _storage(gb: float) -> str:
+    rounded = _round(gb, SIGNIFICANT)
+    for limit, suffix in STORAGE_STEPS:
+        if abs(rounded) >= limit:
+            return f"{significant(rounded / limit)} {suffix}"
+    return f"{significant(rounded)} GB"
+
+
+def _suffixed(unit_text: str) -> Callable[[float], str]:
+    return lambda value: f"{significant(value)}{unit_text}"
+
+
+def _percent(fraction: float) -> str:
+    return f"{significant(100 * fraction)} %"
+
+
+def _flops(value: float) -> str:
+    return f"{power_of_ten(value) if abs(value) >= 1e4 else significant(value)} FLOPs"
+
+
+def _integer(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+# unit → display formatter. "$" covers every dollar amount ($/GPU-hour included: the label says per what).
+UNITS: dict[str, Callable[[float], str]] = {
+    "$": _money,
+    "count": compact,
+    "integer": _integer,
+    "FLOPs": _flops,
+    "fraction": _percent,
+    "pp": _suffixed(" pp"),
+    "days": _suffixed(" days"),
+    "h": _suffixed(" h"),
+    "min": _suffixed(" min"),
+    "s": _suffixed(" s"),
+    "GB": _storage,
+    "GB/s": _suffixed(" GB/s"),
+    "TFLOP/s": lambda value: f"{compact(value)} TFLOP/s",
+    "×": _suffixed("×"),
+    "nats": significant,
+    "": significant,
+}
+
+
+def _check(unit: str) -> None:
+    if unit not in UNITS:
+        raise KeyError(f"unknown unit {unit!r}: use one of {', '.join(repr(u) for u in UNITS)}")
+
+
+def number(value: float | None, unit: str = "") -> str:
+    """The display text of a number in its unit (see the module docstring); "n/a" for NaN or a missing value."""
+    _check(unit)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    return UNITS[unit](float(value))
+
+
+def signed(value: float, unit: str = "") -> str:
+    """A difference with its sign in front: +$12.3k, -1.5 days, +0 when nothing changed."""
+    text = number(abs(value), unit) if math.isfinite(value) else number(value, unit)
+    return ("-" if value < 0 else "+") + text.lstrip("-") if math.isfinite(value) else text
+
+
+def exact(value: float | None, unit: str = "") -> str:
+    """The full value for hover text: ten significant figures, thousands separated, in the same unit."""
+    _check(unit)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    value = float(value)
+    if unit == "FLOPs":
+        return f"{power_of_ten(value, EXACT_SIGNIFICANT)} FLOPs"
+    if unit == "$":
+        sign = "-" if value < 0 else ""
+        return f"{sign}${abs(value):,.2f}" if abs(value) >= 1 else f"{sign}${abs(value):.4g}"
+    if unit == "fraction":
+        return f"{significant(100 * value, EXACT_SIGNIFICANT)} %"
+    if unit in ("count", "integer"):
+        return significant(value, EXACT_SIGNIFICANT)
+    text = significant(value, EXACT_SIGNIFICANT)
+    tail = {"nats": "", "": "", "×": "×"}.get(unit, f" {unit}")
+    return f"{text}{tail}"
 
 
 def usd(value: float, digits: int = 2) -> str:

@@ -51,6 +51,11 @@ def test_estimate_table_is_readable(capsys):
     assert main(["estimate"]) == 0
     out = capsys.readouterr().out
     assert "cost_total_usd" in out and "cost_breakdown:" in out
+    lines = {line.split()[0]: line.split(maxsplit=1)[1] for line in out.splitlines()}
+    # Values and labels from the catalogue, three significant figures: 6 · 7e9 · 2e12 = 8.4e22 FLOPs;
+    # 7e9 parameters × 14 bytes = 98 GB.
+    assert lines["model_flops"].split("  ")[0] == "8.4×10²² FLOPs" and lines["model_flops"].endswith("Model FLOPs")
+    assert lines["checkpoint_size_gb"].startswith("98 GB") and lines["checkpoint_size_gb"].endswith("Checkpoint size")
 
 
 @pytest.mark.parametrize(

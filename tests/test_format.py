@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.format import count, short, usd
+from dashboard.format import count, exact, number, short, signed, usd
 
 
 @pytest.mark.parametrize(("value", "digits", "text"), [
@@ -31,3 +31,64 @@ def test_count(value, text):
                                              (2e12, "2T"), (131072, "131k")])
 def test_short(value, text):
     assert short(value) == text
+
+
+# The one display format: three significant figures, the unit's suffix, trailing zeros dropped.
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (441_234.5, "$", "$441k"),
+    (903.4, "$", "$903"),
+    (69.02, "$", "$69"),
+    (0.2213, "$", "$0.221"),
+    (-1_250_000, "$", "-$1.25M"),
+    (999_600, "$", "$1M"),  # rounds up to the next suffix rather than "$1,000k"
+    (2.5e9, "$", "$2.5B"),
+    (8.4e22, "FLOPs", "8.4×10²² FLOPs"),
+    (3.7896e25, "FLOPs", "3.79×10²⁵ FLOPs"),
+    (26_617_796, "count", "26.6M"),
+    (2e12, "count", "2T"),
+    (1234, "count", "1.23k"),
+    (5e15, "count", "5×10¹⁵"),
+    (1024, "integer", "1,024"),
+    (0.0002, "fraction", "0.02 %"),
+    (0.4, "fraction", "40 %"),
+    (0.12345, "fraction", "12.3 %"),
+    (4.8, "days", "4.8 days"),
+    (98.24, "GB", "98.2 GB"),
+    (18_700, "GB", "18.7 TB"),
+    (2_500_000, "GB", "2.5 PB"),
+    (2.582, "×", "2.58×"),
+    (2.04781, "nats", "2.05"),
+    (0, "$", "$0"),
+    (float("nan"), "$", "n/a"),
+    (None, "count", "n/a"),
+    (float("inf"), "h", "∞"),
+    (True, "", "yes"),
+])
+def test_number(value, unit, text):
+    assert number(value, unit) == text
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (441_234.5, "$", "$441,234.50"),
+    (0.2213, "$", "$0.2213"),
+    (-0.5, "$", "-$0.5"),
+    (26_617_796, "count", "26,617,796"),
+    (8.4123e22, "FLOPs", "8.4123×10²² FLOPs"),
+    (0.123456, "fraction", "12.3456 %"),
+    (2.582005033557047, "×", "2.582005034×"),
+    (4.8321, "days", "4.8321 days"),
+])
+def test_exact(value, unit, text):
+    assert exact(value, unit) == text
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (12_345, "$", "+$12.3k"), (-1.5, "days", "-1.5 days"), (0.0, "$", "+$0"), (-512, "integer", "-512"),
+])
+def test_signed(value, unit, text):
+    assert signed(value, unit) == text
+
+
+def test_an_unknown_unit_is_named():
+    with pytest.raises(KeyError, match="furlongs"):
+        number(1.0, "furlongs")

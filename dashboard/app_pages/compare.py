@@ -6,11 +6,12 @@ from functools import partial
 import streamlit as st
 
 from dashboard.core.compare import MAX_SCENARIOS, MIN_SCENARIOS
+from dashboard.core.scenario import scenario_from_json
 from dashboard.core.scenario_bundle import export_bundle
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
 from dashboard.ui import compare_cache, compare_state, compare_view
-from dashboard.ui.compare_state import MANAGED, NEW_NAME, SELECTED
+from dashboard.ui.compare_state import MANAGED, NEW_NAME, PRESENTATION, SELECTED
 from dashboard.ui.plan_state import scenario_json
 from dashboard.ui.store_access import scenario_store
 
@@ -30,7 +31,8 @@ if state.get(compare_state.GO_TO_PLAN):
     state.pop(compare_state.GO_TO_PLAN)
     st.switch_page("app_pages/plan.py")
 
-if not state.get("compare.presentation"):
+# The toggle is drawn further down: before it, its state (or, on a link's first run, the address) says the layout.
+if not (state[PRESENTATION] if PRESENTATION in state else st.query_params.get(PRESENTATION) == "true"):
     with st.sidebar:
         compare_view.store_controls(store.display_url)
 
@@ -45,17 +47,19 @@ for entry in entries:
                    "fix it in the database.")
 if not usable:
     st.info("No saved scenarios yet. Save the Plan page's scenario or import JSON files from the sidebar, or add "
-            "the bundled presets to start.")
-    st.stop()
+            "the bundled presets. Until then the Plan page's scenario is compared with its pinned baseline.")
+options = {**compare_state.plan_options(), **usable}
 
-state[SELECTED] = [name for name in state.get(SELECTED, list(usable)[:MIN_SCENARIOS]) if name in usable]
+compare_state.start_selection(list(options))
 top = st.container(horizontal=True, vertical_alignment="bottom")
 top.multiselect(f"Scenarios to compare ({MIN_SCENARIOS}–{MAX_SCENARIOS}; deltas are against the first)",
-                list(usable), key=SELECTED, max_selections=MAX_SCENARIOS, width=700)
-presentation = top.toggle("Presentation layout", key="compare.presentation",
-                          help="Large numbers, one option per column, no editing controls: for a projector.")
+                list(options), key=SELECTED, max_selections=MAX_SCENARIOS, width=700, bind="query-params",
+                help="The selection, its order and the layout ride in the page address: share the link.")
+presentation = top.toggle("Presentation layout", key=PRESENTATION, bind="query-params",
+                          help="Large numbers, one row per metric across the options, no editing controls and no "
+                               "sidebar: for a projector.")
 
-if not presentation:
+if not presentation and usable:
     with st.expander(f"Saved scenarios ({len(usable)})", icon=":material/folder_open:"):
         compare_view.saved_table(usable)
         if state.get(MANAGED) not in usable:
@@ -67,24 +71,33 @@ if not presentation:
         actions.button("Rename", on_click=compare_state.rename, icon=":material/edit:")
         actions.button("Duplicate", on_click=compare_state.duplicate, icon=":material/content_copy:")
         actions.button("Delete", on_click=compare_state.delete, icon=":material/delete:")
-        chosen = [usable[name] for name in state[SELECTED]] or [usable[state[MANAGED]]]
+        chosen = [options[name] for name in state[SELECTED]] or [usable[state[MANAGED]]]
         actions.download_button(f"Export {len(chosen)} as JSON", data=export_bundle(chosen), mime="application/json",
                                 file_name="scenarios.json", icon=":material/download:", on_click="ignore")
 
-selected = state[SELECTED]
+selected = list(state[SELECTED])
 if len(selected) < MIN_SCENARIOS:
     st.info(f"Pick at least {MIN_SCENARIOS} saved scenarios to compare.")
     st.stop()
-jsons = tuple(scenario_json(usable[name]) for name in selected)
+saved_jsons = tuple(scenario_json(options[name]) for name in selected)
+if not compare_view.input_rows_differ([options[name] for name in selected]):
+    st.info("These options have the same inputs. Pin another baseline on the Plan page, or pick saved scenarios.")
+jsons = compare_view.match_controls(saved_jsons)
+compare_view.warnings(jsons)
 
 if presentation:
-    compare_view.presentation(jsons)
+    compare_view.presentation(jsons, compare_view.short_labels(selected))
 else:
     compare_view.table(jsons)
+    compare_view.short_label_inputs(selected)
+    report = st.container(horizontal=True, vertical_alignment="bottom")
+    author = report.text_input("Author (optional)", key="compare.author", max_chars=120, width=300,
+                               help="Printed beside the report's date.")
     today = datetime.now(UTC).date().isoformat()
-    st.download_button("Download the report (HTML, opens offline)", data=partial(compare_cache.report_html, jsons,
-                       today), file_name=f"budget-options-{today}.html", mime="text/html", on_click="ignore",
-                       icon=":material/description:", type="primary",
-                       help="Assumptions, headline numbers with P10–P90, every chart (interactive), the method, its "
-                            "sources and the caveats, in one file. The same as `python -m dashboard report`.")
-    compare_view.charts(jsons, [usable[name] for name in selected])
+    report.download_button("Download the report (HTML, opens offline)",
+                           data=partial(compare_cache.report_html, jsons, author, compare_state.app_url()),
+                           file_name=f"budget-options-{today}.html", mime="text/html", on_click="ignore",
+                           icon=":material/description:", type="primary",
+                           help="A summary, headline numbers with P10–P90, every chart (interactive), the method, "
+                                "its sources and the caveats, in one file. The same as `python -m dashboard report`.")
+    compare_view.charts(jsons, [scenario_from_json(text) for text in jsons])

@@ -1,60 +1,77 @@
-"""Plan page: what-if controls that redraw cost, risk, storage and TST savings; the URL carries the scenario."""
+"""Plan page: what-if controls that redraw cost, risk, storage and TST savings; the URL carries the scenario.
+
+The plan is read from the widgets' state before anything is drawn (`plan_state.update`), so the point-estimate
+tiles are drawn first and reach the browser before the Monte Carlo runs and the sidebar's widgets are sent
+(`bench.browser_bench` times this).
+"""
 
 import json
 
 import streamlit as st
 
+from dashboard.core import risk
 from dashboard.core.presets import presets
-from dashboard.core.scenario import Scenario
 from dashboard.file_names import download_name
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view, plan_controls, plan_state, plan_view
-from dashboard.ui.cache import cached_estimate
+from dashboard.ui.cache import plan_monte_carlo, plan_result
 
 plan_state.start()
-with st.sidebar:
-    st.selectbox("Preset", list(presets()), key="plan.preset",
-                 help="Published runs; loading one sets every control at once (sources: data/scenarios/presets).")
-    buttons = st.container(horizontal=True)
-    buttons.button("Load preset", on_click=plan_state.load_preset, icon=":material/download_for_offline:")
-    buttons.button("Pin as baseline", on_click=plan_state.pin_baseline, icon=":material/push_pin:",
-                   help="Tile deltas compare against the pinned scenario; the page address carries it too.")
-    st.text_input("Scenario name", key="w.name", max_chars=120, persist_state="session")
-    for position, title in enumerate(plan_controls.GROUPS):
-        plan_controls.render_group(title, expanded=position < 2)
-    st.divider()
-    st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
-                     help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")
-
-scenario, problem = plan_state.current()
-scenario_json = st.session_state[plan_state.SCENARIO]
-baseline_json = st.session_state[plan_state.BASELINE]
-baseline = Scenario.model_validate_json(baseline_json)
-plan_state.sync_link(scenario, baseline)
-result = cached_estimate(scenario_json)
+scenario = plan_state.update()
+state = st.session_state
+baseline = state[plan_state.BASELINE]
+invalid = state[plan_state.INVALID]
+result = plan_result(scenario)
+base_result = None if baseline is None else plan_result(baseline)
 
 plan_charts_view.narrow_layout()
 st.title("Plan")
-st.caption(f"**{markdown_text(scenario.name)}** — deltas against the pinned baseline "
-           f"**{markdown_text(baseline.name)}**. The page address carries every setting: copy it to share this exact "
-           "view.")
-if problem:
-    st.error(f"These settings cannot be priced: {markdown_text(problem)}. The numbers below are for the last valid "
-             "settings.")
-if st.session_state.get(plan_state.UPLOAD_ERROR):
-    st.error(markdown_text(st.session_state[plan_state.UPLOAD_ERROR]))
-if st.session_state.get(plan_state.NOTICES):
+plan_view.baseline_line(scenario, baseline)
+if invalid:
+    labels = ", ".join(markdown_text(control.label) for control in plan_controls.CONTROLS if control.key in invalid)
+    st.error(f"Not applied (marked in the sidebar): {labels}. Every other setting is in the numbers below.")
+if state.get(plan_state.UPLOAD_ERROR):
+    st.error(markdown_text(state[plan_state.UPLOAD_ERROR]))
+if state.get(plan_state.NOTICES):
     notice = st.container(horizontal=True, vertical_alignment="center")
-    notice.warning("  \n".join(map(markdown_text, st.session_state[plan_state.NOTICES])), icon=":material/info:")
+    notice.warning("  \n".join(markdown_text(text) for text in state[plan_state.NOTICES]), icon=":material/info:")
+    if state.get(plan_state.UNDO) is not None:
+        notice.button("Undo", on_click=plan_state.undo_preset, key="plan.undo_button", icon=":material/undo:")
+    if state.get(plan_state.OFFER_PIN) is not None:
+        notice.button("Pin the previous plan as baseline", on_click=plan_state.pin_previous, key="plan.pin_previous",
+                      icon=":material/push_pin:")
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
-
 with st.container(key="plan-tiles"):
-    plan_view.tiles(scenario, result, baseline, cached_estimate(baseline_json))
+    columns = plan_view.tiles(result, base_result)
+mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
+headline = risk.headline(result, mc)
+plan_view.risk_tiles(columns, result, base_result, headline)
+plan_state.sync_link(scenario, baseline)
 plan_charts_view.share_buttons(st.query_params.to_dict())
-plan_view.charts(scenario_json)
-with st.expander("What it risks", icon=":material/warning:"):
-    plan_view.risks(scenario, result)
+
 with st.sidebar:
+    st.selectbox("Preset", list(presets()), index=None, key=plan_state.PRESET, on_change=plan_state.load_preset,
+                 placeholder="Choose a published run to load…",
+                 help="Published runs; choosing one sets every control at once, with an undo "
+                      "(sources: data/scenarios/presets).")
+    buttons = st.container(horizontal=True)
+    buttons.button("Pin as baseline", on_click=plan_state.pin_baseline, icon=":material/push_pin:",
+                   help="Tile deltas compare against the pinned scenario; the page address carries it too.")
+    if baseline is not None:
+        buttons.button("Unpin", on_click=plan_state.unpin_baseline, icon=":material/close:")
+    st.text_input("Scenario name", key="w.name", max_chars=120, persist_state="session",
+                  on_change=plan_state.name_typed,
+                  help="Until you type a name, it follows the inputs; empty the box to let it follow again.")
+    for position, title in enumerate(plan_controls.GROUPS):
+        plan_controls.render_group(title, expanded=position < 2, invalid=invalid)
+    st.divider()
+    st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
+                     help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")
     st.download_button("Download scenario JSON", data=json.dumps(scenario.to_json_dict(), indent=2),
                        file_name=download_name(scenario.name, ".json"), mime="application/json",
                        icon=":material/save:")
+
+plan_view.headline_notes(scenario, result, headline, risk.top_lever(mc))
+plan_view.charts(state[plan_state.SCENARIO])
+st.subheader("What it risks")
+plan_view.risks(scenario, result)

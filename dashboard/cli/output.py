@@ -1,4 +1,4 @@
-"""Printing for the CLI: JSON for machines, an aligned two-column table for people, one-line errors."""
+"""Printing for the CLI: JSON for machines, an aligned table for people (read from the catalogue), one-line errors."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 import math
 import sys
 from typing import Any
+
+from dashboard.core import catalogue
 
 
 def _finite(value: Any) -> Any:
@@ -22,6 +24,7 @@ def print_json(result: dict[str, Any]) -> None:
 
 
 def _format(value: Any) -> str:
+    """A number the catalogue does not know: up to four significant digits."""
     if isinstance(value, float):
         if not math.isfinite(value):
             return "n/a"
@@ -31,15 +34,40 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-def print_table(result: dict[str, Any], prefix: str = "") -> None:
-    """Key / value lines, nested objects indented under their key."""
-    width = max(len(key) for key in result) + len(prefix)
+VALUE_WIDTH = 16
+
+
+def _lookup(name: str) -> catalogue.Entry | None:
+    try:
+        return catalogue.entry(name)
+    except KeyError:
+        return None
+
+
+def _rows(result: dict[str, Any], prefix: str, depth: int) -> list[tuple[str, str, str]]:
+    """(indented key, value text, label) for every item, nested objects under their key's header row."""
+    rows = []
     for key, value in result.items():
+        entry = _lookup(f"{prefix}{key}")
+        label = entry.label if entry else ""
+        indent = "  " * depth
         if isinstance(value, dict):
-            print(f"{prefix}{key}:")
-            print_table(value, prefix + "  ")
+            rows.append((f"{indent}{key}:", "", label))
+            rows.extend(_rows(value, f"{prefix}{key}.", depth + 1))
         else:
-            print(f"{prefix}{key:<{width - len(prefix)}}  {_format(value)}")
+            text = entry.text(value) if entry and not isinstance(value, (list, tuple)) else _format(value)
+            rows.append((f"{indent}{key}", text, label))
+    return rows
+
+
+def print_table(result: dict[str, Any]) -> None:
+    """Key / value / label lines, nested objects indented under their key; values and labels from the catalogue
+    (three significant figures, as the app shows them; `--json` gives the exact values)."""
+    rows = _rows(result, "", 0)
+    key_width = max(len(row[0]) for row in rows)
+    value_width = min(VALUE_WIDTH, max(len(row[1]) for row in rows))  # a long name runs over
+    for key, text, label in rows:
+        print(f"{key:<{key_width}}  {text:<{value_width}}  {label}".rstrip())
 
 
 def fail(message: str) -> int:

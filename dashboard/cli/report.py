@@ -24,6 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--draws", type=int, default=None, help="Monte Carlo draws per scenario (default 10,000)")
     parser.add_argument("--seed", type=int, default=None, help="Monte Carlo random seed (default 0)")
     parser.add_argument("--title", default=None, help="report title (default 'Pretraining budget options')")
+    parser.add_argument("--author", default=None, help="who prepared the report (printed beside the date)")
+    parser.add_argument("--app-url", default=None, metavar="URL",
+                        help="the planner's address each option's Plan link starts with (default "
+                             "http://127.0.0.1:8501, the address `make run` serves)")
     parser.set_defaults(func=run)
 
 
@@ -70,10 +74,11 @@ def run(args: argparse.Namespace) -> int:
     if len(scenarios) > MAX_SCENARIOS:
         return fail(f"{len(scenarios)} scenarios given: a report compares at most {MAX_SCENARIOS}")
 
-    from dashboard.report.html import DEFAULT_TITLE, build_report
+    from dashboard.report.html import DEFAULT_APP_URL, DEFAULT_TITLE, build_report
 
     document = build_report(scenarios, generated_at=datetime.now(UTC), draws=draws, seed=seed,
-                            title=DEFAULT_TITLE if args.title is None else args.title)
+                            title=DEFAULT_TITLE if args.title is None else args.title, author=args.author,
+                            app_url=DEFAULT_APP_URL if args.app_url is None else args.app_url)
     data = document.encode("utf-8")
     try:
         output.write_bytes(data)

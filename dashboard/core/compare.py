@@ -9,11 +9,15 @@ from __future__ import annotations
 import math
 from numbers import Real
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 
+from dashboard.core import catalogue, scaling
 from dashboard.core.safe_csv import to_safe_csv
-from dashboard.core.scenario import Scenario
+from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+from dashboard.core.scenario_query import scenario_to_query
+from dashboard.format import short
 
 MIN_SCENARIOS = 2
 MAX_SCENARIOS = 4
@@ -25,64 +29,19 @@ OUTPUT_SECTION = "Output"
 # Every scenario key except the file version and the scenario's own name, in the schema's order.
 INPUT_KEYS = tuple(name for name in Scenario.model_fields if name not in {"schema_", "name"})
 
-HEADLINES = (
-    ("cost_total_usd", "Total cost ($)"),
-    ("gpu_hours_total", "GPU-hours"),
-    ("wall_clock_days", "Wall-clock days"),
-    ("cost_per_million_tokens", "$ per million tokens"),
-    ("predicted_loss", "Predicted loss (nats per token)"),
-    ("storage_peak_gb", "Storage peak (GB)"),
-    ("overhead_fraction", "Overhead: stall + rework (share of compute)"),
-    ("budget_status", "Budget status"),
-)
+# Headline outputs in the Plan page's order, with its labels (units are in the formatted values).
+HEADLINES = tuple((key, catalogue.label(key)) for key in catalogue.HEADLINE_OUTPUTS)
 
 # Monte Carlo rows (`MonteCarlo.summary()` percentiles), each placed after its point estimate's row.
 RANGE_ROWS = {
-    "cost_total_usd": (("p10", "Total cost P10 ($)"), ("p90", "Total cost P90 ($)")),
-    "gpu_hours_total": (("p10", "GPU-hours P10"), ("p90", "GPU-hours P90")),
-    "wall_clock_days": (("p10", "Wall-clock days P10"), ("p90", "Wall-clock days P90")),
-}
-
-INPUT_LABELS = {
-    "total_params": "Total parameters",
-    "active_params": "Active parameters (MoE)",
-    "tokens": "Training tokens",
-    "attention_flops": "Attention FLOPs term",
-    "activation_recompute": "Full activation recomputation",
-    "gpu_type": "GPU type",
-    "peak_tflops": "Peak dense BF16 (TFLOP/s per GPU)",
-    "gpu_count": "GPUs in the main run",
-    "gpus_per_node": "GPUs per node",
-    "mfu": "MFU (fraction)",
-    "price_reserved_per_gpu_hour": "Reserved price ($/GPU-hour)",
-    "price_on_demand_per_gpu_hour": "On-demand price ($/GPU-hour)",
-    "price_spot_per_gpu_hour": "Spot price ($/GPU-hour)",
-    "reserved_share": "Reserved share (fraction of GPU-hours)",
-    "spot_share": "Spot share (fraction of GPU-hours)",
-    "node_failures_per_1000_node_days": "Node failures (per 1,000 node-days)",
-    "spot_interruptions_per_1000_node_days": "Spot interruptions (per 1,000 node-days)",
-    "checkpoint_interval_min": "Checkpoint interval (min)",
-    "checkpoint_write_gb_per_s": "Checkpoint write bandwidth (GB/s)",
-    "checkpoint_write_s": "Checkpoint stall per write (s)",
-    "checkpoint_async": "Asynchronous checkpoints",
-    "restart_min": "Restart time (min)",
-    "experiment_overhead": "Experiments (× main run)",
-    "eval_overhead": "Evaluation (× main run)",
-    "debug_overhead": "Debugging (× main run)",
-    "people_cost_usd": "People ($)",
-    "budget_usd": "Budget ($)",
-    "scaling_fit": "Scaling-law fit",
-    "method": "Training method",
-    "tst_speedup": "TST speedup (×)",
-    "tst_token_multiplier": "TST raw-token multiplier (×)",
-    "tst_pilot_fraction": "TST pilot (fraction of the baseline run's cost)",
-    "tst_switching_cost_usd": "TST switching cost ($)",
+    key: tuple((percentile, catalogue.label(f"{percentile}.{key}")) for percentile in ("p10", "p90"))
+    for key in ("cost_total_usd", "gpu_hours_total", "wall_clock_days")
 }
 
 
 def input_label(key: str) -> str:
-    """A readable label with its unit for the common inputs; the key itself for the rest (it carries its unit)."""
-    return INPUT_LABELS.get(key, key)
+    """The Plan page's label of an input (dashboard.core.catalogue)."""
+    return catalogue.label(key)
 
 
 def _clashes(candidate: str, taken: set[str]) -> bool:
@@ -206,3 +165,166 @@ def highlight_mask(table: pd.DataFrame) -> pd.DataFrame:
 def to_csv_bytes(table: pd.DataFrame) -> bytes:
     """The comparison table as formula-injection-safe CSV bytes."""
     return to_safe_csv(table)
+
+
+# Comparable options: the seeds' rule is to compare methods only at equal loss.
+LOSS_TOLERANCE = 0.01  # nats per token: predicted losses further apart than this buy different models
+MATCH_LEVERS = {"tokens": "training tokens", "size": "model size"}
+MATCHED_PREFIX = "Matched: "
+NAME_CHARS = 120
+
+
+class MatchError(ValueError):
+    """An option whose predicted loss cannot be moved to the target with the chosen lever; one-line message."""
+
+
+def comparable(losses: list[float]) -> bool:
+    """True when the predicted losses lie within LOSS_TOLERANCE of each other."""
+    return max(losses) - min(losses) <= LOSS_TOLERANCE
+
+
+def loss_banner(names: list[str], results: list[dict[str, Any]]) -> str | None:
+    """A warning when the options' predicted losses differ by more than LOSS_TOLERANCE, else None."""
+    losses = [result["predicted_loss"] for result in results]
+    worst, best = max(losses), min(losses)
+    if comparable(losses):
+        return None
+    costs = [result["cost_total_usd"] for result in results]
+    cheapest = costs.index(min(costs))
+    if losses[cheapest] == worst:
+        lead = "The cheaper options train a worse model"
+    else:
+        lead = f"{names[losses.index(worst)]} trains a worse model than {names[losses.index(best)]}"
+    return (f"{lead}: loss {worst:.3f} vs {best:.3f} (nats per token). Options with different predicted losses "
+            "buy different models; compare them at equal loss (“Match loss”).")
+
+
+def _loss_fit(scenario: Scenario) -> scaling.LossFit:
+    return scaling.FITS[scenario.scaling_fit]
+
+
+def match_loss(scenario: Scenario, target_loss: float, lever: str) -> Scenario:
+    """The scenario with its tokens (lever "tokens") or its size ("size") moved so its predicted loss is the target.
+
+    Inverts L(N, D) = E + A/N^α + B/D^β (dashboard.core.scaling) at the scenario's fit: D = (B / (L − E − A/N^α))^(1/β)
+    at fixed active parameters N, or N = (A / (L − E − B/D^β))^(1/α) at fixed tokens D; a mixture of experts keeps
+    its active share of the total. Raises MatchError when no amount of the lever reaches the target or the result
+    leaves the scenario's allowed range.
+    """
+    if lever not in MATCH_LEVERS:
+        raise MatchError(f"match loss by {lever!r}: use one of {', '.join(MATCH_LEVERS)}")
+    fit = _loss_fit(scenario)
+    data = scenario.to_json_dict()
+    if lever == "tokens":
+        remaining = target_loss - fit.E - fit.A / scenario.active ** fit.alpha
+        if remaining <= 0:
+            floor = target_loss - remaining
+            raise MatchError(f"{scenario.name}: at {short(scenario.active)} parameters no number of tokens brings the "
+                             f"loss below {floor:.3f}; match by model size instead")
+        data["tokens"] = (fit.B / remaining) ** (1.0 / fit.beta)
+    else:
+        remaining = target_loss - fit.E - fit.B / scenario.tokens ** fit.beta
+        if remaining <= 0:
+            floor = target_loss - remaining
+            raise MatchError(f"{scenario.name}: on {short(scenario.tokens)} tokens no model size brings the loss "
+                             f"below {floor:.3f}; match by tokens instead")
+        factor = (fit.A / remaining) ** (1.0 / fit.alpha) / scenario.active
+        data["total_params"] = scenario.total_params * factor
+        if scenario.active_params is not None:
+            data["active_params"] = scenario.active_params * factor
+    try:
+        return scenario_from_dict(data)
+    except ScenarioError as error:
+        raise MatchError(f"{scenario.name}: matching the loss needs {error}") from None
+
+
+def option_loss(scenario: Scenario) -> float:
+    """The scenario's predicted loss, L(N_active, D) at its own fit (the engine's formula)."""
+    fit = _loss_fit(scenario)
+    return float(scaling.predicted_loss(scenario.active, scenario.tokens, fit.E, fit.A, fit.B, fit.alpha, fit.beta))
+
+
+def _same_size(a: Scenario, b: Scenario) -> bool:
+    return math.isclose(a.tokens, b.tokens, rel_tol=1e-9) and math.isclose(a.total_params, b.total_params,
+                                                                            rel_tol=1e-9)
+
+
+def match_options(scenarios: list[Scenario], lever: str) -> tuple[list[Scenario], list[str]]:
+    """The first option as it is and every other moved to its predicted loss, its name starting "Matched: " so a
+    table or report says so; an option that cannot be moved is kept as it is and its reason listed."""
+    target = option_loss(scenarios[0])
+    matched, problems = [scenarios[0]], []
+    for scenario in scenarios[1:]:
+        try:
+            moved = match_loss(scenario, target, lever)
+            if _same_size(moved, scenario):
+                matched.append(scenario)  # already at the target loss
+            else:
+                matched.append(moved.model_copy(update={"name": f"{MATCHED_PREFIX}{scenario.name}"[:NAME_CHARS]}))
+        except MatchError as error:
+            matched.append(scenario)
+            problems.append(str(error))
+    return matched, problems
+
+
+def match_note(name: str, before: Scenario, after: Scenario, before_usd: float, after_usd: float, money: Any,
+               count: Any) -> str | None:
+    """What matching the loss moved and what it costs, in one line; None when nothing moved."""
+    if _same_size(before, after):
+        return None
+    if before.tokens != after.tokens:
+        moved = f"tokens {count(before.tokens)} → {count(after.tokens)}"
+    else:
+        moved = f"parameters {count(before.total_params)} → {count(after.total_params)}"
+    change = after_usd - before_usd
+    sign = "+" if change >= 0 else "-"
+    return (f"{name}: {moved}, loss {option_loss(before):.3f} → {option_loss(after):.3f}; total cost "
+            f"{money(before_usd)} → {money(after_usd)} ({sign}{money(abs(change))})")
+
+
+def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> list[list[str]]:
+    """Per option: "cheapest", "fastest", "lowest risk" where it alone holds the lowest total cost, wall-clock or
+    chance of exceeding its budget (a tie gives no badge)."""
+    measures = {
+        "cheapest": [result["cost_total_usd"] for result in results],
+        "fastest": [result["wall_clock_days"] for result in results],
+        "lowest risk": [summary["prob_over_budget"] for summary in summaries],
+    }
+    earned: list[list[str]] = [[] for _ in results]
+    for badge, values in measures.items():
+        lowest = min(values)
+        if values.count(lowest) == 1:
+            earned[values.index(lowest)].append(badge)
+    return earned
+
+
+def summary_lines(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]],
+                  money: Any) -> list[str]:
+    """The three lines a reviewer reads first: within budget, cheapest, highest overrun risk."""
+    within = [name for name, result in zip(names, results, strict=True)
+              if result["cost_total_usd"] <= result["budget_usd"]]
+    costs = [result["cost_total_usd"] for result in results]
+    cheapest = costs.index(min(costs))
+    risks = [summary["prob_over_budget"] for summary in summaries]
+    riskiest = risks.index(max(risks))
+    return [
+        f"Within budget: {', '.join(within) if within else 'none'}",
+        f"Cheapest: {names[cheapest]} ({money(costs[cheapest])})",
+        f"Highest overrun risk: {names[riskiest]}, {risks[riskiest]:.0%} chance of exceeding its budget",
+    ]
+
+
+def optimism_note(name: str, point_usd: float, p10_usd: float, point_rank: float, money: Any) -> str | None:
+    """Why a P10 above the point estimate is not a bug: the ranges are skewed towards higher cost."""
+    if p10_usd <= point_usd:
+        return None
+    return (f"{name}: the point estimate ({money(point_usd)}) is below P10 ({money(p10_usd)}), at P{point_rank:.0f} "
+            "of the draws. Its input ranges lean towards higher cost (lower MFU, more failures, longer runs are "
+            "likelier than the opposite), so most draws cost more than the plan's single number: the estimate "
+            "is optimistic; read P50 as the likely cost.")
+
+
+def plan_link(base_url: str, scenario: Scenario, baseline: Scenario | None = None) -> str:
+    """The Plan page's shareable address for a scenario (and a pinned baseline)."""
+    query = urlencode(scenario_to_query(scenario, baseline))
+    return f"{base_url.rstrip('/')}/" + (f"?{query}" if query else "")

@@ -6,7 +6,7 @@ single-scenario path that all interfaces use and returns plain Python numbers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -50,10 +50,9 @@ def peak_tflops_of(scenario: Scenario) -> float:
 
 def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     """Column arrays for a list of scenarios: numeric fields, resolved peak, fit index and method flag."""
-    dumps = [s.model_dump() for s in scenarios]
-    arrays = {
-        name: np.array([np.nan if d[name] is None else float(d[name]) for d in dumps]) for name in NUMERIC_FIELDS
-    }
+    rows = [[getattr(s, name) for name in NUMERIC_FIELDS] for s in scenarios]
+    columns = np.array(rows, dtype=float).T.copy()  # None becomes NaN; one conversion, not one per field
+    arrays = dict(zip(NUMERIC_FIELDS, columns, strict=True))
     arrays["active_params"] = np.array([s.active for s in scenarios], dtype=float)
     arrays["peak_tflops"] = np.array([peak_tflops_of(s) for s in scenarios], dtype=float)
     arrays["fit_index"] = np.array([scaling.FIT_KEYS.index(s.scaling_fit) for s in scenarios])
@@ -238,13 +237,71 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     return out
 
 
+class TstComparison(TypedDict):
+    """Baseline against TST at matched loss for one scenario (see the catalogue's `tst.*` entries)."""
+
+    baseline_gpu_hours: float
+    tst_gpu_hours: float
+    baseline_cost_usd: float
+    tst_cost_usd: float
+    baseline_tokens: float
+    tst_tokens: float
+    baseline_data_cost_usd: float
+    tst_data_cost_usd: float
+    pilot_cost_usd: float
+    switching_cost_usd: float
+    net_savings_usd: float
+    speedup: float
+
+
+class PlanResult(TypedDict):
+    """Every output of `estimate` for one scenario; `dashboard.core.catalogue.OUTPUTS` says what each one is."""
+
+    model_flops: float
+    total_flops: float
+    gpu_hours_ideal: float
+    gpu_hours_compute: float
+    gpu_hours_stall: float
+    gpu_hours_rework: float
+    gpu_hours_main_run: float
+    gpu_hours_experiments: float
+    baseline_main_gpu_hours: float
+    tst_pilot_usd: float
+    gpu_hours_total: float
+    wall_clock_days: float
+    node_count: float
+    job_mtbf_hours: float
+    blended_price_per_gpu_hour: float
+    checkpoint_size_gb: float
+    checkpoint_write_s: float
+    stall_fraction: float
+    rework_fraction: float
+    dataset_gb: float
+    storage_cost_usd: float
+    storage_cost_by_tier: dict[str, float]  # keyed by `storage.TIERS`
+    raw_tokens: float
+    cost_breakdown: dict[str, float]  # keyed by `LINE_ITEMS`
+    cost_total_usd: float
+    overhead_fraction: float
+    storage_peak_gb: float
+    checkpoint_interval_young_min: float
+    checkpoint_interval_daly_min: float
+    cost_per_million_tokens: float
+    predicted_loss: float
+    gpu_hours_per_0_01_loss: float
+    budget_usd: float
+    tst: TstComparison
+    budget_status: str  # one of BUDGET_STATUSES
+    name: str
+
+
 def _scalar(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _scalar(item) for key, item in value.items()}
     return float(np.asarray(value).reshape(-1)[0])
 
 
-def estimate(scenario: Scenario) -> dict[str, Any]:
+def estimate(scenario: Scenario) -> PlanResult:
     """Every output for one scenario, as plain numbers (the CLI's JSON, the app's tiles, the report's table)."""
     result = _scalar(evaluate(scenario_arrays([scenario])))
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dashboard.core.hardware import CUSTOM, resolve_gpu_type
 from dashboard.core.json_input import JSONLimitError, load_json
+from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.safe_text import preview
 
 SCHEMA_VERSION = 1
@@ -128,9 +129,10 @@ class Scenario(BaseModel):
 
     # Failures and checkpoints
     node_failures_per_1000_node_days: float = Field(
-        3.79, ge=0, le=10_000,
-        description="Llama 3 405B: 419 unexpected interruptions / (54 d x 2,048 nodes). Bounds: 0 to 10,000 (every "
-        "node failing ten times a day, 2,600× Llama 3).",
+        round(LLAMA3_405B_FAILURES.per_1000_node_days, 2), ge=0, le=10_000,
+        description=f"{LLAMA3_405B_FAILURES.label}: {LLAMA3_405B_FAILURES.interruptions} unexpected interruptions / "
+                    f"({LLAMA3_405B_FAILURES.days:g} d x {LLAMA3_405B_FAILURES.nodes:,} nodes). "
+                    "Bounds: 0 to 10,000 (every node failing ten times a day, 2,600× Llama 3).",
     )
     spot_interruptions_per_1000_node_days: float = Field(
         3.3, ge=0, le=10_000,
@@ -232,13 +234,15 @@ class Scenario(BaseModel):
     )
     method: Literal["baseline", "tst"] = Field("baseline", description="Training method of the main run.")
     tst_speedup: float = Field(
-        12311 / 4768, ge=1, le=100,
-        description="GPU-hour ratio to matched loss: 12,311 / 4,768 B200-h (arXiv 2605.06546). Bounds: 1 (no "
-        "gain; a slowdown is not this method) to 100.",
+        TST_RUN.speedup, ge=1, le=100,
+        description=f"GPU-hour ratio to matched loss: {TST_RUN.baseline_gpu_hours:,.0f} / {TST_RUN.tst_gpu_hours:,.0f} "
+                    f"{TST_RUN.gpu_type}-h ({TST_RUN.source}). Bounds: 1 (no gain; a slowdown is not this "
+                    "method) to 100.",
     )
     tst_token_multiplier: float = Field(
-        2.0 / 1.05, ge=1, le=100,
-        description="Raw tokens read by TST over baseline: 2T / 1.05T (arXiv 2605.06546). Bounds: 1 to 100.",
+        TST_RUN.token_multiplier, ge=1, le=100,
+        description=f"Raw tokens read by TST over baseline: {TST_RUN.tst_tokens / 1e12:g}T / "
+                    f"{TST_RUN.baseline_tokens / 1e12:g}T ({TST_RUN.source}). Bounds: 1 to 100.",
     )
     tst_pilot_fraction: float = Field(
         0.05, ge=0, le=10,

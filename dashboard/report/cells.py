@@ -1,68 +1,42 @@
 """Table cells of the comparison as text: scenario inputs, headline outputs and differences, with units.
 
-The report and the Compare page show the same text for the same number by calling these.
+Labels, units and formats come from `dashboard.core.catalogue` (three significant figures, one money format); the
+report and the Compare page show the same text for the same number by calling these. Predicted loss is the one
+exception: options are compared at equal loss, and 0.01 nats matter, so it is shown to three decimals.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from dashboard.core import compare
-from dashboard.format import count, usd
+from dashboard import format as fmt
+from dashboard.core import catalogue, compare
 
 NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint_write_s": "size ÷ bandwidth"}
-DOLLAR_INPUT_MARKERS = ("price_", "_per_gb", "_per_billion_tokens", "_usd")
-COUNT_INPUTS = {"total_params", "active_params", "tokens", "egress_gb"}
 RANGE_SUFFIXES = ("_p10", "_p90")
+LOSS_KEY = "predicted_loss"
 
 
-def _days(value: float) -> str:
-    return f"{value:,.1f}"
+def money(value: float) -> str:
+    """The one money format: three significant figures, $257k, $1.25M, $903."""
+    return fmt.number(value, "$")
 
 
-def _loss(value: float) -> str:
+def count(value: float) -> str:
+    """A count to three significant figures with a suffix: 26.6M GPU-hours, 2T tokens."""
+    return fmt.number(value, "count")
+
+
+def loss(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.2f} %"
-
-
-OUTPUT_FORMATS: dict[str, Callable[[float], str]] = {
-    "cost_total_usd": usd,
-    "gpu_hours_total": count,
-    "wall_clock_days": _days,
-    "cost_per_million_tokens": usd,
-    "predicted_loss": _loss,
-    "storage_peak_gb": count,
-    "overhead_fraction": _percent,
-}
-
-
-def _plain_number(value: float) -> str:
-    """Whole numbers and anything from 1,000 up with thousands separators; the rest to four significant digits."""
-    return f"{value:,.0f}" if value == int(value) or abs(value) >= 1000 else f"{value:.4g}"
-
-
-def _dollars(value: float) -> str:
-    return usd(value) if abs(value) >= 1000 else f"{'-' if value < 0 else ''}${abs(value):.4g}"
-
-
 def format_input(key: str, value: Any) -> str:
-    """A scenario input for a table: yes/no, text, dollars, a large count or a plain number."""
+    """A scenario input for a table, in its catalogue unit (MFU 40 %, $2.5 per GPU-hour, 2T tokens)."""
     if value is None:
         return NONE_TEXT.get(key, "—")
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, str):
-        return value
-    if any(marker in key for marker in DOLLAR_INPUT_MARKERS):
-        return _dollars(value)
-    if key in COUNT_INPUTS:
-        return count(value)
-    return _plain_number(value)
+    return catalogue.entry(key).text(value)
 
 
 def _output_key(key: str) -> str:
@@ -74,17 +48,20 @@ def _output_key(key: str) -> str:
 
 def format_output(key: str, value: Any) -> str:
     """A headline output (or its P10 / P90 row) for a table."""
-    fmt = OUTPUT_FORMATS.get(_output_key(key))
-    return str(value) if fmt is None else fmt(value)
+    base = _output_key(key)
+    if base == LOSS_KEY and not isinstance(value, str):
+        return loss(value)
+    return catalogue.entry(base).text(value)
 
 
 def format_delta(section: str, key: str, value: float) -> str:
-    """A difference against the first scenario with its sign; blank where there is none."""
+    """A difference against the first scenario with its sign (fractions in percentage points); blank where there
+    is none."""
     if math.isnan(value):
         return ""
     if value == 0:
         return "0"
-    if section == compare.OUTPUT_SECTION and _output_key(key) == "overhead_fraction":
-        return f"{100 * value:+.2f} pp"
-    text = format_output(key, value) if section == compare.OUTPUT_SECTION else format_input(key, value)
-    return f"+{text}" if value > 0 else text
+    base = _output_key(key) if section == compare.OUTPUT_SECTION else key
+    if base == LOSS_KEY:
+        return f"{value:+.3f}"
+    return catalogue.entry(base).delta(value)

@@ -20,14 +20,14 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 from plotly.offline import get_plotlyjs
 
-from dashboard.core import compare, engine, uncertainty
+from dashboard.core import catalogue, compare, engine, uncertainty
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
 from dashboard.figures import uncertainty as uncertainty_figures
 from dashboard.figures.plan import TST_REFERENCE_RUN
-from dashboard.format import count, usd
-from dashboard.report.cells import format_delta, format_input, format_output
+from dashboard.report.cells import count, format_delta, format_input, format_output, money
+from dashboard.report.theme import themed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +36,7 @@ METHOD_MD = Path(__file__).resolve().parents[2] / "docs" / "method.md"
 NOT_COUNTED_HEADING = "What is not counted"
 MAX_SCENARIOS = compare.MAX_SCENARIOS
 DEFAULT_TITLE = "Pretraining budget options"
+DEFAULT_APP_URL = "http://127.0.0.1:8501"  # `make run`'s address; the app passes its own
 PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions": {"format": "png", "scale": 2}}
 CAVEATS = (
     "Compare methods only at equal loss",
@@ -66,7 +67,13 @@ tr.group th { background: #e8eef7; }
 .key { display: block; color: #666; font-size: .8em; }
 code, .key { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 figure.chart { margin: 1rem 0 2rem; break-inside: avoid; page-break-inside: avoid; }
+figure.chart .plotly-graph-div { height: 450px; }
 details > summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
+.summary { border: 2px solid #1f77b4; border-radius: 6px; padding: .5rem 1.25rem; margin: 1rem 0; }
+.summary ul.lines { font-size: 1.1rem; font-weight: 600; padding-left: 1.2rem; }
+.banner { border-left: 4px solid #ff7f0e; background: #fff6ec; padding: .4rem 1rem; margin: .75rem 0; }
+.link { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85em;
+  overflow-wrap: anywhere; user-select: all; }
 .caveat { border-left: 4px solid #d62728; background: #fdf3f3; padding: .1rem 1rem .4rem; margin: 1rem 0; }
 @media print {
   body { font-size: 11pt; }
@@ -75,6 +82,9 @@ details > summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
   table { font-size: 9pt; }
   tbody th { min-width: 8rem; }
   nav { display: none; }
+  figure.chart { width: 17cm; }
+  figure.chart .plotly-graph-div { height: 10cm; }
+  h2, h3 { break-after: avoid; page-break-after: avoid; }
 }
 """
 # Closed <details> would print closed: open them all before printing.
@@ -171,14 +181,14 @@ def _value_cell(text: str, value: Any, highlight: bool = False) -> str:
     return _cell(_e(text), " ".join([*classes, "diff"] if highlight else classes))
 
 
-def _table(header: list[str], rows: list[str]) -> str:
-    head = "".join(f"<th>{_e(column)}</th>" for column in header)
+def _table(header: list[str], rows: list[str], *, escaped: bool = False) -> str:
+    """A table with a header row (plain text, or HTML already escaped when `escaped`) and body rows."""
+    head = "".join(f"<th>{column if escaped else _e(column)}</th>" for column in header)
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
-def _item(label: str, key: str = "") -> str:
-    note = "" if label == key or not key else f'<span class="key">{_e(key)}</span>'
-    return f"<th>{_e(label)}{note}</th>"
+def _item(label: str) -> str:
+    return f"<th>{_e(label)}</th>"
 
 
 def headline_table(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> str:
@@ -194,34 +204,45 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
             cells.append(_cell(text, "" if key == "budget_status" else "num"))
         rows.append(f"<tr>{_item(label)}{''.join(cells)}</tr>")
     extra = (
-        ("Budget ($)", [usd(result["budget_usd"]) for result in results]),
-        ("Chance of exceeding the budget", [f"{summary['prob_over_budget']:.0%}" for summary in summaries]),
-        ("Budget covering 80 % of draws ($)", [usd(summary["budget_for_80_percent_usd"]) for summary in summaries]),
-        ("Budget covering 90 % of draws ($)", [usd(summary["budget_for_90_percent_usd"]) for summary in summaries]),
+        (catalogue.label("budget_usd"), [money(result["budget_usd"]) for result in results]),
+        (catalogue.label("prob_over_budget"),
+         [catalogue.text("prob_over_budget", summary["prob_over_budget"]) for summary in summaries]),
+        *((catalogue.label(key), [money(summary[key]) for summary in summaries])
+          for key in ("budget_for_80_percent_usd", "budget_for_90_percent_usd")),
     )
     for label, texts in extra:
         rows.append(f"<tr>{_item(label)}{''.join(_cell(_e(text), 'num') for text in texts)}</tr>")
-    return _table(["", *compare.unique_names(names)], rows)
+    return _table(["", *_loss_header(names, results)], rows, escaped=True)
 
 
 def comparison_html(table: pd.DataFrame) -> str:
-    """The comparison table, differing cells highlighted, grouped into inputs and outputs."""
+    """The comparison: headline outputs first, then the inputs that differ in a collapsible section (open), changed
+    cells highlighted and one Δ column per option after the first."""
     columns = compare.scenario_columns(table)
     deltas = [column for column in table.columns if column not in (*compare.FIXED_COLUMNS, *columns)]
     mask = compare.highlight_mask(table)
-    width = 1 + len(columns) + len(deltas)
-    groups = {compare.INPUT_SECTION: "Inputs that differ", compare.OUTPUT_SECTION: "Outputs"}
-    rows, section = [], None
-    for index, row in zip(table.index, table.to_dict("records"), strict=True):
-        if row["section"] != section:
-            section = row["section"]
-            rows.append(f'<tr class="group"><th colspan="{width}">{_e(groups[section])}</th></tr>')
+
+    def rows_of(section: str) -> list[str]:
         fmt = format_input if section == compare.INPUT_SECTION else format_output
-        cells = [_value_cell(fmt(row["key"], row[column]), row[column], highlight=mask.at[index, column])
-                 for column in columns]
-        cells += [_cell(_e(format_delta(section, row["key"], row[delta])), "num") for delta in deltas]
-        rows.append(f"<tr>{_item(row['item'], row['key'])}{''.join(cells)}</tr>")
-    return _table(["", *columns, *deltas], rows)
+        rows = []
+        for index, row in zip(table.index, table.to_dict("records"), strict=True):
+            if row["section"] != section:
+                continue
+            cells = [_value_cell(fmt(row["key"], row[column]), row[column], highlight=mask.at[index, column])
+                     for column in columns]
+            cells += [_cell(_e(format_delta(section, row["key"], row[delta])), "num") for delta in deltas]
+            rows.append(f"<tr>{_item(row['item'])}{''.join(cells)}</tr>")
+        return rows
+
+    losses = table.set_index("key").loc["predicted_loss", columns]
+    header = ["", *(f'{_e(column)}<span class="range">loss {_e(format_output("predicted_loss", losses[column]))}'
+                    "</span>" for column in columns), *(_e(delta) for delta in deltas)]
+    outputs = _table(header, rows_of(compare.OUTPUT_SECTION), escaped=True)
+    inputs = rows_of(compare.INPUT_SECTION)
+    if not inputs:
+        return outputs + "<p class=\"note\">Every input is the same in all options.</p>"
+    return (f"{outputs}<details open><summary>Inputs that differ ({len(inputs)})</summary>"
+            f"{_table(header, inputs, escaped=True)}</details>")
 
 
 def inputs_html(scenarios: list[Scenario]) -> str:
@@ -231,7 +252,7 @@ def inputs_html(scenarios: list[Scenario]) -> str:
     rows = []
     for row in table.to_dict("records"):
         cells = [_value_cell(format_input(row["key"], row[column]), row[column]) for column in columns]
-        rows.append(f"<tr>{_item(row['item'], row['key'])}{''.join(cells)}</tr>")
+        rows.append(f"<tr>{_item(row['item'])}{''.join(cells)}</tr>")
     return _table(["", *columns], rows)
 
 
@@ -243,7 +264,7 @@ class _Charts:
 
     def __call__(self, figure: go.Figure, caption: str) -> str:
         self.count += 1
-        div = figure.to_html(full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG,
+        div = themed(figure).to_html(full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG,
                              div_id=f"chart-{self.count}")
         return f'<figure class="chart" aria-label="{_e(caption)}">{div}</figure>'
 
@@ -278,7 +299,8 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
     if tst:
         items = "".join(
             f"<li>{_e(name)}: {scenario.tst_speedup:.2f}× speedup assumed, pilot "
-            f"{_e(usd(result['tst']['pilot_cost_usd']))}, net saving {_e(usd(result['tst']['net_savings_usd']))}</li>"
+            f"{_e(money(result['tst']['pilot_cost_usd']))}, net saving "
+            f"{_e(money(result['tst']['net_savings_usd']))}</li>"
             for name, scenario, result in tst
         )
         pilot += f"<p>Scenarios here that rely on TST:</p><ul>{items}</ul>"
@@ -302,6 +324,38 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
     )
 
 
+def _loss_header(names: list[str], results: list[dict[str, Any]]) -> list[str]:
+    """Column headers as HTML: each option's name and, under it, its predicted loss."""
+    return [f'{_e(name)}<span class="range">loss {_e(format_output("predicted_loss", result["predicted_loss"]))}'
+            "</span>" for name, result in zip(compare.unique_names(names), results, strict=True)]
+
+
+def summary_html(scenarios: list[Scenario], results: list[dict[str, Any]], runs: list[uncertainty.MonteCarlo],
+                 app_url: str) -> str:
+    """What a reviewer reads first: within budget, cheapest, highest overrun risk; each option's loss and Plan link;
+    the loss-comparability warning and any point estimate below P10."""
+    names = compare.unique_names([scenario.name for scenario in scenarios])
+    summaries = [run.summary() for run in runs]
+    lines = "".join(f"<li>{_e(line)}</li>" for line in compare.summary_lines(names, results, summaries, money))
+    items = []
+    for name, scenario, result in zip(names, scenarios, results, strict=True):
+        link = compare.plan_link(app_url, scenario)
+        items.append(f"<li><strong>{_e(name)}</strong>: predicted loss "
+                     f"{_e(format_output('predicted_loss', result['predicted_loss']))} nats per token; Plan link "
+                     f'<span class="link">{_e(link)}</span></li>')
+    notes = []
+    banner = compare.loss_banner(names, results)
+    if banner:
+        notes.append(f'<p class="banner"><strong>Not comparable as they stand.</strong> {_e(banner)}</p>')
+    for name, result, run, summary in zip(names, results, runs, summaries, strict=True):
+        note = compare.optimism_note(name, result["cost_total_usd"], summary["p10"]["cost_total_usd"],
+                                     run.point_rank("cost_total_usd"), money)
+        if note:
+            notes.append(f'<p class="banner">{_e(note)}</p>')
+    return (f'<div class="summary"><ul class="lines">{lines}</ul><ul>{"".join(items)}</ul>{"".join(notes)}'
+            "</div>")
+
+
 def build_report(
     scenarios: list[Scenario],
     *,
@@ -309,8 +363,14 @@ def build_report(
     draws: int = uncertainty.DEFAULT_DRAWS,
     seed: int = uncertainty.DEFAULT_SEED,
     title: str = DEFAULT_TITLE,
+    author: str | None = None,
+    app_url: str = DEFAULT_APP_URL,
 ) -> str:
-    """One self-contained HTML document comparing 1–4 scenarios (see the module docstring)."""
+    """One self-contained HTML document comparing 1–4 scenarios (see the module docstring).
+
+    `generated_at` is printed to the minute with its time zone; `author`, when given, beside it; `app_url` is the
+    planner's address that each option's Plan link starts with.
+    """
     if not 1 <= len(scenarios) <= MAX_SCENARIOS:
         raise ValueError(f"a report compares 1 to {MAX_SCENARIOS} scenarios, not {len(scenarios)}")
     results = [engine.estimate(scenario) for scenario in scenarios]
@@ -320,7 +380,8 @@ def build_report(
     columns = compare.unique_names(names)
     chart = _Charts()
 
-    sections = [("headlines", "Headline numbers", headline_table(names, results, summaries))]
+    sections = [("summary", "Summary", summary_html(scenarios, results, runs, app_url)),
+                ("headlines", "Headline numbers", headline_table(names, results, summaries))]
     if len(scenarios) > 1:
         table = compare.comparison_table(scenarios, results, summaries)
         sections.append(("comparison", "Comparison", (
@@ -352,13 +413,14 @@ def build_report(
     )
     stamp = generated_at.strftime("%Y-%m-%d %H:%M") + (f" {generated_at.tzname()}" if generated_at.tzname() else "")
     listing = "; ".join(_e(column) for column in columns)
+    by = f" by {_e(author.strip())}" if author and author.strip() else ""
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
         f"<title>{_e(title)}</title><style>{STYLE}</style>"
         f"<script>{get_plotlyjs()}</script><script>{PRINT_SCRIPT}</script></head>"
         f"<body><main><header><h1>{_e(title)}</h1>"
-        f"<p class=\"meta\">Generated {_e(stamp)} · {len(scenarios)} scenario{'s' if len(scenarios) > 1 else ''}: "
+        f"<p class=\"meta\">Generated {_e(stamp)}{by} · {len(scenarios)} scenario{'s' if len(scenarios) > 1 else ''}: "
         f"{listing} · Monte Carlo {draws:,} draws, seed {seed}</p></header>"
         f"<nav><ol>{contents}</ol></nav>{body}</main></body></html>\n"
     )

@@ -1,42 +1,72 @@
-"""Bounded cache wrappers around the pure engine and figure builders (pages call them only through these)."""
+"""Bounded cache wrappers around the pure engine and figure builders (pages call them only through these).
+
+The Plan page passes its `Scenario` object; the caches key it by its JSON (`hash_funcs`), so one plan is priced
+once however many tiles and charts read it. The `*_json` forms take a scenario's JSON text, for pages that hold
+scenarios as text.
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.core.engine import estimate
-from dashboard.core.scenario import scenario_from_json
+from dashboard.core.engine import PlanResult, estimate
+from dashboard.core.scenario import Scenario, scenario_from_json
 from dashboard.core.uncertainty import MonteCarlo, monte_carlo
 from dashboard.figures import uncertainty
 from dashboard.figures.plan_charts import plan_chart
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def cached_estimate(scenario_json: str) -> dict[str, Any]:
-    """Engine outputs for a scenario given as its JSON text (hashable, and validated again here)."""
-    return estimate(scenario_from_json(scenario_json))
+def _scenario_key(scenario: Scenario) -> str:
+    return scenario.model_dump_json()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def plan_figure(scenario_json: str, name: str) -> go.Figure:
-    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario's JSON text.
+SCENARIO_HASH = {Scenario: _scenario_key}
+
+
+@st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def plan_result(scenario: Scenario) -> PlanResult:
+    """Engine outputs for a scenario: a shared resource that callers only read (no pickled copy per call)."""
+    return estimate(scenario)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def chart(scenario: Scenario, name: str) -> go.Figure:
+    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario.
 
     A resource cache rather than a data cache: a figure is never changed after it is built (`st.plotly_chart`
     only reads it), so sessions can share it, and every slider move saves pickling a fresh figure.
     """
-    return plan_chart(name, scenario_from_json(scenario_json), cached_estimate(scenario_json))
+    return plan_chart(name, scenario, plan_result(scenario))
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def plan_monte_carlo(scenario: Scenario, draws: int, seed: int) -> MonteCarlo:
+    """Monte Carlo draws for a scenario; a resource (read only), so 100,000 draws are never copied."""
+    return monte_carlo(scenario, draws, seed)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def range_chart(scenario: Scenario, name: str, draws: int, seed: int) -> go.Figure:
+    """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario."""
+    return uncertainty.CHARTS[name](plan_monte_carlo(scenario, draws, seed))
+
+
+def cached_estimate(scenario_json: str) -> PlanResult:
+    """`plan_result` of a scenario given as JSON text (validated again here)."""
+    return plan_result(scenario_from_json(scenario_json))
+
+
+def plan_figure(scenario_json: str, name: str) -> go.Figure:
+    """`chart` of a scenario given as JSON text."""
+    return chart(scenario_from_json(scenario_json), name)
+
+
 def cached_monte_carlo(scenario_json: str, draws: int, seed: int) -> MonteCarlo:
-    """Monte Carlo draws for a scenario's JSON text; a resource (read only), so 100,000 draws are never copied."""
-    return monte_carlo(scenario_from_json(scenario_json), draws, seed)
+    """`plan_monte_carlo` of a scenario given as JSON text."""
+    return plan_monte_carlo(scenario_from_json(scenario_json), draws, seed)
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
 def uncertainty_figure(scenario_json: str, name: str, draws: int, seed: int) -> go.Figure:
-    """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario's JSON text."""
-    return uncertainty.CHARTS[name](cached_monte_carlo(scenario_json, draws, seed))
+    """`range_chart` of a scenario given as JSON text."""
+    return range_chart(scenario_from_json(scenario_json), name, draws, seed)

@@ -16,9 +16,10 @@ from dashboard.core import compare
 from dashboard.core.scenario import Scenario, scenario_from_json
 from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.figures import compare as compare_figures
-from dashboard.report.cells import format_delta, format_input, format_output
-from dashboard.report.html import build_report
+from dashboard.report.cells import count, format_delta, format_input, format_output, loss, money
+from dashboard.report.html import DEFAULT_APP_URL, build_report
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo
+from dashboard.ui.plan_state import scenario_json
 
 DRAWS_AND_SEED = (DEFAULT_DRAWS, DEFAULT_SEED)
 
@@ -43,21 +44,51 @@ def comparison(jsons: tuple[str, ...]) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def display(jsons: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The comparison table as text (formatted like the report) and which cells differ from the first scenario."""
+def display(jsons: tuple[str, ...], section: str) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, str]]:
+    """One section of the comparison table as text (formatted like the report), with short column headers.
+
+    Returns the rows of `section` (outputs or inputs), which cells differ from the first option, and each short
+    header's full scenario name (for the header's hover help). When the options' predicted losses are not
+    comparable, each option's header carries its loss.
+    """
     table = comparison(jsons)
     columns = compare.scenario_columns(table)
     deltas = [column for column in table.columns if column not in (*compare.FIXED_COLUMNS, *columns)]
-    shown = table[["section", "item"]].copy()
+    rows = table[table["section"] == section]
+    fmt = format_input if section == compare.INPUT_SECTION else format_output
+    headers = short_headers([*columns, *deltas])
+    losses = table.set_index("key").loc["predicted_loss", columns].astype(float).to_list()
+    if not compare.comparable(losses):
+        headers.update({column: f"{headers[column]} · loss {loss(value)}"
+                        for column, value in zip(columns, losses, strict=True)})
+    shown = pd.DataFrame({"item": rows["item"].to_list()})
     for column in columns:
-        shown[column] = [
-            (format_input if section == compare.INPUT_SECTION else format_output)(key, value)
-            for section, key, value in zip(table["section"], table["key"], table[column], strict=True)
-        ]
+        shown[headers[column]] = [fmt(key, value) for key, value in zip(rows["key"], rows[column], strict=True)]
     for column in deltas:
-        shown[column] = [format_delta(section, key, value)
-                         for section, key, value in zip(table["section"], table["key"], table[column], strict=True)]
-    return shown, compare.highlight_mask(table)[shown.columns]
+        shown[headers[column]] = [format_delta(section, key, value)
+                                  for key, value in zip(rows["key"], rows[column], strict=True)]
+    mask = compare.highlight_mask(table).loc[rows.index, ["item", *columns, *deltas]]
+    mask.columns = shown.columns
+    return shown, mask.reset_index(drop=True), {headers[column]: column for column in [*columns, *deltas]}
+
+
+SHORT_HEADER_CHARS = 22
+
+
+def short_headers(columns: list[str]) -> dict[str, str]:
+    """Each column name cut to SHORT_HEADER_CHARS with an ellipsis, kept unique ("Δ " stays in front)."""
+    def cut(name: str) -> str:
+        return name if len(name) <= SHORT_HEADER_CHARS else name[:SHORT_HEADER_CHARS - 1].rstrip() + "…"
+
+    headers: dict[str, str] = {}
+    for column in columns:
+        prefix = compare.DELTA_PREFIX if column.startswith(compare.DELTA_PREFIX) else ""
+        candidate, number = prefix + cut(column.removeprefix(prefix)), 1
+        while candidate in headers.values() or candidate == "item":
+            number += 1
+            candidate = f"{prefix}{cut(column.removeprefix(prefix))} ({number})"
+        headers[column] = candidate
+    return headers
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -67,19 +98,40 @@ def csv_bytes(jsons: tuple[str, ...]) -> bytes:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def figure(jsons: tuple[str, ...], name: str) -> go.Figure:
-    """One of the grouped charts: "cost", "timeline" or "range"."""
+def figure(jsons: tuple[str, ...], name: str, scale: str = "usd") -> go.Figure:
+    """One of the grouped charts: "cost", "timeline" or "range", on a scale of `compare_figures.SCALES`."""
     scenarios, results = _scenarios(jsons), _results(jsons)
     names = compare.unique_names([s.name for s in scenarios])
     if name == "cost":
-        return compare_figures.cost_breakdown_figure(names, results)
+        return compare_figures.cost_breakdown_figure(names, results, scale)
     if name == "timeline":
-        return compare_figures.timeline_figure(names, scenarios, results)
-    return compare_figures.range_figure(names, results, ranges(jsons))
+        return compare_figures.timeline_figure(names, scenarios, results, scale)
+    return compare_figures.range_figure(names, results, ranges(jsons), scale)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def matched(jsons: tuple[str, ...], lever: str) -> tuple[tuple[str, ...], list[str], list[str]]:
+    """The options moved to the first one's predicted loss by `lever`: their JSON, what moved and its cost, and
+    the options that could not be moved (kept as they are) with the reason."""
+    scenarios = _scenarios(jsons)
+    moved, problems = compare.match_options(scenarios, lever)
+    texts = tuple(scenario_json(scenario) for scenario in moved)
+    names = compare.unique_names([scenario.name for scenario in scenarios])
+    notes = [compare.match_note(name, before, after, cached_estimate(old)["cost_total_usd"],
+                                cached_estimate(new)["cost_total_usd"], money, count)
+             for name, before, after, old, new in zip(names, scenarios, moved, jsons, texts, strict=True)]
+    return texts, [note for note in notes if note], problems
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def report_html(jsons: tuple[str, ...], date: str) -> str:
-    """The self-contained HTML report (the same function as `python -m dashboard report`)."""
-    generated_at = datetime.fromisoformat(date).replace(tzinfo=UTC)
-    return build_report(_scenarios(jsons), generated_at=generated_at, draws=DEFAULT_DRAWS, seed=DEFAULT_SEED)
+def _report(jsons: tuple[str, ...], minute: str, author: str, app_url: str) -> str:
+    generated_at = datetime.fromisoformat(minute)
+    return build_report(_scenarios(jsons), generated_at=generated_at, draws=DEFAULT_DRAWS, seed=DEFAULT_SEED,
+                        author=author or None, app_url=app_url)
+
+
+def report_html(jsons: tuple[str, ...], author: str = "", app_url: str = DEFAULT_APP_URL) -> str:
+    """The self-contained HTML report stamped with the time it is downloaded (the same function as
+    `python -m dashboard report`)."""
+    minute = datetime.now(UTC).replace(second=0, microsecond=0).isoformat()
+    return _report(jsons, minute, author.strip(), app_url)

@@ -7,11 +7,14 @@ is half-done, because every store operation is one transaction.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import streamlit as st
 
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario
 from dashboard.core.scenario_bundle import read_bundle
+from dashboard.report.html import DEFAULT_APP_URL
 from dashboard.store.errors import StoreError
 from dashboard.ui import plan_controls, plan_state
 from dashboard.ui.store_access import scenario_store
@@ -25,6 +28,52 @@ UPLOAD_ROUND = "compare.upload_round"
 MANAGED = "compare.managed"
 NEW_NAME = "compare.new_name"
 GO_TO_PLAN = "compare.go_to_plan"
+PRESENTATION = "compare.presentation"
+NAME_CHARS = 120
+# The Plan page's live scenario and pinned baseline as options; "▸" is not allowed in a saved name, so these never
+# clash with one.
+PLAN_OPTION = "▸ Plan page's scenario"
+BASELINE_OPTION = "▸ Plan page's baseline"
+
+
+def pinned_baseline() -> Scenario | None:
+    """The Plan page's pinned baseline: a Scenario or its JSON text in session state, None when none is pinned."""
+    value = st.session_state.get(plan_state.BASELINE)
+    if value is None or isinstance(value, Scenario):
+        return value
+    return Scenario.model_validate_json(value)
+
+
+def plan_options() -> dict[str, Scenario]:
+    """The Plan page's pinned baseline (when there is one) and its scenario, in that order: deltas read against
+    the baseline, as on the Plan page."""
+    baseline = pinned_baseline()
+    plan = {PLAN_OPTION: _named(plan_scenario(), "Plan")}
+    return plan if baseline is None else {BASELINE_OPTION: _named(baseline, "Baseline"), **plan}
+
+
+def _named(scenario: Scenario, role: str) -> Scenario:
+    """The scenario named after its role on the Plan page, so the two live options never share a name."""
+    return scenario.model_copy(update={"name": f"{role}: {scenario.name}"[:NAME_CHARS]})
+
+
+def start_selection(options: list[str]) -> None:
+    """Default to the Plan page's baseline and scenario (with no baseline pinned, the scenario and the first saved
+    one) unless the link or the session chose; drop names that vanished."""
+    state = st.session_state
+    if SELECTED not in state:
+        if SELECTED not in st.query_params:
+            state[SELECTED] = options[:2]
+        return
+    kept = [name for name in state[SELECTED] if name in options]
+    if kept != list(state[SELECTED]):
+        state[SELECTED] = kept
+
+
+def app_url() -> str:
+    """This app's own address (scheme and host), which the report's Plan links start with."""
+    parts = urlsplit(st.context.url or "")
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else DEFAULT_APP_URL
 
 
 def plan_scenario() -> Scenario:
@@ -141,6 +190,5 @@ def open_in_plan() -> None:
         return
     plan_controls.load(scenario)
     state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
-    state.setdefault(plan_state.BASELINE, plan_state.scenario_json(default_scenario()))
     state[plan_state.NOTICES] = [f"Opened “{name}” from the scenario store."]
     state[GO_TO_PLAN] = True

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import html
 from functools import partial
 
 import pandas as pd
 import streamlit as st
 
+from dashboard.core import catalogue, compare
 from dashboard.core.scenario import Scenario
-from dashboard.format import count, usd
+from dashboard.figures import compare as compare_figures
+from dashboard.report.cells import count, format_delta, format_output, money
 from dashboard.safe_text import markdown_text
 from dashboard.ui import compare_cache, compare_state
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo, plan_figure
@@ -16,11 +19,29 @@ from dashboard.ui.compare_state import OVERWRITE, SAVE_NAME, UPLOAD, UPLOAD_ROUN
 from dashboard.ui.plan_state import scenario_json
 
 HIGHLIGHT = "background-color: #fff3bf"
-# Large numbers for a projector: metric values and labels in the presentation layout.
+ROW_PX = 35  # st.dataframe's row height: the table shows every row without scrolling (up to 900 px)
+MATCH = "compare.match"
+LABELS = "compare.labels"
+SHORT_LABEL_CHARS = 24
+SCALE = "compare.scale"
+AS_SAVED = "saved"
+MATCH_CHOICES = {AS_SAVED: "as saved", **{lever: f"by {text}" for lever, text in compare.MATCH_LEVERS.items()}}
+# Large numbers for a projector, headers of one fixed height, and no sidebar.
 PRESENTATION_CSS = """<style>
 [data-testid="stMetricValue"] { font-size: 2.8rem; }
 [data-testid="stMetricLabel"] p { font-size: 1.15rem; }
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"]
+  { display: none; }
+.cmp-head { height: 6.5rem; overflow: hidden; }
+.cmp-name { font-size: 1.6rem; font-weight: 700; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.cmp-loss { color: #555; font-size: 1.05rem; white-space: nowrap; }
+.cmp-badges { height: 1.9rem; overflow: hidden; white-space: nowrap; }
+.cmp-badge { display: inline-block; margin: .25rem .35rem 0 0; padding: 0 .6rem; border-radius: 1rem;
+  background: #e3f2e6; color: #1b5e20; font-weight: 600; font-size: .95rem; }
 </style>"""
+# One grid row per metric, in the Plan page's order and labels; lower is better for each (the Δ arrow's colour).
+PRESENTATION_ROWS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens",
+                     "predicted_loss")
 
 
 def store_controls(display_url: str) -> None:
@@ -37,7 +58,7 @@ def store_controls(display_url: str) -> None:
                      help="One scenario per file, or an array of them (as exported here). All or nothing: a bad "
                           "file or a name already taken imports none.")
     st.button("Add the bundled presets", on_click=compare_state.add_presets, icon=":material/library_add:")
-    st.caption(f"Store: {markdown_text(display_url)}")
+    st.caption(f"Store: `{display_url}`")
 
 
 def saved_table(scenarios: dict[str, Scenario]) -> None:
@@ -45,19 +66,37 @@ def saved_table(scenarios: dict[str, Scenario]) -> None:
     rows = []
     for name, scenario in scenarios.items():
         result = cached_estimate(scenario_json(scenario))
-        rows.append({"Scenario": name, "Total cost": usd(result["cost_total_usd"]),
+        rows.append({"Scenario": name, "Total cost": money(result["cost_total_usd"]),
                      "GPU-hours": count(result["gpu_hours_total"]), "Wall-clock (days)": result["wall_clock_days"],
                      "Method": scenario.method, "Budget": result["budget_status"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"Wall-clock (days)": st.column_config.NumberColumn(format="%.1f")})
 
 
+def _styled(shown: pd.DataFrame, mask: pd.DataFrame):
+    return shown.style.apply(lambda _: mask.map(lambda differs: HIGHLIGHT if differs else ""), axis=None)
+
+
+def _dataframe(shown: pd.DataFrame, mask: pd.DataFrame, names: dict[str, str], label: str) -> None:
+    """A table with its first column frozen and each short header's full name on hover."""
+    config = {"item": st.column_config.TextColumn(label, pinned=True, width="medium")}
+    config.update({header: st.column_config.TextColumn(header, help=markdown_text(name))
+                   for header, name in names.items()})
+    st.dataframe(_styled(shown, mask), hide_index=True, width="stretch", column_config=config,
+                 height=min(ROW_PX * (len(shown) + 1) + 3, 900))
+
+
 def table(jsons: tuple[str, ...]) -> None:
-    """The comparison table, cells that differ from the first scenario highlighted, and its CSV export."""
-    shown, mask = compare_cache.display(jsons)
-    styled = shown.style.apply(lambda _: mask.map(lambda differs: HIGHLIGHT if differs else ""), axis=None)
-    st.subheader("Inputs that differ and headline outputs")
-    st.dataframe(styled, hide_index=True, width="stretch", height=min(38 * (len(shown) + 1), 900))
+    """Headline outputs first, the inputs that differ in a collapsible section; changed cells highlighted."""
+    st.subheader("Headline outputs")
+    shown, mask, names = compare_cache.display(jsons, compare.OUTPUT_SECTION)
+    _dataframe(shown, mask, names, "Output")
+    inputs, input_mask, input_names = compare_cache.display(jsons, compare.INPUT_SECTION)
+    with st.expander(f"Inputs that differ ({len(inputs)})", icon=":material/tune:"):
+        if inputs.empty:
+            st.caption("Every input is the same in all options.")
+        else:
+            _dataframe(inputs, input_mask, input_names, "Input")
     st.download_button("Download the table (CSV)", data=partial(compare_cache.csv_bytes, jsons),
                        file_name="comparison.csv",
                        mime="text/csv", on_click="ignore", icon=":material/table_view:",
@@ -65,33 +104,117 @@ def table(jsons: tuple[str, ...]) -> None:
                             "text cells that a spreadsheet would run as a formula are escaped.")
 
 
+def input_rows_differ(scenarios: list[Scenario]) -> bool:
+    return bool(compare.input_rows(scenarios, differing_only=True))
+
+
+def warnings(jsons: tuple[str, ...]) -> None:
+    """The loss-comparability banner and, per option, a point estimate below P10 explained."""
+    results = [cached_estimate(text) for text in jsons]
+    names = compare.unique_names([result["name"] for result in results])
+    banner = compare.loss_banner(names, results)
+    if banner:
+        st.warning(markdown_text(banner), icon=":material/balance:")
+    for name, text, result in zip(names, jsons, results, strict=True):
+        mc = cached_monte_carlo(text, *compare_cache.DRAWS_AND_SEED)
+        note = compare.optimism_note(name, result["cost_total_usd"], mc.percentile("cost_total_usd", 10),
+                                     mc.point_rank("cost_total_usd"), money)
+        if note:
+            st.info(markdown_text(note), icon=":material/trending_up:")
+
+
+def match_controls(jsons: tuple[str, ...]) -> tuple[str, ...]:
+    """The "match loss" choice; returns the options to show (moved to the first one's loss when asked)."""
+    lever = st.segmented_control(
+        "Match loss", list(MATCH_CHOICES), key=MATCH, bind="query-params", format_func=MATCH_CHOICES.get,
+        help="Options with different predicted losses buy different models. Move each option's training tokens "
+             "(or its model size) so its predicted loss equals the first option's, and see what that costs.")
+    if not lever or lever == AS_SAVED:
+        return jsons
+    moved, notes, problems = compare_cache.matched(jsons, lever)
+    for note in notes:
+        st.caption(markdown_text(note))
+    for problem in problems:
+        st.error(markdown_text(f"Not matched: {problem}."))
+    return moved
+
+
 def charts(jsons: tuple[str, ...], scenarios: list[Scenario]) -> None:
-    """Cost breakdown, timeline and P10–P90 ranges per scenario, then the TST view of each TST scenario."""
-    left, right = st.columns(2)
-    left.plotly_chart(compare_cache.figure(jsons, "cost"), width="stretch", key="compare.chart.cost")
-    right.plotly_chart(compare_cache.figure(jsons, "timeline"), width="stretch", key="compare.chart.timeline")
-    st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")
+    """Cost breakdown, timeline and P10–P90 ranges per option on one scale, then the TST view of each TST option."""
+    scale = st.segmented_control("Scale", list(compare_figures.SCALES), key=SCALE, bind="query-params",
+                                 format_func=compare_figures.SCALES.get, default="usd",
+                                 help="“% of total” shows each option's own split; “log” keeps a small option "
+                                      "visible beside a large one.") or "usd"
+    st.plotly_chart(compare_cache.figure(jsons, "cost", scale), width="stretch", key="compare.chart.cost")
+    st.plotly_chart(compare_cache.figure(jsons, "timeline", scale), width="stretch", key="compare.chart.timeline")
+    st.plotly_chart(compare_cache.figure(jsons, "range", "log" if scale == "log" else "usd"), width="stretch",
+                    key="compare.chart.range")
     tst = [(text, scenario) for text, scenario in zip(jsons, scenarios, strict=True) if scenario.method == "tst"]
     for position, (text, scenario) in enumerate(tst):
         st.subheader(f"TST against baseline: {markdown_text(scenario.name)}")
         st.plotly_chart(plan_figure(text, "TST vs baseline"), width="stretch", key=f"compare.chart.tst.{position}")
 
 
-def presentation(jsons: tuple[str, ...]) -> None:
-    """One column per option: large headline numbers with their P10–P90 range, then the range chart."""
+def short_label_inputs(names: list[str]) -> None:
+    """A short label per option for the presentation layout's headers (blank: the name, cut to fit)."""
+    labels = st.session_state.setdefault(LABELS, {})
+
+    def keep(name: str, key: str) -> None:
+        labels[name] = (st.session_state.get(key) or "").strip()
+
+    with st.expander("Short labels for the presentation layout", icon=":material/label:"):
+        for column, name in zip(st.columns(len(names)), names, strict=True):
+            key = f"{LABELS}.{name}"
+            column.text_input(markdown_text(name), value=labels.get(name, ""), key=key, max_chars=SHORT_LABEL_CHARS,
+                              on_change=keep, args=(name, key), placeholder="e.g. Option A")
+
+
+def short_labels(names: list[str]) -> list[str]:
+    labels = st.session_state.get(LABELS, {})
+    return [labels.get(name, "") for name in names]
+
+
+def _header_html(name: str, short: str, badges: list[str], loss: str) -> str:
+    """A fixed-height column header: the short label (full name on hover), its loss and its badges."""
+    chips = "".join(f'<span class="cmp-badge">{html.escape(badge)}</span>' for badge in badges)
+    return (f'<div class="cmp-head" title="{html.escape(name, quote=True)}">'
+            f'<div class="cmp-name">{html.escape(short)}</div>'
+            f'<div class="cmp-loss">loss {html.escape(loss)}</div><div class="cmp-badges">{chips}</div></div>')
+
+
+def _delta(key: str, values: list[float], position: int) -> str | None:
+    if position == 0:
+        return None
+    return f"{format_delta(compare.OUTPUT_SECTION, key, values[position] - values[0])} vs first"
+
+
+def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
+    """A grid for a projector: one row per metric across all options, fixed-height headers, Δ against the first."""
     st.html(PRESENTATION_CSS)
-    for column, text in zip(st.columns(len(jsons), border=True), jsons, strict=True):
-        result = cached_estimate(text)
-        mc = cached_monte_carlo(text, *compare_cache.DRAWS_AND_SEED)
+    results = [cached_estimate(text) for text in jsons]
+    runs = [cached_monte_carlo(text, *compare_cache.DRAWS_AND_SEED) for text in jsons]
+    summaries = [run.summary() for run in runs]
+    names = compare.unique_names([result["name"] for result in results])
+    earned = compare.badges(results, summaries)
+    count_ = len(jsons)
+    for column, name, short, badges, result in zip(st.columns(count_), names, short_labels, earned, results,
+                                                   strict=True):
+        column.html(_header_html(name, short or name, badges, format_output("predicted_loss",
+                                                                             result["predicted_loss"])))
+    for key in PRESENTATION_ROWS:
+        values = [result[key] for result in results]
+        for position, column in enumerate(st.columns(count_, border=True)):
+            with column:
+                st.metric(catalogue.label(key), format_output(key, values[position]),
+                          delta=_delta(key, values, position), delta_color="inverse")
+                if key == "cost_total_usd":
+                    run = runs[position]
+                    st.caption(f"P10–P90 {money(run.percentile('cost_total_usd', 10))} – "
+                               f"{money(run.percentile('cost_total_usd', 90))}")
+    for position, column in enumerate(st.columns(count_, border=True)):
+        result, summary = results[position], summaries[position]
         with column:
-            st.subheader(markdown_text(result["name"]))
-            st.metric("Total cost", usd(result["cost_total_usd"]))
-            st.caption(f"P10–P90 {usd(mc.percentile('cost_total_usd', 10))} – "
-                       f"{usd(mc.percentile('cost_total_usd', 90))}; "
-                       f"{mc.prob_over_budget:.0%} chance of exceeding the {usd(result['budget_usd'])} budget")
-            st.metric("GPU-hours", count(result["gpu_hours_total"]))
-            st.metric("Wall-clock", f"{result['wall_clock_days']:,.1f} days")
-            st.metric("$ per million tokens", f"${result['cost_per_million_tokens']:,.3f}")
-            st.metric("Predicted loss", f"{result['predicted_loss']:.3f}")
-            st.metric("Budget", result["budget_status"])
+            st.metric(catalogue.label("budget_status"), result["budget_status"])
+            st.caption(f"{summary['prob_over_budget']:.0%} chance of exceeding the "
+                       f"{money(result['budget_usd'])} budget")
     st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")

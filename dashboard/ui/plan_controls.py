@@ -8,18 +8,22 @@ log-scaled slider), in display units (billions, percent). `load` fills them from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
 import streamlit as st
 
 from dashboard.core.hardware import CUSTOM, catalogue
+from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario
-from dashboard.format import short
+from dashboard.format import compact
+from dashboard.safe_text import markdown_text
 
 Kind = Literal["log", "slider", "number", "select", "toggle", "range"]
 MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
+EXACT_FIGURES = 6
 
 
 def log_grid(low: float, high: float) -> tuple[float, ...]:
@@ -27,12 +31,6 @@ def log_grid(low: float, high: float) -> tuple[float, ...]:
     decades = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
     values = {m * 10.0**d for d in decades for m in MANTISSAS}
     return tuple(sorted(v for v in values | {low, high} if low <= v <= high))
-
-
-def nearest(options: tuple[float, ...], value: float) -> float:
-    """The option closest to `value` on a log scale."""
-    logs = np.log(np.asarray(options))
-    return options[int(np.argmin(np.abs(logs - np.log(max(value, 1e-300)))))]
 
 
 @dataclass(frozen=True)
@@ -47,13 +45,15 @@ class Control:
     options: tuple[Any, ...] = ()
     help: str = ""
     fmt: str = "%.2f"  # printf format of the number box
+    integer: bool = False  # whole numbers: the box shows no decimals and the scenario gets an int
 
     def to_scenario(self, shown: float) -> float:
         """Widget units to scenario units; percent divides by 100 so 35 % is exactly 0.35."""
         return shown * self.scale if self.scale >= 1 else shown / round(1 / self.scale)
 
     def to_widget(self, value: float) -> float:
-        return value / self.scale if self.scale >= 1 else value * round(1 / self.scale)
+        shown = value / self.scale if self.scale >= 1 else value * round(1 / self.scale)
+        return int(round(shown)) if self.integer else shown
 
     @property
     def widget(self) -> str:
@@ -87,20 +87,23 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                 help="Dense BF16 peak from data/hardware.csv (never the sparse figure)."),
         Control("peak_tflops", "Custom peak (dense BF16 TFLOP/s per GPU)", "number", 1.0, 1, 100_000, 1.0,
                 help="Used only with the custom GPU type."),
-        Control("gpu_count", "GPU count", "log", 1.0, 1, 10_000_000, 1.0,
-                options=tuple(float(2**k) for k in range(18)), fmt="%.0f",
+        Control("gpu_count", "GPU count", "log", 1.0, 1, 10_000_000, 1,
+                options=tuple(float(2**k) for k in range(18)), fmt="%d", integer=True,
                 help="GPUs in the main run; sets wall-clock days."),
         Control("mfu", "MFU (%)", "slider", 0.01, 1, 80, 0.5,
                 help="Model FLOPs utilisation. Llama 3 405B: 38-43 %; small-active MoE runs: ~6 %."),
     ),
     "Reliability and checkpoints": (
-        Control("checkpoint_interval_min", "Checkpoint interval (minutes)", "slider", 1.0, 1, 720, 1.0,
+        Control("checkpoint_interval_min", "Checkpoint interval (minutes)", "log", 1.0, 1, 100_000, 1.0,
+                options=log_grid(1.0, 1440.0), fmt="%.1f",
                 help="Wall-clock between checkpoints. The checkpoint chart marks the Young/Daly optimum."),
         Control("checkpoint_write_gb_per_s", "Checkpoint write bandwidth (GB/s)", "number", 1.0, 0.1, 100_000, 1.0,
                 help="Aggregate write speed to storage; checkpoint size / bandwidth is the stall per write."),
         Control("checkpoint_async", "Asynchronous checkpoints (no stall)", "toggle"),
         Control("node_failures_per_1000_node_days", "Node failures per 1,000 node-days", "slider", 1.0, 0, 50, 0.01,
-                help="Llama 3 405B: 3.79 (419 interruptions in 54 days on 2,048 nodes)."),
+                help=f"{LLAMA3_405B_FAILURES.label}: {LLAMA3_405B_FAILURES.per_1000_node_days:.2f} "
+                     f"({LLAMA3_405B_FAILURES.interruptions} interruptions in {LLAMA3_405B_FAILURES.days:g} days on "
+                     f"{LLAMA3_405B_FAILURES.nodes:,} nodes)."),
         Control("spot_interruptions_per_1000_node_days", "Spot interruptions per 1,000 node-days", "slider", 1.0,
                 0, 100, 0.1, help="Reclaims on the spot share of nodes; assumed 3.3 (AWS advisor band 5-10 %/month)."),
     ),
@@ -128,9 +131,12 @@ GROUPS: dict[str, tuple[Control, ...]] = {
         Control("method", "Method", "select", options=("baseline", "tst"),
                 help="Token Superposition Training (arXiv 2605.06546), compared with the baseline at matched loss."),
         Control("tst_speedup", "TST speedup (× fewer GPU-hours)", "number", 1.0, 1, 100, 0.01,
-                help="Published: 12,311 / 4,768 B200-hours = 2.58× on a 10B-A1B MoE. Validate with a pilot."),
+                help=f"Published: {TST_RUN.baseline_gpu_hours:,.0f} / {TST_RUN.tst_gpu_hours:,.0f} "
+                     f"{TST_RUN.gpu_type}-hours = {TST_RUN.speedup:.2f}× on a "
+                     f"{TST_RUN.label.removeprefix('published ')}. Validate with a pilot."),
         Control("tst_token_multiplier", "TST raw tokens (× baseline)", "number", 1.0, 1, 100, 0.01,
-                help="Published: 2T / 1.05T = 1.90× more raw tokens read, which costs data processing."),
+                help=f"Published: {TST_RUN.tst_tokens / 1e12:g}T / {TST_RUN.baseline_tokens / 1e12:g}T = "
+                     f"{TST_RUN.token_multiplier:.2f}× more raw tokens read, which costs data processing."),
         Control("tst_pilot_fraction", "TST pilot (% of baseline run cost)", "number", 0.01, 0, 1000, 1.0,
                 help="Assumed 5 %: a short run that checks the speedup holds at your scale before committing."),
         Control("tst_switching_cost_usd", "TST switching cost ($)", "number", 1.0, 0, 1e12, 1000.0, fmt="%.0f",
@@ -163,6 +169,8 @@ GROUPS["Uncertainty ranges"] = (
     _range("tst_speedup", "TST speedup"),
 )
 CONTROLS: tuple[Control, ...] = tuple(c for group in GROUPS.values() for c in group)
+RANGE_KEYS = {f"{c.key}_{end}": c.key for c in CONTROLS if c.kind == "range" for end in ("low", "high")}
+SHARES = ("w.reserved_share", "w.spot_share")
 MOE_TOGGLE = "w.moe"
 PERSIST = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
@@ -201,7 +209,7 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
         value = data[control.key]
         if control.kind == "log":
             values[control.number] = control.to_widget(float(value))
-            values[control.widget] = nearest(control.options, float(value))
+            values[control.widget] = float(value)
         elif control.kind in ("slider", "number"):
             values[control.widget] = control.to_widget(float(value))
         else:
@@ -215,6 +223,11 @@ def load(scenario: Scenario) -> None:
     st.session_state["w.name"] = scenario.name
 
 
+def control_of(key: str) -> str:
+    """The control that sets a scenario key (a range control sets two: `range_mfu_low`, `range_mfu_high`)."""
+    return RANGE_KEYS.get(key, key)
+
+
 def read(base: dict[str, Any]) -> dict[str, Any]:
     """The scenario dict the widgets describe: `base` (keys without a widget) overlaid with widget values."""
     state = st.session_state
@@ -222,7 +235,7 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
     for control in CONTROLS:
         if control.kind == "log":
             value = control.to_scenario(state[control.number])
-            data[control.key] = int(round(value)) if control.key == "gpu_count" else value
+            data[control.key] = int(round(value)) if control.integer else value
         elif control.kind in ("slider", "number"):
             data[control.key] = control.to_scenario(state[control.widget])
         elif control.kind == "range":
@@ -242,12 +255,31 @@ def _slider_moved(control: Control) -> None:
 
 
 def _number_typed(control: Control) -> None:
-    st.session_state[control.widget] = nearest(control.options, control.to_scenario(st.session_state[control.number]))
+    st.session_state[control.widget] = float(control.to_scenario(st.session_state[control.number]))
+
+
+def _share_moved(moved: str, other: str) -> None:
+    """Reserved and spot shares add up to at most 100 %: moving one past that moves the other down."""
+    state = st.session_state
+    if state[moved] + state[other] > 100:
+        state[other] = 100 - state[moved]
+
+
+@lru_cache(maxsize=4096)
+def exact_label(value: float) -> str:
+    """A log slider's value as it is, with a k/M/B/T suffix: 671B, 13.37B, 1,024 (not the nearest step)."""
+    return compact(value, EXACT_FIGURES)
 
 
 def _bounds(control: Control, value: float) -> tuple[float, float]:
     """The widget's range, widened to hold a value a file or link brought in (validation already passed it)."""
-    return min(float(control.low), value), max(float(control.high), value)
+    low, high = min(float(control.low), value), max(float(control.high), value)
+    return (int(low), int(high)) if control.integer else (low, high)
+
+
+def log_options(steps: tuple[float, ...], value: float) -> tuple[float, ...]:
+    """A log slider's steps with its exact value among them, so it shows 671B rather than the nearest 700B."""
+    return steps if value in steps else tuple(sorted((*steps, value)))
 
 
 def render(control: Control, disabled: bool = False) -> None:
@@ -256,16 +288,19 @@ def render(control: Control, disabled: bool = False) -> None:
     if control.kind == "log":
         low, high = _bounds(control, state[control.number])
         left, right = st.columns([3, 2], vertical_alignment="bottom")
-        left.select_slider(control.label, options=control.options, key=control.widget, help=control.help,
-                           format_func=short, on_change=_slider_moved, args=(control,), disabled=disabled,
-                           persist_state=PERSIST)
+        left.select_slider(control.label, options=log_options(control.options, state[control.widget]),
+                           key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
+                           args=(control,), disabled=disabled, persist_state=PERSIST)
         right.number_input(f"Exact {control.label[0].lower()}{control.label[1:]}", min_value=low, max_value=high,
                            step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
                            args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST)
     elif control.kind == "slider":
         low, high = _bounds(control, state[control.widget])
+        shares = control.widget in SHARES
+        other = SHARES[1 - SHARES.index(control.widget)] if shares else None
         st.slider(control.label, min_value=low, max_value=high, step=control.step, key=control.widget,
-                  help=control.help, disabled=disabled, persist_state=PERSIST)
+                  help=control.help, disabled=disabled, persist_state=PERSIST,
+                  on_change=_share_moved if shares else "rerun", args=(control.widget, other) if shares else None)
     elif control.kind == "number":
         low, high = _bounds(control, state[control.widget])
         st.number_input(control.label, min_value=low, max_value=high, step=control.step, format=control.fmt,
@@ -282,13 +317,22 @@ def render(control: Control, disabled: bool = False) -> None:
         st.toggle(control.label, key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
 
 
-def render_group(title: str, expanded: bool = False) -> None:
+def on_demand_share() -> float:
+    """The on-demand share in percent: what reserved and spot leave."""
+    state = st.session_state
+    return max(0.0, 100.0 - state[SHARES[0]] - state[SHARES[1]])
+
+
+def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | None = None) -> None:
     """One labelled group of controls, drawn only while its expander is open (values persist when closed).
 
     Controls that do not apply right now (active parameters of a dense model, the peak of a catalogue GPU,
-    TST settings under the baseline method) are shown disabled.
+    TST settings under the baseline method) are shown disabled; a control whose value was not applied
+    (`invalid`: control key → reason) says why under it. (The group's title stays as it is: a new title would
+    be a new expander, closed again.)
     """
     state = st.session_state
+    invalid = invalid or {}
     expander = st.expander(title, expanded=expanded, key=f"plan.group.{title}", on_change="rerun")
     if expander.open is False:
         return
@@ -302,6 +346,10 @@ def render_group(title: str, expanded: bool = False) -> None:
                 or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
             )
             render(control, disabled=disabled)
+            if control.key in invalid:
+                st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")
+            if control.widget == SHARES[1]:
+                st.caption(f"On-demand: {on_demand_share():g} % (the remainder)")
         if title == "Uncertainty ranges":
             st.select_slider("Monte Carlo draws", DRAW_OPTIONS, key=DRAWS, format_func="{:,}".format,
                              persist_state=PERSIST,

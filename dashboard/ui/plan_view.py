@@ -1,66 +1,98 @@
-"""The Plan page's outputs: metric tiles with deltas against the baseline, the chart tabs and the risk notes."""
+"""The Plan page's outputs: metric tiles with deltas and ranges, the baseline chips, the chart tabs and the risks.
+
+Labels, formats and formulas come from `dashboard.core.catalogue`; risk sentences from `dashboard.core.risk`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
+from dashboard.core import catalogue, risk
+from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
-from dashboard.format import count, usd
+from dashboard.format import number, signed
+from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view
 
+TILES = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens", "predicted_loss")
+CHIP_LIMIT = 6  # differences shown as chips; the rest are counted
 
-def _delta(value: float, base: float, fmt: Callable[[float], str]) -> str | None:
+
+def _delta(name: str, value: float, base: float) -> str | None:
     difference = value - base
     if abs(difference) <= 1e-9 * max(abs(value), abs(base), 1.0):
         return None
-    return ("+" if difference > 0 else "-") + fmt(abs(difference))
+    return catalogue.entry(name).delta(difference)
 
 
-def _days(value: float) -> str:
-    return f"{value:,.1f} d"
+def _help(name: str, value: float) -> str:
+    entry = catalogue.entry(name)
+    return markdown_text(f"{entry.formula}. Exact: {entry.exact(value)}.")  # literal: formulas hold _ * $
 
 
-def _dollars_3(value: float) -> str:
-    return f"${value:,.3f}"
+def tiles(result: PlanResult, base: PlanResult | None) -> list[DeltaGenerator]:
+    """Five point-estimate tiles; each delta is against the pinned baseline (red when it costs more). Returns the
+    six columns, the last one left for `risk_tiles`, so these reach the browser before the Monte Carlo runs."""
+    columns = st.columns(len(TILES) + 1)
+    for column, name in zip(columns, TILES, strict=False):
+        value = result[name]
+        column.metric(catalogue.label(name), catalogue.text(name, value),
+                      None if base is None else _delta(name, value, base[name]), delta_color="inverse",
+                      help=_help(name, value))
+    return columns
 
 
-def _loss(value: float) -> str:
-    return f"{value:.3f}"
+def risk_tiles(columns: list[DeltaGenerator], result: PlanResult, base: PlanResult | None,
+               headline: risk.Headline) -> None:
+    """The total's P10–P90 under its tile, and the budget tile with the chance of overrun."""
+    columns[0].caption(markdown_text(headline.range_text))  # literal: "$" would start maths
+    share = result["cost_total_usd"] / result["budget_usd"]
+    budget = catalogue.entry("budget_usd")
+    base_share = None if base is None else base["cost_total_usd"] / base["budget_usd"]
+    columns[-1].metric(
+        f"Budget: {number(share, 'fraction')} used", headline.status,
+        None if base_share is None or abs(share - base_share) < 1e-12 else signed(100 * (share - base_share), "pp"),
+        delta_color="inverse",
+        help=markdown_text(f"Total / budget ({budget.text(result['budget_usd'])}): 'warning' above the warning "
+                           "share, 'over' above 100 %, 'at risk' when the Monte Carlo chance of overrun passes "
+                           f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}."))
+    columns[-1].caption(markdown_text(headline.overrun_text))
 
 
-def _points(value: float) -> str:
-    return f"{value:,.0f} pp"
+def baseline_line(scenario: Scenario, baseline: Scenario | None) -> None:
+    """Which baseline the deltas are against, and chips with the inputs that differ from it."""
+    if baseline is None:
+        st.caption(f"**{markdown_text(scenario.name)}** — no baseline pinned, so the tiles show no deltas: "
+                   "*Pin as baseline* keeps this plan to compare edits against.")
+        return
+    chips = differences(baseline, scenario)
+    shown = " ".join(f":gray-badge[{markdown_text(chip)}]" for chip in chips[:CHIP_LIMIT])
+    more = f" and {len(chips) - CHIP_LIMIT} more" if len(chips) > CHIP_LIMIT else ""
+    st.caption(f"**{markdown_text(scenario.name)}** against the baseline **{markdown_text(baseline.name)}**: "
+               + (f"{shown}{more}" if chips else "same inputs."))
 
 
-def tiles(scenario: Scenario, result: dict[str, Any], baseline: Scenario, base: dict[str, Any]) -> None:
-    """Six headline numbers; each delta is against the pinned baseline (red when it costs more)."""
-    share = result["cost_total_usd"] / scenario.budget_usd
-    base_share = base["cost_total_usd"] / baseline.budget_usd
-    rows = (
-        ("Total cost", usd(result["cost_total_usd"]), _delta(result["cost_total_usd"], base["cost_total_usd"], usd),
-         "Sum of every line item: GPU-hours × blended $/GPU-hour, plus storage, data processing, egress, "
-         "TST pilot and switching, people."),
-        ("GPU-hours", count(result["gpu_hours_total"]),
-         _delta(result["gpu_hours_total"], base["gpu_hours_total"], count),
-         "6·N_active·D / (peak · MFU · 3600) ÷ TST speedup, × (1 + stall + rework), "
-         "× (1 + experiments + evaluation + debugging)."),
-        ("Wall-clock", f"{result['wall_clock_days']:,.1f} days",
-         _delta(result["wall_clock_days"], base["wall_clock_days"], _days), "Main-run GPU-hours / GPU count / 24."),
-        ("$ per million tokens", _dollars_3(result["cost_per_million_tokens"]),
-         _delta(result["cost_per_million_tokens"], base["cost_per_million_tokens"], _dollars_3),
-         "Total cost / (training tokens / 10⁶)."),
-        ("Predicted loss", _loss(result["predicted_loss"]),
-         _delta(result["predicted_loss"], base["predicted_loss"], _loss),
-         f"L = E + A/N^α + B/D^β ({scenario.scaling_fit} fit), N = active parameters, D = tokens."),
-        (f"Budget: {share:.0%} used", result["budget_status"], _delta(100 * share, 100 * base_share, _points),
-         f"Total / budget ({usd(scenario.budget_usd)}): 'warning' above {scenario.budget_warning_fraction:.0%}, "
-         "'over' above 100 %."),
-    )
-    for column, (label, value, delta, formula) in zip(st.columns(len(rows)), rows, strict=True):
-        column.metric(label, value, delta, delta_color="inverse", help=formula)
+def differences(baseline: Scenario, scenario: Scenario) -> list[str]:
+    """ "tokens 2T → 3T" for every input (but the name) that differs, in the scenario file's order."""
+    old, new = baseline.model_dump(), scenario.model_dump()
+    chips = []
+    for key, value in new.items():
+        if key == "name" or old[key] == value:
+            continue
+        entry = catalogue.INPUTS[key]
+        chips.append(f"{entry.label} {entry.text(old[key])} → {entry.text(value)}")
+    return chips
+
+
+def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headline, lever: str | None) -> None:
+    """Under the tiles: an optimistic point estimate, plausibility warnings and the top tornado driver."""
+    if headline.optimism:
+        st.warning(markdown_text(headline.optimism), icon=":material/trending_up:")
+    for note in risk.plausibility(scenario, result):
+        st.warning(markdown_text(note.sentence), icon=":material/report:")
+    if lever:
+        st.markdown(markdown_text(lever))
 
 
 def charts(scenario_json: str) -> None:
@@ -68,19 +100,8 @@ def charts(scenario_json: str) -> None:
     plan_charts_view.charts(scenario_json)
 
 
-def risks(scenario: Scenario, result: dict[str, Any]) -> None:
-    """What each saving risks: failures, spot, TST's unproven speedup at scale, storage."""
-    tst = result["tst"]
-    st.markdown(
-        f"- **Failures:** job MTBF {result['job_mtbf_hours']:,.1f} h on {result['node_count']:,.0f} nodes; "
-        f"checkpoint {result['checkpoint_size_gb']:,.0f} GB written in {result['checkpoint_write_s']:,.0f} s. "
-        f"Stall + rework overhead {result['overhead_fraction']:.1%} at a {scenario.checkpoint_interval_min:g}-min "
-        f"interval (Daly optimum {result['checkpoint_interval_daly_min']:,.0f} min).\n"
-        f"- **Spot:** {scenario.spot_share:.0%} of GPU-hours on spot adds interruptions to the failure rate, so "
-        "cheaper hours buy more rework and a less predictable wall-clock.\n"
-        f"- **TST:** {tst['speedup']:.2f}× fewer GPU-hours at matched loss is one published 10B-A1B MoE result; "
-        f"a pilot ({usd(tst['pilot_cost_usd'])}) should confirm it at your scale before the plan relies on it. "
-        f"It reads {tst['tst_tokens'] / tst['baseline_tokens']:.2f}× the raw tokens.\n"
-        f"- **Storage:** peak {result['storage_peak_gb']:,.0f} GB, {usd(result['storage_cost_usd'])} over the run; "
-        f"keeping the last {scenario.keep_last_checkpoints} checkpoints bounds the hot tier."
-    )
+def risks(scenario: Scenario, result: PlanResult) -> None:
+    """What the plan's savings risk: a row of badges, then one sentence per badge (only the risks that apply)."""
+    notes = risk.risks(scenario, result)
+    st.markdown(" ".join(f":{note.colour}-badge[{markdown_text(f'{note.topic} · {note.badge}')}]" for note in notes))
+    st.markdown("\n".join(f"- **{note.topic}:** {markdown_text(note.sentence)}" for note in notes))

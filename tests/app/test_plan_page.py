@@ -5,12 +5,15 @@ import json
 import pytest
 from shown_text import shown
 
+from dashboard.core import catalogue
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
+from dashboard.core.risk import budget_status
 from dashboard.core.scenario import Scenario, default_scenario, with_overrides
 from dashboard.core.uncertainty import monte_carlo
-from dashboard.format import count, usd
-from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, nearest
+from dashboard.format import usd
+from dashboard.safe_text import markdown_text
+from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, log_options
 
 
 def _metric(at, prefix):
@@ -40,9 +43,8 @@ def test_plan_page_shows_the_default_scenario(app):
     at = app.run()
     assert not at.exception
     expected = estimate(default_scenario())
-    assert _metric(at, "Total cost").value == usd(expected["cost_total_usd"])
-    assert _metric(at, "GPU-hours").value == count(expected["gpu_hours_total"])
-    assert _metric(at, "Budget").value == expected["budget_status"]
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
+    assert _metric(at, "GPU-hours").value == catalogue.text("gpu_hours_total", expected["gpu_hours_total"])
     assert at.query_params == {}
 
 
@@ -130,7 +132,8 @@ def test_each_control_changes_a_metric_and_the_link(app, key, case):
     at = _open_group_of(app.run(), key)
     assert not at.exception and not at.warning
     before = _tiles(at)
-    widget = _widget(at, f"w.{key}.n") if key in ("total_params", "active_params", "tokens", "gpu_count") else None
+    log_keys = ("total_params", "active_params", "tokens", "gpu_count", "checkpoint_interval_min")
+    widget = _widget(at, f"w.{key}.n") if key in log_keys else None
     (widget or _widget(at, f"w.{key}")).set_value(value)
     at.run()
     assert not at.exception and not at.error
@@ -145,8 +148,8 @@ def test_a_link_reproduces_every_number(app):
     at = app.run()
     assert not at.exception
     expected = estimate(scenario)
-    assert _metric(at, "Total cost").value == usd(expected["cost_total_usd"])
-    assert _metric(at, "Wall-clock").value == f"{expected['wall_clock_days']:,.1f} days"
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
+    assert _metric(at, "Wall-clock").value == catalogue.text("wall_clock_days", expected["wall_clock_days"])
     assert _widget(at, "w.mfu").value == pytest.approx(31.0)
     assert _widget(at, "w.total_params.n").value == pytest.approx(13.0)
 
@@ -158,31 +161,40 @@ def test_a_tampered_link_warns_and_falls_back(app):
     assert not at.exception
     text = " ".join(shown(w.value) for w in at.warning)
     assert "mfu = 12 is out of range" in text and "gpu_count" in text
-    assert _metric(at, "Total cost").value == usd(estimate(default_scenario())["cost_total_usd"])
+    default_total = estimate(default_scenario())["cost_total_usd"]
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", default_total)
 
 
-def test_loading_a_preset_sets_every_control(app):
+def test_choosing_a_preset_loads_it_and_undo_brings_the_plan_back(app):
     at = app.run()
-    name = next(n for n in presets() if n.startswith("DeepSeek"))
-    at.selectbox(key="plan.preset").set_value(name)
-    next(button for button in at.button if button.label == "Load preset").click()
+    _widget(at, "w.mfu").set_value(30.0)
     at.run()
+    edited = _tiles(at)
+    name = next(n for n in presets() if n.startswith("DeepSeek"))
+    at.selectbox(key="plan.preset").set_value(name).run()  # no second button: choosing loads
     assert not at.exception
-    assert _metric(at, "Total cost").value == usd(estimate(presets()[name])["cost_total_usd"])
+    preset_total = estimate(presets()[name])["cost_total_usd"]
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", preset_total)
     assert _widget(at, "w.moe").value is True
     assert _widget(at, "w.gpu_type").value == "h800"
+    assert at.text_input(key="w.name").value == presets()[name].name
+    next(b for b in at.button if b.label == "Undo").click().run()
+    assert _tiles(at) == edited
+    assert _widget(at, "w.mfu").value == pytest.approx(30.0)
 
 
 def test_deltas_compare_against_the_pinned_baseline(app):
     at = app.run()
     assert _metric(at, "Total cost").delta == ""
+    assert any("no baseline pinned" in c.value for c in at.caption)
+    next(b for b in at.button if b.label == "Pin as baseline").click().run()
     _widget(at, "w.mfu").set_value(20.0)
     at.run()
     doubled = estimate(with_overrides(default_scenario(), ["mfu=0.2"]))["cost_total_usd"]
     default = estimate(default_scenario())["cost_total_usd"]
-    assert _metric(at, "Total cost").delta == "+" + usd(doubled - default)
-    next(b for b in at.button if b.label == "Pin as baseline").click()
-    at.run()
+    assert _metric(at, "Total cost").delta == catalogue.text("cost_total_usd", doubled - default).replace("$", "+$", 1)
+    assert any(markdown_text("MFU 40 % → 20 %") in c.value for c in at.caption)  # the chip of what differs
+    next(b for b in at.button if b.label == "Pin as baseline").click().run()
     assert _metric(at, "Total cost").delta == ""
     assert at.query_params["base.mfu"] == "0.2"
 
@@ -196,7 +208,9 @@ def test_uploading_a_scenario_changes_the_numbers(app):
     assert not at.exception
     after = _metric(at, "Total cost").value
     assert after != before
-    assert after == usd(estimate(llama)["cost_total_usd"])
+    assert after == catalogue.text("cost_total_usd", estimate(llama)["cost_total_usd"])
+    next(b for b in at.button if b.label == "Pin the previous plan as baseline").click().run()
+    assert _metric(at, "Total cost").delta.startswith("+$")  # Llama against the default it replaced
 
 
 def test_bad_scenario_upload_shows_an_error_and_keeps_the_previous_state(app):
@@ -212,27 +226,103 @@ def test_bad_scenario_upload_shows_an_error_and_keeps_the_previous_state(app):
     assert _widget(at, "w.mfu").value == pytest.approx(33.0)
 
 
-def test_settings_that_do_not_fit_together_keep_the_last_valid_numbers(app):
+def test_an_impossible_purchase_mix_cannot_be_entered(app):
     at = _open_group_of(app.run(), "spot_share")
-    before = _tiles(at)
-    _widget(at, "w.spot_share").set_value(50.0)  # 80 % reserved + 50 % spot
+    _widget(at, "w.spot_share").set_value(50.0)  # with 80 % reserved: reserved moves down to 50 %
+    at.run()
+    assert not at.exception and not at.error
+    assert _widget(at, "w.reserved_share").value == pytest.approx(50.0)
+    assert any("On-demand: 0 % (the remainder)" in c.value for c in at.caption)
+    assert (at.query_params["reserved_share"], at.query_params["spot_share"]) == ("0.5", "0.5")
+    _widget(at, "w.reserved_share").set_value(90.0)  # and the other way: spot moves down to 10 %
+    at.run()
+    assert _widget(at, "w.spot_share").value == pytest.approx(10.0)
+    expected = estimate(with_overrides(default_scenario(), ["reserved_share=0.9", "spot_share=0.1"]))
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
+
+
+def test_with_one_invalid_input_the_other_edits_still_reach_the_tiles_and_the_link(app):
+    app.query_params["active_params"] = "5e9"
+    at = _open_group_of(app.run(), "total_params")
+    _widget(at, "w.total_params.n").set_value(3.0)  # below the 5B active parameters: cannot be applied
     at.run()
     assert not at.exception
-    assert any("exceeds 1" in e.value for e in at.error)
-    assert _tiles(at) == before
+    assert any("Total parameters" in e.value for e in at.error)
+    assert any("Not applied" in c.value and markdown_text("active_params") in c.value for c in at.caption)
+    _widget(at, "w.mfu").set_value(25.0)
+    at.run()
+    expected = estimate(with_overrides(default_scenario(), ["active_params=5e9", "mfu=0.25"]))
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
+    assert at.query_params["mfu"] == "0.25" and "total_params" not in at.query_params
+    _widget(at, "w.active_params.n").set_value(2.0)  # now 3B total fits: the pending edit applies
+    at.run()
+    assert not at.error
+    assert at.query_params["total_params"] == "3e+09"
 
 
-@pytest.mark.parametrize(("low", "high", "value", "nearest_option"), [
-    (1e8, 2e12, 405e9, 4e11),  # Llama 3.1 405B sits on the 400B step
-    (1e8, 2e12, 671e9, 7e11),
-    (1e9, 1e14, 15.6e12, 15e12),
-    (1e8, 2e12, 5e13, 2e12),  # beyond the slider: its last step (the number box keeps the exact value)
+def test_an_edited_default_is_no_longer_named_default(app):
+    at = _open_group_of(app.run(), "tokens")
+    _widget(at, "w.tokens.n").set_value(3000.0)
+    _widget(at, "w.gpu_count.n").set_value(1024)
+    at.run()
+    assert at.text_input(key="w.name").value == "7B dense, 3T tokens on 1,024 H100"
+    assert at.query_params["name"] == "7B dense, 3T tokens on 1,024 H100"
+    at.text_input(key="w.name").input("My plan").run()
+    _widget(at, "w.mfu").set_value(30.0)
+    at.run()
+    assert at.text_input(key="w.name").value == "My plan"
+
+
+def test_an_edited_preset_gains_edited(app):
+    at = app.run()
+    name = next(n for n in presets() if n.startswith("Llama"))
+    at.selectbox(key="plan.preset").set_value(name).run()
+    _widget(at, "w.mfu").set_value(30.0)
+    at.run()
+    assert at.text_input(key="w.name").value == f"{name} (edited)"
+
+
+def test_the_budget_tile_shows_the_overrun_probability_the_engine_computes(app):
+    at = app.run()
+    mc = monte_carlo(default_scenario(), 10_000, 0)
+    result = estimate(default_scenario())
+    assert _metric(at, "Budget").value == budget_status(result["budget_status"], mc.prob_over_budget)
+    overrun = f"{catalogue.text('prob_over_budget', mc.prob_over_budget)} chance of overrun"
+    assert any(c.value == markdown_text(overrun) for c in at.caption)  # literal text: "$" would start maths
+    low, high = (catalogue.text("cost_total_usd", mc.percentile("cost_total_usd", q)) for q in (10, 90))
+    assert any(c.value == markdown_text(f"P10–P90 {low}–{high}") for c in at.caption)
+
+
+def test_the_default_plan_is_at_risk_though_within_budget(app):
+    # 441k of a 500k budget is "within" the 90 % warning line, but about 48 % of the draws exceed the budget.
+    at = app.run()
+    assert estimate(default_scenario())["budget_status"] == "within"
+    assert _metric(at, "Budget").value == "at risk"
+
+
+def test_a_log_slider_shows_the_exact_value(app):
+    name = next(n for n in presets() if n.startswith("DeepSeek"))
+    at = app.run()
+    at.selectbox(key="plan.preset").set_value(name).run()
+    assert _widget(at, "w.total_params").value == pytest.approx(671e9)  # not the 700B step
+    assert _widget(at, "w.total_params").format_func(671e9) == "671B"
+
+
+@pytest.mark.parametrize(("low", "high", "value", "position"), [
+    # 100M–2T: 100M is step 0, each decade 11 steps, so 100B is step 33 and 400B step 39.
+    (1e8, 2e12, 405e9, 40),  # Llama 3.1 405B right after the 400B step
+    (1e8, 2e12, 671e9, 42),  # DeepSeek-V3 right after 600B (step 41)
+    (1e9, 1e14, 15.6e12, 47),  # 1B–100T: 10T is step 44, 15T step 46
+    (1e8, 2e12, 4e11, 39),  # a value on a step adds no step
 ])
-def test_log_slider_steps(low, high, value, nearest_option):
-    options = log_grid(low, high)
-    assert options[0] == low and options[-1] == high
-    assert len(options) == len(set(options))
-    assert nearest(options, value) == pytest.approx(nearest_option)
+def test_log_slider_steps(low, high, value, position):
+    # Eleven steps a decade (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8).
+    steps = log_grid(low, high)
+    assert steps[0] == low and steps[-1] == high
+    assert len(steps) == len(set(steps))
+    options = log_options(steps, value)
+    assert options.index(value) == position
+    assert len(options) == len(steps) + (value not in steps)
 
 
 def test_percent_controls_give_exact_fractions(app):
@@ -277,3 +367,66 @@ def test_uncertainty_tabs_show_the_engine_percentiles_for_the_chosen_draws_and_s
     assert _chart_title(at, "Total cost").startswith(f"Total cost: {expected}")
     assert "of 1,000 triangular draws (seed 42)" in _chart_title(at, "Total cost")
     assert any("1,000 draws, seed 42" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(("link", "badges", "absent"), [
+    ({}, ["Failures", "Storage"], ["Spot", "TST"]),  # no spot sentence at 0 % spot
+    ({"spot_share": "0.2"}, ["Failures", "Spot", "Storage"], ["TST"]),
+    ({"method": "tst"}, ["Failures", "TST", "Storage"], ["Spot"]),
+])
+def test_what_it_risks_shows_a_badge_for_each_risk_that_applies(app, link, badges, absent):
+    for name, value in link.items():
+        app.query_params[name] = value
+    at = app.run()
+    assert not at.exception
+    row = next(m.value for m in at.markdown if "-badge[" in m.value and "Failures" in m.value)
+    assert all(f"[{topic} · " in row for topic in badges)
+    assert not any(f"[{topic} · " in row for topic in absent)
+
+
+def test_implausible_inputs_warn_and_name_the_lever(app):
+    app.query_params["mfu"] = "0.7"
+    at = app.run()
+    assert any(markdown_text("MFU 70 % is above any published dense training run") in w.value for w in at.warning)
+
+
+def test_opening_a_stored_scenario_offers_to_pin_the_previous_plan(app):
+    at = app.run()
+    _widget(at, "w.mfu").set_value(30.0)
+    at.run()
+    at.session_state["plan.scenario_json"] = json.dumps(Scenario(name="Option B", gpu_count=1024).to_json_dict())
+    at.run()  # as the Compare page's "Open in Plan" leaves it
+    assert at.text_input(key="w.name").value == "Option B"
+    next(b for b in at.button if b.label == "Pin the previous plan as baseline").click().run()
+    assert at.query_params["base.mfu"] == "0.3" and at.query_params["gpu_count"] == "1024"
+
+
+def test_a_link_without_a_name_is_named_after_its_inputs(app):
+    app.query_params["gpu_count"] = "1024"
+    at = app.run()
+    assert at.text_input(key="w.name").value == "7B dense, 2T tokens on 1,024 H100"
+
+
+@pytest.mark.parametrize(("origin", "edited", "name"), [
+    (default_scenario(), default_scenario(), default_scenario().name),
+    (default_scenario(), Scenario(tokens=3e12, gpu_count=1024), "7B dense, 3T tokens on 1,024 H100"),
+    (Scenario(name="Ours"), Scenario(name="Ours", mfu=0.3), "Ours (edited)"),
+    (Scenario(name="Ours (edited)"), Scenario(mfu=0.3), "Ours (edited)"),  # not "(edited) (edited)"
+    (Scenario(name="Ours"), Scenario(name="Ours"), "Ours"),
+    (Scenario(name="70B dense, 2T tokens on 512 H100", total_params=70e9),
+     Scenario(total_params=70e9, active_params=7e9, gpu_type="B200"), "70B MoE (7B active), 2T tokens on 512 B200"),
+])
+def test_names_follow_the_inputs(origin, edited, name):
+    from dashboard.ui.plan_state import follow_name
+
+    assert follow_name(origin, edited) == name
+
+
+def test_controls_show_what_they_hold(app):
+    at = _open_group_of(app.run(), "checkpoint_interval_min")
+    gpus = _widget(at, "w.gpu_count.n")
+    assert gpus.value == 512 and isinstance(gpus.value, int)  # a whole number, shown without decimals
+    assert gpus.proto.format == "%d"
+    interval = _widget(at, "w.checkpoint_interval_min")
+    assert type(interval).__name__ == "SelectSlider"  # a log slider with an exact box beside it
+    assert interval.format_func(30.0) == "30"

@@ -7,6 +7,8 @@ so every expected number below is worked out from that formula, not read from th
 import csv
 import io
 import math
+import re
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from bare_plan import COMPUTE_ONLY
@@ -14,6 +16,8 @@ from bare_plan import COMPUTE_ONLY
 from dashboard.core import compare
 from dashboard.core.engine import estimate
 from dashboard.core.scenario import Scenario
+from dashboard.core.scenario_query import scenario_from_query
+from dashboard.report.cells import money
 
 PLAN = dict(COMPUTE_ONLY, total_params=1e9, tokens=1e11, mfu=0.4, reserved_share=1.0, spot_share=0.0,
             price_reserved_per_gpu_hour=2.0, gpu_count=100, budget_usd=1e6)
@@ -100,7 +104,7 @@ def test_ranges_add_p10_p90_rows_after_their_point_estimates():
         "gpu_hours_total", "gpu_hours_total_p10", "gpu_hours_total_p90",
         "wall_clock_days", "wall_clock_days_p10", "wall_clock_days_p90",
     ]
-    assert row(table, "cost_total_usd_p10")["item"] == "Total cost P10 ($)"
+    assert row(table, "cost_total_usd_p10")["item"] == "Total cost P10"
     p90 = row(table, "cost_total_usd_p90")
     assert (p90["A"], p90["B"], p90["Δ B"]) == (1100.0, 2100.0, 1000.0)
     assert row(table, "gpu_hours_total_p10")["Δ B"] == 400.0  # 1500/2 − 700/2
@@ -172,5 +176,132 @@ def test_inputs_table_lists_every_input_of_one_or_more_scenarios():
     assert len(table) == len(Scenario.model_fields) - 2  # all but schema and name
     values = dict(zip(table["key"], table["A"], strict=True))
     assert (values["mfu"], values["gpu_type"], values["active_params"]) == (0.4, "h100", None)
-    assert table.set_index("key").at["mfu", "item"] == "MFU (fraction)"
-    assert table.set_index("key").at["seq_len", "item"] == "seq_len"  # no label: the key, which carries its unit
+    assert table.set_index("key").at["mfu", "item"] == "MFU"  # the Plan page's label; the unit is in the value
+    assert table.set_index("key").at["seq_len", "item"] == "Sequence length"  # no internal names
+
+
+# Loss matching: L(N, D) = E + A/N^α + B/D^β with the Epoch refit (E 1.8172, A 482.01, B 2085.43, α 0.3478,
+# β 0.3658); the expected tokens and sizes below are that formula inverted by hand.
+E, A, B, ALPHA, BETA = 1.8172, 482.01, 2085.43, 0.3478, 0.3658
+
+
+def hand_loss(params, tokens):
+    return E + A / params ** ALPHA + B / tokens ** BETA
+
+
+@pytest.mark.parametrize(
+    ("changes", "lever", "key", "expected"),
+    [
+        pytest.param({"total_params": 7e9, "tokens": 2e11}, "tokens", "tokens",
+                     (B / (hand_loss(7e9, 2e12) - E - A / 7e9 ** ALPHA)) ** (1 / BETA), id="tokens"),
+        pytest.param({"total_params": 7e9, "tokens": 2e11}, "size", "total_params",
+                     (A / (hand_loss(7e9, 2e12) - E - B / 2e11 ** BETA)) ** (1 / ALPHA), id="size-dense"),
+    ],
+)
+def test_match_loss_inverts_the_loss_law(changes, lever, key, expected):
+    target = hand_loss(7e9, 2e12)
+    matched = compare.match_loss(Scenario(**changes), target, lever)
+    assert getattr(matched, key) == pytest.approx(expected, rel=1e-9)
+    assert estimate(matched)["predicted_loss"] == pytest.approx(target, abs=1e-9)
+
+
+def test_match_loss_by_size_keeps_a_mixture_of_experts_share():
+    moe = Scenario(total_params=8e9, active_params=2e9, tokens=1e12)
+    target = hand_loss(4e9, 1e12)  # as if the active parameters doubled
+    matched = compare.match_loss(moe, target, "size")
+    assert matched.active_params == pytest.approx(4e9, rel=1e-9)
+    assert matched.total_params == pytest.approx(16e9, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("scenario", "target", "lever", "message"),
+    [
+        pytest.param(Scenario(name="Tiny", total_params=1e8), 2.0, "tokens",
+                     f"Tiny: at 100M parameters no number of tokens brings the loss below {E + A / 1e8 ** ALPHA:.3f}",
+                     id="model-too-small"),
+        pytest.param(Scenario(name="Short", tokens=1e9), 2.0, "size",
+                     f"Short: on 1B tokens no model size brings the loss below {E + B / 1e9 ** BETA:.3f}",
+                     id="too-few-tokens"),
+        pytest.param(Scenario(name="Huge"), E + 1e-9, "tokens", "Huge: at 7B parameters no number of tokens",
+                     id="target-at-the-floor"),
+        pytest.param(Scenario(name="Far"), E + B / 2e12 ** BETA + 1e-4, "size",
+                     "Far: matching the loss needs total_params", id="out-of-range"),
+        pytest.param(Scenario(name="X"), 2.0, "mfu", "match loss by 'mfu': use one of tokens, size", id="bad-lever"),
+    ],
+)
+def test_match_loss_says_when_it_cannot(scenario, target, lever, message):
+    with pytest.raises(compare.MatchError, match=re.escape(message)):
+        compare.match_loss(scenario, target, lever)
+
+
+def test_match_options_keeps_the_first_and_lists_what_failed():
+    first, fewer, tiny = plan("A", tokens=1e12), plan("B", tokens=1e11), plan("C", total_params=1e8)
+    matched, problems = compare.match_options([first, fewer, tiny], "tokens")
+    assert matched[0] is first and matched[2] is tiny
+    assert compare.option_loss(matched[1]) == pytest.approx(hand_loss(1e9, 1e12), abs=1e-9)
+    assert len(problems) == 1 and problems[0].startswith("C: at 100M parameters")
+
+
+def result(cost, days=10.0, budget=1e6, loss=2.0):
+    return {"cost_total_usd": cost, "wall_clock_days": days, "budget_usd": budget, "predicted_loss": loss}
+
+
+@pytest.mark.parametrize(
+    ("results", "risks", "expected"),
+    [
+        pytest.param([result(300e3, 20), result(257e3, 30), result(900e3, 5)], [0.1, 0.2, 0.48],
+                     [[], ["cheapest"], ["fastest"]], id="one-each-and-risk-to-the-first"),
+        pytest.param([result(300e3, 20), result(300e3, 30)], [0.1, 0.1], [["fastest"], []], id="ties-earn-nothing"),
+    ],
+)
+def test_badges(results, risks, expected):
+    if expected[0] == []:
+        expected[0] = ["lowest risk"]
+    summaries = [{"prob_over_budget": risk} for risk in risks]
+    assert compare.badges(results, summaries) == expected
+
+
+def test_summary_lines():
+    results = [result(300e3), result(257e3), result(1.2e6)]
+    summaries = [{"prob_over_budget": p} for p in (0.05, 0.2, 0.48)]
+    assert compare.summary_lines(["A", "B", "D"], results, summaries, money) == [
+        "Within budget: A, B", "Cheapest: B ($257k)", "Highest overrun risk: D, 48% chance of exceeding its budget",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("costs", "losses", "expected"),
+    [
+        pytest.param([300e3, 200e3], [2.049, 2.258], "The cheaper options train a worse model: loss 2.258 vs 2.049",
+                     id="cheaper-is-worse"),
+        pytest.param([200e3, 300e3], [2.1, 2.3], "B trains a worse model than A: loss 2.300 vs 2.100",
+                     id="dearer-is-worse"),
+        pytest.param([200e3, 300e3], [2.049, 2.058], None, id="within-0.01"),
+    ],
+)
+def test_loss_banner(costs, losses, expected):
+    results = [result(cost, loss=loss) for cost, loss in zip(costs, losses, strict=True)]
+    banner = compare.loss_banner(["A", "B"], results)
+    assert banner is None if expected is None else banner.startswith(expected)
+
+
+def test_optimism_note_only_when_the_point_is_below_p10():
+    assert compare.optimism_note("A", 100.0, 90.0, 30.0, money) is None
+    note = compare.optimism_note("A", 441e3, 460e3, 8.0, money)
+    assert note.startswith("A: the point estimate ($441k) is below P10 ($460k), at P8 of the draws.")
+
+
+def test_a_plan_link_opens_the_same_scenario():
+    scenario = plan("Option B", gpu_count=1024)
+    link = compare.plan_link("http://127.0.0.1:8501", scenario, plan("Option A"))
+    query = dict(parse_qsl(urlsplit(link).query))
+    opened = scenario_from_query(query)
+    assert link.startswith("http://127.0.0.1:8501/?") and not opened.warnings
+    assert opened.scenario == scenario and opened.baseline == plan("Option A")
+
+
+def test_a_moved_option_says_so_in_its_name():
+    matched, _ = compare.match_options([plan("A", tokens=1e12), plan("B" * 120, tokens=1e11)], "tokens")
+    assert matched[1].name == ("Matched: " + "B" * 120)[:120]
+    unchanged, _ = compare.match_options([plan("A"), plan("Twin")], "tokens")  # already at the same loss
+    assert unchanged[1].name == "Twin"

@@ -35,14 +35,38 @@ def test_cost_breakdown_stacks_line_items_with_totals_on_top(results, names, ys)
     labels = [f"S{i}" for i in range(len(results))]
     fig = compare.cost_breakdown_figure(labels, results)
     assert [trace.name for trace in fig.data] == names
-    assert [list(trace.y) for trace in fig.data] == ys
-    assert all(list(trace.x) == labels for trace in fig.data)
+    assert [list(trace.x) for trace in fig.data] == ys
+    assert all(list(trace.y) == labels and trace.orientation == "h" for trace in fig.data)  # names on the y axis
     assert fig.layout.barmode == "stack"
     totals = [sum(column) for column in zip(*ys, strict=True)]
-    assert [(a.x, a.y) for a in fig.layout.annotations] == list(zip(labels, totals, strict=True))
-    assert "USD" in _title(fig.layout.yaxis)
+    assert [(a.x, a.y) for a in fig.layout.annotations] == list(zip(totals, labels, strict=True))
+    assert "USD" in _title(fig.layout.xaxis)
     assert fig.layout.title.text and fig.layout.title.subtitle.text
-    assert fig.layout.yaxis.range[1] > max(totals)  # room for the total labels
+    assert fig.layout.xaxis.range[1] > max(totals)  # room for the total labels
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0  # below the plot: it never scrolls
+
+
+@pytest.mark.parametrize(
+    ("scale", "first_bar", "axis_type"),
+    [
+        pytest.param("usd", [900.0, 100.0], None, id="dollars"),
+        pytest.param("share", [90.0, 10.0], None, id="percent-of-its-own-total"),  # 900 of 1,000 is 90 %
+        pytest.param("log", [900.0, 100.0], "log", id="log-axis"),
+    ],
+)
+def test_cost_breakdown_scales(scale, first_bar, axis_type):
+    results = [breakdown(main_compute=900.0, storage=100.0), breakdown(main_compute=5.0, storage=5.0)]
+    fig = compare.cost_breakdown_figure(["Big", "Small"], results, scale)
+    assert [trace.x[0] for trace in fig.data] == first_bar
+    assert fig.layout.xaxis.type == axis_type
+    if scale == "share":
+        assert [trace.x[1] for trace in fig.data] == [50.0, 50.0]  # the small option fills its bar too
+        assert [a.text.strip() for a in fig.layout.annotations] == ["$1k", "$10"]  # totals stay in dollars
+
+
+def test_an_unknown_scale_is_refused():
+    with pytest.raises(ValueError, match="scale 'pie': use one of usd, share, log"):
+        compare.cost_breakdown_figure(["A"], [breakdown(main_compute=1.0)], "pie")
 
 
 @pytest.mark.parametrize(
@@ -56,7 +80,7 @@ def test_cost_breakdown_stacks_line_items_with_totals_on_top(results, names, ys)
 )
 def test_scenario_names_are_escaped_unique_and_wrapped(names, labels):
     results = [breakdown(main_compute=1.0)] * len(names)
-    assert list(compare.cost_breakdown_figure(names, results).data[0].x) == labels
+    assert list(compare.cost_breakdown_figure(names, results).data[0].y) == labels
 
 
 def test_timeline_splits_main_run_days_into_compute_stalls_and_rework():
@@ -91,11 +115,13 @@ def test_range_figure_floats_p10_p90_with_point_and_budget_markers(point, p10, p
     results = [{"cost_total_usd": point, "budget_usd": budget}]
     fig = compare.range_figure(["A"], results, [mc_summary(p10, p90)])
     bar, estimate_marker, budget_marker = fig.data
-    assert (bar.base[0], bar.base[0] + bar.y[0]) == (p10, p90)
-    assert estimate_marker.y == (point,) and budget_marker.y == (budget,)
+    assert bar.orientation == "h" and bar.y == ("A",)
+    assert (bar.base[0], bar.base[0] + bar.x[0]) == (p10, p90)
+    assert estimate_marker.x == (point,) and budget_marker.x == (budget,)
     assert [trace.name for trace in fig.data] == ["P10–P90", "point estimate", "budget"]
     assert "1,000 triangular draws, seed 7" in fig.layout.title.subtitle.text
-    assert "USD" in _title(fig.layout.yaxis)
+    assert "below P10" in fig.layout.title.subtitle.text  # a point left of its bar is explained
+    assert "USD" in _title(fig.layout.xaxis)
 
 
 PRESET_NAMES = list(presets())[:3]
@@ -107,7 +133,7 @@ def test_engine_results_draw_their_own_totals():
     results = [estimate(scenario) for scenario in scenarios]
     cost = compare.cost_breakdown_figure(PRESET_NAMES, results)
     for column, result in enumerate(results):
-        assert sum(trace.y[column] for trace in cost.data) == pytest.approx(result["cost_total_usd"])
+        assert sum(trace.x[column] for trace in cost.data) == pytest.approx(result["cost_total_usd"])
     timeline = compare.timeline_figure(PRESET_NAMES, scenarios, results)
     for column, result in enumerate(results):
         assert sum(trace.x[column] for trace in timeline.data) == pytest.approx(result["wall_clock_days"])

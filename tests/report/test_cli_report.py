@@ -74,3 +74,12 @@ def test_module_entry_point_reports_a_bad_bundle_without_traceback(tmp_path):
     assert done.returncode == 2
     assert "bundle.json: scenario 2 of 3: mfu = 'fast'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_author_and_app_url_reach_the_report(tmp_path):
+    out = tmp_path / "report.html"
+    assert main(["report", DEFAULT, "-o", str(out), "--draws", "20", "--author", "Ana & Bo",
+                 "--app-url", "https://planner.internal"]) == 0
+    document = out.read_text(encoding="utf-8")
+    assert " by Ana &amp; Bo · 1 scenario" in document
+    assert '<span class="link">https://planner.internal/</span>' in document  # the default scenario: no parameters

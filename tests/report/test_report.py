@@ -9,11 +9,12 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 from dashboard.cli import main
+from dashboard.core import uncertainty
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
-from dashboard.format import count, usd
 from dashboard.report import cells
 from dashboard.report import html as report
+from dashboard.report.cells import count, money
 
 GENERATED = datetime(2026, 12, 1, 14, 30, tzinfo=UTC)
 DRAWS = 200
@@ -138,10 +139,10 @@ def test_scenario_names_and_title_are_escaped(three):
 def test_sections_caveats_and_method(three):
     _, page = three
     h2 = page.headings["h2"]
-    assert h2[:4] == ["Headline numbers", "Comparison", "Cost, time and ranges", "Assumptions"]
-    assert h2[4:7] == [f"Scenario 1: {default_scenario().name}", f"Scenario 2: {TST_PRESET.name}",
+    assert h2[:5] == ["Summary", "Headline numbers", "Comparison", "Cost, time and ranges", "Assumptions"]
+    assert h2[5:8] == [f"Scenario 1: {default_scenario().name}", f"Scenario 2: {TST_PRESET.name}",
                        f"Scenario 3: {HOSTILE}"]
-    assert h2[7:] == ["Caveats", "Method & sources"]  # the method's own title is not repeated
+    assert h2[8:] == ["Caveats", "Method & sources"]  # the method's own title is not repeated
     for heading in CAVEAT_HEADINGS:
         assert heading in page.headings["h3"]
     assert "1. Compute" in page.headings["h3"]
@@ -155,7 +156,11 @@ def test_sections_caveats_and_method(three):
 
 def test_comparison_highlights_the_differing_gpu_count(three):
     document, page = three
-    gpus = page.row("comparison", "GPUs in the main rungpu_count")
+    header = page.tables["comparison"][0]
+    # Each option's header carries its loss: 7B on 2T tokens is 1.8172 + 482.01/7e9^0.3478 + 2085.43/2e12^0.3658
+    assert header[1] == f"{default_scenario().name}loss 2.065"
+    assert header[3] == f"{HOSTILE}loss 2.065"  # escaped in the file (see test_scenario_names_and_title_are_escaped)
+    gpus = page.row("comparison", "GPUs")
     assert gpus[1:4] == ["512", "64", "256"]  # default 512; the TST preset's 64 B200 (its JSON file); 256
     assert gpus[4:] == ["-448", "-256"]
     assert 'class="num diff"' in document
@@ -165,7 +170,7 @@ def test_all_inputs_are_listed_under_assumptions(three):
     _, page = three
     rows = page.tables["assumptions"]
     assert len(rows) == 1 + len(Scenario.model_fields) - 2  # header, then every input but schema and name
-    assert page.row("assumptions", "Training methodmethod")[1:] == ["baseline", "tst", "baseline"]
+    assert page.row("assumptions", "Training method")[1:] == ["baseline", "tst", "baseline"]
 
 
 @pytest.mark.parametrize(
@@ -204,11 +209,12 @@ def test_markdown_section_is_the_body_under_its_heading():
     ("section", "key", "value", "expected"),
     [
         ("Output", "cost_total_usd", 1_250_000.0, "+$1.25M"),
-        ("Output", "gpu_hours_total_p90", -2_500.0, "-2.50k"),
+        ("Output", "gpu_hours_total_p90", -2_500.0, "-2.5k"),
         ("Output", "overhead_fraction", 0.0125, "+1.25 pp"),
         ("Output", "predicted_loss", -0.1234, "-0.123"),
-        ("Input", "tokens", 3e12, "+3.00T"),
+        ("Input", "tokens", 3e12, "+3T"),
         ("Input", "price_spot_per_gpu_hour", -0.5, "-$0.5"),
+        ("Input", "price_reserved_per_gpu_hour", 0.2346, "+$0.235"),  # three significant figures
         ("Input", "gpu_count", 0.0, "0"),
         ("Input", "mfu", float("nan"), ""),
     ],
@@ -227,16 +233,66 @@ def test_report_shows_the_cli_numbers(tmp_path, capsys):
     """Default and the TST preset: the CLI's total cost and GPU-hours, formatted, in the headline and comparison."""
     scenarios = [default_scenario(), TST_PRESET]
     page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
-    cost_cells = page.row("headlines", "Total cost ($)")[1:]
+    cost_cells = page.row("headlines", "Total cost")[1:]
     hours_cells = page.row("headlines", "GPU-hours")[1:]
-    compared_cost = page.row("comparison", "Total cost ($)cost_total_usd")[1:3]
-    compared_hours = page.row("comparison", "GPU-hoursgpu_hours_total")[1:3]
+    compared_cost = page.row("comparison", "Total cost")[1:3]
+    compared_hours = page.row("comparison", "GPU-hours")[1:3]
     for column, scenario in enumerate(scenarios):
         path = tmp_path / f"s{column}.json"
         path.write_text(json.dumps(scenario.to_json_dict()))
         assert main(["estimate", str(path), "--json"]) == 0
         cli = json.loads(capsys.readouterr().out)
-        assert cost_cells[column].startswith(usd(cli["cost_total_usd"]) + "P10–P90 ")
+        assert cost_cells[column].startswith(money(cli["cost_total_usd"]) + "P10–P90 ")
         assert hours_cells[column].startswith(count(cli["gpu_hours_total"]) + "P10–P90 ")
-        assert compared_cost[column] == usd(cli["cost_total_usd"])
+        assert compared_cost[column] == money(cli["cost_total_usd"])
         assert compared_hours[column] == count(cli["gpu_hours_total"])
+
+
+def test_the_summary_comes_first_with_budget_cheapest_risk_loss_and_plan_links():
+    """Two hand-built plans: 1B params × 100B tokens at MFU 0.4 on H100 is 6·1e9·1e11 / (989e12·0.4·3600) = 421.3
+    GPU-hours; at MFU 0.2 twice that. Both well within a $1M budget; the faster one is the cheaper one."""
+    fast = Scenario(name="Fast", total_params=1e9, tokens=1e11, mfu=0.4, gpu_count=64)
+    slow = Scenario(name="Slow", total_params=1e9, tokens=1e11, mfu=0.2, gpu_count=64)
+    page = Page(report.build_report([slow, fast], generated_at=GENERATED, draws=DRAWS, app_url="http://plan.example:8501/"))
+    assert page.headings["h2"][0] == "Summary"
+    text = "".join(page.text)
+    lines = text[text.index("Within budget"):]
+    assert lines.startswith("Within budget: Slow, Fast")
+    assert "Cheapest: Fast ($" in lines and "Highest overrun risk: " in lines
+    assert "Fast: predicted loss 2.372 nats per token" in lines  # 1.8172 + 482.01/1e9^0.3478 + 2085.43/1e11^0.3658
+    assert "http://plan.example:8501/?name=Slow&total_params=1e%2B09&tokens=1e%2B11&gpu_count=64&mfu=0.2Fast: " in lines
+    assert "base." not in lines  # each link is the option alone, as short as it can be
+
+
+@pytest.mark.parametrize(
+    ("author", "meta"),
+    [
+        pytest.param(None, "Generated 2026-12-01 14:30 UTC · 1 scenario", id="no-author"),
+        pytest.param("  ", "Generated 2026-12-01 14:30 UTC · 1 scenario", id="blank-author"),
+        pytest.param("Ana <Ops>", "Generated 2026-12-01 14:30 UTC by Ana <Ops> · 1 scenario", id="author-escaped"),
+    ],
+)
+def test_generation_time_and_author(author, meta):
+    document = report.build_report([default_scenario()], generated_at=GENERATED, draws=20, author=author)
+    assert meta in "".join(Page(document).text)
+    assert "<Ops>" not in document
+
+
+def test_different_losses_raise_the_banner_and_a_low_point_estimate_is_explained():
+    """A 1B model on 20B tokens predicts a far higher loss than the 7B default (1.8172 + 482.01/1e9^0.3478 +
+    2085.43/2e10^0.3658 = 2.530 against 2.065)."""
+    small = Scenario(name="Small", total_params=1e9, tokens=2e10, gpu_count=8)
+    text = "".join(Page(report.build_report([default_scenario(), small], generated_at=GENERATED, draws=DRAWS)).text)
+    assert "Not comparable as they stand. The cheaper options train a worse model: loss 2.530 vs 2.065" in text
+    optimistic = "".join(Page(report.build_report([TST_PRESET], generated_at=GENERATED, draws=DRAWS)).text)
+    run = uncertainty.monte_carlo(TST_PRESET, DRAWS, uncertainty.DEFAULT_SEED)
+    if run.percentile("cost_total_usd", 10) > run.point["cost_total_usd"]:
+        assert "is below P10" in optimistic and "read P50 as the likely cost" in optimistic
+    else:
+        assert "is below P10" not in optimistic
+
+
+def test_four_options_with_long_names_stay_under_6_mb():
+    long = [s.model_copy(update={"name": (s.name + " — " + "x" * 120)[:120]}) for s in presets().values()][:4]
+    document = report.build_report(long, generated_at=GENERATED)  # 10,000 draws, as the app's download
+    assert len(document.encode("utf-8")) < 6_000_000

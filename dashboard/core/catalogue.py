@@ -1,0 +1,304 @@
+"""What each number is: one entry per engine output, Monte Carlo figure and scenario input.
+
+An entry holds the name the engine or scenario uses, a short label, the unit its value is formatted in
+(`dashboard.format.UNITS`), how it is computed and where its figures come from. Tiles, tables, chart labels,
+the CLI's readable table and the report read labels and formats from here, so one number reads the same
+everywhere. Nested outputs are named with dots: `cost_breakdown.main_compute`, `tst.net_savings_usd`;
+Monte Carlo percentiles by statistic: `p10.cost_total_usd`, `mean.wall_clock_days`.
+
+Use: `text("cost_total_usd", 441_352.1)` is "$441k", `exact(...)` the full value for hover and downloads,
+`label(name)` the label, `entry(name).delta(difference)` a signed difference ("+1.2 pp" for shares),
+`flatten(result)` every (dotted name, value) of a nested result, `HEADLINE_OUTPUTS` the headline rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dashboard import format as fmt
+from dashboard.core.references import TST_RUN
+from dashboard.core.scenario import Scenario
+from dashboard.core.uncertainty import CONFIDENCE_LEVELS, PERCENTILES
+from dashboard.core.uncertainty import INPUTS as UNCERTAIN_INPUTS
+from dashboard.core.uncertainty import OUTPUTS as MC_OUTPUTS
+
+TEXT = "text"  # the value is shown as it is (a status, a name, a choice)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One number (or text) the planner shows: its name, label, unit, formula and source."""
+
+    name: str
+    label: str
+    unit: str
+    formula: str = ""
+    source: str = ""
+
+    def text(self, value: Any) -> str:
+        """The display text: three significant figures in the entry's unit ($441k, 8.4×10²² FLOPs, 4.8 days)."""
+        if self.unit == TEXT or isinstance(value, str):
+            return str(value)
+        return fmt.number(value, self.unit)
+
+    def exact(self, value: Any) -> str:
+        """The full value, for hover text and downloads."""
+        if self.unit == TEXT or isinstance(value, str):
+            return str(value)
+        return fmt.exact(value, self.unit)
+
+    def delta(self, difference: float) -> str:
+        """A difference in the entry's unit, with its sign (+$12.3k); fractions differ in percentage points."""
+        if self.unit == "fraction":
+            return fmt.signed(100 * difference, "pp")
+        return fmt.signed(difference, self.unit)
+
+
+def _entries(*rows: tuple[str, str, str, str, str]) -> dict[str, Entry]:
+    return {row[0]: Entry(*row) for row in rows}
+
+
+MAIN_RUN = "compute GPU-hours × (1 + stall + rework)"
+SIDE = "main-run GPU-hours × its overhead × blended $/GPU-hour"
+
+# The engine's outputs (`engine.estimate`), in its order: name, label, unit, formula, source.
+OUTPUTS: dict[str, Entry] = _entries(
+    ("model_flops", "Model FLOPs", "FLOPs", "6 · N_active · D (+ attention term when enabled)",
+     "Kaplan et al. 2020; PaLM App. B"),
+    ("total_flops", "Hardware FLOPs", "FLOPs", "model FLOPs, × 8/6 with full activation recomputation",
+     "BigScience; NeMo"),
+    ("gpu_hours_ideal", "Ideal GPU-hours", "count", "hardware FLOPs / (peak dense BF16 · MFU · 3600)",
+     "definition of MFU (PaLM §4)"),
+    ("gpu_hours_compute", "Compute GPU-hours", "count", "ideal GPU-hours ÷ TST speedup (1 for the baseline)", ""),
+    ("gpu_hours_stall", "Checkpoint-stall GPU-hours", "count", "compute GPU-hours × δ/τ", "Young 1974"),
+    ("gpu_hours_rework", "Failure-rework GPU-hours", "count", "compute GPU-hours × (τ/2 + restart)/M", "Young 1974"),
+    ("gpu_hours_main_run", "Main-run GPU-hours", "count", MAIN_RUN, ""),
+    ("gpu_hours_experiments", "Side GPU-hours", "count",
+     "main-run GPU-hours × (experiments + evaluation + debugging)", ""),
+    ("baseline_main_gpu_hours", "Baseline main-run GPU-hours", "count",
+     "ideal GPU-hours × (1 + stall + rework), the baseline method's main run", ""),
+    ("tst_pilot_usd", "TST pilot cost if chosen", "$", "pilot fraction × baseline main-run GPU-hours × price", ""),
+    ("gpu_hours_total", "GPU-hours", "count",
+     "6·N_active·D / (peak · MFU · 3600) ÷ TST speedup, × (1 + stall + rework), "
+     "× (1 + experiments + evaluation + debugging)", "Kaplan et al. 2020; PaLM §4"),
+    ("wall_clock_days", "Wall-clock", "days", "main-run GPU-hours / GPU count / 24", ""),
+    ("node_count", "Nodes", "integer", "⌈GPUs / GPUs per node⌉", ""),
+    ("job_mtbf_hours", "Job MTBF", "h", "24 · 1000 / (interruption rate · nodes)", "Llama 3 Herd, Table 5"),
+    ("blended_price_per_gpu_hour", "Blended price per GPU-hour", "$",
+     "reserved share · reserved price + spot share · spot price + on-demand remainder · on-demand price", ""),
+    ("checkpoint_size_gb", "Checkpoint size", "GB", "total parameters × bytes per parameter",
+     "ZeRO (arXiv 1910.02054)"),
+    ("checkpoint_write_s", "Checkpoint write time", "s", "checkpoint size / write bandwidth, or as given", ""),
+    ("stall_fraction", "Checkpoint-stall share", "fraction", "δ/τ (0 with asynchronous checkpoints)", "Young 1974"),
+    ("rework_fraction", "Failure-rework share", "fraction", "(τ/2 + restart)/M", "Young 1974"),
+    ("dataset_gb", "Dataset size", "GB", "raw tokens × bytes per token × versions kept", ""),
+    ("storage_cost_usd", "Storage cost", "$", "Σ tiers GB-hours × $/GB-month / 730", "AWS FSx Lustre; S3"),
+    ("storage_cost_by_tier", "Storage cost by tier", "$", "GB-hours of each tier × its $/GB-month / 730", ""),
+    ("raw_tokens", "Raw tokens read", "count", "training tokens × TST token multiplier (1 for the baseline)", ""),
+    ("cost_breakdown", "Cost by line item", "$", "each line item in dollars", ""),
+    ("cost_total_usd", "Total cost", "$",
+     "sum of every line item: GPU-hours × blended $/GPU-hour, plus storage, data processing, egress, "
+     "TST pilot and switching, people", ""),
+    ("overhead_fraction", "Stall + rework overhead", "fraction", "δ/τ + (τ/2 + restart)/M of compute GPU-hours",
+     "Young 1974; Daly 2006"),
+    ("storage_peak_gb", "Storage peak", "GB", "largest stored volume over the run, all tiers", ""),
+    ("checkpoint_interval_young_min", "Young interval", "min", "√(2δM)", "Young 1974, CACM 17(9)"),
+    ("checkpoint_interval_daly_min", "Daly interval", "min", "√(2δM)·[1 + ⅓√(δ/2M) + ⅑(δ/2M)] − δ",
+     "Daly 2006, FGCS 22(3)"),
+    ("cost_per_million_tokens", "$ per million tokens", "$", "total cost / (training tokens / 10⁶)", ""),
+    ("predicted_loss", "Predicted loss", "nats", "L = E + A/N^α + B/D^β, N = active parameters, D = tokens",
+     "Besiroglu et al. 2024; Hoffmann et al. 2022"),
+    ("gpu_hours_per_0_01_loss", "GPU-hours per 0.01 lower loss", "count",
+     "GPU-hours × (D′/D − 1), D′ the tokens that lower the loss by 0.01", ""),
+    ("budget_usd", "Budget", "$", "the scenario's budget line", ""),
+    ("tst", "TST against baseline", "$", "both methods at matched loss", TST_RUN.source),
+    ("budget_status", "Budget status", TEXT,
+     "'over' above the budget, 'warning' above the warning share of it, else 'within'", ""),
+    ("name", "Scenario", TEXT, "the scenario's name", ""),
+)
+
+LINE_ITEM_FORMULAS = {
+    "main_compute": ("Main compute", "compute GPU-hours × blended $/GPU-hour"),
+    "failure_rework": ("Failure rework", "rework GPU-hours × blended $/GPU-hour"),
+    "checkpoint_stalls": ("Checkpoint stalls", "stall GPU-hours × blended $/GPU-hour"),
+    "experiments": ("Experiments", SIDE),
+    "evaluation": ("Evaluation", SIDE),
+    "debugging": ("Debugging", SIDE),
+    "storage": ("Storage", "Σ tiers GB-hours × $/GB-month / 730"),
+    "network_egress": ("Egress", "egress GB × $/GB"),
+    "data_processing": ("Data processing", "raw tokens × $ per billion tokens / 10⁹"),
+    "tst_pilot": ("TST pilot", "pilot fraction × baseline main-run cost (TST only)"),
+    "tst_switching": ("TST switching", "one-off engineering cost (TST only)"),
+    "people": ("People", "staff cost as given"),
+}
+TIER_LABELS = {
+    "hot_checkpoints": "Hot checkpoints (last K)",
+    "archived_checkpoints": "Archived checkpoints",
+    "datasets": "Datasets",
+    "logs": "Logs",
+}
+TST_FIELDS = {
+    "baseline_gpu_hours": ("Baseline GPU-hours at matched loss", "count", "ideal GPU-hours × (1 + stall + rework)"),
+    "tst_gpu_hours": ("TST GPU-hours at matched loss", "count", "baseline main-run GPU-hours / TST speedup"),
+    "baseline_cost_usd": ("Baseline run + data cost", "$", "baseline main run × price + data processing"),
+    "tst_cost_usd": ("TST run + data cost", "$", "TST main run × price + data processing of TST's raw tokens"),
+    "baseline_tokens": ("Baseline raw tokens", "count", "training tokens"),
+    "tst_tokens": ("TST raw tokens", "count", "training tokens × TST token multiplier"),
+    "baseline_data_cost_usd": ("Baseline data processing", "$", "tokens × $ per billion tokens / 10⁹"),
+    "tst_data_cost_usd": ("TST data processing", "$", "TST raw tokens × $ per billion tokens / 10⁹"),
+    "pilot_cost_usd": ("TST pilot cost", "$", "pilot fraction × baseline main-run cost"),
+    "switching_cost_usd": ("TST switching cost", "$", "one-off engineering cost"),
+    "net_savings_usd": ("TST net saving", "$", "baseline cost − TST cost − pilot − switching"),
+    "speedup": ("TST speedup", "×", "baseline GPU-hours / TST GPU-hours at matched loss"),
+}
+OUTPUTS.update({
+    f"cost_breakdown.{key}": Entry(f"cost_breakdown.{key}", label, "$", formula)
+    for key, (label, formula) in LINE_ITEM_FORMULAS.items()
+})
+OUTPUTS.update({
+    f"storage_cost_by_tier.{key}": Entry(f"storage_cost_by_tier.{key}", f"Storage: {label}", "$",
+                                         "GB-hours of the tier × its $/GB-month / 730")
+    for key, label in TIER_LABELS.items()
+})
+OUTPUTS.update({
+    f"tst.{key}": Entry(f"tst.{key}", label, unit, formula, TST_RUN.source)
+    for key, (label, unit, formula) in TST_FIELDS.items()
+})
+
+# Monte Carlo figures (`MonteCarlo.summary()`), the percentile rows named `p10.cost_total_usd` and so on.
+MONTE_CARLO: dict[str, Entry] = _entries(
+    ("prob_over_budget", "Chance of exceeding the budget", "fraction",
+     "share of Monte Carlo draws whose total cost is above the budget", ""),
+    *((f"budget_for_{round(100 * level)}_percent_usd", f"Budget covering {round(100 * level)} % of draws", "$",
+       f"the {round(100 * level)} % quantile of the total-cost draws", "") for level in CONFIDENCE_LEVELS),
+    ("monte_carlo.draws", "Monte Carlo draws", "integer", "number of draws", ""),
+    ("monte_carlo.seed", "Monte Carlo seed", "integer", "random seed", ""),
+    ("monte_carlo.shape", "Range shape", TEXT, "triangular or log-normal", ""),
+)
+for _statistic in (*(f"p{q}" for q in PERCENTILES), "mean"):
+    for _output in MC_OUTPUTS:
+        _base = OUTPUTS[_output]
+        MONTE_CARLO[f"{_statistic}.{_output}"] = replace(
+            _base, name=f"{_statistic}.{_output}", label=f"{_base.label} {_statistic.replace('p', 'P')}",
+            formula=f"{_statistic} of the Monte Carlo draws of {_base.label.lower()}",
+        )
+TORNADO_ENDS = {"input_low": "input at its low end", "input_high": "input at its high end",
+                "low": "total cost, input low", "high": "total cost, input high"}
+
+# Scenario inputs: label and display unit; the formula column holds nothing, the source is the field's description.
+INPUT_STYLE: dict[str, tuple[str, str]] = {
+    "schema_": ("Scenario file version", "integer"),
+    "name": ("Scenario name", TEXT),
+    "total_params": ("Total parameters", "count"),
+    "active_params": ("Active parameters (MoE)", "count"),
+    "tokens": ("Training tokens", "count"),
+    "attention_flops": ("Attention FLOPs term", ""),
+    "causal_attention_halving": ("Halve attention for causal masks", ""),
+    "n_layers": ("Layers", "integer"),
+    "d_model": ("Hidden size", "integer"),
+    "seq_len": ("Sequence length", "integer"),
+    "activation_recompute": ("Full activation recomputation", ""),
+    "gpu_type": ("GPU type", TEXT),
+    "peak_tflops": ("Peak dense BF16 per GPU", "TFLOP/s"),
+    "gpu_count": ("GPUs", "integer"),
+    "gpus_per_node": ("GPUs per node", "integer"),
+    "mfu": ("MFU", "fraction"),
+    "price_reserved_per_gpu_hour": ("Reserved $/GPU-hour", "$"),
+    "price_on_demand_per_gpu_hour": ("On-demand $/GPU-hour", "$"),
+    "price_spot_per_gpu_hour": ("Spot $/GPU-hour", "$"),
+    "reserved_share": ("Reserved share", "fraction"),
+    "spot_share": ("Spot share", "fraction"),
+    "node_failures_per_1000_node_days": ("Node failures per 1,000 node-days", ""),
+    "spot_interruptions_per_1000_node_days": ("Spot interruptions per 1,000 node-days", ""),
+    "checkpoint_interval_min": ("Checkpoint interval", "min"),
+    "checkpoint_write_gb_per_s": ("Checkpoint write bandwidth", "GB/s"),
+    "checkpoint_write_s": ("Checkpoint stall per write", "s"),
+    "checkpoint_async": ("Asynchronous checkpoints", ""),
+    "checkpoint_bytes_per_param": ("Checkpoint bytes per parameter", ""),
+    "restart_min": ("Restart time", "min"),
+    "keep_last_checkpoints": ("Checkpoints kept on the hot tier", "integer"),
+    "archive_every_nth": ("Archive every n-th checkpoint", "integer"),
+    "storage_hot_per_gb_month": ("Hot storage $/GB-month", "$"),
+    "storage_cold_per_gb_month": ("Cold storage $/GB-month", "$"),
+    "dataset_bytes_per_token": ("Dataset bytes per token", ""),
+    "dataset_versions": ("Dataset copies kept", "integer"),
+    "logs_gb_per_day": ("Logs per day", "GB"),
+    "experiment_overhead": ("Experiments (× main run)", "×"),
+    "eval_overhead": ("Evaluation (× main run)", "×"),
+    "debug_overhead": ("Debugging (× main run)", "×"),
+    "data_cost_per_billion_tokens": ("Data processing $ per billion tokens", "$"),
+    "egress_gb": ("Egress", "GB"),
+    "egress_per_gb": ("Egress $/GB", "$"),
+    "people_cost_usd": ("People", "$"),
+    "budget_usd": ("Budget", "$"),
+    "budget_warning_fraction": ("Budget warning share", "fraction"),
+    "scaling_fit": ("Scaling-law fit", TEXT),
+    "method": ("Training method", TEXT),
+    "tst_speedup": ("TST speedup", "×"),
+    "tst_token_multiplier": ("TST raw-token multiplier", "×"),
+    "tst_pilot_fraction": ("TST pilot (share of the baseline run's cost)", "fraction"),
+    "tst_switching_cost_usd": ("TST switching cost", "$"),
+    "range_shape": ("Range shape", TEXT),
+}
+for _item in UNCERTAIN_INPUTS:
+    for _end in ("low", "high"):
+        INPUT_STYLE[f"range_{_item.range_name}_{_end}"] = (f"{_item.label} range, {_end} end (× likely)", "×")
+
+INPUTS: dict[str, Entry] = {
+    key: Entry(key, *INPUT_STYLE[key], "", field.description or "") for key, field in Scenario.model_fields.items()
+}
+INPUTS["schema"] = replace(INPUTS["schema_"], name="schema")
+
+# The Plan page's tiles and the comparison's headline rows, in order.
+HEADLINE_OUTPUTS = (
+    "cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens", "predicted_loss",
+    "storage_peak_gb", "overhead_fraction", "budget_status",
+)
+
+
+def _derived(name: str) -> Entry | None:
+    """Entries spelled out from a pattern: a tornado bar's four numbers."""
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "tornado" and parts[2] in TORNADO_ENDS:
+        source = INPUTS.get(parts[1])
+        if source is None:
+            return None
+        unit = source.unit if parts[2].startswith("input_") else "$"
+        return Entry(name, f"{source.label}: {TORNADO_ENDS[parts[2]]}", unit,
+                     "one-at-a-time swing of total cost over the input's range", "")
+    return None
+
+
+def entry(name: str) -> Entry:
+    """The entry of an output, Monte Carlo figure or input by its (dotted) name; KeyError when there is none."""
+    for table in (OUTPUTS, MONTE_CARLO, INPUTS):
+        if name in table:
+            return table[name]
+    found = _derived(name)
+    if found is None:
+        raise KeyError(f"no catalogue entry for {name!r}")
+    return found
+
+
+def label(name: str) -> str:
+    return entry(name).label
+
+
+def text(name: str, value: Any) -> str:
+    """The display text of a named number: `text("cost_total_usd", 441_234.5)` is "$441k"."""
+    return entry(name).text(value)
+
+
+def exact(name: str, value: Any) -> str:
+    return entry(name).exact(value)
+
+
+def flatten(values: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted name, value) for every leaf of a nested result: `cost_breakdown.main_compute`, …"""
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            yield from flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
