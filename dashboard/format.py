@@ -93,6 +93,7 @@ UNITS: dict[str, Callable[[float], str]] = {
     "days": _suffixed(" days"),
     "h": _suffixed(" h"),
     "min": _suffixed(" min"),
+    "months": _suffixed(" months"),
     "s": _suffixed(" s"),
     "GB": _storage,
     "GB/s": _suffixed(" GB/s"),

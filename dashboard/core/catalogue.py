@@ -104,6 +104,10 @@ OUTPUTS: dict[str, Entry] = _entries(
     ("overhead_fraction", "Stall + rework overhead", "fraction", "δ/τ + (τ/2 + restart)/M of compute GPU-hours",
      "Young 1974; Daly 2006"),
     ("storage_peak_gb", "Storage peak", "GB", "largest stored volume over the run, all tiers", ""),
+    ("storage_retained_gb", "Storage kept after training", "GB",
+     "last K checkpoints + archived checkpoints + datasets + logs at the end of the run", ""),
+    ("storage_retention_usd", "Storage after training", "$",
+     "kept GB × cold-tier $/GB-month × months kept after training", "AWS S3"),
     ("checkpoint_interval_young_min", "Young interval", "min", "√(2δM)", "Young 1974, CACM 17(9)"),
     ("checkpoint_interval_daly_min", "Daly interval", "min", "√(2δM)·[1 + ⅓√(δ/2M) + ⅑(δ/2M)] − δ",
      "Daly 2006, FGCS 22(3)"),
@@ -152,6 +156,9 @@ TST_FIELDS = {
     "switching_cost_usd": ("TST switching cost", "$", "one-off engineering cost"),
     "net_savings_usd": ("TST net saving", "$", "baseline cost − TST cost − pilot − switching"),
     "speedup": ("TST speedup", "×", "baseline GPU-hours / TST GPU-hours at matched loss"),
+    "break_even_speedup": ("TST break-even speedup", "×",
+                           "baseline main cost / (baseline main cost − extra data − pilot − switching); "
+                           "∞ when no speedup pays for them"),
 }
 OUTPUTS.update({
     f"cost_breakdown.{key}": Entry(f"cost_breakdown.{key}", label, "$", formula)
@@ -225,6 +232,7 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "dataset_bytes_per_token": ("Dataset bytes per token", ""),
     "dataset_versions": ("Dataset copies kept", "integer"),
     "logs_gb_per_day": ("Logs per day", "GB"),
+    "storage_retention_months": ("Storage kept after training", "months"),
     "experiment_overhead": ("Experiments (× main run)", "×"),
     "eval_overhead": ("Evaluation (× main run)", "×"),
     "debug_overhead": ("Debugging (× main run)", "×"),

@@ -252,6 +252,7 @@ class TstComparison(TypedDict):
     switching_cost_usd: float
     net_savings_usd: float
     speedup: float
+    break_even_speedup: float
 
 
 class PlanResult(TypedDict):
@@ -284,6 +285,8 @@ class PlanResult(TypedDict):
     cost_total_usd: float
     overhead_fraction: float
     storage_peak_gb: float
+    storage_retained_gb: float
+    storage_retention_usd: float
     checkpoint_interval_young_min: float
     checkpoint_interval_daly_min: float
     cost_per_million_tokens: float

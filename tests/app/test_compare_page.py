@@ -301,7 +301,7 @@ def test_an_option_that_no_amount_of_tokens_can_match_is_kept_with_the_reason(ap
     assert not at.exception
     fit = FITS["epoch2024"]
     floor = fit.E + fit.A / 1e9 ** fit.alpha  # the loss of a 1B model on infinite data
-    error = at.error[0].value.replace("\\", "")
+    error = shown(at.error[0].value)
     assert error.startswith("Not matched: Tiny: at 1B parameters no number of tokens brings the loss below "
                             f"{floor:.3f}")
     assert [w for w in at.warning if "worse model" in w.value]  # still not comparable, and still said so
