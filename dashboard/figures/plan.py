@@ -123,7 +123,7 @@ def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float]) -> go
 def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Figure:
     """Baseline vs TST as % of the baseline for GPU-hours, $ and raw tokens; bars carry the absolute values.
 
-    `tst` is the `tst` sub-dict of `engine.estimate`; `reference` (e.g. `TST_REFERENCE_RUN`) adds the
+    `tst` is the `tst` sub-dict of `engine.scenario_outputs`; `reference` (e.g. `TST_REFERENCE_RUN`) adds the
     published run's TST bars for GPU-hours and tokens (it reports no dollars). The title gives the net
     saving after the pilot and switching costs.
     """

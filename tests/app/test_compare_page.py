@@ -6,7 +6,7 @@ import pytest
 
 from dashboard.cli import main
 from dashboard.core import catalogue
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.format import count, usd
@@ -133,7 +133,7 @@ def test_open_in_plan_loads_the_controls(app, store_url):
     at.selectbox(key="compare.managed").set_value("Option B")
     _button(at, "Open in Plan").click().run()
     assert not at.exception
-    expected = estimate(Scenario(name="Option B", mfu=0.3, gpu_count=1024))
+    expected = scenario_outputs(Scenario(name="Option B", mfu=0.3, gpu_count=1024))
     total = next(m for m in at.metric if m.label == "Total cost")
     assert total.value == catalogue.text("cost_total_usd", expected["cost_total_usd"])  # the Plan page's tile
     assert at.query_params["mfu"] == "0.3"
@@ -165,7 +165,7 @@ def test_presentation_layout_has_one_column_of_large_numbers_per_option(app, sto
     at.toggle(key="compare.presentation").set_value(True).run()
     assert not at.exception
     totals = [m.value for m in at.metric if m.label == "Total cost"]
-    assert totals == [usd(estimate(Scenario(name=n, **kw))["cost_total_usd"])
+    assert totals == [usd(scenario_outputs(Scenario(name=n, **kw))["cost_total_usd"])
                       for n, kw in (("Option A", {}), ("Option B", {"mfu": 0.3}))]
     assert not at.button  # no editing controls on the projector
     ranges = [c.value for c in at.caption if "chance of exceeding" in c.value]
