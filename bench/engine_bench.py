@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from dashboard.core.engine import estimate, evaluate, scenario_arrays
+from dashboard.core.engine import output_arrays, scenario_arrays, scenario_outputs
 from dashboard.core.scenario import Scenario
 
 SCENARIOS = 100_000
@@ -45,14 +45,14 @@ def main() -> None:
     timings = []
     for _ in range(5):
         start = time.perf_counter()
-        batch = evaluate(arrays)
+        batch = output_arrays(arrays)
         timings.append(time.perf_counter() - start)
     vectorised_s = float(np.median(timings))
 
     picks = rng.choice(SCENARIOS, SAMPLED_ONE_AT_A_TIME, replace=False)
     scenarios = [_scenario(arrays, int(i)) for i in picks]
     start = time.perf_counter()
-    singles = [estimate(s)["cost_total_usd"] for s in scenarios]
+    singles = [scenario_outputs(s)["cost_total_usd"] for s in scenarios]
     per_scenario_s = (time.perf_counter() - start) / SAMPLED_ONE_AT_A_TIME
     one_at_a_time_s = per_scenario_s * SCENARIOS
     assert np.allclose(singles, batch["cost_total_usd"][picks], rtol=1e-9)

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import monte_carlo, simulate, tornado
 
@@ -28,7 +28,7 @@ def _median_s(run, repeats: int) -> float:
 
 def main() -> None:
     assert all(bar.swing_usd > 0 for bar in tornado(SCENARIO))
-    single_s = _median_s(lambda: [estimate(SCENARIO) for _ in range(SINGLE_CALLS)], 3) / SINGLE_CALLS
+    single_s = _median_s(lambda: [scenario_outputs(SCENARIO) for _ in range(SINGLE_CALLS)], 3) / SINGLE_CALLS
     print(f"single_scenario_estimate_ms: {single_s * 1e3:.3f} (median of 3 x {SINGLE_CALLS:,} calls)")
     for shape in ("triangular", "lognormal"):
         scenario = SCENARIO.model_copy(update={"range_shape": shape})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.cli import main
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ def test_estimate_json_is_the_engine_output():
     result = json.loads(done.stdout)
     assert REQUIRED_KEYS <= set(result)
     assert TST_KEYS <= set(result["tst"])
-    expected = estimate(Scenario(mfu=0.35, gpu_type="B200"))
+    expected = scenario_outputs(Scenario(mfu=0.35, gpu_type="B200"))
     assert result["cost_total_usd"] == expected["cost_total_usd"]
     assert result["gpu_hours_total"] == expected["gpu_hours_total"]
 

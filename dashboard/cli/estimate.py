@@ -19,14 +19,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dashboard.core.engine import estimate
+    from dashboard.core.engine import scenario_outputs
     from dashboard.core.scenario import ScenarioError
 
     try:
         scenario = load_scenario(args)
     except ScenarioError as error:
         return fail(str(error))
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     if args.monte_carlo is not None:
         from dashboard.core.uncertainty import monte_carlo
 

@@ -63,7 +63,7 @@ def _entries(*rows: tuple[str, str, str, str, str]) -> dict[str, Entry]:
 MAIN_RUN = "compute GPU-hours × (1 + stall + rework)"
 SIDE = "main-run GPU-hours × its overhead × blended $/GPU-hour"
 
-# The engine's outputs (`engine.estimate`), in its order: name, label, unit, formula, source.
+# The engine's outputs (`engine.scenario_outputs`), in its order: name, label, unit, formula, source.
 OUTPUTS: dict[str, Entry] = _entries(
     ("model_flops", "Model FLOPs", "FLOPs", "6 · N_active · D (+ attention term when enabled)",
      "Kaplan et al. 2020; PaLM App. B"),

@@ -111,7 +111,7 @@ def comparison_table(
 ) -> pd.DataFrame:
     """Differing inputs, then headline outputs (and P10/P90 rows with `ranges`), one column per scenario.
 
-    `results` are `engine.estimate` of each scenario and `ranges` their `MonteCarlo.summary()`, in the same
+    `results` are `engine.scenario_outputs` of each scenario and `ranges` their `MonteCarlo.summary()`, in the same
     order. Columns: section, item, key, one per scenario named by its name (made unique), then `Δ <name>` for
     each scenario after the first: its value minus the first scenario's, NaN where either value is not a number.
     """

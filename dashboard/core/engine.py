@@ -1,6 +1,6 @@
 """The plan model: numeric scenario arrays in, every output the dashboard, CLI and report show out.
 
-`evaluate` works on numpy arrays, so one call prices 100,000 scenarios at once; `estimate` is the
+`output_arrays` works on numpy arrays, so one call prices 100,000 scenarios at once; `scenario_outputs` is the
 single-scenario path that all interfaces use and returns plain Python numbers.
 """
 
@@ -60,55 +60,61 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
+def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
-    `evaluate` adds the outputs that do not feed the total (overhead share, storage peak, checkpoint optima,
+    `output_arrays` adds the outputs that do not feed the total (overhead share, storage peak, checkpoint optima,
     loss, the TST comparison).
     Inputs broadcast: arrays of length 1 stand for a value shared by every scenario.
     """
-    is_tst = p["is_tst"] > 0
+    is_tst = arrays["is_tst"] > 0
     attention = np.where(
-        p["attention_flops"] > 0,
-        compute.attention_flops_per_token(p["n_layers"], p["d_model"], p["seq_len"], p["causal_attention_halving"] > 0),
+        arrays["attention_flops"] > 0,
+        compute.attention_flops_per_token(
+            arrays["n_layers"], arrays["d_model"], arrays["seq_len"], arrays["causal_attention_halving"] > 0
+        ),
         0.0,
     )
-    flops_model = compute.model_flops(p["active_params"], p["tokens"], attention)
-    flops_total = compute.hardware_flops(flops_model, p["activation_recompute"] > 0)
-    gpu_hours_ideal = compute.gpu_hours(flops_total, p["peak_tflops"], p["mfu"])
-    speedup = np.where(is_tst, p["tst_speedup"], 1.0)
+    flops_model = compute.model_flops(arrays["active_params"], arrays["tokens"], attention)
+    flops_total = compute.hardware_flops(flops_model, arrays["activation_recompute"] > 0)
+    gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], arrays["mfu"])
+    speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
     gpu_hours_compute = gpu_hours_ideal / speedup
 
-    nodes = reliability.node_count(p["gpu_count"], p["gpus_per_node"])
+    nodes = reliability.node_count(arrays["gpu_count"], arrays["gpus_per_node"])
     failure_rate = purchase.effective_failure_rate(
-        p["node_failures_per_1000_node_days"], p["spot_interruptions_per_1000_node_days"], p["spot_share"]
+        arrays["node_failures_per_1000_node_days"], arrays["spot_interruptions_per_1000_node_days"],
+        arrays["spot_share"],
     )
     mtbf_h = reliability.job_mtbf_hours(failure_rate, nodes)
-    ckpt_gb = reliability.checkpoint_size_gb(p["total_params"], p["checkpoint_bytes_per_param"])
-    write_s = reliability.checkpoint_write_s(ckpt_gb, p["checkpoint_write_gb_per_s"], p["checkpoint_write_s"])
-    interval_h = p["checkpoint_interval_min"] / 60.0
-    stall = reliability.stall_fraction(write_s / 3600.0, interval_h, p["checkpoint_async"] > 0)
-    rework = reliability.rework_fraction(interval_h, p["restart_min"] / 60.0, mtbf_h)  # 0 when M is infinite
+    ckpt_gb = reliability.checkpoint_size_gb(arrays["total_params"], arrays["checkpoint_bytes_per_param"])
+    write_s = reliability.checkpoint_write_s(ckpt_gb, arrays["checkpoint_write_gb_per_s"], arrays["checkpoint_write_s"])
+    interval_h = arrays["checkpoint_interval_min"] / 60.0
+    stall = reliability.stall_fraction(write_s / 3600.0, interval_h, arrays["checkpoint_async"] > 0)
+    rework = reliability.rework_fraction(interval_h, arrays["restart_min"] / 60.0, mtbf_h)  # 0 when M is infinite
 
     stall_hours = gpu_hours_compute * stall
     rework_hours = gpu_hours_compute * rework
     main_run_hours = gpu_hours_compute + stall_hours + rework_hours
-    experiment_hours = main_run_hours * p["experiment_overhead"]
-    eval_hours = main_run_hours * p["eval_overhead"]
-    debug_hours = main_run_hours * p["debug_overhead"]
+    experiment_hours = main_run_hours * arrays["experiment_overhead"]
+    eval_hours = main_run_hours * arrays["eval_overhead"]
+    debug_hours = main_run_hours * arrays["debug_overhead"]
     side_hours = experiment_hours + eval_hours + debug_hours
     gpu_hours_total = main_run_hours + side_hours
-    run_hours = main_run_hours / p["gpu_count"]
+    run_hours = main_run_hours / arrays["gpu_count"]
 
     price = purchase.blended_price_per_gpu_hour(
-        p["reserved_share"], p["spot_share"], p["price_reserved_per_gpu_hour"],
-        p["price_on_demand_per_gpu_hour"], p["price_spot_per_gpu_hour"],
+        arrays["reserved_share"], arrays["spot_share"], arrays["price_reserved_per_gpu_hour"],
+        arrays["price_on_demand_per_gpu_hour"], arrays["price_spot_per_gpu_hour"],
     )
-    raw_tokens = p["tokens"] * np.where(is_tst, p["tst_token_multiplier"], 1.0)
-    data_gb = storage.dataset_gb(raw_tokens, p["dataset_bytes_per_token"], p["dataset_versions"])
+    raw_tokens = arrays["tokens"] * np.where(is_tst, arrays["tst_token_multiplier"], 1.0)
+    data_gb = storage.dataset_gb(raw_tokens, arrays["dataset_bytes_per_token"], arrays["dataset_versions"])
     gb_hours = storage.gb_hours_by_tier(
-        run_hours, interval_h, ckpt_gb, p["keep_last_checkpoints"], p["archive_every_nth"], data_gb,
-        p["logs_gb_per_day"],
+        run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
+        arrays["logs_gb_per_day"],
+    )
+    storage_by_tier = storage.storage_cost(
+        gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
     storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
     kept_gb = storage.retained_gb(
@@ -119,7 +125,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     storage_usd = sum(storage_by_tier.values()) + retention_usd
     # The baseline method's main run, which TST's pilot is priced against (and `evaluate` compares TST with).
     baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
-    pilot_usd = p["tst_pilot_fraction"] * baseline_main_hours * price
+    pilot_usd = arrays["tst_pilot_fraction"] * baseline_main_hours * price
 
     breakdown = {
         "main_compute": gpu_hours_compute * price,
@@ -129,11 +135,11 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "evaluation": eval_hours * price,
         "debugging": debug_hours * price,
         "storage": storage_usd,
-        "network_egress": p["egress_gb"] * p["egress_per_gb"],
-        "data_processing": raw_tokens * (p["data_cost_per_billion_tokens"] / 1e9),
+        "network_egress": arrays["egress_gb"] * arrays["egress_per_gb"],
+        "data_processing": raw_tokens * (arrays["data_cost_per_billion_tokens"] / 1e9),
         "tst_pilot": np.where(is_tst, pilot_usd, 0.0),
-        "tst_switching": np.where(is_tst, p["tst_switching_cost_usd"], 0.0),
-        "people": p["people_cost_usd"] * np.ones_like(price),
+        "tst_switching": np.where(is_tst, arrays["tst_switching_cost_usd"], 0.0),
+        "people": arrays["people_cost_usd"] * np.ones_like(price),
     }
     return {
         "model_flops": flops_model,
@@ -166,13 +172,14 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     }
 
 
-def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
+def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
-    out = costs(p)
+    out = cost_arrays(arrays)
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     out["storage_peak_gb"] = storage.peak_gb(
-        out["gpu_hours_main_run"] / p["gpu_count"], p["checkpoint_interval_min"] / 60.0, out["checkpoint_size_gb"],
-        p["keep_last_checkpoints"], p["archive_every_nth"], out["dataset_gb"], p["logs_gb_per_day"],
+        out["gpu_hours_main_run"] / arrays["gpu_count"], arrays["checkpoint_interval_min"] / 60.0,
+        out["checkpoint_size_gb"],
+        arrays["keep_last_checkpoints"], arrays["archive_every_nth"], out["dataset_gb"], arrays["logs_gb_per_day"],
     )
     cost_total = out["cost_total_usd"]
     price = out["blended_price_per_gpu_hour"]
@@ -186,19 +193,19 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
         np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0),
     )
 
-    E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])
-    loss = scaling.predicted_loss(p["active_params"], p["tokens"], E, A, B, alpha, beta)
-    tokens_better = scaling.tokens_for_loss_reduction(p["active_params"], p["tokens"], LOSS_STEP, B, beta)
+    E, A, B, alpha, beta = scaling.fit_arrays(arrays["fit_index"])
+    loss = scaling.predicted_loss(arrays["active_params"], arrays["tokens"], E, A, B, alpha, beta)
+    tokens_better = scaling.tokens_for_loss_reduction(arrays["active_params"], arrays["tokens"], LOSS_STEP, B, beta)
     with np.errstate(invalid="ignore"):
         hours_per_step = np.where(
-            np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / p["tokens"] - 1.0), np.inf
+            np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / arrays["tokens"] - 1.0), np.inf
         )
 
     baseline_main_hours = out["baseline_main_gpu_hours"]
     baseline_main_usd = baseline_main_hours * price
-    baseline_data_usd = p["tokens"] / 1e9 * p["data_cost_per_billion_tokens"]
-    tst_main_usd = baseline_main_usd / p["tst_speedup"]
-    tst_data_usd = p["tokens"] * p["tst_token_multiplier"] / 1e9 * p["data_cost_per_billion_tokens"]
+    baseline_data_usd = arrays["tokens"] / 1e9 * arrays["data_cost_per_billion_tokens"]
+    tst_main_usd = baseline_main_usd / arrays["tst_speedup"]
+    tst_data_usd = arrays["tokens"] * arrays["tst_token_multiplier"] / 1e9 * arrays["data_cost_per_billion_tokens"]
     pilot_usd = out["tst_pilot_usd"]
     baseline_cost = baseline_main_usd + baseline_data_usd
     tst_cost = tst_main_usd + tst_data_usd
@@ -213,18 +220,18 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     out.update({
         "checkpoint_interval_young_min": young_min,
         "checkpoint_interval_daly_min": daly_min,
-        "cost_per_million_tokens": cost_total / (p["tokens"] / 1e6),
+        "cost_per_million_tokens": cost_total / (arrays["tokens"] / 1e6),
         "predicted_loss": loss,
         "gpu_hours_per_0_01_loss": hours_per_step,
-        "budget_usd": p["budget_usd"] * np.ones_like(price),
+        "budget_usd": arrays["budget_usd"] * np.ones_like(price),
         "budget_status_index": status_index,
         "tst": {
             "baseline_gpu_hours": baseline_main_hours,
-            "tst_gpu_hours": baseline_main_hours / p["tst_speedup"],
+            "tst_gpu_hours": baseline_main_hours / arrays["tst_speedup"],
             "baseline_cost_usd": baseline_cost,
             "tst_cost_usd": tst_cost,
-            "baseline_tokens": p["tokens"] * np.ones_like(price),
-            "tst_tokens": p["tokens"] * p["tst_token_multiplier"],
+            "baseline_tokens": arrays["tokens"] * np.ones_like(price),
+            "tst_tokens": arrays["tokens"] * arrays["tst_token_multiplier"],
             "baseline_data_cost_usd": baseline_data_usd,
             "tst_data_cost_usd": tst_data_usd,
             "pilot_cost_usd": pilot_usd,
@@ -256,7 +263,7 @@ class TstComparison(TypedDict):
 
 
 class PlanResult(TypedDict):
-    """Every output of `estimate` for one scenario; `dashboard.core.catalogue.OUTPUTS` says what each one is."""
+    """Every output of `scenario_outputs` for one scenario; `dashboard.core.catalogue.OUTPUTS` says what each one is."""
 
     model_flops: float
     total_flops: float
@@ -304,9 +311,9 @@ def _scalar(value: Any) -> Any:
     return float(np.asarray(value).reshape(-1)[0])
 
 
-def estimate(scenario: Scenario) -> PlanResult:
+def scenario_outputs(scenario: Scenario) -> PlanResult:
     """Every output for one scenario, as plain numbers (the CLI's JSON, the app's tiles, the report's table)."""
-    result = _scalar(evaluate(scenario_arrays([scenario])))
+    result = _scalar(output_arrays(scenario_arrays([scenario])))
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
     return result

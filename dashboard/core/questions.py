@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from dashboard.core import scaling
-from dashboard.core.engine import estimate, evaluate, scenario_arrays
+from dashboard.core.engine import output_arrays, scenario_arrays, scenario_outputs
 from dashboard.core.scenario import Scenario
 
 LOG10_FLOPS_RANGE = (12.0, 32.0)
@@ -34,7 +34,7 @@ def _sized(scenario: Scenario, flops: float) -> Scenario:
 
 
 def _answer(scenario: Scenario) -> dict[str, Any]:
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     return {
         "total_params": scenario.total_params,
         "active_params": scenario.active,
@@ -79,7 +79,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
         active, tokens = scaling.compute_optimal(10.0**log_flops, fit.A, fit.B, fit.alpha, fit.beta)
         arrays = {key: np.broadcast_to(value, log_flops.shape) for key, value in base.items()}
         arrays.update(active_params=active, total_params=active / ratio, tokens=tokens)
-        return evaluate(arrays)["cost_total_usd"]
+        return output_arrays(arrays)["cost_total_usd"]
 
     try:
         flops = _bisect_log_flops(cost, budget_usd)

@@ -1,6 +1,6 @@
 """Curves for the Plan page: one scenario re-run through the vectorised engine over a grid of one input.
 
-Every curve comes from `engine.evaluate` (or, for the loss curve, the functions of `scaling`), so the
+Every curve comes from `engine.output_arrays` (or, for the loss curve, the functions of `scaling`), so the
 curves and the headline numbers can never disagree.
 """
 
@@ -29,7 +29,7 @@ def _evaluate_grid(scenario: Scenario, columns: dict[str, np.ndarray]) -> dict[s
     length = len(next(iter(columns.values())))
     arrays = {name: np.repeat(values, length) for name, values in engine.scenario_arrays([scenario]).items()}
     arrays.update({name: np.asarray(values, dtype=float) for name, values in columns.items()})
-    return engine.evaluate(arrays)
+    return engine.output_arrays(arrays)
 
 
 def _with_point(grid: np.ndarray, value: float) -> np.ndarray:
@@ -52,7 +52,7 @@ def checkpoint_tradeoff(scenario: Scenario, points: int = 120) -> pd.DataFrame:
     shorter intervals; the grid still spans the Young/Daly intervals for reference.
     """
     current_min = scenario.checkpoint_interval_min
-    result = engine.estimate(scenario)
+    result = engine.scenario_outputs(scenario)
     optima_min = [result["checkpoint_interval_young_min"], result["checkpoint_interval_daly_min"]]
     anchors_min = [current_min] + [value for value in optima_min if np.isfinite(value) and value > 0]
     intervals_min = np.geomspace(min(anchors_min) / CHECKPOINT_SPAN, max(anchors_min) * CHECKPOINT_SPAN, points)
@@ -99,7 +99,7 @@ def scaling_curve(scenario: Scenario, points: int = 80) -> tuple[pd.DataFrame, d
     and the optimal loss) and `plan` (the scenario's N, D and predicted loss). With the attention term on,
     C includes it, so the plan sits above the curve (its D is smaller than C / (6N)).
     """
-    result = engine.estimate(scenario)
+    result = engine.scenario_outputs(scenario)
     flops = result["model_flops"]
     fit = scaling.FITS[scenario.scaling_fit]
     optimal_params, optimal_tokens = scaling.compute_optimal(flops, fit.A, fit.B, fit.alpha, fit.beta)

@@ -4,7 +4,7 @@ Each uncertain input has a low and a high end given in the scenario as multiples
 scenario's own value). Draws are triangular(low, likely, high), or log-normal with low and high as the 5th and
 95th percentiles (its median is then √(low·high), which is the likely value when the range is symmetric on a
 log scale). Inputs are drawn independently; a draw beyond what a scenario allows (MFU above 1, a TST speedup
-below 1) is set to that bound. Draws are priced by `engine.costs`, the same function the point estimate uses,
+below 1) is set to that bound. Draws are priced by `engine.cost_arrays`, the same function the point estimate uses,
 in single precision (float32: seven significant digits, far finer than the Monte Carlo error of about 0.3 %
 at 100,000 draws, and twice as fast). A plan whose ranges are all zero-width is its point estimate in every
 draw. A seed fixes every number.
@@ -256,7 +256,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
     ranges = input_ranges(scenario)
     base = engine.scenario_arrays([scenario])
     if all(item.low == item.high for item in ranges):
-        point = engine.costs(base)
+        point = engine.cost_arrays(base)
         return {output: np.full(draws, point[output][0]) for output in OUTPUTS}
     rng = np.random.default_rng(seed)
     base = {key: values.astype(dtype) for key, values in base.items()}
@@ -267,7 +267,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
         count = min(CHUNK_DRAWS, draws - start)
         arrays = dict(base)
         arrays.update(zip(keys, sampler.draw(rng, count), strict=True))
-        result = engine.costs(arrays)
+        result = engine.cost_arrays(arrays)
         for output in OUTPUTS:
             samples[output][start:start + count] = result[output]
     return samples
@@ -281,7 +281,7 @@ def tornado(scenario: Scenario) -> tuple[TornadoBar, ...]:
     arrays.update({item.input.key: np.full(2 * len(ranges), item.likely) for item in ranges})
     for row, item in enumerate(ranges):
         arrays[item.input.key][2 * row:2 * row + 2] = ends[row]
-    cost = np.broadcast_to(engine.costs(arrays)["cost_total_usd"], (2 * len(ranges),))
+    cost = np.broadcast_to(engine.cost_arrays(arrays)["cost_total_usd"], (2 * len(ranges),))
     bars = [
         TornadoBar(item.input, *ends[row], float(cost[2 * row]), float(cost[2 * row + 1]))
         for row, item in enumerate(ranges)
@@ -295,7 +295,7 @@ def monte_carlo(scenario: Scenario, draws: int = DEFAULT_DRAWS, seed: int = DEFA
         raise ValueError(f"draws = {draws:,}: use 1 to {MAX_DRAWS:,}")
     if seed < 0:
         raise ValueError(f"seed = {seed}: use a whole number of 0 or more")
-    point = engine.costs(engine.scenario_arrays([scenario]))
+    point = engine.cost_arrays(engine.scenario_arrays([scenario]))
     return MonteCarlo(
         draws=draws,
         seed=seed,

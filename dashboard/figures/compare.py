@@ -1,6 +1,6 @@
 """Scenario comparison figures: cost by line item, main-run wall-clock split, and total cost ranges against budget.
 
-Each builder takes scenario names and `engine.estimate` results (and Monte Carlo summaries for the ranges), one
+Each builder takes scenario names and `engine.scenario_outputs` results (and Monte Carlo summaries for the ranges), one
 per scenario in the same order, and returns a plotly Figure. Names are user text: they are made unique, wrapped
 and HTML-escaped before plotly renders them as labels.
 """

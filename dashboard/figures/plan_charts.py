@@ -69,5 +69,5 @@ CHARTS: dict[str, Callable[[Scenario, dict[str, Any]], go.Figure]] = {
 
 
 def plan_chart(name: str, scenario: Scenario, result: dict[str, Any]) -> go.Figure:
-    """One named chart for a scenario and its `engine.estimate` result."""
+    """One named chart for a scenario and its `engine.scenario_outputs` result."""
     return CHARTS[name](scenario, result)

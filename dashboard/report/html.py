@@ -1,6 +1,6 @@
 """The report as one HTML document: headline numbers with ranges, the comparison, every chart, caveats and method.
 
-Numbers come from `engine.estimate` and `uncertainty.monte_carlo`, charts from the figure builders, the method
+Numbers come from `engine.scenario_outputs` and `uncertainty.monte_carlo`, charts from the figure builders, the method
 notes from docs/method.md rendered with Python-Markdown. plotly.js is inlined once and nothing is loaded from the
 network; user text (scenario names, the title) is HTML-escaped.
 """
@@ -373,7 +373,7 @@ def build_report(
     """
     if not 1 <= len(scenarios) <= MAX_SCENARIOS:
         raise ValueError(f"a report compares 1 to {MAX_SCENARIOS} scenarios, not {len(scenarios)}")
-    results = [engine.estimate(scenario) for scenario in scenarios]
+    results = [engine.scenario_outputs(scenario) for scenario in scenarios]
     runs = [uncertainty.monte_carlo(scenario, draws, seed) for scenario in scenarios]
     summaries = [run.summary() for run in runs]
     names = [scenario.name for scenario in scenarios]

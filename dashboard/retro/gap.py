@@ -1,4 +1,4 @@
-"""Plan vs actual: split the gap between a plan (engine.estimate) and the usage table into waterfall parts.
+"""Plan vs actual: split the gap between a plan (engine.scenario_outputs) and the usage table into waterfall parts.
 
 Only GPU compute is compared. The plan side is the plan's GPU-hours priced at its blended price:
 ``(H_p_main + H_p_exp) * p_p`` with H_p_main = main-run GPU-hours (compute + planned stall + planned rework
@@ -255,7 +255,7 @@ def plan_vs_actual(
 ) -> pd.DataFrame:
     """Waterfall parts from the plan to the actual usage (method in the module docstring).
 
-    ``plan`` is ``engine.estimate(scenario)``; ``actual`` a canonical usage table (billing, run export or
+    ``plan`` is ``engine.scenario_outputs(scenario)``; ``actual`` a canonical usage table (billing, run export or
     ``join_usage`` output). Returns one row per part in ``PARTS`` with columns ``part``, ``gpu_hours``,
     ``usd``, ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
     (the totals are in ``decomposition_summary``).

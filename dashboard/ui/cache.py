@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.core.engine import PlanResult, estimate
+from dashboard.core.engine import PlanResult, scenario_outputs
 from dashboard.core.scenario import Scenario, scenario_from_json
 from dashboard.core.uncertainty import MonteCarlo, monte_carlo
 from dashboard.figures import uncertainty
@@ -27,7 +27,7 @@ SCENARIO_HASH = {Scenario: _scenario_key}
 @st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=SCENARIO_HASH)
 def plan_result(scenario: Scenario) -> PlanResult:
     """Engine outputs for a scenario: a shared resource that callers only read (no pickled copy per call)."""
-    return estimate(scenario)
+    return scenario_outputs(scenario)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=SCENARIO_HASH)

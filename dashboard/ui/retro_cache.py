@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
 from dashboard.retro import attribution, filters, gap, join, load, mix, spend, units, waste
@@ -78,7 +78,7 @@ def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataF
 def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_run_ids: tuple[str, ...],
              failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], go.Figure]:
     scenario = scenario_from_json(scenario_json)
-    plan = estimate(scenario)
+    plan = scenario_outputs(scenario)
     parts = gap.plan_vs_actual(plan, scenario, _usage, list(main_run_ids), failed_states)
     summary = gap.decomposition_summary(plan, scenario, _usage, list(main_run_ids), failed_states)
     key = "usd" if unit == "usd" else "gpu_hours"

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.cli import main
 from dashboard.core import catalogue
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario, default_scenario
@@ -149,7 +149,7 @@ def test_open_in_plan_loads_the_controls(app, store_url):
     at.selectbox(key="compare.managed").set_value("Option B")
     _button(at, "Open in Plan").click().run()
     assert not at.exception
-    expected = estimate(Scenario(name="Option B", mfu=0.3, gpu_count=1024))
+    expected = scenario_outputs(Scenario(name="Option B", mfu=0.3, gpu_count=1024))
     total = next(m for m in at.metric if m.label == "Total cost")
     assert total.value == catalogue.text("cost_total_usd", expected["cost_total_usd"])  # the Plan page's tile
     assert at.query_params["mfu"] == "0.3"

@@ -6,7 +6,7 @@ import pytest
 from shown_text import shown
 
 from dashboard.core import catalogue
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.risk import budget_status
 from dashboard.core.scenario import Scenario, default_scenario, with_overrides
@@ -42,7 +42,7 @@ def _open_group_of(at, key):
 def test_plan_page_shows_the_default_scenario(app):
     at = app.run()
     assert not at.exception
-    expected = estimate(default_scenario())
+    expected = scenario_outputs(default_scenario())
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
     assert _metric(at, "GPU-hours").value == catalogue.text("gpu_hours_total", expected["gpu_hours_total"])
     assert at.query_params == {}
@@ -147,7 +147,7 @@ def test_a_link_reproduces_every_number(app):
         app.query_params[name] = text
     at = app.run()
     assert not at.exception
-    expected = estimate(scenario)
+    expected = scenario_outputs(scenario)
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
     assert _metric(at, "Wall-clock").value == catalogue.text("wall_clock_days", expected["wall_clock_days"])
     assert _widget(at, "w.mfu").value == pytest.approx(31.0)
@@ -173,7 +173,7 @@ def test_choosing_a_preset_loads_it_and_undo_brings_the_plan_back(app):
     name = next(n for n in presets() if n.startswith("DeepSeek"))
     at.selectbox(key="plan.preset").set_value(name).run()  # no second button: choosing loads
     assert not at.exception
-    preset_total = estimate(presets()[name])["cost_total_usd"]
+    preset_total = scenario_outputs(presets()[name])["cost_total_usd"]
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", preset_total)
     assert _widget(at, "w.moe").value is True
     assert _widget(at, "w.gpu_type").value == "h800"
@@ -190,8 +190,8 @@ def test_deltas_compare_against_the_pinned_baseline(app):
     next(b for b in at.button if b.label == "Pin as baseline").click().run()
     _widget(at, "w.mfu").set_value(20.0)
     at.run()
-    doubled = estimate(with_overrides(default_scenario(), ["mfu=0.2"]))["cost_total_usd"]
-    default = estimate(default_scenario())["cost_total_usd"]
+    doubled = scenario_outputs(with_overrides(default_scenario(), ["mfu=0.2"]))["cost_total_usd"]
+    default = scenario_outputs(default_scenario())["cost_total_usd"]
     assert _metric(at, "Total cost").delta == catalogue.text("cost_total_usd", doubled - default).replace("$", "+$", 1)
     assert any(markdown_text("MFU 40 % → 20 %") in c.value for c in at.caption)  # the chip of what differs
     next(b for b in at.button if b.label == "Pin as baseline").click().run()
@@ -208,7 +208,7 @@ def test_uploading_a_scenario_changes_the_numbers(app):
     assert not at.exception
     after = _metric(at, "Total cost").value
     assert after != before
-    assert after == catalogue.text("cost_total_usd", estimate(llama)["cost_total_usd"])
+    assert after == catalogue.text("cost_total_usd", scenario_outputs(llama)["cost_total_usd"])
     next(b for b in at.button if b.label == "Pin the previous plan as baseline").click().run()
     assert _metric(at, "Total cost").delta.startswith("+$")  # Llama against the default it replaced
 
@@ -237,7 +237,7 @@ def test_an_impossible_purchase_mix_cannot_be_entered(app):
     _widget(at, "w.reserved_share").set_value(90.0)  # and the other way: spot moves down to 10 %
     at.run()
     assert _widget(at, "w.spot_share").value == pytest.approx(10.0)
-    expected = estimate(with_overrides(default_scenario(), ["reserved_share=0.9", "spot_share=0.1"]))
+    expected = scenario_outputs(with_overrides(default_scenario(), ["reserved_share=0.9", "spot_share=0.1"]))
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
 
 
@@ -251,7 +251,7 @@ def test_with_one_invalid_input_the_other_edits_still_reach_the_tiles_and_the_li
     assert any("Not applied" in c.value and markdown_text("active_params") in c.value for c in at.caption)
     _widget(at, "w.mfu").set_value(25.0)
     at.run()
-    expected = estimate(with_overrides(default_scenario(), ["active_params=5e9", "mfu=0.25"]))
+    expected = scenario_outputs(with_overrides(default_scenario(), ["active_params=5e9", "mfu=0.25"]))
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
     assert at.query_params["mfu"] == "0.25" and "total_params" not in at.query_params
     _widget(at, "w.active_params.n").set_value(2.0)  # now 3B total fits: the pending edit applies
@@ -285,7 +285,7 @@ def test_an_edited_preset_gains_edited(app):
 def test_the_budget_tile_shows_the_overrun_probability_the_engine_computes(app):
     at = app.run()
     mc = monte_carlo(default_scenario(), 10_000, 0)
-    result = estimate(default_scenario())
+    result = scenario_outputs(default_scenario())
     assert _metric(at, "Budget").value == budget_status(result["budget_status"], mc.prob_over_budget)
     overrun = f"{catalogue.text('prob_over_budget', mc.prob_over_budget)} chance of overrun"
     assert any(c.value == markdown_text(overrun) for c in at.caption)  # literal text: "$" would start maths
@@ -296,7 +296,7 @@ def test_the_budget_tile_shows_the_overrun_probability_the_engine_computes(app):
 def test_the_default_plan_is_at_risk_though_within_budget(app):
     # 441k of a 500k budget is "within" the 90 % warning line, but about 48 % of the draws exceed the budget.
     at = app.run()
-    assert estimate(default_scenario())["budget_status"] == "within"
+    assert scenario_outputs(default_scenario())["budget_status"] == "within"
     assert _metric(at, "Budget").value == "at risk"
 
 

@@ -10,7 +10,7 @@ import pytest
 from shown_text import shown
 
 from dashboard import ingest
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.format import count, usd
 from dashboard.ingest.run_states import FAILED_STATES
@@ -269,7 +269,7 @@ def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
     scenario = presets()[SAMPLE_PLAN]
     main_runs = gap.suggest_main_runs(joined)
     assert at.multiselect(key="retro.main_runs.run_id").value == main_runs == ["pretrain-13b"]
-    summary = gap.decomposition_summary(estimate(scenario), scenario, joined, main_runs, FAILED_STATES)
+    summary = gap.decomposition_summary(scenario_outputs(scenario), scenario, joined, main_runs, FAILED_STATES)
     plan, actual = summary[f"plan_{unit}"], summary[f"actual_{unit}"]
 
     parts = at.dataframe[0].value

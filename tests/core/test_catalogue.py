@@ -5,7 +5,7 @@ from typing import get_type_hints
 import pytest
 
 from dashboard.core import catalogue
-from dashboard.core.engine import LINE_ITEMS, PlanResult, TstComparison, estimate
+from dashboard.core.engine import LINE_ITEMS, PlanResult, TstComparison, scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.core.storage import TIERS
@@ -25,7 +25,7 @@ def _with_parents(names):
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_engine_output_has_an_entry_and_every_entry_is_an_output(name):
-    produced = _with_parents(_dotted(estimate(SCENARIOS[name])))
+    produced = _with_parents(_dotted(scenario_outputs(SCENARIOS[name])))
     assert produced == set(catalogue.OUTPUTS)
 
 

@@ -14,7 +14,7 @@ import pytest
 from bare_plan import COMPUTE_ONLY
 
 from dashboard.core import compare
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_from_query
 from dashboard.report.cells import money
@@ -29,7 +29,7 @@ def plan(name: str = "A", **changes) -> Scenario:
 
 
 def table_for(scenarios, ranges=None):
-    return compare.comparison_table(scenarios, [estimate(s) for s in scenarios], ranges)
+    return compare.comparison_table(scenarios, [scenario_outputs(s) for s in scenarios], ranges)
 
 
 def row(table, key):
@@ -123,7 +123,7 @@ def test_ranges_add_p10_p90_rows_after_their_point_estimates():
 def test_wrong_counts_raise_a_clear_error(count, results, ranges, message):
     scenarios = [plan(f"S{i}") for i in range(count)]
     with pytest.raises(ValueError, match=message):
-        compare.comparison_table(scenarios, [estimate(scenarios[0])] * results,
+        compare.comparison_table(scenarios, [scenario_outputs(scenarios[0])] * results,
                                  None if ranges is None else [summary(1.0, 2.0)] * ranges)
 
 

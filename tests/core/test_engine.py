@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from bare_plan import COMPUTE_ONLY
 
-from dashboard.core.engine import LINE_ITEMS, estimate, evaluate, scenario_arrays
+from dashboard.core.engine import LINE_ITEMS, output_arrays, scenario_arrays, scenario_outputs
 from dashboard.core.scenario import Scenario
 
 # No failures, no stalls, no extras, all reserved: the plan is compute only.
@@ -16,7 +16,7 @@ TST_MFU = 6 * 1e9 * 1.05e12 / (2250e12 * 3600 * 12311)
 
 def test_bare_plan_is_gpu_hours_times_price():
     # Llama 3.1 405B at 40 % MFU on H100 with reserved capacity at $2: 26.6M GPU-h -> $53.2M.
-    result = estimate(Scenario(**BARE, total_params=405e9, tokens=15.6e12, mfu=0.4, gpu_count=16384,
+    result = scenario_outputs(Scenario(**BARE, total_params=405e9, tokens=15.6e12, mfu=0.4, gpu_count=16384,
                                price_reserved_per_gpu_hour=2.0, budget_usd=1e9))
     assert result["gpu_hours_total"] == pytest.approx(26.6e6, rel=2e-3)
     assert result["cost_total_usd"] == pytest.approx(53.2e6, rel=2e-3)
@@ -29,7 +29,7 @@ def test_tst_reproduces_the_published_run():
     scenario = Scenario(**BARE, total_params=10e9, active_params=1e9, tokens=1.05e12, gpu_type="B200",
                         gpu_count=64, mfu=TST_MFU, price_reserved_per_gpu_hour=4.0, tst_pilot_fraction=0.1,
                         tst_switching_cost_usd=1000.0)
-    tst = estimate(scenario)["tst"]
+    tst = scenario_outputs(scenario)["tst"]
     assert TST_MFU == pytest.approx(0.063, abs=1e-3)  # published-facts §6: "only ≈6 % MFU"
     assert tst["baseline_gpu_hours"] == pytest.approx(12311)
     assert tst["tst_gpu_hours"] == pytest.approx(4768)
@@ -45,7 +45,7 @@ def test_tst_method_prices_the_tst_run_and_its_extra_line_items():
     scenario = Scenario(**BARE, total_params=10e9, active_params=1e9, tokens=1.05e12, gpu_type="B200",
                         gpu_count=64, mfu=TST_MFU, price_reserved_per_gpu_hour=4.0, method="tst",
                         tst_pilot_fraction=0.1, tst_switching_cost_usd=1000.0)
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     assert result["gpu_hours_total"] == pytest.approx(4768)
     assert result["cost_breakdown"]["tst_pilot"] == pytest.approx(4_924.4)
     assert result["cost_breakdown"]["tst_switching"] == 1000.0
@@ -59,7 +59,7 @@ def test_overheads_add_gpu_hours_by_hand():
     scenario = Scenario(**{**BARE, "checkpoint_async": False, "node_failures_per_1000_node_days": 24.0,
                            "experiment_overhead": 0.5, "eval_overhead": 0.1, "debug_overhead": 0.1},
                         gpu_count=8, checkpoint_interval_min=60, checkpoint_write_s=36, restart_min=30)
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     ideal = result["gpu_hours_ideal"]
     assert result["job_mtbf_hours"] == pytest.approx(1000.0)
     assert result["gpu_hours_stall"] == pytest.approx(0.01 * ideal)
@@ -74,7 +74,7 @@ def test_spot_share_adds_interruptions_and_blends_price():
                         price_spot_per_gpu_hour=1.0, price_on_demand_per_gpu_hour=8.0,
                         node_failures_per_1000_node_days=2.0, spot_interruptions_per_1000_node_days=10.0,
                         gpu_count=80, gpus_per_node=8)
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     assert result["blended_price_per_gpu_hour"] == pytest.approx(3.40)
     assert result["job_mtbf_hours"] == pytest.approx(24 * 1000 / (5 * 10))
 
@@ -85,13 +85,13 @@ def test_spot_share_adds_interruptions_and_blends_price():
     [(100e6, "within"), (58e6, "warning"), (50e6, "over")],
 )
 def test_budget_status(budget_usd, status):
-    result = estimate(Scenario(**BARE, total_params=405e9, tokens=15.6e12, mfu=0.4, gpu_count=16384,
+    result = scenario_outputs(Scenario(**BARE, total_params=405e9, tokens=15.6e12, mfu=0.4, gpu_count=16384,
                                price_reserved_per_gpu_hour=2.0, budget_usd=budget_usd))
     assert result["budget_status"] == status
 
 
 def test_breakdown_sums_to_total_and_has_every_line_item():
-    result = estimate(Scenario())
+    result = scenario_outputs(Scenario())
     assert set(result["cost_breakdown"]) == set(LINE_ITEMS)
     assert sum(result["cost_breakdown"].values()) == pytest.approx(result["cost_total_usd"])
     assert result["cost_per_million_tokens"] == pytest.approx(result["cost_total_usd"] / 2e6)
@@ -101,9 +101,9 @@ def test_vectorised_batch_equals_one_at_a_time():
     scenarios = [Scenario(), Scenario(method="tst", gpu_type="B200"), Scenario(spot_share=0.2, mfu=0.3),
                  Scenario(total_params=671e9, active_params=37e9, tokens=14.8e12, gpu_type="H800",
                           scaling_fit="hoffmann2022", attention_flops=True, activation_recompute=True)]
-    batch = evaluate(scenario_arrays(scenarios))
+    batch = output_arrays(scenario_arrays(scenarios))
     for i, scenario in enumerate(scenarios):
-        single = estimate(scenario)
+        single = scenario_outputs(scenario)
         assert batch["cost_total_usd"][i] == single["cost_total_usd"]
         assert batch["gpu_hours_total"][i] == single["gpu_hours_total"]
         assert batch["predicted_loss"][i] == single["predicted_loss"]
@@ -113,7 +113,7 @@ def test_vectorised_batch_equals_one_at_a_time():
 def test_predicted_loss_uses_the_chosen_fit():
     # Chinchilla 70B / 1.4T: 1.937 (Hoffmann) and 1.974 (Epoch).
     for fit, expected in (("hoffmann2022", 1.937), ("epoch2024", 1.974)):
-        result = estimate(Scenario(total_params=70e9, tokens=1.4e12, scaling_fit=fit))
+        result = scenario_outputs(Scenario(total_params=70e9, tokens=1.4e12, scaling_fit=fit))
         assert result["predicted_loss"] == pytest.approx(expected, abs=1e-3)
 
 
@@ -122,7 +122,7 @@ def test_storage_peak_counts_every_tier():
     scenario = Scenario(**{**BARE, "keep_last_checkpoints": 2, "archive_every_nth": 5, "dataset_bytes_per_token": 2.0,
                            "logs_gb_per_day": 24.0}, tokens=1e11, gpu_count=8, dataset_versions=1,
                         checkpoint_interval_min=60)
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     run_hours = result["gpu_hours_main_run"] / 8
     checkpoints = np.floor(run_hours)
     expected = 98 * min(checkpoints, 3) + 98 * np.floor(checkpoints / 5) + 1e11 * 2 / 1e9 + run_hours

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 
 
@@ -25,11 +25,11 @@ def test_default_comes_first_and_every_preset_loads():
     ("TST 10B-A1B", 12_311, 0.06),
 ])
 def test_ideal_gpu_hours_match_the_published_run(fragment, published_gpu_hours, tolerance):
-    result = estimate(_preset(fragment))
+    result = scenario_outputs(_preset(fragment))
     assert result["gpu_hours_ideal"] == pytest.approx(published_gpu_hours, rel=tolerance)
 
 
 def test_deepseek_compute_cost_is_near_the_reported_5_6m():
-    result = estimate(_preset("DeepSeek-V3"))
+    result = scenario_outputs(_preset("DeepSeek-V3"))
     # $2/GPU-hour × 2.788M hours = $5.576M (report §1); the main run here is priced the same way
     assert result["cost_breakdown"]["main_compute"] == pytest.approx(2 * 2.664e6, rel=0.02)

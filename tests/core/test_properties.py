@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 
 scenarios = st.builds(
@@ -28,20 +28,20 @@ growth = st.floats(1.0, 10.0)
 @given(scenarios, growth)
 def test_more_tokens_never_cost_less(scenario, factor):
     more = scenario.model_copy(update={"tokens": scenario.tokens * factor})
-    assert estimate(more)["cost_total_usd"] >= estimate(scenario)["cost_total_usd"] * (1 - 1e-12)
-    assert estimate(more)["gpu_hours_total"] >= estimate(scenario)["gpu_hours_total"] * (1 - 1e-12)
+    assert scenario_outputs(more)["cost_total_usd"] >= scenario_outputs(scenario)["cost_total_usd"] * (1 - 1e-12)
+    assert scenario_outputs(more)["gpu_hours_total"] >= scenario_outputs(scenario)["gpu_hours_total"] * (1 - 1e-12)
 
 
 @settings(max_examples=150, deadline=None)
 @given(scenarios, growth)
 def test_higher_mfu_never_costs_more(scenario, factor):
     faster = scenario.model_copy(update={"mfu": min(1.0, scenario.mfu * factor)})
-    assert estimate(faster)["cost_total_usd"] <= estimate(scenario)["cost_total_usd"] * (1 + 1e-12)
-    assert estimate(faster)["wall_clock_days"] <= estimate(scenario)["wall_clock_days"] * (1 + 1e-12)
+    assert scenario_outputs(faster)["cost_total_usd"] <= scenario_outputs(scenario)["cost_total_usd"] * (1 + 1e-12)
+    assert scenario_outputs(faster)["wall_clock_days"] <= scenario_outputs(scenario)["wall_clock_days"] * (1 + 1e-12)
 
 
 @settings(max_examples=100, deadline=None)
 @given(scenarios, growth)
 def test_more_tokens_never_raise_the_predicted_loss(scenario, factor):
     more = scenario.model_copy(update={"tokens": scenario.tokens * factor})
-    assert estimate(more)["predicted_loss"] <= estimate(scenario)["predicted_loss"]
+    assert scenario_outputs(more)["predicted_loss"] <= scenario_outputs(scenario)["predicted_loss"]

@@ -3,7 +3,7 @@
 import pytest
 
 from dashboard.core import scaling
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss, plan_loss
 from dashboard.core.scenario import Scenario
 
@@ -35,7 +35,9 @@ def test_target_loss_answer_reaches_the_loss_at_the_compute_optimum():
         other = scaling.predicted_loss(answer["active_params"] * factor, answer["tokens"] / factor, f.E, f.A, f.B,
                                        f.alpha, f.beta)
         assert other > 2.0
-    check = estimate(scenario.model_copy(update={"total_params": answer["total_params"], "tokens": answer["tokens"]}))
+    check = scenario_outputs(
+        scenario.model_copy(update={"total_params": answer["total_params"], "tokens": answer["tokens"]})
+    )
     assert answer["gpu_hours"] == pytest.approx(check["gpu_hours_total"])
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dashboard.core import risk
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.core.uncertainty import INPUTS, MonteCarlo, TornadoBar
@@ -48,17 +48,17 @@ def test_a_point_estimate_in_the_middle_is_not_called_optimistic():
 
 def test_plausibility_flags_dense_mfu_above_published_runs_only():
     dense = Scenario(mfu=0.65)
-    notes = risk.plausibility(dense, estimate(dense))
+    notes = risk.plausibility(dense, scenario_outputs(dense))
     assert [n.topic for n in notes] == ["MFU"]
     assert "65 %" in notes[0].sentence
     moe = Scenario(mfu=0.65, active_params=1e9)
-    assert risk.plausibility(moe, estimate(moe)) == []
-    assert risk.plausibility(default_scenario(), estimate(default_scenario())) == []
+    assert risk.plausibility(moe, scenario_outputs(moe)) == []
+    assert risk.plausibility(default_scenario(), scenario_outputs(default_scenario())) == []
 
 
 def test_rework_heavy_overhead_names_the_interval_lever():
     llama = next(s for n, s in presets().items() if n.startswith("Llama"))
-    notes = risk.plausibility(llama, estimate(llama))
+    notes = risk.plausibility(llama, scenario_outputs(llama))
     assert [n.topic for n in notes] == ["Overhead"]
     assert "Daly optimum" in notes[0].sentence and "30 min" in notes[0].sentence
 
@@ -66,7 +66,7 @@ def test_rework_heavy_overhead_names_the_interval_lever():
 def test_stall_heavy_overhead_names_bandwidth_and_async():
     # 70B × 14 bytes = 980 GB written at 1 GB/s: 980 s every 30 min is a 54 % stall.
     slow = Scenario(total_params=70e9, checkpoint_write_gb_per_s=1.0)
-    notes = risk.plausibility(slow, estimate(slow))
+    notes = risk.plausibility(slow, scenario_outputs(slow))
     assert [n.topic for n in notes] == ["Overhead"]
     assert "980 s" in notes[0].sentence and "1 GB/s" in notes[0].sentence and "asynchronous" in notes[0].sentence
 
@@ -78,11 +78,11 @@ def test_stall_heavy_overhead_names_bandwidth_and_async():
 ])
 def test_risk_notes_apply_only_when_they_apply(overrides, topics):
     scenario = Scenario(**overrides)
-    assert [n.topic for n in risk.risks(scenario, estimate(scenario))] == topics
+    assert [n.topic for n in risk.risks(scenario, scenario_outputs(scenario))] == topics
 
 
 def test_risk_notes_use_storage_units():
-    notes = {n.topic: n for n in risk.risks(default_scenario(), estimate(default_scenario()))}
+    notes = {n.topic: n for n in risk.risks(default_scenario(), scenario_outputs(default_scenario()))}
     assert "98 GB" in notes["Failures"].sentence  # 7B × 14 bytes
     assert notes["Storage"].badge.endswith(" TB")  # the 2T-token corpus alone is 2 copies × 8 TB
 

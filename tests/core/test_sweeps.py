@@ -7,7 +7,7 @@ import pytest
 from bare_plan import COMPUTE_ONLY
 
 from dashboard.core import sweeps
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 
 # Cost is compute GPU-hours times the blended price.
@@ -30,7 +30,7 @@ def test_overhead_minimum_sits_at_the_young_daly_optimum(failures_per_1000_node_
     # δ/τ + τ/2M is smallest at Young's τ; Daly's higher-order interval is within 3 % of it.
     assert best_min == pytest.approx(young_min, rel=0.03)
     assert best_min == pytest.approx(daly_min, rel=0.06)
-    assert estimate(scenario)["checkpoint_interval_daly_min"] == pytest.approx(daly_min, abs=0.05)
+    assert scenario_outputs(scenario)["checkpoint_interval_daly_min"] == pytest.approx(daly_min, abs=0.05)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_spot_curve_at_the_scenario_share_is_the_estimate(overrides):
     curve = sweeps.spot_share_curve(scenario)
     row = curve[curve.spot_share == scenario.spot_share]
     assert len(row) == 1
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     items = result["cost_breakdown"]
     assert row.cost_total_usd.item() == pytest.approx(result["cost_total_usd"])
     assert row.compute_usd.item() == pytest.approx(
@@ -122,7 +122,7 @@ def test_spot_curve_prices_the_share_rule_by_hand(reserved_share, spot_share, pr
     scenario = Scenario(**BARE, reserved_share=reserved_share, spot_share=spot_share, price_reserved_per_gpu_hour=3.0,
                         price_spot_per_gpu_hour=1.0, price_on_demand_per_gpu_hour=8.0)
     curve = sweeps.spot_share_curve(scenario, points=11).set_index("spot_share")
-    gpu_hours = estimate(scenario)["gpu_hours_total"]
+    gpu_hours = scenario_outputs(scenario)["gpu_hours_total"]
     for share, price in price_at.items():
         assert curve.cost_total_usd[share] == pytest.approx(gpu_hours * price)
         assert curve.compute_usd[share] == pytest.approx(gpu_hours * price)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from bare_plan import COMPUTE_ONLY
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.core.uncertainty import INPUTS, MAX_DRAWS, OUTPUTS, input_ranges, monte_carlo
 
@@ -43,7 +43,7 @@ def triangular_quantile(q: float, a: float, c: float, b: float) -> float:
 ])
 def test_collapsed_ranges_reproduce_the_point_estimate_exactly(shape, preset):
     scenario = Scenario(**{**FLAT, **preset, "range_shape": shape})
-    point = estimate(scenario)
+    point = scenario_outputs(scenario)
     mc = monte_carlo(scenario, draws=5_000, seed=7)
     for output in OUTPUTS:
         assert np.all(mc.samples[output] == point[output]), output
@@ -57,7 +57,7 @@ def test_draws_are_priced_by_the_engine(shape):
     # Only the TST speedup varies, and a baseline plan ignores it: the draw path runs, and every draw must be
     # the engine's point estimate (to float32 precision).
     scenario = Scenario(**{**FLAT, "range_tst_speedup_low": 0.5, "range_tst_speedup_high": 2.0, "range_shape": shape})
-    point = estimate(scenario)
+    point = scenario_outputs(scenario)
     samples = monte_carlo(scenario, draws=5_000, seed=8).samples
     for output in OUTPUTS:
         assert samples[output] == pytest.approx(np.full(5_000, point[output]), rel=FLOAT32_REL), output
@@ -121,8 +121,8 @@ def test_tornado_ranks_the_dominant_input_first_and_prices_each_end_with_the_eng
     bars = monte_carlo(scenario, draws=1_000, seed=5).tornado
     assert bars[0].input.key == "experiment_overhead"
     assert [b.swing_usd for b in bars] == sorted((b.swing_usd for b in bars), reverse=True)
-    low_end = estimate(scenario.model_copy(update={"experiment_overhead": 0.1}))["cost_total_usd"]
-    high_end = estimate(scenario.model_copy(update={"experiment_overhead": 10.0}))["cost_total_usd"]
+    low_end = scenario_outputs(scenario.model_copy(update={"experiment_overhead": 0.1}))["cost_total_usd"]
+    high_end = scenario_outputs(scenario.model_copy(update={"experiment_overhead": 10.0}))["cost_total_usd"]
     assert bars[0].cost_low_usd == pytest.approx(low_end, rel=1e-12)
     assert bars[0].cost_high_usd == pytest.approx(high_end, rel=1e-12)
     # Baseline method, no spot share: TST speedup and both spot inputs cannot move the total.
@@ -150,7 +150,7 @@ def test_draws_beyond_a_bound_are_held_at_it():
     # with σ = ln 4 / (2 · 1.645) = 0.4214, i.e. 45.2 % of draws are held at MFU 1.0 and cost what MFU 1.0 costs.
     scenario = Scenario(**{**FLAT, "mfu": 0.95, "range_mfu_low": 0.5, "range_mfu_high": 2.0,
                            "range_shape": "lognormal"})
-    floor = estimate(scenario.model_copy(update={"mfu": 1.0}))["cost_total_usd"]
+    floor = scenario_outputs(scenario.model_copy(update={"mfu": 1.0}))["cost_total_usd"]
     samples = monte_carlo(scenario, draws=DRAWS, seed=6).samples["cost_total_usd"]
     assert samples.min() >= floor * (1 - FLOAT32_REL)
     # Three standard errors of a share near 0.45 at 100,000 draws: 3·√(0.45·0.55/1e5) = 0.005.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.core.engine import LINE_ITEMS, estimate
+from dashboard.core.engine import LINE_ITEMS, scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare
@@ -130,7 +130,7 @@ PRESET_NAMES = list(presets())[:3]
 def test_engine_results_draw_their_own_totals():
     """Bars add up to the engine's total cost and wall-clock (total = Σ line items; days = main run / GPUs / 24)."""
     scenarios = [presets()[name] for name in PRESET_NAMES]
-    results = [estimate(scenario) for scenario in scenarios]
+    results = [scenario_outputs(scenario) for scenario in scenarios]
     cost = compare.cost_breakdown_figure(PRESET_NAMES, results)
     for column, result in enumerate(results):
         assert sum(trace.x[column] for trace in cost.data) == pytest.approx(result["cost_total_usd"])

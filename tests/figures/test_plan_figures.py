@@ -8,7 +8,7 @@ import plotly.io as pio
 import pytest
 
 from dashboard.core import storage, sweeps
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import default_scenario
 from dashboard.figures import plan
 
@@ -260,7 +260,7 @@ def test_scaling_curve_marks_optimum_and_plan():
 
 def _default_figures() -> dict[str, go.Figure]:
     scenario = default_scenario()
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     timeline = storage.storage_timeline(
         result["wall_clock_days"] * 24, scenario.checkpoint_interval_min / 60, result["checkpoint_size_gb"],
         scenario.keep_last_checkpoints, scenario.archive_every_nth,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from usage_rows import usage
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
@@ -206,7 +206,7 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
     joined, _ = join_usage(billing, runs, on="run_id")
     scenario = next(s for name, s in presets().items() if name.startswith("Sample organisation"))
-    plan = estimate(scenario)
+    plan = scenario_outputs(scenario)
     main = suggest_main_runs(joined)
     assert main == ["pretrain-13b"]
 
