@@ -21,7 +21,11 @@ Rules (amortised cost after the AWS Well-Architected ``ec2-instance-cost-by-pric
 - pricing: UsageType containing ``SpotUsage`` → spot; DiscountedUsage / SavingsPlanCoveredUsage → reserved;
   other Usage → on_demand; everything else NA.
 - team / project / run_id from ``resourceTags/user:team`` (one column per tag) or the CUR 2.0 ``resource_tags``
-  map (``user_team`` keys). Currency from ``lineItem/CurrencyCode`` (USD when absent, with a warning).
+  map (``user_team`` keys).
+- charge_kind: RIFee, SavingsPlanRecurringFee, SavingsPlanUpfrontFee and upfront reservation ``Fee`` rows →
+  commitment; Tax, Credit, Refund, discounts, rounding and other Fee rows (support) → adjustment; usage rows
+  (Usage, DiscountedUsage, SavingsPlanCoveredUsage) → usage.
+- Currency from ``lineItem/CurrencyCode`` (USD when absent, with a warning).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import TAG_KEYS, single_currency, tag_fields
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, charge_kinds, mentions
 from dashboard.ingest.detect import find_column, require_columns
 from dashboard.ingest.gpus import gpu_names, lookup_instances
 from dashboard.ingest.rows import RowBook, text_column
@@ -60,7 +65,15 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "sp_commitment": ("savingsPlan/TotalCommitmentToDate", "savings_plan_total_commitment_to_date"),
     "sp_used": ("savingsPlan/UsedCommitment", "savings_plan_used_commitment"),
     "tags": ("resource_tags", "tags"),
+    "product_code": ("lineItem/ProductCode", "line_item_product_code"),
+    "description": ("lineItem/LineItemDescription", "line_item_line_item_description"),
 }
+COMMITMENT_FEES = ("rifee", "savingsplanrecurringfee", "savingsplanupfrontfee")
+ADJUSTMENTS = (
+    "tax", "credit", "refund", "bundleddiscount", "edpdiscount", "privateratediscount", "rivolumediscount",
+    "discount", "savingsplannegation", "rounding",
+)
+UPFRONT_FEE = r"upfront|reserv|savings\s*plan"
 
 
 def _tag_columns(table: pd.DataFrame) -> dict[str, pd.Series]:
@@ -155,6 +168,17 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
         warnings.append("No lineItem/CurrencyCode column: costs are taken to be in USD.")
     currency = currency.fillna(code)
 
+    fee = (kind == "fee").fillna(False).to_numpy(dtype=bool)
+    fee_text = text_column(table, name["description"]).fillna("") + " " + usage_type.fillna("")
+    charge_kind = charge_kinds(
+        table.index,
+        (kind.isin(COMMITMENT_FEES), COMMITMENT),
+        (kind.isin(ADJUSTMENTS), ADJUSTMENT),
+        (fee & mentions(text_column(table, name["product_code"]), "support"), ADJUSTMENT),
+        (fee & mentions(fee_text, UPFRONT_FEE), COMMITMENT),
+        (fee, ADJUSTMENT),
+    )
+
     return book.result(
         {
             "period_start": start,
@@ -164,6 +188,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             "billed_cost": billed,
             "currency": currency,
             "pricing": pricing,
+            "charge_kind": charge_kind,
             "gpu_type": gpu_type.fillna(gpu_names(instance)).where(gpu_hours > 0),
             "resource_id": text_column(table, name["resource"]),
             **_tag_columns(table),

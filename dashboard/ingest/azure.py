@@ -11,6 +11,9 @@ Rules:
   (``Standard_ND96isr_H100_v5``) or the meter name (``ND96isr H100 v5``, a trailing "Spot"/"Low Priority"
   removed) and is looked up in ``data/azure_vm_sizes.csv``.
 - pricing: ``pricingModel`` Spot → spot, On Demand → on_demand, Reservation / SavingsPlan → reserved.
+- charge_kind: Purchase rows of reservations or savings plans (``pricingModel`` or ``reservationName``) →
+  commitment; Refund, Tax, rounding and support purchases → adjustment; other rows (Usage, UnusedReservation,
+  Marketplace purchases) → usage.
 - team / project / run_id from ``tags`` (JSON, or JSON without the outer braces).
 """
 
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import map_values, single_currency, tag_fields
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
 from dashboard.ingest.detect import find_column, require_columns
 from dashboard.ingest.gpus import gpu_names, lookup_instances
 from dashboard.ingest.rows import RowBook, text_column
@@ -35,6 +39,7 @@ PRICING: dict[str, str] = {
     "savingsplan": "reserved",
     "savings plan": "reserved",
 }
+ADJUSTMENT_CHARGES = ("refund", "tax", "roundingadjustment", "rounding adjustment", "credit", "adjustment")
 _US_DATE = r"^\s*\d{1,2}/\d{1,2}/\d{4}\s*$"
 
 
@@ -111,6 +116,17 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             "per-team cost."
         )
 
+    pricing_model = text_column(table, col("pricingModel", "PricingModel"))
+    reservation = text_column(table, col("reservationName", "ReservationName", "benefitName", "BenefitName"))
+    commitment = pricing_model.str.lower().str.replace(" ", "").isin(["reservation", "savingsplan"]).fillna(False)
+    support = mentions(category, SUPPORT) | mentions(meter, SUPPORT)
+    charge_kind = charge_kinds(
+        table.index,
+        (charge.isin(ADJUSTMENT_CHARGES), ADJUSTMENT),
+        (charge.eq("purchase") & support, ADJUSTMENT),
+        (charge.eq("purchase") & (commitment | reservation.notna()), COMMITMENT),
+    )
+
     return book.result(
         {
             "period_start": start,
@@ -119,7 +135,8 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             "cost": cost,
             "billed_cost": cost,
             "currency": currency,
-            "pricing": map_values(text_column(table, col("pricingModel", "PricingModel")), PRICING),
+            "pricing": map_values(pricing_model, PRICING),
+            "charge_kind": charge_kind,
             "gpu_type": gpu_type,
             "resource_id": text_column(table, col("ResourceId", "InstanceId", "InstanceName")),
             **tag_fields(table[col("tags")] if col("tags") else None, table.index),

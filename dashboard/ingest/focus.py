@@ -13,7 +13,10 @@ Rules:
 - pricing: ``PricingCategory`` Standard → on_demand, Dynamic → spot, Committed → reserved (and the 1.0-preview
   words On-Demand / Commitment-Based); Other or empty → NA.
 - team / project / run_id from the ``Tags`` JSON (``team``, ``project``, ``run_id``/``run``; ``user:`` prefixes
-  accepted). Rows with an unreadable or missing ChargePeriodStart, EffectiveCost or BilledCost are rejected.
+  accepted).
+- charge_kind: Tax, Credit, Adjustment and ``ChargeClass = Correction`` → adjustment; Purchase → commitment,
+  except support purchases (ServiceName or ChargeDescription names support) → adjustment; Usage → usage.
+- Rows with an unreadable or missing ChargePeriodStart, EffectiveCost or BilledCost are rejected.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import eq, map_floats, map_values, single_currency, tag_fields
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
 from dashboard.ingest.detect import find_column, require_columns
 from dashboard.ingest.gpus import gpu_name, instance_gpus
 from dashboard.ingest.rows import RowBook, take_strings, text_column
@@ -44,11 +48,12 @@ COLUMNS = ColumnPlan(
     keep=(
         "ChargeCategory", "ChargePeriodStart", "ChargePeriodEnd", "EffectiveCost", "BilledCost", "ConsumedQuantity",
         "UsageQuantity", "ConsumedUnit", "UsageUnit", "SkuPriceDetails", "CommitmentDiscountStatus",
-        "BillingCurrency", "Tags", "PricingCategory", "ResourceId",
+        "BillingCurrency", "Tags", "PricingCategory", "ResourceId", "ChargeClass", "ChargeDescription", "ServiceName",
     ),
     categorical=(
         "ChargeCategory", "ChargePeriodStart", "ChargePeriodEnd", "ConsumedUnit", "UsageUnit", "SkuPriceDetails",
-        "CommitmentDiscountStatus", "BillingCurrency", "Tags", "PricingCategory", "ResourceId",
+        "CommitmentDiscountStatus", "BillingCurrency", "Tags", "PricingCategory", "ResourceId", "ChargeClass",
+        "ChargeDescription", "ServiceName",
     ),
 )
 HOURS_PER_UNIT: dict[str, float] = {
@@ -172,6 +177,16 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
         )
 
     tags = tag_fields(table[col("Tags")] if col("Tags") else None, table.index)
+    support = mentions(text_column(table, col("ServiceName")), SUPPORT) | mentions(
+        text_column(table, col("ChargeDescription")), SUPPORT
+    )
+    correction = eq(text_column(table, col("ChargeClass"), lower=True), "correction")
+    charge_kind = charge_kinds(
+        table.index,
+        (eq(category, "tax", "credit", "adjustment") | correction, ADJUSTMENT),
+        (eq(category, "purchase") & support, ADJUSTMENT),
+        (eq(category, "purchase"), COMMITMENT),
+    )
     pricing_column = col("PricingCategory")
     return book.result(
         {
@@ -182,6 +197,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             "billed_cost": billed,
             "currency": currency,
             "pricing": map_values(table[pricing_column], PRICING) if pricing_column else text_column(table, None),
+            "charge_kind": charge_kind,
             "gpu_type": gpu_type,
             "resource_id": text_column(table, col("ResourceId")),
             **tags,

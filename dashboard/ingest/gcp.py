@@ -15,6 +15,8 @@ Rules:
   capacity, while the GPU usage it covers arrives on ordinary GPU SKU rows with a committed-use credit.
 - pricing: "Spot"/"Preemptible" SKUs → spot; "Commitment" SKUs or committed-use credits → reserved; other
   Compute Engine GPU or instance rows → on_demand; the rest NA.
+- charge_kind: ``cost_type`` tax / adjustment / rounding error → adjustment; commitment fee SKUs → commitment;
+  support SKUs or services → adjustment; the rest (credits ride on their usage rows) → usage.
 - team / project / run_id from ``labels`` (then ``project.labels``); project falls back to ``project.id``.
 """
 
@@ -27,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import single_currency, tag_fields
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
 from dashboard.ingest.detect import find_column, require_columns
 from dashboard.ingest.gpus import gpu_names, lookup_instances
 from dashboard.ingest.rows import RowBook, text_column
@@ -39,6 +42,7 @@ COMMITTED_CREDITS = (
     "COMMITTED_USAGE_DISCOUNT_DOLLAR_BASE",
     "FEE_UTILIZATION_OFFSET",
 )
+ADJUSTMENT_COST_TYPES = ("tax", "adjustment", "rounding_error", "rounding error")
 
 
 def _credits(text: Any) -> tuple[float | None, bool, bool]:
@@ -151,6 +155,13 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
         labels = {k: v.fillna(project_labels[k]) for k, v in labels.items()}
     labels["project"] = labels["project"].fillna(text_column(table, col("project.id", "project_id")))
     gpu_type = sku_gpu.fillna(machine_type).where(gpu_hours > 0)
+    service = text_column(table, col("service.description", "service_description"))
+    charge_kind = charge_kinds(
+        table.index,
+        (text_column(table, col("cost_type"), lower=True).isin(ADJUSTMENT_COST_TYPES), ADJUSTMENT),
+        (commitment_fee, COMMITMENT),
+        (mentions(service, SUPPORT) | mentions(sku, SUPPORT), ADJUSTMENT),
+    )
 
     return book.result(
         {
@@ -161,6 +172,7 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
             "billed_cost": net,
             "currency": currency,
             "pricing": pricing,
+            "charge_kind": charge_kind,
             "gpu_type": gpu_type,
             "resource_id": text_column(table, col("resource.global_name", "resource.name")),
             **labels,

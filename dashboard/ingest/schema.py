@@ -18,6 +18,7 @@ CANONICAL_COLUMNS: dict[str, str] = {
     "billed_cost": "float64",
     "currency": "string",
     "pricing": "string",  # one of PRICING_VALUES, or <NA> when unknown
+    "charge_kind": "string",  # usage / commitment / adjustment (ingest.charges); <NA> for run logs, generic
     "gpu_type": "string",
     "resource_id": "string",
     "team": "string",
