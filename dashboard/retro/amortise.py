@@ -81,12 +81,12 @@ def amortise_commitments(usage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, A
         return usage, _info("none")
     charges_usd = float(usage.loc[commitment, "cost"].sum())
     reserved_gpu = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    if commitment_is_unused(usage):
-        return usage, _info("provider", commitment_usd=charges_usd, unused_usd=charges_usd)
     if not reserved_gpu.any():
         return usage, _info("excluded", commitment_usd=charges_usd)
+    if commitment_is_unused(usage):
+        return usage, _info("provider", commitment_usd=charges_usd, unused_usd=charges_usd)
 
-    export_end = max(usage["period_end"].max(), usage["period_start"].max() + pd.Timedelta(days=1))
+    export_end = max(usage["period_end"].max(), usage["period_start"].max()).ceil("D")  # midnight after the data
     export_end_day = (int(export_end.value) - 1) // NS_PER_DAY
     charges = usage.loc[commitment]
     windows = pd.DataFrame({"period_start": charges["period_start"],

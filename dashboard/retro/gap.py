@@ -72,7 +72,8 @@ def cost_is_known(usage: pd.DataFrame) -> bool:
 
 
 def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
-    """Commitment lines: no GPU-hours, no run, a cost, and a reserved tier or a commitment resource id.
+    """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
+    commitment resource id.
 
     These are FOCUS "Unused" commitment rows and AWS savings-plan fee rows (amortised exports: the cost left on
     them is the unused part), and GCP commitment fees and Azure reservation purchases (actual-cost exports: the
@@ -86,7 +87,8 @@ def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
         usage["resource_id"].str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
         .fillna(False).to_numpy(dtype=bool)
     )
-    return no_gpu & no_run & costed & (reserved | named)
+    kind = usage["charge_kind"].eq("commitment").fillna(False).to_numpy(dtype=bool) if "charge_kind" in usage else False
+    return no_gpu & no_run & costed & (reserved | named | kind)
 
 
 def commitment_is_unused(usage: pd.DataFrame) -> bool:
