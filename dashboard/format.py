@@ -43,7 +43,10 @@ def _three_figures(value: float) -> str:
     for limit, suffix in COUNT_STEPS:
         if abs(rounded) >= limit:
             return f"{float(f'{rounded / limit:.3g}'):g}{suffix}"
-    return f"{rounded:,.{max(0, 2 - math.floor(math.log10(abs(rounded))))}f}" if rounded else "0"
+    if not rounded:
+        return "0"
+    text = f"{rounded:,.{max(0, 2 - math.floor(math.log10(abs(rounded))))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def usd_sig(value: float | None) -> str:

@@ -51,7 +51,11 @@ from dashboard.ingest.run_states import FAILED_STATES
 PARTS: tuple[str, ...] = (
     "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
 )
-GAP_COLUMNS: tuple[str, ...] = ("part", "gpu_hours", "usd", "note")
+GAP_COLUMNS: tuple[str, ...] = ("part", "gpu_hours", "usd", "known", "needs", "note")
+NEEDS_TOKENS = "a run export with tokens (the W&B runs table)"
+NEEDS_STATES = "a run export with job states (Slurm sacct or W&B)"
+NEEDS_COST = "a billing export (FOCUS, AWS CUR, GCP or Azure)"
+MISMATCH_RATIO = 2.0  # plan and actual main runs this far apart in GPU-hours are probably different runs
 # Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations).
 COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
 
@@ -173,6 +177,7 @@ def _actual_totals(
         "actual_usd": actual_usd,
         "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
         "actual_main_ok_gpu_hours": main_ok_h,
+        "actual_main_run_gpu_hours": float(hours[gpu & main].sum()),
         "actual_failed_gpu_hours": float(hours[gpu & failed].sum()),
         "actual_experiment_gpu_hours": float(hours[gpu & has_run & ~main & ~failed].sum()),
         "actual_unattributed_gpu_hours": float(hours[gpu & ~has_run].sum()),
@@ -241,8 +246,11 @@ def _decompose(
              f"{count(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
              f"{count(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
              idle_note, price_note]
-    parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "note": notes},
-                         columns=list(GAP_COLUMNS))
+    known = [True, a["tokens_known"], a["states_known"], True, True, a["cost_known"]]
+    needs = ["", NEEDS_TOKENS, NEEDS_STATES, "", "", NEEDS_COST]
+    parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "known": known,
+                          "needs": [need if not ok else "" for need, ok in zip(needs, known, strict=True)],
+                          "note": notes}, columns=list(GAP_COLUMNS))
     summary = p | a | {
         "gap_gpu_hours": a["actual_gpu_hours"] - p["plan_gpu_hours"],
         "gap_usd": a["actual_usd"] - p["plan_usd"],
@@ -259,7 +267,9 @@ def plan_vs_actual(
 
     ``plan`` is ``engine.estimate(scenario)``; ``actual`` a canonical usage table (billing, run export or
     ``join_usage`` output). Returns one row per part in ``PARTS`` with columns ``part``, ``gpu_hours``,
-    ``usd``, ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
+    ``usd``, ``known`` (False for a part the table cannot tell: efficiency without tokens, failures without run
+    states, price without cost; its figure is then 0 and the gap sits in another part), ``needs`` (what to
+    import to know it), ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
     (the totals are in ``decomposition_summary``).
     """
     return _decompose(plan, scenario, actual, main_run_ids, failed_states)[0]
@@ -281,3 +291,18 @@ def decomposition_summary(
     ``states_known``, ``tokens_known``; ``gap_gpu_hours``, ``gap_usd`` and ``main_run_ids``.
     """
     return _decompose(plan, scenario, actual, main_run_ids, failed_states)[1]
+
+
+def plan_mismatch(summary: dict[str, Any]) -> str | None:
+    """A warning when the plan's main run and the actual one differ by more than ``MISMATCH_RATIO`` in GPU-hours
+    (probably another model or another quarter); None when they are comparable or either is unknown."""
+    planned, actual = summary["plan_main_run_gpu_hours"], summary.get("actual_main_run_gpu_hours", 0.0)
+    if not planned or not actual or planned <= 0 or actual <= 0:
+        return None
+    ratio = max(planned, actual) / min(planned, actual)
+    if ratio <= MISMATCH_RATIO:
+        return None
+    more = "more" if actual > planned else "fewer"
+    return (f"The actual main run used {ratio:.1f}x {more} GPU-hours than the plan's ({count(actual)} against "
+            f"{count(planned)}): this plan probably describes another run. Choose the plan that was made for this "
+            "quarter, or the main run it describes.")
