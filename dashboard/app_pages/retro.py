@@ -1,6 +1,7 @@
 """Retrospective page: where last quarter's GPU-hours and dollars went, what was waste, why the plan was missed."""
 
 import json
+import re
 from datetime import date
 from functools import partial
 from pathlib import Path
@@ -11,6 +12,8 @@ from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.schema import ReadOptions
+from dashboard.retro.budgets import view_id
+from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
@@ -25,17 +28,45 @@ ZONES = ["UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Eur
 PLAN_PAGE = "Scenario on the Plan page"
 PLAN_UPLOAD = "Upload a scenario JSON"
 SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
+HANDOFF = "retro.handoff"  # slot -> Imported, set by the Import usage page's "Open in Retrospective"
+MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
+PLAN_CHOICE = "retro.plan_choice"  # the plan picked, kept while the Plan vs actual tab is closed
+RUN_FORMATS = ("slurm", "wandb")
+WHAT = {"slurm": "a Slurm sacct job export", "wandb": "a W&B runs table", "focus": "a FOCUS billing export",
+        "aws_cur": "an AWS Cost and Usage Report", "gcp": "a Google Cloud billing export",
+        "azure": "an Azure cost export", "generic": "a generic usage file"}
+FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
 
 
 def _choose(label: str, samples: list[str], prefix: str, help_text: str):
-    """A bundled sample (bound to the URL), an upload that replaces it, and for billing a local path."""
+    """A bundled sample (bound to the URL), an upload that replaces it, a file handed over by the Import usage
+    page, and for billing a local path."""
     sample = st.selectbox(label, [*samples, NONE], key=f"retro.{prefix}", bind="query-params", help=help_text)
+    replaced = st.empty()
     upload = st.file_uploader(f"…or upload a {label.lower()}", type=UPLOAD_TYPES, key=f"retro.{prefix}_upload")
+    handed = st.session_state.get(HANDOFF, {}).get(prefix)
     if upload is not None:
+        if sample != NONE:
+            replaced.caption(f"Replaced by your upload **{markdown_text(upload.name)}**; remove it to use "
+                             f"{sample} again.")
         return ("upload", upload.file_id), upload.name, upload.getvalue
+    if handed is not None:
+        replaced.caption(f"Replaced by **{markdown_text(handed.filename)}** from Import usage.")
+        st.button("Use the choice above instead", key=f"retro.drop_handoff.{prefix}",
+                  on_click=lambda: st.session_state[HANDOFF].pop(prefix, None))
+        return ("handoff", handed.key), handed.filename, None
     if sample == NONE:
         return None, None, None
     return ("sample", sample), sample, (SAMPLES / sample).read_bytes
+
+
+def _move(side: str, key) -> None:
+    """Remember that the file in ``side``'s slot is to be used in the other slot."""
+    st.session_state.setdefault(MOVED, {})[side] = key
+
+
+def _remember_plan() -> None:
+    st.session_state[PLAN_CHOICE] = st.session_state["retro.plan"]
 
 
 st.title("Retrospective")
@@ -43,7 +74,9 @@ st.caption("Last quarter from its billing export and, optionally, its job or run
            "and dollars went, what was waste, and why actual differed from plan. Starts on the bundled sample "
            "quarter; every chart follows the filters in the sidebar.")
 
-billing_column, runs_column = st.columns(2)
+summary_line = st.empty()
+data_box = st.expander("Change data: samples, uploads, time zone, notes", key="retro.data_open")
+billing_column, runs_column = data_box.columns(2)
 with billing_column:
     billing_samples = sorted((n for n in sample_names() if n not in RUN_SAMPLES), key=lambda n: n != DEFAULT_BILLING)
     billing_choice = _choose("Billing export", billing_samples, "billing",
@@ -68,24 +101,53 @@ options = ReadOptions(timezone=zone)
 imported = {}
 for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_choice)):
     import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
-    imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
-                                                          options=options)
+    if key is not None and key[0] == "handoff":
+        imported[side] = st.session_state[HANDOFF][side]
+    else:
+        imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
+                                                              options=options)
+for side, other, expected in (("billing", "runs", "billing export"), ("runs", "billing", "run export")):
+    part = imported[side]
+    if part is None or (part.summary["format"] in RUN_FORMATS) == (side == "runs"):
+        continue
+    if st.session_state.get(MOVED, {}).get(side) == part.key:
+        imported[other], imported[side] = part, None
+        continue
+    data_box.warning(f"**{markdown_text(part.filename)}** is {WHAT.get(part.summary['format'], 'another export')}, "
+                     f"not a {expected}: it is not used in this slot.", icon=":material/swap_horiz:")
+    data_box.button(f"Use it as the {other.replace('runs', 'run')} export", key=f"retro.move.{side}",
+                    on_click=_move, args=(side, part.key))
+    imported[side] = None
 billing, runs = imported["billing"], imported["runs"]
 if billing is None and runs is None:
-    st.info("Choose or upload a billing export or a run export to begin.")
+    summary_line.info("Choose or upload a billing export or a run export to begin (open “Change data”).")
     st.stop()
-notes = [f"**{part.filename}**: {warning}" for part in (billing, runs) if part for warning in part.summary["warnings"]]
+amortisation = {"status": "none", "label": ""}
+billing_usage = None
+if billing is not None:
+    billing_usage, amortisation = cache.amortised(billing.key, billing.usage)
+all_notes = [f"**{markdown_text(part.filename)}**: {markdown_text(warning)}"
+             for part in (billing, runs) if part for warning in part.summary["warnings"]]
+figure_notes = [note for note in all_notes if FIGURE_NOTES.search(note)]
+notes = [note for note in all_notes if note not in figure_notes]
+if amortisation["status"] == "amortised":
+    figure_notes = []  # the amortisation caption beside the tiles says what became of the commitments
 if notes:
-    with st.expander(f"Notes from the import ({len(notes)})", icon=":material/info:"):
+    with data_box:
         st.markdown("\n".join(f"- {note}" for note in notes))
 
 join_on = st.sidebar.selectbox("Join billing and runs on", ["run_id", "project"], key="retro.join",
                                bind="query-params", help="Billing tags (run or project) matched against the run "
                                "export's run ids (Slurm job names) or projects.")
 data_key = (billing and billing.key, runs and runs.key, join_on)
-usage, stats = cache.joined(data_key, billing and billing.usage, runs and runs.usage, join_on)
-st.caption(" · ".join(f"**{p.filename}**: {p.summary['rows_used']:,} rows used of {p.summary['rows_read']:,}"
-                      for p in (billing, runs) if p) + ". " + view.match_caption(stats))
+usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
+matched = stats["billing_gpu_hours_matched_share"]
+summary_line.markdown(" + ".join(f"**{markdown_text(p.filename)}**" for p in (billing, runs) if p)
+                      + (f" · {matched:.0%} matched" if matched is not None else "")
+                      + " · change below" + (f" · {len(notes)} import notes" if notes else ""))
+data_box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary['rows_used']:,} rows used of "
+                            f"{p.summary['rows_read']:,}" for p in (billing, runs) if p) + ". "
+                 + view.match_caption(stats))
 
 bounds = cache.options(data_key, usage)
 with st.sidebar:
@@ -107,7 +169,9 @@ filters = (start, end, tuple(teams) or None, tuple(projects) or None, tuple(pric
 narrowed = any(filters[2:]) or (start, end) != (bounds["start"], bounds["end"])
 view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
-view.tiles(view_key, shown)
+budget_view = view_id(teams, projects, pricing, (start, end) if (start, end) != (bounds["start"], bounds["end"])
+                      else None)
+view.tiles(view_key, shown, stats, amortisation, figure_notes)
 if not len(shown):
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
     st.stop()
@@ -117,17 +181,16 @@ tabs = st.tabs(["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile
 plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
 with tabs[0]:
     if tabs[0].open:
-        view.spend_section(view_key, shown)
+        view.spend_section(view_key, shown, budget_view, cache.periods(data_key, usage))
 with tabs[1]:
     if tabs[1].open:
         view.attribution_section(view_key, shown)
 with tabs[2]:
     if tabs[2].open:
-        on_sample = all(key is None or key[0] == "sample" for key in (billing_choice[0], runs_choice[0]))
-        plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan",
-                                   index=plan_choices.index(SAMPLE_PLAN) if on_sample else 0,
-                                   help="The Plan page's current scenario, a preset, or a scenario file. "
-                                   "The bundled quarter opens with its own plan.")
+        st.session_state["retro.plan"] = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
+        plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan", on_change=_remember_plan,
+                                   help="The Plan page's current scenario, a preset, or a scenario file. Opens "
+                                   "on the bundled quarter's own plan and keeps your choice after an upload.")
         plan_json = st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict())
         if plan_choice == PLAN_UPLOAD:
             uploaded = st.file_uploader("Scenario JSON", type=["json"], key="retro.plan_upload")
@@ -152,8 +215,8 @@ with tabs[4]:
 with tabs[5]:
     if tabs[5].open and billing is not None:
         billing_key = (billing.key, filters)
-        view.mix_section(billing_key, cache.filtered(billing_key, billing.usage, *filters) if narrowed
-                         else billing.usage)
+        view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
+                         else billing_usage)
     elif tabs[5].open:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6]:

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.format import count, count_sig, usd, usd_sig
+from dashboard.format import count, usd, usd_sig
 from dashboard.ingest import UNTAGGED
 from dashboard.retro.filters import UNKNOWN_PRICING
 from dashboard.safe_text import plotly_text
