@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.format import count, usd, usd_sig
+from dashboard.format import count_sig, usd_sig
 from dashboard.retro.waste import waste_summary
 from dashboard.safe_text import plotly_text
 
@@ -25,12 +25,12 @@ UNKNOWN_COLOUR = "#7f7f7f"
 
 
 def _gpu_hours(value: float) -> str:
-    return f"{count(value)} GPU-h"
+    return f"{count_sig(value)} GPU-h"
 
 
 # unit -> (parts column, axis title, label formatter)
 UNITS: dict[str, tuple[str, str, Callable[[float], str]]] = {
-    "usd": ("usd", "US dollars", usd),
+    "usd": ("usd", "US dollars", usd_sig),
     "gpu_hours": ("gpu_hours", "GPU-hours", _gpu_hours),
 }
 

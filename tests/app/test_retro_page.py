@@ -11,10 +11,11 @@ import pytest
 from dashboard import ingest
 from dashboard.core.engine import estimate
 from dashboard.core.presets import presets
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro import gap
+from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.join import join_usage
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
@@ -42,23 +43,38 @@ def _open(app, url=None):
 
 
 def _import(name):
-    return ingest.import_path(SAMPLES / name, options=UTC)[0]
+    """A sample as the page holds it: imported, and a bill's commitments amortised."""
+    return amortise_commitments(ingest.import_path(SAMPLES / name, options=UTC)[0])[0]
 
 
 def _tiles(at):
-    return {m.label: m.value for m in at.metric}
+    """The tiles by label; the $/GPU-hour tile's label carries how commitments are treated, kept under "label"."""
+    tiles = {}
+    for metric in at.metric:
+        if metric.label.startswith("$ per GPU-hour"):
+            tiles["$/GPU-hour label"] = metric.label
+            tiles["$ per GPU-hour"] = metric.value
+        else:
+            tiles[metric.label] = metric.value
+    return tiles
+
+
+# Every bundled bill has commitments: FOCUS and CUR amortise them, GCP and Azure are amortised by the page.
+COMMITMENT_LABEL = "$ per GPU-hour (commitments amortised)"
 
 
 def _expected_tiles(usage):
-    """The five tiles from a canonical table: all rows, GPU rows (gpu_hours ≠ 0) and the rest; money is n/a when
+    """The tiles from a canonical table: all rows, GPU rows (gpu_hours ≠ 0) and the rest; money is n/a when
     no row carries a currency (Slurm and W&B exports have no prices)."""
     gpu = usage["gpu_hours"].fillna(0).ne(0)
-    money = usd if usage["currency"].notna().any() else (lambda value: "n/a")
+    priced = usage["currency"].notna().any()
+    money = usd_sig if priced else (lambda value: "n/a")
     cost = usage["cost"]
     return {
         "Cost": money(cost.sum()),
-        "GPU-hours": count(usage["gpu_hours"].sum()),
+        "GPU-hours": count_sig(usage["gpu_hours"].sum()),
         "$ per GPU-hour": money(cost[gpu].sum() / usage.loc[gpu, "gpu_hours"].sum()),
+        "$/GPU-hour label": COMMITMENT_LABEL if priced else "$ per GPU-hour",
         "Non-GPU cost": money(cost[~gpu].sum()),
         "Rows": f"{len(usage):,}",
     }
@@ -117,7 +133,7 @@ def _job(job_id, name, start, end, gpus, hours):
             f"{hours * 3600}|1|cpu=8,gres/gpu={gpus},node=1|h001|0:0\n")
 
 
-# r-x (8 GPUs for 1 h) has no billing row: its 8 GPU-hours are added with no cost.
+# r-x (8 GPUs for 1 h) has no billing row: its 8 GPU-hours are a run without a bill, never added to the bill.
 UNBILLED_JOB = _job(102, "r-x", "2025-06-03T12:00:00", "2025-06-03T13:00:00", 8, 1)
 
 
@@ -125,12 +141,12 @@ UNBILLED_JOB = _job(102, "r-x", "2025-06-03T12:00:00", "2025-06-03T13:00:00", 8,
     ("sacct", "cost", "gpu_hours"),
     [
         # The bill: r-1 192 GPU-h (8 GPUs x 24 h) for $480 ($2.50/GPU-h) + $20 storage. r-1 runs 8 GPUs x 8 h =
-        # 64 GPU-h: priced $160, the uncovered 128 GPU-h keep $320, so the cost stays $500; hours 192 + 8.
-        pytest.param(_job(101, "r-1", "2025-06-03T02:00:00", "2025-06-03T10:00:00", 8, 8), "$500.00", "200.0",
+        # 64 GPU-h: priced $160, the uncovered 128 GPU-h keep $320, so the cost stays $500 and the hours 192.
+        pytest.param(_job(101, "r-1", "2025-06-03T02:00:00", "2025-06-03T10:00:00", 8, 8), "$500", "192",
                      id="runs-within-the-bill-keep-its-cost"),
-        # r-1 runs 16 GPUs x 24 h = 384 GPU-h, twice the bill: all priced at $2.50 = $960, + $20 storage.
-        pytest.param(_job(101, "r-1", "2025-06-03T00:00:00", "2025-06-04T00:00:00", 16, 24), "$980.00", "392.0",
-                     id="hours-beyond-the-bill-are-priced-too"),
+        # r-1 runs 16 GPUs x 24 h = 384 GPU-h, twice the bill: capped at the bill's 192 GPU-h and $480.
+        pytest.param(_job(101, "r-1", "2025-06-03T00:00:00", "2025-06-04T00:00:00", 16, 24), "$500", "192",
+                     id="hours-beyond-the-bill-are-capped-at-it"),
     ],
 )
 def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
@@ -141,17 +157,26 @@ def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
     at.run()
     assert not at.exception and not at.error
     assert (_tiles(at)["Cost"], _tiles(at)["GPU-hours"]) == (cost, gpu_hours)
+    assert _tiles(at)["Runs without a bill"] == "8 GPU-h"  # r-x
+    assert not at.warning  # r-1 holds every billed GPU-hour: a full match
 
 
-def test_bundled_runs_with_no_shared_run_id_add_their_hours_to_the_bill(app):
+def test_a_failed_join_warns_and_never_adds_run_hours_to_the_bill(app):
     billing, runs = _import("focus_sample.csv"), _import("wandb_sample.csv")
     assert not set(billing["run_id"].dropna()) & set(runs["run_id"].dropna())  # W&B ids are not Slurm job names
     at = _open(app, {"retro.runs": "wandb_sample.csv"})
     assert not at.exception and not at.error
     tiles = _tiles(at)
-    assert tiles["Cost"] == usd(billing["cost"].sum())
-    assert tiles["GPU-hours"] == count(billing["gpu_hours"].sum() + runs["gpu_hours"].sum())
-    assert tiles["Rows"] == f"{len(billing) + len(runs):,}"
+    assert tiles["Cost"] == usd_sig(billing["cost"].sum())
+    assert tiles["GPU-hours"] == count_sig(billing["gpu_hours"].sum())  # 105k, not 203k
+    assert tiles["Runs without a bill"] == f"{count_sig(runs['gpu_hours'].sum())} GPU-h"
+    assert tiles["Rows"] == f"{len(billing):,}"
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("Only 0% of billed GPU-hours matched the run export on run_id")
+    assert "Try joining on project" in warning
+    at.selectbox(key="retro.join").set_value("project").run()
+    assert not at.warning  # the fix: 99 % of billed GPU-hours match on project
+    assert _tiles(at)["GPU-hours"] == count_sig(billing["gpu_hours"].sum())
 
 
 # --- (2) filters ----------------------------------------------------------------------------------------------------
@@ -174,7 +199,7 @@ def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
     expected = _filtered(usage, **case)
     assert 0 < len(expected) < len(usage)
     at = _open(app, {"retro.runs": NONE})
-    assert _tiles(at)["Cost"] == usd(usage["cost"].sum())
+    assert _tiles(at)["Cost"] == usd_sig(usage["cost"].sum())
     if "teams" in case:
         at.multiselect(key="retro.teams").set_value(case["teams"])
     if "dates" in case:
@@ -182,8 +207,8 @@ def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
     at.run()
     assert not at.exception and not at.error
     tiles = _tiles(at)
-    assert tiles["Cost"] == usd(expected["cost"].sum()) != usd(usage["cost"].sum())
-    assert (tiles["GPU-hours"], tiles["Rows"]) == (count(expected["gpu_hours"].sum()), f"{len(expected):,}")
+    assert tiles["Cost"] == usd_sig(expected["cost"].sum()) != usd_sig(usage["cost"].sum())
+    assert (tiles["GPU-hours"], tiles["Rows"]) == (count_sig(expected["gpu_hours"].sum()), f"{len(expected):,}")
 
 
 # --- (3) unreadable uploads -----------------------------------------------------------------------------------------
@@ -248,11 +273,11 @@ def test_every_tab_renders_on_the_bundled_data(app, tab):
 
 
 def _gpu_hours_label(value):
-    return f"{count(value)} GPU-h"
+    return f"{count_sig(value)} GPU-h"
 
 
 # The waterfall's unit -> its axis title and label format (dashboard.figures.retro_gap).
-GAP_UNITS = {"usd": ("US dollars", usd), "gpu_hours": ("GPU-hours", _gpu_hours_label)}
+GAP_UNITS = {"usd": ("US dollars", usd_sig), "gpu_hours": ("GPU-hours", _gpu_hours_label)}
 
 
 @pytest.mark.parametrize("unit", GAP_UNITS)
@@ -300,7 +325,7 @@ def test_a_link_selects_the_filters(app, url, billing, case):
     assert at.multiselect(key="retro.teams").value == case.get("teams", [])
     assert at.slider(key="retro.dates").value == case.get("dates", (date(2025, 4, 1), date(2025, 6, 30)))
     expected = _filtered(_import(billing), **case)
-    assert _tiles(at)["Cost"] == usd(expected["cost"].sum())
+    assert _tiles(at)["Cost"] == usd_sig(expected["cost"].sum())
 
 
 def test_a_link_opens_a_tab(app):
@@ -330,5 +355,5 @@ def test_a_mix_over_100_percent_is_an_error_not_an_exception(app, reserved, spot
     else:
         usage = _import("focus_sample.csv")
         assert errors == []
-        assert tiles["GPU cost as billed"] == usd(usage.loc[usage["gpu_hours"] != 0, "cost"].sum())
+        assert tiles["GPU cost as billed"] == usd_sig(usage.loc[usage["gpu_hours"] != 0, "cost"].sum())
         assert "At this mix" in tiles
