@@ -357,3 +357,179 @@ def test_a_mix_over_100_percent_is_an_error_not_an_exception(app, reserved, spot
         assert errors == []
         assert tiles["GPU cost as billed"] == usd_sig(usage.loc[usage["gpu_hours"] != 0, "cost"].sum())
         assert "At this mix" in tiles
+
+
+# --- (7) what the page knows and does not ---------------------------------------------------------------------------
+
+def _chart(at, key):
+    return json.loads(next(chart for chart in at.get("plotly_chart") if chart.proto.id.endswith(key) or
+                           key in chart.proto.id).proto.spec)
+
+
+def _trace_names(at):
+    return [trace.get("name") for chart in at.get("plotly_chart")
+            for trace in json.loads(chart.proto.spec)["data"]]
+
+
+def test_the_whole_export_is_drawn_against_its_budget_and_a_team_only_against_its_own(app):
+    at = _open(app, {"retro.runs": NONE})
+    assert "Budget $1M" in _trace_names(at)
+    at.multiselect(key="retro.teams").set_value(["research"]).run()
+    assert not at.exception and not at.error
+    assert not [name for name in _trace_names(at) if name and name.startswith("Budget")]  # not the company's $1M
+    at.number_input(key="retro.view_budget.teams=research").set_value(60_000.0).run()
+    assert "Budget $60k" in _trace_names(at)
+    at.multiselect(key="retro.teams").set_value([]).run()
+    assert "Budget $1M" in _trace_names(at)
+
+
+def test_a_closed_quarter_gets_no_forecast_even_for_a_team_whose_spend_stops_early(app):
+    at = _open(app, {"retro.runs": NONE, "retro.teams": "research"})  # research's last GPU day is 28 May
+    assert not [name for name in _trace_names(at) if name and name.startswith("Forecast")]
+    assert any("No forecast: the export covers the quarter" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(("name", "what"), [("gcp_sample.csv", "Commitments amortised here"),
+                                            ("azure_sample.csv", "Commitments amortised here"),
+                                            ("focus_sample.csv", "Commitments amortised by the provider")])
+def test_the_price_per_gpu_hour_says_how_commitments_were_treated(app, name, what):
+    at = _open(app, {"retro.billing": name, "retro.runs": NONE})
+    assert not at.exception and not at.error
+    tiles = _tiles(at)
+    assert tiles["$/GPU-hour label"] == COMMITMENT_LABEL
+    assert tiles == _expected_tiles(_import(name))
+    assert any(c.value.startswith(what) for c in at.caption)
+
+
+@pytest.mark.parametrize(("slot", "name", "what", "button"), [
+    ("billing", "wandb_sample.csv", "a W&B runs table, not a billing export", "Use it as the run export"),
+    ("billing", "slurm_sample.txt", "a Slurm sacct job export, not a billing export", "Use it as the run export"),
+    ("runs", "focus_sample.csv", "a FOCUS billing export, not a run export", "Use it as the billing export"),
+])
+def test_a_file_in_the_wrong_slot_is_recognised_and_can_be_moved(app, slot, name, what, button):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key=f"retro.{slot}_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert not at.exception and not at.error
+    (warning,) = [w.value for w in at.warning]
+    assert what in warning
+    assert not at.get("plotly_chart") and not at.metric  # no empty chart with a legend
+    moved = next(b for b in at.button if b.label == button)
+    moved.click().run()
+    assert not at.exception and not at.error and not at.warning
+    assert _tiles(at) == _expected_tiles(_import(name))
+
+
+def test_an_upload_over_a_sample_is_said_on_the_picker(app):
+    at = _open(app, {"retro.runs": NONE})
+    name = "gcp_sample.csv"
+    at.file_uploader(key="retro.billing_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert any(c.value.startswith(f"Replaced by your upload **{name.replace('_', chr(92) + '_').replace('.', chr(92) + '.')}**")
+               for c in at.caption)
+
+
+def test_the_plan_choice_survives_an_upload_and_a_far_plan_is_flagged(app):
+    at = _open(app, {"retro.view": "Plan vs actual"})
+    assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN
+    assert not at.warning
+    name = "gcp_sample.csv"
+    at.file_uploader(key="retro.billing_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN  # not switched to the Plan page's 7B scenario
+    llama = next(name for name in presets() if name.startswith("Llama"))
+    at.selectbox(key="retro.plan").set_value(llama).run()
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("The actual main run used") and "fewer GPU-hours than the plan's" in warning
+    at.session_state["retro.view"] = "Spend"
+    at.run()
+    at.session_state["retro.view"] = "Plan vs actual"
+    at.run()
+    assert at.selectbox(key="retro.plan").value == llama  # kept while the tab was closed
+
+
+def test_unknown_parts_are_drawn_as_unknown(app):
+    at = _open(app, {"retro.view": "Plan vs actual"})  # Slurm: states known, tokens not
+    spec = _chart(at, "retro.gap")
+    waterfall, unknown = spec["data"]
+    assert waterfall["text"][2] == "unknown"
+    assert unknown["x"] == ["efficiency"] and unknown["text"] == [f"unknown: import {gap.NEEDS_TOKENS}"]
+
+
+def test_waste_has_a_headline_in_dollars_and_share_of_spend(app):
+    at = _open(app, {"retro.view": "Waste"})
+    assert not at.exception and not at.error
+    (headline,) = [h.value for h in at.subheader]
+    assert headline.startswith("Waste found: $") and headline.endswith("of spend")
+    labels = [m.label for m in at.metric]
+    assert {"Successful-run share", "Storage growing", "Untagged spend (hygiene)"} <= set(labels)
+
+
+def test_unit_costs_say_what_to_import_in_words(app):
+    at = _open(app, {"retro.view": "Unit costs"})
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("$ per million tokens needs a run export with tokens: load the W&B sample")
+               for c in captions)
+    assert not any("usd_per" in c or c.startswith(("mfu", "usd")) for c in captions)  # never internal names
+
+
+# --- (8) billing data shown as text (issue 12, item 9) --------------------------------------------------------------
+
+EVIL_TEAM = '<a href="http://evil.example/login"><b>ops</b></a>'
+EVIL_IDS = ["[x](http://evil.example/login)", "![x](http://evil.example/pixel.png)"]
+
+
+def _hostile_focus() -> bytes:
+    """A FOCUS quarter whose team tag is a link and whose two storage buckets, named like a markdown link and
+    image, grow every month (so Waste → Storage growth lists them)."""
+    import csv
+    import io
+    header = ["BillingAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "PricingCategory",
+              "ServiceName", "ResourceId", "SkuPriceDetails", "ConsumedQuantity", "ConsumedUnit", "ListCost",
+              "BilledCost", "EffectiveCost", "BillingCurrency", "CommitmentDiscountStatus", "Tags"]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    team = json.dumps({"team": EVIL_TEAM, "project": ":red[spoofed]", "run_id": "r-1"})
+    for month, cost in ((4, 100.0), (5, 200.0), (6, 400.0)):
+        writer.writerow(["1", f"2025-{month:02d}-03T00:00:00Z", f"2025-{month:02d}-04T00:00:00Z", "Usage", "Standard",
+                         "Amazon Elastic Compute Cloud", "i-1", json.dumps({"InstanceType": "p5.48xlarge",
+                                                                            "GpuCount": 8}),
+                         "24", "Hours", "480", "480", "480", "USD", "", team])
+        for bucket in EVIL_IDS:
+            writer.writerow(["1", f"2025-{month:02d}-01T00:00:00Z", f"2025-{month + 1:02d}-01T00:00:00Z", "Usage",
+                             "Standard", "Amazon Simple Storage Service", bucket, "", "720", "GB-Hours", str(cost),
+                             str(cost), str(cost), "USD", "", ""])
+    return out.getvalue().encode()
+
+
+def _texts(block):
+    """Every string an element shows as markdown: values, labels, bodies and help of the whole tree."""
+    found = []
+    for name in ("value", "label", "body", "help"):
+        value = getattr(block, name, None)
+        if isinstance(value, str):
+            found.append(value)
+    for child in (getattr(block, "children", None) or {}).values():
+        found += _texts(child)
+    return found
+
+
+LIVE_MARKDOWN = __import__("re").compile(r"(?<!\\)\]\((?:https?:)?//|(?<!\\):red\[")
+
+
+def test_billing_data_never_becomes_a_link_an_image_or_styled_text(app):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key="retro.billing_upload").set_value(("evil.csv", _hostile_focus(), "text/csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    seen_storage = False
+    for tab in TABS:
+        at.session_state["retro.view"] = tab
+        at.run()
+        assert not at.exception
+        texts = _texts(at._tree) + _texts(at.sidebar)
+        assert not [text for text in texts if LIVE_MARKDOWN.search(text)]
+        seen_storage |= any("pixel" in text for text in texts)
+        for chart in at.get("plotly_chart"):
+            spec = chart.proto.spec
+            assert "<a " not in spec and "<b>" not in spec, tab
+            if tab in ("Spend", "Attribution"):
+                assert "&lt;a href=" in spec  # the tag is there, as text
+    assert seen_storage  # the bucket names were shown (escaped) in Waste → Storage growth
