@@ -105,6 +105,12 @@ if imported is None:
 summary = imported.summary
 usage = imported.usage
 st.success(f"{filename}: read as **{FORMAT_LABELS[summary['format']]}**.")
+if st.button("Open in Retrospective", icon=":material/query_stats:", key="import_to_retro",
+             help="Use this import on the Retrospective page, as its run export (Slurm, W&B) or billing export, "
+             "without importing the file again."):
+    st.session_state.setdefault("retro.handoff", {})["runs" if summary["format"] in ("slurm", "wandb")
+                                                     else "billing"] = imported
+    st.switch_page("app_pages/retro.py")
 for warning in summary["warnings"]:
     st.warning(warning)
 

@@ -197,5 +197,7 @@ def match_warning(stats: dict) -> str | None:
     other = "project" if stats["on"] == "run_id" else "run_id"
     return (f"Only {share:.0%} of billed GPU-hours matched the run export on {stats['on']} "
             f"({stats['keys_matched']} keys). Run states, failures and tokens cover that share only, and the "
-            f"run export's unmatched hours are not added to the bill. Try joining on {other}; a W&B export "
-            "with a slurm_job_id column matches a Slurm job name when the bill is tagged with it.")
+            f"run export's unmatched hours are not added to the bill. Try joining on {other}. W&B run ids are "
+            "random hashes no bill carries: join a W&B table on project, or join the bill's run tags with the "
+            "Slurm export, whose run ids are job names (a W&B table's slurm_job_id column says which job a run "
+            "was).")

@@ -533,3 +533,21 @@ def test_billing_data_never_becomes_a_link_an_image_or_styled_text(app):
             if tab in ("Spend", "Attribution"):
                 assert "&lt;a href=" in spec  # the tag is there, as text
     assert seen_storage  # the bucket names were shown (escaped) in Waste → Storage growth
+
+
+@pytest.mark.parametrize(("name", "slot"), [("gcp_sample.csv", "billing"), ("wandb_sample.csv", "runs")])
+def test_the_import_page_hands_its_import_to_the_retrospective(app, name, slot):
+    at = app.run()
+    at.switch_page("app_pages/imports.py").run()
+    at.selectbox(key="sample").set_value(name).run()
+    next(b for b in at.button if b.label == "Open in Retrospective").click().run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("Replaced by **") and "from Import usage" in c.value for c in at.caption)
+    other = "focus_sample.csv" if slot == "runs" else "slurm_sample.txt"
+    billing = _import(name if slot == "billing" else other)
+    assert _tiles(at)["Cost"] == usd_sig(billing["cost"].sum())
+    assert any(m.value.startswith(f"**{name.replace('_', chr(92) + '_').replace('.', chr(92) + '.')}**")
+               or f" + **{name.replace('_', chr(92) + '_').replace('.', chr(92) + '.')}**" in m.value
+               for m in at.markdown)
+    next(b for b in at.button if b.label == "Use the choice above instead").click().run()
+    assert not any("from Import usage" in c.value for c in at.caption)
