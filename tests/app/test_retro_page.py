@@ -1,7 +1,10 @@
 """AppTest: the Retrospective page's tiles equal totals computed here from the imports, the filters and the URL
 change them, an unreadable upload is explained while the other export still renders, and every tab draws."""
 
+import csv
+import io
 import json
+import re
 from datetime import date
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro import gap
 from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.join import join_usage
+from dashboard.safe_text import markdown_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 BILLING_SAMPLES = [
@@ -423,8 +427,7 @@ def test_an_upload_over_a_sample_is_said_on_the_picker(app):
     at = _open(app, {"retro.runs": NONE})
     name = "gcp_sample.csv"
     at.file_uploader(key="retro.billing_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
-    assert any(c.value.startswith(f"Replaced by your upload **{name.replace('_', chr(92) + '_').replace('.', chr(92) + '.')}**")
-               for c in at.caption)
+    assert any(c.value.startswith(f"Replaced by your upload **{markdown_text(name)}**") for c in at.caption)
 
 
 def test_the_plan_choice_survives_an_upload_and_a_far_plan_is_flagged(app):
@@ -479,8 +482,6 @@ EVIL_IDS = ["[x](http://evil.example/login)", "![x](http://evil.example/pixel.pn
 def _hostile_focus() -> bytes:
     """A FOCUS quarter whose team tag is a link and whose two storage buckets, named like a markdown link and
     image, grow every month (so Waste → Storage growth lists them)."""
-    import csv
-    import io
     header = ["BillingAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "PricingCategory",
               "ServiceName", "ResourceId", "SkuPriceDetails", "ConsumedQuantity", "ConsumedUnit", "ListCost",
               "BilledCost", "EffectiveCost", "BillingCurrency", "CommitmentDiscountStatus", "Tags"]
@@ -512,7 +513,7 @@ def _texts(block):
     return found
 
 
-LIVE_MARKDOWN = __import__("re").compile(r"(?<!\\)\]\((?:https?:)?//|(?<!\\):red\[")
+LIVE_MARKDOWN = re.compile(r"(?<!\\)\]\((?:https?:)?//|(?<!\\):red\[")
 
 
 def test_billing_data_never_becomes_a_link_an_image_or_styled_text(app):
@@ -546,8 +547,6 @@ def test_the_import_page_hands_its_import_to_the_retrospective(app, name, slot):
     other = "focus_sample.csv" if slot == "runs" else "slurm_sample.txt"
     billing = _import(name if slot == "billing" else other)
     assert _tiles(at)["Cost"] == usd_sig(billing["cost"].sum())
-    assert any(m.value.startswith(f"**{name.replace('_', chr(92) + '_').replace('.', chr(92) + '.')}**")
-               or f" + **{name.replace('_', chr(92) + '_').replace('.', chr(92) + '.')}**" in m.value
-               for m in at.markdown)
+    assert any(f"**{markdown_text(name)}**" in m.value for m in at.markdown)  # the one-line data summary
     next(b for b in at.button if b.label == "Use the choice above instead").click().run()
     assert not any("from Import usage" in c.value for c in at.caption)

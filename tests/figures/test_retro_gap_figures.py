@@ -20,8 +20,8 @@ PARTS = pd.DataFrame({
 
 
 @pytest.mark.parametrize(("unit", "plan_total", "axis_title", "first_part_text"), [
-    ("usd", 2400.0, "US dollars", "+$1.80k"),
-    ("gpu_hours", 1200.0, "GPU-hours", "+900.0 GPU-h"),
+    ("usd", 2400.0, "US dollars", "+$1.8k"),
+    ("gpu_hours", 1200.0, "GPU-hours", "+900 GPU-h"),
 ])
 def test_gap_waterfall_runs_from_plan_through_parts_to_actual(unit, plan_total, axis_title, first_part_text):
     actual_total = plan_total + PARTS[unit].sum()
