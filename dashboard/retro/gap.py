@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 
 PARTS: tuple[str, ...] = (
@@ -207,7 +207,8 @@ def _decompose(
         ratio = a["actual_tokens"] / p["plan_tokens"]
         scale_h, efficiency_h = base_h * (ratio - 1.0), main_ok_h - base_h * ratio
         coverage = a["token_coverage"]
-        scale_note = f"{count(a['actual_tokens'])} tokens trained vs {count(p['plan_tokens'])} planned, at plan MFU"
+        scale_note = (f"{count_sig(a['actual_tokens'])} tokens trained vs {count_sig(p['plan_tokens'])} planned, "
+                      "at plan MFU")
         if coverage < 1:
             scale_note += f"; tokens known for {coverage:.0%} of main-run GPU-hours, the rest assumed at that rate"
         efficiency_note = "GPU-hours per token vs the plan (MFU, stalls); includes the scale x efficiency interaction"
@@ -217,8 +218,8 @@ def _decompose(
         efficiency_note = "tokens unknown"
     if a["states_known"]:
         failures_h = a["actual_failed_gpu_hours"] - rework_p
-        failures_note = (f"{count(a['actual_failed_gpu_hours'])} GPU-h in failed runs "
-                         f"vs {count(rework_p)} GPU-h planned rework")
+        failures_note = (f"{count_sig(a['actual_failed_gpu_hours'])} GPU-h in failed runs "
+                         f"vs {count_sig(rework_p)} GPU-h planned rework")
     else:
         failures_h = 0.0
         failures_note = "no run states: planned rework assumed to have happened inside the main run"
@@ -227,24 +228,25 @@ def _decompose(
 
     idle_note = "GPU-hours with no run (untagged or idle capacity)"
     if a["unused_commitment_usd"]:
-        idle_note += f"; plus {usd(a['unused_commitment_usd'])} of unused commitment with no GPU-hours"
+        idle_note += f"; plus {usd_sig(a['unused_commitment_usd'])} of unused commitment with no GPU-hours"
     if not a["cost_known"]:
         price_usd = 0.0
         price_note = "no cost in the table: actual GPU-hours valued at the plan price"
     else:
         price_usd = a["actual_usd"] - a["unused_commitment_usd"] - a["actual_gpu_hours"] * price_p
         price_a = a["actual_price_per_gpu_hour"]
-        price_note = (f"{usd(price_a)}/GPU-h paid vs {usd(price_p)}/GPU-h planned, over the actual GPU-hours"
+        price_note = (f"{usd_sig(price_a)}/GPU-h paid vs {usd_sig(price_p)}/GPU-h planned, over the actual GPU-hours"
                       if price_a is not None else "dollars with no GPU-hours behind them")
         if a["gpu_hours_valued_at_plan_price"]:
-            price_note += f"; {count(a['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at plan price"
+            price_note += (f"; {count_sig(a['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at "
+                           "plan price")
 
     hours = [scale_h, efficiency_h, failures_h, experiments_h, idle_h, 0.0]
     dollars = [h * price_p for h in hours[:5]] + [price_usd]
     dollars[4] += a["unused_commitment_usd"]
     notes = [scale_note, efficiency_note, failures_note,
-             f"{count(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
-             f"{count(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
+             f"{count_sig(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
+             f"{count_sig(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
              idle_note, price_note]
     known = [True, a["tokens_known"], a["states_known"], True, True, a["cost_known"]]
     needs = ["", NEEDS_TOKENS, NEEDS_STATES, "", "", NEEDS_COST]
@@ -303,6 +305,6 @@ def plan_mismatch(summary: dict[str, Any]) -> str | None:
     if ratio <= MISMATCH_RATIO:
         return None
     more = "more" if actual > planned else "fewer"
-    return (f"The actual main run used {ratio:.1f}x {more} GPU-hours than the plan's ({count(actual)} against "
-            f"{count(planned)}): this plan probably describes another run. Choose the plan that was made for this "
+    return (f"The actual main run used {ratio:.1f}x {more} GPU-hours than the plan's ({count_sig(actual)} against "
+            f"{count_sig(planned)}): this plan probably describes another run. Choose the plan that was made for this "
             "quarter, or the main run it describes.")

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.retro.gap import (
     commitment_is_unused,
     commitment_mask,
@@ -82,9 +82,9 @@ def failed_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
     known_h, failed_h = hours[known].sum(), hours[failed].sum()
     rows = usage.loc[failed]
     by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum().sort_values(ascending=False)
-    detail = f"{count(failed_h)} of {count(known_h)} GPU-hours ended in a failed state"
+    detail = f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours ended in a failed state"
     if len(by_state):
-        detail += " (" + ", ".join(f"{state} {count(h)}" for state, h in by_state.items()) + ")"
+        detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.items()) + ")"
     if known_h < hours[gpu_mask(usage)].sum():
         detail += f"; states known for {known_h / hours[gpu_mask(usage)].sum():.0%} of all GPU-hours"
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
@@ -101,12 +101,12 @@ def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
     if cost_is_known(usage):
         part, whole = float(rows["cost"].sum()), float(usage.loc[known, "cost"].sum())
         unit, total = "% of cost", float(usage["cost"].sum())
-        what = f"{usd(part)} of the {usd(whole)} spent on runs with a known state"
+        what = f"{usd_sig(part)} of the {usd_sig(whole)} spent on runs with a known state"
         if total > 0:
             what += f" ({whole / total:.0%} of all cost in the table)"
     else:
         part, whole = float(rows["gpu_hours"].sum()), float(usage.loc[known, "gpu_hours"].sum())
-        unit, what = "% of GPU-hours", f"{count(part)} of {count(whole)} GPU-hours (the table carries no cost)"
+        unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
     return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.", rows)
 
@@ -123,20 +123,20 @@ def idle_capacity_check(usage: pd.DataFrame) -> dict[str, Any]:
     if not commitment_is_unused(usage):
         fees = float(usage.loc[commitment, "cost"].sum())
         return _check("idle_capacity", "Idle capacity", None, "USD", (
-            f"Commitment fees ({usd(fees)}) are billed on their own lines and reserved usage shows no cost (an "
+            f"Commitment fees ({usd_sig(fees)}) are billed on their own lines and reserved usage shows no cost (an "
             "actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS EffectiveCost, "
             "Azure amortized cost, AWS CUR) answers it."
         ), usage.loc[commitment])
     untagged = reserved & gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool)
     rows = usage.loc[commitment | untagged]
     unused_usd, untagged_usd = float(usage.loc[commitment, "cost"].sum()), float(usage.loc[untagged, "cost"].sum())
-    detail = f"{usd(unused_usd)} of commitment paid with no usage"
+    detail = f"{usd_sig(unused_usd)} of commitment paid with no usage"
     if commitment.any():
         days = usage.loc[commitment, "period_start"].dt.strftime("%Y-%m-%d")
         detail += f" ({commitment.sum()} lines, {days.min()} to {days.max()})"
     if untagged.any():
-        detail += (f"; {count(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours ({usd(untagged_usd)}) "
-                   "used with no run")
+        detail += (f"; {count_sig(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours "
+                   f"({usd_sig(untagged_usd)}) used with no run")
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
     return _check("idle_capacity", "Idle capacity", total, "USD", detail, rows, total)
@@ -180,7 +180,7 @@ def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
                                     dtype="string")
     repeat_h = float(rows["gpu_hours"].sum())
     detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
-              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count(repeat_h)} GPU-hours. "
+              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
@@ -212,7 +212,8 @@ def storage_growth_check(usage: pd.DataFrame) -> dict[str, Any]:
     last_usd = float(sum(series.iloc[-1] for _, series in growing))
     if growing:
         detail = "; ".join(
-            f"{line}: " + " → ".join(usd(value) for value in series.to_numpy()) + " a month" for line, series in growing
+            f"{line}: " + " → ".join(usd_sig(value) for value in series.to_numpy()) + " a month"
+            for line, series in growing
         ) + ". Growing every month: no sign of a retention policy."
     else:
         detail = f"No storage line grew every month ({name.nunique()} lines checked)."
@@ -229,7 +230,7 @@ def untagged_spend_check(usage: pd.DataFrame) -> dict[str, Any]:
     dollars = float(rows["cost"].sum())
     total = float(usage["cost"].sum())
     share = f" ({dollars / total:.0%} of spend)" if total > 0 else ""
-    detail = (f"{usd(dollars)} on {len(rows):,} rows with no team, project or run tag{share}: support, tax, "
+    detail = (f"{usd_sig(dollars)} on {len(rows):,} rows with no team, project or run tag{share}: support, tax, "
               "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
     return _check("untagged_spend", "Untagged spend", dollars, "USD", detail, rows, dollars)
 
