@@ -221,8 +221,9 @@ with tabs[5]:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6]:
     if tabs[6].open:
-        plan = Scenario.model_validate_json(st.session_state.get(plan_state.SCENARIO)
-                                            or json.dumps(default_scenario().to_json_dict()))
+        choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
+        plan = presets()[choice] if choice in presets() else Scenario.model_validate_json(
+            st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
 st.download_button("Download this view (CSV)", data=partial(to_safe_csv, shown),
