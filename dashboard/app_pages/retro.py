@@ -209,12 +209,13 @@ with tabs[2]:
 with tabs[3]:
     if tabs[3].open:
         view.waste_section(view_key, shown)
+billing_key = billing and (billing.key, filters)
 with tabs[4]:
     if tabs[4].open:
-        view.load_section(view_key, shown)
+        view.load_section(view_key, shown, billing and (cache.filtered(billing_key, billing_usage, *filters)
+                                                        if narrowed else billing_usage))
 with tabs[5]:
     if tabs[5].open and billing is not None:
-        billing_key = (billing.key, filters)
         view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
                          else billing_usage)
     elif tabs[5].open:

@@ -83,10 +83,13 @@ def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str,
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Counting concurrent GPUs…")
-def load_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[dict, go.Figure, go.Figure]:
+def load_view(data_key: Hashable, _usage: pd.DataFrame,
+              _billing: pd.DataFrame | None) -> tuple[dict, go.Figure, go.Figure]:
+    """Concurrency from the (joined) usage; the reserved capacity from the billing rows, whose pricing tiers
+    the join blurs across a run."""
     series = load.hourly_concurrency(_usage)
     summary = load.load_summary(series)
-    capacity, reserved = load.reserved_capacity(_usage) or (None, None)
+    capacity, reserved = load.reserved_capacity(_usage if _billing is None else _billing) or (None, None)
     summary["reserved_capacity_gpus"] = capacity
     summary["idle_reserved_gpu_hours"] = float((capacity - reserved).clip(lower=0).sum()) if capacity else None
     return summary, retro_usage.load_figure(series, summary, reserved, capacity), retro_usage.hour_of_week_figure(

@@ -103,7 +103,7 @@ def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisatio
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
     label = amortisation["label"]
     with_runs = not stats["billing_missing"] and not stats["runs_missing"]
-    columns = st.columns(6 if with_runs else 5)
+    columns = st.columns([1, 1, 2 if label else 1, 1, 1, *([1] if with_runs else [])])  # room for the label
     columns[0].metric("Cost", _money(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
                       help="Sum of the cost column, commitments amortised where the export allows, credits and "
                       "fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
@@ -237,8 +237,8 @@ def waste_section(key: Hashable, usage: pd.DataFrame) -> None:
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
 
 
-def load_section(key: Hashable, usage: pd.DataFrame) -> None:
-    summary, timeline, heatmap = cache.load_view(key, usage)
+def load_section(key: Hashable, usage: pd.DataFrame, billing: pd.DataFrame | None) -> None:
+    summary, timeline, heatmap = cache.load_view(key, usage, billing)
     columns = st.columns(5)
     columns[0].metric("Peak GPUs", f"{summary['peak_gpus']:,.0f}")
     columns[1].metric("Mean GPUs", f"{summary['mean_gpus']:,.0f}")
