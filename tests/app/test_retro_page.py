@@ -525,7 +525,7 @@ def test_billing_data_never_becomes_a_link_an_image_or_styled_text(app):
         at.session_state["retro.view"] = tab
         at.run()
         assert not at.exception
-        texts = _texts(at._tree) + _texts(at.sidebar)
+        texts = _texts(at.main) + _texts(at.sidebar)
         assert not [text for text in texts if LIVE_MARKDOWN.search(text)]
         seen_storage |= any("pixel" in text for text in texts)
         for chart in at.get("plotly_chart"):
