@@ -197,7 +197,7 @@ with tabs[2]:
             try:
                 plan_json = json.dumps(scenario_from_json(uploaded.getvalue()).to_json_dict()) if uploaded else None
             except ScenarioError as error:
-                st.error(f"{uploaded.name} was not loaded: {error}.")
+                st.error(f"{markdown_text(uploaded.name)} was not loaded: {markdown_text(error)}.")
                 plan_json = None
         elif plan_choice != PLAN_PAGE:
             plan_json = json.dumps(presets()[plan_choice].to_json_dict())
