@@ -24,11 +24,10 @@ GROUPINGS = {"team": "Team", "project": "Project", "pricing": "Pricing"}
 FREQUENCIES = {"D": "Day", "W": "Week"}
 METRICS = {"cost": "Cost ($)", "gpu_hours": "GPU-hours"}
 EXPORT_BUDGET_USD = 1_000_000.0
-_money = usd_sig
 
 
 def _check_figure(check: dict[str, Any]) -> str:
-    """A waste check's figure with its unit: 12.5 % of GPU-hours, $73.25k, $368.00 per month, 640.0 GPU-hours."""
+    """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k, $368 per month, 68.7 GPU-hours."""
     figure, unit = check["figure"], check["unit"]
     if figure is None:
         return "not answerable from this export"
@@ -104,16 +103,16 @@ def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisatio
     label = amortisation["label"]
     with_runs = not stats["billing_missing"] and not stats["runs_missing"]
     columns = st.columns([1, 1, 2 if label else 1, 1, 1, *([1] if with_runs else [])])  # room for the label
-    columns[0].metric("Cost", _money(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
+    columns[0].metric("Cost", usd_sig(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
                       help="Sum of the cost column, commitments amortised where the export allows, credits and "
                       "fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
     columns[1].metric("GPU-hours", count_sig(numbers["gpu_hours"]),
                       help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
                       "are never added to them.")
-    columns[2].metric(f"$ per GPU-hour ({label})" if label else "$ per GPU-hour", _money(numbers["usd_per_gpu_hour"]),
+    columns[2].metric(f"$ per GPU-hour ({label})" if label else "$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]),
                       help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
                           "usd_per_gpu_hour", ""))
-    columns[3].metric("Non-GPU cost", _money(numbers["non_gpu_cost"]),
+    columns[3].metric("Non-GPU cost", usd_sig(numbers["non_gpu_cost"]),
                       help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
     columns[4].metric("Rows", f"{len(usage):,}")
     if with_runs:
@@ -284,11 +283,11 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
         st.info(result["reason"])
         return
     columns = st.columns(3)
-    columns[0].metric("GPU cost as billed", _money(result["actual_gpu_cost"]))
+    columns[0].metric("GPU cost as billed", usd_sig(result["actual_gpu_cost"]))
     saving = result["saving"]
-    columns[1].metric("At this mix", _money(result["gpu_cost_at_mix"]),
-                      _money(-saving) if saving and math.isfinite(saving) else None, delta_color="inverse")
-    columns[2].metric("Blended $ per GPU-hour", _money(result["blended_usd_per_gpu_hour"]))
+    columns[1].metric("At this mix", usd_sig(result["gpu_cost_at_mix"]),
+                      usd_sig(-saving) if saving and math.isfinite(saving) else None, delta_color="inverse")
+    columns[2].metric("Blended $ per GPU-hour", usd_sig(result["blended_usd_per_gpu_hour"]))
     st.caption("Each tier is priced at the $/GPU-hour the quarter actually paid for it (the engine's "
                "purchase-mix model), commitments amortised onto reserved hours as in the tiles; a tier the quarter "
                "never used has no price.")
@@ -297,8 +296,8 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
 def units_section(key: Hashable, usage: pd.DataFrame, plan: Scenario) -> None:
     numbers = cache.unit_view(key, usage, plan.active)
     columns = st.columns(3)
-    columns[0].metric("$ per GPU-hour", _money(numbers["usd_per_gpu_hour"]))
-    columns[1].metric("$ per million tokens", _money(numbers["usd_per_million_tokens"]),
+    columns[0].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]))
+    columns[1].metric("$ per million tokens", usd_sig(numbers["usd_per_million_tokens"]),
                       help="Cost of rows that report tokens / their tokens × 10⁶.")
     mfu = numbers["mfu"]
     columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{mfu:.1%}",
