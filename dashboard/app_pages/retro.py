@@ -32,6 +32,7 @@ HANDOFF = "retro.handoff"  # slot -> Imported, set by the Import usage page's "O
 MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
 PLAN_CHOICE = "retro.plan_choice"  # the plan picked, kept while the Plan vs actual tab is closed
 RUN_FORMATS = ("slurm", "wandb")
+BILLING_FORMATS = ("focus", "aws_cur", "gcp", "azure")
 WHAT = {"slurm": "a Slurm sacct job export", "wandb": "a W&B runs table", "focus": "a FOCUS billing export",
         "aws_cur": "an AWS Cost and Usage Report", "gcp": "a Google Cloud billing export",
         "azure": "an Azure cost export", "generic": "a generic usage file"}
@@ -106,9 +107,10 @@ for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_c
     else:
         imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
                                                               options=options)
-for side, other, expected in (("billing", "runs", "billing export"), ("runs", "billing", "run export")):
+for side, other, expected, foreign in (("billing", "runs", "billing export", RUN_FORMATS),
+                                       ("runs", "billing", "run export", BILLING_FORMATS)):
     part = imported[side]
-    if part is None or (part.summary["format"] in RUN_FORMATS) == (side == "runs"):
+    if part is None or part.summary["format"] not in foreign:  # a generic file may be either
         continue
     if st.session_state.get(MOVED, {}).get(side) == part.key:
         imported[other], imported[side] = part, None
