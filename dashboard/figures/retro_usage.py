@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.format import count, usd, usd_sig
+from dashboard.format import count_sig, usd_sig
 from dashboard.ingest import UNTAGGED
 from dashboard.retro.filters import UNKNOWN_PRICING
 from dashboard.safe_text import plotly_text
@@ -256,12 +256,12 @@ def mix_figure(shares: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for row in shares.itertuples(index=False):
         name = PRICING_LABELS.get(row.pricing, str(row.pricing))
-        price = usd(row.usd_per_gpu_hour)
+        price = usd_sig(row.usd_per_gpu_hour)
         fig.add_trace(
             go.Bar(
                 x=[row.gpu_hours_share * 100, row.cost_share * 100], y=["GPU-hours", "Cost"], orientation="h",
                 name=name, marker={"color": PRICING_COLOURS.get(row.pricing, UNTAGGED_COLOUR)},
-                customdata=[f"{count(row.gpu_hours)} GPU-hours", usd(row.cost)],
+                customdata=[f"{count_sig(row.gpu_hours)} GPU-hours", usd_sig(row.cost)],
                 hovertemplate=f"{name}: %{{x:.1f}} % of %{{y}} (%{{customdata}})<br>{price} per GPU-hour"
                               "<extra></extra>",
             )

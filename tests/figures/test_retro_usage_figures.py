@@ -206,7 +206,7 @@ def test_mix_figure_shows_shares_in_percent_by_tier():
     assert list(fig.data[0].x) == pytest.approx([50.0, 20.0])
     assert list(fig.data[1].y) == ["GPU-hours", "Cost"]
     assert sum(trace.x[0] for trace in fig.data) == pytest.approx(100.0)
-    assert "$6.00 per GPU-hour" in fig.data[1].hovertemplate
+    assert "$6 per GPU-hour" in fig.data[1].hovertemplate
     assert _title(fig.layout.xaxis) == "Share (%)"
 
 
