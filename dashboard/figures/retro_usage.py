@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dashboard.format import count_sig, usd_sig
 from dashboard.ingest import UNTAGGED
@@ -33,6 +32,7 @@ PALETTE: tuple[str, ...] = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a
 OTHER_COLOUR = "#7f7f7f"
 MAX_GROUPS = len(PALETTE)  # named groups drawn as their own bars, one colour each
 TICK_FORMAT: dict[str, str] = {"cost": "$~s", "gpu_hours": "~s"}  # round ticks: $500k, $1M, 20k
+BARS_DOMAIN, RUNNING_DOMAIN = [0.5, 1.0], [0.0, 0.42]  # two panels over one date axis
 FORECAST_COLOUR = "#7f7f7f"
 FORECAST_FILL = "rgba(127, 127, 127, 0.25)"
 CAPACITY_COLOUR = "#4c78a8"
@@ -90,65 +90,55 @@ def spend_figure(
     spend_frame, colours = _top_groups(spend_frame, metric, max_groups)
     per = "week" if period_days == 7 else "day"
     value = VALUE_FORMAT[metric]
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45])
     groups = list(spend_frame.groupby("group", sort=False)[metric].sum().sort_values(ascending=False).index)
+    data: list[dict] = []
     for group in groups:
         rows = spend_frame[spend_frame["group"] == group]
-        fig.add_trace(
-            go.Bar(
-                x=rows["period"], y=rows[metric], name=plotly_text(group), xperiod=period_days * MS_PER_DAY,
-                xperiodalignment="middle", marker={"color": colours[group]}, legendgroup="bars",
-                hovertemplate=f"%{{fullData.name}}<br>{per} of %{{x|%Y-%m-%d}}<br>{value}<extra></extra>",
-            ),
-            row=1, col=1,
-        )
+        data.append({
+            "type": "bar", "x": rows["period"], "y": rows[metric], "name": plotly_text(group),
+            "xperiod": period_days * MS_PER_DAY, "xperiodalignment": "middle", "marker": {"color": colours[group]},
+            "yaxis": "y", "hovertemplate": f"%{{fullData.name}}<br>{per} of %{{x|%Y-%m-%d}}<br>{value}<extra></extra>",
+        })
     day_end = cumulative_frame["day"] + pd.Timedelta(days=1)
     day_label = cumulative_frame["day"].dt.strftime("%Y-%m-%d")
     shown = cumulative_frame["cumulative"].notna()
-    fig.add_trace(
-        go.Scatter(
-            x=day_end[shown], y=cumulative_frame.loc[shown, "cumulative"], name="Cumulative", mode="lines",
-            line={"color": "#222222"}, customdata=day_label[shown],
-            hovertemplate=f"Cumulative to end of %{{customdata}}<br>{value}<extra></extra>",
-        ),
-        row=2, col=1,
-    )
+    data.append({
+        "type": "scatter", "x": day_end[shown], "y": cumulative_frame.loc[shown, "cumulative"], "name": "Cumulative",
+        "mode": "lines", "line": {"color": "#222222"}, "customdata": day_label[shown], "yaxis": "y2",
+        "hovertemplate": f"Cumulative to end of %{{customdata}}<br>{value}<extra></extra>",
+    })
     band = cumulative_frame["forecast"].notna()
     if band.any():
-        for name, column, fill in (("Forecast low", "forecast_low", None), ("Forecast (80 % band)", "forecast_high",
-                                                                              "tonexty")):
-            fig.add_trace(
-                go.Scatter(
-                    x=day_end[band], y=cumulative_frame.loc[band, column], name=name, mode="lines", fill=fill,
-                    line={"width": 0, "color": FORECAST_COLOUR}, fillcolor=FORECAST_FILL,
-                    showlegend=fill is not None,
-                    customdata=np.column_stack([day_label[band], cumulative_frame.loc[band, "forecast"]]),
-                    hovertemplate=f"{name} to end of %{{customdata[0]}}<br>{value}<br>"
-                                  "run rate: %{customdata[1]:,.0f}<extra></extra>",
-                ),
-                row=2, col=1,
-            )
+        for name, column, fill in (("Forecast low", "forecast_low", "none"),
+                                   ("Forecast (80 % band)", "forecast_high", "tonexty")):
+            data.append({
+                "type": "scatter", "x": day_end[band], "y": cumulative_frame.loc[band, column], "name": name,
+                "mode": "lines", "fill": fill, "line": {"width": 0, "color": FORECAST_COLOUR},
+                "fillcolor": FORECAST_FILL, "showlegend": fill != "none", "yaxis": "y2",
+                "customdata": np.column_stack([day_label[band], cumulative_frame.loc[band, "forecast"]]),
+                "hovertemplate": f"{name} to end of %{{customdata[0]}}<br>{value}<br>"
+                                 "run rate: %{customdata[1]:,.0f}<extra></extra>",
+            })
     if metric == "cost" and budget_usd is not None and len(cumulative_frame) > 0:
         start = spend_frame["period"].min() if len(spend_frame) else cumulative_frame["day"].min()
-        fig.add_trace(
-            go.Scatter(
-                x=[min(start, cumulative_frame["day"].min()), day_end.max()], y=[budget_usd, budget_usd],
-                name=f"Budget {usd_sig(budget_usd)}", mode="lines", line={"color": "#d62728", "dash": "dot"},
-                hovertemplate=f"Budget {usd_sig(budget_usd)}<extra></extra>",
-            ),
-            row=2, col=1,
-        )
+        data.append({
+            "type": "scatter", "x": [min(start, cumulative_frame["day"].min()), day_end.max()],
+            "y": [budget_usd, budget_usd], "name": f"Budget {usd_sig(budget_usd)}", "mode": "lines",
+            "line": {"color": "#d62728", "dash": "dot"}, "yaxis": "y2",
+            "hovertemplate": f"Budget {usd_sig(budget_usd)}<extra></extra>",
+        })
     tick = TICK_FORMAT[metric]
-    fig.update_layout(
-        title={"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, and the running total"},
-        barmode="relative",
-        xaxis2={"title": {"text": "Date (UTC)"}},
-        yaxis={"title": {"text": f"{unit} per {per}"}, "tickformat": tick, "rangemode": "tozero"},
-        yaxis2={"title": {"text": cumulative_title}, "tickformat": tick, "rangemode": "tozero"},
-        legend=LEGEND,
-        hovermode="closest",
-    )
-    return fig
+    layout = {
+        "title": {"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, and the running total"},
+        "barmode": "relative",
+        "xaxis": {"title": {"text": "Date (UTC)"}, "anchor": "y2"},
+        "yaxis": {"title": {"text": f"{unit} per {per}"}, "tickformat": tick, "domain": BARS_DOMAIN},
+        "yaxis2": {"title": {"text": cumulative_title}, "tickformat": tick, "rangemode": "tozero",
+                   "domain": RUNNING_DOMAIN},
+        "legend": LEGEND,
+        "hovermode": "closest",
+    }
+    return go.Figure(data=data, layout=layout)
 
 
 def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:

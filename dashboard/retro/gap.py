@@ -83,16 +83,17 @@ def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
     them is the unused part), and GCP commitment fees and Azure reservation purchases (actual-cost exports: the
     whole fee).
     """
-    no_gpu = ~(usage["gpu_hours"] > 0).to_numpy(dtype=bool)
-    no_run = usage["run_id"].isna().to_numpy(dtype=bool)
-    costed = usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool)
-    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    named = (
-        usage["resource_id"].str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
-        .fillna(False).to_numpy(dtype=bool)
-    )
-    kind = usage["charge_kind"].eq("commitment").fillna(False).to_numpy(dtype=bool) if "charge_kind" in usage else False
-    return no_gpu & no_run & costed & (reserved | named | kind)
+    candidate = (~(usage["gpu_hours"] > 0).to_numpy(dtype=bool) & usage["run_id"].isna().to_numpy(dtype=bool)
+                 & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool))
+    rows = usage.loc[candidate]  # few rows: the tier, name and kind tests run on these only
+    hit = rows["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool) | (
+        rows["resource_id"].astype("string").str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
+        .fillna(False).to_numpy(dtype=bool))
+    if "charge_kind" in rows:
+        hit |= rows["charge_kind"].eq("commitment").fillna(False).to_numpy(dtype=bool)
+    mask = np.zeros(len(usage), dtype=bool)
+    mask[np.flatnonzero(candidate)[hit]] = True
+    return mask
 
 
 def commitment_is_unused(usage: pd.DataFrame) -> bool:

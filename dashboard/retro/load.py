@@ -95,8 +95,9 @@ def reserved_capacity(usage: pd.DataFrame) -> tuple[float, pd.Series] | None:
     reserved = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
     if not reserved.any():
         return None
-    window = usage.loc[reserved | commitment_mask(usage)]
-    in_use = hourly_concurrency(usage.loc[reserved])
+    periods = ["period_start", "period_end"]
+    window = usage.loc[reserved | commitment_mask(usage), periods]
+    in_use = hourly_concurrency(usage.loc[reserved, [*periods, "gpu_hours"]])
     first = window["period_start"].min().floor("h")
     last = (window["period_end"].max() - pd.Timedelta(1, "ns")).floor("h")
     hours = pd.date_range(first, last, freq="h", name="hour")

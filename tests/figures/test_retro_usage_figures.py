@@ -59,7 +59,7 @@ def test_spend_figure_stacks_groups_and_draws_cumulative_forecast_band_and_budge
     assert {bars["a"].yaxis, bars[UNTAGGED].yaxis} == {"y"}
     assert {cumulative.yaxis, high.yaxis, budget.yaxis} == {"y2"}  # their own panel below, not a second axis
     assert fig.layout.yaxis2.overlaying is None and fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
-    assert _title(fig.layout.xaxis2) == "Date (UTC)"
+    assert _title(fig.layout.xaxis) == "Date (UTC)" and fig.layout.xaxis.anchor == "y2"  # one date axis, at the bottom
     assert _title(fig.layout.yaxis) == "USD per day"
     assert _title(fig.layout.yaxis2) == "Cumulative cost (USD)"
     assert fig.layout.yaxis2.tickformat == "$~s"  # round ticks: $500, $1k
