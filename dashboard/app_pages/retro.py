@@ -183,7 +183,10 @@ tabs = st.tabs(["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile
 plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
 with tabs[0]:
     if tabs[0].open:
-        view.spend_section(view_key, shown, budget_view, cache.periods(data_key, usage))
+        quarter_end, data_end = cache.periods(data_key, usage)
+        if (start, end) != (bounds["start"], bounds["end"]) and quarter_end and data_end:
+            quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
+        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end))
 with tabs[1]:
     if tabs[1].open:
         view.attribution_section(view_key, shown)

@@ -148,7 +148,7 @@ def spend_section(key: Hashable, usage: pd.DataFrame, view: str, periods: tuple)
                     key="retro.spend")
     period_end, data_end = periods
     closed = data_end is None or period_end is None or data_end >= period_end
-    forecast = ("No forecast: the export covers the quarter to its last day." if closed else
+    forecast = ("No forecast: the export covers the period to its last day." if closed else
                 f"Forecast: the export ends on {data_end:%d %b %Y}, before the quarter does; the band is the "
                 "mean daily spend of the last 14 days continued to the quarter's end ± 1.28 standard deviations "
                 "× √days (80 %).")

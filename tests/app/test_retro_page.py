@@ -390,7 +390,7 @@ def test_the_whole_export_is_drawn_against_its_budget_and_a_team_only_against_it
 def test_a_closed_quarter_gets_no_forecast_even_for_a_team_whose_spend_stops_early(app):
     at = _open(app, {"retro.runs": NONE, "retro.teams": "research"})  # research's last GPU day is 28 May
     assert not [name for name in _trace_names(at) if name and name.startswith("Forecast")]
-    assert any("No forecast: the export covers the quarter" in c.value for c in at.caption)
+    assert any("No forecast: the export covers the period" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(("name", "what"), [("gcp_sample.csv", "Commitments amortised here"),
