@@ -550,3 +550,11 @@ def test_the_import_page_hands_its_import_to_the_retrospective(app, name, slot):
     assert any(f"**{markdown_text(name)}**" in m.value for m in at.markdown)  # the one-line data summary
     next(b for b in at.button if b.label == "Use the choice above instead").click().run()
     assert not any("from Import usage" in c.value for c in at.caption)
+
+
+def test_an_export_that_stops_before_its_quarter_ends_gets_a_forecast_band(app):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key="retro.billing_upload").set_value(("focus_day.csv", FOCUS_DAY, "text/csv")).run()
+    assert not at.exception and not at.error
+    assert "Forecast (80 % band)" in _trace_names(at)  # 3 June of a quarter that ends on 30 June
+    assert any("Forecast: the export ends on 03 Jun 2025, before the quarter does" in c.value for c in at.caption)
