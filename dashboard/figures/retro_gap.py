@@ -6,6 +6,7 @@ Figure built from plain dicts out; no plotly.express, never streamlit.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ UNDER_PLAN_COLOUR = "#2ca02c"
 TOTAL_COLOUR = "#1f77b4"
 WASTE_COLOUR = "#ff7f0e"
 UNKNOWN_COLOUR = "#7f7f7f"
+UNKNOWN_WRAP = 16  # characters per line of the text inside an unknown column
 
 
 def _gpu_hours(value: float) -> str:
@@ -54,8 +56,9 @@ def _unknown_bars(parts: pd.DataFrame, plan_total: float, values: list[float], k
         "y": [float(running[i]) for i in unknown],
         "marker": {"color": "rgba(0, 0, 0, 0)", "line": {"color": UNKNOWN_COLOUR, "width": 1},
                    "pattern": {"shape": "/", "fgcolor": UNKNOWN_COLOUR, "size": 8}},
-        "text": [f"unknown: import {needs[i]}" for i in unknown],
+        "text": ["<br>".join(textwrap.wrap(f"unknown: import {needs[i]}", UNKNOWN_WRAP)) for i in unknown],
         "textposition": "inside",
+        "textangle": 0,
         "insidetextanchor": "middle",
         "hovertemplate": "%{x}: %{text}<extra></extra>",
     }]

@@ -80,5 +80,6 @@ def test_unknown_parts_are_hatched_and_say_what_to_import():
     waterfall, unknown = figure.data
     assert waterfall.text[2] == "unknown"  # efficiency: not "+$0.00"
     assert list(unknown.x) == ["efficiency"] and unknown.marker.pattern.shape == "/"
-    assert list(unknown.text) == ["unknown: import a run export with tokens (the W&B runs table)"]
+    assert [text.replace("<br>", " ") for text in unknown.text] == [
+        "unknown: import a run export with tokens (the W&B runs table)"]
     assert list(unknown.y) == [100.0 + PARTS["usd"].iloc[0]]  # up to the running level after scale
