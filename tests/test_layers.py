@@ -1,4 +1,5 @@
-"""Layer rules from the README: the engine, the import layer and the figure builders never import streamlit."""
+"""Layer rules from the README's layout table: what each folder may import, and that the pure layers never
+import streamlit (neither in their source nor when loaded)."""
 
 import ast
 import subprocess
@@ -14,6 +15,25 @@ PURE_PACKAGES = [
 ]
 PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py"]
 
+# The README's "Layout and layer rules" table: folder -> (project layers it may import, third-party packages).
+# format.py and safe_text.py import nothing of the project, and every layer may import them.
+SHARED_LEAVES = {"format", "safe_text"}
+LAYERS: dict[str, tuple[set[str], set[str]]] = {
+    "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
+    "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
+    "dashboard/retro": ({"retro", "core", "ingest"}, {"numpy", "pandas"}),
+    "dashboard/figures": ({"figures", "core", "retro"}, {"numpy", "pandas", "plotly"}),
+    "dashboard/store": ({"store", "core"}, {"sqlalchemy", "psycopg"}),
+    "dashboard/report": ({"report", "core", "figures"}, {"markdown", "pandas", "plotly"}),
+    "dashboard/format.py": (set(), set()),
+    "dashboard/safe_text.py": (set(), set()),
+    "dashboard/cli": ({"cli", "core", "ingest", "retro", "report"}, set()),
+    "dashboard/ui": ({"ui", "core", "ingest", "retro", "figures", "store", "report"},
+                     {"numpy", "pandas", "plotly", "streamlit"}),
+    "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
+    "dashboard/app.py": (set(), {"streamlit"}),
+}
+
 
 def _imports(path: Path) -> set[str]:
     names = set()
@@ -25,9 +45,63 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
+def _modules(path: Path) -> set[str]:
+    """Absolute imports of a file as dotted names (``from dashboard import ingest`` gives dashboard.ingest)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == "dashboard":
+                names.update(f"dashboard.{alias.name}" for alias in node.names)
+            else:
+                names.add(node.module)
+    return names
+
+
+def _files(folder: str) -> list[Path]:
+    path = ROOT / folder
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path]
+
+
+def _offences(path: Path, layers: set[str], packages: set[str]) -> list[str]:
+    """The imports of ``path`` that its folder's row of the table does not allow."""
+    found = []
+    for name in sorted(_modules(path)):
+        top = name.split(".")[0]
+        if top == "dashboard":
+            layer = name.split(".")[1] if "." in name else "dashboard"
+            if layer not in layers | SHARED_LEAVES:
+                found.append(name)
+        elif top not in sys.stdlib_module_names and top != "__future__" and top not in packages:
+            found.append(name)
+    return found
+
+
+@pytest.mark.parametrize("folder", list(LAYERS))
+def test_each_folder_imports_only_what_the_layer_table_allows(folder):
+    layers, packages = LAYERS[folder]
+    files = _files(folder)
+    assert files, f"{folder} has no modules"
+    offenders = {str(f.relative_to(ROOT)): bad for f in files if (bad := _offences(f, layers, packages))}
+    assert offenders == {}
+
+
+def test_the_table_covers_every_module():
+    covered = {f for folder in LAYERS for f in _files(folder)}
+    entry_points = {ROOT / "dashboard" / "__init__.py", ROOT / "dashboard" / "__main__.py"}
+    assert set((ROOT / "dashboard").rglob("*.py")) - covered - entry_points == set()
+
+
+def test_the_rule_sees_a_forbidden_import(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("import streamlit\nfrom dashboard.ui import cache\nfrom dashboard import format\nimport json\n")
+    assert _offences(module, {"core"}, {"numpy"}) == ["dashboard.ui", "streamlit"]
+
+
 @pytest.mark.parametrize("package", PURE_PACKAGES + PURE_MODULES)
 def test_pure_packages_do_not_import_streamlit(package):
-    files = sorted((ROOT / package).rglob("*.py")) if (ROOT / package).is_dir() else [ROOT / package]
+    files = _files(package)
     assert files, f"{package} has no modules"
     offenders = [str(f.relative_to(ROOT)) for f in files if "streamlit" in _imports(f)]
     assert offenders == []

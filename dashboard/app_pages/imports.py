@@ -6,10 +6,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from dashboard.core.safe_csv import to_safe_csv
 from dashboard.format import count
 from dashboard.ingest.decode import decode
-from dashboard.ingest.export import to_safe_csv
-from dashboard.ingest.generic import MAPPABLE_FIELDS
+from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
 from dashboard.ui.sources import SAMPLES, import_once, sample_names
 

@@ -9,10 +9,9 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.core.presets import presets
+from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
-from dashboard.ingest.export import to_safe_csv
 from dashboard.ingest.schema import ReadOptions
-from dashboard.retro.budgets import view_id
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache
@@ -171,8 +170,8 @@ filters = (start, end, tuple(teams) or None, tuple(projects) or None, tuple(pric
 narrowed = any(filters[2:]) or (start, end) != (bounds["start"], bounds["end"])
 view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
-budget_view = view_id(teams, projects, pricing, (start, end) if (start, end) != (bounds["start"], bounds["end"])
-                      else None)
+dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
+budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
 view.tiles(view_key, shown, stats, amortisation, figure_notes)
 if not len(shown):
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
@@ -184,7 +183,7 @@ plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
 with tabs[0]:
     if tabs[0].open:
         quarter_end, data_end = cache.periods(data_key, usage)
-        if (start, end) != (bounds["start"], bounds["end"]) and quarter_end and data_end:
+        if dates_narrowed and quarter_end and data_end:
             quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
         view.spend_section(view_key, shown, budget_view, (quarter_end, data_end))
 with tabs[1]:

@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Import ``args.file`` and print its summary; 2 with a one-line message when it cannot be read."""
-    from dashboard.ingest import import_path, summarize
+    from dashboard.ingest import import_path
+    from dashboard.retro.summary import summarize
 
     path = Path(args.file)
     if not path.exists():

@@ -1,7 +1,7 @@
 """Side-by-side comparison of 2–4 scenarios: the inputs that differ, the headline outputs and their differences.
 
 The table holds raw values (the engine's numbers, the scenario's inputs); pages and the report format and
-highlight them. `to_csv_bytes` exports it with the formula-injection escaping of `dashboard.ingest.export`.
+highlight them. `to_csv_bytes` exports it with the formula-injection escaping of `dashboard.core.safe_csv`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
+from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario
-from dashboard.ingest.export import to_safe_csv
 
 MIN_SCENARIOS = 2
 MAX_SCENARIOS = 4

@@ -11,7 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dashboard.ingest.rows import take_strings
+from dashboard.ingest.rows import Rows, take_strings
 from dashboard.ingest.schema import UnreadableFile
 from dashboard.ingest.values import parse_tags, tag_value
 
@@ -72,3 +72,18 @@ def single_currency(values: pd.Series, filename: str = "") -> str | None:
     return codes[0] if codes else None
 
 
+def currency_column(rows: Rows, key: str, default: str | None = None) -> tuple[pd.Series, str | None]:
+    """The upper-case currency of every row and the file's one code (mixed currencies are refused).
+
+    Rows without a code take the file's code; with no code at all, ``default`` (with a warning) or NA.
+    """
+    currency = rows.text(key).str.upper()
+    code = single_currency(currency[rows.open], rows.filename)
+    if code is None and default is not None:
+        code = default
+        if not rows.has(key):
+            rows.warn(f"{rows.filename or 'The file'} has no {rows.name(key)} column, so its costs are "
+                      f"taken to be in {default}.")
+        elif rows.open.any():
+            rows.warn(f"{rows.col(key)} is empty on every row, so the costs are taken to be in {default}.")
+    return (currency.fillna(code) if code else currency), code

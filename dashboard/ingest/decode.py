@@ -2,8 +2,8 @@
 
 The result is a pandas DataFrame whose cells are all strings (NA for empty cells), whose column names are
 cleaned of BOMs, whitespace and quotes, and whose index is the 1-based source line of each row (the header
-is line 1; Parquet row i is "line" i + 2). Rows that cannot be split into the header's number of fields
-are returned as rejected rows, never dropped silently. Files that cannot be read at all raise
+is line 1; Parquet row i is "line" i + 2). Rows short of the header get empty trailing fields; rows that
+cannot be aligned with it are returned as rejected rows, never dropped silently. Files that cannot be read at all raise
 ``UnreadableFile``.
 
 Zip archives must hold exactly one data file: several members (e.g. CUR parts) could come from different
@@ -32,6 +32,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
+from dashboard.ingest.wording import count_text
 
 DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
@@ -213,17 +214,66 @@ def _to_utf8(data: bytes, filename: str) -> tuple[bytes, str, list[str]]:
                 f"{filename or 'The file'} ends in the middle of a UTF-8 character, so it is truncated. Download "
                 "the export again and upload the complete file."
             ) from None
-        for codec in ("cp1252", "latin-1"):
+        for codec in (*legacy_encoding(data), "cp1252", "latin-1"):
             try:
                 text = data.decode(codec)
             except UnicodeDecodeError:
                 continue
-            return (
-                text.encode("utf-8"),
-                codec,
-                [f"The file is not valid UTF-8; it was read as {codec}. Check names with accents."],
-            )
+            return text.encode("utf-8"), codec, [legacy_encoding_warning(codec, filename)]
     return data, "utf-8", []
+
+
+# Encodings a spreadsheet saved without UTF-8 may use: Western European (Excel's cp1252), Simplified Chinese
+# (GBK within GB18030) and Japanese (Shift-JIS). Korean and Traditional Chinese codecs are left out: on short
+# cells they win over GB18030 for Simplified Chinese text, which is the commoner case here.
+LEGACY_ENCODINGS: dict[str, str] = {
+    "cp1252": "Windows-1252 (Western European)",
+    "gb18030": "GB18030 (Chinese, GBK)",
+    "shift_jis": "Shift-JIS (Japanese)",
+}
+
+
+def _common_hanzi_share(data: bytes) -> float:
+    """Share of double-byte characters whose GBK lead byte lies in GB2312's common hanzi rows (0xB0–0xF7).
+
+    Chinese text is mostly such characters; Shift-JIS kanji and kana read as GBK land in its rare extension rows.
+    """
+    common = total = 0
+    position = 0
+    while position < len(data) - 1:
+        byte = data[position]
+        if byte < 0x81:
+            position += 1
+            continue
+        total += 1
+        common += 0xB0 <= byte <= 0xF7
+        position += 2
+    return common / total if total else 0.0
+
+
+def legacy_encoding(data: bytes) -> list[str]:
+    """The most likely of LEGACY_ENCODINGS for bytes that are not UTF-8 (charset-normalizer), or none.
+
+    Short kanji-only cells decode without error, and without "chaos", as both GB18030 and Shift-JIS; the tie
+    is settled by where the characters sit in GB2312 (common hanzi rows: Chinese; elsewhere: Japanese).
+    """
+    import charset_normalizer
+
+    matches = charset_normalizer.from_bytes(data, cp_isolation=list(LEGACY_ENCODINGS))
+    best = matches.best()
+    if best is None or best.encoding not in LEGACY_ENCODINGS:
+        return []
+    tied = {m.encoding for m in matches if m.chaos <= best.chaos}
+    if {"gb18030", "shift_jis"} <= tied:
+        return ["gb18030" if _common_hanzi_share(data) >= 0.5 else "shift_jis"]
+    return [best.encoding]
+
+
+def legacy_encoding_warning(codec: str, filename: str) -> str:
+    """The warning for a file read in a legacy encoding."""
+    name = LEGACY_ENCODINGS.get(codec, codec)
+    return (f"{filename or 'The file'} is not valid UTF-8, so it was read as {name}. Check that names with "
+            "accents or non-Latin letters look right; export UTF-8 to be sure.")
 
 
 def _utf16_without_bom(data: bytes, codec: str, filename: str) -> tuple[bytes, str, list[str]]:
@@ -298,8 +348,31 @@ def _fast_read(text: bytes, names: list[str], delimiter: str, keep: list[str], c
     return table
 
 
-def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read with Python's csv module, keeping true line numbers and rejecting rows with a wrong field count."""
+def align_fields(record: list[str], width: int) -> tuple[list[str] | None, str]:
+    """A row fitted to the header's ``width``: missing trailing fields are empty fields (as pandas, Koku and
+    OpenCost read them) and extra trailing fields that are empty are dropped; anything else cannot be aligned
+    and comes back as None with the reason."""
+    if len(record) == width:
+        return record, ""
+    if len(record) < width:
+        return record + [""] * (width - len(record)), ""
+    if not any(cell.strip() for cell in record[width:]):
+        return record[:width], ""
+    return None, f"expected {width} fields, found {len(record)}"
+
+
+def short_rows_warning(count: int, filename: str) -> list[str]:
+    """The warning for rows whose missing trailing fields were read as empty."""
+    if not count:
+        return []
+    rows = f"{count_text(count, 'row')} {'has' if count == 1 else 'have'}"
+    return [f"In {filename or 'the file'}, {rows} fewer fields than the header; the missing trailing fields "
+            "were read as empty."]
+
+
+def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Read with Python's csv module, keeping true line numbers; short rows are padded (their count is
+    returned), rows that cannot be aligned with the header are rejected."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -307,6 +380,8 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
     bad_reasons: list[str] = []
     previous_end = 0
     width = 0
+    short = 0
+    last_short = False
     try:
         for record in reader:
             start, previous_end = previous_end + 1, reader.line_num
@@ -315,25 +390,30 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
             if not width:
                 width = len(record)
                 continue
-            if len(record) != width:
+            aligned, reason = align_fields(record, width)
+            if aligned is None:
                 bad_lines.append(start)
-                bad_reasons.append(
-                    f"expected {width} fields, found {len(record)}"
-                    + (" (file truncated?)" if len(record) < width else "")
-                )
+                bad_reasons.append(reason)
                 continue
-            rows.append(record)
+            short += len(record) < width
+            rows.append(aligned)
             lines.append(start)
+            last_short = len(record) < width
     except csv.Error as exc:
         raise UnreadableFile(
             f"{filename or 'The file'} cannot be split into rows near line {previous_end + 1} ({exc}); a quoted "
             "cell is never closed, which usually means the file was cut off. Download the export again and "
             "upload the complete file."
         ) from None
+    if last_short and not text.endswith(("\n", "\r")):
+        short -= 1  # a short last line without its line break is a cut-off file, not a missing empty field
+        bad_lines.append(lines.pop())
+        bad_reasons.append(f"expected {width} fields, found fewer and the file ends here (file truncated?)")
+        rows.pop()
     frame = pd.DataFrame(rows, columns=range(width) if width else None, dtype="string")
     frame = frame.where(frame != "")
     frame.index = pd.Index(lines, dtype="int64", name="line")
-    return frame, issues_frame(bad_lines, bad_reasons)
+    return frame, issues_frame(bad_lines, bad_reasons), short
 
 
 def _detect_decimal_comma(frame: pd.DataFrame) -> bool:
@@ -376,7 +456,8 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
         frame.index = pd.RangeIndex(2, 2 + table.num_rows, name="line")
         rejected = issues_frame()
     else:
-        frame, rejected = _careful_read(text.decode("utf-8"), delimiter, filename)
+        frame, rejected, short = _careful_read(text.decode("utf-8"), delimiter, filename)
+        warnings += short_rows_warning(short, filename)
         frame.columns = names[: frame.shape[1]] if frame.shape[1] else names
         if frame.shape[1] == 0:
             frame = pd.DataFrame({n: pd.Series(dtype="string") for n in names})

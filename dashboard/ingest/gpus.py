@@ -82,3 +82,35 @@ def gpu_type_label(names: pd.Series) -> pd.Series:
     """Accelerator names as upper-case labels: ``h100`` → ``H100``, ``nvidia_a100_80gb`` → ``A100_80GB``."""
     stripped = names.astype("string").str.strip()
     return stripped.str.replace(r"^(?i:nvidia|tesla|amd)[\s_-]+", "", regex=True).str.upper()
+
+
+# Instance names as bills write them in free text: AWS ``g5.4xlarge`` / ``p6-b200.48xlarge``, Azure
+# ``Standard_ND96isr_H100_v5``, GCP ``a3-highgpu-8g``.
+_AWS_INSTANCE = re.compile(r"(?<![\w.-])([a-z][a-z0-9-]*\d[a-z0-9-]*\.(?:\d+x)?(?:large|xlarge|metal))(?![\w-])", re.I)
+_AZURE_SIZE = re.compile(r"(?<![\w])Standard_([A-Za-z0-9]+(?:_[A-Za-z0-9]+)*)")
+_GCP_MACHINE = re.compile(r"(?<![\w-])([a-z]\d+[a-z]?-[a-z]+-\d+g?)(?![\w-])", re.I)
+# Families that carry GPUs: AWS p and g instances (g4dn, g5, g6e …), Azure N-series, GCP a2/a3/a4/g2.
+_GPU_FAMILY = re.compile(r"^(?:[pg]\d|n[cdv]\d|a[234]-|g2-|dl1)", re.I)
+
+
+def instance_in_text(text: object) -> tuple[float | None, str | None, bool]:
+    """GPU count and type of the instance a free-text cell names, and whether the cell looks like GPU compute.
+
+    ``$1.624 per On Demand Linux g5.4xlarge Instance Hour`` → (1, "A10G", True); a GPU family missing from
+    the tables (``g3.4xlarge``) → (None, None, True); text without an instance or GPU name → (None, None, False).
+    """
+    if not isinstance(text, str):
+        return None, None, False
+    for pattern, table, key in (
+        (_AWS_INSTANCE, "aws_instance_types", lambda m: m.group(1)),
+        (_AZURE_SIZE, "azure_vm_sizes", lambda m: m.group(1)),
+        (_GCP_MACHINE, "gcp_machine_types", lambda m: m.group(1)),
+    ):
+        for match in pattern.finditer(text):
+            count, gpu_type = instance_gpus(key(match), table)
+            if count is not None:
+                return count, gpu_type, count > 0
+            if _GPU_FAMILY.match(key(match)):
+                return None, None, True
+    named = gpu_name(text) is not None or re.search(r"\bgpus?\b", text, re.I) is not None
+    return None, None, named

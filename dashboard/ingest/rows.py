@@ -1,4 +1,4 @@
-"""Row accounting shared by every reader: which rows are used, excluded by a rule or rejected with a reason.
+"""Row accounting, the one mechanism every format reads through: rows used, excluded by a rule or rejected.
 
 Also the string-column helpers the readers build their canonical columns with (one factorize per column,
 strings assembled in Arrow rather than one Python object per row).
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from dashboard.ingest.schema import CANONICAL_COLUMNS, ReaderResult, issues_frame
-from dashboard.ingest.values import NULL_TOKENS, parse_number
+from dashboard.ingest.schema import CANONICAL_COLUMNS, ReaderResult, ReadOptions, issues_frame
+from dashboard.ingest.values import NULL_TOKENS, parse_datetime, parse_number
 
 
 def strings(values: np.ndarray, index: pd.Index) -> pd.Series:
@@ -45,26 +45,72 @@ def text_column(table: pd.DataFrame, column: str | None, *, lower: bool = False)
     return take_strings(codes, cleaned, table.index)
 
 
-class RowBook:
-    """Which source rows a reader uses, excludes by a named rule, or rejects with a reason (first one wins).
+class Rows:
+    """One source table being read: its columns by key, and the accounting of which rows are used, excluded
+    by a named rule or rejected with a reason (the first mark wins). Every format reads through one of these.
 
+    ``columns`` maps the format's column keys to the file's actual column names (None where absent), ``names``
+    the keys to the names the format knows them by.
     Excluding before rejecting means a row dropped by a rule is not also checked for unreadable cells that
     the rule makes irrelevant.
     """
 
-    def __init__(self, table: pd.DataFrame, decimal_comma: bool = False) -> None:
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        columns: Mapping[str, str | None] | None = None,
+        options: ReadOptions | None = None,
+        filename: str = "",
+        names: Mapping[str, tuple[str, ...]] | None = None,
+    ) -> None:
         self.table = table
-        self.decimal_comma = decimal_comma
+        self.columns = dict(columns or {})
+        self.names = dict(names or {})
+        self.options = options or ReadOptions()
+        self.filename = filename
+        self.decimal_comma = self.options.decimal_comma
+        self.warnings: list[str] = []
         self._status = np.zeros(len(table), dtype=np.int8)  # 0 used, 1 excluded, 2 rejected
         self._reasons: list[tuple[int, pd.Series]] = []
+
+    @property
+    def index(self) -> pd.Index:
+        return self.table.index
 
     @property
     def open(self) -> np.ndarray:
         """True for rows not yet excluded or rejected."""
         return self._status == 0
 
+    def col(self, key: str) -> str | None:
+        """The file's column for the format's ``key`` (None when the file lacks it)."""
+        return self.columns.get(key)
+
+    def name(self, key: str) -> str:
+        """The file's column for ``key``, or the format's first name for it when the file lacks it."""
+        return self.col(key) or self.names.get(key, (key,))[0]
+
+    def has(self, key: str) -> bool:
+        return self.col(key) is not None
+
+    def text(self, key: str, *, lower: bool = False) -> pd.Series:
+        """The column of ``key`` as trimmed strings (null tokens as NA); all NA when the file lacks it."""
+        return text_column(self.table, self.col(key), lower=lower)
+
+    def raw(self, key: str) -> pd.Series:
+        """The column of ``key`` as the file has it (strings or Categorical); all missing when absent."""
+        column = self.col(key)
+        if column is not None:
+            return self.table[column]
+        empty = pd.Categorical.from_codes(np.full(len(self.table), -1, dtype=np.int8), categories=[])
+        return pd.Series(empty, index=self.table.index)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
     def _mark(self, mask: pd.Series | np.ndarray, reason: str | pd.Series, status: int) -> None:
-        hit = np.asarray(mask, dtype=bool) & self.open
+        hit = np.asarray(pd.Series(mask).fillna(False) if isinstance(mask, pd.Series) else mask, dtype=bool)
+        hit = hit & self.open
         if not hit.any():
             return
         self._status[hit] = status
@@ -87,18 +133,35 @@ class RowBook:
             raw = self.table[column].astype("string").fillna("")
             self.reject(mask, f"{column}: cannot read '" + raw.str.slice(0, 60) + f"' as {what}")
 
-    def reject_missing(self, values: pd.Series, mask: pd.Series | np.ndarray, column: str) -> None:
-        """Reject rows in ``mask`` whose required ``values`` are missing."""
-        self.reject(
-            np.asarray(values.isna(), dtype=bool) & np.asarray(mask, dtype=bool), f"{column} is empty"
-        )
+    def reject_missing(self, values: pd.Series, mask: pd.Series | np.ndarray | None, column: str) -> None:
+        """Reject rows in ``mask`` (every row when None) whose required ``values`` are missing."""
+        missing = np.asarray(values.isna(), dtype=bool)
+        self.reject(missing if mask is None else missing & np.asarray(mask, dtype=bool), f"{column} is empty")
 
-    def number(self, column: str | None, what: str = "a number", *, default: float = np.nan) -> pd.Series:
-        """Parse ``column`` as numbers, rejecting unreadable cells; ``default`` where the column is absent."""
+    def number(self, key: str | None, what: str = "a number", *, default: float = np.nan,
+               required: bool = False) -> pd.Series:
+        """Parse the column of ``key`` as numbers, rejecting unreadable cells (and empty ones when
+        ``required``); ``default`` where the file lacks the column."""
+        column = self.col(key) if key else None
         if column is None:
             return pd.Series(default, index=self.table.index, dtype="float64")
         values, bad = parse_number(self.table[column], decimal_comma=self.decimal_comma)
         self.reject_bad(bad, column, what)
+        if required:
+            self.reject_missing(values, None, column)
+        return values
+
+    def time(self, key: str, *, required: bool = False, timezone: str | None = None,
+             fmt: str | None = None) -> pd.Series:
+        """Parse the column of ``key`` as UTC date-times, rejecting unreadable cells (and empty ones when
+        ``required``); NaT where the file lacks the column."""
+        column = self.col(key)
+        if column is None:
+            return pd.Series(pd.NaT, index=self.table.index, dtype="datetime64[ns, UTC]")
+        values, bad = parse_datetime(self.table[column], timezone=timezone, fmt=fmt)
+        self.reject_bad(bad, column, "a date-time")
+        if required:
+            self.reject_missing(values, None, column)
         return values
 
     def _issues(self, status: int) -> pd.DataFrame:
@@ -108,7 +171,7 @@ class RowBook:
         joined = pd.concat(parts).sort_index()
         return issues_frame(joined.index, joined.to_numpy())
 
-    def result(self, columns: dict[str, object], warnings: list[str]) -> ReaderResult:
+    def result(self, columns: Mapping[str, object]) -> ReaderResult:
         """The ReaderResult: used rows with ``columns`` (Series aligned to the table, or scalars)."""
         used = self.open
         data = {}
@@ -123,7 +186,7 @@ class RowBook:
             else:
                 data[name] = pd.Series(value, index=pd.RangeIndex(int(used.sum())), dtype=dtype)
         return ReaderResult(
-            usage=pd.DataFrame(data), excluded=self._issues(1), rejected=self._issues(2), warnings=warnings
+            usage=pd.DataFrame(data), excluded=self._issues(1), rejected=self._issues(2), warnings=self.warnings
         )
 
 
@@ -132,28 +195,3 @@ def cannot_read(column: str, raw: pd.Series, what: str) -> pd.Series:
     codes, uniques = pd.factorize(raw, use_na_sentinel=True)
     texts = [f"{column}: cannot read '{value}' as {what}" for value in uniques]
     return pd.Series(np.array([*texts, None], dtype=object)[codes], index=raw.index, dtype="string")
-
-
-def first_reason(index: pd.Index, checks: list[tuple[pd.Series, str | pd.Series]]) -> pd.Series:
-    """Per row, the reason of the first check whose mask is true; NA where no check applies."""
-    reasons = pd.Series(pd.NA, index=index, dtype="string")
-    for mask, reason in checks:
-        hit = reasons.isna() & mask.fillna(False).astype(bool)
-        reasons = reasons.mask(hit, reason)
-    return reasons
-
-
-def settle(
-    table: pd.DataFrame,
-    columns: Mapping[str, object],
-    excluded: pd.Series,
-    rejected: pd.Series,
-    warnings: list[str],
-) -> ReaderResult:
-    """A ReaderResult from per-row reasons: a row with an exclusion reason is excluded (that wins), a row with
-    a rejection reason is rejected, every other row is used with its values from ``columns`` (Series or
-    scalars per canonical column, aligned with ``table``)."""
-    book = RowBook(table)
-    book.exclude(excluded.notna().to_numpy(dtype=bool), excluded)
-    book.reject(rejected.notna().to_numpy(dtype=bool), rejected)
-    return book.result(dict(columns), warnings)

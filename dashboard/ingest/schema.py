@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import pkgutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
-FORMATS: tuple[str, ...] = ("focus", "aws_cur", "gcp", "azure", "slurm", "wandb", "generic")
+# The format ids: one module per format in ingest/formats/, listed without importing them (cheap for the CLI).
+FORMATS: tuple[str, ...] = tuple(
+    sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).with_name("formats"))]))
+)
 PRICING_VALUES: tuple[str, ...] = ("reserved", "on_demand", "spot")
 
 # Column name -> pandas dtype of the canonical usage table (one row per used source row).

@@ -14,9 +14,9 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest import UNTAGGED
 from dashboard.ingest.schema import PRICING_VALUES
 
+UNTAGGED = "(untagged)"
 UNKNOWN_PRICING = "(unknown)"
 NA_LABELS: dict[str, str] = {
     "team": UNTAGGED,

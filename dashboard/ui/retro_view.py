@@ -12,7 +12,7 @@ import streamlit as st
 from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
+from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
 from dashboard.retro.units import LABELS
@@ -120,6 +120,11 @@ def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisatio
                           help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
                           f"{stats['on']} has no billed GPU-hours: shown apart, never added to the bill.")
     _tile_notes(stats, amortisation, notes)
+
+
+def budget_view(teams, projects, pricing, dates) -> str:
+    """The name of the view a budget belongs to (``budgets.view_id``); ``dates`` only when narrowed."""
+    return view_id(teams, projects, pricing, dates)
 
 
 def spend_section(key: Hashable, usage: pd.DataFrame, view: str, periods: tuple) -> None:

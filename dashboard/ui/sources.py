@@ -16,6 +16,7 @@ import streamlit as st
 
 from dashboard import ingest
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.retro.summary import summarize
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 
@@ -64,6 +65,6 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
         return None
     finally:
         bar.empty()
-    imported = Imported(key, filename, usage, ingest.summarize(usage, report), report.rejected)
+    imported = Imported(key, filename, usage, summarize(usage, report), report.rejected)
     st.session_state[state_key] = imported
     return imported

@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.figures import retro_usage
-from dashboard.ingest import UNTAGGED
 from dashboard.retro import load, spend
+from dashboard.retro.filters import UNTAGGED
 
 ROOT = Path(__file__).resolve().parents[2]
 DAY_MS = 86_400_000

@@ -1,4 +1,4 @@
-"""Decoding and refusals: every malformed file gets a clear message, short rows are rejected by line."""
+"""Decoding and refusals: a clear message for every malformed file; short rows padded, misaligned ones rejected."""
 
 import gzip
 
@@ -23,12 +23,32 @@ def test_semicolon_decimal_comma():
 
 
 def test_truncated_last_row_is_rejected_with_line():
-    data = b"a,b,c\n1,2,3\n4,5\n"
+    data = b"a,b,c\n1,2,3\n4,5"  # the last line stops short and the file has no final line break
     decoded = decode(data)
     assert list(decoded.table.index) == [2]
     assert decoded.rejected.to_dict("records") == [
-        {"line": 3, "reason": "expected 3 fields, found 2 (file truncated?)"}
+        {"line": 3, "reason": "expected 3 fields, found fewer and the file ends here (file truncated?)"}
     ]
+
+
+ALIGNMENT_CASES = [
+    # a complete line one or two fields short: the missing trailing fields are empty (as pandas reads it)
+    pytest.param(b"a,b,c\n1,2,3\n4,5\n", [["1", "2", "3"], ["4", "5", None]], [], 1, id="one-short"),
+    pytest.param(b"a,b,c\n4\n", [["4", None, None]], [], 1, id="two-short"),
+    # a trailing delimiter (an extra empty field) is dropped
+    pytest.param(b"a,b,c\n1,2,3,\n", [["1", "2", "3"]], [], 0, id="trailing-empty"),
+    # an extra field with a value cannot be aligned: rejected with its line
+    pytest.param(b"a,b,c\n1,2,3\n1,2,3,4\n", [["1", "2", "3"]], [(3, "expected 3 fields, found 4")], 0,
+                 id="extra-value"),
+]
+
+
+@pytest.mark.parametrize(("data", "rows", "rejected", "short"), ALIGNMENT_CASES)
+def test_rows_are_aligned_with_the_header(data, rows, rejected, short):
+    decoded = decode(data, "t.csv")
+    assert decoded.table.astype(object).where(decoded.table.notna(), None).values.tolist() == rows
+    assert [tuple(r) for r in decoded.rejected.itertuples(index=False)] == rejected
+    assert len([w for w in decoded.warnings if "fewer fields than the header" in w]) == (1 if short else 0)
 
 
 def test_blank_lines_keep_line_numbers():

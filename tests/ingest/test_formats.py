@@ -9,7 +9,8 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
-from dashboard.ingest import import_bytes, import_path, summarize
+from dashboard.ingest import import_bytes, import_path
+from dashboard.retro.summary import summarize
 
 CASES = [
     # FOCUS: gpu 1×8 + 1×8 (spot) + 2×8 (committed) + 0.5×4 (g6e.12xlarge table) = 34;
@@ -116,5 +117,6 @@ def test_gcp_commitment_fee_rows_carry_cost_but_no_gpu_hours():
 def test_azure_actual_cost_export_is_flagged(data_dir):
     # azure_small.csv has one reservation purchase row of 5,120.00 USD.
     _, report = import_path(data_dir / "azure_small.csv")
-    expected = "This is the actual-cost dataset: 1 purchase rows carry 5,120.00 USD"
+    expected = ("azure_small.csv is the actual-cost dataset: reservations and savings plans are charged when "
+                "bought (1 purchase row, 5,120.00 USD)")
     assert any(w.startswith(expected) for w in report.warnings)

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from dashboard.ingest import generic
+from dashboard.ingest.engine import read_table
+from dashboard.ingest.formats import generic
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions, UnreadableFile
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "ingest" / "generic_usage.csv"
@@ -28,7 +29,7 @@ def table_from_file(path: Path) -> pd.DataFrame:
 
 
 def read(mapping, **options):
-    return generic.read(table_from_file(SAMPLE), ReadOptions(mapping=mapping, **options))
+    return read_table(generic.FORMAT, table_from_file(SAMPLE), ReadOptions(mapping=mapping, **options))
 
 
 def test_full_mapping_uses_gpu_hours_and_costs():
@@ -83,7 +84,7 @@ def test_gpu_hours_with_count_derive_the_end():
 def test_timezone_localises_naive_times():
     table = pd.DataFrame({"s": ["2025-06-01T10:00:00"], "h": ["1"]}, dtype="string", index=[2])
     options = ReadOptions(mapping={"period_start": "s", "gpu_hours": "h"}, timezone="Europe/Berlin")
-    result = generic.read(table, options)
+    result = read_table(generic.FORMAT, table, options)
     assert result.usage.loc[0, "period_start"] == pd.Timestamp("2025-06-01T08:00:00Z")  # CEST = UTC+2
     assert not any("read as UTC" in warning for warning in result.warnings)
 
@@ -96,7 +97,7 @@ def test_timezone_localises_naive_dates():
 def test_decimal_comma_numbers():
     table = pd.DataFrame({"d": ["2025-06-01"], "h": ["1,5"], "c": ["1.234,50"]}, dtype="string", index=[2])
     options = ReadOptions(mapping={"period_start": "d", "gpu_hours": "h", "cost": "c"}, decimal_comma=True)
-    usage = generic.read(table, options).usage
+    usage = read_table(generic.FORMAT, table, options).usage
     assert usage.loc[0, ["gpu_hours", "cost"]].tolist() == [1.5, 1234.5]
 
 
@@ -125,7 +126,7 @@ def test_unusable_mapping_is_unreadable(mapping, message):
 def test_pricing_aliases(value, pricing):
     table = pd.DataFrame({"d": ["2025-06-01"], "h": ["1"], "p": [value]}, dtype="string", index=[2])
     mapping = {"period_start": "d", "gpu_hours": "h", "pricing": "p"}
-    usage = generic.read(table, ReadOptions(mapping=mapping)).usage
+    usage = read_table(generic.FORMAT, table, ReadOptions(mapping=mapping)).usage
     assert usage["pricing"].fillna("unknown").tolist() == [pricing or "unknown"]
 
 
@@ -139,13 +140,13 @@ def test_row_rejections(cells, reason):
     row = {"d": "2025-06-01", "h": "1", "t": "5"} | cells
     table = pd.DataFrame([row], dtype="string", index=[2])
     mapping = {"period_start": "d", "gpu_hours": "h", "tokens": "t"}
-    assert generic.read(table, ReadOptions(mapping=mapping)).rejected["reason"].tolist() == [reason]
+    assert read_table(generic.FORMAT, table, ReadOptions(mapping=mapping)).rejected["reason"].tolist() == [reason]
 
 
 def test_end_before_start_is_rejected():
     table = pd.DataFrame({"s": ["2025-06-02"], "e": ["2025-06-01"], "n": ["1"]}, dtype="string", index=[2])
     mapping = {"period_start": "s", "period_end": "e", "gpu_count": "n"}
-    result = generic.read(table, ReadOptions(mapping=mapping))
+    result = read_table(generic.FORMAT, table, ReadOptions(mapping=mapping))
     assert result.rejected["reason"].tolist() == ["e: ends before s"]
 
 
@@ -176,7 +177,7 @@ def test_every_row_is_used_excluded_or_rejected_once(rows):
     table.index = range(2, len(rows) + 2)
     options = ReadOptions(mapping={"period_start": "start", "period_end": "end", "gpu_count": "gpus",
                                    "cost": "cost"})
-    result = generic.read(table, options)
+    result = read_table(generic.FORMAT, table, options)
     lines = [*result.usage["source_row"], *result.excluded["line"], *result.rejected["line"]]
     assert sorted(lines) == list(table.index)
     assert (result.usage["gpu_hours"] >= 0).all()

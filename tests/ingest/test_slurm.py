@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from dashboard.ingest import slurm
+from dashboard.ingest.engine import read_table
+from dashboard.ingest.formats import slurm
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions, UnreadableFile
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "ingest" / "slurm_sacct.txt"
@@ -42,7 +43,7 @@ def job(**cells: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def sample():
-    return slurm.read(table_from_file(SAMPLE), BERLIN)
+    return read_table(slurm.FORMAT, table_from_file(SAMPLE), BERLIN)
 
 
 def by_job(result) -> pd.DataFrame:
@@ -129,29 +130,29 @@ def test_usage_has_the_canonical_columns_and_dtypes(sample):
 
 
 def test_empty_export_reads_to_an_empty_canonical_table():
-    result = slurm.read(table_from_rows([]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([]), BERLIN)
     assert len(result.usage) == 0
     assert {name: str(dtype) for name, dtype in result.usage.dtypes.items()} == CANONICAL_COLUMNS
 
 
 def test_missing_timezone_is_unreadable_and_says_how_to_give_one():
     with pytest.raises(UnreadableFile, match="--timezone Europe/Berlin"):
-        slurm.read(table_from_file(SAMPLE), ReadOptions())
+        read_table(slurm.FORMAT, table_from_file(SAMPLE), ReadOptions())
 
 
 def test_unknown_timezone_is_unreadable():
     with pytest.raises(UnreadableFile, match="Mars/Olympus"):
-        slurm.read(table_from_file(SAMPLE), ReadOptions(timezone="Mars/Olympus"))
+        read_table(slurm.FORMAT, table_from_file(SAMPLE), ReadOptions(timezone="Mars/Olympus"))
 
 
 def test_export_without_alloctres_is_unreadable_and_names_it():
     table = table_from_rows([job()]).drop(columns="AllocTRES")
     with pytest.raises(UnreadableFile, match="AllocTRES"):
-        slurm.read(table, BERLIN)
+        read_table(slurm.FORMAT, table, BERLIN)
 
 
 def test_utc_cluster_times_pass_through():
-    result = slurm.read(table_from_rows([job()]), ReadOptions(timezone="UTC"))
+    result = read_table(slurm.FORMAT, table_from_rows([job()]), ReadOptions(timezone="UTC"))
     assert result.usage.loc[0, "period_start"] == pd.Timestamp("2025-06-01T10:00:00Z")
 
 
@@ -185,28 +186,28 @@ def test_gpus_from_unreadable_tres_is_nan():
 ])
 def test_elapsed_text_gives_seconds(elapsed, seconds):
     row = job(Elapsed=elapsed, ElapsedRaw=None, End=None, AllocTRES="gres/gpu=1")
-    result = slurm.read(table_from_rows([row]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([row]), BERLIN)
     assert result.usage.loc[0, "gpu_hours"] * 3600 == pytest.approx(seconds, rel=1e-12)
 
 
 def test_elapsed_raw_wins_over_elapsed_and_end():
     row = job(ElapsedRaw="7200", Elapsed="01:00:00")
-    assert slurm.read(table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 16.0  # 2 h × 8
+    assert read_table(slurm.FORMAT, table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 16.0  # 2 h × 8
 
 
 def test_unreadable_elapsed_raw_falls_back_to_elapsed():
     row = job(ElapsedRaw="soon", Elapsed="00:30:00")
-    assert slurm.read(table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 4.0  # 0.5 h × 8
+    assert read_table(slurm.FORMAT, table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 4.0  # 0.5 h × 8
 
 
 def test_no_elapsed_columns_uses_end_minus_start():
     row = job(ElapsedRaw=None, Elapsed=None, End="2025-06-01T12:30:00")
-    assert slurm.read(table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 20.0  # 2.5 h × 8
+    assert read_table(slurm.FORMAT, table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 20.0  # 2.5 h × 8
 
 
 def test_end_before_start_is_rejected():
     row = job(ElapsedRaw=None, Elapsed=None, End="2025-06-01T09:00:00")
-    result = slurm.read(table_from_rows([row]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([row]), BERLIN)
     assert result.rejected["reason"].tolist() == ["End: ends before Start"]
 
 
@@ -225,7 +226,7 @@ def test_end_before_start_is_rejected():
     ("CD", "COMPLETED"),
 ])
 def test_state_is_normalised(state, canonical):
-    result = slurm.read(table_from_rows([job(State=state)]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([job(State=state)]), BERLIN)
     assert result.usage["run_state"].tolist() == [canonical]
 
 
@@ -243,31 +244,31 @@ def test_state_is_normalised(state, canonical):
     ("123.", "rejected"),
 ])
 def test_job_id_forms(job_id, outcome):
-    result = slurm.read(table_from_rows([job(JobID=job_id)]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([job(JobID=job_id)]), BERLIN)
     counts = {"used": len(result.usage), "excluded": len(result.excluded), "rejected": len(result.rejected)}
     assert counts == {name: int(name == outcome) for name in counts}
 
 
 def test_pending_array_with_unexpanded_ids_is_excluded():
     row = job(JobID="200_[1-10%2]", State="PENDING", Start="None", End="Unknown", AllocTRES=None)
-    result = slurm.read(table_from_rows([row]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([row]), BERLIN)
     assert result.excluded["reason"].tolist() == [slurm.NOT_STARTED_RULE]
 
 
 def test_steps_without_their_allocation_row_are_reported():
     rows = [job(JobID="7.batch"), job(JobID="7.0"), job(JobID="8"), job(JobID="8.batch")]
-    result = slurm.read(table_from_rows(rows), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows(rows), BERLIN)
     assert len(result.usage) == 1
     assert any(warning.startswith("2 job steps have no allocation row") for warning in result.warnings)
 
 
 def test_project_falls_back_to_partition_without_wckey_column():
-    result = slurm.read(table_from_rows([job(Partition="gpu-h100")]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([job(Partition="gpu-h100")]), BERLIN)
     assert result.usage.loc[0, "project"] == "gpu-h100"
 
 
 def test_run_id_falls_back_to_job_id_without_a_name():
-    result = slurm.read(table_from_rows([job(JobName=None, JobID="555")]), BERLIN)
+    result = read_table(slurm.FORMAT, table_from_rows([job(JobName=None, JobID="555")]), BERLIN)
     assert result.usage.loc[0, ["run_id", "resource_id"]].tolist() == ["555", "555"]
 
 
@@ -281,12 +282,12 @@ def test_app_sample_reads_as_generated(zone):
     # steps: 3 for each of the 131 - 9 - 2 = 120 plain jobs that started, 5 for each heterogeneous job = 405.
     # Used: the 120 - 2 CPU jobs + 9 GPU components = 127. Excluded: 405 steps + 2 CPU jobs + 9 CPU components
     # (no GPUs) + 2 never started = 418.
-    result = slurm.read(table_from_file(APP_SAMPLE), ReadOptions(timezone=zone))
+    result = read_table(slurm.FORMAT, table_from_file(APP_SAMPLE), ReadOptions(timezone=zone))
     assert (len(result.usage), len(result.excluded), len(result.rejected)) == (127, 418, 0)
     assert result.excluded["reason"].value_counts().to_dict() == {
         slurm.STEP_RULE: 405, slurm.NO_GPU_RULE: 11, slurm.NOT_STARTED_RULE: 2}
     assert set(result.usage["team"]) == {"llm-pretrain", "research", "data", "llm-eval"}
-    assert any("1 job(s) were still running" in warning for warning in result.warnings)  # the 30 June full suite
+    assert any("1 job was still running" in warning for warning in result.warnings)  # the 30 June full suite
 
     main = result.usage[result.usage["run_id"] == "pretrain-13b"]
     assert main["run_state"].value_counts().to_dict() == {
@@ -316,7 +317,7 @@ cells = {
 @given(st.lists(st.fixed_dictionaries(cells), max_size=12))
 def test_every_row_is_used_excluded_or_rejected_once(rows):
     table = table_from_rows(rows).replace("", pd.NA)
-    result = slurm.read(table, BERLIN)
+    result = read_table(slurm.FORMAT, table, BERLIN)
     lines = [*result.usage["source_row"], *result.excluded["line"], *result.rejected["line"]]
     assert sorted(lines) == list(table.index)
     assert (result.usage["gpu_hours"] >= 0).all()

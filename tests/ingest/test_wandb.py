@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 
-from dashboard.ingest import wandb
+from dashboard.ingest.engine import read_table
+from dashboard.ingest.formats import wandb
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions, UnreadableFile
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "ingest" / "wandb_runs.csv"
@@ -39,7 +40,7 @@ def run(**cells: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def sample():
-    return wandb.read(table_from_file(SAMPLE), ReadOptions())
+    return read_table(wandb.FORMAT, table_from_file(SAMPLE), ReadOptions())
 
 
 def by_id(result) -> pd.DataFrame:
@@ -102,7 +103,7 @@ def test_usage_has_the_canonical_columns_and_dtypes(sample):
 
 
 def test_empty_export_reads_to_an_empty_canonical_table():
-    result = wandb.read(table_from_rows([]), ReadOptions())
+    result = read_table(wandb.FORMAT, table_from_rows([]), ReadOptions())
     assert len(result.usage) == 0
     assert {name: str(dtype) for name, dtype in result.usage.dtypes.items()} == CANONICAL_COLUMNS
 
@@ -117,13 +118,13 @@ def test_empty_export_reads_to_an_empty_canonical_table():
     ("preempted", "PREEMPTED"),
 ])
 def test_state_is_normalised(state, canonical):
-    usage = wandb.read(table_from_rows([run(State=state)]), ReadOptions()).usage
+    usage = read_table(wandb.FORMAT, table_from_rows([run(State=state)]), ReadOptions()).usage
     assert usage["run_state"].tolist() == [canonical]
 
 
 @pytest.mark.parametrize("state", ["COMPLETED", "exploded", "CD"])
 def test_non_wandb_state_is_rejected(state):
-    result = wandb.read(table_from_rows([run(State=state)]), ReadOptions())
+    result = read_table(wandb.FORMAT, table_from_rows([run(State=state)]), ReadOptions())
     assert result.rejected["reason"].tolist() == [f"State: unknown W&B run state '{state}'"]
 
 
@@ -140,54 +141,54 @@ def test_non_wandb_state_is_rejected(state):
 def test_gpu_count_columns(column, value, gpus):
     header = ["State", "Created", "Runtime", "ID", column]
     table = table_from_rows([run(**{column: value})], header)
-    assert wandb.read(table, ReadOptions()).usage.loc[0, "gpu_hours"] == gpus  # 1 h each
+    assert read_table(wandb.FORMAT, table, ReadOptions()).usage.loc[0, "gpu_hours"] == gpus  # 1 h each
 
 
 def test_devices_are_multiplied_by_nodes():
     header = ["State", "Created", "Runtime", "ID", "trainer.devices", "trainer.num_nodes"]
     table = table_from_rows([run(**{"trainer.devices": "8", "trainer.num_nodes": "4"})], header)
-    assert wandb.read(table, ReadOptions()).usage.loc[0, "gpu_hours"] == 32.0  # 8 × 4 GPUs × 1 h
+    assert read_table(wandb.FORMAT, table, ReadOptions()).usage.loc[0, "gpu_hours"] == 32.0  # 8 × 4 GPUs × 1 h
 
 
 def test_first_gpu_column_with_a_value_wins_per_row():
     header = ["State", "Created", "Runtime", "ID", "num_gpus", "world_size"]
     table = table_from_rows([run(num_gpus="8", world_size="16"), run(num_gpus=None, world_size="16")], header)
-    assert wandb.read(table, ReadOptions()).usage["gpu_hours"].tolist() == [8.0, 16.0]
+    assert read_table(wandb.FORMAT, table, ReadOptions()).usage["gpu_hours"].tolist() == [8.0, 16.0]
 
 
 def test_unreadable_gpu_count_is_rejected_naming_the_value():
-    result = wandb.read(table_from_rows([run(num_gpus="auto")]), ReadOptions())
+    result = read_table(wandb.FORMAT, table_from_rows([run(num_gpus="auto")]), ReadOptions())
     assert result.rejected["reason"].tolist() == ["num_gpus: cannot read 'auto' as a GPU count"]
 
 
 def test_mapping_picks_the_gpu_column():
     header = ["State", "Created", "Runtime", "ID", "accelerators"]
     table = table_from_rows([run(accelerators="4")], header)
-    result = wandb.read(table, ReadOptions(mapping={"gpu_count": "accelerators"}))
+    result = read_table(wandb.FORMAT, table, ReadOptions(mapping={"gpu_count": "accelerators"}))
     assert result.usage.loc[0, "gpu_hours"] == 4.0
 
 
 def test_file_without_gpu_columns_is_unreadable_and_names_candidates():
     table = table_from_rows([run()], ["State", "Created", "Runtime", "ID"])
     with pytest.raises(UnreadableFile, match="num_gpus, n_gpus, gpu_count"):
-        wandb.read(table, ReadOptions())
+        read_table(wandb.FORMAT, table, ReadOptions())
 
 
 def test_mapping_to_an_absent_column_is_unreadable():
     with pytest.raises(UnreadableFile, match="gpu_count → 'gpus_used'"):
-        wandb.read(table_from_rows([run()]), ReadOptions(mapping={"gpu_count": "gpus_used"}))
+        read_table(wandb.FORMAT, table_from_rows([run()]), ReadOptions(mapping={"gpu_count": "gpus_used"}))
 
 
 def test_file_without_state_is_unreadable():
     with pytest.raises(UnreadableFile, match="State"):
-        wandb.read(table_from_rows([run()], ["Created", "Runtime", "ID", "num_gpus"]), ReadOptions())
+        read_table(wandb.FORMAT, table_from_rows([run()], ["Created", "Runtime", "ID", "num_gpus"]), ReadOptions())
 
 
 @pytest.mark.parametrize(("runtime", "hours"), [
     ("3600", 1.0), ("5400.0", 1.5), ("02:00:00", 2.0), ("0", 0.0),
 ])
 def test_runtime_forms(runtime, hours):
-    result = wandb.read(table_from_rows([run(Runtime=runtime, num_gpus="1")]), ReadOptions())
+    result = read_table(wandb.FORMAT, table_from_rows([run(Runtime=runtime, num_gpus="1")]), ReadOptions())
     assert result.usage.loc[0, "gpu_hours"] == hours
 
 
@@ -200,17 +201,17 @@ def test_runtime_forms(runtime, hours):
     (None, "alice"),
 ])
 def test_team_from_tags_else_user(tags, team):
-    assert wandb.read(table_from_rows([run(Tags=tags)]), ReadOptions()).usage.loc[0, "team"] == team
+    assert read_table(wandb.FORMAT, table_from_rows([run(Tags=tags)]), ReadOptions()).usage.loc[0, "team"] == team
 
 
 def test_run_id_falls_back_to_name():
-    result = wandb.read(table_from_rows([run(ID=None, Name="pretrain-7b")]), ReadOptions())
+    result = read_table(wandb.FORMAT, table_from_rows([run(ID=None, Name="pretrain-7b")]), ReadOptions())
     assert result.usage.loc[0, ["run_id", "resource_id"]].tolist() == ["pretrain-7b", "pretrain-7b"]
 
 
 def test_unreadable_tokens_are_unknown_with_a_warning():
     header = [*HEADER, "train/tokens"]
-    result = wandb.read(table_from_rows([run(**{"train/tokens": "lots"})], header), ReadOptions())
+    result = read_table(wandb.FORMAT, table_from_rows([run(**{"train/tokens": "lots"})], header), ReadOptions())
     assert pd.isna(result.usage.loc[0, "tokens"])
     assert any("unreadable token count" in warning for warning in result.warnings)
 
@@ -220,7 +221,7 @@ def test_app_sample_reads_as_intended():
     # data-mix-pilot + 5 ablate-lr-warmup + 3 on 10 May + 5 fine-tune + 30 eval-harness + 9 eval-full-suite = 127),
     # a pending run and a 0-GPU debug run (excluded) and a run that crashed before logging its runtime (rejected).
     table = table_from_file(APP_SAMPLE)
-    result = wandb.read(table, ReadOptions())
+    result = read_table(wandb.FORMAT, table, ReadOptions())
     assert (len(result.usage), len(result.excluded), len(result.rejected)) == (127, 2, 1)
     assert set(result.usage["team"]) == {"llm-pretrain", "research", "data", "llm-eval"}
     assert set(result.usage["project"]) == {"pretrain-13b", "ablations", "data-mix", "tokenizer", "chat", "evals"}
@@ -250,7 +251,7 @@ cells = {
 @given(st.lists(st.fixed_dictionaries(cells), max_size=12))
 def test_every_row_is_used_excluded_or_rejected_once(rows):
     table = table_from_rows(rows).replace("", pd.NA)
-    result = wandb.read(table, ReadOptions())
+    result = read_table(wandb.FORMAT, table, ReadOptions())
     lines = [*result.usage["source_row"], *result.excluded["line"], *result.rejected["line"]]
     assert sorted(lines) == list(table.index)
     assert (result.usage["gpu_hours"] >= 0).all()

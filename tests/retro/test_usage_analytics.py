@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from dashboard.core import compute
-from dashboard.ingest import UNTAGGED, import_path
+from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.retro import attribution, filters, load, mix, spend, units
+from dashboard.retro.filters import UNTAGGED
 
 ROOT = Path(__file__).resolve().parents[2]
 UNKNOWN = filters.UNKNOWN_PRICING

@@ -1,4 +1,4 @@
-"""Reader for the Weights & Biases runs-table CSV export: one used row per run that ran on GPUs.
+"""The Weights & Biases runs-table CSV export: one used row per run that ran on GPUs.
 
 Rules:
 - run_state: finished → COMPLETED, failed/crashed → FAILED, killed → CANCELLED, running → RUNNING,
@@ -28,12 +28,14 @@ import re
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.detect import find_column, mapped_columns
+from dashboard.ingest.engine import find_column, mapped_columns
 from dashboard.ingest.gpus import gpu_type_label
-from dashboard.ingest.rows import cannot_read, first_reason, settle, text_column
+from dashboard.ingest.rows import Rows, cannot_read, text_column
 from dashboard.ingest.run_states import normalise_run_state
-from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.ingest.spec import Fingerprint, Format
 from dashboard.ingest.values import parse_datetime, parse_duration_s, parse_number
+from dashboard.ingest.wording import count_text
 
 NOT_STARTED_RULE = "wandb run never started"
 NO_GPU_RULE = "wandb run used no GPUs"
@@ -110,33 +112,27 @@ def _mapping(table: pd.DataFrame, options: ReadOptions) -> dict[str, str]:
     return mapped_columns(list(table.columns), mapping)
 
 
-def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
+def derive(rows: Rows) -> dict[str, object]:
     """Read a W&B runs-table CSV into the canonical table (rules in the module docstring)."""
+    table, options, index = rows.table, rows.options, rows.index
     mapped = _mapping(table, options)
     file_columns = ", ".join(map(str, table.columns))
-    columns = {name: find_column(table.columns, name) for name in ("State", "Created", "Runtime", "_runtime", "ID",
-                                                            "Name", "User", "Entity", "Tags", "Group")}
-    missing = [name for name in ("State", "Created") if columns[name] is None]
-    if columns["Runtime"] is None and columns["_runtime"] is None:
-        missing.append("Runtime")
-    if columns["ID"] is None and columns["Name"] is None and "run_id" not in mapped:
-        missing.append("ID or Name")
-    if missing:
+    if not rows.has("id") and not rows.has("name") and "run_id" not in mapped:
         raise UnreadableFile(
-            f"This W&B runs export lacks the columns {', '.join(missing)}. Show them in the W&B runs table "
-            f"before exporting the CSV. The file's columns are: {file_columns}."
+            f"{rows.filename or 'This W&B runs export'} lacks the columns ID or Name. Show them in the W&B runs "
+            f"table before exporting the CSV. The file's columns are: {file_columns}."
         )
     gpu_columns = [mapped["gpu_count"]] if "gpu_count" in mapped else _candidates(table, GPU_COUNT_COLUMNS)
     if not gpu_columns:
         raise UnreadableFile(
-            "This W&B runs export has no GPU-count column, so GPU-hours cannot be computed. Log and show a "
-            f"config column named one of {', '.join(GPU_COUNT_COLUMNS)}, or map a column to gpu_count. "
-            f"The file's columns are: {file_columns}."
+            f"{rows.filename or 'This W&B runs export'} has no GPU-count column, so GPU-hours cannot be computed. "
+            f"Log and show a config column named one of {', '.join(GPU_COUNT_COLUMNS)}, or map a column to "
+            f"gpu_count. The file's columns are: {file_columns}."
         )
-    raw = {name: text_column(table, column) for name, column in columns.items()}
-    index = table.index
+    raw = {key: rows.text(key) for key in rows.columns}
+    name = rows.name
 
-    state_raw = raw["State"]
+    state_raw = raw["state"]
     known_state = state_raw.str.upper().isin(_WANDB_STATES).fillna(False).astype(bool)
     state = normalise_run_state(state_raw).where(known_state)
 
@@ -148,59 +144,59 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
                                              cannot_read(column, text_column(table, column), "a GPU count"))
         gpus = gpus.fillna(counts.where(~bad))
 
-    runtime_text = raw["Runtime"].fillna(raw["_runtime"])
+    runtime_text = raw["runtime"].fillna(raw["runtime_raw"])
     runtime_s, runtime_bad = parse_duration_s(runtime_text)
-    runtime_column = columns["Runtime"] or columns["_runtime"]
-    created, created_bad = parse_datetime(raw["Created"])
+    runtime_column = rows.col("runtime") or rows.col("runtime_raw")
+    created, created_bad = parse_datetime(raw["created"])
 
-    excluded = first_reason(index, [((state == "PENDING").fillna(False), NOT_STARTED_RULE)])
-    rejected = first_reason(index, [
-        (state_raw.isna(), f"{columns['State']}: empty state"),
-        (~known_state, columns["State"] + ": unknown W&B run state '" + state_raw.fillna("") + "'"),
-        (raw["Created"].isna(), f"{columns['Created']}: empty creation time"),
-        (created_bad, cannot_read(columns["Created"], raw["Created"], "a date-time")),
+    rows.exclude((state == "PENDING").fillna(False), NOT_STARTED_RULE)
+    for mask, reason in (
+        (state_raw.isna(), f"{name('state')}: empty state"),
+        (~known_state, name("state") + ": unknown W&B run state '" + state_raw.fillna("") + "'"),
+        (raw["created"].isna(), f"{name('created')}: empty creation time"),
+        (created_bad, cannot_read(name("created"), raw["created"], "a date-time")),
         (runtime_text.isna(), f"{runtime_column}: empty run time"),
         (runtime_bad | (runtime_s < 0), cannot_read(runtime_column, runtime_text, "a run time in seconds")),
         (gpus.isna() & gpu_bad_reason.notna(), gpu_bad_reason),
         (gpus.isna(), f"no GPU count: none of {', '.join(map(str, gpu_columns))} has a value; "
                       "map a column to gpu_count"),
-    ])
-    excluded = excluded.mask(excluded.isna() & rejected.isna() & (gpus == 0), NO_GPU_RULE)
+    ):
+        rows.reject(mask, reason)
+    rows.exclude(gpus == 0, NO_GPU_RULE)
 
-    def field(name: str, fallback: pd.Series) -> pd.Series:
-        return text_column(table, mapped[name]) if name in mapped else fallback
+    def field(key: str, fallback: pd.Series) -> pd.Series:
+        return text_column(table, mapped[key]) if key in mapped else fallback
 
-    tags = raw["Tags"]
-    run_id = field("run_id", raw["ID"].fillna(raw["Name"]))
+    tags = raw["tags"]
+    run_id = field("run_id", raw["id"].fillna(raw["name"]))
     tokens_text = field("tokens", _first_tokens(table))
     tokens, tokens_bad = parse_number(tokens_text, decimal_comma=options.decimal_comma)
 
-    warnings = [PRICE_WARNING]
-    used = excluded.isna() & rejected.isna()
-    unreadable_tokens = int((used & tokens_bad).sum())
+    rows.warn(PRICE_WARNING)
+    used = rows.open
+    unreadable_tokens = int((used & tokens_bad.to_numpy(dtype=bool)).sum())
     if unreadable_tokens:
-        warnings.append(f"{unreadable_tokens} run(s) have an unreadable token count, kept as unknown.")
-    running = int((used & (state == "RUNNING")).sum())
+        rows.warn(f"{count_text(unreadable_tokens, 'run')} {'has' if unreadable_tokens == 1 else 'have'} an "
+                  "unreadable token count, kept as unknown.")
+    running = int((used & (state == "RUNNING").fillna(False).to_numpy(dtype=bool)).sum())
     if running:
-        warnings.append(f"{running} run(s) were still running at export: GPU-hours are counted up to then.")
+        rows.warn(f"{count_text(running, 'run')} {'was' if running == 1 else 'were'} still running at export, "
+                  "so their GPU-hours are counted up to then.")
 
-    usage = {
+    return {
         "period_start": created,
         "period_end": created + pd.to_timedelta(runtime_s, unit="s"),
         "gpu_hours": runtime_s / 3600 * gpus,
         "cost": 0.0,
         "billed_cost": 0.0,
-        "currency": pd.NA,
-        "pricing": pd.NA,
         "gpu_type": gpu_type_label(field("gpu_type", _first_present(table, GPU_TYPE_COLUMNS))),
         "resource_id": _first_present(table, SLURM_JOB_COLUMNS).fillna(run_id),
-        "team": field("team", _tag(tags, "team").fillna(raw["Entity"]).fillna(raw["User"])),
-        "project": field("project", _tag(tags, "project").fillna(raw["Group"])),
+        "team": field("team", _tag(tags, "team").fillna(raw["entity"]).fillna(raw["user"])),
+        "project": field("project", _tag(tags, "project").fillna(raw["group"])),
         "run_id": run_id,
         "run_state": state,
         "tokens": tokens,
     }
-    return settle(table, usage, excluded, rejected, warnings)
 
 
 def _first_tokens(table: pd.DataFrame) -> pd.Series:
@@ -210,3 +206,31 @@ def _first_tokens(table: pd.DataFrame) -> pd.Series:
         if _TOKENS.match(_leaf(column)):
             values = values.fillna(text_column(table, column))
     return values
+
+
+FORMAT = Format(
+    id="wandb",
+    title="Weights & Biases runs table CSV",
+    noun="a W&B runs export",
+    order=60,
+    columns={
+        "state": ("State",),
+        "created": ("Created",),
+        "runtime": ("Runtime",),
+        "runtime_raw": ("_runtime",),
+        "id": ("ID",),
+        "name": ("Name",),
+        "user": ("User",),
+        "entity": ("Entity",),
+        "tags": ("Tags",),
+        "group": ("Group",),
+        "sweep": ("Sweep",),
+        "agent": ("Agent",),
+    },
+    fingerprint=Fingerprint(
+        required=(("state",), ("created",), ("runtime", "runtime_raw")),
+        markers=("name", "state", "runtime", "created", "sweep", "agent"),
+    ),
+    missing_hint="Show those columns in the W&B runs table before exporting the CSV.",
+    derive=derive,
+)

@@ -1,11 +1,11 @@
-"""Reader for the Google Cloud billing export flattened to CSV (``usage_start_time``, ``cost``, ``credits`` …).
+"""The Google Cloud billing export flattened to CSV (``usage_start_time``, ``cost``, ``credits`` …).
 
 Rules:
 - cost = billed_cost = ``cost`` + Σ ``credits.amount`` (credits are negative): the net figure that, summed
   over all cost types, ties to the invoice. The import reconciles against that sum of ``cost`` plus
   credits over all non-rejected rows; nothing is excluded (tax, adjustment and rounding rows are kept with
-  gpu_hours 0). A ``credits`` cell may be a JSON / Python-repr list of ``{name, amount, type}`` records or a
-  plain number; an unreadable one rejects the row.
+  gpu_hours 0). A ``credits`` cell may be a JSON or Python-literal list (single quotes, ``None``) of
+  ``{name, amount, type}`` records or a plain number; an unreadable one rejects the row.
 - gpu_hours: for SKUs whose ``sku.description`` names a GPU ("Nvidia Tesla A100 GPU running in Americas"),
   ``usage.amount_in_pricing_units`` when the pricing unit is hours (each unit is one GPU-hour); for
   instance-level SKUs (description mentions an instance, not cores/RAM) of a GPU machine type
@@ -22,19 +22,19 @@ Rules:
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.billing import single_currency, tag_fields
+from dashboard.ingest.billing import currency_column, tag_fields
 from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
-from dashboard.ingest.detect import find_column, require_columns
 from dashboard.ingest.gpus import gpu_names, lookup_instances
-from dashboard.ingest.rows import RowBook, text_column
-from dashboard.ingest.schema import ReaderResult, ReadOptions
-from dashboard.ingest.values import factorized, parse_datetime, parse_number, parse_tag_text
+from dashboard.ingest.rows import Rows
+from dashboard.ingest.spec import Fingerprint, Format
+from dashboard.ingest.values import factorized, parse_number, parse_tag_text
 
 HOUR_UNITS = ("hour", "hours", "h", "hr", "hrs")
 COMMITTED_CREDITS = (
@@ -45,15 +45,30 @@ COMMITTED_CREDITS = (
 ADJUSTMENT_COST_TYPES = ("tax", "adjustment", "rounding_error", "rounding error")
 
 
+def _json(text: str) -> Any:
+    """The JSON value of ``text``; None when it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _python_literal(text: str) -> Any:
+    """The Python literal of ``text`` (``[{'amount': -1.2, 'id': None}]``, as BigQuery-to-CSV tools write
+    credits), read with ``ast.literal_eval``, which evaluates no code; None when it is not one."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def _credits(text: Any) -> tuple[float | None, bool, bool]:
     """Sum of credit amounts in one cell, whether the cell was readable, whether a credit is a CUD."""
     if not isinstance(text, str) or not text.strip():
         return 0.0, True, False
     stripped = text.strip()
-    for candidate in (stripped, stripped.replace("'", '"')):
-        try:
-            records = json.loads(candidate)
-        except ValueError:
+    for records in (_json(stripped), _python_literal(stripped)):
+        if records is None:
             continue
         if isinstance(records, (int, float)):
             return float(records), True, False
@@ -76,56 +91,39 @@ def _machine_spec(text: Any) -> str | None:
     return next((v for k, v in labels.items() if k.endswith("machine_spec")), None)
 
 
-def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
-    """Turn a decoded GCP billing export into canonical usage rows."""
-    require_columns(list(table.columns), "gcp")
-    columns = list(table.columns)
+def derive(rows: Rows) -> dict[str, object]:
+    """The GCP rules of the module docstring."""
+    table, index = rows.table, rows.index
+    start = rows.time("start", required=True)
+    end = rows.time("end").fillna(start)
 
-    def col(*names: str) -> str | None:
-        return find_column(columns, *names)
-
-    book = RowBook(table, options.decimal_comma)
-    warnings: list[str] = []
-    start_column = col("usage_start_time")
-    start, bad = parse_datetime(table[start_column])
-    book.reject_bad(bad, start_column, "a date-time")
-    book.reject_missing(start, np.ones(len(table), bool), start_column)
-    end = start
-    if col("usage_end_time"):
-        end, bad = parse_datetime(table[col("usage_end_time")])
-        book.reject_bad(bad, col("usage_end_time"), "a date-time")
-        end = end.fillna(start)
-
-    cost_column = col("cost")
-    gross = book.number(cost_column, "a cost")
-    book.reject_missing(gross, np.ones(len(table), bool), cost_column)
-    credits_column = col("credits", "credits.amount")
+    gross = rows.number("cost", "a cost", required=True)
     committed_credit = np.zeros(len(table), dtype=bool)
-    if credits_column is not None:
-        total, readable, committed = factorized(table[credits_column], _credits, 3)
-        readable = pd.Series(readable, index=table.index).fillna(True).astype(bool)
-        book.reject_bad(~readable, credits_column, "a list of credits")
-        credit = pd.Series(total, index=table.index, dtype="float64").fillna(0.0)
-        committed_credit = pd.Series(committed, index=table.index).fillna(False).to_numpy(dtype=bool)
+    if rows.has("credits"):
+        total, readable, committed = factorized(table[rows.col("credits")], _credits, 3)
+        readable = pd.Series(readable, index=index).fillna(True).astype(bool)
+        rows.reject_bad(~readable, rows.col("credits"), "a list of credits")
+        credit = pd.Series(total, index=index, dtype="float64").fillna(0.0)
+        committed_credit = pd.Series(committed, index=index).fillna(False).to_numpy(dtype=bool)
     else:
-        credit = pd.Series(0.0, index=table.index)
+        credit = pd.Series(0.0, index=index)
     net = gross + credit
 
-    sku = text_column(table, col("sku.description", "sku_description"))
+    sku = rows.text("sku")
     sku_gpu = gpu_names(sku)
-    machine = pd.Series(pd.NA, index=table.index, dtype="string")
-    if col("system_labels"):
+    machine = pd.Series(pd.NA, index=index, dtype="string")
+    if rows.has("system_labels"):
         machine = pd.Series(
-            factorized(table[col("system_labels")], lambda t: (_machine_spec(t),), 1)[0],
-            index=table.index,
+            factorized(table[rows.col("system_labels")], lambda t: (_machine_spec(t),), 1)[0],
+            index=index,
             dtype="string",
         )
     machine_count, machine_type = lookup_instances(machine, "gcp_machine_types")
     suffix = machine.str.extract(r"-(\d+)g$", expand=False).astype("float64")
     machine_count = machine_count.fillna(suffix)
 
-    amount = book.number(col("usage.amount_in_pricing_units", "usage.amount"), "a quantity")
-    unit = text_column(table, col("usage.pricing_unit", "usage.unit")).str.lower()
+    amount = rows.number("amount", "a quantity")
+    unit = rows.text("unit").str.lower()
     in_hours = unit.isin(HOUR_UNITS).fillna(False).to_numpy(dtype=bool)
     lowered = sku.str.lower().fillna("")
     gpu_sku = sku_gpu.notna().to_numpy(dtype=bool) | lowered.str.contains(r"\bgpu\b").to_numpy(dtype=bool)
@@ -133,49 +131,75 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
     instance_rows = instance_sku.to_numpy(dtype=bool) & ~gpu_sku & machine_count.notna().to_numpy(dtype=bool)
     commitment_fee = lowered.str.startswith("commitment").to_numpy(dtype=bool)
     gpu_sku &= ~commitment_fee
-    gpu_hours = pd.Series(0.0, index=table.index)
+    gpu_hours = pd.Series(0.0, index=index)
     gpu_hours[gpu_sku & in_hours] = amount[gpu_sku & in_hours]
     gpu_hours[instance_rows & in_hours] = (amount * machine_count)[instance_rows & in_hours]
     gpu_hours = gpu_hours.fillna(0.0)
 
     spot = lowered.str.contains(r"spot|preemptible").to_numpy(dtype=bool)
     commitment = lowered.str.contains(r"commitment").to_numpy(dtype=bool) | committed_credit
-    pricing = pd.Series(pd.NA, index=table.index, dtype="string")
+    pricing = pd.Series(pd.NA, index=index, dtype="string")
     pricing[(gpu_sku | instance_rows)] = "on_demand"
     pricing[commitment] = "reserved"
     pricing[spot] = "spot"
 
-    currency = text_column(table, col("currency")).str.upper()
-    code = single_currency(currency[book.open])
-    currency = currency.fillna(code) if code else currency
+    currency, _ = currency_column(rows, "currency")
 
-    labels = tag_fields(table[col("labels")] if col("labels") else None, table.index)
-    if col("project.labels"):
-        project_labels = tag_fields(table[col("project.labels")], table.index)
+    labels = tag_fields(table[rows.col("labels")] if rows.has("labels") else None, index)
+    if rows.has("project_labels"):
+        project_labels = tag_fields(table[rows.col("project_labels")], index)
         labels = {k: v.fillna(project_labels[k]) for k, v in labels.items()}
-    labels["project"] = labels["project"].fillna(text_column(table, col("project.id", "project_id")))
+    labels["project"] = labels["project"].fillna(rows.text("project_id"))
     gpu_type = sku_gpu.fillna(machine_type).where(gpu_hours > 0)
-    service = text_column(table, col("service.description", "service_description"))
     charge_kind = charge_kinds(
-        table.index,
-        (text_column(table, col("cost_type"), lower=True).isin(ADJUSTMENT_COST_TYPES), ADJUSTMENT),
+        index,
+        (rows.text("cost_type", lower=True).isin(ADJUSTMENT_COST_TYPES), ADJUSTMENT),
         (commitment_fee, COMMITMENT),
-        (mentions(service, SUPPORT) | mentions(sku, SUPPORT), ADJUSTMENT),
+        (mentions(rows.raw("service"), SUPPORT) | mentions(sku, SUPPORT), ADJUSTMENT),
     )
+    return {
+        "period_start": start,
+        "period_end": end,
+        "gpu_hours": gpu_hours,
+        "cost": net,
+        "billed_cost": net,
+        "currency": currency,
+        "pricing": pricing,
+        "charge_kind": charge_kind,
+        "gpu_type": gpu_type,
+        "resource_id": rows.text("resource"),
+        **labels,
+    }
 
-    return book.result(
-        {
-            "period_start": start,
-            "period_end": end,
-            "gpu_hours": gpu_hours,
-            "cost": net,
-            "billed_cost": net,
-            "currency": currency,
-            "pricing": pricing,
-            "charge_kind": charge_kind,
-            "gpu_type": gpu_type,
-            "resource_id": text_column(table, col("resource.global_name", "resource.name")),
-            **labels,
-        },
-        warnings,
-    )
+
+FORMAT = Format(
+    id="gcp",
+    title="Google Cloud billing export (BigQuery flattened to CSV)",
+    noun="a Google Cloud billing export",
+    order=30,
+    columns={
+        "start": ("usage_start_time",),
+        "end": ("usage_end_time",),
+        "cost": ("cost",),
+        "credits": ("credits", "credits.amount"),
+        "sku": ("sku.description", "sku_description"),
+        "service": ("service.description", "service_description"),
+        "system_labels": ("system_labels",),
+        "amount": ("usage.amount_in_pricing_units", "usage.amount"),
+        "unit": ("usage.pricing_unit", "usage.unit"),
+        "currency": ("currency",),
+        "labels": ("labels",),
+        "project_labels": ("project.labels",),
+        "project_id": ("project.id", "project_id"),
+        "cost_type": ("cost_type",),
+        "resource": ("resource.global_name", "resource.name"),
+        "invoice_month": ("invoice.month",),
+        "billing_account": ("billing_account_id",),
+    },
+    fingerprint=Fingerprint(
+        required=(("start",), ("cost",), ("sku",)),
+        markers=("start", "end", "sku", "service", "invoice_month", "billing_account", "credits", "cost_type",
+                 "amount"),
+    ),
+    derive=derive,
+)

@@ -1,4 +1,4 @@
-"""Reader for the AWS Cost and Usage Report: legacy CSV (``lineItem/…``) and CUR 2.0 / Athena (snake_case).
+"""The AWS Cost and Usage Report: legacy CSV (``lineItem/…``) and CUR 2.0 / Athena (snake_case).
 
 Rules (amortised cost after the AWS Well-Architected ``ec2-instance-cost-by-pricing-term`` recipe):
 - cost: ``Usage`` (on-demand and Spot) and every other charge (Tax, Credit, Refund, Fee, discounts) →
@@ -33,17 +33,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.billing import TAG_KEYS, single_currency, tag_fields
+from dashboard.ingest.billing import TAG_KEYS, currency_column, tag_fields
 from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, charge_kinds, mentions
-from dashboard.ingest.detect import find_column, require_columns
+from dashboard.ingest.engine import find_column
 from dashboard.ingest.gpus import gpu_names, lookup_instances
-from dashboard.ingest.rows import RowBook, text_column
-from dashboard.ingest.schema import ReaderResult, ReadOptions
-from dashboard.ingest.values import parse_datetime
+from dashboard.ingest.rows import Rows, text_column
+from dashboard.ingest.spec import Exclusion, Fingerprint, Format
 
 NEGATION_RULE = "savings plan negation (offsets covered usage; amortised cost 0)"
 
-# canonical key -> (legacy CSV name, Athena / CUR 2.0 name[s])
+# key -> (legacy CSV name, Athena / CUR 2.0 name[s])
 COLUMNS: dict[str, tuple[str, ...]] = {
     "start": ("lineItem/UsageStartDate", "line_item_usage_start_date"),
     "end": ("lineItem/UsageEndDate", "line_item_usage_end_date"),
@@ -67,6 +66,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "tags": ("resource_tags", "tags"),
     "product_code": ("lineItem/ProductCode", "line_item_product_code"),
     "description": ("lineItem/LineItemDescription", "line_item_line_item_description"),
+    "line_item_id": ("identity/LineItemId", "identity_line_item_id"),
 }
 COMMITMENT_FEES = ("rifee", "savingsplanrecurringfee", "savingsplanupfrontfee")
 ADJUSTMENTS = (
@@ -76,11 +76,11 @@ ADJUSTMENTS = (
 UPFRONT_FEE = r"upfront|reserv|savings\s*plan"
 
 
-def _tag_columns(table: pd.DataFrame) -> dict[str, pd.Series]:
+def _tag_columns(rows: Rows) -> dict[str, pd.Series]:
     """team / project / run_id from per-tag columns (legacy, Athena) or the CUR 2.0 map column."""
+    table = rows.table
     columns = list(table.columns)
-    map_column = find_column(columns, *COLUMNS["tags"])
-    fields = tag_fields(table[map_column] if map_column else None, table.index)
+    fields = tag_fields(table[rows.col("tags")] if rows.has("tags") else None, table.index)
     for field, keys in TAG_KEYS.items():
         names = [f"resourceTags/{k}" for k in keys if ":" in k] + [
             f"resource_tags_{k.replace(':', '_')}" for k in keys if ":" in k
@@ -92,106 +92,96 @@ def _tag_columns(table: pd.DataFrame) -> dict[str, pd.Series]:
     return fields
 
 
-def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
-    """Turn a decoded CUR (legacy or 2.0) table into canonical usage rows."""
-    require_columns(list(table.columns), "aws_cur")
-    columns = list(table.columns)
-    name = {key: find_column(columns, *aliases) for key, aliases in COLUMNS.items()}
-    book = RowBook(table, options.decimal_comma)
-    warnings: list[str] = []
+def derive(rows: Rows) -> dict[str, object]:
+    """The CUR rules of the module docstring."""
+    kind = rows.text("type", lower=True)
+    start = rows.time("start", required=True)
+    end = rows.time("end").fillna(start)
 
-    line_type = text_column(table, name["type"])
-    kind = line_type.str.lower()
-    book.exclude((kind == "savingsplannegation").fillna(False), NEGATION_RULE)
-
-    start, bad = parse_datetime(table[name["start"]])
-    book.reject_bad(bad, name["start"], "a date-time")
-    book.reject_missing(start, np.ones(len(table), bool), name["start"])
-    end = start
-    if name["end"] is not None:
-        end, bad = parse_datetime(table[name["end"]])
-        book.reject_bad(bad, name["end"], "a date-time")
-        end = end.fillna(start)
-
-    unblended = book.number(name["unblended"], "a cost")
-    book.reject_missing(unblended, np.ones(len(table), bool), name["unblended"])
+    unblended = rows.number("unblended", "a cost", required=True)
     covered = (kind == "savingsplancoveredusage").fillna(False).to_numpy(dtype=bool)
     discounted = (kind == "discountedusage").fillna(False).to_numpy(dtype=bool)
     sp_fee = (kind == "savingsplanrecurringfee").fillna(False).to_numpy(dtype=bool)
     upfront = kind.isin(["savingsplanupfrontfee", "rifee"]).fillna(False).to_numpy(dtype=bool)
 
     cost = unblended.copy()
-    sp_effective = book.number(name["sp_effective"], "a cost")
-    book.reject_missing(sp_effective, covered, name["sp_effective"] or COLUMNS["sp_effective"][0])
+    sp_effective = rows.number("sp_effective", "a cost")
+    rows.reject_missing(sp_effective, covered, rows.name("sp_effective"))
     cost[covered] = sp_effective[covered]
-    ri_effective = book.number(name["ri_effective"], "a cost")
-    book.reject_missing(ri_effective, discounted, name["ri_effective"] or COLUMNS["ri_effective"][0])
+    ri_effective = rows.number("ri_effective", "a cost")
+    rows.reject_missing(ri_effective, discounted, rows.name("ri_effective"))
     cost[discounted] = ri_effective[discounted]
     if sp_fee.any():
-        if name["sp_commitment"] and name["sp_used"]:
-            unused = book.number(name["sp_commitment"]) - book.number(name["sp_used"])
+        if rows.has("sp_commitment") and rows.has("sp_used"):
+            unused = rows.number("sp_commitment") - rows.number("sp_used")
             cost[sp_fee] = unused.fillna(0.0)[sp_fee]
         else:
             cost[sp_fee] = 0.0
-            warnings.append(
-                "SavingsPlanRecurringFee rows count 0 towards amortised cost: the file has no "
+            rows.warn(
+                "SavingsPlanRecurringFee rows count 0 towards amortised cost, because the file has no "
                 "TotalCommitmentToDate / UsedCommitment columns to measure unused commitment."
             )
     if upfront.any():
-        unused = book.number(name["ri_unused_upfront"], default=0.0).fillna(0.0) + book.number(
-            name["ri_unused_recurring"], default=0.0
+        unused = rows.number("ri_unused_upfront", default=0.0).fillna(0.0) + rows.number(
+            "ri_unused_recurring", default=0.0
         ).fillna(0.0)
         cost[upfront] = unused[upfront]
     billed = unblended.where(~covered, 0.0)
 
-    usage_type = text_column(table, name["usage_type"])
-    instance = text_column(table, name["instance"]).fillna(usage_type.str.extract(r":(.+)$", expand=False))
+    usage_type = rows.text("usage_type")
+    instance = rows.text("instance").fillna(usage_type.str.extract(r":(.+)$", expand=False))
     gpu_count, gpu_type = lookup_instances(instance, "aws_instance_types")
-    if name["gpu"] is not None:
-        gpu_count = gpu_count.fillna(book.number(name["gpu"], default=np.nan).where(lambda v: v >= 0))
-    amount = book.number(name["amount"], "a quantity")
+    if rows.has("gpu"):
+        gpu_count = gpu_count.fillna(rows.number("gpu", default=np.nan).where(lambda v: v >= 0))
+    amount = rows.number("amount", "a quantity")
     is_box = usage_type.str.contains(r"BoxUsage|SpotUsage|DedicatedUsage", regex=True).fillna(False)
     is_instance_usage = kind.isin(["usage", "discountedusage", "savingsplancoveredusage"]).fillna(False)
     gpu_rows = (is_box & is_instance_usage).to_numpy(dtype=bool)
     gpu_hours = (amount * gpu_count).where(gpu_rows).fillna(0.0)
 
     spot = usage_type.str.contains("SpotUsage", regex=False).fillna(False).to_numpy(dtype=bool)
-    pricing = pd.Series(pd.NA, index=table.index, dtype="string")
+    pricing = pd.Series(pd.NA, index=rows.index, dtype="string")
     pricing[(kind == "usage").fillna(False).to_numpy(dtype=bool)] = "on_demand"
     pricing[covered | discounted] = "reserved"
     pricing[spot & is_instance_usage.to_numpy(dtype=bool)] = "spot"
 
-    currency = text_column(table, name["currency"]).str.upper()
-    code = single_currency(currency[book.open])
-    if code is None:
-        code = "USD"
-        warnings.append("No lineItem/CurrencyCode column: costs are taken to be in USD.")
-    currency = currency.fillna(code)
+    currency, _ = currency_column(rows, "currency", default="USD")
 
     fee = (kind == "fee").fillna(False).to_numpy(dtype=bool)
-    fee_text = text_column(table, name["description"]).fillna("") + " " + usage_type.fillna("")
+    fee_text = rows.text("description").fillna("") + " " + usage_type.fillna("")
     charge_kind = charge_kinds(
-        table.index,
+        rows.index,
         (kind.isin(COMMITMENT_FEES), COMMITMENT),
         (kind.isin(ADJUSTMENTS), ADJUSTMENT),
-        (fee & mentions(text_column(table, name["product_code"]), "support"), ADJUSTMENT),
+        (fee & mentions(rows.raw("product_code"), "support"), ADJUSTMENT),
         (fee & mentions(fee_text, UPFRONT_FEE), COMMITMENT),
         (fee, ADJUSTMENT),
     )
+    return {
+        "period_start": start,
+        "period_end": end,
+        "gpu_hours": gpu_hours,
+        "cost": cost,
+        "billed_cost": billed,
+        "currency": currency,
+        "pricing": pricing,
+        "charge_kind": charge_kind,
+        "gpu_type": gpu_type.fillna(gpu_names(instance)).where(gpu_hours > 0),
+        "resource_id": rows.text("resource"),
+        **_tag_columns(rows),
+    }
 
-    return book.result(
-        {
-            "period_start": start,
-            "period_end": end,
-            "gpu_hours": gpu_hours,
-            "cost": cost,
-            "billed_cost": billed,
-            "currency": currency,
-            "pricing": pricing,
-            "charge_kind": charge_kind,
-            "gpu_type": gpu_type.fillna(gpu_names(instance)).where(gpu_hours > 0),
-            "resource_id": text_column(table, name["resource"]),
-            **_tag_columns(table),
-        },
-        warnings,
-    )
+
+FORMAT = Format(
+    id="aws_cur",
+    title="AWS Cost and Usage Report, legacy CSV or CUR 2.0 / Athena",
+    noun="an AWS CUR export",
+    order=20,
+    columns=COLUMNS,
+    fingerprint=Fingerprint(
+        required=(("start",), ("unblended",), ("type",)),
+        markers=("start", "unblended", "type", "usage_type", "line_item_id"),
+    ),
+    exclusions=(Exclusion(NEGATION_RULE, "type", ("SavingsPlanNegation",)),),
+    derive=derive,
+)

@@ -1,4 +1,4 @@
-"""Reader for Slurm accounting exports (``sacct --parsable2``): one used row per job allocation.
+"""Slurm accounting exports (``sacct --parsable2``): one used row per job allocation.
 
 Rules (each exclusion's short name is the reason recorded for the row):
 - Job steps (``123.batch``, ``123.extern``, ``123.0``, ``123_4.batch``, ``123+1.0``) are excluded as
@@ -24,17 +24,20 @@ Rules (each exclusion's short name is the reason recorded for the row):
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.detect import find_column
 from dashboard.ingest.gpus import gpu_type_label
-from dashboard.ingest.rows import cannot_read, first_reason, settle, text_column
-from dashboard.ingest.run_states import normalise_run_state
-from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
+from dashboard.ingest.rows import Rows, cannot_read
+from dashboard.ingest.run_states import RUN_STATES, normalise_run_state
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.ingest.spec import Fingerprint, Format, Refusal
 from dashboard.ingest.values import parse_datetime, parse_duration_s, parse_number
+from dashboard.ingest.wording import count_text
 
 STEP_RULE = "slurm job step (counted in parent job)"
 NOT_STARTED_RULE = "slurm job never started"
@@ -47,11 +50,11 @@ PRICE_WARNING = (
 
 # 123, 123_4, 123_[1-9%2], 123+0, each optionally followed by a step suffix (.batch, .extern, .0).
 _JOB_ID = r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?(?:\.[\w-]+)?"
-_REQUIRED = ("JobID", "State", "Start", "AllocTRES")
 _SACCT_HINT = (
     "sacct --parsable2 --format=JobID,JobName,User,Account,Partition,WCKey,State,Start,End,Elapsed,"
     "ElapsedRaw,AllocTRES"
 )
+_ISO_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$")
 
 
 def gpus_from_tres(tres: str) -> tuple[float, str | None]:
@@ -98,23 +101,6 @@ def _require_timezone(options: ReadOptions) -> str:
     return options.timezone
 
 
-def _columns(table: pd.DataFrame) -> dict[str, str | None]:
-    """Actual column names of the sacct fields this reader uses; UnreadableFile when essentials are absent."""
-    names = ("JobID", "JobName", "Account", "Partition", "WCKey", "State", "Start", "End", "Elapsed",
-             "ElapsedRaw", "AllocTRES")
-    columns = {name: find_column(table.columns, name) for name in names}
-    missing = [name for name in _REQUIRED if columns[name] is None]
-    if all(columns[name] is None for name in ("ElapsedRaw", "Elapsed", "End")):
-        missing.append("ElapsedRaw (or Elapsed, or End)")
-    if missing:
-        raise UnreadableFile(
-            f"This Slurm export lacks the fields {', '.join(missing)}, which are needed to count GPU-hours. "
-            f"The file's columns are: {', '.join(map(str, table.columns))}. Export again with "
-            f"`{_SACCT_HINT}`."
-        )
-    return columns
-
-
 def _times(raw: pd.Series, timezone: str) -> tuple[pd.Series, pd.Series, pd.Series]:
     """(UTC times, garbage mask, ambiguous mask): ambiguous = readable text that falls in a repeated hour."""
     values, bad = parse_datetime(raw, timezone=timezone)
@@ -124,87 +110,130 @@ def _times(raw: pd.Series, timezone: str) -> tuple[pd.Series, pd.Series, pd.Seri
     return values, bad & bad_as_utc, bad & ~bad_as_utc
 
 
-def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
+def derive(rows: Rows) -> dict[str, object]:
     """Read a ``sacct --parsable2`` export into the canonical table (rules in the module docstring)."""
-    timezone = _require_timezone(options)
-    columns = _columns(table)
-    raw = {name: text_column(table, column) for name, column in columns.items()}
-    index = table.index
+    timezone = _require_timezone(rows.options)
+    raw = {key: rows.text(key) for key in rows.columns}
+    name = rows.name
+    index = rows.index
 
-    job_id = raw["JobID"]
+    job_id = raw["job"]
     job_id_ok = job_id.str.fullmatch(_JOB_ID).fillna(False).astype(bool)
     step = job_id_ok & job_id.str.contains(".", regex=False).fillna(False).astype(bool)
-    state = normalise_run_state(raw["State"])
-    not_started = raw["Start"].isna() | (state == "PENDING").fillna(False)
+    state = normalise_run_state(raw["state"])
+    not_started = raw["start"].isna() | (state == "PENDING").fillna(False)
 
-    codes, uniques = pd.factorize(raw["AllocTRES"], use_na_sentinel=True)
+    codes, uniques = pd.factorize(raw["tres"], use_na_sentinel=True)
     parsed = [gpus_from_tres(text) for text in uniques]  # code -1 (no AllocTRES) takes the trailing entry
     gpus = pd.Series(np.array([count for count, _ in parsed] + [0.0])[codes], index=index)
-    gpu_names = np.array([name for _, name in parsed] + [None], dtype=object)[codes]
+    gpu_names = np.array([gpu for _, gpu in parsed] + [None], dtype=object)[codes]
     gpu_type = gpu_type_label(pd.Series(gpu_names, index=index, dtype="string"))
 
-    elapsed_raw_s, _ = parse_number(raw["ElapsedRaw"])
-    elapsed_text_s, elapsed_bad = parse_duration_s(raw["Elapsed"])
+    elapsed_raw_s, _ = parse_number(raw["elapsed_raw"])
+    elapsed_text_s, elapsed_bad = parse_duration_s(raw["elapsed"])
     elapsed_s = elapsed_raw_s.where(elapsed_raw_s >= 0).fillna(elapsed_text_s.where(elapsed_text_s >= 0))
 
-    start, start_bad, start_ambiguous = _times(raw["Start"], timezone)
-    end, end_bad, end_ambiguous = _times(raw["End"], timezone)
+    start, start_bad, start_ambiguous = _times(raw["start"], timezone)
+    end, end_bad, end_ambiguous = _times(raw["end"], timezone)
     elapsed_s = elapsed_s.fillna((end - start).dt.total_seconds())
     elapsed = pd.to_timedelta(elapsed_s, unit="s")
     start = start.fillna((end - elapsed).where(start_ambiguous))
     end = end.fillna(start + elapsed)
 
-    excluded = first_reason(index, [(step, STEP_RULE), (not_started, NOT_STARTED_RULE)])
-    rejected = first_reason(index, [
-        (job_id.isna(), f"{columns['JobID']}: empty job id"),
-        (~job_id_ok, cannot_read(columns["JobID"], job_id, "a Slurm job id")),
-        (raw["State"].isna(), f"{columns['State']}: empty state"),
-        (state.isna(), columns["State"] + ": unknown Slurm state '" + raw["State"].fillna("") + "'"),
-        (start_bad, cannot_read(columns["Start"], raw["Start"], "a date-time")),
-        (end_bad, cannot_read(str(columns["End"]), raw["End"], "a date-time")),
-        (start.isna() & start_ambiguous, columns["Start"] + ": '" + raw["Start"].fillna("")
-         + f"' is ambiguous in {timezone} (repeated hour at a DST change)"),
-        (end.isna() & end_ambiguous, str(columns["End"]) + ": '" + raw["End"].fillna("")
-         + f"' is ambiguous in {timezone} (repeated hour at a DST change)"),
-        (elapsed_s.isna() & elapsed_bad, cannot_read(str(columns["Elapsed"]), raw["Elapsed"], "a duration")),
+    rows.reject(job_id.isna(), f"{name('job')}: empty job id")
+    rows.reject(~job_id_ok, cannot_read(name("job"), job_id, "a Slurm job id"))
+    rows.exclude(step, STEP_RULE)
+    rows.exclude(not_started, NOT_STARTED_RULE)
+    ambiguous = f"' is ambiguous in {timezone} (repeated hour at a DST change)"
+    for mask, reason in (
+        (raw["state"].isna(), f"{name('state')}: empty state"),
+        (state.isna(), name("state") + ": unknown Slurm state '" + raw["state"].fillna("") + "'"),
+        (start_bad, cannot_read(name("start"), raw["start"], "a date-time")),
+        (end_bad, cannot_read(name("end"), raw["end"], "a date-time")),
+        (start.isna() & start_ambiguous, name("start") + ": '" + raw["start"].fillna("") + ambiguous),
+        (end.isna() & end_ambiguous, name("end") + ": '" + raw["end"].fillna("") + ambiguous),
+        (elapsed_s.isna() & elapsed_bad, cannot_read(name("elapsed"), raw["elapsed"], "a duration")),
         (elapsed_s.isna(), "ElapsedRaw/Elapsed/End: no elapsed time"),
-        (elapsed_s < 0, str(columns["End"]) + ": ends before " + columns["Start"]),
-        (gpus.isna(), cannot_read(columns["AllocTRES"], raw["AllocTRES"], "GPU counts (gres/gpu=N)")),
-    ])
-    excluded = excluded.where(job_id_ok)
-    no_gpu = excluded.isna() & rejected.isna() & (gpus == 0)
-    excluded = excluded.mask(no_gpu, NO_GPU_RULE)
+        (elapsed_s < 0, name("end") + ": ends before " + name("start")),
+        (gpus.isna(), cannot_read(name("tres"), raw["tres"], "GPU counts (gres/gpu=N)")),
+    ):
+        rows.reject(mask, reason)
+    rows.exclude(gpus == 0, NO_GPU_RULE)
 
-    warnings = [PRICE_WARNING]
-    used = excluded.isna() & rejected.isna()
-    running = int((used & (state == "RUNNING")).sum())
+    rows.warn(PRICE_WARNING)
+    running = int((rows.open & (state == "RUNNING").fillna(False).to_numpy(dtype=bool)).sum())
     if running:
-        warnings.append(
-            f"{running} job(s) were still running when sacct ran: their GPU-hours are counted up to then."
-        )
+        rows.warn(f"{count_text(running, 'job')} {'was' if running == 1 else 'were'} still running when sacct "
+                  "ran, so their GPU-hours are counted up to then.")
     parents = job_id.where(step).str.split(".").str[0]
     orphans = int((step & ~parents.isin(job_id[~step])).sum())
     if orphans:
-        warnings.append(
-            f"{orphans} job steps have no allocation row in the file, so their GPU time is not counted; "
-            "export whole jobs (sacct without --starttime cutting jobs, or with -X)."
+        rows.warn(
+            f"{count_text(orphans, 'job step')} {'has' if orphans == 1 else 'have'} no allocation row in the file, "
+            "so their GPU time is not counted; export whole jobs (sacct without --starttime cutting jobs, "
+            "or with -X)."
         )
 
-    run_name = raw["JobName"]
-    usage = {
+    return {
         "period_start": start,
         "period_end": end,
         "gpu_hours": elapsed_s / 3600 * gpus,
         "cost": 0.0,
         "billed_cost": 0.0,
-        "currency": pd.NA,
-        "pricing": pd.NA,
         "gpu_type": gpu_type,
         "resource_id": job_id,
-        "team": raw["Account"],
-        "project": raw["WCKey"].str.lstrip("*").replace("", pd.NA).fillna(raw["Partition"]),
-        "run_id": run_name.fillna(job_id),
+        "team": raw["account"],
+        "project": raw["wckey"].str.lstrip("*").replace("", pd.NA).fillna(raw["partition"]),
+        "run_id": raw["job_name"].fillna(job_id),
         "run_state": state,
-        "tokens": np.nan,
     }
-    return settle(table, usage, excluded, rejected, warnings)
+
+
+def _looks_like_a_data_row(header: Sequence[str]) -> bool:
+    """True for a "header" that is a sacct record (``sacct -P -n`` prints none): a date-time next to a job
+    id or state, and no sacct field name."""
+    cells = [part.strip() for c in header for part in str(c).split("|")]  # commas in AllocTRES may have won
+    fields = {"jobid", "jobidraw", "state", "start", "end", "elapsed", "alloctres", "jobname", "account"}
+    if any(c.lower() in fields for c in cells):
+        return False
+    states = {s for s in RUN_STATES}
+    return any(_ISO_TIME.match(c) for c in cells) and any(
+        re.fullmatch(_JOB_ID, c) or c.split(" ")[0].rstrip("+") in states for c in cells
+    )
+
+
+FORMAT = Format(
+    id="slurm",
+    title="Slurm sacct --parsable2 output",
+    noun="a Slurm sacct export",
+    order=50,
+    columns={
+        "job": ("JobID",),
+        "job_raw": ("JobIDRaw",),
+        "job_name": ("JobName",),
+        "account": ("Account",),
+        "partition": ("Partition",),
+        "wckey": ("WCKey",),
+        "state": ("State",),
+        "submit": ("Submit",),
+        "start": ("Start",),
+        "end": ("End",),
+        "elapsed": ("Elapsed",),
+        "elapsed_raw": ("ElapsedRaw",),
+        "tres": ("AllocTRES",),
+        "nodes": ("AllocNodes",),
+    },
+    fingerprint=Fingerprint(
+        required=(("job",), ("state",), ("start",), ("tres",), ("elapsed_raw", "elapsed", "end")),
+        markers=("job", "job_raw", "elapsed", "elapsed_raw", "tres", "nodes", "submit", "partition", "state"),
+    ),
+    refusals=(
+        Refusal(
+            _looks_like_a_data_row,
+            "{file} looks like Slurm sacct output, but the header line is missing: export with "
+            f"`sacct --parsable2` without `-n` (for example `{_SACCT_HINT}`).",
+        ),
+    ),
+    missing_hint=f"Export again with `{_SACCT_HINT}`.",
+    derive=derive,
+)

@@ -1,4 +1,4 @@
-"""Reader for any CSV of GPU usage the user maps by hand (the ``generic`` format).
+"""Any CSV of GPU usage the user maps by hand (the ``generic`` format).
 
 The user maps canonical fields to source columns (``ReadOptions.mapping``). Required: ``period_start``
 and either ``gpu_hours`` or ``gpu_count`` with a duration (``duration_h`` or ``period_end``).
@@ -24,10 +24,11 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dashboard.ingest.detect import mapped_columns
-from dashboard.ingest.rows import cannot_read, first_reason, settle, text_column
+from dashboard.ingest.engine import mapped_columns
+from dashboard.ingest.rows import Rows, cannot_read, text_column
 from dashboard.ingest.run_states import normalise_run_state
-from dashboard.ingest.schema import ReaderResult, ReadOptions, UnreadableFile
+from dashboard.ingest.schema import UnreadableFile
+from dashboard.ingest.spec import Format
 from dashboard.ingest.values import parse_datetime, parse_number
 
 MAPPABLE_FIELDS: dict[str, str] = {
@@ -90,11 +91,12 @@ def _resolve_mapping(table: pd.DataFrame, mapping: Mapping[str, str] | None) -> 
     return mapped_columns(list(table.columns), mapping)
 
 
-def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
+def derive(rows: Rows) -> dict[str, object]:
     """Read a hand-mapped usage CSV into the canonical table (rules in the module docstring)."""
+    table, options = rows.table, rows.options
     columns = _resolve_mapping(table, options.mapping)
     raw = {field: text_column(table, column) for field, column in columns.items()}
-    warnings: list[str] = []
+    warnings = rows.warnings
 
     def number(field: str) -> tuple[pd.Series, pd.Series]:
         return parse_number(raw[field], decimal_comma=options.decimal_comma)
@@ -182,8 +184,9 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
         known = normalise_run_state(raw["run_state"])
         run_state = known.fillna(raw["run_state"].str.upper())
 
-    rejected = first_reason(table.index, checks)
-    usage = {
+    for mask, reason in checks:
+        rows.reject(mask, reason)
+    return {
         "period_start": start,
         "period_end": end,
         "gpu_hours": gpu_hours,
@@ -199,5 +202,13 @@ def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
         "run_state": run_state,
         "tokens": tokens,
     }
-    excluded = pd.Series(pd.NA, index=table.index, dtype="string")
-    return settle(table, usage, excluded, rejected, warnings)
+
+
+FORMAT = Format(
+    id="generic",
+    title="any usage CSV, with a column mapping",
+    noun="a generic usage table",
+    order=90,
+    columns={},
+    derive=derive,
+)

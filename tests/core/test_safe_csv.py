@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from dashboard.ingest.export import to_safe_csv
+from dashboard.core.safe_csv import to_safe_csv
 
 
 def test_formula_cells_are_prefixed():

@@ -1,4 +1,4 @@
-"""Reader for Azure Cost Management cost-details exports (EA, MCA and pay-as-you-go CSV).
+"""Azure Cost Management cost-details exports (EA, MCA and pay-as-you-go CSV).
 
 Rules:
 - cost = billed_cost = ``costInBillingCurrency`` (EA/PAYG: ``Cost``, older: ``PreTaxCost``), purchases and
@@ -19,16 +19,15 @@ Rules:
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from dashboard.ingest.billing import map_values, single_currency, tag_fields
+from dashboard.ingest.billing import currency_column, map_values, tag_fields
 from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
-from dashboard.ingest.detect import find_column, require_columns
 from dashboard.ingest.gpus import gpu_names, lookup_instances
-from dashboard.ingest.rows import RowBook, text_column
-from dashboard.ingest.schema import ReaderResult, ReadOptions
+from dashboard.ingest.rows import Rows
+from dashboard.ingest.spec import Fingerprint, Format
 from dashboard.ingest.values import factorized, parse_datetime, parse_tag_text
+from dashboard.ingest.wording import amount_text, count_text
 
 PRICING: dict[str, str] = {
     "spot": "spot",
@@ -56,90 +55,103 @@ def _service_type(text: object) -> tuple[str | None]:
     return (next((v for k, v in info.items() if k.lower() == "servicetype"), None),)
 
 
-def read(table: pd.DataFrame, options: ReadOptions) -> ReaderResult:
-    """Turn a decoded Azure cost-details table into canonical usage rows."""
-    require_columns(list(table.columns), "azure")
-    columns = list(table.columns)
-
-    def col(*names: str) -> str | None:
-        return find_column(columns, *names)
-
-    book = RowBook(table, options.decimal_comma)
-    warnings: list[str] = []
-    date_column = col("date", "UsageDateTime", "UsageDate")
-    raw_dates = text_column(table, date_column)
-    us_dates = raw_dates.str.match(_US_DATE).fillna(False).to_numpy(dtype=bool)
+def derive(rows: Rows) -> dict[str, object]:
+    """The Azure rules of the module docstring."""
+    table, index = rows.table, rows.index
+    date_column = rows.col("date")
+    us_dates = rows.text("date").str.match(_US_DATE).fillna(False).to_numpy(dtype=bool)
     start, bad = parse_datetime(table[date_column], timezone="UTC")
     if us_dates.any():
         us_start, us_bad = parse_datetime(table[date_column][us_dates], fmt="%m/%d/%Y")
         start[us_dates], bad[us_dates] = us_start, us_bad
-    book.reject_bad(bad, date_column, "a date")
-    book.reject_missing(start, np.ones(len(table), bool), date_column)
+    rows.reject_bad(bad, date_column, "a date")
+    rows.reject_missing(start, None, date_column)
     end = start + pd.Timedelta(days=1)
 
-    cost_column = col("costInBillingCurrency", "Cost", "PreTaxCost")
-    cost = book.number(cost_column, "a cost")
-    book.reject_missing(cost, np.ones(len(table), bool), cost_column)
-
-    quantity = book.number(col("quantity", "ConsumedQuantity", "UsageQuantity"), "a quantity")
-    unit = text_column(table, col("unitOfMeasure", "UnitOfMeasure")).str.lower()
+    cost = rows.number("cost", "a cost", required=True)
+    quantity = rows.number("quantity", "a quantity")
+    unit = rows.text("unit").str.lower()
     hours_per_unit = unit.str.extract(r"^\s*(\d*)\s*hours?\s*$", expand=False)
     hours_per_unit = hours_per_unit.replace("", "1").astype("float64")
     hours = quantity * hours_per_unit
 
-    meter = text_column(table, col("meterName", "MeterName"))
-    size = pd.Series(pd.NA, index=table.index, dtype="string")
-    info_column = col("additionalInfo", "AdditionalInfo")
-    if info_column is not None:
-        size = pd.Series(
-            factorized(table[info_column], _service_type, 1)[0], index=table.index, dtype="string"
-        )
+    meter = rows.text("meter_name")
+    size = pd.Series(pd.NA, index=index, dtype="string")
+    if rows.has("additional_info"):
+        size = pd.Series(factorized(table[rows.col("additional_info")], _service_type, 1)[0], index=index,
+                         dtype="string")
     gpu_count, gpu_type = lookup_instances(_vm_size_key(size), "azure_vm_sizes")
     meter_count, meter_type = lookup_instances(_vm_size_key(meter), "azure_vm_sizes")
     gpu_count, gpu_type = gpu_count.fillna(meter_count), gpu_type.fillna(meter_type)
-    category = text_column(table, col("meterCategory", "MeterCategory")).str.lower()
-    charge = text_column(table, col("chargeType", "ChargeType")).str.lower()
+    category = rows.text("meter_category", lower=True)
+    charge = rows.text("charge_type", lower=True)
     vm_usage = ((category == "virtual machines") & charge.fillna("usage").eq("usage")).fillna(False)
     gpu_hours = (hours * gpu_count).where(vm_usage.to_numpy(dtype=bool)).fillna(0.0)
     gpu_type = gpu_type.fillna(gpu_names(meter)).where(gpu_hours > 0)
 
-    currency = text_column(table, col("billingCurrency", "BillingCurrencyCode", "Currency")).str.upper()
-    code = single_currency(currency[book.open])
-    currency = currency.fillna(code) if code else currency
-
-    purchases = (charge.eq("purchase").fillna(False).to_numpy(dtype=bool)) & book.open
-    if purchases.any():
-        warnings.append(
-            f"This is the actual-cost dataset: {purchases.sum()} purchase rows carry {cost[purchases].sum():,.2f} "
-            f"{code or ''} of reservations or savings plans, and the usage they cover shows no cost, so the "
-            "teams using reserved capacity look cheaper than they are. Export the amortized-cost dataset for "
-            "per-team cost."
-        )
-
-    pricing_model = text_column(table, col("pricingModel", "PricingModel"))
-    reservation = text_column(table, col("reservationName", "ReservationName", "benefitName", "BenefitName"))
+    currency, code = currency_column(rows, "currency")
+    pricing_model = rows.text("pricing_model")
+    reservation = rows.text("reservation")
     commitment = pricing_model.str.lower().str.replace(" ", "").isin(["reservation", "savingsplan"]).fillna(False)
     support = mentions(category, SUPPORT) | mentions(meter, SUPPORT)
+    purchase = charge.eq("purchase")
     charge_kind = charge_kinds(
-        table.index,
+        index,
         (charge.isin(ADJUSTMENT_CHARGES), ADJUSTMENT),
-        (charge.eq("purchase") & support, ADJUSTMENT),
-        (charge.eq("purchase") & (commitment | reservation.notna()), COMMITMENT),
+        (purchase & support, ADJUSTMENT),
+        (purchase & (commitment | reservation.notna()), COMMITMENT),
     )
+    purchases = charge_kind.eq("commitment").to_numpy(dtype=bool) & rows.open
+    if purchases.any():
+        purchase_rows = count_text(int(purchases.sum()), "purchase row")
+        rows.warn(
+            f"{rows.filename or 'The file'} is the actual-cost dataset: reservations and savings plans are "
+            f"charged when bought ({purchase_rows}, {amount_text(float(cost[purchases].sum()), code)}), and the "
+            "usage they cover shows no cost, so the teams using reserved capacity look cheaper than they are. "
+            "Export the amortized-cost dataset for per-team cost."
+        )
+    return {
+        "period_start": start,
+        "period_end": end,
+        "gpu_hours": gpu_hours,
+        "cost": cost,
+        "billed_cost": cost,
+        "currency": currency,
+        "pricing": map_values(pricing_model, PRICING),
+        "charge_kind": charge_kind,
+        "gpu_type": gpu_type,
+        "resource_id": rows.text("resource"),
+        **tag_fields(table[rows.col("tags")] if rows.has("tags") else None, index),
+    }
 
-    return book.result(
-        {
-            "period_start": start,
-            "period_end": end,
-            "gpu_hours": gpu_hours,
-            "cost": cost,
-            "billed_cost": cost,
-            "currency": currency,
-            "pricing": map_values(pricing_model, PRICING),
-            "charge_kind": charge_kind,
-            "gpu_type": gpu_type,
-            "resource_id": text_column(table, col("ResourceId", "InstanceId", "InstanceName")),
-            **tag_fields(table[col("tags")] if col("tags") else None, table.index),
-        },
-        warnings,
-    )
+
+FORMAT = Format(
+    id="azure",
+    title="Azure Cost Management cost details (EA, MCA or pay-as-you-go)",
+    noun="an Azure cost export",
+    order=40,
+    columns={
+        "date": ("date", "UsageDateTime", "UsageDate"),
+        "cost": ("costInBillingCurrency", "Cost", "PreTaxCost"),
+        "quantity": ("quantity", "ConsumedQuantity", "UsageQuantity"),
+        "unit": ("unitOfMeasure",),
+        "meter_name": ("meterName",),
+        "meter_category": ("meterCategory",),
+        "meter_subcategory": ("meterSubCategory",),
+        "additional_info": ("additionalInfo",),
+        "charge_type": ("chargeType",),
+        "currency": ("billingCurrency", "BillingCurrencyCode", "Currency"),
+        "pricing_model": ("pricingModel",),
+        "reservation": ("reservationName", "benefitName"),
+        "resource": ("ResourceId", "InstanceId", "InstanceName"),
+        "tags": ("tags",),
+        "subscription": ("SubscriptionId",),
+        "resource_group": ("resourceGroupName",),
+    },
+    fingerprint=Fingerprint(
+        required=(("date",), ("cost",), ("meter_category", "meter_name", "meter_subcategory")),
+        markers=("cost", "meter_category", "meter_subcategory", "meter_name", "pricing_model", "currency",
+                 "subscription", "resource_group", "charge_type", "additional_info", "date"),
+    ),
+    derive=derive,
+)

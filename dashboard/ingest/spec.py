@@ -1,0 +1,68 @@
+"""The declarative description of one export format, which the engine (``ingest.engine``) reads.
+
+A format is data: how its header is recognised (fingerprint), which file columns it reads under which keys
+(column mapping, with the names each export version uses), the rows it sets aside by rule (exclusions), the
+look-alike files it refuses with a message (refusals), and one function that applies its cost rule and
+builds the canonical columns from the table (``derive``). Each format is one module in ``ingest/formats/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dashboard.ingest.rows import Rows
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """How a header is recognised: every group of column keys must have one column present (``required``);
+    ``markers`` are keys typical of the format, three of which make a near miss worth naming."""
+
+    required: tuple[tuple[str, ...], ...]
+    markers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """Rows whose ``key`` cell is one of ``values`` (case-insensitive) are set aside under ``rule``."""
+
+    rule: str
+    key: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A look-alike file this format does not read, recognised from its header, and the one-paragraph reason.
+
+    ``message`` may use ``{file}`` for the file's name.
+    """
+
+    matches: Callable[[Sequence[str]], bool]
+    message: str
+
+
+@dataclass(frozen=True)
+class Format:
+    """One export format: recognition, column mapping, exclusion rules, refusals and the cost rule."""
+
+    id: str
+    title: str  # what the export is, for lists of formats: "FOCUS 1.0–1.3 cost and usage (CSV or Parquet)"
+    noun: str  # the export in a sentence: "a FOCUS export"
+    columns: Mapping[str, tuple[str, ...]]  # key -> the column's names in the versions of the export
+    derive: Callable[[Rows], dict[str, object]]  # the cost rule: canonical columns from the table
+    fingerprint: Fingerprint | None = None  # None: never detected, only chosen (generic)
+    order: int = 50  # place in lists of formats, and the tie-break when two fingerprints fit a header
+    exclusions: tuple[Exclusion, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    missing_hint: str = ""  # appended when required columns are missing: how to export them
+    categorical: tuple[str, ...] = ()  # keys whose columns repeat few distinct values
+    selective: bool = False  # the decoder may skip the columns this format does not name
+    more_columns: Callable[[Sequence[str]], list[str]] = field(default=lambda header: [])  # header-dependent
+
+    def aliases(self, *keys: str) -> tuple[str, ...]:
+        """Every file column name the given keys may have."""
+        return tuple(name for key in keys for name in self.columns[key])
