@@ -12,7 +12,7 @@ from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
-from dashboard.ui.sources import SAMPLES, choose_local, import_once, local_columns, local_path_help, sample_names
+from dashboard.ui.sources import IMPORT_SLOT, SAMPLES, choose_local, import_once, local_columns, local_path_help, sample_names
 
 AUTO = "Detect from the header"
 NO_ZONE = "(not set)"
@@ -105,13 +105,20 @@ if format_choice == "generic" and not (local is not None and local.path.is_dir()
 options = ReadOptions(timezone=None if zone == NO_ZONE else zone, decimal_comma=decimal_comma,
                       mapping=mapping or None)
 key = (source_key, format_choice, options.timezone, decimal_comma, tuple(sorted(mapping.items())))
-imported = import_once("import_result", key, filename, local.path if local is not None else source_bytes,
+imported = import_once(IMPORT_SLOT, key, filename, local.path if local is not None else source_bytes,
                        format=None if format_choice == AUTO else format_choice, options=options)
 if imported is None:
     st.stop()
 summary = imported.summary
 usage = imported.usage
 st.success(f"{markdown_text(filename)}: read as **{FORMAT_LABELS[summary['format']]}**.")
+if st.button("Open in Retrospective", icon=":material/query_stats:", key="import_to_retro",
+             help="Use this import on the Retrospective page, as its run export (Slurm, W&B) or billing export, "
+             "without importing the file again."):
+    # Only the import's key is handed over: the table stays in the bounded upload store.
+    slot = "runs" if summary["format"] in ("slurm", "wandb") else "billing"
+    st.session_state.setdefault("retro.handoff", {})[slot] = {"key": imported.key, "filename": imported.filename}
+    st.switch_page("app_pages/retro.py")
 for warning in summary["warnings"]:
     st.warning(markdown_text(warning))
 

@@ -1,6 +1,7 @@
 """Retrospective page: where last quarter's GPU-hours and dollars went, what was waste, why the plan was missed."""
 
 import json
+import re
 from datetime import date
 
 import streamlit as st
@@ -9,10 +10,11 @@ from dashboard.core.presets import presets
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.ingest.schema import ReadOptions
+from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state, upload_store
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
-from dashboard.ui.sources import SAMPLES, choose_local, import_once, local_path_help, sample_names
+from dashboard.ui.sources import IMPORT_SLOT, SAMPLES, choose_local, import_once, local_path_help, sample_names
 
 RUN_SAMPLES = ("slurm_sample.txt", "wandb_sample.csv")
 DEFAULT_BILLING = "focus_sample.csv"
@@ -23,17 +25,46 @@ ZONES = ["UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Eur
 PLAN_PAGE = "Scenario on the Plan page"
 PLAN_UPLOAD = "Upload a scenario JSON"
 SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
+HANDOFF = "retro.handoff"  # slot -> {"key", "filename"} of an Import usage import, set by the Import usage page's "Open in Retrospective"
+MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
+PLAN_CHOICE = "retro.plan_choice"  # the plan picked, kept while the Plan vs actual tab is closed
+RUN_FORMATS = ("slurm", "wandb")
+BILLING_FORMATS = ("focus", "aws_cur", "gcp", "azure")
+WHAT = {"slurm": "a Slurm sacct job export", "wandb": "a W&B runs table", "focus": "a FOCUS billing export",
+        "aws_cur": "an AWS Cost and Usage Report", "gcp": "a Google Cloud billing export",
+        "azure": "an Azure cost export", "generic": "a generic usage file"}
+FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
 
 
 def _choose(label: str, samples: list[str], prefix: str, help_text: str):
-    """A bundled sample (bound to the URL), an upload that replaces it, and for billing a local path."""
+    """A bundled sample (bound to the URL), an upload that replaces it, a file handed over by the Import usage
+    page, and for billing a local path."""
     sample = st.selectbox(label, [*samples, NONE], key=f"retro.{prefix}", bind="query-params", help=help_text)
+    replaced = st.empty()
     upload = st.file_uploader(f"…or upload a {label.lower()}", type=UPLOAD_TYPES, key=f"retro.{prefix}_upload")
+    handed = st.session_state.get(HANDOFF, {}).get(prefix)
     if upload is not None:
+        if sample != NONE:
+            replaced.caption(f"Replaced by your upload **{markdown_text(upload.name)}**; remove it to use "
+                             f"{sample} again.")
         return ("upload", upload.file_id), upload.name, upload.getvalue
+    if handed is not None:
+        replaced.caption(f"Replaced by **{markdown_text(handed['filename'])}** from Import usage.")
+        st.button("Use the choice above instead", key=f"retro.drop_handoff.{prefix}",
+                  on_click=lambda: st.session_state[HANDOFF].pop(prefix, None))
+        return ("handoff", handed["key"]), handed["filename"], None
     if sample == NONE:
         return None, None, None
     return ("sample", sample), sample, (SAMPLES / sample).read_bytes
+
+
+def _move(side: str, key) -> None:
+    """Remember that the file in ``side``'s slot is to be used in the other slot."""
+    st.session_state.setdefault(MOVED, {})[side] = key
+
+
+def _remember_plan() -> None:
+    st.session_state[PLAN_CHOICE] = st.session_state["retro.plan"]
 
 
 st.title("Retrospective")
@@ -41,7 +72,9 @@ st.caption("Last quarter from its billing export and, optionally, its job or run
            "and dollars went, what was waste, and why actual differed from plan. Starts on the bundled sample "
            "quarter; every chart follows the filters in the sidebar.")
 
-billing_column, runs_column = st.columns(2)
+summary_line = st.empty()
+data_box = st.expander("Change data: samples, uploads, time zone, notes", key="retro.data_open")
+billing_column, runs_column = data_box.columns(2)
 with billing_column:
     billing_samples = sorted((n for n in sample_names() if n not in RUN_SAMPLES), key=lambda n: n != DEFAULT_BILLING)
     billing_choice = _choose("Billing export", billing_samples, "billing",
@@ -62,24 +95,58 @@ options = ReadOptions(timezone=zone)
 imported = {}
 for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_choice)):
     import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
-    imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
-                                                          options=options)
+    if key is not None and key[0] == "handoff":
+        imported[side] = upload_store.get(IMPORT_SLOT, key[1])
+        if imported[side] is None:
+            st.session_state[HANDOFF].pop(side, None)
+            st.warning(f"The {side} import handed over from Import usage is no longer held (the server keeps a "
+                       "bounded amount of imported data). Import it again there, or choose a file here.")
+    else:
+        imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
+                                                              options=options)
+for side, other, expected, foreign in (("billing", "runs", "billing export", RUN_FORMATS),
+                                       ("runs", "billing", "run export", BILLING_FORMATS)):
+    part = imported[side]
+    if part is None or part.summary["format"] not in foreign:  # a generic file may be either
+        continue
+    if st.session_state.get(MOVED, {}).get(side) == part.key:
+        imported[other], imported[side] = part, None
+        continue
+    data_box.warning(f"**{markdown_text(part.filename)}** is {WHAT.get(part.summary['format'], 'another export')}, "
+                     f"not a {expected}: it is not used in this slot.", icon=":material/swap_horiz:")
+    data_box.button(f"Use it as the {other.replace('runs', 'run')} export", key=f"retro.move.{side}",
+                    on_click=_move, args=(side, part.key))
+    imported[side] = None
 billing, runs = imported["billing"], imported["runs"]
 if billing is None and runs is None:
-    st.info("Choose or upload a billing export or a run export to begin.")
+    summary_line.info("Choose or upload a billing export or a run export to begin (open “Change data”).")
     st.stop()
-notes = [f"**{part.filename}**: {warning}" for part in (billing, runs) if part for warning in part.summary["warnings"]]
+amortisation = {"status": "none", "label": ""}
+billing_usage = None
+if billing is not None:
+    billing_usage, amortisation = cache.amortised(billing.key, billing.usage)
+all_notes = [f"**{markdown_text(part.filename)}**: {markdown_text(warning)}"
+             for part in (billing, runs) if part for warning in part.summary["warnings"]]
+figure_notes = [note for note in all_notes if FIGURE_NOTES.search(note)]
+notes = [note for note in all_notes if note not in figure_notes]
+if amortisation["status"] == "amortised":
+    figure_notes = []  # the amortisation caption beside the tiles says what became of the commitments
 if notes:
-    with st.expander(f"Notes from the import ({len(notes)})", icon=":material/info:"):
+    with data_box:
         st.markdown("\n".join(f"- {note}" for note in notes))
 
 join_on = st.sidebar.selectbox("Join billing and runs on", ["run_id", "project"], key="retro.join",
                                bind="query-params", help="Billing tags (run or project) matched against the run "
                                "export's run ids (Slurm job names) or projects.")
 data_key = (billing and billing.key, runs and runs.key, join_on)
-usage, stats = cache.joined(data_key, billing and billing.usage, runs and runs.usage, join_on)
-st.caption(" · ".join(f"**{p.filename}**: {p.summary['rows_used']:,} rows used of {p.summary['rows_read']:,}"
-                      for p in (billing, runs) if p) + ". " + view.match_caption(stats))
+usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
+matched = stats["billing_gpu_hours_matched_share"]
+summary_line.markdown(" + ".join(f"**{markdown_text(p.filename)}**" for p in (billing, runs) if p)
+                      + (f" · {matched:.0%} matched" if matched is not None else "")
+                      + " · change below" + (f" · {len(notes)} import notes" if notes else ""))
+data_box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary['rows_used']:,} rows used of "
+                            f"{p.summary['rows_read']:,}" for p in (billing, runs) if p) + ". "
+                 + view.match_caption(stats))
 
 bounds = cache.options(data_key, usage)
 with st.sidebar:
@@ -101,7 +168,9 @@ filters = (start, end, tuple(teams) or None, tuple(projects) or None, tuple(pric
 narrowed = any(filters[2:]) or (start, end) != (bounds["start"], bounds["end"])
 view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
-view.tiles(view_key, shown)
+dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
+budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
+view.tiles(view_key, shown, stats, amortisation, figure_notes)
 if not len(shown):
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
     st.stop()
@@ -111,24 +180,26 @@ tabs = st.tabs(["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile
 plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
 with tabs[0]:
     if tabs[0].open:
-        view.spend_section(view_key, shown)
+        quarter_end, data_end = cache.periods(data_key, usage)
+        if dates_narrowed and quarter_end and data_end:
+            quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
+        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end))
 with tabs[1]:
     if tabs[1].open:
         view.attribution_section(view_key, shown)
 with tabs[2]:
     if tabs[2].open:
-        on_sample = all(key is None or key[0] == "sample" for key in (billing_choice[0], runs_choice[0]))
-        plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan",
-                                   index=plan_choices.index(SAMPLE_PLAN) if on_sample else 0,
-                                   help="The Plan page's current scenario, a preset, or a scenario file. "
-                                   "The bundled quarter opens with its own plan.")
+        st.session_state["retro.plan"] = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
+        plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan", on_change=_remember_plan,
+                                   help="The Plan page's current scenario, a preset, or a scenario file. Opens "
+                                   "on the bundled quarter's own plan and keeps your choice after an upload.")
         plan_json = st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict())
         if plan_choice == PLAN_UPLOAD:
             uploaded = st.file_uploader("Scenario JSON", type=["json"], key="retro.plan_upload")
             try:
                 plan_json = json.dumps(scenario_from_json(uploaded.getvalue()).to_json_dict()) if uploaded else None
             except ScenarioError as error:
-                st.error(f"{uploaded.name} was not loaded: {error}.")
+                st.error(f"{markdown_text(uploaded.name)} was not loaded: {markdown_text(error)}.")
                 plan_json = None
         elif plan_choice != PLAN_PAGE:
             plan_json = json.dumps(presets()[plan_choice].to_json_dict())
@@ -140,20 +211,22 @@ with tabs[2]:
 with tabs[3]:
     if tabs[3].open:
         view.waste_section(view_key, shown)
+billing_key = billing and (billing.key, filters)
 with tabs[4]:
     if tabs[4].open:
-        view.load_section(view_key, shown)
+        view.load_section(view_key, shown, billing and (cache.filtered(billing_key, billing_usage, *filters)
+                                                        if narrowed else billing_usage))
 with tabs[5]:
     if tabs[5].open and billing is not None:
-        billing_key = (billing.key, filters)
-        view.mix_section(billing_key, cache.filtered(billing_key, billing.usage, *filters) if narrowed
-                         else billing.usage)
+        view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
+                         else billing_usage)
     elif tabs[5].open:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6]:
     if tabs[6].open:
-        plan = Scenario.model_validate_json(st.session_state.get(plan_state.SCENARIO)
-                                            or json.dumps(default_scenario().to_json_dict()))
+        choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
+        plan = presets()[choice] if choice in presets() else Scenario.model_validate_json(
+            st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
 st.download_button("Download this view (CSV)", data=upload_store.csv_download(shown, to_safe_csv),

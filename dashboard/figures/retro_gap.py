@@ -6,27 +6,33 @@ Figure built from plain dicts out; no plotly.express, never streamlit.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
+from dashboard.retro.waste import waste_summary
+from dashboard.safe_text import plotly_text
 
 OVER_PLAN_COLOUR = "#d62728"
 UNDER_PLAN_COLOUR = "#2ca02c"
 TOTAL_COLOUR = "#1f77b4"
 WASTE_COLOUR = "#ff7f0e"
+UNKNOWN_COLOUR = "#7f7f7f"
+UNKNOWN_WRAP = 16  # characters per line of the text inside an unknown column
 
 
 def _gpu_hours(value: float) -> str:
-    return f"{count(value)} GPU-h"
+    return f"{count_sig(value)} GPU-h"
 
 
 # unit -> (parts column, axis title, label formatter)
 UNITS: dict[str, tuple[str, str, Callable[[float], str]]] = {
-    "usd": ("usd", "US dollars", usd),
+    "usd": ("usd", "US dollars", usd_sig),
     "gpu_hours": ("gpu_hours", "GPU-hours", _gpu_hours),
 }
 
@@ -35,12 +41,37 @@ def _signed(value: float, fmt: Callable[[float], str]) -> str:
     return ("+" if value > 0 else "") + fmt(value)
 
 
+def _unknown_bars(parts: pd.DataFrame, plan_total: float, values: list[float], known) -> list[dict[str, Any]]:
+    """A hatched, labelled column over each part the table cannot tell (``known`` False): from zero to the running
+    level at that part, so it reads as "not known", never as a zero difference."""
+    running = plan_total + np.cumsum([0.0, *values[:-1]])
+    unknown = [i for i, ok in enumerate(known) if not ok]
+    if not unknown:
+        return []
+    needs = parts["needs"].astype(str).tolist() if "needs" in parts else [""] * len(values)
+    return [{
+        "type": "bar",
+        "name": "unknown",
+        "x": [str(parts["part"].iloc[i]) for i in unknown],
+        "y": [float(running[i]) for i in unknown],
+        "marker": {"color": "rgba(0, 0, 0, 0)", "line": {"color": UNKNOWN_COLOUR, "width": 1},
+                   "pattern": {"shape": "/", "fgcolor": UNKNOWN_COLOUR, "size": 8}},
+        "text": ["<br>".join(textwrap.wrap(f"unknown: import {needs[i]}", UNKNOWN_WRAP)) for i in unknown],
+        "textposition": "inside",
+        "textangle": 0,
+        "insidetextanchor": "middle",
+        "hovertemplate": "%{x}: %{text}<extra></extra>",
+    }]
+
+
 def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit: str = "usd") -> go.Figure:
     """Waterfall from the plan total through each part to the actual total, in ``unit`` ("usd" or "gpu_hours").
 
     ``parts`` is ``plan_vs_actual``'s frame (``part``, ``gpu_hours``, ``usd``, ``note``); the totals are the
     summary's ``plan_usd`` / ``actual_usd`` (or ``plan_gpu_hours`` / ``actual_gpu_hours``). Both end bars are
-    drawn at the totals given; parts above plan are red, below plan green. Hover shows each part's note.
+    drawn at the totals given; parts above plan are red, below plan green. Hover shows each part's note. A part
+    the table cannot tell (``known`` False) is labelled "unknown" and covered by a hatched column saying what
+    to import to know it.
     """
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, not {unit!r}")
@@ -62,7 +93,12 @@ def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit
         "totals": {"marker": {"color": TOTAL_COLOUR}},
         "connector": {"line": {"color": "#888888", "width": 1}},
     }
+    known = parts["known"].to_numpy(dtype=bool) if "known" in parts else [True] * len(values)
+    if not all(known):
+        waterfall["text"] = [fmt(plan_total), *[_signed(v, fmt) if ok else "unknown" for v, ok in
+                                                zip(values, known, strict=True)], fmt(actual_total)]
     gap = actual_total - plan_total
+    data = [waterfall, *_unknown_bars(parts, plan_total, values, known)]
     layout = {
         "title": {"text": f"Plan vs actual ({axis_title}): {fmt(plan_total)} planned, {fmt(actual_total)} actual, "
                           f"gap {_signed(gap, fmt)}"},
@@ -71,30 +107,37 @@ def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit
         "showlegend": False,
         "margin": {"l": 70, "r": 20, "t": 60, "b": 50},
     }
-    return go.Figure(data=[waterfall], layout=layout)
+    return go.Figure(data=data, layout=layout)
 
 
-def waste_figure(checklist: list[dict[str, Any]]) -> go.Figure:
-    """Horizontal bars of the dollars behind each check that has them (``usd`` not None); the subtitle lists
-    the others as not in dollars."""
-    priced = [check for check in checklist if check["usd"] is not None]
-    unpriced = [check["check"] for check in checklist if check["usd"] is None]
+def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None = None) -> go.Figure:
+    """Horizontal bars of the waste found, in dollars and largest first, each labelled with its share of spend
+    (``waste.waste_summary``); the title carries the total. Monthly storage growth is not one-off waste: the
+    subtitle gives it apart, with the checks that have no dollars."""
+    summary = summary or waste_summary(checklist, 0.0)
+    items = summary["items"]
+    monthly = [check for check in checklist if check["kind"] == "monthly" and check["usd"]]
+    unpriced = [check["check"] for check in checklist if check["kind"] == "waste" and check["usd"] is None]
+    notes = [f"{check['check']}: {usd_sig(check['usd'])} a month, growing (not counted above)" for check in monthly]
+    if unpriced:
+        notes.append("Not in dollars: " + ", ".join(unpriced))
     bars = {
         "type": "bar",
         "orientation": "h",
         "name": "waste",
-        "x": [float(check["usd"]) for check in priced],
-        "y": [f"{check['check']} ({check['unit']})" if check["unit"] == "USD/month" else check["check"]
-              for check in priced],
-        "text": [usd(float(check["usd"])) for check in priced],
+        "x": [item["usd"] for item in items],
+        "y": [item["check"] for item in items],
+        "text": [usd_sig(item["usd"]) + ("" if item["share"] is None else f" · {item['share']:.0%} of spend")
+                 for item in items],
         "textposition": "auto",
         "marker": {"color": WASTE_COLOUR},
         "hovertemplate": "%{y}: %{text}<extra></extra>",
     }
+    share = "" if summary["share"] is None else f", {summary['share']:.0%} of spend"
     layout = {
-        "title": {"text": "Waste found, in dollars",
-                  "subtitle": {"text": "Not in dollars: " + ", ".join(unpriced) if unpriced else ""}},
-        "xaxis": {"title": {"text": "US dollars"}, "tickprefix": "$"},
+        "title": {"text": f"Waste found: {usd_sig(summary['total_usd'])}{share}",
+                  "subtitle": {"text": plotly_text(" · ".join(notes))}},
+        "xaxis": {"title": {"text": "US dollars"}, "tickformat": "$~s"},
         "yaxis": {"title": {"text": "check"}, "autorange": "reversed"},
         "showlegend": False,
         "margin": {"l": 140, "r": 20, "t": 80, "b": 50},

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.retro.filters import UNKNOWN_PRICING, UNTAGGED
+from dashboard.safe_text import plotly_text
 
 MS_PER_DAY = 86_400_000
 METRIC_AXIS: dict[str, tuple[str, str]] = {  # metric -> (per-period axis unit, cumulative axis title)
@@ -29,7 +30,12 @@ PALETTE: tuple[str, ...] = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a
                              "#b6e880", "#ff97ff", "#fecb52")  # plotly's default colours
 OTHER_COLOUR = "#7f7f7f"
 MAX_GROUPS = len(PALETTE)  # named groups drawn as their own bars, one colour each
-AXIS_ROOM = 1.05
+TICK_FORMAT: dict[str, str] = {"cost": "$~s", "gpu_hours": "~s"}  # round ticks: $500k, $1M, 20k
+BARS_DOMAIN, RUNNING_DOMAIN = [0.5, 1.0], [0.0, 0.42]  # two panels over one date axis
+FORECAST_COLOUR = "#7f7f7f"
+FORECAST_FILL = "rgba(127, 127, 127, 0.25)"
+CAPACITY_COLOUR = "#4c78a8"
+IDLE_FILL = "rgba(214, 39, 40, 0.18)"
 LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0}  # below the x-axis title
 
 
@@ -59,17 +65,6 @@ def _top_groups(spend_frame: pd.DataFrame, metric: str, max_groups: int) -> tupl
     return spend_frame.groupby(["period", group], sort=False)[["gpu_hours", "cost"]].sum().reset_index(), colours
 
 
-def _zero_aligned_ranges(*spans: tuple[float, float]) -> list[list[float]]:
-    """Ranges for axes sharing a plot, each holding its (low, high) span with 5 % room, zero at one height."""
-    spans = tuple((min(np.nan_to_num(low), 0.0), max(np.nan_to_num(high), 0.0)) for low, high in spans)
-    below = min(max(-low / (high - low) if high > low else 0.0 for low, high in spans), 0.9)
-    ranges = []
-    for low, high in spans:
-        length = max(high / (1.0 - below), -low / below if below > 0 else 0.0) or 1.0
-        ranges.append([-below * length * AXIS_ROOM, (1.0 - below) * length * AXIS_ROOM])
-    return ranges
-
-
 def spend_figure(
     spend_frame: pd.DataFrame,
     cumulative_frame: pd.DataFrame,
@@ -77,13 +72,15 @@ def spend_figure(
     metric: str = "cost",
     max_groups: int = MAX_GROUPS,
 ) -> go.Figure:
-    """Stacked bars of ``metric`` per period by group, with the running total, its forecast and the budget.
+    """Two panels over one date axis: stacked bars of ``metric`` per period by group, and below them the running
+    total with its forecast band and the budget.
 
-    ``spend_frame`` is ``spend_over_time`` output, ``cumulative_frame`` ``cumulative_with_forecast`` of the
-    same metric per day. Bars use the left axis (per day or week; the ``max_groups`` largest groups, the rest
-    summed as "other", untagged always shown); the cumulative line (solid), forecast (dashed) and budget
-    (dotted, only for cost and when given) use the right axis, with zero level with the bars' zero. The
-    running total of a day is drawn at the day's end, so the last forecast point sits at the period's end.
+    ``spend_frame`` is ``spend_over_time`` output, ``cumulative_frame`` ``cumulative_with_forecast`` of the same
+    metric per day. Bars (top panel, axis y): the ``max_groups`` largest groups, the rest summed as "other",
+    untagged always shown; group names are data, shown as text. Bottom panel (axis y2): the running total
+    (solid), the forecast as a shaded band between its low and high ends (only when the frame has one, i.e. the
+    period is open) and the budget (dotted; only for cost and when given). Both value axes use round ticks
+    ($500k, 1M). The running total of a day is drawn at the day's end.
     """
     if metric not in METRIC_AXIS:
         raise ValueError(f"metric must be one of {tuple(METRIC_AXIS)}, not {metric!r}")
@@ -92,57 +89,55 @@ def spend_figure(
     spend_frame, colours = _top_groups(spend_frame, metric, max_groups)
     per = "week" if period_days == 7 else "day"
     value = VALUE_FORMAT[metric]
-    fig = go.Figure()
     groups = list(spend_frame.groupby("group", sort=False)[metric].sum().sort_values(ascending=False).index)
+    data: list[dict] = []
     for group in groups:
         rows = spend_frame[spend_frame["group"] == group]
-        fig.add_trace(
-            go.Bar(
-                x=rows["period"], y=rows[metric], name=str(group), xperiod=period_days * MS_PER_DAY,
-                xperiodalignment="middle",
-                marker={"color": colours[group]},
-                hovertemplate=f"%{{fullData.name}}<br>{per} of %{{x|%Y-%m-%d}}<br>{value}<extra></extra>",
-            )
-        )
+        data.append({
+            "type": "bar", "x": rows["period"], "y": rows[metric], "name": plotly_text(group),
+            "xperiod": period_days * MS_PER_DAY, "xperiodalignment": "middle", "marker": {"color": colours[group]},
+            "yaxis": "y", "hovertemplate": f"%{{fullData.name}}<br>{per} of %{{x|%Y-%m-%d}}<br>{value}<extra></extra>",
+        })
     day_end = cumulative_frame["day"] + pd.Timedelta(days=1)
     day_label = cumulative_frame["day"].dt.strftime("%Y-%m-%d")
-    for name, column, dash in (("Cumulative", "cumulative", "solid"), ("Forecast", "forecast", "dash")):
-        shown = cumulative_frame[column].notna()
-        fig.add_trace(
-            go.Scatter(
-                x=day_end[shown], y=cumulative_frame.loc[shown, column], name=name, yaxis="y2", mode="lines",
-                line={"color": "#222222", "dash": dash}, customdata=day_label[shown],
-                hovertemplate=f"{name} to end of %{{customdata}}<br>{value}<extra></extra>",
-            )
-        )
-    budget_shown = metric == "cost" and budget_usd is not None and len(cumulative_frame) > 0
-    if budget_shown:
+    shown = cumulative_frame["cumulative"].notna()
+    data.append({
+        "type": "scatter", "x": day_end[shown], "y": cumulative_frame.loc[shown, "cumulative"], "name": "Cumulative",
+        "mode": "lines", "line": {"color": "#222222"}, "customdata": day_label[shown], "yaxis": "y2",
+        "hovertemplate": f"Cumulative to end of %{{customdata}}<br>{value}<extra></extra>",
+    })
+    band = cumulative_frame["forecast"].notna()
+    if band.any():
+        for name, column, fill in (("Forecast low", "forecast_low", "none"),
+                                   ("Forecast (80 % band)", "forecast_high", "tonexty")):
+            data.append({
+                "type": "scatter", "x": day_end[band], "y": cumulative_frame.loc[band, column], "name": name,
+                "mode": "lines", "fill": fill, "line": {"width": 0, "color": FORECAST_COLOUR},
+                "fillcolor": FORECAST_FILL, "showlegend": fill != "none", "yaxis": "y2",
+                "customdata": np.column_stack([day_label[band], cumulative_frame.loc[band, "forecast"]]),
+                "hovertemplate": f"{name} to end of %{{customdata[0]}}<br>{value}<br>"
+                                 "run rate: %{customdata[1]:,.0f}<extra></extra>",
+            })
+    if metric == "cost" and budget_usd is not None and len(cumulative_frame) > 0:
         start = spend_frame["period"].min() if len(spend_frame) else cumulative_frame["day"].min()
-        fig.add_trace(
-            go.Scatter(
-                x=[min(start, cumulative_frame["day"].min()), day_end.max()], y=[budget_usd, budget_usd],
-                name="Budget", yaxis="y2", mode="lines", line={"color": "#d62728", "dash": "dot"},
-                hovertemplate=f"Budget {usd(budget_usd)}<extra></extra>",
-            )
-        )
-    values, period = spend_frame[metric], spend_frame["period"]
-    running = pd.concat([cumulative_frame["cumulative"], cumulative_frame["forecast"],
-                         pd.Series([budget_usd] if budget_shown else [], dtype=float)])
-    bar_range, line_range = _zero_aligned_ranges(
-        (values.clip(upper=0).groupby(period).sum().min(), values.clip(lower=0).groupby(period).sum().max()),
-        (running.min(), running.max()),
-    )
-    fig.update_layout(
-        title={"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, cumulative and forecast"},
-        barmode="relative",
-        xaxis={"title": {"text": "Date (UTC)"}},
-        yaxis={"title": {"text": f"{unit} per {per}"}, "range": bar_range},
-        yaxis2={"title": {"text": cumulative_title}, "overlaying": "y", "side": "right", "range": line_range,
-                "showgrid": False},
-        legend=LEGEND,
-        hovermode="closest",
-    )
-    return fig
+        data.append({
+            "type": "scatter", "x": [min(start, cumulative_frame["day"].min()), day_end.max()],
+            "y": [budget_usd, budget_usd], "name": f"Budget {usd_sig(budget_usd)}", "mode": "lines",
+            "line": {"color": "#d62728", "dash": "dot"}, "yaxis": "y2",
+            "hovertemplate": f"Budget {usd_sig(budget_usd)}<extra></extra>",
+        })
+    tick = TICK_FORMAT[metric]
+    layout = {
+        "title": {"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, and the running total"},
+        "barmode": "relative",
+        "xaxis": {"title": {"text": "Date (UTC)"}, "anchor": "y2"},
+        "yaxis": {"title": {"text": f"{unit} per {per}"}, "tickformat": tick, "domain": BARS_DOMAIN},
+        "yaxis2": {"title": {"text": cumulative_title}, "tickformat": tick, "rangemode": "tozero",
+                   "domain": RUNNING_DOMAIN},
+        "legend": LEGEND,
+        "hovermode": "closest",
+    }
+    return go.Figure(data=data, layout=layout)
 
 
 def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
@@ -169,7 +164,7 @@ def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
     share = frame[metric] / total if total else np.full(len(frame), np.nan)
     fig = go.Figure(
         go.Treemap(
-            ids=frame["id"], labels=frame["label"], parents=frame["parent"], values=frame["size"],
+            ids=frame["id"], labels=frame["label"].map(plotly_text), parents=frame["parent"], values=frame["size"],
             branchvalues="total",
             marker={"colors": np.where(frame["label"] == UNTAGGED, UNTAGGED_COLOUR, None)},
             customdata=np.column_stack([frame["cost"], frame["gpu_hours"], share]),
@@ -184,29 +179,44 @@ def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
     return fig
 
 
-def load_figure(series: pd.Series, summary: dict) -> go.Figure:
+def load_figure(series: pd.Series, summary: dict, reserved: pd.Series | None = None,
+                capacity_gpus: float | None = None) -> go.Figure:
     """Concurrent GPUs per hour (``hourly_concurrency``) as a step line, with the peak and mean of
-    ``load_summary`` as horizontal lines."""
+    ``load_summary`` as horizontal lines, in whole GPUs. With ``reserved`` (the reserved tier's hourly GPUs over
+    the commitment's hours) and ``capacity_gpus`` (``load.reserved_capacity``), the reserved capacity is drawn
+    over those hours and the gap between it and the reserved GPUs in use is shaded as idle."""
     fig = go.Figure(
         go.Scatter(
             x=series.index, y=series.to_numpy(), name="GPUs in use", mode="lines", line={"shape": "hv"},
-            hovertemplate="%{x|%Y-%m-%d %H:00} UTC<br>%{y:,.1f} GPUs<extra></extra>",
+            hovertemplate="%{x|%Y-%m-%d %H:00} UTC<br>%{y:,.0f} GPUs<extra></extra>",
         )
     )
+    if reserved is not None and capacity_gpus and len(reserved):
+        fig.add_trace(go.Scatter(
+            x=reserved.index, y=reserved.to_numpy(), name="Reserved GPUs in use", mode="lines",
+            line={"shape": "hv", "color": CAPACITY_COLOUR, "width": 1},
+            hovertemplate="%{x|%Y-%m-%d %H:00} UTC<br>%{y:,.0f} reserved GPUs in use<extra></extra>",
+        ))
+        fig.add_trace(go.Scatter(
+            x=reserved.index, y=np.full(len(reserved), capacity_gpus), mode="lines", fill="tonexty",
+            name=f"Reserved capacity {capacity_gpus:,.0f} GPUs (idle shaded)", fillcolor=IDLE_FILL,
+            line={"shape": "hv", "color": CAPACITY_COLOUR, "dash": "dash"},
+            hovertemplate=f"Reserved capacity {capacity_gpus:,.0f} GPUs<extra></extra>",
+        ))
     span = [series.index.min(), series.index.max()] if len(series) else []
     for name, key, dash in (("Peak", "peak_gpus", "dash"), ("Mean", "mean_gpus", "dot")):
         level = summary[key]
         fig.add_trace(
             go.Scatter(
-                x=span, y=[level] * len(span), name=f"{name} {count(level)} GPUs", mode="lines",
-                line={"dash": dash}, hovertemplate=f"{name} %{{y:,.1f}} GPUs<extra></extra>",
+                x=span, y=[level] * len(span), name=f"{name} {level:,.0f} GPUs", mode="lines",
+                line={"dash": dash}, hovertemplate=f"{name} %{{y:,.0f}} GPUs<extra></extra>",
             )
         )
     ratio = summary["peak_to_mean"]
     fig.update_layout(
         title={"text": f"Concurrent GPUs per hour (peak / mean {'n/a' if np.isnan(ratio) else f'{ratio:.2f}×'})"},
         xaxis={"title": {"text": "Hour (UTC)"}},
-        yaxis={"title": {"text": "GPUs in use (hourly mean)"}, "rangemode": "tozero"},
+        yaxis={"title": {"text": "GPUs in use (hourly mean)"}, "rangemode": "tozero", "tickformat": ",d"},
         legend=LEGEND,
     )
     return fig
@@ -235,12 +245,12 @@ def mix_figure(shares: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for row in shares.itertuples(index=False):
         name = PRICING_LABELS.get(row.pricing, str(row.pricing))
-        price = usd(row.usd_per_gpu_hour)
+        price = usd_sig(row.usd_per_gpu_hour)
         fig.add_trace(
             go.Bar(
                 x=[row.gpu_hours_share * 100, row.cost_share * 100], y=["GPU-hours", "Cost"], orientation="h",
                 name=name, marker={"color": PRICING_COLOURS.get(row.pricing, UNTAGGED_COLOUR)},
-                customdata=[f"{count(row.gpu_hours)} GPU-hours", usd(row.cost)],
+                customdata=[f"{count_sig(row.gpu_hours)} GPU-hours", usd_sig(row.cost)],
                 hovertemplate=f"{name}: %{{x:.1f}} % of %{{y}} (%{{customdata}})<br>{price} per GPU-hour"
                               "<extra></extra>",
             )

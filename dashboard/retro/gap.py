@@ -45,13 +45,17 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 
 PARTS: tuple[str, ...] = (
     "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
 )
-GAP_COLUMNS: tuple[str, ...] = ("part", "gpu_hours", "usd", "note")
+GAP_COLUMNS: tuple[str, ...] = ("part", "gpu_hours", "usd", "known", "needs", "note")
+NEEDS_TOKENS = "a run export with tokens (the W&B runs table)"
+NEEDS_STATES = "a run export with job states (Slurm sacct or W&B)"
+NEEDS_COST = "a billing export (FOCUS, AWS CUR, GCP or Azure)"
+MISMATCH_RATIO = 2.0  # plan and actual main runs this far apart in GPU-hours are probably different runs
 # Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations).
 COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
 
@@ -72,21 +76,24 @@ def cost_is_known(usage: pd.DataFrame) -> bool:
 
 
 def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
-    """Commitment lines: no GPU-hours, no run, a cost, and a reserved tier or a commitment resource id.
+    """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
+    commitment resource id.
 
     These are FOCUS "Unused" commitment rows and AWS savings-plan fee rows (amortised exports: the cost left on
     them is the unused part), and GCP commitment fees and Azure reservation purchases (actual-cost exports: the
     whole fee).
     """
-    no_gpu = ~(usage["gpu_hours"] > 0).to_numpy(dtype=bool)
-    no_run = usage["run_id"].isna().to_numpy(dtype=bool)
-    costed = usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool)
-    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    named = (
-        usage["resource_id"].str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
-        .fillna(False).to_numpy(dtype=bool)
-    )
-    return no_gpu & no_run & costed & (reserved | named)
+    candidate = (~(usage["gpu_hours"] > 0).to_numpy(dtype=bool) & usage["run_id"].isna().to_numpy(dtype=bool)
+                 & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool))
+    rows = usage.loc[candidate]  # few rows: the tier, name and kind tests run on these only
+    hit = rows["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool) | (
+        rows["resource_id"].astype("string").str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
+        .fillna(False).to_numpy(dtype=bool))
+    if "charge_kind" in rows:
+        hit |= rows["charge_kind"].eq("commitment").fillna(False).to_numpy(dtype=bool)
+    mask = np.zeros(len(usage), dtype=bool)
+    mask[np.flatnonzero(candidate)[hit]] = True
+    return mask
 
 
 def commitment_is_unused(usage: pd.DataFrame) -> bool:
@@ -171,6 +178,7 @@ def _actual_totals(
         "actual_usd": actual_usd,
         "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
         "actual_main_ok_gpu_hours": main_ok_h,
+        "actual_main_run_gpu_hours": float(hours[gpu & main].sum()),
         "actual_failed_gpu_hours": float(hours[gpu & failed].sum()),
         "actual_experiment_gpu_hours": float(hours[gpu & has_run & ~main & ~failed].sum()),
         "actual_unattributed_gpu_hours": float(hours[gpu & ~has_run].sum()),
@@ -200,7 +208,8 @@ def _decompose(
         ratio = a["actual_tokens"] / p["plan_tokens"]
         scale_h, efficiency_h = base_h * (ratio - 1.0), main_ok_h - base_h * ratio
         coverage = a["token_coverage"]
-        scale_note = f"{count(a['actual_tokens'])} tokens trained vs {count(p['plan_tokens'])} planned, at plan MFU"
+        scale_note = (f"{count_sig(a['actual_tokens'])} tokens trained vs {count_sig(p['plan_tokens'])} planned, "
+                      "at plan MFU")
         if coverage < 1:
             scale_note += f"; tokens known for {coverage:.0%} of main-run GPU-hours, the rest assumed at that rate"
         efficiency_note = "GPU-hours per token vs the plan (MFU, stalls); includes the scale x efficiency interaction"
@@ -210,8 +219,8 @@ def _decompose(
         efficiency_note = "tokens unknown"
     if a["states_known"]:
         failures_h = a["actual_failed_gpu_hours"] - rework_p
-        failures_note = (f"{count(a['actual_failed_gpu_hours'])} GPU-h in failed runs "
-                         f"vs {count(rework_p)} GPU-h planned rework")
+        failures_note = (f"{count_sig(a['actual_failed_gpu_hours'])} GPU-h in failed runs "
+                         f"vs {count_sig(rework_p)} GPU-h planned rework")
     else:
         failures_h = 0.0
         failures_note = "no run states: planned rework assumed to have happened inside the main run"
@@ -220,27 +229,31 @@ def _decompose(
 
     idle_note = "GPU-hours with no run (untagged or idle capacity)"
     if a["unused_commitment_usd"]:
-        idle_note += f"; plus {usd(a['unused_commitment_usd'])} of unused commitment with no GPU-hours"
+        idle_note += f"; plus {usd_sig(a['unused_commitment_usd'])} of unused commitment with no GPU-hours"
     if not a["cost_known"]:
         price_usd = 0.0
         price_note = "no cost in the table: actual GPU-hours valued at the plan price"
     else:
         price_usd = a["actual_usd"] - a["unused_commitment_usd"] - a["actual_gpu_hours"] * price_p
         price_a = a["actual_price_per_gpu_hour"]
-        price_note = (f"{usd(price_a)}/GPU-h paid vs {usd(price_p)}/GPU-h planned, over the actual GPU-hours"
+        price_note = (f"{usd_sig(price_a)}/GPU-h paid vs {usd_sig(price_p)}/GPU-h planned, over the actual GPU-hours"
                       if price_a is not None else "dollars with no GPU-hours behind them")
         if a["gpu_hours_valued_at_plan_price"]:
-            price_note += f"; {count(a['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at plan price"
+            price_note += (f"; {count_sig(a['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at "
+                           "plan price")
 
     hours = [scale_h, efficiency_h, failures_h, experiments_h, idle_h, 0.0]
     dollars = [h * price_p for h in hours[:5]] + [price_usd]
     dollars[4] += a["unused_commitment_usd"]
     notes = [scale_note, efficiency_note, failures_note,
-             f"{count(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
-             f"{count(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
+             f"{count_sig(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
+             f"{count_sig(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
              idle_note, price_note]
-    parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "note": notes},
-                         columns=list(GAP_COLUMNS))
+    known = [True, a["tokens_known"], a["states_known"], True, True, a["cost_known"]]
+    needs = ["", NEEDS_TOKENS, NEEDS_STATES, "", "", NEEDS_COST]
+    parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "known": known,
+                          "needs": [need if not ok else "" for need, ok in zip(needs, known, strict=True)],
+                          "note": notes}, columns=list(GAP_COLUMNS))
     summary = p | a | {
         "gap_gpu_hours": a["actual_gpu_hours"] - p["plan_gpu_hours"],
         "gap_usd": a["actual_usd"] - p["plan_usd"],
@@ -257,7 +270,9 @@ def plan_vs_actual(
 
     ``plan`` is ``engine.scenario_outputs(scenario)``; ``actual`` a canonical usage table (billing, run export or
     ``join_usage`` output). Returns one row per part in ``PARTS`` with columns ``part``, ``gpu_hours``,
-    ``usd``, ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
+    ``usd``, ``known`` (False for a part the table cannot tell: efficiency without tokens, failures without run
+    states, price without cost; its figure is then 0 and the gap sits in another part), ``needs`` (what to
+    import to know it), ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
     (the totals are in ``decomposition_summary``).
     """
     return _decompose(plan, scenario, actual, main_run_ids, failed_states)[0]
@@ -279,3 +294,18 @@ def decomposition_summary(
     ``states_known``, ``tokens_known``; ``gap_gpu_hours``, ``gap_usd`` and ``main_run_ids``.
     """
     return _decompose(plan, scenario, actual, main_run_ids, failed_states)[1]
+
+
+def plan_mismatch(summary: dict[str, Any]) -> str | None:
+    """A warning when the plan's main run and the actual one differ by more than ``MISMATCH_RATIO`` in GPU-hours
+    (probably another model or another quarter); None when they are comparable or either is unknown."""
+    planned, actual = summary["plan_main_run_gpu_hours"], summary.get("actual_main_run_gpu_hours", 0.0)
+    if not planned or not actual or planned <= 0 or actual <= 0:
+        return None
+    ratio = max(planned, actual) / min(planned, actual)
+    if ratio <= MISMATCH_RATIO:
+        return None
+    more = "more" if actual > planned else "fewer"
+    return (f"The actual main run used {ratio:.1f}x {more} GPU-hours than the plan's ({count_sig(actual)} against "
+            f"{count_sig(planned)}): this plan probably describes another run. Choose the plan that was made for this "
+            "quarter, or the main run it describes.")

@@ -4,21 +4,26 @@ Method (``join_usage``), for the chosen key (``run_id`` or ``project``):
 
 - Both sides are spread over UTC days in proportion to the time each row spends in each day (a 3-day job puts
   a third of its GPU-hours on each day; a daily billing line stays on its day).
+- The bill is the truth about how many GPU-hours were paid for; the run export says what they were used for.
+  For each key and day, the run export's hours are capped at the billed hours: every run piece of a key and
+  day is scaled by min(1, billed hours / run hours) of that key and day (0 on a day with no billed hours for
+  the key). ``runs_gpu_hours_beyond_billing`` in the stats is the run hours cut off this way.
 - For each key and day, the billing price is that day's billing cost / billing GPU-hours of the key (billing
-  rows with GPU-hours only). Each matching run-export row gets cost = its GPU-hours on each day x that day's
-  price, summed over its days; on a day with no billed GPU-hours for the key the key's price over the whole
-  period is used. ``billed_cost`` is priced the same way. Matched run rows keep their run, state and tokens,
-  take the billing currency, and take the key's pricing tier when all its billing GPU rows share one.
+  rows with GPU-hours only). Each matching run-export row gets cost = its capped GPU-hours on each day x that
+  day's price, summed over its days. ``billed_cost`` is priced the same way. Matched run rows keep their run,
+  state and tokens, take the billing currency, and take the key's pricing tier when all its billing GPU rows
+  share one.
 - Billing GPU-hours the run export does not cover stay as their own rows with state NA: all of an unmatched
-  key's rows, and, for a matched key, each billing row scaled by max(0, 1 - run hours / billed hours) of its
-  key and day (hours and both costs). So a key's billed cost on a day is kept exactly while the run export shows
-  no more hours than the bill; hours beyond the bill are still priced, so the joined cost then exceeds the bill
-  (``runs_gpu_hours_beyond_billing`` in the stats says by how much).
-- Run-export rows whose key is not in the billing GPU rows keep cost and billed_cost NA.
+  key's rows, and, for a matched key, each billing row scaled by 1 - capped run hours / billed hours of its
+  key and day (hours and both costs). So the joined GPU-hours and cost equal the bill's exactly, whatever the
+  match rate.
+- Run-export rows whose key is not in the billing GPU rows are not in the joined table: they have no bill, and
+  adding their hours to the billed ones would count the same work twice when the join fails. The stats report
+  them (``runs_without_bill_gpu_hours``, ``runs_without_bill_rows``).
 - Billing rows with no GPU-hours (storage, CPU, fees, credits, tax) are kept unchanged.
 
-The result has the canonical columns plus ``join_side``: "both" (run-export row priced from billing),
-"billing" (billing row, or the part of it the run export does not cover) or "runs" (run-export row, no price).
+The result has the canonical columns plus ``join_side``: "both" (run-export row priced from billing) or
+"billing" (billing row, or the part of it the run export does not cover).
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
 from dashboard.retro.periods import spread_by_day
 
 JOIN_KEYS: tuple[str, ...] = ("run_id", "project")
-JOIN_SIDES: tuple[str, ...] = ("both", "billing", "runs")
+JOIN_SIDES: tuple[str, ...] = ("both", "billing")
+LOW_MATCH_SHARE = 0.8  # below this share of billed GPU-hours matched, the page warns
 PRICED = ("gpu_hours", "cost", "billed_cost")
 
 
@@ -59,49 +65,54 @@ def _stats(on: str, billing: pd.DataFrame | None, runs: pd.DataFrame | None) -> 
         "billing_keys_unmatched": [],
         "runs_keys_unmatched": [],
         "runs_gpu_hours_beyond_billing": 0.0,
+        "runs_without_bill_gpu_hours": 0.0,
+        "runs_without_bill_rows": 0,
     }
 
 
-def _billed(billing_rows: pd.DataFrame, on: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Day pieces of the matched billing GPU rows (with their hours and costs), their sums per (key, day) and
-    per key over the whole period."""
+def _billed(billing_rows: pd.DataFrame, on: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Day pieces of the matched billing GPU rows (with their hours and costs) and their sums per (key, day)."""
     source = billing_rows[[on, *PRICED]].reset_index(drop=True).fillna({"cost": 0, "billed_cost": 0})
     pieces = _day_pieces(billing_rows)
     pieces["key"] = source[on].to_numpy(dtype=object)[pieces["row"]]
     for column in PRICED:
         pieces[column] = source[column].to_numpy(dtype=float)[pieces["row"]] * pieces["share"]
-    return pieces, pieces.groupby(["key", "day"])[list(PRICED)].sum(), source.groupby(on)[list(PRICED)].sum()
+    return pieces, pieces.groupby(["key", "day"])[list(PRICED)].sum()
 
 
 def _priced_runs(
-    runs: pd.DataFrame, on: str, billed_by_day: pd.DataFrame, billed_by_key: pd.DataFrame
-) -> tuple[pd.DataFrame, pd.Series]:
-    """The matched run rows with cost and billed_cost at their key's price each day (the period price on days
-    without billed hours), and their GPU-hours per (key, day)."""
+    runs: pd.DataFrame, on: str, billed_by_day: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.Series, pd.Series]:
+    """The matched run rows with their hours capped at the bill of their key and day, priced at that day's
+    price; their capped GPU-hours per (key, day) and the run hours cut off per (key, day)."""
     runs = runs.reset_index(drop=True)
     pieces = _day_pieces(runs)
     pieces["key"] = runs[on].astype("string").to_numpy(dtype=object)[pieces["row"]]
     hours = runs["gpu_hours"].clip(lower=0).fillna(0).to_numpy(dtype=float)
     pieces["gpu_hours"] = hours[pieces["row"]] * pieces["share"]
-    day = billed_by_day.reindex(pd.MultiIndex.from_frame(pieces[["key", "day"]])).fillna(0)
-    period = billed_by_key.reindex(pieces["key"])
-    has_day = day["gpu_hours"].to_numpy() > 0
-    day_hours = np.where(has_day, day["gpu_hours"].to_numpy(), 1.0)
+    cells = pd.MultiIndex.from_frame(pieces[["key", "day"]])
+    run_by_day = pieces.groupby(["key", "day"])["gpu_hours"].sum()
+    day = billed_by_day.reindex(cells).fillna(0)
+    billed_hours = day["gpu_hours"].to_numpy()
+    run_hours = run_by_day.reindex(cells).to_numpy()
+    scale = np.where(run_hours > 0, np.minimum(1.0, billed_hours / np.where(run_hours > 0, run_hours, 1.0)), 0.0)
+    pieces["gpu_hours"] = pieces["gpu_hours"] * scale
+    per_hour_base = np.where(billed_hours > 0, billed_hours, 1.0)
     for column in ("cost", "billed_cost"):
-        per_hour = np.where(has_day, day[column].to_numpy() / day_hours,
-                            period[column].to_numpy() / period["gpu_hours"].to_numpy())
-        pieces[column] = pieces["gpu_hours"] * per_hour
-    priced = pieces.groupby("row")[["cost", "billed_cost"]].sum().reindex(range(len(runs)), fill_value=0)
-    runs["cost"] = priced["cost"].to_numpy()
-    runs["billed_cost"] = priced["billed_cost"].to_numpy()
-    return runs, pieces.groupby(["key", "day"])["gpu_hours"].sum()
+        pieces[column] = pieces["gpu_hours"] * day[column].to_numpy() / per_hour_base
+    priced = pieces.groupby("row")[["gpu_hours", "cost", "billed_cost"]].sum().reindex(range(len(runs)),
+                                                                                        fill_value=0)
+    for column in ("gpu_hours", "cost", "billed_cost"):
+        runs[column] = priced[column].to_numpy()
+    covered = pieces.groupby(["key", "day"])["gpu_hours"].sum()
+    return runs, covered, run_by_day - covered
 
 
 def _uncovered(
     billing_rows: pd.DataFrame, pieces: pd.DataFrame, billed_by_day: pd.DataFrame, run_by_day: pd.Series
 ) -> pd.DataFrame:
     """The part of each matched billing row the run export does not cover: hours and costs scaled by
-    max(0, 1 - run hours / billed hours) of its key on each of its days; fully covered rows are dropped."""
+    1 - capped run hours / billed hours of its key on each of its days; fully covered rows are dropped."""
     covered = run_by_day.reindex(billed_by_day.index, fill_value=0)
     left_share = (1 - covered / billed_by_day["gpu_hours"]).clip(lower=0)
     share = left_share.reindex(pd.MultiIndex.from_frame(pieces[["key", "day"]])).to_numpy()
@@ -122,8 +133,9 @@ def join_usage(
     and ``runs_gpu_hours`` (totals); ``billing_gpu_hours_matched_share`` and ``billing_cost_matched_share``
     (shares 0..1 of the billing GPU rows' hours and cost whose key is in the run export);
     ``runs_gpu_hours_matched_share`` (share of run-export GPU-hours whose key is in the billing GPU rows);
-    ``keys_matched``; sorted ``billing_keys_unmatched`` / ``runs_keys_unmatched``; and
-    ``runs_gpu_hours_beyond_billing`` (run-export hours above the billed hours of the same key and day). A share
+    ``keys_matched``; sorted ``billing_keys_unmatched`` / ``runs_keys_unmatched``;
+    ``runs_gpu_hours_beyond_billing`` (run-export hours above the billed hours of the same key and day, cut off);
+    ``runs_without_bill_gpu_hours`` / ``runs_without_bill_rows`` (run-export rows whose key has no bill). A share
     is None when its total is 0. When either side is None the other is returned unchanged (None when both are).
     """
     if on not in JOIN_KEYS:
@@ -152,8 +164,8 @@ def join_usage(
         runs_keys_unmatched=sorted(set(run_keys.dropna()) - matched_keys),
     )
 
-    bill_pieces, billed_by_day, billed_by_key = _billed(billing_gpu.loc[billing_matched], on)
-    matched_runs, run_by_day = _priced_runs(runs.loc[runs_matched], on, billed_by_day, billed_by_key)
+    bill_pieces, billed_by_day = _billed(billing_gpu.loc[billing_matched], on)
+    matched_runs, run_by_day, beyond = _priced_runs(runs.loc[runs_matched], on, billed_by_day)
     currencies = billing_gpu["currency"].dropna()
     matched_runs["currency"] = pd.array([currencies.iloc[0] if len(currencies) else pd.NA] * len(matched_runs),
                                         dtype="string")
@@ -162,20 +174,30 @@ def join_usage(
     )
     matched_runs["pricing"] = pd.array(tiers.reindex(matched_runs[on].astype("string")).to_numpy(), dtype="string")
     residual = _uncovered(billing_gpu.loc[billing_matched], bill_pieces, billed_by_day, run_by_day)
-    stats["runs_gpu_hours_beyond_billing"] = float(
-        (run_by_day - billed_by_day["gpu_hours"].reindex(run_by_day.index, fill_value=0)).clip(lower=0).sum()
-    )
-
-    unmatched_runs = runs.loc[~runs_matched].copy()
-    unmatched_runs["cost"] = np.nan
-    unmatched_runs["billed_cost"] = np.nan
+    stats["runs_gpu_hours_beyond_billing"] = float(beyond.clip(lower=0).sum())
+    stats["runs_without_bill_gpu_hours"] = float(run_hours[~runs_matched].sum())
+    stats["runs_without_bill_rows"] = int((~runs_matched).sum())
     parts = [
         (matched_runs, "both"),
         (residual, "billing"),
         (billing_gpu.loc[~billing_matched], "billing"),
-        (unmatched_runs, "runs"),
         (billing.loc[~gpu], "billing"),
     ]
     frames = [part[list(CANONICAL_COLUMNS)].assign(join_side=side) for part, side in parts if len(part)]
     joined = pd.concat(frames, ignore_index=True) if frames else empty_usage().assign(join_side="")
     return joined.astype(CANONICAL_COLUMNS | {"join_side": "string"}), stats
+
+
+def match_warning(stats: dict) -> str | None:
+    """The warning to show beside the tiles when the join matched under ``LOW_MATCH_SHARE`` of the billed
+    GPU-hours (None when both exports are loaded and enough matched, or when one is missing)."""
+    share = stats["billing_gpu_hours_matched_share"]
+    if stats["billing_missing"] or stats["runs_missing"] or share is None or share >= LOW_MATCH_SHARE:
+        return None
+    other = "project" if stats["on"] == "run_id" else "run_id"
+    return (f"Only {share:.0%} of billed GPU-hours matched the run export on {stats['on']} "
+            f"({stats['keys_matched']} keys). Run states, failures and tokens cover that share only, and the "
+            f"run export's unmatched hours are not added to the bill. Try joining on {other}. W&B run ids are "
+            "random hashes no bill carries: join a W&B table on project, or join the bill's run tags with the "
+            "Slurm export, whose run ids are job names (a W&B table's slurm_job_id column says which job a run "
+            "was).")

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.retro.filters import epoch_ns
+from dashboard.retro.gap import commitment_mask, gpu_mask
 
 NS_PER_HOUR = 3_600 * 10**9
 WEEKDAYS: tuple[str, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -81,3 +82,24 @@ def hour_of_week(series: pd.Series) -> pd.DataFrame:
     frame.index = pd.Index(WEEKDAYS, name="weekday")
     frame.columns = pd.Index(range(24), name="hour_utc")
     return frame
+
+
+def reserved_capacity(usage: pd.DataFrame) -> tuple[float, pd.Series] | None:
+    """The reserved capacity in whole GPUs and the reserved tier's hourly GPUs in use over the commitment's hours.
+
+    The export does not state a reservation's size, so the capacity is the most reserved GPUs in use in any
+    hour, rounded to a whole GPU (a lower bound of what was reserved). The commitment's hours run from the first
+    to the last hour touched by a reserved GPU row or a commitment line (``gap.commitment_mask``), so days when
+    the commitment ran idle show as idle. None without reserved GPU rows.
+    """
+    reserved = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
+    if not reserved.any():
+        return None
+    periods = ["period_start", "period_end"]
+    window = usage.loc[reserved | commitment_mask(usage), periods]
+    in_use = hourly_concurrency(usage.loc[reserved, [*periods, "gpu_hours"]])
+    first = window["period_start"].min().floor("h")
+    last = (window["period_end"].max() - pd.Timedelta(1, "ns")).floor("h")
+    hours = pd.date_range(first, last, freq="h", name="hour")
+    in_use = in_use.reindex(hours, fill_value=0.0)
+    return float(np.round(in_use.max())), in_use

@@ -1,5 +1,6 @@
 """Spend over time: cost and GPU-hours per day or week by team, project or pricing tier, the running total
-with a run-rate forecast to the end of the period, and the calendar quarter the data belongs to.
+with a run-rate forecast band to the end of the period when the data stop before it, and the calendar quarter
+the data belongs to.
 
 Time rule (used by every function here): a row's cost and GPU-hours are spread over the UTC days its
 [period_start, period_end) interval covers, in proportion to the time it spends in each day. A monthly
@@ -22,6 +23,8 @@ from dashboard.retro.periods import NS_PER_DAY, spread_by_day
 FREQS: tuple[str, ...] = ("D", "W")
 GROUPS: tuple[str, ...] = ("team", "project", "pricing")
 METRICS: tuple[str, ...] = ("cost", "gpu_hours")
+FORECAST_COLUMNS: tuple[str, ...] = ("forecast", "forecast_low", "forecast_high")
+BAND_Z = 1.2816  # two-sided 80 % interval of a normal distribution
 
 
 def _days_to_timestamps(days: np.ndarray) -> pd.DatetimeIndex:
@@ -98,43 +101,60 @@ def daily_total(usage: pd.DataFrame, metric: str = "cost") -> pd.Series:
     return pd.Series(values, index=index.rename("day"), name=metric)
 
 
-def cumulative_with_forecast(daily_cost: pd.Series, period_end: date, window_days: int = 14) -> pd.DataFrame:
-    """Running total of a daily series and a straight-line forecast of it to ``period_end`` (inclusive).
+def cumulative_with_forecast(
+    daily_cost: pd.Series, period_end: date, data_end: date | None = None, window_days: int = 14
+) -> pd.DataFrame:
+    """Running total of a daily series and, when the data end before the period does, a forecast band to
+    ``period_end`` (inclusive).
 
-    Method: days missing between the first and last day of ``daily_cost`` count as 0. The run rate is the
-    mean daily value over the last ``window_days`` calendar days up to and including the last day (all
-    days if there are fewer). The forecast starts at the actual total on the last day and adds the run
-    rate once per day through ``period_end``, so a constant rate r from day 1 reaches r × (days from the
-    first day to period_end) on period_end.
+    Method: days missing between the first day of ``daily_cost`` and ``data_end`` (the last day the export
+    covers; by default the series' last day) count as 0, so a filtered view whose spend stops early is still
+    known to the end of the export. No forecast when ``data_end`` is on or after ``period_end``: the period is
+    closed. Otherwise the run rate r is the mean daily value over the last ``window_days`` days up to
+    ``data_end`` and s their standard deviation; k days ahead the forecast is the actual total plus r * k, with
+    an 80 % band of +/- 1.2816 * s * sqrt(k) (independent days at the recent mean and spread; AWS Cost
+    Explorer draws its forecast as such a band).
 
-    Returns columns ``day`` (midnight UTC), ``daily`` and ``cumulative`` (actuals; NaN on forecast days) and
-    ``forecast`` (NaN before the last actual day; equal to ``cumulative`` on it, so the lines join; all NaN
-    when period_end is not after the last day). Units are those of ``daily_cost`` (works for GPU-hours too).
+    Returns columns ``day`` (midnight UTC), ``daily`` and ``cumulative`` (actuals; NaN on forecast days),
+    ``forecast``, ``forecast_low`` and ``forecast_high`` (NaN before the last actual day, equal to
+    ``cumulative`` on it so the band starts at the line; all NaN for a closed period). Units are those of
+    ``daily_cost`` (works for GPU-hours too).
     """
     if window_days < 1:
         raise ValueError(f"window_days must be at least 1, not {window_days}")
-    columns = ("day", "daily", "cumulative", "forecast")
+    columns = ("day", "daily", "cumulative", *FORECAST_COLUMNS)
     if daily_cost.empty:
         return pd.DataFrame({name: pd.Series(dtype="datetime64[ns, UTC]" if name == "day" else "float64")
                              for name in columns})
     days = pd.DatetimeIndex([utc_day(value) for value in daily_cost.index])
     daily = daily_cost.groupby(days).sum()
-    daily = daily.reindex(pd.date_range(days.min(), days.max(), freq="D"), fill_value=0.0).astype(float)
+    last = max(days.max(), utc_day(data_end)) if data_end is not None else days.max()
+    daily = daily.reindex(pd.date_range(days.min(), last, freq="D"), fill_value=0.0).astype(float)
     cumulative = daily.cumsum()
-    rate_per_day = float(daily.iloc[-window_days:].mean())
+    actual = pd.DataFrame({"day": daily.index, "daily": daily.to_numpy(), "cumulative": cumulative.to_numpy(),
+                           **dict.fromkeys(FORECAST_COLUMNS, np.nan)})
     forecast_days = pd.date_range(daily.index[-1] + pd.Timedelta(days=1), utc_day(period_end), freq="D")
-    steps = np.arange(1, len(forecast_days) + 1)
-    actual = pd.DataFrame(
-        {"day": daily.index, "daily": daily.to_numpy(), "cumulative": cumulative.to_numpy(), "forecast": np.nan}
-    )
     if len(forecast_days) == 0:
         return actual
-    actual.loc[actual.index[-1], "forecast"] = cumulative.iloc[-1]
-    ahead = pd.DataFrame(
-        {"day": forecast_days, "daily": np.nan, "cumulative": np.nan,
-         "forecast": cumulative.iloc[-1] + rate_per_day * steps}
-    )
+    recent = daily.iloc[-window_days:]
+    rate_per_day = float(recent.mean())
+    spread = float(recent.std(ddof=1)) if len(recent) > 1 else 0.0
+    steps = np.arange(1, len(forecast_days) + 1)
+    centre = cumulative.iloc[-1] + rate_per_day * steps
+    half_width = BAND_Z * spread * np.sqrt(steps)
+    actual.loc[actual.index[-1], list(FORECAST_COLUMNS)] = cumulative.iloc[-1]
+    ahead = pd.DataFrame({"day": forecast_days, "daily": np.nan, "cumulative": np.nan, "forecast": centre,
+                          "forecast_low": centre - half_width, "forecast_high": centre + half_width})
     return pd.concat([actual, ahead], ignore_index=True)
+
+
+def data_end(usage: pd.DataFrame) -> date | None:
+    """The last UTC day the data cover (the last day a row's [period_start, period_end) touches); None when
+    empty. Computed on the whole export, it says whether the period is closed for every filtered view."""
+    if usage.empty:
+        return None
+    latest = max(usage["period_start"].max(), usage["period_end"].max() - pd.Timedelta(1, "ns"))
+    return latest.tz_convert("UTC").date()
 
 
 def data_quarter(usage: pd.DataFrame) -> tuple[date, date] | None:

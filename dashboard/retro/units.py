@@ -16,6 +16,11 @@ from dashboard.ingest.gpus import gpu_name
 from dashboard.retro.mix import gpu_rows, has_prices, non_gpu_cost
 
 TOKENS_PER_MILLION = 1e6
+LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",
+                          "mfu": "Achieved MFU"}
+NEEDS_PRICES = "needs a billing export (FOCUS, AWS CUR, GCP or Azure): a Slurm or W&B export carries no prices"
+NEEDS_TOKENS = ("needs a run export with tokens: load the W&B sample (wandb_sample.csv) or upload a W&B runs "
+                "table; billing exports and Slurm do not count tokens")
 
 
 def catalogue_peak_tflops(gpu_type: object) -> float:
@@ -52,7 +57,8 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     Returns ``gpu_hours``, ``gpu_cost``, ``non_gpu_cost``, ``usd_per_gpu_hour``, ``tokens``,
     ``token_gpu_hours`` (GPU-hours of rows with tokens), ``token_cost``, ``usd_per_million_tokens``,
     ``peak_tflops`` (used for MFU, NaN if none), ``mfu`` (fraction 0..1) and ``reasons`` (metric name →
-    why it is NaN; empty when all are known). Costs are NaN when the table has no currency (Slurm and
+    what it needs, in words for the reader, to follow its label in ``LABELS``; empty when all are known). Costs
+    are NaN when the table has no currency (Slurm and
     W&B exports carry no prices and read as cost 0).
     """
     reasons: dict[str, str] = {}
@@ -65,9 +71,9 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     priced_hours = float(hours[gpu & known_cost].sum())
     gpu_cost = float(cost[gpu & known_cost].sum()) if priced else np.nan
     usd_per_gpu_hour = gpu_cost / priced_hours if priced_hours and priced else np.nan
-    no_prices = "the export carries no prices (no currency): price it from the plan"
+    no_prices = NEEDS_PRICES
     if not gpu_hours:
-        reasons["usd_per_gpu_hour"] = "no rows with GPU-hours"
+        reasons["usd_per_gpu_hour"] = "needs rows with GPU-hours: this view has none"
     elif not priced:
         reasons["usd_per_gpu_hour"] = no_prices
 
@@ -77,7 +83,7 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     token_gpu_hours = float(hours[with_tokens].sum())
     priced_tokens = float(row_tokens[with_tokens & known_cost].sum())
     token_cost = float(cost[with_tokens & known_cost].sum()) if priced else np.nan
-    no_tokens = "no GPU row carries a token count (billing exports do not; import the W&B runs table)"
+    no_tokens = NEEDS_TOKENS
     usd_per_million_tokens = token_cost / priced_tokens * TOKENS_PER_MILLION if priced_tokens and priced else np.nan
     if not tokens:
         reasons["usd_per_million_tokens"] = no_tokens
@@ -93,12 +99,13 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
         peak_used = float(np.sum(peaks * hours[with_tokens]) / token_gpu_hours)
         if np.isnan(peak_used):
             unknown = sorted({str(name) for name in gpu_types[np.isnan(peaks)].fillna("(missing)")})
-            reasons["mfu"] = f"no catalogue peak for gpu_type {', '.join(unknown)}: give peak_tflops"
+            reasons["mfu"] = (f"needs the peak speed of {', '.join(unknown)}, which the hardware catalogue does not "
+                              "list")
     mfu = np.nan
     if not tokens:
         reasons["mfu"] = no_tokens
     elif active_params is None:
-        reasons["mfu"] = "active parameters not given"
+        reasons["mfu"] = "needs the model's active parameters: choose a plan"
     elif "mfu" not in reasons:
         ideal_gpu_hours = compute.gpu_hours(compute.model_flops(active_params, tokens), peak_used, 1.0)
         mfu = float(ideal_gpu_hours / token_gpu_hours)

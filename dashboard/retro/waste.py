@@ -1,9 +1,11 @@
 """Waste checklist for the retrospective: failed runs, successful share, idle commitment, repeats, storage growth.
 
-Each check is a dict ``{"id", "check", "figure", "unit", "usd", "detail", "rows"}``: ``figure`` is the number to
-show (None when the export cannot answer the check, ``detail`` then says which export would), ``usd`` the
-dollars of waste behind it (None when unknown or not a waste amount) and ``rows`` the usage rows behind it.
-Rules:
+Each check is a dict ``{"id", "check", "kind", "figure", "unit", "usd", "detail", "rows"}``: ``kind`` says how
+to read it (``KINDS``: "waste", one-off dollars that add up to the headline; "monthly", a cost that grows every
+month, shown apart; "hygiene", spend nobody can be asked about; "kpi", a share to watch, not waste), ``figure``
+is the number to show (None when the export cannot answer the check, ``detail`` then says which export would),
+``usd`` the dollars behind it (None when unknown) and ``rows`` the usage rows behind it. ``waste_summary`` adds
+the "waste" checks' dollars into the headline, each as a share of all spend. Rules:
 
 - Failed runs: GPU-hours in a failed state (``gap.FAILED_STATES``) as a % of the GPU-hours whose state is known.
 - Successful runs: cost of COMPLETED rows as a % of the cost of the GPU rows whose state is known (the detail
@@ -23,6 +25,10 @@ Rules:
   other recurring named resources count too). A line whose cost per day (month cost / days in the month) grew
   by more than ``STORAGE_GROWTH_MIN`` every calendar month, over two or more months, shows no sign of a
   retention policy (a keep-last-K policy levels off). The figure is those lines' cost in their last month.
+- Untagged spend: the cost of rows with no team, no project and no run (nobody to ask about it).
+
+The three waste checks count disjoint rows: failed runs are rows in a failed state, duplicates are not failed,
+idle capacity is commitment lines and reserved rows with no run.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.retro.gap import (
     commitment_is_unused,
     commitment_mask,
@@ -48,12 +54,18 @@ STORAGE_GROWTH_MIN = 0.05  # cost per day must grow by more than this share ever
 NEEDS_STATES = "Needs run states: a Slurm sacct or W&B runs export, or pass one as `runs` to join it."
 
 
+KINDS: dict[str, str] = {
+    "failed_runs": "waste", "successful_runs": "kpi", "idle_capacity": "waste", "duplicate_runs": "waste",
+    "storage_growth": "monthly", "untagged_spend": "hygiene",
+}
+
+
 def _check(
     check_id: str, check: str, figure: float | None, unit: str, detail: str, rows: pd.DataFrame,
     usd_value: float | None = None,
 ) -> dict[str, Any]:
-    return {"id": check_id, "check": check, "figure": figure, "unit": unit, "usd": usd_value,
-            "detail": detail, "rows": rows}
+    return {"id": check_id, "check": check, "kind": KINDS[check_id], "figure": figure, "unit": unit,
+            "usd": usd_value, "detail": detail, "rows": rows}
 
 
 def _states_known(usage: pd.DataFrame) -> np.ndarray:
@@ -70,9 +82,9 @@ def failed_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
     known_h, failed_h = hours[known].sum(), hours[failed].sum()
     rows = usage.loc[failed]
     by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum().sort_values(ascending=False)
-    detail = f"{count(failed_h)} of {count(known_h)} GPU-hours ended in a failed state"
+    detail = f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours ended in a failed state"
     if len(by_state):
-        detail += " (" + ", ".join(f"{state} {count(h)}" for state, h in by_state.items()) + ")"
+        detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.items()) + ")"
     if known_h < hours[gpu_mask(usage)].sum():
         detail += f"; states known for {known_h / hours[gpu_mask(usage)].sum():.0%} of all GPU-hours"
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
@@ -89,12 +101,12 @@ def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
     if cost_is_known(usage):
         part, whole = float(rows["cost"].sum()), float(usage.loc[known, "cost"].sum())
         unit, total = "% of cost", float(usage["cost"].sum())
-        what = f"{usd(part)} of the {usd(whole)} spent on runs with a known state"
+        what = f"{usd_sig(part)} of the {usd_sig(whole)} spent on runs with a known state"
         if total > 0:
             what += f" ({whole / total:.0%} of all cost in the table)"
     else:
         part, whole = float(rows["gpu_hours"].sum()), float(usage.loc[known, "gpu_hours"].sum())
-        unit, what = "% of GPU-hours", f"{count(part)} of {count(whole)} GPU-hours (the table carries no cost)"
+        unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
     return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.", rows)
 
@@ -111,20 +123,20 @@ def idle_capacity_check(usage: pd.DataFrame) -> dict[str, Any]:
     if not commitment_is_unused(usage):
         fees = float(usage.loc[commitment, "cost"].sum())
         return _check("idle_capacity", "Idle capacity", None, "USD", (
-            f"Commitment fees ({usd(fees)}) are billed on their own lines and reserved usage shows no cost (an "
+            f"Commitment fees ({usd_sig(fees)}) are billed on their own lines and reserved usage shows no cost (an "
             "actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS EffectiveCost, "
             "Azure amortized cost, AWS CUR) answers it."
         ), usage.loc[commitment])
     untagged = reserved & gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool)
     rows = usage.loc[commitment | untagged]
     unused_usd, untagged_usd = float(usage.loc[commitment, "cost"].sum()), float(usage.loc[untagged, "cost"].sum())
-    detail = f"{usd(unused_usd)} of commitment paid with no usage"
+    detail = f"{usd_sig(unused_usd)} of commitment paid with no usage"
     if commitment.any():
         days = usage.loc[commitment, "period_start"].dt.strftime("%Y-%m-%d")
         detail += f" ({commitment.sum()} lines, {days.min()} to {days.max()})"
     if untagged.any():
-        detail += (f"; {count(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours ({usd(untagged_usd)}) "
-                   "used with no run")
+        detail += (f"; {count_sig(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours "
+                   f"({usd_sig(untagged_usd)}) used with no run")
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
     return _check("idle_capacity", "Idle capacity", total, "USD", detail, rows, total)
@@ -168,7 +180,7 @@ def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
                                     dtype="string")
     repeat_h = float(rows["gpu_hours"].sum())
     detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
-              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count(repeat_h)} GPU-hours. "
+              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
@@ -200,15 +212,46 @@ def storage_growth_check(usage: pd.DataFrame) -> dict[str, Any]:
     last_usd = float(sum(series.iloc[-1] for _, series in growing))
     if growing:
         detail = "; ".join(
-            f"{line}: " + " → ".join(usd(value) for value in series.to_numpy()) + " a month" for line, series in growing
+            f"{line}: " + " → ".join(usd_sig(value) for value in series.to_numpy()) + " a month"
+            for line, series in growing
         ) + ". Growing every month: no sign of a retention policy."
     else:
         detail = f"No storage line grew every month ({name.nunique()} lines checked)."
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
+def untagged_spend_check(usage: pd.DataFrame) -> dict[str, Any]:
+    """Cost of rows with no team, project or run: a tagging finding with its dollars."""
+    untagged = (usage["team"].isna() & usage["project"].isna() & usage["run_id"].isna()).to_numpy(dtype=bool)
+    if not cost_is_known(usage):
+        return _check("untagged_spend", "Untagged spend", None, "USD",
+                      "Needs a billing export: a run export carries no prices.", usage.iloc[:0])
+    rows = usage.loc[untagged & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool)]
+    dollars = float(rows["cost"].sum())
+    total = float(usage["cost"].sum())
+    share = f" ({dollars / total:.0%} of spend)" if total > 0 else ""
+    detail = (f"{usd_sig(dollars)} on {len(rows):,} rows with no team, project or run tag{share}: support, tax, "
+              "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
+    return _check("untagged_spend", "Untagged spend", dollars, "USD", detail, rows, dollars)
+
+
+def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[str, Any]:
+    """The headline: the "waste" checks with dollars, largest first, each with its share of ``total_cost``.
+
+    Returns ``{"total_usd", "share" (of total_cost; None when it is not positive), "items": [{"check", "usd",
+    "share"}, ...]}``; storage growth (monthly), untagged spend (hygiene) and the successful-run share (a KPI)
+    are not in it.
+    """
+    share = (lambda value: value / total_cost) if total_cost > 0 else (lambda value: None)
+    items = sorted(({"check": check["check"], "usd": float(check["usd"]), "share": share(float(check["usd"]))}
+                    for check in checklist if check["kind"] == "waste" and check["usd"] is not None),
+                   key=lambda item: -item["usd"])
+    total = float(sum(item["usd"] for item in items))
+    return {"total_usd": total, "share": share(total), "items": items}
+
+
 def waste_checklist(usage: pd.DataFrame, runs: pd.DataFrame | None = None) -> list[dict[str, Any]]:
-    """The five checks in order. ``runs`` (a run export) is joined to ``usage`` on run_id for the checks that
+    """The six checks in order. ``runs`` (a run export) is joined to ``usage`` on run_id for the checks that
     need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``."""
     with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
     return [
@@ -217,4 +260,5 @@ def waste_checklist(usage: pd.DataFrame, runs: pd.DataFrame | None = None) -> li
         idle_capacity_check(usage),
         duplicate_runs_check(with_states),
         storage_growth_check(usage),
+        untagged_spend_check(usage),
     ]

@@ -20,7 +20,7 @@ import streamlit as st
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
-from dashboard.retro import attribution, filters, gap, join, load, mix, spend, units, waste
+from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.ui import upload_store
 
 ENTRIES = 16
@@ -60,11 +60,12 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projec
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Adding up spend…")
 def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, metric: str,
-                budget_usd: float) -> go.Figure:
+                budget_usd: float | None, period_end, data_end) -> go.Figure:
+    """``period_end`` and ``data_end`` come from the whole export, so a filtered view of a closed quarter
+    draws no forecast."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
-    quarter = spend.data_quarter(_usage)
     daily = spend.daily_total(_usage, metric=metric)
-    cumulative = spend.cumulative_with_forecast(daily, quarter[1] if quarter else daily.index[-1].date())
+    cumulative = spend.cumulative_with_forecast(daily, period_end or daily.index[-1].date(), data_end=data_end)
     return retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None, metric=metric)
 
 
@@ -92,16 +93,23 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")
-def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], go.Figure]:
+def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, go.Figure]:
     checklist = waste.waste_checklist(_usage)
-    return checklist, retro_gap.waste_figure(checklist)
+    summary = waste.waste_summary(checklist, float(_usage["cost"].sum()))
+    return checklist, summary, retro_gap.waste_figure(checklist, summary)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Counting concurrent GPUs…")
-def load_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[dict, go.Figure, go.Figure]:
+def load_view(data_key: Hashable, _usage: pd.DataFrame,
+              _billing: pd.DataFrame | None) -> tuple[dict, go.Figure, go.Figure]:
+    """Concurrency from the (joined) usage; the reserved capacity from the billing rows, whose pricing tiers
+    the join blurs across a run."""
     series = load.hourly_concurrency(_usage)
     summary = load.load_summary(series)
-    return summary, retro_usage.load_figure(series, summary), retro_usage.hour_of_week_figure(
+    capacity, reserved = load.reserved_capacity(_usage if _billing is None else _billing) or (None, None)
+    summary["reserved_capacity_gpus"] = capacity
+    summary["idle_reserved_gpu_hours"] = float((capacity - reserved).clip(lower=0).sum()) if capacity else None
+    return summary, retro_usage.load_figure(series, summary, reserved, capacity), retro_usage.hour_of_week_figure(
         load.hour_of_week(series))
 
 
@@ -119,3 +127,17 @@ def cost_at_mix(data_key: Hashable, _usage: pd.DataFrame, reserved_share: float,
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def unit_view(data_key: Hashable, _usage: pd.DataFrame, active_params: float) -> dict:
     return units.unit_costs(_usage, active_params=active_params)
+
+
+@st.cache_resource(max_entries=TABLES, show_spinner="Amortising commitments…")
+def amortised(data_key: Hashable, _billing: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The billing table with commitment charges spread over the reserved usage they cover (the input itself
+    when there is nothing to amortise) and what was done."""
+    return amortise.amortise_commitments(_billing)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def periods(data_key: Hashable, _usage: pd.DataFrame) -> tuple:
+    """The whole export's quarter end and last covered day (the forecast rule's inputs)."""
+    quarter = spend.data_quarter(_usage)
+    return (quarter[1] if quarter else None), spend.data_end(_usage)

@@ -10,33 +10,34 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.retro.gap import PARTS
+from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
+from dashboard.retro.gap import PARTS, plan_mismatch
+from dashboard.retro.join import match_warning
+from dashboard.retro.units import LABELS
+from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
 
 ROWS_SHOWN = 500
 GROUPINGS = {"team": "Team", "project": "Project", "pricing": "Pricing"}
 FREQUENCIES = {"D": "Day", "W": "Week"}
 METRICS = {"cost": "Cost ($)", "gpu_hours": "GPU-hours"}
-
-
-def _money(value: float | None) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else usd(value)
+EXPORT_BUDGET_USD = 1_000_000.0
 
 
 def _check_figure(check: dict[str, Any]) -> str:
-    """A waste check's figure with its unit: 12.5 % of GPU-hours, $73.25k, $368.00 per month, 640.0 GPU-hours."""
+    """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k, $368 per month, 68.7 GPU-hours."""
     figure, unit = check["figure"], check["unit"]
     if figure is None:
         return "not answerable from this export"
     if unit.startswith("%"):
-        return f"{figure:.1f} {unit}"
+        return f"{figure:.0f} {unit}"
     if unit == "USD":
-        return usd(figure)
+        return usd_sig(figure)
     if unit == "USD/month":
-        return f"{usd(figure)} per month"
-    return f"{figure:,.1f} {unit}"
+        return f"{usd_sig(figure)} per month"
+    return f"{count_sig(figure)} {unit}"
 
 
 def match_caption(stats: dict[str, Any]) -> str:
@@ -49,27 +50,85 @@ def match_caption(stats: dict[str, Any]) -> str:
         return "Run export only: costs are valued at the plan's $/GPU-hour where needed."
     billing_share = stats["billing_gpu_hours_matched_share"]
     runs_share = stats["runs_gpu_hours_matched_share"]
-    return (f"Joined on **{stats['on']}**: {billing_share or 0:.0%} of billed GPU-hours and "
+    text = (f"Joined on **{stats['on']}**: {billing_share or 0:.0%} of billed GPU-hours and "
             f"{runs_share or 0:.0%} of the run export's GPU-hours found a match ({stats['keys_matched']} keys).")
+    if stats.get("runs_gpu_hours_beyond_billing", 0) > 0.5:
+        text += (f" {count_sig(stats['runs_gpu_hours_beyond_billing'])} run-export GPU-hours beyond the bill of "
+                 "their key and day are left out (the bill says what was paid for).")
+    return text
 
 
-def tiles(key: Hashable, usage: pd.DataFrame) -> None:
-    """Headline numbers of the filtered view."""
+def commitment_sentence(info: dict[str, Any]) -> str | None:
+    """How commitments enter the figures, for the caption beside the $/GPU-hour tile (None without any)."""
+    status = info["status"]
+    if status == "amortised":
+        text = (f"Commitments amortised here: {usd_sig(info['commitment_usd'])} of commitment charges billed on "
+                f"their own lines were spread evenly over the days each covers (until the next charge; a one-off "
+                f"purchase over the rest of the export) and each day's share over that day's "
+                f"{count_sig(info['covered_gpu_hours'])} reserved GPU-hours, which the export showed at $0. "
+                f"{usd_sig(info['spread_usd'])} went onto GPU-hours; {usd_sig(info['unused_usd'])} fell on days with "
+                "no reserved usage and stays as unused commitment (Waste → Idle capacity).")
+        if info["after_export_usd"] > 0.5:
+            text += (f" {usd_sig(info['after_export_usd'])} covers days after the export ends and is left out of "
+                     "this period's cost.")
+        return text
+    if status == "provider":
+        return (f"Commitments amortised by the provider (effective cost): reserved GPU rows carry their share; "
+                f"{usd_sig(info['unused_usd'])} of commitment nobody used is on its own lines (Waste → Idle "
+                "capacity).")
+    return None
+
+
+def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list[str]) -> None:
+    """The warnings and notes that change a tile's figure, right under the tiles."""
+    warning = match_warning(stats)
+    if warning:
+        st.warning(warning, icon=":material/link_off:")
+    if amortisation["status"] == "excluded":
+        st.warning(f"$ per GPU-hour excludes commitments: {usd_sig(amortisation['commitment_usd'])} of commitment "
+                   "charges have no reserved GPU usage in this export to spread them over, so reserved capacity "
+                   "looks free. Export the provider's amortised cost (FOCUS EffectiveCost, Azure amortized "
+                   "cost) or include the reserved usage.", icon=":material/warning:")
+    sentence = commitment_sentence(amortisation)
+    if sentence:
+        st.caption(sentence)
+    for note in notes:
+        st.caption(note)
+
+
+def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisation: dict[str, Any],
+          notes: list[str]) -> None:
+    """Headline numbers of the filtered view, with what changes them beside them."""
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
-    columns = st.columns(5)
-    columns[0].metric("Cost", _money(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
-                      help="Sum of the cost column (amortised where the export provides it), credits and fees "
-                      "included; n/a when no row carries a price (a Slurm or W&B export alone).")
-    columns[1].metric("GPU-hours", count(numbers["gpu_hours"]))
-    columns[2].metric("$ per GPU-hour", _money(numbers["usd_per_gpu_hour"]),
+    label = amortisation["label"]
+    with_runs = not stats["billing_missing"] and not stats["runs_missing"]
+    columns = st.columns([1, 1, 2 if label else 1, 1, 1, *([1] if with_runs else [])])  # room for the label
+    columns[0].metric("Cost", usd_sig(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
+                      help="Sum of the cost column, commitments amortised where the export allows, credits and "
+                      "fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
+    columns[1].metric("GPU-hours", count_sig(numbers["gpu_hours"]),
+                      help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
+                      "are never added to them.")
+    columns[2].metric(f"$ per GPU-hour ({label})" if label else "$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]),
                       help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
                           "usd_per_gpu_hour", ""))
-    columns[3].metric("Non-GPU cost", _money(numbers["non_gpu_cost"]),
-                      help="Storage, network, support, tax, credits and commitment fees: rows without GPU-hours.")
+    columns[3].metric("Non-GPU cost", usd_sig(numbers["non_gpu_cost"]),
+                      help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
     columns[4].metric("Rows", f"{len(usage):,}")
+    if with_runs:
+        columns[5].metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h",
+                          help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
+                          f"{stats['on']} has no billed GPU-hours: shown apart, never added to the bill.")
+    _tile_notes(stats, amortisation, notes)
 
 
-def spend_section(key: Hashable, usage: pd.DataFrame) -> None:
+def budget_view(teams, projects, pricing, dates) -> str:
+    """The name of the view a budget belongs to (``budgets.view_id``); ``dates`` only when narrowed."""
+    return view_id(teams, projects, pricing, dates)
+
+
+def spend_section(key: Hashable, usage: pd.DataFrame, view: str, periods: tuple) -> None:
+    """Spend per period and, below it, the running total against the budget of this view (``budgets``)."""
     left, middle, right, budget_column = st.columns(4)
     freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
                                   key="retro.freq", bind="query-params") or "D"
@@ -77,13 +136,29 @@ def spend_section(key: Hashable, usage: pd.DataFrame) -> None:
                                   key="retro.by", bind="query-params") or "team"
     metric = right.segmented_control("Measure", list(METRICS), default="cost", format_func=METRICS.get,
                                      key="retro.metric", bind="query-params") or "cost"
-    budget = budget_column.number_input("Quarter budget ($)", min_value=0.0, value=1_000_000.0, step=50_000.0,
-                                        format="%.0f", key="retro.budget", bind="query-params",
-                                        help="Drawn as a line against cumulative spend.")
-    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget), width="stretch", key="retro.spend")
+    view_budgets = st.session_state.setdefault("retro.view_budgets", {})
+    if view == WHOLE_EXPORT:
+        export_budget = budget_column.number_input(
+            "Quarter budget, whole export ($)", min_value=0.0, value=EXPORT_BUDGET_USD, step=50_000.0,
+            format="%.0f", key="retro.budget", bind="query-params",
+            help="Drawn against the running total of the whole export; a filtered view has its own budget.")
+    else:
+        export_budget = None
+        view_budgets[view] = budget_column.number_input(
+            "Budget for this view ($)", min_value=0.0, value=float(view_budgets.get(view, 0.0)), step=10_000.0,
+            format="%.0f", key=f"retro.view_budget.{view}",
+            help=f"A budget for {view} only (0: none). The whole export's budget is not drawn over a part of it.")
+    budget = budget_for_view(view, export_budget, view_budgets)
+    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, *periods), width="stretch",
+                    key="retro.spend")
+    period_end, data_end = periods
+    closed = data_end is None or period_end is None or data_end >= period_end
+    forecast = ("No forecast: the export covers the period to its last day." if closed else
+                f"Forecast: the export ends on {data_end:%d %b %Y}, before the quarter does; the band is the "
+                "mean daily spend of the last 14 days continued to the quarter's end ± 1.28 standard deviations "
+                "× √days (80 %).")
     st.caption("Rows spanning several days (monthly storage, multi-day jobs) are spread over those days in "
-               "proportion to time. Forecast: the mean daily spend of the last 14 days, continued in a straight "
-               "line to the end of the quarter.")
+               f"proportion to time. {forecast}")
 
 
 def attribution_section(key: Hashable, usage: pd.DataFrame) -> None:
@@ -91,7 +166,7 @@ def attribution_section(key: Hashable, usage: pd.DataFrame) -> None:
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
         "cost": st.column_config.NumberColumn("Cost ($)", format="dollar"),
         "cost_share": st.column_config.ProgressColumn("Share of cost", format="percent", min_value=0, max_value=1),
         "gpu_hours_share": st.column_config.NumberColumn("Share of GPU-hours", format="percent"),
@@ -116,13 +191,19 @@ def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: s
     unit = right.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
                                    format_func={"usd": "$", "gpu_hours": "GPU-hours"}.get) or "usd"
     parts, summary, figure = cache.gap_view(key, usage, plan_json, tuple(main_runs), tuple(failed), unit)
-    st.caption(f"Plan: **{plan_label}** — {count(summary['plan_gpu_hours'])} GPU-hours at "
-               f"{usd(summary['plan_price_per_gpu_hour'])}/GPU-hour = {usd(summary['plan_usd'])} of GPU compute "
-               f"(its {usd(summary['plan_non_gpu_usd_excluded'])} of non-GPU line items are not compared).")
+    mismatch = plan_mismatch(summary)
+    if mismatch:
+        st.warning(mismatch, icon=":material/compare_arrows:")
+    st.caption(f"Plan: **{markdown_text(plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
+               f"{usd_sig(summary['plan_price_per_gpu_hour'])}/GPU-hour = {usd_sig(summary['plan_usd'])} of GPU "
+               f"compute (its {usd_sig(summary['plan_non_gpu_usd_excluded'])} of non-GPU line items are not "
+               "compared).")
     st.plotly_chart(figure, width="stretch", key="retro.gap")
     st.dataframe(parts, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
         "usd": st.column_config.NumberColumn("$", format="dollar"),
+        "known": st.column_config.CheckboxColumn("Known"),
+        "needs": st.column_config.TextColumn("To know it, import"),
     })
     st.caption(
         f"The {len(PARTS)} parts add up exactly to actual − plan. Order of attribution: scale is valued at the "
@@ -132,27 +213,49 @@ def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: s
 
 
 def waste_section(key: Hashable, usage: pd.DataFrame) -> None:
-    checklist, figure = cache.waste_view(key, usage)
-    for check in checklist:
-        with st.expander(f"**{check['check']}** — {_check_figure(check)}", expanded=False):
-            st.write(check["detail"])
+    checklist, summary, figure = cache.waste_view(key, usage)
+    share = "" if summary["share"] is None else f", {summary['share']:.0%} of spend"
+    st.subheader(f"Waste found: {usd_sig(summary['total_usd'])}{share}")
+    by_id = {check["id"]: check for check in checklist}
+    kpi = by_id["successful_runs"]
+    columns = st.columns(3)
+    columns[0].metric("Successful-run share", _check_figure(kpi) if kpi["figure"] is not None else "n/a",
+                      help="A KPI, not waste: " + kpi["detail"])
+    growth = by_id["storage_growth"]
+    columns[1].metric("Storage growing", f"{usd_sig(growth['usd'])} a month" if growth["usd"] else "none found",
+                      help="A monthly cost that keeps growing, shown apart from the one-off dollars above.")
+    untagged = by_id["untagged_spend"]
+    columns[2].metric("Untagged spend (hygiene)", usd_sig(untagged["usd"]) if untagged["usd"] is not None else "n/a",
+                      help="Not waste: spend nobody can be asked about. " + untagged["detail"])
+    st.plotly_chart(figure, width="stretch", key="retro.waste")
+    ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
+    total_cost = float(usage["cost"].sum())
+    for check in ranked:
+        share = (f" · {check['usd'] / total_cost:.0%} of spend"
+                 if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
+        with st.expander(f"**{check['check']}** ({check['kind']}) — {_check_figure(check)}{share}", expanded=False):
+            st.markdown(markdown_text(check["detail"]))
             rows = check["rows"]
             if rows is not None and len(rows):
                 st.caption(f"{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
-    if figure.data:
-        st.plotly_chart(figure, width="stretch", key="retro.waste")
 
 
-def load_section(key: Hashable, usage: pd.DataFrame) -> None:
-    summary, timeline, heatmap = cache.load_view(key, usage)
-    columns = st.columns(4)
+def load_section(key: Hashable, usage: pd.DataFrame, billing: pd.DataFrame | None) -> None:
+    summary, timeline, heatmap = cache.load_view(key, usage, billing)
+    columns = st.columns(5)
     columns[0].metric("Peak GPUs", f"{summary['peak_gpus']:,.0f}")
-    columns[1].metric("Mean GPUs", f"{summary['mean_gpus']:,.1f}")
+    columns[1].metric("Mean GPUs", f"{summary['mean_gpus']:,.0f}")
     columns[2].metric("95th percentile", f"{summary['p95_gpus']:,.0f}")
     columns[3].metric("Peak / mean", f"{summary['peak_to_mean']:,.2f}×",
                       help="Reserving for the mean queues work at the peak; reserving for the peak pays for idle "
                       "capacity the rest of the time.")
+    capacity = summary["reserved_capacity_gpus"]
+    columns[4].metric("Reserved capacity", f"{capacity:,.0f} GPUs" if capacity else "none",
+                      help="The most reserved GPUs in use in any hour (the export does not state the reservation's "
+                      "size, so this is a lower bound)." + (
+                          f" Idle reserved: {count_sig(summary['idle_reserved_gpu_hours'])} GPU-hours, shaded."
+                          if capacity else ""))
     st.plotly_chart(timeline, width="stretch", key="retro.load")
     st.plotly_chart(heatmap, width="stretch", key="retro.heatmap")
     st.caption("Each row's GPU-hours are spread evenly over its period, so daily billing lines show as flat "
@@ -164,7 +267,7 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
     shares, figure = cache.mix_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
     st.dataframe(shares, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
         "gpu_hours_share": st.column_config.NumberColumn("GPU-hour share", format="percent"),
         "cost_share": st.column_config.NumberColumn("Cost share", format="percent"),
         "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="dollar"),
@@ -185,25 +288,25 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
         st.info(result["reason"])
         return
     columns = st.columns(3)
-    columns[0].metric("GPU cost as billed", _money(result["actual_gpu_cost"]))
+    columns[0].metric("GPU cost as billed", usd_sig(result["actual_gpu_cost"]))
     saving = result["saving"]
-    columns[1].metric("At this mix", _money(result["gpu_cost_at_mix"]),
-                      _money(-saving) if saving and math.isfinite(saving) else None, delta_color="inverse")
-    columns[2].metric("Blended $ per GPU-hour", _money(result["blended_usd_per_gpu_hour"]))
+    columns[1].metric("At this mix", usd_sig(result["gpu_cost_at_mix"]),
+                      usd_sig(-saving) if saving and math.isfinite(saving) else None, delta_color="inverse")
+    columns[2].metric("Blended $ per GPU-hour", usd_sig(result["blended_usd_per_gpu_hour"]))
     st.caption("Each tier is priced at the $/GPU-hour the quarter actually paid for it (the engine's "
-               "purchase-mix model); a tier the quarter never used has no price. Exports that bill commitments "
-               "on separate fee rows (GCP, Azure actual cost) show reserved hours at $0, so compare with care.")
+               "purchase-mix model), commitments amortised onto reserved hours as in the tiles; a tier the quarter "
+               "never used has no price.")
 
 
 def units_section(key: Hashable, usage: pd.DataFrame, plan: Scenario) -> None:
     numbers = cache.unit_view(key, usage, plan.active)
     columns = st.columns(3)
-    columns[0].metric("$ per GPU-hour", _money(numbers["usd_per_gpu_hour"]))
-    columns[1].metric("$ per million tokens", _money(numbers["usd_per_million_tokens"]),
+    columns[0].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]))
+    columns[1].metric("$ per million tokens", usd_sig(numbers["usd_per_million_tokens"]),
                       help="Cost of rows that report tokens / their tokens × 10⁶.")
     mfu = numbers["mfu"]
     columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{mfu:.1%}",
-                      help=f"6 · {count(plan.active)} active parameters (the plan's model) · tokens / "
+                      help=f"6 · {count_sig(plan.active)} active parameters (the plan's model) · tokens / "
                       "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
     for metric, reason in numbers["reasons"].items():
-        st.caption(f"{metric.replace('_', ' ')}: {reason}")
+        st.caption(f"{LABELS[metric]} {reason}.")

@@ -32,6 +32,7 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+IMPORT_SLOT = "import_result"  # the Import usage page's upload-store slot, which the Retrospective may read
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_FOLDER_ENTRIES = 10_000  # files and folders looked at when walking a folder of Parquet parts
 FOLDER_TTL_S = 60  # a folder's parts are walked again after this long (changes deeper than its top level)

@@ -1,7 +1,10 @@
 """AppTest: the Retrospective page's tiles equal totals computed here from the imports, the filters and the URL
 change them, an unreadable upload is explained while the other export still renders, and every tab draws."""
 
+import csv
+import io
 import json
+import re
 from datetime import date
 from pathlib import Path
 
@@ -12,11 +15,13 @@ from shown_text import shown
 from dashboard import ingest
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
-from dashboard.format import count, usd
+from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro import gap
+from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.join import join_usage
+from dashboard.safe_text import markdown_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 BILLING_SAMPLES = [
@@ -43,23 +48,38 @@ def _open(app, url=None):
 
 
 def _import(name):
-    return ingest.import_path(SAMPLES / name, options=UTC)[0]
+    """A sample as the page holds it: imported, and a bill's commitments amortised."""
+    return amortise_commitments(ingest.import_path(SAMPLES / name, options=UTC)[0])[0]
 
 
 def _tiles(at):
-    return {m.label: m.value for m in at.metric}
+    """The tiles by label; the $/GPU-hour tile's label carries how commitments are treated, kept under "label"."""
+    tiles = {}
+    for metric in at.metric:
+        if metric.label.startswith("$ per GPU-hour"):
+            tiles["$/GPU-hour label"] = metric.label
+            tiles["$ per GPU-hour"] = metric.value
+        else:
+            tiles[metric.label] = metric.value
+    return tiles
+
+
+# Every bundled bill has commitments: FOCUS and CUR amortise them, GCP and Azure are amortised by the page.
+COMMITMENT_LABEL = "$ per GPU-hour (commitments amortised)"
 
 
 def _expected_tiles(usage):
-    """The five tiles from a canonical table: all rows, GPU rows (gpu_hours ≠ 0) and the rest; money is n/a when
+    """The tiles from a canonical table: all rows, GPU rows (gpu_hours ≠ 0) and the rest; money is n/a when
     no row carries a currency (Slurm and W&B exports have no prices)."""
     gpu = usage["gpu_hours"].fillna(0).ne(0)
-    money = usd if usage["currency"].notna().any() else (lambda value: "n/a")
+    priced = usage["currency"].notna().any()
+    money = usd_sig if priced else (lambda value: "n/a")
     cost = usage["cost"]
     return {
         "Cost": money(cost.sum()),
-        "GPU-hours": count(usage["gpu_hours"].sum()),
+        "GPU-hours": count_sig(usage["gpu_hours"].sum()),
         "$ per GPU-hour": money(cost[gpu].sum() / usage.loc[gpu, "gpu_hours"].sum()),
+        "$/GPU-hour label": COMMITMENT_LABEL if priced else "$ per GPU-hour",
         "Non-GPU cost": money(cost[~gpu].sum()),
         "Rows": f"{len(usage):,}",
     }
@@ -118,7 +138,7 @@ def _job(job_id, name, start, end, gpus, hours):
             f"{hours * 3600}|1|cpu=8,gres/gpu={gpus},node=1|h001|0:0\n")
 
 
-# r-x (8 GPUs for 1 h) has no billing row: its 8 GPU-hours are added with no cost.
+# r-x (8 GPUs for 1 h) has no billing row: its 8 GPU-hours are a run without a bill, never added to the bill.
 UNBILLED_JOB = _job(102, "r-x", "2025-06-03T12:00:00", "2025-06-03T13:00:00", 8, 1)
 
 
@@ -126,12 +146,12 @@ UNBILLED_JOB = _job(102, "r-x", "2025-06-03T12:00:00", "2025-06-03T13:00:00", 8,
     ("sacct", "cost", "gpu_hours"),
     [
         # The bill: r-1 192 GPU-h (8 GPUs x 24 h) for $480 ($2.50/GPU-h) + $20 storage. r-1 runs 8 GPUs x 8 h =
-        # 64 GPU-h: priced $160, the uncovered 128 GPU-h keep $320, so the cost stays $500; hours 192 + 8.
-        pytest.param(_job(101, "r-1", "2025-06-03T02:00:00", "2025-06-03T10:00:00", 8, 8), "$500.00", "200.0",
+        # 64 GPU-h: priced $160, the uncovered 128 GPU-h keep $320, so the cost stays $500 and the hours 192.
+        pytest.param(_job(101, "r-1", "2025-06-03T02:00:00", "2025-06-03T10:00:00", 8, 8), "$500", "192",
                      id="runs-within-the-bill-keep-its-cost"),
-        # r-1 runs 16 GPUs x 24 h = 384 GPU-h, twice the bill: all priced at $2.50 = $960, + $20 storage.
-        pytest.param(_job(101, "r-1", "2025-06-03T00:00:00", "2025-06-04T00:00:00", 16, 24), "$980.00", "392.0",
-                     id="hours-beyond-the-bill-are-priced-too"),
+        # r-1 runs 16 GPUs x 24 h = 384 GPU-h, twice the bill: capped at the bill's 192 GPU-h and $480.
+        pytest.param(_job(101, "r-1", "2025-06-03T00:00:00", "2025-06-04T00:00:00", 16, 24), "$500", "192",
+                     id="hours-beyond-the-bill-are-capped-at-it"),
     ],
 )
 def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
@@ -142,17 +162,26 @@ def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
     at.run()
     assert not at.exception and not at.error
     assert (_tiles(at)["Cost"], _tiles(at)["GPU-hours"]) == (cost, gpu_hours)
+    assert _tiles(at)["Runs without a bill"] == "8 GPU-h"  # r-x
+    assert not at.warning  # r-1 holds every billed GPU-hour: a full match
 
 
-def test_bundled_runs_with_no_shared_run_id_add_their_hours_to_the_bill(app):
+def test_a_failed_join_warns_and_never_adds_run_hours_to_the_bill(app):
     billing, runs = _import("focus_sample.csv"), _import("wandb_sample.csv")
     assert not set(billing["run_id"].dropna()) & set(runs["run_id"].dropna())  # W&B ids are not Slurm job names
     at = _open(app, {"retro.runs": "wandb_sample.csv"})
     assert not at.exception and not at.error
     tiles = _tiles(at)
-    assert tiles["Cost"] == usd(billing["cost"].sum())
-    assert tiles["GPU-hours"] == count(billing["gpu_hours"].sum() + runs["gpu_hours"].sum())
-    assert tiles["Rows"] == f"{len(billing) + len(runs):,}"
+    assert tiles["Cost"] == usd_sig(billing["cost"].sum())
+    assert tiles["GPU-hours"] == count_sig(billing["gpu_hours"].sum())  # 105k, not 203k
+    assert tiles["Runs without a bill"] == f"{count_sig(runs['gpu_hours'].sum())} GPU-h"
+    assert tiles["Rows"] == f"{len(billing):,}"
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("Only 0% of billed GPU-hours matched the run export on run_id")
+    assert "Try joining on project" in warning
+    at.selectbox(key="retro.join").set_value("project").run()
+    assert not at.warning  # the fix: 99 % of billed GPU-hours match on project
+    assert _tiles(at)["GPU-hours"] == count_sig(billing["gpu_hours"].sum())
 
 
 # --- (2) filters ----------------------------------------------------------------------------------------------------
@@ -175,7 +204,7 @@ def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
     expected = _filtered(usage, **case)
     assert 0 < len(expected) < len(usage)
     at = _open(app, {"retro.runs": NONE})
-    assert _tiles(at)["Cost"] == usd(usage["cost"].sum())
+    assert _tiles(at)["Cost"] == usd_sig(usage["cost"].sum())
     if "teams" in case:
         at.multiselect(key="retro.teams").set_value(case["teams"])
     if "dates" in case:
@@ -183,8 +212,8 @@ def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
     at.run()
     assert not at.exception and not at.error
     tiles = _tiles(at)
-    assert tiles["Cost"] == usd(expected["cost"].sum()) != usd(usage["cost"].sum())
-    assert (tiles["GPU-hours"], tiles["Rows"]) == (count(expected["gpu_hours"].sum()), f"{len(expected):,}")
+    assert tiles["Cost"] == usd_sig(expected["cost"].sum()) != usd_sig(usage["cost"].sum())
+    assert (tiles["GPU-hours"], tiles["Rows"]) == (count_sig(expected["gpu_hours"].sum()), f"{len(expected):,}")
 
 
 # --- (3) unreadable uploads -----------------------------------------------------------------------------------------
@@ -249,11 +278,11 @@ def test_every_tab_renders_on_the_bundled_data(app, tab):
 
 
 def _gpu_hours_label(value):
-    return f"{count(value)} GPU-h"
+    return f"{count_sig(value)} GPU-h"
 
 
 # The waterfall's unit -> its axis title and label format (dashboard.figures.retro_gap).
-GAP_UNITS = {"usd": ("US dollars", usd), "gpu_hours": ("GPU-hours", _gpu_hours_label)}
+GAP_UNITS = {"usd": ("US dollars", usd_sig), "gpu_hours": ("GPU-hours", _gpu_hours_label)}
 
 
 @pytest.mark.parametrize("unit", GAP_UNITS)
@@ -301,7 +330,7 @@ def test_a_link_selects_the_filters(app, url, billing, case):
     assert at.multiselect(key="retro.teams").value == case.get("teams", [])
     assert at.slider(key="retro.dates").value == case.get("dates", (date(2025, 4, 1), date(2025, 6, 30)))
     expected = _filtered(_import(billing), **case)
-    assert _tiles(at)["Cost"] == usd(expected["cost"].sum())
+    assert _tiles(at)["Cost"] == usd_sig(expected["cost"].sum())
 
 
 def test_a_link_opens_a_tab(app):
@@ -331,5 +360,203 @@ def test_a_mix_over_100_percent_is_an_error_not_an_exception(app, reserved, spot
     else:
         usage = _import("focus_sample.csv")
         assert errors == []
-        assert tiles["GPU cost as billed"] == usd(usage.loc[usage["gpu_hours"] != 0, "cost"].sum())
+        assert tiles["GPU cost as billed"] == usd_sig(usage.loc[usage["gpu_hours"] != 0, "cost"].sum())
         assert "At this mix" in tiles
+
+
+# --- (7) what the page knows and does not ---------------------------------------------------------------------------
+
+def _chart(at, key):
+    return json.loads(next(chart for chart in at.get("plotly_chart") if chart.proto.id.endswith(key) or
+                           key in chart.proto.id).proto.spec)
+
+
+def _trace_names(at):
+    return [trace.get("name") for chart in at.get("plotly_chart")
+            for trace in json.loads(chart.proto.spec)["data"]]
+
+
+def test_the_whole_export_is_drawn_against_its_budget_and_a_team_only_against_its_own(app):
+    at = _open(app, {"retro.runs": NONE})
+    assert "Budget $1M" in _trace_names(at)
+    at.multiselect(key="retro.teams").set_value(["research"]).run()
+    assert not at.exception and not at.error
+    assert not [name for name in _trace_names(at) if name and name.startswith("Budget")]  # not the company's $1M
+    at.number_input(key="retro.view_budget.teams=research").set_value(60_000.0).run()
+    assert "Budget $60k" in _trace_names(at)
+    at.multiselect(key="retro.teams").set_value([]).run()
+    assert "Budget $1M" in _trace_names(at)
+
+
+def test_a_closed_quarter_gets_no_forecast_even_for_a_team_whose_spend_stops_early(app):
+    at = _open(app, {"retro.runs": NONE, "retro.teams": "research"})  # research's last GPU day is 28 May
+    assert not [name for name in _trace_names(at) if name and name.startswith("Forecast")]
+    assert any("No forecast: the export covers the period" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize(("name", "what"), [("gcp_sample.csv", "Commitments amortised here"),
+                                            ("azure_sample.csv", "Commitments amortised here"),
+                                            ("focus_sample.csv", "Commitments amortised by the provider")])
+def test_the_price_per_gpu_hour_says_how_commitments_were_treated(app, name, what):
+    at = _open(app, {"retro.billing": name, "retro.runs": NONE})
+    assert not at.exception and not at.error
+    tiles = _tiles(at)
+    assert tiles["$/GPU-hour label"] == COMMITMENT_LABEL
+    assert tiles == _expected_tiles(_import(name))
+    assert any(c.value.startswith(what) for c in at.caption)
+
+
+@pytest.mark.parametrize(("slot", "name", "what", "button"), [
+    ("billing", "wandb_sample.csv", "a W&B runs table, not a billing export", "Use it as the run export"),
+    ("billing", "slurm_sample.txt", "a Slurm sacct job export, not a billing export", "Use it as the run export"),
+    ("runs", "focus_sample.csv", "a FOCUS billing export, not a run export", "Use it as the billing export"),
+])
+def test_a_file_in_the_wrong_slot_is_recognised_and_can_be_moved(app, slot, name, what, button):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key=f"retro.{slot}_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert not at.exception and not at.error
+    (warning,) = [w.value for w in at.warning]
+    assert what in warning
+    assert not at.get("plotly_chart") and not at.metric  # no empty chart with a legend
+    moved = next(b for b in at.button if b.label == button)
+    moved.click().run()
+    assert not at.exception and not at.error and not at.warning
+    assert _tiles(at) == _expected_tiles(_import(name))
+
+
+def test_an_upload_over_a_sample_is_said_on_the_picker(app):
+    at = _open(app, {"retro.runs": NONE})
+    name = "gcp_sample.csv"
+    at.file_uploader(key="retro.billing_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert any(c.value.startswith(f"Replaced by your upload **{markdown_text(name)}**") for c in at.caption)
+
+
+def test_the_plan_choice_survives_an_upload_and_a_far_plan_is_flagged(app):
+    at = _open(app, {"retro.view": "Plan vs actual"})
+    assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN
+    assert not at.warning
+    name = "gcp_sample.csv"
+    at.file_uploader(key="retro.billing_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
+    assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN  # not switched to the Plan page's 7B scenario
+    llama = next(name for name in presets() if name.startswith("Llama"))
+    at.selectbox(key="retro.plan").set_value(llama).run()
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("The actual main run used") and "fewer GPU-hours than the plan's" in warning
+    at.session_state["retro.view"] = "Spend"
+    at.run()
+    at.session_state["retro.view"] = "Plan vs actual"
+    at.run()
+    assert at.selectbox(key="retro.plan").value == llama  # kept while the tab was closed
+
+
+def test_unknown_parts_are_drawn_as_unknown(app):
+    at = _open(app, {"retro.view": "Plan vs actual"})  # Slurm: states known, tokens not
+    spec = _chart(at, "retro.gap")
+    waterfall, unknown = spec["data"]
+    assert waterfall["text"][2] == "unknown"
+    assert unknown["x"] == ["efficiency"]
+    assert unknown["text"][0].replace("<br>", " ") == f"unknown: import {gap.NEEDS_TOKENS}"
+
+
+def test_waste_has_a_headline_in_dollars_and_share_of_spend(app):
+    at = _open(app, {"retro.view": "Waste"})
+    assert not at.exception and not at.error
+    (headline,) = [h.value for h in at.subheader]
+    assert headline.startswith("Waste found: $") and headline.endswith("of spend")
+    labels = [m.label for m in at.metric]
+    assert {"Successful-run share", "Storage growing", "Untagged spend (hygiene)"} <= set(labels)
+
+
+def test_unit_costs_say_what_to_import_in_words(app):
+    at = _open(app, {"retro.view": "Unit costs"})
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("$ per million tokens needs a run export with tokens: load the W&B sample")
+               for c in captions)
+    assert not any("usd_per" in c or c.startswith(("mfu", "usd")) for c in captions)  # never internal names
+
+
+# --- (8) billing data shown as text (issue 12, item 9) --------------------------------------------------------------
+
+EVIL_TEAM = '<a href="http://evil.example/login"><b>ops</b></a>'
+EVIL_IDS = ["[x](http://evil.example/login)", "![x](http://evil.example/pixel.png)"]
+
+
+def _hostile_focus() -> bytes:
+    """A FOCUS quarter whose team tag is a link and whose two storage buckets, named like a markdown link and
+    image, grow every month (so Waste → Storage growth lists them)."""
+    header = ["BillingAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "PricingCategory",
+              "ServiceName", "ResourceId", "SkuPriceDetails", "ConsumedQuantity", "ConsumedUnit", "ListCost",
+              "BilledCost", "EffectiveCost", "BillingCurrency", "CommitmentDiscountStatus", "Tags"]
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    team = json.dumps({"team": EVIL_TEAM, "project": ":red[spoofed]", "run_id": "r-1"})
+    for month, cost in ((4, 100.0), (5, 200.0), (6, 400.0)):
+        writer.writerow(["1", f"2025-{month:02d}-03T00:00:00Z", f"2025-{month:02d}-04T00:00:00Z", "Usage", "Standard",
+                         "Amazon Elastic Compute Cloud", "i-1", json.dumps({"InstanceType": "p5.48xlarge",
+                                                                            "GpuCount": 8}),
+                         "24", "Hours", "480", "480", "480", "USD", "", team])
+        for bucket in EVIL_IDS:
+            writer.writerow(["1", f"2025-{month:02d}-01T00:00:00Z", f"2025-{month + 1:02d}-01T00:00:00Z", "Usage",
+                             "Standard", "Amazon Simple Storage Service", bucket, "", "720", "GB-Hours", str(cost),
+                             str(cost), str(cost), "USD", "", ""])
+    return out.getvalue().encode()
+
+
+def _texts(block):
+    """Every string an element shows as markdown: values, labels, bodies and help of the whole tree."""
+    found = []
+    for name in ("value", "label", "body", "help"):
+        value = getattr(block, name, None)
+        if isinstance(value, str):
+            found.append(value)
+    for child in (getattr(block, "children", None) or {}).values():
+        found += _texts(child)
+    return found
+
+
+LIVE_MARKDOWN = re.compile(r"(?<!\\)\]\((?:https?:)?//|(?<!\\):red\[")
+
+
+def test_billing_data_never_becomes_a_link_an_image_or_styled_text(app):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key="retro.billing_upload").set_value(("evil.csv", _hostile_focus(), "text/csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    seen_storage = False
+    for tab in TABS:
+        at.session_state["retro.view"] = tab
+        at.run()
+        assert not at.exception
+        texts = _texts(at.main) + _texts(at.sidebar)
+        assert not [text for text in texts if LIVE_MARKDOWN.search(text)]
+        seen_storage |= any("pixel" in text for text in texts)
+        for chart in at.get("plotly_chart"):
+            spec = chart.proto.spec
+            assert "<a " not in spec and "<b>" not in spec, tab
+            if tab in ("Spend", "Attribution"):
+                assert "&lt;a href=" in spec  # the tag is there, as text
+    assert seen_storage  # the bucket names were shown (escaped) in Waste → Storage growth
+
+
+@pytest.mark.parametrize(("name", "slot"), [("gcp_sample.csv", "billing"), ("wandb_sample.csv", "runs")])
+def test_the_import_page_hands_its_import_to_the_retrospective(app, name, slot):
+    at = app.run()
+    at.switch_page("app_pages/imports.py").run()
+    at.selectbox(key="sample").set_value(name).run()
+    next(b for b in at.button if b.label == "Open in Retrospective").click().run()
+    assert not at.exception and not at.error
+    assert any(c.value.startswith("Replaced by **") and "from Import usage" in c.value for c in at.caption)
+    other = "focus_sample.csv" if slot == "runs" else "slurm_sample.txt"
+    billing = _import(name if slot == "billing" else other)
+    assert _tiles(at)["Cost"] == usd_sig(billing["cost"].sum())
+    assert any(f"**{markdown_text(name)}**" in m.value for m in at.markdown)  # the one-line data summary
+    next(b for b in at.button if b.label == "Use the choice above instead").click().run()
+    assert not any("from Import usage" in c.value for c in at.caption)
+
+
+def test_an_export_that_stops_before_its_quarter_ends_gets_a_forecast_band(app):
+    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at.file_uploader(key="retro.billing_upload").set_value(("focus_day.csv", FOCUS_DAY, "text/csv")).run()
+    assert not at.exception and not at.error
+    assert "Forecast (80 % band)" in _trace_names(at)  # 3 June of a quarter that ends on 30 June
+    assert any("Forecast: the export ends on 03 Jun 2025, before the quarter does" in c.value for c in at.caption)

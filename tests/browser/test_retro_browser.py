@@ -32,3 +32,35 @@ def test_uploading_the_focus_sample_draws_the_retrospective(page, app_url, wait_
     for chart in page.locator(CHART).all():
         expect(chart.locator("svg.main-svg").first).to_be_attached()
     expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+GCP = SAMPLE.with_name("gcp_sample.csv")
+METRIC = '[data-testid="stMetric"]'
+
+
+def _expected_gcp_tile() -> str:
+    """The GCP sample's $/GPU-hour with its commitment fees spread over the reserved GPU-hours they cover."""
+    from dashboard.format import usd_sig
+    from dashboard.ingest import import_path
+    from dashboard.retro.amortise import amortise_commitments
+    from dashboard.retro.units import unit_costs
+
+    return usd_sig(unit_costs(amortise_commitments(import_path(GCP)[0])[0])["usd_per_gpu_hour"])
+
+
+def test_the_gcp_sample_reads_its_amortised_price_per_gpu_hour(page, app_url, wait_for_app):
+    page.goto(f"{app_url}/retrospective")
+    wait_for_app(page)
+    page.get_by_text("Change data: samples, uploads, time zone, notes").click()
+    uploader = page.locator(UPLOADER).first
+    uploader.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(GCP)
+    expect(uploader.get_by_test_id("stFileChipName")).to_have_text(GCP.name)
+    wait_for_app(page)
+    tile = page.locator(METRIC).filter(has_text="$ per GPU-hour")
+    expect(tile.get_by_test_id("stMetricLabel")).to_have_text("$ per GPU-hour (commitments amortised)",
+                                                               timeout=CHARTS_TIMEOUT_MS)
+    expected = _expected_gcp_tile()
+    assert expected != "$1.18"  # the fees no longer sit outside the GPU-hours
+    expect(tile.get_by_test_id("stMetricValue")).to_have_text(expected)
+    expect(page.get_by_text("Commitments amortised here", exact=False)).to_be_visible()
+    expect(page.locator(EXCEPTION)).to_have_count(0)

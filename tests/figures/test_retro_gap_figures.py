@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.figures.retro_gap import gap_figure, waste_figure
+from dashboard.retro.waste import waste_summary
 
 MODULE = Path(__file__).resolve().parents[2] / "dashboard" / "figures" / "retro_gap.py"
 
@@ -19,8 +20,8 @@ PARTS = pd.DataFrame({
 
 
 @pytest.mark.parametrize(("unit", "plan_total", "axis_title", "first_part_text"), [
-    ("usd", 2400.0, "US dollars", "+$1.80k"),
-    ("gpu_hours", 1200.0, "GPU-hours", "+900.0 GPU-h"),
+    ("usd", 2400.0, "US dollars", "+$1.8k"),
+    ("gpu_hours", 1200.0, "GPU-hours", "+900 GPU-h"),
 ])
 def test_gap_waterfall_runs_from_plan_through_parts_to_actual(unit, plan_total, axis_title, first_part_text):
     actual_total = plan_total + PARTS[unit].sum()
@@ -44,22 +45,41 @@ def test_gap_figure_refuses_an_unknown_unit():
         gap_figure(PARTS, 1.0, 2.0, unit="eur")
 
 
-def test_waste_figure_plots_the_checks_with_dollars():
-    checklist = [
-        {"check": "Failed runs", "figure": 40.0, "unit": "% of GPU-hours", "usd": 80.0},
-        {"check": "Successful runs", "figure": 60.0, "unit": "% of cost", "usd": None},
-        {"check": "Idle capacity", "figure": 335.0, "unit": "USD", "usd": 335.0},
-        {"check": "Storage growth", "figure": 368.0, "unit": "USD/month", "usd": 368.0},
-    ]
-    figure = waste_figure(checklist)
+CHECKLIST = [
+    {"check": "Failed runs", "kind": "waste", "figure": 40.0, "unit": "% of GPU-hours", "usd": 80.0},
+    {"check": "Successful runs", "kind": "kpi", "figure": 60.0, "unit": "% of cost", "usd": None},
+    {"check": "Idle capacity", "kind": "waste", "figure": 335.0, "unit": "USD", "usd": 335.0},
+    {"check": "Duplicate runs", "kind": "waste", "figure": None, "unit": "GPU-hours", "usd": None},
+    {"check": "Storage growth", "kind": "monthly", "figure": 368.0, "unit": "USD/month", "usd": 368.0},
+    {"check": "Untagged spend", "kind": "hygiene", "figure": 50.0, "unit": "USD", "usd": 50.0},
+]
+
+
+def test_waste_figure_ranks_the_waste_in_dollars_and_share_of_spend():
+    figure = waste_figure(CHECKLIST, waste_summary(CHECKLIST, 1660.0))
     (trace,) = figure.data
-    assert list(trace.x) == [80.0, 335.0, 368.0]
-    assert list(trace.y) == ["Failed runs", "Idle capacity", "Storage growth (USD/month)"]
-    assert figure.layout.xaxis.title.text == "US dollars"
-    assert "Successful runs" in figure.layout.title.subtitle.text
+    assert list(trace.x) == [335.0, 80.0]  # largest first; storage growth, hygiene and the KPI are not waste
+    assert list(trace.y) == ["Idle capacity", "Failed runs"]
+    assert list(trace.text) == ["$335 · 20% of spend", "$80 · 5% of spend"]
+    assert figure.layout.title.text == "Waste found: $415, 25% of spend"
+    subtitle = figure.layout.title.subtitle.text
+    assert "Storage growth: $368 a month" in subtitle and "Not in dollars: Duplicate runs" in subtitle
 
 
 def test_waste_figure_with_nothing_priced():
-    figure = waste_figure([{"check": "Duplicate runs", "figure": None, "unit": "GPU-hours", "usd": None}])
+    figure = waste_figure([CHECKLIST[3]])
     assert list(figure.data[0].x) == []
+    assert figure.layout.title.text == "Waste found: $0"
     assert "Duplicate runs" in figure.layout.title.subtitle.text
+
+
+def test_unknown_parts_are_hatched_and_say_what_to_import():
+    parts = PARTS.assign(known=[True, False, True, True, True, True],
+                         needs=["", "a run export with tokens (the W&B runs table)", "", "", "", ""])
+    figure = gap_figure(parts, 100.0, 120.0)
+    waterfall, unknown = figure.data
+    assert waterfall.text[2] == "unknown"  # efficiency: not "+$0.00"
+    assert list(unknown.x) == ["efficiency"] and unknown.marker.pattern.shape == "/"
+    assert [text.replace("<br>", " ") for text in unknown.text] == [
+        "unknown: import a run export with tokens (the W&B runs table)"]
+    assert list(unknown.y) == [100.0 + PARTS["usd"].iloc[0]]  # up to the running level after scale

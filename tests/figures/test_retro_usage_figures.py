@@ -35,47 +35,55 @@ DAILY = pd.Series([150.0, 280.0], index=_days("2025-04-01", "2025-04-02"))
 CUMULATIVE = spend.cumulative_with_forecast(DAILY, date(2025, 4, 4))
 
 
-def test_spend_figure_stacks_groups_and_draws_cumulative_forecast_and_budget():
+def test_spend_figure_stacks_groups_and_draws_cumulative_forecast_band_and_budget():
     fig = retro_usage.spend_figure(SPEND, CUMULATIVE, budget_usd=1000.0)
     assert isinstance(fig, go.Figure)
-    assert [trace.name for trace in fig.data] == ["a", UNTAGGED, "Cumulative", "Forecast", "Budget"]
+    assert [trace.name for trace in fig.data] == ["a", UNTAGGED, "Cumulative", "Forecast low",
+                                                  "Forecast (80 % band)", "Budget $1k"]
     bars = {trace.name: trace for trace in fig.data if trace.type == "bar"}
     assert list(bars["a"].y) == [100.0, 300.0]
     assert list(bars[UNTAGGED].y) == [50.0, -20.0]  # the credit stays, below zero
     assert bars[UNTAGGED].marker.color == retro_usage.UNTAGGED_COLOUR
     assert bars["a"].xperiod == DAY_MS
     assert fig.layout.barmode == "relative"
-    cumulative, forecast, budget = fig.data[2:]
+    cumulative, low, high, budget = fig.data[2:]
     # Running totals drawn at each day's end: 150 by the end of 1 April, 430 by the end of 2 April.
     assert list(cumulative.y) == [150.0, 430.0]
     assert pd.Timestamp(cumulative.x[0]) == pd.Timestamp("2025-04-02")  # plotly keeps the UTC wall time
-    # Run rate (150 + 280) / 2 = 215 a day for 3 and 4 April, starting from 430.
-    assert list(forecast.y) == pytest.approx([430.0, 645.0, 860.0])
-    assert forecast.line.dash == "dash" and cumulative.line.dash == "solid"
+    # Run rate (150 + 280) / 2 = 215 a day for 3 and 4 April from 430; s = |280 - 150| / sqrt(2) = 91.92.
+    s = 130 / np.sqrt(2)
+    assert list(high.y) == pytest.approx([430.0, 645.0 + 1.2816 * s, 860.0 + 1.2816 * s * np.sqrt(2)])
+    assert list(low.y) == pytest.approx([430.0, 645.0 - 1.2816 * s, 860.0 - 1.2816 * s * np.sqrt(2)])
+    assert high.fill == "tonexty" and not low.showlegend  # a band, not a line
     assert list(budget.y) == [1000.0, 1000.0]
-    assert {cumulative.yaxis, forecast.yaxis, budget.yaxis} == {"y2"}
-    assert _title(fig.layout.xaxis) == "Date (UTC)"
+    assert {bars["a"].yaxis, bars[UNTAGGED].yaxis} == {"y"}
+    assert {cumulative.yaxis, high.yaxis, budget.yaxis} == {"y2"}  # their own panel below, not a second axis
+    assert fig.layout.yaxis2.overlaying is None and fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]
+    assert _title(fig.layout.xaxis) == "Date (UTC)" and fig.layout.xaxis.anchor == "y2"  # one date axis, at the bottom
     assert _title(fig.layout.yaxis) == "USD per day"
     assert _title(fig.layout.yaxis2) == "Cumulative cost (USD)"
-    assert fig.layout.yaxis2.overlaying == "y"
+    assert fig.layout.yaxis2.tickformat == "$~s"  # round ticks: $500, $1k
 
 
-def test_spend_figure_puts_zero_at_the_same_height_on_both_axes():
-    fig = retro_usage.spend_figure(SPEND, CUMULATIVE, budget_usd=1000.0)
-    left, right = fig.layout.yaxis.range, fig.layout.yaxis2.range
-    assert left[0] < 0 < left[1]
-    assert left[0] / (left[1] - left[0]) == pytest.approx(right[0] / (right[1] - right[0]))
-    assert right[1] >= 1000.0  # the budget is in view
-    assert left[1] >= 300.0 and left[0] <= -20.0
+def test_a_closed_period_draws_no_forecast():
+    closed = spend.cumulative_with_forecast(DAILY, date(2025, 4, 2))
+    fig = retro_usage.spend_figure(SPEND, closed, budget_usd=None)
+    assert [trace.name for trace in fig.data] == ["a", UNTAGGED, "Cumulative"]
+
+
+def test_group_names_from_the_data_are_shown_as_text():
+    frame = SPEND.assign(group=pd.array(["<a href='http://evil.example'>t</a>", UNTAGGED] * 2, dtype="string"))
+    fig = retro_usage.spend_figure(frame, CUMULATIVE, budget_usd=None)
+    assert fig.data[0].name == "&lt;a href='http://evil.example'&gt;t&lt;/a&gt;"
 
 
 @pytest.mark.parametrize(
     ("metric", "budget", "names", "y_title", "y2_title"),
     [
-        pytest.param("cost", None, ["a", UNTAGGED, "Cumulative", "Forecast"], "USD per day",
-                     "Cumulative cost (USD)", id="cost-without-budget"),
-        pytest.param("gpu_hours", 1000.0, ["a", UNTAGGED, "Cumulative", "Forecast"], "GPU-hours per day",
-                     "Cumulative GPU-hours", id="gpu-hours-ignore-the-dollar-budget"),
+        pytest.param("cost", None, ["a", UNTAGGED, "Cumulative", "Forecast low", "Forecast (80 % band)"],
+                     "USD per day", "Cumulative cost (USD)", id="cost-without-budget"),
+        pytest.param("gpu_hours", 1000.0, ["a", UNTAGGED, "Cumulative", "Forecast low", "Forecast (80 % band)"],
+                     "GPU-hours per day", "Cumulative GPU-hours", id="gpu-hours-ignore-the-dollar-budget"),
     ],
 )
 def test_spend_figure_options(metric, budget, names, y_title, y2_title):
@@ -161,7 +169,8 @@ def test_load_figure_draws_series_with_peak_and_mean():
     index = pd.date_range("2025-04-01", periods=4, freq="h", tz="UTC")
     series = pd.Series([2.0, 2.0, 2.0, 10.0], index=index, name="gpus")
     fig = retro_usage.load_figure(series, load.load_summary(series))
-    assert [trace.name for trace in fig.data] == ["GPUs in use", "Peak 10.0 GPUs", "Mean 4.0 GPUs"]
+    assert [trace.name for trace in fig.data] == ["GPUs in use", "Peak 10 GPUs", "Mean 4 GPUs"]
+    assert fig.layout.yaxis.tickformat == ",d"  # whole GPUs
     assert list(fig.data[0].y) == [2.0, 2.0, 2.0, 10.0]
     assert fig.data[0].line.shape == "hv"
     assert list(fig.data[1].y) == [10.0, 10.0] and list(fig.data[2].y) == [4.0, 4.0]
@@ -197,5 +206,27 @@ def test_mix_figure_shows_shares_in_percent_by_tier():
     assert list(fig.data[0].x) == pytest.approx([50.0, 20.0])
     assert list(fig.data[1].y) == ["GPU-hours", "Cost"]
     assert sum(trace.x[0] for trace in fig.data) == pytest.approx(100.0)
-    assert "$6.00 per GPU-hour" in fig.data[1].hovertemplate
+    assert "$6 per GPU-hour" in fig.data[1].hovertemplate
     assert _title(fig.layout.xaxis) == "Share (%)"
+
+
+def test_load_figure_draws_the_reserved_capacity_and_shades_the_idle_part():
+    index = pd.date_range("2025-04-01", periods=4, freq="h", tz="UTC")
+    series = pd.Series([2.0, 8.0, 8.0, 10.0], index=index, name="gpus")
+    reserved = pd.Series([0.0, 8.0, 8.0, 8.0], index=index, name="gpus")
+    fig = retro_usage.load_figure(series, load.load_summary(series), reserved, 8.0)
+    in_use, capacity = fig.data[1:3]
+    assert in_use.name == "Reserved GPUs in use" and list(in_use.y) == [0.0, 8.0, 8.0, 8.0]
+    assert capacity.name == "Reserved capacity 8 GPUs (idle shaded)" and list(capacity.y) == [8.0] * 4
+    assert capacity.fill == "tonexty"  # shaded down to the reserved GPUs in use: idle in the first hour
+
+
+def test_reserved_capacity_of_the_bundled_quarter():
+    # generator: eight 8xH100 machines committed from 28 April to 30 June, 64 GPUs; the FOCUS sample's unused
+    # commitment is $73,247.73 at $57.63 / 8 = $7.20375 per GPU-hour: 10,168 idle GPU-hours.
+    from dashboard.ingest import import_path
+    capacity, in_use = load.reserved_capacity(import_path(ROOT / "data" / "samples" / "focus_sample.csv")[0])
+    assert capacity == 64.0
+    assert in_use.index[0] == pd.Timestamp("2025-04-28", tz="UTC")
+    assert in_use.index[-1] == pd.Timestamp("2025-06-30T23:00", tz="UTC")
+    assert (capacity - in_use).sum() == pytest.approx(73_247.73 / (57.63 / 8), abs=0.5)

@@ -16,8 +16,12 @@ from dashboard.ingest.schema import ReadOptions
 from dashboard.retro.gap import (
     FAILED_STATES,
     GAP_COLUMNS,
+    NEEDS_COST,
+    NEEDS_STATES,
+    NEEDS_TOKENS,
     PARTS,
     decomposition_summary,
+    plan_mismatch,
     plan_vs_actual,
     suggest_main_runs,
 )
@@ -229,3 +233,28 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     assert by_part.loc["scale", "gpu_hours"] == pytest.approx(
         82_616 - 20_240 - (plan["gpu_hours_main_run"] - plan["gpu_hours_rework"]))
     assert summary["unused_commitment_usd"] == pytest.approx(73_247.73)  # the idle reservation before / after
+
+
+@pytest.mark.parametrize(("rows", "unknown"), [
+    pytest.param(AS_PLANNED, [], id="tokens, states and cost known"),
+    pytest.param([run(1000), *AS_PLANNED[1:]], ["efficiency"], id="no tokens"),
+    pytest.param([run(1000, state=None, tokens=1e9)], ["failures and restarts"], id="no run states"),
+    pytest.param([run(900, tokens=1e9, price=0.0), run(100, state="FAILED", price=0.0)], ["price"], id="no cost"),
+])
+def test_parts_the_table_cannot_tell_are_marked_unknown_with_what_to_import(rows, unknown):
+    parts = plan_vs_actual(PLAN, SCENARIO, usage(*rows), ["main"]).set_index("part")
+    assert parts.index[~parts["known"]].tolist() == unknown
+    needs = {"efficiency": NEEDS_TOKENS, "failures and restarts": NEEDS_STATES, "price": NEEDS_COST}
+    assert parts.loc[unknown, "needs"].tolist() == [needs[part] for part in unknown]
+    assert (parts.loc[parts["known"], "needs"] == "").all()
+
+
+# The plan's main run is 1,000 GPU-h; "more than 2x" either way is flagged.
+@pytest.mark.parametrize(("main_hours", "flagged"), [(2000.0, False), (2001.0, True), (500.0, False), (499.0, True)])
+def test_a_plan_for_another_run_is_flagged(main_hours, flagged):
+    summary = decomposition_summary(PLAN, SCENARIO, usage(run(main_hours, tokens=1e9)), ["main"])
+    assert summary["actual_main_run_gpu_hours"] == main_hours
+    warning = plan_mismatch(summary)
+    assert (warning is not None) == flagged
+    if flagged:
+        assert ("more" if main_hours > 1000 else "fewer") + " GPU-hours than the plan's" in warning

@@ -1,15 +1,15 @@
-"""Joining billing and run exports: per-day prices on run hours, uncovered billing kept, match rates by hand."""
+"""Joining billing and run exports: per-day prices on run hours capped at the bill, uncovered billing kept, unmatched
+run hours reported apart, match rates by hand."""
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from usage_rows import usage
 
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
-from dashboard.retro.join import JOIN_SIDES, join_usage
+from dashboard.retro.join import JOIN_SIDES, join_usage, match_warning
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 
@@ -49,10 +49,10 @@ def test_run_hours_are_priced_per_day_and_the_rest_of_the_bill_is_kept():
     assert residual["cost"].tolist() == pytest.approx([12.0, 24.0])
     assert residual["run_state"].isna().all()
 
-    unmatched_run = joined[joined["join_side"] == "runs"].iloc[0]
-    assert unmatched_run["run_id"] == "C" and np.isnan(unmatched_run["cost"])
-    assert joined["gpu_hours"].sum() == pytest.approx(BILLING["gpu_hours"].sum() + 6.0)
-    assert joined["cost"].sum() == pytest.approx(BILLING["cost"].sum())  # run hours never exceed the bill here
+    assert not joined["run_id"].eq("C").any()  # run C has no bill: reported, never added to the billed hours
+    assert (stats["runs_without_bill_gpu_hours"], stats["runs_without_bill_rows"]) == (6.0, 1)
+    assert joined["gpu_hours"].sum() == pytest.approx(BILLING["gpu_hours"].sum())
+    assert joined["cost"].sum() == pytest.approx(BILLING["cost"].sum())
     assert stats["runs_gpu_hours_beyond_billing"] == 0.0
 
 
@@ -78,13 +78,14 @@ def test_unmatched_keys_are_listed():
     assert stats["runs_keys_unmatched"] == ["C"]
 
 
-def test_run_hours_beyond_the_bill_are_priced_at_that_days_rate():
+def test_run_hours_beyond_the_bill_are_capped_at_the_bill():
     runs = usage({"period_start": "2025-05-01", "gpu_hours": 15.0, "run_id": "A", "run_state": "COMPLETED"},
                  {"period_start": "2025-05-03", "gpu_hours": 2.0, "run_id": "A", "run_state": "COMPLETED"})
     joined, stats = join_usage(BILLING, runs)
     both = joined[joined["join_side"] == "both"]
-    # 1 May: 15 h at $2; 3 May has no billed hours for A: the period price, $60 / 20 h = $3
-    assert both["cost"].tolist() == pytest.approx([30.0, 6.0])
+    # 1 May: 15 h run against 10 h billed at $2, so 10 h and $20; 3 May has no billed hours for A: 0 h, $0
+    assert both["gpu_hours"].tolist() == pytest.approx([10.0, 0.0])
+    assert both["cost"].tolist() == pytest.approx([20.0, 0.0])
     assert stats["runs_gpu_hours_beyond_billing"] == pytest.approx(5.0 + 2.0)
     residual = joined[(joined["join_side"] == "billing") & joined["run_id"].eq("A").fillna(False)]
     assert residual["period_start"].dt.day.tolist() == [2]  # 1 May is fully covered by the run export
@@ -117,8 +118,35 @@ def test_nothing_matches():
     joined, stats = join_usage(BILLING, runs)
     assert stats["keys_matched"] == 0
     assert stats["billing_gpu_hours_matched_share"] == 0.0 and stats["runs_gpu_hours_matched_share"] == 0.0
-    assert set(joined["join_side"]) == {"billing", "runs"}
-    assert len(joined) == len(BILLING) + 1
+    assert set(joined["join_side"]) == {"billing"}
+    assert len(joined) == len(BILLING)
+    assert stats["runs_without_bill_gpu_hours"] == 5.0
+
+
+# Billed GPU rows: A 20 h / $60 (10 h each on 1 and 2 May), B 5 h / $5, untagged 3 h / $3: 28 h and $68.
+@pytest.mark.parametrize(("runs", "matched_share"), [
+    pytest.param([{"gpu_hours": 50.0, "run_id": "Z"}], 0.0, id="0 % matched"),
+    pytest.param([{"period_start": "2025-05-01", "gpu_hours": 40.0, "run_id": "A"},
+                  {"gpu_hours": 50.0, "run_id": "Z"}], 20 / 28, id="partial, more run hours than billed"),
+    pytest.param([{"period_start": "2025-05-01", "gpu_hours": 10.0, "run_id": "A"},
+                  {"period_start": "2025-05-02", "gpu_hours": 10.0, "run_id": "A"},
+                  {"period_start": "2025-05-01", "gpu_hours": 5.0, "run_id": "B"}], 25 / 28, id="every run matched"),
+])
+def test_the_joined_hours_and_cost_never_exceed_the_bill(runs, matched_share):
+    joined, stats = join_usage(BILLING, usage(*({"run_state": "COMPLETED", "currency": None} | row for row in runs)))
+    assert stats["billing_gpu_hours_matched_share"] == pytest.approx(matched_share)
+    assert joined["gpu_hours"].sum() == pytest.approx(28.0)
+    assert joined["cost"].sum() == pytest.approx(68.0 + 7.0)  # GPU rows and the storage line
+
+
+@pytest.mark.parametrize(("share", "warned"), [(None, False), (0.0, True), (0.79, True), (0.8, False), (1.0, False)])
+def test_a_low_match_is_warned_with_the_fix(share, warned):
+    stats = {"billing_missing": False, "runs_missing": share is None, "on": "run_id", "keys_matched": 0,
+             "billing_gpu_hours_matched_share": share}
+    message = match_warning(stats)
+    assert (message is not None) == warned
+    if warned:
+        assert f"{share:.0%} of billed GPU-hours" in message and "joining on project" in message
 
 
 def test_unknown_key_is_refused():
@@ -145,9 +173,7 @@ def test_bundled_samples(runs_file, on, matched):
     # the run exports cover the quarter and stay within the bill of their key every day, so the bill is kept exactly
     assert stats["runs_gpu_hours_beyond_billing"] == pytest.approx(0.0, abs=1e-6)
     assert joined["cost"].sum() == pytest.approx(billing["cost"].sum(), rel=1e-12)
-    # every billed GPU-hour is kept; the join adds only run hours beyond the bill and unmatched run hours
-    unmatched_run_hours = joined.loc[joined["join_side"] == "runs", "gpu_hours"].sum()
-    assert joined["gpu_hours"].sum() == pytest.approx(
-        billing["gpu_hours"].sum() + stats["runs_gpu_hours_beyond_billing"] + unmatched_run_hours)
+    # every billed GPU-hour is kept and nothing is added
+    assert joined["gpu_hours"].sum() == pytest.approx(billing["gpu_hours"].sum())
     assert joined.loc[joined["join_side"] == "both", "cost"].notna().all()
     assert len(joined[joined["gpu_hours"] == 0]) == len(billing[billing["gpu_hours"] == 0])

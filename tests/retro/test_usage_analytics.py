@@ -188,7 +188,7 @@ def test_constant_rate_forecast_reaches_rate_times_days(rate, actual_days, perio
 )
 def test_forecast_rate_is_the_mean_of_the_last_window(values, window_days, rate):
     days = pd.date_range("2025-04-01", periods=len(values), freq="D", tz="UTC")
-    frame = spend.cumulative_with_forecast(pd.Series(values, index=days), date(2025, 5, 31), window_days)
+    frame = spend.cumulative_with_forecast(pd.Series(values, index=days), date(2025, 5, 31), window_days=window_days)
     forecast = frame["forecast"].dropna()
     assert forecast.iloc[0] == pytest.approx(sum(values))  # joins the actual line on the last day
     assert forecast.iloc[1] - forecast.iloc[0] == pytest.approx(rate)

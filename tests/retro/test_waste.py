@@ -16,10 +16,11 @@ from dashboard.retro.waste import (
     storage_growth_check,
     successful_runs_check,
     waste_checklist,
+    waste_summary,
 )
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
-CHECK_KEYS = {"id", "check", "figure", "unit", "usd", "detail", "rows"}
+CHECK_KEYS = {"id", "check", "kind", "figure", "unit", "usd", "detail", "rows"}
 
 
 STATES = usage(
@@ -185,7 +186,8 @@ def test_checklist_on_the_bundled_samples():
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
 
     alone = {check["id"]: check for check in waste_checklist(billing)}
-    assert list(alone) == ["failed_runs", "successful_runs", "idle_capacity", "duplicate_runs", "storage_growth"]
+    assert list(alone) == ["failed_runs", "successful_runs", "idle_capacity", "duplicate_runs", "storage_growth",
+                           "untagged_spend"]
     assert all(set(check) == CHECK_KEYS for check in alone.values())
     assert alone["failed_runs"]["figure"] is None  # a bill has no run states
     assert alone["idle_capacity"]["figure"] == pytest.approx(73_247.73)  # the reservation idle before / after
@@ -205,3 +207,21 @@ def test_checklist_on_the_bundled_samples():
     assert first["period_start"].date() == date(2025, 4, 9)
     assert repeat["gpu_hours"] / ((repeat["period_end"] - repeat["period_start"]).total_seconds() / 3600) == (
         pytest.approx(8))
+
+
+def test_the_headline_adds_the_waste_in_dollars_and_leaves_the_rest_apart():
+    table = usage(
+        {"gpu_hours": 10.0, "cost": 30.0, "run_id": "a", "run_state": "FAILED", "team": "t"},
+        {"gpu_hours": 30.0, "cost": 90.0, "run_id": "b", "run_state": "COMPLETED", "team": "t"},
+        {"cost": 20.0, "pricing": "reserved", "charge_kind": "commitment"},  # unused commitment, untagged
+        {"cost": 60.0},  # support: untagged, not waste
+    )
+    checklist = waste_checklist(table)
+    by_id = {check["id"]: check for check in checklist}
+    assert by_id["untagged_spend"]["usd"] == pytest.approx(80.0)
+    assert by_id["untagged_spend"]["kind"] == "hygiene" and by_id["successful_runs"]["kind"] == "kpi"
+    summary = waste_summary(checklist, total_cost=200.0)
+    # failed run $30 and idle commitment $20: $50, a quarter of the $200 spent; largest first
+    assert summary["total_usd"] == pytest.approx(50.0) and summary["share"] == pytest.approx(0.25)
+    assert [(item["check"], item["usd"], item["share"]) for item in summary["items"]] == [
+        ("Failed runs", 30.0, 0.15), ("Idle capacity", 20.0, 0.10)]

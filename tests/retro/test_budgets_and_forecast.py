@@ -1,0 +1,62 @@
+"""Budgets apply to the view they were set for, and a forecast is drawn only when the data stop before the period."""
+
+from datetime import date
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.retro import spend
+from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
+
+TEAM_BUDGETS = {"teams=research": 60_000.0, "teams=data,research": 90_000.0}
+
+
+@pytest.mark.parametrize(("view", "expected"), [
+    pytest.param(view_id(), 1_000_000.0, id="whole export: the quarter's budget"),
+    pytest.param(view_id(teams=["llm-eval"]), None, id="a team without its own budget: none, not the company's"),
+    pytest.param(view_id(teams=["research"]), 60_000.0, id="a team's own budget"),
+    pytest.param(view_id(teams=["research", "data"]), 90_000.0, id="two teams in any order"),
+    pytest.param(view_id(dates=(date(2025, 5, 1), date(2025, 5, 31))), None, id="narrowed dates"),
+])
+def test_a_budget_belongs_to_its_view(view, expected):
+    assert budget_for_view(view, 1_000_000.0, TEAM_BUDGETS) == expected
+
+
+def test_view_names():
+    assert view_id() == WHOLE_EXPORT
+    assert view_id(teams=["b", "a"], pricing=["spot"]) == "teams=a,b · pricing=spot"
+    assert budget_for_view(WHOLE_EXPORT, 0.0, {}) is None  # a zero budget is no budget
+
+
+DAYS = pd.date_range("2025-06-01", "2025-06-10", freq="D", tz="UTC")
+
+
+def test_a_closed_period_has_no_forecast():
+    # A team's spend stops on 10 June, but the export covers the whole of June: the month is closed.
+    frame = spend.cumulative_with_forecast(pd.Series(5.0, index=DAYS), date(2025, 6, 30), data_end=date(2025, 6, 30))
+    assert frame["day"].iloc[-1] == pd.Timestamp("2025-06-30", tz="UTC")
+    assert frame["cumulative"].iloc[-1] == pytest.approx(50.0)  # 10 days x $5, then zeros to the export's end
+    assert frame[["forecast", "forecast_low", "forecast_high"]].isna().all().all()
+
+
+def test_an_open_period_gets_a_band_around_the_run_rate():
+    # $2 and $4 on alternate days: rate $3/day, sample standard deviation s = sqrt(10/9) over ten days.
+    values = pd.Series([2.0, 4.0] * 5, index=DAYS)
+    frame = spend.cumulative_with_forecast(values, date(2025, 6, 14), data_end=date(2025, 6, 10), window_days=10)
+    ahead = frame[frame["cumulative"].isna()]
+    assert len(ahead) == 4
+    s = np.sqrt(10 / 9)
+    assert ahead["forecast"].tolist() == pytest.approx([30.0 + 3.0 * k for k in (1, 2, 3, 4)])
+    assert ahead["forecast_high"].tolist() == pytest.approx(
+        [30.0 + 3.0 * k + 1.2816 * s * np.sqrt(k) for k in (1, 2, 3, 4)])
+    assert ahead["forecast_low"].tolist() == pytest.approx(
+        [30.0 + 3.0 * k - 1.2816 * s * np.sqrt(k) for k in (1, 2, 3, 4)])
+    joint = frame[frame["day"] == pd.Timestamp("2025-06-10", tz="UTC")].iloc[0]
+    assert joint["forecast_low"] == joint["forecast_high"] == joint["cumulative"] == 30.0  # the band starts at the line
+
+
+def test_the_data_end_is_the_last_day_any_row_touches():
+    usage = pd.DataFrame({"period_start": pd.to_datetime(["2025-06-01", "2025-06-20"], utc=True),
+                          "period_end": pd.to_datetime(["2025-07-01", "2025-06-21"], utc=True)})
+    assert spend.data_end(usage) == date(2025, 6, 30)
