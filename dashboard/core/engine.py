@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import compute, purchase, reliability, scaling, storage
+from dashboard.core import compute, feasibility, purchase, reliability, scaling, storage
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 
@@ -35,7 +35,8 @@ LOSS_STEP = 0.01
 # `dashboard.core.uncertainty`, not by the model.
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
-    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method"} and not name.startswith("range_")
+    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute"}
+    and not name.startswith("range_")
 )
 
 
@@ -58,6 +59,7 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     arrays["peak_tflops"] = np.array([peak_tflops_of(s) for s in scenarios], dtype=float)
     arrays["fit_index"] = np.array([scaling.FIT_KEYS.index(s.scaling_fit) for s in scenarios])
     arrays["is_tst"] = np.array([s.method == "tst" for s in scenarios], dtype=float)
+    arrays.update(feasibility.scenario_columns(scenarios))
     return arrays
 
 
@@ -77,8 +79,10 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     flops_model = compute.model_flops(p["active_params"], p["tokens"], attention)
     flops_total = compute.hardware_flops(flops_model, p["activation_recompute"] > 0)
     gpu_hours_ideal = compute.gpu_hours(flops_total, p["peak_tflops"], p["mfu"])
+    plan = feasibility.plan_arrays(p, flops_model)
+    gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
     speedup = np.where(is_tst, p["tst_speedup"], 1.0)
-    gpu_hours_compute = gpu_hours_ideal / speedup
+    gpu_hours_compute = gpu_hours_billed / speedup
 
     nodes = reliability.node_count(p["gpu_count"], p["gpus_per_node"])
     failure_rate = purchase.effective_failure_rate(
@@ -114,7 +118,7 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
     storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
     storage_usd = sum(storage_by_tier.values())
     # The baseline method's main run, which TST's pilot is priced against (and `evaluate` compares TST with).
-    baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
+    baseline_main_hours = gpu_hours_billed * (1.0 + stall + rework)
     pilot_usd = p["tst_pilot_fraction"] * baseline_main_hours * price
 
     breakdown = {
@@ -157,12 +161,14 @@ def costs(p: dict[str, np.ndarray]) -> dict[str, Any]:
         "raw_tokens": raw_tokens,
         "cost_breakdown": breakdown,
         "cost_total_usd": sum(breakdown.values()),
+        "plan": plan,
     }
 
 
 def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
     out = costs(p)
+    out.update(feasibility.outputs(p, out))
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     out["storage_peak_gb"] = storage.peak_gb(
         out["gpu_hours_main_run"] / p["gpu_count"], p["checkpoint_interval_min"] / 60.0, out["checkpoint_size_gb"],
@@ -179,7 +185,8 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
     )
 
     E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])
-    loss = scaling.predicted_loss(p["active_params"], p["tokens"], E, A, B, alpha, beta)
+    loss_tokens = p["tokens"] * out["effective_tokens"] / out["raw_tokens"]  # repeated data counts less
+    loss = scaling.predicted_loss(p["active_params"], loss_tokens, E, A, B, alpha, beta)
     tokens_better = scaling.tokens_for_loss_reduction(p["active_params"], p["tokens"], LOSS_STEP, B, beta)
     with np.errstate(invalid="ignore"):
         hours_per_step = np.where(
@@ -218,6 +225,7 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
             "speedup": p["tst_speedup"] * np.ones_like(price),
         },
     })
+    out["tst"].update(feasibility.tst_with_scarcity(p, out["tst"]))
     return out
 
 
@@ -232,4 +240,4 @@ def estimate(scenario: Scenario) -> dict[str, Any]:
     result = _scalar(evaluate(scenario_arrays([scenario])))
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
-    return result
+    return feasibility.scalar(result, scenario)

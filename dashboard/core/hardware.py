@@ -20,6 +20,7 @@ class Accelerator:
     memory_gb: float
     source: str
     memory_source: str
+    generation: str
 
 
 def _normalise(name: str) -> str:
@@ -38,6 +39,7 @@ def catalogue() -> dict[str, Accelerator]:
                 memory_gb=float(row["memory_gb"]),
                 source=row["source"],
                 memory_source=row["memory_source"],
+                generation=row["generation"],
             )
             for row in csv.DictReader(handle)
         }
