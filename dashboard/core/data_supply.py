@@ -13,27 +13,39 @@ REPETITION_HALF_LIFE = 15.4  # R*_D, Muennighoff et al. 2023
 
 
 def epochs(tokens_read, unique_tokens):
-    """Passes over the unique data; 0 when unique data is unlimited."""
+    """Passes over the unique data; 0 when unique data is unlimited (infinite or NaN)."""
     return np.where(np.isfinite(unique_tokens), tokens_read / unique_tokens, 0.0)
+
+
+def _repeated(tokens_read, unique):
+    return unique + unique * REPETITION_HALF_LIFE * (1.0 - np.exp(-(tokens_read / unique - 1.0) / REPETITION_HALF_LIFE))
+
+
+def _unrepeated(effective, unique):
+    share = (effective - unique) / (unique * REPETITION_HALF_LIFE)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        repeats = np.where(share < 1.0, -REPETITION_HALF_LIFE * np.log1p(-np.fmin(share, 1.0)), np.inf)
+    return unique * (1.0 + repeats)
+
+
+def _beyond(values, unique_tokens, formula):
+    """`values` with `formula(value, unique)` applied where a value exceeds the unique tokens (only there)."""
+    values, unique = np.broadcast_arrays(np.asarray(values, dtype=float), np.asarray(unique_tokens, dtype=float))
+    result = values.copy()
+    rows = values > unique
+    if rows.any():
+        result[rows] = formula(values[rows], unique[rows])
+    return result
 
 
 def effective_tokens(tokens_read, unique_tokens):
     """Muennighoff's D′: the fresh-data equivalent of reading `tokens_read` from `unique_tokens` unique tokens."""
-    unique = np.where(np.isfinite(unique_tokens), unique_tokens, np.inf)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        repeats = np.maximum(tokens_read / unique - 1.0, 0.0)
-        repeated = unique + unique * REPETITION_HALF_LIFE * (1.0 - np.exp(-repeats / REPETITION_HALF_LIFE))
-    return np.where(tokens_read <= unique, tokens_read, repeated)
+    return _beyond(tokens_read, unique_tokens, _repeated)
 
 
 def tokens_for_effective(effective, unique_tokens):
-    """The tokens to read for `effective` fresh-equivalent tokens (inverse of D′); inf beyond U · (1 + R*)."""
-    unique = np.where(np.isfinite(unique_tokens), unique_tokens, np.inf)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = (effective - unique) / (unique * REPETITION_HALF_LIFE)
-        repeats = np.where(share < 1.0, -REPETITION_HALF_LIFE * np.log1p(-np.minimum(share, 1.0 - 1e-300)), np.inf)
-        read = unique * (1.0 + repeats)
-    return np.where(effective <= unique, effective, np.where(share < 1.0, read, np.inf))
+    """The tokens to read for `effective` fresh-equivalent tokens (inverse of D′); inf from U · (1 + R*) on."""
+    return _beyond(effective, unique_tokens, _unrepeated)
 
 
 def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
@@ -43,17 +55,25 @@ def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
     same law. The baseline reads `tokens` (worth D′(tokens)); TST must read x with D′(x) = multiplier · D′(tokens),
     so it trains x / (multiplier · tokens) times as long as planned; inf when the unique data cannot supply it.
     """
-    needed = token_multiplier * effective_tokens(tokens, unique_tokens)
-    return tokens_for_effective(needed, unique_tokens) / (token_multiplier * tokens)
+    def longer(planned, unique):
+        baseline = planned / multiplier
+        return tokens_for_effective(multiplier * effective_tokens(baseline, unique), unique) / planned
+
+    planned, multiplier = np.broadcast_arrays(np.asarray(tokens * token_multiplier, dtype=float),
+                                              np.asarray(token_multiplier, dtype=float))
+    factor = np.ones(planned.shape)
+    unique = np.broadcast_to(np.asarray(unique_tokens, dtype=float), planned.shape)
+    rows = planned > unique
+    if rows.any():
+        multiplier = multiplier[rows]
+        factor[rows] = longer(planned[rows], unique[rows])
+    return factor
 
 
 def tst_net_savings_with_scarcity(tst: dict, tokens, unique_tokens):
-    """TST's net saving (USD) when its longer run is paid for: baseline − factor · TST − pilot − switching.
+    """TST's net saving (USD) when its longer run is paid for: the engine's net saving − (factor − 1) · TST cost.
 
-    `tst` is the engine's `tst` result (baseline and TST cost, pilot and switching); −inf when TST cannot
-    reach the baseline's loss from the unique data.
+    `tst` is the engine's `tst` result; −inf when TST cannot reach the baseline's loss from the unique data.
     """
     factor = tst_scarcity_factor(tokens, tst["tst_tokens"] / tokens, unique_tokens)
-    with np.errstate(invalid="ignore"):
-        return (tst["baseline_cost_usd"] - factor * tst["tst_cost_usd"] - tst["pilot_cost_usd"]
-                - tst["switching_cost_usd"])
+    return tst["net_savings_usd"] - (factor - 1.0) * tst["tst_cost_usd"]

@@ -19,7 +19,7 @@ from dashboard.core.scenario import Scenario
 from dashboard.format import count
 
 HEAD_DIM = 128  # default n_heads = d_model / 128 (Llama 2 and 3 head size)
-MEMORY_PARTS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb")
+MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "total_gb")
 LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage")
 
 
@@ -48,28 +48,20 @@ def _heads(p: dict[str, np.ndarray]) -> np.ndarray:
 
 def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
     """Layout, memory per GPU and batch for arrays of scenarios; `idle_factor` is billed GPUs per busy GPU."""
-    q = dict(p, n_heads=_heads(p))
-    lay = layout.resolve(q)
-    tp, pp, zero = lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"]
-    weights, gradients, optimizer = memory.model_states_gb(
-        p["total_params"], p["active_params"], tp, pp, p["expert_parallel"], p["gpu_count"], zero
-    )
-    activations = memory.activations_gb(p["seq_len"], p["micro_batch_size"], p["d_model"], q["n_heads"],
-                                        p["n_layers"], tp, pp, p["recompute_index"])
-    total = weights + gradients + optimizer + activations
+    lay = layout.resolve(dict(p, n_heads=_heads(p)))
+    tp, pp = lay["tensor_parallel"], lay["pipeline_parallel"]
     batch_tokens = np.where(np.isnan(p["global_batch_tokens"]), batch.default_global_batch_tokens(model_flops),
                             p["global_batch_tokens"])
     sequences = batch.global_batch_sequences(batch_tokens, p["seq_len"])
     useful = batch.max_useful_gpus(sequences, p["micro_batch_size"], tp, pp)
     micro_batches = batch.micro_batches_per_step(sequences, p["micro_batch_size"], lay["data_parallel"])
+    fits = lay["fits"]
     return {
         "layout": {key: lay[key] for key in LAYOUT_KEYS},
         "layout_proposed": lay["proposed"],
         "layout_valid": lay["valid"],
-        "memory": {
-            "weights_gb": weights, "gradients_gb": gradients, "optimizer_gb": optimizer,
-            "activations_gb": activations, "total_gb": total, "gpu_memory_gb": p["gpu_memory_gb"],
-            "fits": lay["fits"], "headroom_gb": p["gpu_memory_gb"] - total,
+        "memory": {key: lay[key] for key in MEMORY_KEYS} | {
+            "gpu_memory_gb": p["gpu_memory_gb"], "fits": fits, "headroom_gb": p["gpu_memory_gb"] - lay["total_gb"],
         },
         "global_batch_tokens": batch_tokens,
         "global_batch_sequences": sequences,
@@ -77,9 +69,9 @@ def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, 
         "micro_batches_per_step": micro_batches,
         "pipeline_bubble_fraction": batch.pipeline_bubble_fraction(pp, micro_batches),
         "max_useful_gpus": useful,
-        "busy_gpus": np.minimum(p["gpu_count"], useful),
+        "busy_gpus": np.fmin(p["gpu_count"], useful),
         "idle_factor": batch.idle_factor(p["gpu_count"], useful),
-        "feasible": lay["fits"] & lay["valid"],
+        "feasible": fits,
     }
 
 
@@ -141,8 +133,9 @@ def _layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarr
 
 def _memory_at(scenario: Scenario, tp: int, pp: int, zero: int, recompute: str | None = None) -> float:
     mode = recompute or scenario.activation_recompute
-    q = _layout_inputs(scenario, recompute_index=memory.RECOMPUTE_MODES.index(mode))
-    return float(layout.Shape(q).total_gb(float(tp), float(pp), float(zero))[0])
+    q = _layout_inputs(scenario, tensor_parallel=tp, pipeline_parallel=pp, zero_stage=zero,
+                       recompute_index=memory.RECOMPUTE_MODES.index(mode))
+    return float(layout.resolve(q)["total_gb"][0])
 
 
 def proposed_layout(scenario: Scenario) -> dict[str, Any]:

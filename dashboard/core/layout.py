@@ -2,11 +2,16 @@
 
 Data parallel = GPUs / (TP · PP). A layout key the user leaves unset (NaN in the arrays) is proposed: the
 smallest layout whose memory per GPU fits, turning the knobs in this order — tensor parallel within a node
-first (1, 2, 4, … up to the node), then pipeline parallel (2, 4, 8, … stages at that TP), then the ZeRO stage
-(1, 2, 3). The search starts at ZeRO-1 because stage 1 adds no communication over plain data parallel
-(ZeRO, arXiv 1910.02054 §7). Degrees are powers of two that divide the GPUs; data parallel must be a
-multiple of expert parallel. When nothing fits, the most memory-saving layout tried is returned, marked as
-not fitting. Works on broadcasting numpy arrays: inputs of length one are searched once.
+first (1, 2, 4, … up to the node), then pipeline parallel (2, 4, 8, … stages at the node's TP), then the
+ZeRO stage (1, 2, 3). The search starts at ZeRO-1 because stage 1 adds no communication over plain data
+parallel (ZeRO, arXiv 1910.02054 §7). Proposed degrees are powers of two with TP · PP · EP dividing the GPUs
+(so data parallel is a multiple of expert parallel) and PP ≤ layers. When nothing fits, the most
+memory-saving layout tried is returned, marked as not fitting.
+
+Memory per GPU is `dashboard.core.memory`'s, written here as bytes = local · r_z / (TP · PP) + total · s_z / GPUs
++ layer activations · ⌈L / PP⌉ · PP / TP, with r_z and s_z the replicated and sharded bytes per parameter of
+ZeRO stage z. The search is closed-form per stage (the smallest power of two that fits, checked exactly) and
+runs only on the rows still unresolved, so 100,000 scenarios cost a few array passes.
 """
 
 from __future__ import annotations
@@ -19,115 +24,148 @@ SEARCHED_ZERO_STAGES = (1, 2, 3)
 # Bytes per parameter kept whole on each GPU, and sharded over all GPUs, at ZeRO stage 0-3.
 REPLICATED_BYTES = (16.0, 4.0, 2.0, 0.0)
 SHARDED_BYTES = (0.0, 12.0, 14.0, 16.0)
+INPUTS = ("total_params", "active_params", "expert_parallel", "gpu_count", "gpus_per_node", "n_layers", "seq_len",
+          "micro_batch_size", "d_model", "n_heads", "recompute_index", "gpu_memory_gb", "tensor_parallel",
+          "pipeline_parallel", "zero_stage")
 
 
 def _pow2_floor(x):
-    return 2.0 ** np.floor(np.log2(np.maximum(x, 1.0)))
+    return np.exp2(np.floor(np.log2(np.fmax(x, 1.0))))
 
 
 def _pow2_ceil(x):
-    return 2.0 ** np.ceil(np.log2(np.maximum(x, 1.0)))
+    return np.exp2(np.ceil(np.log2(np.fmax(x, 1.0))))
 
 
 def _lowbit(x):
-    """The largest power of two dividing the whole number x (1 for odd numbers)."""
-    whole = np.maximum(np.round(x), 1).astype(np.int64)
-    return (whole & -whole).astype(float)
+    """The largest power of two dividing the whole number x (1 for odd numbers, 1 for non-whole x)."""
+    whole = np.round(x)
+    bits = np.fmax(whole, 1).astype(np.int64)
+    return np.where(whole == x, bits & -bits, 1).astype(float)
+
+
+KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
+        "gpus_per_node")
+DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node")
 
 
 class Shape:
-    """A run's fixed inputs for memory: model, sequence, GPUs and memory per GPU, as broadcast arrays."""
+    """The inputs of the memory model as flat arrays of one common length, with per-row constants."""
 
     def __init__(self, p: dict[str, np.ndarray]) -> None:
-        (self.total, self.active, self.ep, self.gpus, self.node, self.layers, self.seq, self.micro, self.d_model,
-         self.heads, self.recompute, self.memory_gb) = np.broadcast_arrays(
-            p["total_params"], p["active_params"], p["expert_parallel"], p["gpu_count"], p["gpus_per_node"],
-            p["n_layers"], p["seq_len"], p["micro_batch_size"], p["d_model"], p["n_heads"], p["recompute_index"],
-            p["gpu_memory_gb"],
-        )
-        self.unit = memory.params_per_gpu(self.total, self.active, 1.0, 1.0, self.ep)
-        self.layer_bytes = memory.layer_activation_bytes(self.seq, self.micro, self.d_model, self.heads, 1.0,
-                                                         self.recompute)
+        shape = np.broadcast_shapes(*(np.shape(p[key]) for key in INPUTS))
+        self.size = int(np.prod(shape))
 
-    def total_gb(self, tp, pp, zero):
-        weights, gradients, optimizer = memory.model_states_gb(self.total, self.active, tp, pp, self.ep, self.gpus,
-                                                               zero)
-        activations = self.layer_bytes / tp * np.ceil(self.layers / pp) * pp / memory.GB
-        return weights + gradients + optimizer + activations
+        def flat(x):
+            return np.broadcast_to(np.asarray(x, dtype=float), shape).ravel()
 
-    def fits(self, tp, pp, zero):
-        limit = np.where(np.isnan(self.memory_gb), np.inf, self.memory_gb)
-        return self.total_gb(tp, pp, zero) <= limit
+        self.v = {key: flat(p[key]) for key in KEPT}
+        derived = {
+            "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
+            "unit": memory.params_per_gpu(p["total_params"], p["active_params"], 1.0, 1.0, p["expert_parallel"]),
+            "sharded_unit": p["total_params"] / p["gpu_count"],
+            "layer_bytes": memory.layer_activation_bytes(p["seq_len"], p["micro_batch_size"], p["d_model"],
+                                                         p["n_heads"], 1.0, p["recompute_index"]),
+        }
+        budget = _lowbit(np.asarray(p["gpu_count"]) / p["expert_parallel"])  # TP · PP (powers of 2) divides it
+        derived["budget"] = budget
+        derived["node"] = np.fmin(_pow2_floor(p["gpus_per_node"]), budget)
+        for name in DERIVED:
+            setattr(self, name, flat(derived[name]))
 
-    def divides(self, tp, pp):
-        """TP · PP divides the GPUs, TP stays within a node and data parallel is a multiple of EP."""
-        model_parallel = tp * pp
-        data_parallel = self.gpus / model_parallel
-        return (
-            (np.round(data_parallel) == data_parallel) & (data_parallel >= 1) & (tp <= self.node)
-            & (np.round(data_parallel / self.ep) == data_parallel / self.ep)
-        )
+    def activation_bytes(self, tp, pp):
+        return memory.activation_bytes(self.layer_bytes / tp, self.v["n_layers"], pp)
 
 
-def _search_stage(shape: Shape, tp_in, pp_in, zero):
-    """The first fitting (TP, PP) at one ZeRO stage, in the planner's order, and whether one was found."""
-    avail_bytes = np.where(np.isnan(shape.memory_gb), np.inf, shape.memory_gb) * memory.GB
-    avail_bytes = avail_bytes - shape.total * SHARDED_BYTES[zero] / shape.gpus
-    replicated = shape.unit * REPLICATED_BYTES[zero]
-    # TP step: PP held at the user's value (or 1), the smallest power-of-two TP that fits.
-    pp1 = np.where(np.isnan(pp_in), 1.0, pp_in)
-    cap = np.minimum(_pow2_floor(shape.node), _lowbit(shape.gpus / pp1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(
-            avail_bytes > 0,
-            (replicated / pp1 + shape.layer_bytes * np.ceil(shape.layers / pp1) * pp1) / avail_bytes, np.inf,
-        )
-    tp1 = np.where(np.isnan(tp_in), np.minimum(np.where(np.isfinite(need), _pow2_ceil(need), cap), cap), tp_in)
-    ok1 = shape.fits(tp1, pp1, zero) & shape.divides(tp1, pp1)
-    # PP step (only where PP is free): TP at the user's value or the largest the node allows.
-    tp2 = np.where(np.isnan(tp_in), cap, tp_in)
-    pp_cap = np.minimum(_pow2_floor(shape.layers), _lowbit(shape.gpus / tp2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = avail_bytes - shape.layer_bytes * shape.layers / tp2
-        need_pp = np.where(room > 0, replicated / (tp2 * room), np.inf)
-    pp2 = np.minimum(_pow2_ceil(np.where(np.isfinite(need_pp), need_pp, pp_cap)), pp_cap)
-    pp2 = np.where(shape.fits(tp2, pp2, zero), pp2, np.minimum(2.0 * pp2, pp_cap))
-    ok2 = np.isnan(pp_in) & shape.fits(tp2, pp2, zero) & shape.divides(tp2, pp2)
-    tp = np.where(ok1, tp1, tp2)
-    pp = np.where(ok1, pp1, np.where(np.isnan(pp_in), pp2, pp1))
-    return tp, pp, ok1 | ok2
+def _choose(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(TP, PP, ZeRO stage) per row: the first candidate that fits in the planner's order, else the last tried.
+
+    Per ZeRO stage two candidates: the TP step (PP held at the user's value or 1, the smallest power-of-two
+    TP within the node that fits) and, where PP is free, the PP step (TP at the user's value or the node's,
+    the smallest power-of-two PP that fits with activations taken as L layers; checked exactly afterwards).
+    """
+    v = shape.v
+    tp_in, pp_in, zero_in, layers = v["tensor_parallel"], v["pipeline_parallel"], v["zero_stage"], v["n_layers"]
+    tp_free, pp_free = np.isnan(tp_in), np.isnan(pp_in)
+    all_pp_free = bool(pp_free.all())
+    pp1 = np.ones(shape.size) if all_pp_free else np.where(pp_free, 1.0, pp_in)
+    cap = shape.node if all_pp_free else np.fmin(shape.node, np.where(
+        pp_free, shape.budget, _lowbit(v["gpu_count"] / (v["expert_parallel"] * pp1))))
+    tp_max = np.where(tp_free, cap, tp_in)
+    pp_cap = np.fmin(_pow2_floor(layers), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
+    unit_pp1, unit_tp = shape.unit / pp1, shape.unit / tp_max
+    held_activations = shape.activation_bytes(1.0, pp1)
+    layer_activations = shape.layer_bytes * layers / tp_max
+    stages = [z for z in range(4) if (z in SEARCHED_ZERO_STAGES and np.isnan(zero_in).any()) or (zero_in == z).any()]
+    oks, needs, kinds, zeros = [], [], [], []
+    for zero in stages:
+        allowed = zero_in == zero
+        if zero in SEARCHED_ZERO_STAGES:
+            allowed |= np.isnan(zero_in)
+        avail = shape.limit - shape.sharded_unit * SHARDED_BYTES[zero]
+        need_tp = (unit_pp1 * REPLICATED_BYTES[zero] + held_activations) / avail
+        room = avail - layer_activations
+        need_pp = unit_tp * REPLICATED_BYTES[zero] / room
+        oks += [allowed & (need_tp <= tp_max) & (avail > 0), allowed & pp_free & (room > 0) & (need_pp <= pp_cap)]
+        needs += [need_tp, need_pp]
+        kinds += [0, 1]
+        zeros += [zero, zero]
+    ok = np.stack(oks)
+    first = np.argmax(ok, axis=0)
+    found = ok[first, np.arange(shape.size)]
+    last_zero = np.where(np.isnan(zero_in), float(SEARCHED_ZERO_STAGES[-1]), zero_in)
+    # Nothing fits: the last stage's most memory-saving candidate (its PP step where PP is free).
+    fallback = np.array(zeros)[:, None] == last_zero
+    fallback &= (np.array(kinds)[:, None] == 1) == pp_free
+    pick = np.where(found, first, np.argmax(fallback, axis=0))
+    need = np.stack(needs)[pick, np.arange(shape.size)]
+    by_pp = np.array(kinds)[pick] == 1
+    need = np.where(found, need, np.inf)
+    tp = np.where(by_pp | ~tp_free, tp_max, np.fmin(_pow2_ceil(need), cap))
+    pp = np.where(by_pp, np.fmin(_pow2_ceil(need), pp_cap), pp1)
+    zero = np.array(zeros, dtype=float)[pick]
+    return tp, pp, zero
+
+
+def _parts_gb(shape: Shape, tp, pp, zero):
+    """(weights, gradients, optimizer, activations) GB per GPU at a layout."""
+    weights, gradients, optimizer = memory.model_states_gb(shape.unit / (tp * pp), shape.sharded_unit, zero)
+    return weights, gradients, optimizer, shape.activation_bytes(tp, pp) / memory.GB
 
 
 def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The layout per scenario: tensor/pipeline/expert/data parallel, ZeRO stage, whether it fits and was proposed.
+    """The layout per scenario and its memory per GPU (GB), in flat arrays of the inputs' broadcast length.
 
-    Keys: `tensor_parallel`, `pipeline_parallel`, `expert_parallel`, `data_parallel`, `zero_stage`, `fits`,
-    `valid` (divides the GPUs, TP within a node) and `proposed` (some key was left to the planner).
+    Keys: `tensor_parallel`, `pipeline_parallel`, `expert_parallel`, `data_parallel`, `zero_stage`, the
+    memory parts of `dashboard.core.memory` (`weights_gb`, `gradients_gb`, `optimizer_gb`, `activations_gb`,
+    `total_gb`), `fits`, `valid` (TP · PP divides the GPUs, TP within a node, data parallel a multiple of EP)
+    and `proposed` (some layout key was left to the planner).
     """
-    shape = Shape(p)
-    tp_in, pp_in, zero_in = np.broadcast_arrays(p["tensor_parallel"], p["pipeline_parallel"], p["zero_stage"])
-    tp_in, pp_in, zero_in = (np.asarray(a, dtype=float) for a in (tp_in, pp_in, zero_in))
-    tp = np.where(np.isnan(tp_in), 1.0, tp_in)
-    pp = np.where(np.isnan(pp_in), 1.0, pp_in)
-    zero = np.where(np.isnan(zero_in), float(SEARCHED_ZERO_STAGES[-1]), zero_in)
-    found = np.zeros(tp.shape, dtype=bool)
-    for stage in range(4):
-        here = (zero_in == stage) | (np.isnan(zero_in) & (stage in SEARCHED_ZERO_STAGES))
-        if not here.any():
-            continue
-        tp_s, pp_s, ok = _search_stage(shape, tp_in, pp_in, stage)
-        take = here & ~found & (ok | (stage == np.where(np.isnan(zero_in), SEARCHED_ZERO_STAGES[-1], zero_in)))
-        tp, pp = np.where(take, tp_s, tp), np.where(take, pp_s, pp)
-        zero = np.where(take, float(stage), zero)
-        found |= here & ok
-    valid = shape.divides(tp, pp)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _resolve(Shape(p))
+
+
+def _resolve(shape: Shape) -> dict[str, np.ndarray]:
+    v = shape.v
+    tp, pp, zero = _choose(shape)
+    parts = _parts_gb(shape, tp, pp, zero)
+    # The PP step took activations as L layers; where ⌈L/PP⌉ · PP layers do not fit, one more doubling.
+    short = np.isnan(v["pipeline_parallel"]) & (sum(parts) * memory.GB > shape.limit)
+    if short.any():
+        cap = np.fmin(_pow2_floor(v["n_layers"]), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp)))
+        pp = np.where(short, np.fmin(2.0 * pp, cap), pp)
+        parts = _parts_gb(shape, tp, pp, zero)
+    weights, gradients, optimizer, activations = parts
+    total = weights + gradients + optimizer + activations
+    zero_in = v["zero_stage"]
+    gpus, ep = v["gpu_count"], v["expert_parallel"]
+    data_parallel = gpus / (tp * pp)
+    valid = (np.floor(data_parallel) == data_parallel) & (tp <= v["gpus_per_node"]) & (
+        np.floor(data_parallel / ep) == data_parallel / ep)
     return {
-        "tensor_parallel": tp,
-        "pipeline_parallel": pp,
-        "expert_parallel": shape.ep.astype(float),
-        "data_parallel": np.maximum(np.floor(shape.gpus / (tp * pp)), 1.0),
-        "zero_stage": zero,
-        "fits": shape.fits(tp, pp, zero) & valid,
-        "valid": valid,
-        "proposed": np.isnan(tp_in) | np.isnan(pp_in) | np.isnan(zero_in),
+        "tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep,
+        "data_parallel": np.fmax(np.floor(data_parallel), 1.0), "zero_stage": zero,
+        "weights_gb": weights, "gradients_gb": gradients, "optimizer_gb": optimizer, "activations_gb": activations,
+        "total_gb": total, "fits": (total * memory.GB <= shape.limit) & valid, "valid": valid,
+        "proposed": np.isnan(v["tensor_parallel"]) | np.isnan(v["pipeline_parallel"]) | np.isnan(zero_in),
     }

@@ -36,14 +36,15 @@ def params_per_gpu(total_params, active_params, tensor_parallel, pipeline_parall
     return (active_params + experts / expert_parallel) / (tensor_parallel * pipeline_parallel)
 
 
-def model_states_gb(total_params, active_params, tensor_parallel, pipeline_parallel, expert_parallel, gpu_count,
-                    zero_stage):
-    """(weights, gradients, optimizer) GB per GPU for mixed-precision Adam at the given ZeRO stage."""
-    local = params_per_gpu(total_params, active_params, tensor_parallel, pipeline_parallel, expert_parallel)
-    sharded = total_params / gpu_count
-    weights = WEIGHT_BYTES * np.where(zero_stage >= 3, sharded, local) / GB
-    gradients = GRADIENT_BYTES * np.where(zero_stage >= 2, sharded, local) / GB
-    optimizer = OPTIMIZER_BYTES * np.where(zero_stage >= 1, sharded, local) / GB
+def model_states_gb(local_params, sharded_params, zero_stage):
+    """(weights, gradients, optimizer) GB per GPU for mixed-precision Adam at the given ZeRO stage.
+
+    `local_params` is `params_per_gpu`; `sharded_params` is total parameters / GPUs, what a fully sharded
+    state leaves on each GPU.
+    """
+    weights = WEIGHT_BYTES / GB * np.where(zero_stage >= 3, sharded_params, local_params)
+    gradients = GRADIENT_BYTES / GB * np.where(zero_stage >= 2, sharded_params, local_params)
+    optimizer = OPTIMIZER_BYTES / GB * np.where(zero_stage >= 1, sharded_params, local_params)
     return weights, gradients, optimizer
 
 
@@ -55,8 +56,9 @@ def layer_activation_bytes(seq_len, micro_batch, d_model, n_heads, tensor_parall
     return seq_len * micro_batch * d_model * (linear + score) / tensor_parallel
 
 
-def activations_gb(seq_len, micro_batch, d_model, n_heads, n_layers, tensor_parallel, pipeline_parallel,
-                   recompute_index):
-    """Activation GB on the busiest GPU: the first pipeline stage, PP micro-batches of ⌈L/PP⌉ layers (1F1B)."""
-    per_layer = layer_activation_bytes(seq_len, micro_batch, d_model, n_heads, tensor_parallel, recompute_index)
-    return per_layer * np.ceil(n_layers / pipeline_parallel) * pipeline_parallel / GB
+def activation_bytes(layer_bytes, n_layers, pipeline_parallel):
+    """Activation bytes on the busiest GPU: the first pipeline stage, PP micro-batches of ⌈L/PP⌉ layers (1F1B).
+
+    `layer_bytes` is `layer_activation_bytes` at the run's TP.
+    """
+    return layer_bytes * np.ceil(n_layers / pipeline_parallel) * pipeline_parallel
