@@ -18,6 +18,10 @@ PUBLISHED_MFU_CSV = Path(__file__).resolve().parents[2] / "data" / "published_mf
 SIZE_FACTOR = 10.0
 
 
+def _percent(fraction: float) -> str:
+    return f"{100 * fraction:.0f} %"
+
+
 @dataclass(frozen=True)
 class PublishedRun:
     run: str
@@ -71,13 +75,14 @@ def mfu_warnings(mfu: float, generation: str, total_params: float, bubble_fracti
     listed = ", ".join(run.mfu_text for run in runs)
     warnings = []
     if mfu > high:
-        warnings.append(f"MFU {mfu:.0%} is above every one of the {basis} ({listed}): "
-                        f"plan with {high:.0%} or less unless you have measured it")
+        warnings.append(f"MFU {_percent(mfu)} is above every one of the {basis} ({listed}): "
+                        f"plan with {_percent(high)} or less unless you have measured it")
     elif mfu < low:
-        warnings.append(f"MFU {mfu:.0%} is below every one of the {basis} ({listed}): "
+        warnings.append(f"MFU {_percent(mfu)} is below every one of the {basis} ({listed}): "
                         "check the parallel layout and kernels, or the plan overprices the run")
     ceiling = 1.0 - bubble_fraction
     if mfu > ceiling:
-        warnings.append(f"MFU {mfu:.0%} is above the {ceiling:.0%} the pipeline bubble leaves "
-                        f"({bubble_fraction:.0%} of each step idle): use fewer stages or more micro-batches per step")
+        warnings.append(f"MFU {_percent(mfu)} is above the {_percent(ceiling)} the pipeline bubble leaves "
+                        f"({_percent(bubble_fraction)} of each step idle): use fewer pipeline stages or more "
+                        "micro-batches per step")
     return warnings
