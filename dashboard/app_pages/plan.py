@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
-from dashboard.ui import plan_controls, plan_state, plan_view
+from dashboard.ui import feasibility_view, plan_controls, plan_state, plan_view
 from dashboard.ui.cache import cached_estimate
 
 plan_state.start()
@@ -44,6 +44,7 @@ if st.session_state.get(plan_state.NOTICES):
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
 
 plan_view.tiles(scenario, result, baseline, cached_estimate(baseline_json))
+feasibility_view.panel(scenario, result, scenario_json)
 plan_view.charts(scenario_json)
 with st.expander("What it risks", icon=":material/warning:"):
     plan_view.risks(scenario, result)

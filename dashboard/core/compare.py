@@ -34,6 +34,7 @@ HEADLINES = (
     ("storage_peak_gb", "Storage peak (GB)"),
     ("overhead_fraction", "Overhead: stall + rework (share of compute)"),
     ("budget_status", "Budget status"),
+    ("feasibility_status", "Can it run (memory per GPU, layout)"),
 )
 
 # Monte Carlo rows (`MonteCarlo.summary()` percentiles), each placed after its point estimate's row.

@@ -20,6 +20,7 @@ from dashboard.format import count
 
 HEAD_DIM = 128  # default n_heads = d_model / 128 (Llama 2 and 3 head size)
 MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "total_gb")
+FEASIBLE_TEXT, INFEASIBLE_TEXT = "runs", "cannot run"
 LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage")
 
 
@@ -97,6 +98,7 @@ def tst_with_scarcity(p: dict[str, np.ndarray], tst: dict[str, Any]) -> dict[str
 def scalar(result: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
     """`estimate`'s plain-number result with booleans, whole layout degrees, unknowns as None and the sentences."""
     result["feasible"] = bool(result["feasible"])
+    result["feasibility_status"] = FEASIBLE_TEXT if result["feasible"] else INFEASIBLE_TEXT
     result["layout_proposed"] = bool(result["layout_proposed"])
     result["layout_valid"] = bool(result["layout_valid"])
     result["layout"] = {key: int(value) for key, value in result["layout"].items()}

@@ -128,6 +128,18 @@ def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float]) -> go
     return go.Figure(data=traces, layout=layout)
 
 
+def _scarcity_text(tst: dict[str, float]) -> str:
+    """With repeated data (`dashboard.core.data_supply`): how much longer TST trains and its net saving then."""
+    factor = tst.get("scarcity_factor", 1.0)
+    if factor == 1.0:
+        return ""
+    if not math.isfinite(factor):
+        return "; with the scenario's unique data TST cannot reach the baseline's loss"
+    net = tst["net_savings_with_scarcity_usd"]
+    return (f"; with the scenario's unique data TST trains {factor:.2f}× longer: net "
+            f"{'saving' if net >= 0 else 'loss'} {_usd(abs(net))}")
+
+
 def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Figure:
     """Baseline vs TST as % of the baseline for GPU-hours, $ and raw tokens; bars carry the absolute values.
 
@@ -172,7 +184,7 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Fi
     subtitle = (
         f"Net {'saving' if net >= 0 else 'loss'} {_usd(abs(net))} "
         f"after a {_usd(tst['pilot_cost_usd'])} pilot and {_usd(tst['switching_cost_usd'])} switching"
-    )
+    ) + _scarcity_text(tst)
     layout = layout_of("TST against baseline at matched loss", "", "% of the baseline (baseline = 100 %)",
                      subtitle=subtitle, barmode="group", yaxis={"ticksuffix": " %"})
     return go.Figure(data=traces, layout=layout)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard.core.scenario import Scenario
 from dashboard.format import count, usd
+from dashboard.safe_text import markdown_text
 from dashboard.ui import compare_cache, compare_state
 from dashboard.ui.cache import cached_estimate, cached_monte_carlo, plan_figure
 from dashboard.ui.compare_state import OVERWRITE, SAVE_NAME, UPLOAD, UPLOAD_ROUND
@@ -92,5 +93,6 @@ def presentation(jsons: tuple[str, ...]) -> None:
             st.metric("Wall-clock", f"{result['wall_clock_days']:,.1f} days")
             st.metric("$ per million tokens", f"${result['cost_per_million_tokens']:,.3f}")
             st.metric("Predicted loss", f"{result['predicted_loss']:.3f}")
-            st.metric("Budget", result["budget_status"])
+            st.metric("Budget", result["budget_status"] if result["feasible"] else "infeasible",
+                      help=markdown_text("; ".join(result["feasibility_problems"])) or None)
     st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")
