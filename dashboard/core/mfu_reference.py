@@ -62,24 +62,33 @@ def comparable_runs(generation: str, total_params: float) -> tuple[tuple[Publish
         run for run in same if 1 / SIZE_FACTOR <= run.total_params_b * 1e9 / total_params <= SIZE_FACTOR
     )
     if similar:
-        return similar, f"published runs of similar size on {generation.title()} GPUs"
+        return similar, f"of similar size on {generation.title()} GPUs"
     if same:
-        return same, f"published runs on {generation.title()} GPUs"
-    return runs, "published runs (none on this GPU generation)"
+        return same, f"on {generation.title()} GPUs"
+    return runs, f"on any GPU (none on {generation.title()})"
+
+
+def _listed(runs: tuple[PublishedRun, ...]) -> str:
+    """Every run when there are few, else the lowest and the highest."""
+    if len(runs) <= 3:
+        return ", ".join(run.mfu_text for run in runs)
+    low = min(runs, key=lambda run: run.mfu_low)
+    high = max(runs, key=lambda run: run.mfu_high)
+    return f"from {low.mfu_text} to {high.mfu_text}"
 
 
 def mfu_warnings(mfu: float, generation: str, total_params: float, bubble_fraction: float) -> list[str]:
     """One sentence per problem with the MFU: outside the comparable runs' range, or above the bubble ceiling."""
     runs, basis = comparable_runs(generation, total_params)
     low, high = min(run.mfu_low for run in runs), max(run.mfu_high for run in runs)
-    listed = ", ".join(run.mfu_text for run in runs)
+    listed = _listed(runs)
     warnings = []
     if mfu > high:
-        warnings.append(f"MFU {_percent(mfu)} is above every one of the {basis} ({listed}): "
+        warnings.append(f"MFU {_percent(mfu)} is above every published run {basis} ({listed}): "
                         f"plan with {_percent(high)} or less unless you have measured it")
     elif mfu < low:
-        warnings.append(f"MFU {_percent(mfu)} is below every one of the {basis} ({listed}): "
-                        "check the parallel layout and kernels, or the plan overprices the run")
+        warnings.append(f"MFU {_percent(mfu)} is below every published run {basis} ({listed}): "
+                        "check the layout and kernels, or the plan overprices the run")
     ceiling = 1.0 - bubble_fraction
     if mfu > ceiling:
         warnings.append(f"MFU {_percent(mfu)} is above the {_percent(ceiling)} the pipeline bubble leaves "
