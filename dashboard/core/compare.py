@@ -49,7 +49,7 @@ INPUT_LABELS = {
     "active_params": "Active parameters (MoE)",
     "tokens": "Training tokens",
     "attention_flops": "Attention FLOPs term",
-    "activation_recompute": "Full activation recomputation",
+    "activation_recompute": "Activation recomputation (none / selective / full)",
     "gpu_type": "GPU type",
     "peak_tflops": "Peak dense BF16 (TFLOP/s per GPU)",
     "gpu_count": "GPUs in the main run",
@@ -78,6 +78,15 @@ INPUT_LABELS = {
     "tst_token_multiplier": "TST raw-token multiplier (×)",
     "tst_pilot_fraction": "TST pilot (fraction of the baseline run's cost)",
     "tst_switching_cost_usd": "TST switching cost ($)",
+    "tensor_parallel": "Tensor parallel (TP)",
+    "pipeline_parallel": "Pipeline parallel (PP)",
+    "expert_parallel": "Expert parallel (EP)",
+    "zero_stage": "ZeRO stage",
+    "micro_batch_size": "Micro-batch (sequences per GPU)",
+    "global_batch_tokens": "Global batch (tokens per step)",
+    "n_heads": "Attention heads",
+    "gpu_memory_gb": "GPU memory (GB)",
+    "unique_tokens": "Unique training tokens",
 }
 
 
