@@ -21,6 +21,7 @@ import numpy as np
 from dashboard.core import memory
 
 SEARCHED_ZERO_STAGES = (1, 2, 3)
+MAX_DOUBLINGS = 20  # PP doublings after the closed-form guess (uneven stages make memory uneven in PP)
 # Bytes per parameter kept whole on each GPU, and sharded over all GPUs, at ZeRO stage 0-3.
 REPLICATED_BYTES = (16.0, 4.0, 2.0, 0.0)
 SHARDED_BYTES = (0.0, 12.0, 14.0, 16.0)
@@ -73,58 +74,94 @@ class Shape:
         for name in DERIVED:
             setattr(self, name, flat(derived[name]))
 
+    def take(self, rows: np.ndarray) -> Shape:
+        part = object.__new__(Shape)
+        part.size = rows.size
+        part.v = {key: value[rows] for key, value in self.v.items()}
+        for name in DERIVED:
+            setattr(part, name, getattr(self, name)[rows])
+        return part
+
     def activation_bytes(self, tp, pp):
         return memory.activation_bytes(self.layer_bytes / tp, self.v["n_layers"], pp)
 
 
-def _choose(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(TP, PP, ZeRO stage) per row: the first candidate that fits in the planner's order, else the last tried.
 
     Per ZeRO stage two candidates: the TP step (PP held at the user's value or 1, the smallest power-of-two
     TP within the node that fits) and, where PP is free, the PP step (TP at the user's value or the node's,
     the smallest power-of-two PP that fits with activations taken as L layers; checked exactly afterwards).
+    A candidate fits when its largest allowed degree does: held bytes ≤ available bytes · that degree.
+    Candidates numbered up to `after` (per row) are skipped. Returns TP, PP, ZeRO stage, the candidate's
+    number and whether one was found.
     """
     v = shape.v
     tp_in, pp_in, zero_in, layers = v["tensor_parallel"], v["pipeline_parallel"], v["zero_stage"], v["n_layers"]
     tp_free, pp_free = np.isnan(tp_in), np.isnan(pp_in)
-    all_pp_free = bool(pp_free.all())
-    pp1 = np.ones(shape.size) if all_pp_free else np.where(pp_free, 1.0, pp_in)
+    all_tp_free, all_pp_free, zero_free = bool(tp_free.all()), bool(pp_free.all()), np.isnan(zero_in)
+    all_zero_free = bool(zero_free.all())
+    pp1 = 1.0 if all_pp_free else np.where(pp_free, 1.0, pp_in)
     cap = shape.node if all_pp_free else np.fmin(shape.node, np.where(
         pp_free, shape.budget, _lowbit(v["gpu_count"] / (v["expert_parallel"] * pp1))))
-    tp_max = np.where(tp_free, cap, tp_in)
+    tp_max = cap if all_tp_free else np.where(tp_free, cap, tp_in)
     pp_cap = np.fmin(_pow2_floor(layers), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
     unit_pp1, unit_tp = shape.unit / pp1, shape.unit / tp_max
     held_activations = shape.activation_bytes(1.0, pp1)
     layer_activations = shape.layer_bytes * layers / tp_max
-    stages = [z for z in range(4) if (z in SEARCHED_ZERO_STAGES and np.isnan(zero_in).any()) or (zero_in == z).any()]
-    oks, needs, kinds, zeros = [], [], [], []
-    for zero in stages:
-        allowed = zero_in == zero
-        if zero in SEARCHED_ZERO_STAGES:
-            allowed |= np.isnan(zero_in)
+    stages = [z for z in range(4)
+              if (z in SEARCHED_ZERO_STAGES and zero_free.any()) or (not all_zero_free and (zero_in == z).any())]
+    last_zero = np.where(zero_free, float(SEARCHED_ZERO_STAGES[-1]), zero_in)
+    # Candidate k = 2 · stage index + (0: TP step, 1: PP step); rows where none fits take the last stage's.
+    last_code = 2 * np.searchsorted(stages, last_zero) + np.where(pp_free, 1, 0)
+    code, found = last_code, np.zeros(last_code.shape, dtype=bool)
+    for position in range(len(stages) - 1, -1, -1):
+        zero = stages[position]
         avail = shape.limit - shape.sharded_unit * SHARDED_BYTES[zero]
-        need_tp = (unit_pp1 * REPLICATED_BYTES[zero] + held_activations) / avail
-        room = avail - layer_activations
-        need_pp = unit_tp * REPLICATED_BYTES[zero] / room
-        oks += [allowed & (need_tp <= tp_max) & (avail > 0), allowed & pp_free & (room > 0) & (need_pp <= pp_cap)]
-        needs += [need_tp, need_pp]
-        kinds += [0, 1]
-        zeros += [zero, zero]
-    ok = np.stack(oks)
-    first = np.argmax(ok, axis=0)
-    found = ok[first, np.arange(shape.size)]
-    last_zero = np.where(np.isnan(zero_in), float(SEARCHED_ZERO_STAGES[-1]), zero_in)
-    # Nothing fits: the last stage's most memory-saving candidate (its PP step where PP is free).
-    fallback = np.array(zeros)[:, None] == last_zero
-    fallback &= (np.array(kinds)[:, None] == 1) == pp_free
-    pick = np.where(found, first, np.argmax(fallback, axis=0))
-    need = np.stack(needs)[pick, np.arange(shape.size)]
-    by_pp = np.array(kinds)[pick] == 1
+        by_pp = unit_tp * REPLICATED_BYTES[zero] <= (avail - layer_activations) * pp_cap
+        if not all_pp_free:
+            by_pp &= pp_free
+        by_tp = unit_pp1 * REPLICATED_BYTES[zero] + held_activations <= avail * tp_max
+        if after is not None:
+            by_tp &= after < 2 * position
+            by_pp &= after < 2 * position + 1
+        if not all_zero_free:
+            allowed = zero_in == zero
+            if zero in SEARCHED_ZERO_STAGES:
+                allowed |= zero_free
+            by_pp &= allowed
+            by_tp &= allowed
+        code = np.where(by_tp, 2 * position, np.where(by_pp, 2 * position + 1, code))
+        found |= by_tp | by_pp
+    zero = np.take(np.array(stages, dtype=float), code // 2)
+    replicated, sharded = np.take(REPLICATED_BYTES, zero.astype(int)), np.take(SHARDED_BYTES, zero.astype(int))
+    avail = shape.limit - shape.sharded_unit * sharded
+    with_pp = code % 2 == 1
+    need = np.where(with_pp, unit_tp * replicated / (avail - layer_activations),
+                    (unit_pp1 * replicated + held_activations) / avail)
     need = np.where(found, need, np.inf)
-    tp = np.where(by_pp | ~tp_free, tp_max, np.fmin(_pow2_ceil(need), cap))
-    pp = np.where(by_pp, np.fmin(_pow2_ceil(need), pp_cap), pp1)
-    zero = np.array(zeros, dtype=float)[pick]
-    return tp, pp, zero
+    tp = np.where(with_pp | ~tp_free, tp_max, np.fmin(_pow2_ceil(need), cap))
+    pp = np.where(with_pp, np.fmin(_pow2_ceil(need), pp_cap), pp1)
+    return tp, pp, zero, code, found
+
+
+def _settle(shape: Shape, tp, pp, zero):
+    """The PP step took activations as L layers: where ⌈L/PP⌉ · PP layers do not fit, double PP up to its cap."""
+    parts = _parts_gb(shape, tp, pp, zero)
+    v = shape.v
+    cap = None
+    for _ in range(MAX_DOUBLINGS):
+        short = np.isnan(v["pipeline_parallel"]) & (sum(parts) * memory.GB > shape.limit)
+        if cap is not None:
+            short &= pp < cap
+        if not short.any():
+            break
+        if cap is None:
+            cap = np.fmin(_pow2_floor(v["n_layers"]), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp)))
+            short &= pp < cap
+        pp = np.where(short, np.fmin(2.0 * pp, cap), pp)
+        parts = _parts_gb(shape, tp, pp, zero)
+    return pp, parts
 
 
 def _parts_gb(shape: Shape, tp, pp, zero):
@@ -147,13 +184,16 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def _resolve(shape: Shape) -> dict[str, np.ndarray]:
     v = shape.v
-    tp, pp, zero = _choose(shape)
-    parts = _parts_gb(shape, tp, pp, zero)
-    # The PP step took activations as L layers; where ⌈L/PP⌉ · PP layers do not fit, one more doubling.
-    short = np.isnan(v["pipeline_parallel"]) & (sum(parts) * memory.GB > shape.limit)
-    if short.any():
-        cap = np.fmin(_pow2_floor(v["n_layers"]), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp)))
-        pp = np.where(short, np.fmin(2.0 * pp, cap), pp)
+    tp, pp, zero, code, found = _choose(shape)
+    pp, parts = _settle(shape, tp, pp, zero)
+    # Where the doubled PP does not fit either, the search goes on from the next candidate.
+    for _ in range(2 * len(SHARDED_BYTES)):
+        rows = np.flatnonzero(found & (sum(parts) * memory.GB > shape.limit))
+        if not rows.size:
+            break
+        part = shape.take(rows)
+        tp[rows], pp_rows, zero[rows], code[rows], found[rows] = _choose(part, after=code[rows])
+        pp[rows] = _settle(part, tp[rows], pp_rows, zero[rows])[0]
         parts = _parts_gb(shape, tp, pp, zero)
     weights, gradients, optimizer, activations = parts
     total = weights + gradients + optimizer + activations

@@ -85,3 +85,38 @@ def _inputs(scenario):
     from dashboard.core.feasibility import _layout_inputs
 
     return _layout_inputs(scenario)
+
+
+def _naive_proposal(scenario):
+    """The documented order, tried one layout at a time: ZeRO 1 → 3; TP 1, 2, … within the node; then PP."""
+    from dashboard.core.feasibility import _memory_at, gpu_memory_gb_of
+
+    limit, gpus = gpu_memory_gb_of(scenario), scenario.gpu_count
+    tps = [t for t in (1, 2, 4, 8) if t <= scenario.gpus_per_node and gpus % t == 0]
+    for zero in (1, 2, 3):
+        for tp in tps:
+            if _memory_at(scenario, tp, 1, zero) <= limit:
+                return tp, 1, zero
+        pp = 2
+        while pp <= scenario.n_layers and gpus % (tps[-1] * pp) == 0:
+            if _memory_at(scenario, tps[-1], pp, zero) <= limit:
+                return tps[-1], pp, zero
+            pp *= 2
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.floats(1e8, 2e12), st.sampled_from([1, 8, 24, 64, 384, 512, 4096, 16384]),
+       st.sampled_from(["H100", "A100", "B200"]), st.integers(0, 2), st.sampled_from([2048, 4096, 8192]),
+       st.integers(1, 128))
+def test_proposal_matches_trying_every_layout_in_order(params, gpus, gpu, recompute, seq, layers):
+    scenario = Scenario(total_params=params, gpu_count=gpus, gpu_type=gpu, seq_len=seq, n_layers=layers,
+                        activation_recompute=memory.RECOMPUTE_MODES[recompute])
+    result = estimate(scenario)
+    naive = _naive_proposal(scenario)
+    lay = result["layout"]
+    if naive is None:
+        assert not result["feasible"]
+    else:
+        assert result["feasible"]
+        assert (lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"]) == naive
