@@ -69,7 +69,8 @@ def main() -> None:
             today.append(_timed(lambda: engine.evaluate(arrays)))
     ratio = statistics.median(with_feasibility) / statistics.median(today)
 
-    scenario = Scenario(total_params=70e9, tokens=1.4e12, n_layers=80, d_model=8192, gpu_count=64)
+    scenario = Scenario(total_params=70e9, tokens=1.4e12, n_layers=80, d_model=8192, gpu_count=64,
+                        activation_recompute="full")
     row = feasibility._layout_inputs(scenario)
     search, single = [], []
     for _ in range(SINGLE_CALLS):

@@ -47,7 +47,7 @@ def _lowbit(x):
 
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
         "gpus_per_node")
-DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node")
+DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2")
 
 
 class Shape:
@@ -61,6 +61,8 @@ class Shape:
             return np.broadcast_to(np.asarray(x, dtype=float), shape).ravel()
 
         self.v = {key: flat(p[key]) for key in KEPT}
+        self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
+                                                                       "zero_stage"))
         derived = {
             "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
             "unit": memory.params_per_gpu(p["total_params"], p["active_params"], 1.0, 1.0, p["expert_parallel"]),
@@ -71,12 +73,14 @@ class Shape:
         budget = _lowbit(np.asarray(p["gpu_count"]) / p["expert_parallel"])  # TP · PP (powers of 2) divides it
         derived["budget"] = budget
         derived["node"] = np.fmin(_pow2_floor(p["gpus_per_node"]), budget)
+        derived["layers_pow2"] = _pow2_floor(p["n_layers"])
         for name in DERIVED:
             setattr(self, name, flat(derived[name]))
 
     def take(self, rows: np.ndarray) -> Shape:
         part = object.__new__(Shape)
         part.size = rows.size
+        part.all_free = self.all_free
         part.v = {key: value[rows] for key, value in self.v.items()}
         for name in DERIVED:
             setattr(part, name, getattr(self, name)[rows])
@@ -105,7 +109,10 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     cap = shape.node if all_pp_free else np.fmin(shape.node, np.where(
         pp_free, shape.budget, _lowbit(v["gpu_count"] / (v["expert_parallel"] * pp1))))
     tp_max = cap if all_tp_free else np.where(tp_free, cap, tp_in)
-    pp_cap = np.fmin(_pow2_floor(layers), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
+    if all_tp_free and all_pp_free:  # TP at the node's power of two, which divides the budget
+        pp_cap = np.fmin(shape.layers_pow2, shape.budget / tp_max)
+    else:
+        pp_cap = np.fmin(shape.layers_pow2, _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
     unit_pp1, unit_tp = shape.unit / pp1, shape.unit / tp_max
     held_activations = shape.activation_bytes(1.0, pp1)
     layer_activations = shape.layer_bytes * layers / tp_max
@@ -139,9 +146,9 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     with_pp = code % 2 == 1
     need = np.where(with_pp, unit_tp * replicated / (avail - layer_activations),
                     (unit_pp1 * replicated + held_activations) / avail)
-    need = np.where(found, need, np.inf)
-    tp = np.where(with_pp | ~tp_free, tp_max, np.fmin(_pow2_ceil(need), cap))
-    pp = np.where(with_pp, np.fmin(_pow2_ceil(need), pp_cap), pp1)
+    degree = _pow2_ceil(np.where(found, need, np.inf))
+    tp = np.where(with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
+    pp = np.where(with_pp, np.fmin(degree, pp_cap), pp1)
     return tp, pp, zero, code, found
 
 
@@ -200,12 +207,16 @@ def _resolve(shape: Shape) -> dict[str, np.ndarray]:
     zero_in = v["zero_stage"]
     gpus, ep = v["gpu_count"], v["expert_parallel"]
     data_parallel = gpus / (tp * pp)
-    valid = (np.floor(data_parallel) == data_parallel) & (tp <= v["gpus_per_node"]) & (
-        np.floor(data_parallel / ep) == data_parallel / ep)
+    if shape.all_free:  # proposed degrees divide the GPUs and stay within the node by construction
+        valid = np.ones(shape.size, dtype=bool)
+    else:
+        valid = (np.floor(data_parallel) == data_parallel) & (tp <= v["gpus_per_node"]) & (
+            np.floor(data_parallel / ep) == data_parallel / ep)
     return {
         "tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep,
         "data_parallel": np.fmax(np.floor(data_parallel), 1.0), "zero_stage": zero,
         "weights_gb": weights, "gradients_gb": gradients, "optimizer_gb": optimizer, "activations_gb": activations,
         "total_gb": total, "fits": (total * memory.GB <= shape.limit) & valid, "valid": valid,
-        "proposed": np.isnan(v["tensor_parallel"]) | np.isnan(v["pipeline_parallel"]) | np.isnan(zero_in),
+        "proposed": np.ones(shape.size, dtype=bool) if shape.all_free else (
+            np.isnan(v["tensor_parallel"]) | np.isnan(v["pipeline_parallel"]) | np.isnan(zero_in)),
     }
