@@ -134,10 +134,14 @@ def _layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarr
 
 
 def _memory_at(scenario: Scenario, tp: int, pp: int, zero: int, recompute: str | None = None) -> float:
-    mode = recompute or scenario.activation_recompute
-    q = _layout_inputs(scenario, tensor_parallel=tp, pipeline_parallel=pp, zero_stage=zero,
-                       recompute_index=memory.RECOMPUTE_MODES.index(mode))
-    return float(layout.resolve(q)["total_gb"][0])
+    """GB per GPU of the scenario at a given layout (the formulas of `dashboard.core.memory`, one scenario)."""
+    local = memory.params_per_gpu(scenario.total_params, scenario.active, tp, pp, scenario.expert_parallel)
+    states = memory.model_states_gb(local, scenario.total_params / scenario.gpu_count, zero)
+    heads = scenario.n_heads or max(round(scenario.d_model / HEAD_DIM), 1)
+    mode = memory.RECOMPUTE_MODES.index(recompute or scenario.activation_recompute)
+    layer = memory.layer_activation_bytes(scenario.seq_len, scenario.micro_batch_size, scenario.d_model, heads, tp,
+                                          mode)
+    return float(sum(states) + memory.activation_bytes(layer, scenario.n_layers, pp) / memory.GB)
 
 
 def proposed_layout(scenario: Scenario) -> dict[str, Any]:

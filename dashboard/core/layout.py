@@ -58,7 +58,8 @@ class Shape:
         self.size = int(np.prod(shape))
 
         def flat(x):
-            return np.broadcast_to(np.asarray(x, dtype=float), shape).ravel()
+            x = np.asarray(x, dtype=float)
+            return x.ravel() if x.shape == shape else np.broadcast_to(x, shape).ravel()
 
         self.v = {key: flat(p[key]) for key in KEPT}
         self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
