@@ -70,10 +70,10 @@ def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
     return factor
 
 
-def tst_net_savings_with_scarcity(tst: dict, tokens, unique_tokens):
+def tst_net_savings_with_scarcity(tst: dict, factor):
     """TST's net saving (USD) when its longer run is paid for: the engine's net saving − (factor − 1) · TST cost.
 
-    `tst` is the engine's `tst` result; −inf when TST cannot reach the baseline's loss from the unique data.
+    `tst` is the engine's `tst` result and `factor` is `tst_scarcity_factor`; −inf when TST cannot reach the
+    baseline's loss from the unique data.
     """
-    factor = tst_scarcity_factor(tokens, tst["tst_tokens"] / tokens, unique_tokens)
     return tst["net_savings_usd"] - (factor - 1.0) * tst["tst_cost_usd"]

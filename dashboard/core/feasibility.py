@@ -89,10 +89,9 @@ def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
 def tst_with_scarcity(p: dict[str, np.ndarray], tst: dict[str, Any]) -> dict[str, Any]:
     """TST's extra run length and net saving when the unique data repeats (`data_supply`)."""
     unique = np.where(np.isnan(p["unique_tokens"]), np.inf, p["unique_tokens"])
-    return {
-        "scarcity_factor": data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], unique),
-        "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, p["tokens"], unique),
-    }
+    factor = data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], unique)
+    return {"scarcity_factor": factor,
+            "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, factor)}
 
 
 def scalar(result: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
