@@ -155,7 +155,7 @@ def proposed_layout(scenario: Scenario) -> dict[str, Any]:
 def _memory_fix(scenario: Scenario, result: dict[str, Any]) -> str:
     lay, limit = result["layout"], result["memory"]["gpu_memory_gb"]
     tp, pp, zero = lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"]
-    node_tp = int(layout._pow2_floor(min(scenario.gpus_per_node, layout._lowbit(scenario.gpu_count / pp))))
+    node_tp = int(layout.pow2_floor(min(scenario.gpus_per_node, layout.lowbit(scenario.gpu_count / pp))))
     options = []
     if zero < 3:
         options.append(("ZeRO-3", _memory_at(scenario, tp, pp, 3)))

@@ -10,8 +10,10 @@ memory-saving layout tried is returned, marked as not fitting.
 
 Memory per GPU is `dashboard.core.memory`'s, written here as bytes = local · r_z / (TP · PP) + total · s_z / GPUs
 + layer activations · ⌈L / PP⌉ · PP / TP, with r_z and s_z the replicated and sharded bytes per parameter of
-ZeRO stage z. The search is closed-form per stage (the smallest power of two that fits, checked exactly) and
-runs only on the rows still unresolved, so 100,000 scenarios cost a few array passes.
+ZeRO stage z. Each candidate's fit is one comparison per row (at its largest allowed degree), the first fitting
+candidate is picked in one pass, its degree is the smallest power of two that fits (closed form, PP then
+doubled over uneven stages until it fits exactly), and only rows whose pick still does not fit are searched
+again, so 100,000 scenarios cost a few dozen array passes.
 """
 
 from __future__ import annotations
@@ -30,15 +32,15 @@ INPUTS = ("total_params", "active_params", "expert_parallel", "gpu_count", "gpus
           "pipeline_parallel", "zero_stage")
 
 
-def _pow2_floor(x):
+def pow2_floor(x):
     return np.exp2(np.floor(np.log2(np.fmax(x, 1.0))))
 
 
-def _pow2_ceil(x):
+def pow2_ceil(x):
     return np.exp2(np.ceil(np.log2(np.fmax(x, 1.0))))
 
 
-def _lowbit(x):
+def lowbit(x):
     """The largest power of two dividing the whole number x (1 for odd numbers, 1 for non-whole x)."""
     whole = np.round(x)
     bits = np.fmax(whole, 1).astype(np.int64)
@@ -71,10 +73,10 @@ class Shape:
             "layer_bytes": memory.layer_activation_bytes(p["seq_len"], p["micro_batch_size"], p["d_model"],
                                                          p["n_heads"], 1.0, p["recompute_index"]),
         }
-        budget = _lowbit(np.asarray(p["gpu_count"]) / p["expert_parallel"])  # TP · PP (powers of 2) divides it
+        budget = lowbit(np.asarray(p["gpu_count"]) / p["expert_parallel"])  # TP · PP (powers of 2) divides it
         derived["budget"] = budget
-        derived["node"] = np.fmin(_pow2_floor(p["gpus_per_node"]), budget)
-        derived["layers_pow2"] = _pow2_floor(p["n_layers"])
+        derived["node"] = np.fmin(pow2_floor(p["gpus_per_node"]), budget)
+        derived["layers_pow2"] = pow2_floor(p["n_layers"])
         for name in DERIVED:
             setattr(self, name, flat(derived[name]))
 
@@ -108,12 +110,12 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     all_zero_free = bool(zero_free.all())
     pp1 = 1.0 if all_pp_free else np.where(pp_free, 1.0, pp_in)
     cap = shape.node if all_pp_free else np.fmin(shape.node, np.where(
-        pp_free, shape.budget, _lowbit(v["gpu_count"] / (v["expert_parallel"] * pp1))))
+        pp_free, shape.budget, lowbit(v["gpu_count"] / (v["expert_parallel"] * pp1))))
     tp_max = cap if all_tp_free else np.where(tp_free, cap, tp_in)
     if all_tp_free and all_pp_free:  # TP at the node's power of two, which divides the budget
         pp_cap = np.fmin(shape.layers_pow2, shape.budget / tp_max)
     else:
-        pp_cap = np.fmin(shape.layers_pow2, _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
+        pp_cap = np.fmin(shape.layers_pow2, lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
     unit_pp1, unit_tp = shape.unit / pp1, shape.unit / tp_max
     held_activations = shape.activation_bytes(1.0, pp1)
     layer_activations = shape.layer_bytes * layers / tp_max
@@ -147,7 +149,7 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     with_pp = code % 2 == 1
     need = np.where(with_pp, unit_tp * replicated / (avail - layer_activations),
                     (unit_pp1 * replicated + held_activations) / avail)
-    degree = _pow2_ceil(np.where(found, need, np.inf))
+    degree = pow2_ceil(np.where(found, need, np.inf))
     tp = np.where(with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
     pp = np.where(with_pp, np.fmin(degree, pp_cap), pp1)
     return tp, pp, zero, code, found
@@ -165,7 +167,7 @@ def _settle(shape: Shape, tp, pp, zero):
         if not short.any():
             break
         if cap is None:
-            cap = np.fmin(_pow2_floor(v["n_layers"]), _lowbit(v["gpu_count"] / (v["expert_parallel"] * tp)))
+            cap = np.fmin(pow2_floor(v["n_layers"]), lowbit(v["gpu_count"] / (v["expert_parallel"] * tp)))
             short &= pp < cap
         pp = np.where(short, np.fmin(2.0 * pp, cap), pp)
         parts = _parts_gb(shape, tp, pp, zero)
