@@ -38,11 +38,12 @@ def memory_figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
         annotations.append({"x": limit, "y": 0.5, "xref": "x", "yref": "y", "yanchor": "bottom", "showarrow": False,
                             "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}})
     verdict = "fits" if memory["fits"] else "does not fit"
-    subtitle = f"{memory['total_gb']:,.1f} GB per GPU — {verdict}" + (
+    subtitle = f"{row}: {memory['total_gb']:,.1f} GB per GPU — {verdict}" + (
         "" if limit is None else f" in {limit:,.0f} GB")
     figure = go.Figure(data=traces, layout=layout_of(
-        "Memory per GPU", "GB per GPU (10⁹ bytes)", "", subtitle=subtitle, barmode="stack", height=260,
-        shapes=shapes, annotations=annotations, template="plotly_white",
+        "Memory per GPU", "GB per GPU (10⁹ bytes)", "", subtitle=subtitle, barmode="stack", height=330,
+        shapes=shapes, annotations=annotations, template="plotly_white", yaxis={"showticklabels": False},
+        legend={"y": -0.45, "traceorder": "normal"}, margin={"l": 20, "b": 110},
         xaxis={"range": [0, 1.1 * max(memory["total_gb"], limit or 0.0)]},
     ))
     return figure

@@ -42,8 +42,8 @@ def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> Non
         chart, numbers = st.columns([3, 2])
         chart.plotly_chart(_figure(scenario_json), width="stretch", key="plan.chart.memory")
         with numbers:
-            st.metric("Layout", _layout_text(result["layout"]),
-                      help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
+            st.markdown(f"**Layout:** {_layout_text(result['layout'])}",
+                        help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
             left, right = st.columns(2)
             left.metric("Optimizer steps", count(result["optimizer_steps"]),
                         help=f"Tokens / global batch of {result['global_batch_sequences']:,.0f} sequences.")
