@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 REPETITION_HALF_LIFE = 15.4  # R*_D, Muennighoff et al. 2023
+DENSE_SHARE = 8  # above 1/8 of rows repeating, compute on every row and select
 
 
 def epochs(tokens_read, unique_tokens):
@@ -29,11 +30,19 @@ def _unrepeated(effective, unique):
 
 
 def _beyond(values, unique_tokens, formula):
-    """`values` with `formula(value, unique)` applied where a value exceeds the unique tokens (only there)."""
+    """`values` with `formula(value, unique)` applied where a value exceeds the unique tokens (only there).
+
+    Where many rows exceed, the formula runs on every row and one select keeps it where it applies (cheaper than
+    gathering and scattering the rows); NaN unique tokens never exceed, like infinite ones.
+    """
     values, unique = np.broadcast_arrays(np.asarray(values, dtype=float), np.asarray(unique_tokens, dtype=float))
-    result = values.copy()
     rows = values > unique
-    if rows.any():
+    exceeding = np.count_nonzero(rows)
+    if exceeding > values.size // DENSE_SHARE:
+        with np.errstate(all="ignore"):
+            return np.where(rows, formula(values, unique), values)
+    result = values.copy()
+    if exceeding:
         result[rows] = formula(values[rows], unique[rows])
     return result
 
@@ -61,10 +70,14 @@ def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
 
     planned, multiplier = np.broadcast_arrays(np.asarray(tokens * token_multiplier, dtype=float),
                                               np.asarray(token_multiplier, dtype=float))
-    factor = np.ones(planned.shape)
     unique = np.broadcast_to(np.asarray(unique_tokens, dtype=float), planned.shape)
     rows = planned > unique
-    if rows.any():
+    repeating = np.count_nonzero(rows)
+    if repeating > planned.size // DENSE_SHARE:
+        with np.errstate(all="ignore"):
+            return np.where(rows, longer(planned, unique), 1.0)
+    factor = np.ones(planned.shape)
+    if repeating:
         multiplier = multiplier[rows]
         factor[rows] = longer(planned[rows], unique[rows])
     return factor

@@ -79,7 +79,7 @@ def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, 
 def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
     """The plan's feasibility outputs: `plan_arrays` (moved out of `costs`) plus epochs and effective tokens."""
     plan = dict(costs.pop("plan"))
-    unique = np.where(np.isnan(p["unique_tokens"]), np.inf, p["unique_tokens"])
+    unique = p["unique_tokens"]  # NaN (unlimited) never exceeds the tokens read, like infinity
     plan.pop("idle_factor")
     plan["epochs"] = data_supply.epochs(costs["raw_tokens"], unique)
     plan["effective_tokens"] = data_supply.effective_tokens(costs["raw_tokens"], unique)
@@ -88,8 +88,7 @@ def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
 
 def tst_with_scarcity(p: dict[str, np.ndarray], tst: dict[str, Any]) -> dict[str, Any]:
     """TST's extra run length and net saving when the unique data repeats (`data_supply`)."""
-    unique = np.where(np.isnan(p["unique_tokens"]), np.inf, p["unique_tokens"])
-    factor = data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], unique)
+    factor = data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], p["unique_tokens"])
     return {"scarcity_factor": factor,
             "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, factor)}
 
