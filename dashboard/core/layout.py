@@ -155,29 +155,44 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     return tp, pp, zero, code, found
 
 
-def _settle(shape: Shape, tp, pp, zero):
-    """The PP step took activations as L layers: where ⌈L/PP⌉ · PP layers do not fit, double PP up to its cap."""
+def _settle(shape: Shape, tp, pp, zero, found):
+    """The PP step took activations as L layers: where ⌈L/PP⌉ · PP layers do not fit, double PP up to its cap.
+
+    Returns PP, the memory parts and their total (GB). Rows where no candidate fits already sit at the cap
+    (their PP is the cap of `_choose`), so only found rows are doubled, and only those rows are recomputed.
+    """
     parts = _parts_gb(shape, tp, pp, zero)
-    v = shape.v
-    cap = None
+    total = _total_gb(parts)
+    rows = np.flatnonzero(found & np.isnan(shape.v["pipeline_parallel"]) & (total * memory.GB > shape.limit))
+    if not rows.size:
+        return pp, parts, total
+    part, tp_rows, pp_rows, zero_rows = shape.take(rows), tp[rows], pp[rows], zero[rows]
+    v = part.v
+    cap = np.fmin(pow2_floor(v["n_layers"]), lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_rows)))
+    parts_rows, total_rows = tuple(x[rows] for x in parts), total[rows]
     for _ in range(MAX_DOUBLINGS):
-        short = np.isnan(v["pipeline_parallel"]) & (sum(parts) * memory.GB > shape.limit)
-        if cap is not None:
-            short &= pp < cap
+        short = (total_rows * memory.GB > part.limit) & (pp_rows < cap)
         if not short.any():
             break
-        if cap is None:
-            cap = np.fmin(pow2_floor(v["n_layers"]), lowbit(v["gpu_count"] / (v["expert_parallel"] * tp)))
-            short &= pp < cap
-        pp = np.where(short, np.fmin(2.0 * pp, cap), pp)
-        parts = _parts_gb(shape, tp, pp, zero)
-    return pp, parts
+        pp_rows = np.where(short, np.fmin(2.0 * pp_rows, cap), pp_rows)
+        parts_rows = _parts_gb(part, tp_rows, pp_rows, zero_rows)
+        total_rows = _total_gb(parts_rows)
+    pp[rows] = pp_rows
+    for whole, some in zip(parts, parts_rows):
+        whole[rows] = some
+    total[rows] = total_rows
+    return pp, parts, total
 
 
 def _parts_gb(shape: Shape, tp, pp, zero):
     """(weights, gradients, optimizer, activations) GB per GPU at a layout."""
     weights, gradients, optimizer = memory.model_states_gb(shape.unit / (tp * pp), shape.sharded_unit, zero)
     return weights, gradients, optimizer, shape.activation_bytes(tp, pp) / memory.GB
+
+
+def _total_gb(parts):
+    weights, gradients, optimizer, activations = parts
+    return weights + gradients + optimizer + activations
 
 
 def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -195,18 +210,19 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def _resolve(shape: Shape) -> dict[str, np.ndarray]:
     v = shape.v
     tp, pp, zero, code, found = _choose(shape)
-    pp, parts = _settle(shape, tp, pp, zero)
+    pp, parts, total = _settle(shape, tp, pp, zero, found)
     # Where the doubled PP does not fit either, the search goes on from the next candidate.
     for _ in range(2 * len(SHARDED_BYTES)):
-        rows = np.flatnonzero(found & (sum(parts) * memory.GB > shape.limit))
+        rows = np.flatnonzero(found & (total * memory.GB > shape.limit))
         if not rows.size:
             break
         part = shape.take(rows)
-        tp[rows], pp_rows, zero[rows], code[rows], found[rows] = _choose(part, after=code[rows])
-        pp[rows] = _settle(part, tp[rows], pp_rows, zero[rows])[0]
-        parts = _parts_gb(shape, tp, pp, zero)
+        tp_rows, pp_rows, zero_rows, code[rows], found_rows = _choose(part, after=code[rows])
+        pp_rows, parts_rows, total_rows = _settle(part, tp_rows, pp_rows, zero_rows, found_rows)
+        tp[rows], pp[rows], zero[rows], found[rows], total[rows] = tp_rows, pp_rows, zero_rows, found_rows, total_rows
+        for whole, some in zip(parts, parts_rows):
+            whole[rows] = some
     weights, gradients, optimizer, activations = parts
-    total = weights + gradients + optimizer + activations
     zero_in = v["zero_stage"]
     gpus, ep = v["gpu_count"], v["expert_parallel"]
     data_parallel = gpus / (tp * pp)
