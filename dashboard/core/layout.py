@@ -47,6 +47,19 @@ def lowbit(x):
     return np.where(whole == x, bits & -bits, 1).astype(float)
 
 
+def select(mask, when_true, when_false):
+    """`np.where(mask, when_true, when_false)` for floats, bit for bit, without a branch per row.
+
+    A mask that changes at random from row to row makes `np.where` mispredict half its branches; selecting
+    the bits with integer masks costs the same whatever the mask.
+    """
+    true_bits = np.asarray(when_true, dtype=float).view(np.int64)
+    false_bits = np.asarray(when_false, dtype=float).view(np.int64)
+    bits = np.negative(np.asarray(mask).astype(np.int64)) & (true_bits ^ false_bits)  # all ones where it holds
+    bits ^= false_bits
+    return bits.view(float)
+
+
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
         "gpus_per_node")
 DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2")
@@ -123,7 +136,10 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
               if (z in SEARCHED_ZERO_STAGES and zero_free.any()) or (not all_zero_free and (zero_in == z).any())]
     last_zero = np.where(zero_free, float(SEARCHED_ZERO_STAGES[-1]), zero_in)
     # Candidate k = 2 · stage index + (0: TP step, 1: PP step); rows where none fits take the last stage's.
-    last_code = 2 * np.searchsorted(stages, last_zero) + np.where(pp_free, 1, 0)
+    if all_zero_free and all_pp_free:
+        last_code = np.full(shape.size, 2 * len(stages) - 1)
+    else:
+        last_code = 2 * np.searchsorted(stages, last_zero) + np.where(pp_free, 1, 0)
     code, found = last_code, np.zeros(last_code.shape, dtype=bool)
     for position in range(len(stages) - 1, -1, -1):
         zero = stages[position]
@@ -141,17 +157,18 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
                 allowed |= zero_free
             by_pp &= allowed
             by_tp &= allowed
-        code = np.where(by_tp, 2 * position, np.where(by_pp, 2 * position + 1, code))
+        code = code + by_pp * (2 * position + 1 - code)  # the PP step where it fits, then the TP step over it
+        code = code + by_tp * (2 * position - code)
         found |= by_tp | by_pp
     zero = np.take(np.array(stages, dtype=float), code // 2)
     replicated, sharded = np.take(REPLICATED_BYTES, zero.astype(int)), np.take(SHARDED_BYTES, zero.astype(int))
     avail = shape.limit - shape.sharded_unit * sharded
     with_pp = code % 2 == 1
-    need = np.where(with_pp, unit_tp * replicated / (avail - layer_activations),
-                    (unit_pp1 * replicated + held_activations) / avail)
-    degree = pow2_ceil(np.where(found, need, np.inf))
-    tp = np.where(with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
-    pp = np.where(with_pp, np.fmin(degree, pp_cap), pp1)
+    need = select(with_pp, unit_tp * replicated / (avail - layer_activations),
+                  (unit_pp1 * replicated + held_activations) / avail)
+    degree = pow2_ceil(select(found, need, np.inf))
+    tp = select(with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
+    pp = select(with_pp, np.fmin(degree, pp_cap), pp1)
     return tp, pp, zero, code, found
 
 
@@ -178,7 +195,7 @@ def _settle(shape: Shape, tp, pp, zero, found):
         parts_rows = _parts_gb(part, tp_rows, pp_rows, zero_rows)
         total_rows = _total_gb(parts_rows)
     pp[rows] = pp_rows
-    for whole, some in zip(parts, parts_rows):
+    for whole, some in zip(parts, parts_rows, strict=True):
         whole[rows] = some
     total[rows] = total_rows
     return pp, parts, total
@@ -220,7 +237,7 @@ def _resolve(shape: Shape) -> dict[str, np.ndarray]:
         tp_rows, pp_rows, zero_rows, code[rows], found_rows = _choose(part, after=code[rows])
         pp_rows, parts_rows, total_rows = _settle(part, tp_rows, pp_rows, zero_rows, found_rows)
         tp[rows], pp[rows], zero[rows], found[rows], total[rows] = tp_rows, pp_rows, zero_rows, found_rows, total_rows
-        for whole, some in zip(parts, parts_rows):
+        for whole, some in zip(parts, parts_rows, strict=True):
             whole[rows] = some
     weights, gradients, optimizer, activations = parts
     zero_in = v["zero_stage"]
