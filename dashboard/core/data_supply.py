@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from dashboard.core.branchless import select
+
 REPETITION_HALF_LIFE = 15.4  # R*_D, Muennighoff et al. 2023
 DENSE_SHARE = 8  # above 1/8 of rows repeating, compute on every row and select
 
 
 def epochs(tokens_read, unique_tokens):
     """Passes over the unique data; 0 when unique data is unlimited (infinite or NaN)."""
-    return np.where(np.isfinite(unique_tokens), tokens_read / unique_tokens, 0.0)
+    return select(np.isfinite(unique_tokens), tokens_read / unique_tokens, 0.0)
 
 
 def _repeated(tokens_read, unique):
@@ -25,7 +27,7 @@ def _repeated(tokens_read, unique):
 def _unrepeated(effective, unique):
     share = (effective - unique) / (unique * REPETITION_HALF_LIFE)
     with np.errstate(divide="ignore", invalid="ignore"):
-        repeats = np.where(share < 1.0, -REPETITION_HALF_LIFE * np.log1p(-np.fmin(share, 1.0)), np.inf)
+        repeats = select(share < 1.0, -REPETITION_HALF_LIFE * np.log1p(-np.fmin(share, 1.0)), np.inf)
     return unique * (1.0 + repeats)
 
 
@@ -40,7 +42,7 @@ def _beyond(values, unique_tokens, formula):
     exceeding = np.count_nonzero(rows)
     if exceeding > values.size // DENSE_SHARE:
         with np.errstate(all="ignore"):
-            return np.where(rows, formula(values, unique), values)
+            return select(rows, formula(values, unique), values)
     result = values.copy()
     if exceeding:
         result[rows] = formula(values[rows], unique[rows])
@@ -75,7 +77,7 @@ def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
     repeating = np.count_nonzero(rows)
     if repeating > planned.size // DENSE_SHARE:
         with np.errstate(all="ignore"):
-            return np.where(rows, longer(planned, unique), 1.0)
+            return select(rows, longer(planned, unique), 1.0)
     factor = np.ones(planned.shape)
     if repeating:
         multiplier = multiplier[rows]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from dashboard.core import memory
+from dashboard.core.branchless import select
 
 SEARCHED_ZERO_STAGES = (1, 2, 3)
 MAX_DOUBLINGS = 20  # PP doublings after the closed-form guess (uneven stages make memory uneven in PP)
@@ -45,19 +46,6 @@ def lowbit(x):
     whole = np.round(x)
     bits = np.fmax(whole, 1).astype(np.int64)
     return np.where(whole == x, bits & -bits, 1).astype(float)
-
-
-def select(mask, when_true, when_false):
-    """`np.where(mask, when_true, when_false)` for floats, bit for bit, without a branch per row.
-
-    A mask that changes at random from row to row makes `np.where` mispredict half its branches; selecting
-    the bits with integer masks costs the same whatever the mask.
-    """
-    true_bits = np.asarray(when_true, dtype=float).view(np.int64)
-    false_bits = np.asarray(when_false, dtype=float).view(np.int64)
-    bits = np.negative(np.asarray(mask).astype(np.int64)) & (true_bits ^ false_bits)  # all ones where it holds
-    bits ^= false_bits
-    return bits.view(float)
 
 
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dashboard.core.branchless import select
+
 GB = 1e9
 WEIGHT_BYTES = 2.0
 GRADIENT_BYTES = 2.0
@@ -42,9 +44,9 @@ def model_states_gb(local_params, sharded_params, zero_stage):
     `local_params` is `params_per_gpu`; `sharded_params` is total parameters / GPUs, what a fully sharded
     state leaves on each GPU.
     """
-    weights = WEIGHT_BYTES / GB * np.where(zero_stage >= 3, sharded_params, local_params)
-    gradients = GRADIENT_BYTES / GB * np.where(zero_stage >= 2, sharded_params, local_params)
-    optimizer = OPTIMIZER_BYTES / GB * np.where(zero_stage >= 1, sharded_params, local_params)
+    weights = WEIGHT_BYTES / GB * select(zero_stage >= 3, sharded_params, local_params)
+    gradients = GRADIENT_BYTES / GB * select(zero_stage >= 2, sharded_params, local_params)
+    optimizer = OPTIMIZER_BYTES / GB * select(zero_stage >= 1, sharded_params, local_params)
     return weights, gradients, optimizer
 
 

@@ -1,0 +1,19 @@
+"""`np.where` for float arrays without a branch per row, bit for bit the same result.
+
+A mask that changes at random from row to row (which layout fits, which scenarios repeat their data) makes
+`np.where` mispredict about half its branches, several times slower than arithmetic on the same arrays.
+Selecting the bits with integer masks costs the same whatever the mask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def select(mask, when_true, when_false):
+    """`np.where(mask, when_true, when_false)` for floats (NaN, infinities and signed zeros kept exactly)."""
+    true_bits = np.asarray(when_true, dtype=float).view(np.int64)
+    false_bits = np.asarray(when_false, dtype=float).view(np.int64)
+    bits = np.negative(np.asarray(mask).astype(np.int64)) & (true_bits ^ false_bits)  # all ones where it holds
+    bits ^= false_bits
+    return np.asarray(bits).view(float)
