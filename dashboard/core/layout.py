@@ -50,7 +50,16 @@ def lowbit(x):
 
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
         "gpus_per_node")
-DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2")
+DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2", "all_layers_bytes",
+           "unstaged_bytes")
+
+
+def _compact(x) -> np.ndarray:
+    """A column whose rows are all equal as one row (it broadcasts the same), else the column as floats."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 1 and x.size > 1 and x[0] == x[-1] and bool((x == x[0]).all()):
+        return x[:1]
+    return x
 
 
 class Shape:
@@ -64,9 +73,10 @@ class Shape:
             x = np.asarray(x, dtype=float)
             return x.ravel() if x.shape == shape else np.broadcast_to(x, shape).ravel()
 
-        self.v = {key: flat(p[key]) for key in KEPT}
         self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
                                                                        "zero_stage"))
+        p = {key: _compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
+        self.v = {key: flat(p[key]) for key in KEPT}
         derived = {
             "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
             "unit": memory.params_per_gpu(p["total_params"], p["active_params"], 1.0, 1.0, p["expert_parallel"]),
@@ -78,6 +88,8 @@ class Shape:
         derived["budget"] = budget
         derived["node"] = np.fmin(pow2_floor(p["gpus_per_node"]), budget)
         derived["layers_pow2"] = pow2_floor(p["n_layers"])
+        derived["all_layers_bytes"] = derived["layer_bytes"] * p["n_layers"]  # activations of L layers at TP 1
+        derived["unstaged_bytes"] = memory.activation_bytes(derived["layer_bytes"] / 1.0, p["n_layers"], 1.0)
         for name in DERIVED:
             setattr(self, name, flat(derived[name]))
 
@@ -105,7 +117,7 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     number and whether one was found.
     """
     v = shape.v
-    tp_in, pp_in, zero_in, layers = v["tensor_parallel"], v["pipeline_parallel"], v["zero_stage"], v["n_layers"]
+    tp_in, pp_in, zero_in = v["tensor_parallel"], v["pipeline_parallel"], v["zero_stage"]
     tp_free, pp_free = np.isnan(tp_in), np.isnan(pp_in)
     all_tp_free, all_pp_free, zero_free = bool(tp_free.all()), bool(pp_free.all()), np.isnan(zero_in)
     all_zero_free = bool(zero_free.all())
@@ -117,9 +129,9 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
         pp_cap = np.fmin(shape.layers_pow2, shape.budget / tp_max)
     else:
         pp_cap = np.fmin(shape.layers_pow2, lowbit(v["gpu_count"] / (v["expert_parallel"] * tp_max)))
-    unit_pp1, unit_tp = shape.unit / pp1, shape.unit / tp_max
-    held_activations = shape.activation_bytes(1.0, pp1)
-    layer_activations = shape.layer_bytes * layers / tp_max
+    unit_pp1, unit_tp = shape.unit if all_pp_free else shape.unit / pp1, shape.unit / tp_max
+    held_activations = shape.unstaged_bytes if all_pp_free else shape.activation_bytes(1.0, pp1)
+    layer_activations = shape.all_layers_bytes / tp_max
     stages = [z for z in range(4)
               if (z in SEARCHED_ZERO_STAGES and zero_free.any()) or (not all_zero_free and (zero_in == z).any())]
     last_zero = np.where(zero_free, float(SEARCHED_ZERO_STAGES[-1]), zero_in)
