@@ -44,7 +44,9 @@ def scenario_columns(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
 
 
 def _heads(p: dict[str, np.ndarray]) -> np.ndarray:
-    return np.where(np.isnan(p["n_heads"]), np.maximum(np.round(p["d_model"] / HEAD_DIM), 1.0), p["n_heads"])
+    """Attention heads per row (one row when every row has the same, as the layout search broadcasts it)."""
+    heads, d_model = layout.compact(p["n_heads"]), layout.compact(p["d_model"])
+    return np.where(np.isnan(heads), np.maximum(np.round(d_model / HEAD_DIM), 1.0), heads)
 
 
 def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:

@@ -54,7 +54,7 @@ DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "la
            "unstaged_bytes")
 
 
-def _compact(x) -> np.ndarray:
+def compact(x) -> np.ndarray:
     """A column whose rows are all equal as one row (it broadcasts the same), else the column as floats."""
     x = np.asarray(x, dtype=float)
     if x.ndim == 1 and x.size > 1 and x[0] == x[-1] and bool((x == x[0]).all()):
@@ -75,7 +75,7 @@ class Shape:
 
         self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
                                                                        "zero_stage"))
-        p = {key: _compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
+        p = {key: compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
         self.v = {key: flat(p[key]) for key in KEPT}
         derived = {
             "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
