@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
+BRANCHY_BELOW = 1024  # fewer rows than this: np.where itself (its branches cost less than the bit work)
+
 
 def select(mask, when_true, when_false):
     """`np.where(mask, when_true, when_false)` for floats (NaN, infinities and signed zeros kept exactly)."""
+    if np.size(mask) < BRANCHY_BELOW:
+        return np.where(mask, when_true, when_false).astype(float, copy=False)
     true_bits = np.asarray(when_true, dtype=float).view(np.int64)
     false_bits = np.asarray(when_false, dtype=float).view(np.int64)
     bits = np.negative(np.asarray(mask).astype(np.int64)) & (true_bits ^ false_bits)  # all ones where it holds
