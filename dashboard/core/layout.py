@@ -52,6 +52,7 @@ KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_c
         "gpus_per_node")
 DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2", "all_layers_bytes",
            "unstaged_bytes")
+ONE_ROW = {"limit", "layer_bytes", "layers_pow2", "all_layers_bytes", "unstaged_bytes"}  # may stay one row
 
 
 def compact(x) -> np.ndarray:
@@ -63,20 +64,26 @@ def compact(x) -> np.ndarray:
 
 
 class Shape:
-    """The inputs of the memory model as flat arrays of one common length, with per-row constants."""
+    """The inputs of the memory model as flat arrays of one common length, with per-row constants.
+
+    A per-row constant of `ONE_ROW` that is the same for every row is kept as one row, which broadcasts; the
+    parameter counts stay full length, so every result has the inputs' length.
+    """
 
     def __init__(self, p: dict[str, np.ndarray]) -> None:
         shape = np.broadcast_shapes(*(np.shape(p[key]) for key in INPUTS))
         self.size = int(np.prod(shape))
 
-        def flat(x):
+        def flat(x, one_row=False):  # one_row: a single row stays one row (it broadcasts)
             x = np.asarray(x, dtype=float)
-            return x.ravel() if x.shape == shape else np.broadcast_to(x, shape).ravel()
+            if x.shape == shape or (one_row and x.size == 1):
+                return x.ravel()
+            return np.broadcast_to(x, shape).ravel()
 
         self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
                                                                        "zero_stage"))
-        p = {key: compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
         self.v = {key: flat(p[key]) for key in KEPT}
+        p = {key: compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
         derived = {
             "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
             "unit": memory.params_per_gpu(p["total_params"], p["active_params"], 1.0, 1.0, p["expert_parallel"]),
@@ -91,7 +98,7 @@ class Shape:
         derived["all_layers_bytes"] = derived["layer_bytes"] * p["n_layers"]  # activations of L layers at TP 1
         derived["unstaged_bytes"] = memory.activation_bytes(derived["layer_bytes"] / 1.0, p["n_layers"], 1.0)
         for name in DERIVED:
-            setattr(self, name, flat(derived[name]))
+            setattr(self, name, flat(derived[name], one_row=name in ONE_ROW))
 
     def take(self, rows: np.ndarray) -> Shape:
         part = object.__new__(Shape)
@@ -99,7 +106,8 @@ class Shape:
         part.all_free = self.all_free
         part.v = {key: value[rows] for key, value in self.v.items()}
         for name in DERIVED:
-            setattr(part, name, getattr(self, name)[rows])
+            value = getattr(self, name)
+            setattr(part, name, value[rows] if value.size > 1 else value)
         return part
 
     def activation_bytes(self, tp, pp):
