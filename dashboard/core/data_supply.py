@@ -12,7 +12,6 @@ import numpy as np
 from dashboard.core.branchless import select
 
 REPETITION_HALF_LIFE = 15.4  # R*_D, Muennighoff et al. 2023
-DENSE_SHARE = 8  # above 1/8 of rows repeating, compute on every row and select
 
 
 def epochs(tokens_read, unique_tokens):
@@ -34,18 +33,14 @@ def _unrepeated(effective, unique):
 def _beyond(values, unique_tokens, formula):
     """`values` with `formula(value, unique)` applied where a value exceeds the unique tokens (only there).
 
-    Where many rows exceed, the formula runs on every row and one select keeps it where it applies (cheaper than
-    gathering and scattering the rows); NaN unique tokens never exceed, like infinite ones.
+    The rows are gathered and scattered by index (boolean masks of random rows are several times slower);
+    NaN unique tokens never exceed, like infinite ones.
     """
     values, unique = np.broadcast_arrays(np.asarray(values, dtype=float), np.asarray(unique_tokens, dtype=float))
-    rows = values > unique
-    exceeding = np.count_nonzero(rows)
-    if exceeding > values.size // DENSE_SHARE:
-        with np.errstate(all="ignore"):
-            return select(rows, formula(values, unique), values)
+    rows = np.flatnonzero(values > unique)
     result = values.copy()
-    if exceeding:
-        result[rows] = formula(values[rows], unique[rows])
+    if rows.size:
+        result.reshape(-1)[rows] = formula(np.take(values, rows), np.take(unique, rows))
     return result
 
 
@@ -73,15 +68,11 @@ def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
     planned, multiplier = np.broadcast_arrays(np.asarray(tokens * token_multiplier, dtype=float),
                                               np.asarray(token_multiplier, dtype=float))
     unique = np.broadcast_to(np.asarray(unique_tokens, dtype=float), planned.shape)
-    rows = planned > unique
-    repeating = np.count_nonzero(rows)
-    if repeating > planned.size // DENSE_SHARE:
-        with np.errstate(all="ignore"):
-            return select(rows, longer(planned, unique), 1.0)
+    rows = np.flatnonzero(planned > unique)
     factor = np.ones(planned.shape)
-    if repeating:
-        multiplier = multiplier[rows]
-        factor[rows] = longer(planned[rows], unique[rows])
+    if rows.size:
+        multiplier = np.take(multiplier, rows)
+        factor.reshape(-1)[rows] = longer(np.take(planned, rows), np.take(unique, rows))
     return factor
 
 
