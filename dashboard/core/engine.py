@@ -232,6 +232,8 @@ def evaluate(p: dict[str, np.ndarray]) -> dict[str, Any]:
 def _scalar(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _scalar(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray):  # the first element, as `item` gives it in one call
+        return float(value.item(0))
     return float(np.asarray(value).reshape(-1)[0])
 
 
