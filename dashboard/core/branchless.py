@@ -18,6 +18,11 @@ def select(mask, when_true, when_false):
         return np.where(mask, when_true, when_false).astype(float, copy=False)
     true_bits = np.asarray(when_true, dtype=float).view(np.int64)
     false_bits = np.asarray(when_false, dtype=float).view(np.int64)
-    bits = np.negative(np.asarray(mask).astype(np.int64)) & (true_bits ^ false_bits)  # all ones where it holds
+    bits = np.asarray(mask).astype(np.int64)
+    shape = np.broadcast_shapes(bits.shape, true_bits.shape, false_bits.shape)
+    if bits.shape != shape:
+        bits = np.broadcast_to(bits, shape).copy()
+    np.negative(bits, out=bits)  # all ones where the mask holds
+    bits &= true_bits ^ false_bits
     bits ^= false_bits
     return np.asarray(bits).view(float)

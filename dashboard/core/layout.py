@@ -168,14 +168,16 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
         code = code + by_pp * (2 * position + 1 - code)  # the PP step where it fits, then the TP step over it
         code = code + by_tp * (2 * position - code)
         found |= by_tp | by_pp
-    zero = np.take(np.array(stages, dtype=float), code // 2)
-    replicated, sharded = np.take(REPLICATED_BYTES, zero.astype(int)), np.take(SHARDED_BYTES, zero.astype(int))
+    position = code // 2
+    zero = np.take(np.array(stages, dtype=float), position)
+    replicated = np.take([REPLICATED_BYTES[z] for z in stages], position)
+    sharded = np.take([SHARDED_BYTES[z] for z in stages], position)
     avail = shape.limit - shape.sharded_unit * sharded
     with_pp = code % 2 == 1
     need = select(with_pp, unit_tp * replicated / (avail - layer_activations),
                   (unit_pp1 * replicated + held_activations) / avail)
     degree = pow2_ceil(select(found, need, np.inf))
-    tp = select(with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
+    tp = select(with_pp if all_tp_free else with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
     pp = select(with_pp, np.fmin(degree, pp_cap), pp1)
     return tp, pp, zero, code, found
 
