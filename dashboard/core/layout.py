@@ -142,11 +142,11 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     layer_activations = shape.all_layers_bytes / tp_max
     stages = [z for z in range(4)
               if (z in SEARCHED_ZERO_STAGES and zero_free.any()) or (not all_zero_free and (zero_in == z).any())]
-    last_zero = np.where(zero_free, float(SEARCHED_ZERO_STAGES[-1]), zero_in)
     # Candidate k = 2 · stage index + (0: TP step, 1: PP step); rows where none fits take the last stage's.
     if all_zero_free and all_pp_free:
         last_code = np.full(shape.size, 2 * len(stages) - 1)
     else:
+        last_zero = np.where(zero_free, float(SEARCHED_ZERO_STAGES[-1]), zero_in)
         last_code = 2 * np.searchsorted(stages, last_zero) + np.where(pp_free, 1, 0)
     code, found = last_code, np.zeros(last_code.shape, dtype=bool)
     for position in range(len(stages) - 1, -1, -1):
