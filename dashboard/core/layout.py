@@ -143,11 +143,12 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     stages = [z for z in range(4)
               if (z in SEARCHED_ZERO_STAGES and zero_free.any()) or (not all_zero_free and (zero_in == z).any())]
     # Candidate k = 2 · stage index + (0: TP step, 1: PP step); rows where none fits take the last stage's.
+    # Codes are small integers (int8), so the per-stage updates touch an eighth of the bytes of float rows.
     if all_zero_free and all_pp_free:
-        last_code = np.full(shape.size, 2 * len(stages) - 1)
+        last_code = np.full(shape.size, 2 * len(stages) - 1, dtype=np.int8)
     else:
         last_zero = np.where(zero_free, float(SEARCHED_ZERO_STAGES[-1]), zero_in)
-        last_code = 2 * np.searchsorted(stages, last_zero) + np.where(pp_free, 1, 0)
+        last_code = (2 * np.searchsorted(stages, last_zero) + np.where(pp_free, 1, 0)).astype(np.int8)
     code, found = last_code, np.zeros(last_code.shape, dtype=bool)
     for position in range(len(stages) - 1, -1, -1):
         zero = stages[position]
