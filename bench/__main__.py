@@ -3,8 +3,8 @@
 import importlib
 
 BENCHMARKS = (
-    "bench.engine_bench", "bench.uncertainty_bench", "bench.ingest_bench", "bench.plan_bench", "bench.browser_bench",
-    "bench.retro_bench", "bench.sessions_bench",
+    "bench.engine_bench", "bench.feasibility_bench", "bench.uncertainty_bench", "bench.ingest_bench",
+    "bench.plan_bench", "bench.browser_bench", "bench.retro_bench", "bench.sessions_bench",
 )
 
 for name in BENCHMARKS:

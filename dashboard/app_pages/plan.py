@@ -13,7 +13,7 @@ from dashboard.core import risk
 from dashboard.core.presets import presets
 from dashboard.file_names import download_name
 from dashboard.safe_text import markdown_text
-from dashboard.ui import plan_charts_view, plan_controls, plan_state, plan_view
+from dashboard.ui import feasibility_view, plan_charts_view, plan_controls, plan_state, plan_view
 from dashboard.ui.cache import plan_monte_carlo, plan_result
 
 plan_state.start()
@@ -72,6 +72,7 @@ with st.sidebar:
                        icon=":material/save:")
 
 plan_view.headline_notes(scenario, result, headline, risk.top_lever(mc))
+feasibility_view.panel(scenario, result, state[plan_state.SCENARIO])
 plan_view.charts(state[plan_state.SCENARIO])
 st.subheader("What it risks")
 plan_view.risks(scenario, result)

@@ -30,7 +30,7 @@ OUTPUT_SECTION = "Output"
 INPUT_KEYS = tuple(name for name in Scenario.model_fields if name not in {"schema_", "name"})
 
 # Headline outputs in the Plan page's order, with its labels (units are in the formatted values).
-HEADLINES = tuple((key, catalogue.label(key)) for key in catalogue.HEADLINE_OUTPUTS)
+HEADLINES = tuple((key, catalogue.label(key)) for key in (*catalogue.HEADLINE_OUTPUTS, "feasibility_status"))
 
 # Monte Carlo rows (`MonteCarlo.summary()` percentiles), each placed after its point estimate's row.
 RANGE_ROWS = {

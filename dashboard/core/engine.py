@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from dashboard.core import compute, purchase, reliability, scaling, storage
+from dashboard.core import compute, feasibility, purchase, reliability, scaling, storage
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 
@@ -35,7 +35,8 @@ LOSS_STEP = 0.01
 # `dashboard.core.uncertainty`, not by the model.
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
-    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method"} and not name.startswith("range_")
+    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute"}
+    and not name.startswith("range_")
 )
 
 
@@ -57,6 +58,7 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     arrays["peak_tflops"] = np.array([peak_tflops_of(s) for s in scenarios], dtype=float)
     arrays["fit_index"] = np.array([scaling.FIT_KEYS.index(s.scaling_fit) for s in scenarios])
     arrays["is_tst"] = np.array([s.method == "tst" for s in scenarios], dtype=float)
+    arrays.update(feasibility.scenario_columns(scenarios))
     return arrays
 
 
@@ -75,11 +77,13 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         ),
         0.0,
     )
-    flops_model = compute.model_flops(arrays["active_params"], arrays["tokens"], attention)
-    flops_total = compute.hardware_flops(flops_model, arrays["activation_recompute"] > 0)
-    gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], arrays["mfu"])
-    speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
-    gpu_hours_compute = gpu_hours_ideal / speedup
+    flops_model = compute.model_flops(p["active_params"], p["tokens"], attention)
+    flops_total = compute.hardware_flops(flops_model, p["activation_recompute"] > 0)
+    gpu_hours_ideal = compute.gpu_hours(flops_total, p["peak_tflops"], p["mfu"])
+    plan = feasibility.plan_arrays(p, flops_model)
+    gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
+    speedup = np.where(is_tst, p["tst_speedup"], 1.0)
+    gpu_hours_compute = gpu_hours_billed / speedup
 
     nodes = reliability.node_count(arrays["gpu_count"], arrays["gpus_per_node"])
     failure_rate = purchase.effective_failure_rate(
@@ -124,8 +128,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     retention_usd = storage.retention_cost(kept_gb, p["storage_retention_months"], p["storage_cold_per_gb_month"])
     storage_usd = sum(storage_by_tier.values()) + retention_usd
     # The baseline method's main run, which TST's pilot is priced against (and `evaluate` compares TST with).
-    baseline_main_hours = gpu_hours_ideal * (1.0 + stall + rework)
-    pilot_usd = arrays["tst_pilot_fraction"] * baseline_main_hours * price
+    baseline_main_hours = gpu_hours_billed * (1.0 + stall + rework)
+    pilot_usd = p["tst_pilot_fraction"] * baseline_main_hours * price
 
     breakdown = {
         "main_compute": gpu_hours_compute * price,
@@ -169,12 +173,14 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "raw_tokens": raw_tokens,
         "cost_breakdown": breakdown,
         "cost_total_usd": sum(breakdown.values()),
+        "plan": plan,
     }
 
 
 def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
-    out = cost_arrays(arrays)
+    out = costs(p)
+    out.update(feasibility.outputs(p, out))
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     out["storage_peak_gb"] = storage.peak_gb(
         out["gpu_hours_main_run"] / arrays["gpu_count"], arrays["checkpoint_interval_min"] / 60.0,
@@ -193,9 +199,10 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0),
     )
 
-    E, A, B, alpha, beta = scaling.fit_arrays(arrays["fit_index"])
-    loss = scaling.predicted_loss(arrays["active_params"], arrays["tokens"], E, A, B, alpha, beta)
-    tokens_better = scaling.tokens_for_loss_reduction(arrays["active_params"], arrays["tokens"], LOSS_STEP, B, beta)
+    E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])
+    loss_tokens = p["tokens"] * out["effective_tokens"] / out["raw_tokens"]  # repeated data counts less
+    loss = scaling.predicted_loss(p["active_params"], loss_tokens, E, A, B, alpha, beta)
+    tokens_better = scaling.tokens_for_loss_reduction(p["active_params"], p["tokens"], LOSS_STEP, B, beta)
     with np.errstate(invalid="ignore"):
         hours_per_step = np.where(
             np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / arrays["tokens"] - 1.0), np.inf
@@ -241,6 +248,7 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             "break_even_speedup": break_even,
         },
     })
+    out["tst"].update(feasibility.tst_with_scarcity(p, out["tst"]))
     return out
 
 
@@ -308,6 +316,8 @@ class PlanResult(TypedDict):
 def _scalar(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _scalar(item) for key, item in value.items()}
+    if isinstance(value, np.ndarray):  # the first element, as `item` gives it in one call
+        return float(value.item(0))
     return float(np.asarray(value).reshape(-1)[0])
 
 
@@ -316,4 +326,4 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
     result = _scalar(output_arrays(scenario_arrays([scenario])))
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
-    return result
+    return feasibility.scalar(result, scenario)

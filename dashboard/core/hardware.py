@@ -19,6 +19,8 @@ class Accelerator:
     peak_bf16_dense_tflops: float
     memory_gb: float
     source: str
+    memory_source: str
+    generation: str
 
 
 def _normalise(name: str) -> str:
@@ -36,6 +38,8 @@ def catalogue() -> dict[str, Accelerator]:
                 peak_bf16_dense_tflops=float(row["peak_bf16_dense_tflops"]),
                 memory_gb=float(row["memory_gb"]),
                 source=row["source"],
+                memory_source=row["memory_source"],
+                generation=row["generation"],
             )
             for row in csv.DictReader(handle)
         }

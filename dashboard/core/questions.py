@@ -3,6 +3,11 @@
 (a) and (b) size the model compute-optimally (closed-form N*, D* of the scenario's loss fit) and price the
 result with the full engine, so every overhead and line item of the scenario is included. The MoE ratio
 active/total of the scenario is kept; the loss law is applied to active parameters.
+
+Only plans that run on the scenario's GPU type and count are returned (`dashboard.core.feasibility`): when
+the compute-optimal model does not fit in memory, the answer is the largest model that fits, trained on
+more tokens to spend the budget (a) or to reach the loss (b), marked `memory_limited`; when no model fits
+(the activations alone overflow, or the loss is out of reach of the models that fit), the question says so.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from dashboard.core.engine import output_arrays, scenario_arrays, scenario_outpu
 from dashboard.core.scenario import Scenario
 
 LOG10_FLOPS_RANGE = (12.0, 32.0)
+LOG10_PARAMS_RANGE = (6.0, 14.0)
+LOG10_TOKENS_RANGE = (6.0, 18.0)
 BISECTION_STEPS = 80
 
 
@@ -33,7 +40,7 @@ def _sized(scenario: Scenario, flops: float) -> Scenario:
     )
 
 
-def _answer(scenario: Scenario) -> dict[str, Any]:
+def _answer(scenario: Scenario, memory_limited: bool = False) -> dict[str, Any]:
     result = scenario_outputs(scenario)
     return {
         "total_params": scenario.total_params,
@@ -47,12 +54,16 @@ def _answer(scenario: Scenario) -> dict[str, Any]:
         "wall_clock_days": result["wall_clock_days"],
         "cost_usd": result["cost_total_usd"],
         "scaling_fit": scenario.scaling_fit,
+        "feasible": result["feasible"],
+        "memory_limited": memory_limited,
+        "layout": result["layout"],
+        "memory_per_gpu_gb": result["memory"]["total_gb"],
     }
 
 
-def _bisect_log_flops(score, target: float) -> float:
-    """The FLOPs where the increasing function `score(log10 C)` crosses `target` (vectorised bracket first)."""
-    grid = np.linspace(*LOG10_FLOPS_RANGE, 201)
+def _bisect_log_flops(score, target: float, log10_range: tuple[float, float] = LOG10_FLOPS_RANGE) -> float:
+    """The x where the increasing function `score(log10 x)` crosses `target` (vectorised bracket first)."""
+    grid = np.linspace(*log10_range, 201)
     values = score(grid)
     above = np.nonzero(values >= target)[0]
     if len(above) == 0 or above[0] == 0:
@@ -85,7 +96,23 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
         flops = _bisect_log_flops(cost, budget_usd)
     except ValueError:
         raise ValueError(f"a budget of ${budget_usd:,.0f} is outside the range this planner can size") from None
-    return _answer(_sized(scenario, flops)) | {"budget_usd": budget_usd}
+    sized = _sized(scenario, flops)
+    if estimate(sized)["feasible"]:
+        return _answer(sized) | {"budget_usd": budget_usd}
+    params = largest_fitting_params(scenario)
+    base = scenario_arrays([sized.model_copy(update=_params_update(scenario, params))])
+
+    def cost_at_tokens(log_tokens: np.ndarray) -> np.ndarray:
+        arrays = {key: np.broadcast_to(value, log_tokens.shape) for key, value in base.items()}
+        arrays["tokens"] = 10.0**log_tokens
+        return evaluate(arrays)["cost_total_usd"]
+
+    try:
+        tokens = _bisect_log_flops(cost_at_tokens, budget_usd, LOG10_TOKENS_RANGE)
+    except ValueError:
+        raise ValueError(f"no plan for ${budget_usd:,.0f} fits: {_no_fit(scenario)}") from None
+    plan = sized.model_copy(update={**_params_update(scenario, params), "tokens": tokens})
+    return _answer(plan, memory_limited=True) | {"budget_usd": budget_usd}
 
 
 def optimal_for_target_loss(scenario: Scenario, target_loss: float) -> dict[str, Any]:
@@ -103,7 +130,43 @@ def optimal_for_target_loss(scenario: Scenario, target_loss: float) -> dict[str,
         flops = _bisect_log_flops(negative_loss, -target_loss)
     except ValueError:
         raise ValueError(f"target loss {target_loss:g} needs more than 1e32 or less than 1e12 FLOPs") from None
-    return _answer(_sized(scenario, flops)) | {"target_loss": target_loss}
+    sized = _sized(scenario, flops)
+    if estimate(sized)["feasible"]:
+        return _answer(sized) | {"target_loss": target_loss}
+    params = largest_fitting_params(scenario)
+    reducible = target_loss - fit.E - fit.A / params**fit.alpha
+    if reducible <= 0:
+        raise ValueError(f"target loss {target_loss:g} needs a larger model than fits: {_no_fit(scenario)}")
+    tokens = (fit.B / reducible) ** (1.0 / fit.beta)
+    plan = sized.model_copy(update={**_params_update(scenario, params), "tokens": tokens})
+    return _answer(plan, memory_limited=True) | {"target_loss": target_loss}
+
+
+def _params_update(scenario: Scenario, active: float) -> dict[str, float]:
+    ratio = scenario.active / scenario.total_params
+    return {"total_params": active / ratio, "active_params": active}
+
+
+def _no_fit(scenario: Scenario) -> str:
+    return (f"no model fits {scenario.gpu_count:,} × {scenario.gpu_type} with these layout settings "
+            "(more GPUs, a GPU with more memory, or activation recompute)")
+
+
+def largest_fitting_params(scenario: Scenario) -> float:
+    """The largest active parameter count whose plan fits the scenario's GPUs (memory is monotone in size)."""
+    base = scenario_arrays([scenario])
+    ratio = scenario.active / scenario.total_params
+
+    def fits(log_active: np.ndarray) -> np.ndarray:
+        arrays = {key: np.broadcast_to(value, log_active.shape) for key, value in base.items()}
+        arrays.update(active_params=10.0**log_active, total_params=10.0**log_active / ratio)
+        return evaluate(arrays)["feasible"].astype(float)
+
+    try:
+        boundary = _bisect_log_flops(lambda x: -fits(x), -0.5, LOG10_PARAMS_RANGE)
+    except ValueError:
+        raise ValueError(_no_fit(scenario)) from None
+    return boundary * (1.0 - 1e-9)  # the bracket is ~1e-24 wide in log10: step to its fitting side
 
 
 def plan_loss(scenario: Scenario) -> float:

@@ -84,8 +84,10 @@ class Scenario(BaseModel):
         4096, ge=1, le=10_000_000,
         description="Sequence length (for the attention term). Bounds: 1 to 10 million tokens of context.",
     )
-    activation_recompute: bool = Field(
-        False, description="Full recomputation: 8ND hardware FLOPs; mfu is then read as HFU."
+    activation_recompute: Literal["none", "selective", "full"] = Field(
+        "none",
+        description="Activation recomputation (Korthikanti et al. 2022): full adds a forward pass, 8ND hardware "
+        "FLOPs, and mfu is then read as HFU; selective recomputes attention only. true reads as full, false as none.",
     )
 
     # Hardware
@@ -291,6 +293,53 @@ class Scenario(BaseModel):
         "(follow-up runs, evaluation, audits), on the cold tier. Bounds: 0 (storage billed for the run only) to "
         "1,200 months (a century).",
     )
+
+    # Can the plan run (`dashboard.core.feasibility`): parallel layout, batch, GPU memory and unique data.
+    # A layout key left unset is proposed by the planner (`dashboard.core.layout`).
+    tensor_parallel: int | None = Field(None, ge=1, le=1024, description="TP degree; within a node. Unset: proposed.")
+    pipeline_parallel: int | None = Field(None, ge=1, le=1024, description="PP stages. Unset: proposed.")
+    expert_parallel: int = Field(1, ge=1, le=100_000, description="EP degree for MoE experts; divides data parallel.")
+    zero_stage: int | None = Field(
+        None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP full sharding is 3; arXiv 1910.02054). Unset: proposed."
+    )
+    micro_batch_size: int = Field(1, ge=1, le=100_000, description="Sequences per micro-batch per GPU.")
+    global_batch_tokens: float | None = Field(
+        None, gt=0, le=1e12, description="Tokens per optimizer step. Unset: DeepSeek LLM's B_opt = 0.292·C^0.3271."
+    )
+    n_heads: int | None = Field(None, ge=1, le=100_000, description="Attention heads. Unset: d_model / 128.")
+    gpu_memory_gb: float | None = Field(
+        None, gt=0, le=100_000, description="Memory per GPU, GB; overrides the catalogue (data/hardware.csv)."
+    )
+    unique_tokens: float | None = Field(
+        None, gt=0, le=1e16, description="Unique training tokens available. Unset: unlimited (no repeats)."
+    )
+
+    @field_validator("activation_recompute", mode="before")
+    @classmethod
+    def _recompute_from_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            return "full" if value else "none"
+        return value
+
+    @model_validator(mode="after")
+    def _layout_divides(self) -> Scenario:
+        tp, pp = self.tensor_parallel or 1, self.pipeline_parallel or 1
+        if self.tensor_parallel is not None and tp > self.gpus_per_node:
+            raise ValueError(
+                f"tensor_parallel = {tp} exceeds gpus_per_node = {self.gpus_per_node}: tensor parallelism stays "
+                "within a node"
+            )
+        if self.gpu_count % (tp * pp):
+            raise ValueError(
+                f"tensor_parallel × pipeline_parallel = {tp * pp} does not divide gpu_count = {self.gpu_count}"
+            )
+        data_parallel = self.gpu_count // (tp * pp)
+        layout_given = self.tensor_parallel is not None and self.pipeline_parallel is not None
+        if self.expert_parallel > data_parallel or (layout_given and data_parallel % self.expert_parallel):
+            raise ValueError(
+                f"expert_parallel = {self.expert_parallel} does not divide the data-parallel size {data_parallel}"
+            )
+        return self
 
     @field_validator("gpu_type")
     @classmethod

@@ -92,6 +92,7 @@ class MonteCarlo:
     point: dict[str, float]
     samples: dict[str, np.ndarray]
     tornado: tuple[TornadoBar, ...]
+    feasible: bool = True  # the plan runs (memory per GPU and layout, `dashboard.core.feasibility`)
 
     def percentile(self, output: str, q: float) -> float:
         return float(np.percentile(self.samples[output], q))
@@ -129,6 +130,7 @@ class MonteCarlo:
             for bar in self.tornado
         }
         result["monte_carlo"] = {"draws": self.draws, "seed": self.seed, "shape": self.shape}
+        result["feasible"] = self.feasible
         return result
 
 
@@ -304,4 +306,5 @@ def monte_carlo(scenario: Scenario, draws: int = DEFAULT_DRAWS, seed: int = DEFA
         point={output: float(point[output][0]) for output in OUTPUTS},
         samples=simulate(scenario, draws, seed),
         tornado=tornado(scenario),
+        feasible=bool(point["plan"]["feasible"][0]),
     )

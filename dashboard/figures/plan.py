@@ -180,6 +180,18 @@ def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float], reten
     return go.Figure(data=traces, layout=layout)
 
 
+def _scarcity_text(tst: dict[str, float]) -> str:
+    """With repeated data (`dashboard.core.data_supply`): how much longer TST trains and its net saving then."""
+    factor = tst.get("scarcity_factor", 1.0)
+    if factor == 1.0:
+        return ""
+    if not math.isfinite(factor):
+        return "; with the scenario's unique data TST cannot reach the baseline's loss"
+    net = tst["net_savings_with_scarcity_usd"]
+    return (f"; with the scenario's unique data TST trains {factor:.2f}× longer: net "
+            f"{'saving' if net >= 0 else 'loss'} {_usd(abs(net))}")
+
+
 def tst_title(net_usd: float, baseline_total_usd: float) -> str:
     """The TST chart's answer: what switching saves (or costs) net of the pilot and switching."""
     share = abs(net_usd) / baseline_total_usd if baseline_total_usd > 0 else 0.0
@@ -240,10 +252,12 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline
     break_even = tst["break_even_speedup"]
     if math.isfinite(break_even):
         subtitle = (f"Breaks even at a {break_even:.2f}× speedup; this plan assumes {tst['speedup']:.2f}×. "
-                    f"Pilot {_usd(tst['pilot_cost_usd'])}, switching {_usd(tst['switching_cost_usd'])}.")
+                    f"Pilot {_usd(tst['pilot_cost_usd'])}, switching {_usd(tst['switching_cost_usd'])}"
+                    f"{_scarcity_text(tst)}.")
     else:
         subtitle = (f"No speedup breaks even: the {_usd(tst['pilot_cost_usd'])} pilot, "
-                    f"{_usd(tst['switching_cost_usd'])} switching and extra data cost more than the main run.")
+                    f"{_usd(tst['switching_cost_usd'])} switching and extra data cost more than the main run"
+                    f"{_scarcity_text(tst)}.")
     layout = layout_of(tst_title(tst["net_savings_usd"], baseline_total_usd), "", "% of the baseline",
                      subtitle=subtitle, barmode="group", scattermode="group", yaxis={"ticksuffix": " %"},
                      margin={"t": 80})

@@ -13,7 +13,12 @@ from typing import Any
 from dashboard import format as fmt
 from dashboard.core import catalogue, compare
 
-NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint_write_s": "size ÷ bandwidth"}
+NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint_write_s": "size ÷ bandwidth",
+             "tensor_parallel": "proposed", "pipeline_parallel": "proposed", "zero_stage": "proposed",
+             "global_batch_tokens": "DeepSeek law", "n_heads": "d_model / 128", "gpu_memory_gb": "catalogue",
+             "unique_tokens": "unlimited"}
+DOLLAR_INPUT_MARKERS = ("price_", "_per_gb", "_per_billion_tokens", "_usd")
+COUNT_INPUTS = {"total_params", "active_params", "tokens", "egress_gb", "global_batch_tokens", "unique_tokens"}
 RANGE_SUFFIXES = ("_p10", "_p90")
 LOSS_KEY = "predicted_loss"
 

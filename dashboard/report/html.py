@@ -201,7 +201,7 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
             if key in uncertainty.OUTPUTS:
                 low, high = (format_output(key, summary[q][key]) for q in ("p10", "p90"))
                 text += f'<span class="range">P10–P90 {_e(low)} – {_e(high)}</span>'
-            cells.append(_cell(text, "" if key == "budget_status" else "num"))
+            cells.append(_cell(text, "" if key in ("budget_status", "feasibility_status") else "num"))
         rows.append(f"<tr>{_item(label)}{''.join(cells)}</tr>")
     extra = (
         (catalogue.label("budget_usd"), [money(result["budget_usd"]) for result in results]),

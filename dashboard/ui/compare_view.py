@@ -214,7 +214,8 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
     for position, column in enumerate(st.columns(count_, border=True)):
         result, summary = results[position], summaries[position]
         with column:
-            st.metric(catalogue.label("budget_status"), result["budget_status"])
+            st.metric(catalogue.label("budget_status"), result["budget_status"] if result["feasible"] else "infeasible",
+                      help=markdown_text("; ".join(result["feasibility_problems"])) or None)
             st.caption(f"{summary['prob_over_budget']:.0%} chance of exceeding the "
                        f"{money(result['budget_usd'])} budget")
     st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")

@@ -1,0 +1,147 @@
+"""Feasibility's cost: the engine with it against today's engine (the commit before it), as ratios of CPU time.
+
+"Today's engine" is `dashboard/core/engine.py` as it was at `BASE_COMMIT` (read with `git show`, loaded as a
+module beside today's, so it uses today's formulas for everything else): the vectorised `evaluate` over the
+same 100,000 scenarios and one `estimate` of the same scenario. Each round times the engine with feasibility
+and today's engine alternately, so a noisy neighbour slows both alike; ratios are of medians. CPU time
+(`time.process_time`) is the figure the targets are read against, wall-clock is printed beside it. Without git
+or that commit (a source archive), today's engine is approximated by the engine with the feasibility
+functions replaced by their results computed beforehand, and the output says so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from bench.engine_bench import SCENARIOS, random_arrays
+from dashboard.core import engine, feasibility, layout
+from dashboard.core.scenario import Scenario
+
+ROUNDS = 9
+SINGLE_CALLS = 300
+TARGET_RATIO = 1.2
+BASE_COMMIT = "3e45b5a"  # the commit before issue 17 (feasibility)
+ROOT = Path(__file__).resolve().parents[1]
+# Scenario keys that issue 17 added; today's engine does not read them.
+FEASIBILITY_KEYS = {"tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage", "micro_batch_size",
+                    "global_batch_tokens", "n_heads", "gpu_memory_gb", "unique_tokens"}
+
+
+def feasibility_arrays(rng: np.random.Generator, count: int) -> dict[str, np.ndarray]:
+    """`engine_bench`'s random scenarios with half of them short of unique data (0.2-2× their tokens)."""
+    arrays = random_arrays(rng, count)
+    scarce = rng.random(count) < 0.5
+    arrays["unique_tokens"] = np.where(scarce, arrays["tokens"] * rng.uniform(0.2, 2.0, count), np.nan)
+    return arrays
+
+
+def todays_engine() -> ModuleType | None:
+    """`engine.py` at `BASE_COMMIT` as a module, reading today's scenarios; None without git or the commit."""
+    try:
+        source = subprocess.run(["git", "show", f"{BASE_COMMIT}:dashboard/core/engine.py"], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "engine_before_feasibility.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("engine_before_feasibility", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    module.NUMERIC_FIELDS = tuple(name for name in engine.NUMERIC_FIELDS if name not in FEASIBILITY_KEYS)
+    columns = module.scenario_arrays
+
+    def scenario_arrays(scenarios):  # today's recompute flag was a boolean: full recompute or none
+        return columns(scenarios) | {
+            "activation_recompute": np.array([s.activation_recompute == "full" for s in scenarios], dtype=float)}
+
+    module.scenario_arrays = scenario_arrays
+    return module
+
+
+@contextmanager
+def _feasibility_precomputed(arrays: dict[str, np.ndarray]):
+    """Within the block the engine reads feasibility results computed before it, not computed in it."""
+    full = engine.evaluate(arrays)
+    plan_keys = set(feasibility.plan_arrays(arrays, full["model_flops"]))
+    plan = {key: full[key] for key in plan_keys if key in full} | {"idle_factor": 1.0}
+    extra = {key: full[key] for key in ("epochs", "effective_tokens")}
+    scarcity = {key: full["tst"][key] for key in ("scarcity_factor", "net_savings_with_scarcity_usd")}
+    saved = feasibility.plan_arrays, feasibility.outputs, feasibility.tst_with_scarcity
+
+    def outputs(p, costs):
+        costs.pop("plan")
+        return plan | extra
+
+    feasibility.plan_arrays = lambda p, flops: {"idle_factor": 1.0}
+    feasibility.outputs = outputs
+    feasibility.tst_with_scarcity = lambda p, tst: scarcity
+    try:
+        yield
+    finally:
+        feasibility.plan_arrays, feasibility.outputs, feasibility.tst_with_scarcity = saved
+
+
+def _timed(call, cpu: list[float], wall: list[float], repeat: int = 1) -> None:
+    start_cpu, start_wall = time.process_time(), time.perf_counter()
+    for _ in range(repeat):
+        call()
+    cpu.append((time.process_time() - start_cpu) / repeat)
+    wall.append((time.perf_counter() - start_wall) / repeat)
+
+
+def _ratio(samples: dict[str, list[float]], new: str, old: str) -> float:
+    return statistics.median(samples[new]) / statistics.median(samples[old])
+
+
+def _line(name: str, samples: dict[str, list[float]], new: str, old: str, unit: float, digits: int) -> str:
+    figures = {key: statistics.median(samples[key]) * unit for key in (f"{new}_cpu", f"{old}_cpu", f"{new}_wall",
+                                                                      f"{old}_wall")}
+    return (f"{name}: {figures[f'{new}_cpu']:.{digits}f} CPU (today's engine {figures[f'{old}_cpu']:.{digits}f}); "
+            f"wall {figures[f'{new}_wall']:.{digits}f} (today's {figures[f'{old}_wall']:.{digits}f})")
+
+
+def main() -> None:
+    base = todays_engine()
+    arrays = feasibility_arrays(np.random.default_rng(0), SCENARIOS)
+    reference = "engine.py at " + BASE_COMMIT if base else "engine with feasibility precomputed (no git history)"
+    samples: dict[str, list[float]] = {key: [] for key in (
+        "engine_cpu", "engine_wall", "today_cpu", "today_wall", "one_cpu", "one_wall", "one_today_cpu",
+        "one_today_wall", "search_cpu", "search_wall")}
+    for _ in range(ROUNDS):
+        _timed(lambda: engine.evaluate(arrays), samples["engine_cpu"], samples["engine_wall"])
+        with nullcontext() if base else _feasibility_precomputed(arrays):
+            _timed(lambda: (base or engine).evaluate(arrays), samples["today_cpu"], samples["today_wall"])
+
+    scenario = Scenario(total_params=70e9, tokens=1.4e12, n_layers=80, d_model=8192, gpu_count=64,
+                        activation_recompute="full")
+    row = feasibility._layout_inputs(scenario)
+    calls = SINGLE_CALLS // ROUNDS
+    for _ in range(ROUNDS):
+        _timed(lambda: engine.estimate(scenario), samples["one_cpu"], samples["one_wall"], calls)
+        if base:
+            _timed(lambda: base.estimate(scenario), samples["one_today_cpu"], samples["one_today_wall"], calls)
+        _timed(lambda: layout.resolve(row), samples["search_cpu"], samples["search_wall"], calls)
+
+    print(f"# today's engine: {reference}; CPU and wall-clock medians of {ROUNDS} alternating rounds")
+    print(_line("engine_vectorised_with_feasibility_100k_s", samples, "engine", "today", 1.0, 3))
+    print(f"engine_feasibility_ratio: {_ratio(samples, 'engine_cpu', 'today_cpu'):.2f}x CPU, "
+          f"{_ratio(samples, 'engine_wall', 'today_wall'):.2f}x wall (target <= {TARGET_RATIO}x)")
+    if base:
+        print(_line("estimate_one_scenario_ms", samples, "one", "one_today", 1e3, 3))
+        print(f"estimate_one_scenario_ratio: {_ratio(samples, 'one_cpu', 'one_today_cpu'):.2f}x CPU, "
+              f"{_ratio(samples, 'one_wall', 'one_today_wall'):.2f}x wall (target <= {TARGET_RATIO}x)")
+        print(f"layout_search_one_scenario_ms: {statistics.median(samples['search_cpu']) * 1e3:.3f} CPU, "
+              f"{_ratio(samples, 'search_cpu', 'one_today_cpu'):.2f}x today's one estimate")
+    else:
+        print(f"layout_search_one_scenario_ms: {statistics.median(samples['search_cpu']) * 1e3:.3f} CPU "
+              f"(one estimate {statistics.median(samples['one_cpu']) * 1e3:.3f} ms)")

@@ -1,0 +1,49 @@
+"""The "Can it run?" figure: memory per GPU by part (weights, gradients, optimizer, activations) against the GPU's.
+
+Takes the `memory` and `layout` sub-dicts of `engine.estimate`; plain plotly dicts, one horizontal stacked bar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+
+from dashboard.figures.plan import BUDGET_COLOUR, layout_of
+
+PARTS = (
+    ("weights_gb", "weights (bf16)", "#1f77b4"),
+    ("gradients_gb", "gradients (bf16)", "#9467bd"),
+    ("optimizer_gb", "optimizer (fp32 master, Adam m, v)", "#ff7f0e"),
+    ("activations_gb", "activations (Korthikanti et al. 2022)", "#2ca02c"),
+)
+
+
+def memory_figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
+    """One bar per GPU: the four memory parts stacked, the GPU's memory as a red line (when known)."""
+    row = f"TP {layout['tensor_parallel']} · PP {layout['pipeline_parallel']} · ZeRO-{layout['zero_stage']}"
+    traces = [
+        {
+            "type": "bar", "orientation": "h", "name": name, "x": [memory[key]], "y": [row],
+            "marker": {"color": colour},
+            "hovertemplate": f"{name}: %{{x:,.1f}} GB per GPU<extra></extra>",
+        }
+        for key, name, colour in PARTS
+    ]
+    limit = memory["gpu_memory_gb"]
+    shapes, annotations = [], []
+    if limit is not None:
+        shapes.append({"type": "line", "x0": limit, "x1": limit, "y0": -0.5, "y1": 0.5, "xref": "x", "yref": "y",
+                       "line": {"color": BUDGET_COLOUR, "width": 3}})
+        annotations.append({"x": limit, "y": 0.5, "xref": "x", "yref": "y", "yanchor": "bottom", "showarrow": False,
+                            "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}})
+    verdict = "fits" if memory["fits"] else "does not fit"
+    subtitle = f"{row}: {memory['total_gb']:,.1f} GB per GPU — {verdict}" + (
+        "" if limit is None else f" in {limit:,.0f} GB")
+    figure = go.Figure(data=traces, layout=layout_of(
+        "Memory per GPU", "GB per GPU (10⁹ bytes)", "", subtitle=subtitle, barmode="stack", height=330,
+        shapes=shapes, annotations=annotations, template="plotly_white", yaxis={"showticklabels": False},
+        legend={"y": -0.45, "traceorder": "normal"}, margin={"l": 20, "b": 110},
+        xaxis={"range": [0, 1.1 * max(memory["total_gb"], limit or 0.0)]},
+    ))
+    return figure

@@ -1,0 +1,62 @@
+"""The Plan page's "Can it run?" panel: memory per GPU, the layout, steps, the batch's GPU limit and data epochs.
+
+Numbers and sentences come from `engine.estimate` (`dashboard.core.feasibility`); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.core.scenario import Scenario
+from dashboard.figures.feasibility import memory_figure
+from dashboard.format import count
+from dashboard.safe_text import markdown_text
+from dashboard.ui.cache import cached_estimate
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _figure(scenario_json: str) -> go.Figure:
+    result = cached_estimate(scenario_json)
+    return memory_figure(result["memory"], result["layout"])
+
+
+def _layout_text(layout: dict[str, int]) -> str:
+    return (f"TP {layout['tensor_parallel']} · PP {layout['pipeline_parallel']} · DP {layout['data_parallel']:,} · "
+            f"ZeRO-{layout['zero_stage']}" + (f" · EP {layout['expert_parallel']}"
+                                              if layout["expert_parallel"] > 1 else ""))
+
+
+def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> None:
+    """The panel under the tiles; the budget reads "infeasible" here when the plan cannot run."""
+    with st.container(border=True, key="plan.feasibility"):
+        st.subheader("Can it run?")
+        if result["feasible"]:
+            st.success(f"Runs on {scenario.gpu_count:,} GPUs: {result['memory']['total_gb']:,.1f} GB per GPU.",
+                       icon=":material/check_circle:")
+        else:
+            st.error("Cannot run as planned, so the budget is infeasible: the cost above buys a run that does "
+                     "not fit.", icon=":material/block:")
+        chart, numbers = st.columns([3, 2])
+        chart.plotly_chart(_figure(scenario_json), width="stretch", key="plan.chart.memory")
+        with numbers:
+            st.markdown(f"**Layout:** {_layout_text(result['layout'])}",
+                        help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
+            left, right = st.columns(2)
+            left.metric("Optimizer steps", count(result["optimizer_steps"]),
+                        help=f"Tokens / global batch of {result['global_batch_sequences']:,.0f} sequences.")
+            right.metric("Max useful GPUs", f"{result['max_useful_gpus']:,.0f}",
+                         help="Global batch sequences / micro-batch × TP × PP: more GPUs than this idle.")
+            epochs = result["epochs"]
+            left.metric("Data epochs", "unlimited data" if epochs is None else f"{epochs:,.2f}",
+                        help="Tokens read / unique_tokens; repeats count less (Muennighoff et al. 2023).")
+            right.metric("Pipeline bubble", f"{100 * result['pipeline_bubble_fraction']:.1f} %",
+                         help="(PP − 1) / (m + PP − 1) of each step, m micro-batches per step.")
+        for sentence in result["feasibility_problems"]:
+            st.error(markdown_text(sentence), icon=":material/error:")
+        for sentence in result["feasibility_warnings"]:
+            st.warning(markdown_text(sentence), icon=":material/warning:")
+        for sentence in result["feasibility_notes"]:
+            st.caption(markdown_text(sentence))

@@ -1,0 +1,35 @@
+"""AppTest: the Plan page's "Can it run?" panel, for a plan that runs and one that does not."""
+
+from dashboard.core.engine import estimate
+from dashboard.core.scenario import Scenario
+from dashboard.core.scenario_query import scenario_to_query
+from dashboard.safe_text import markdown_text
+
+
+def _open(app, scenario):
+    for name, text in scenario_to_query(scenario).items():
+        app.query_params[name] = text
+    return app.run()
+
+
+def test_panel_shows_a_plan_that_runs(app):
+    at = app.run()
+    assert not at.exception
+    assert "Can it run?" in [header.value for header in at.subheader]
+    assert any(box.value.startswith("Runs on 512 GPUs") for box in at.success)
+    expected = estimate(Scenario())
+    metric = next(m for m in at.metric if m.label == "Max useful GPUs")
+    assert metric.value == f"{expected['max_useful_gpus']:,.0f}"
+    assert any(chart.proto.spec and "Memory per GPU" in chart.proto.spec for chart in at.get("plotly_chart"))
+
+
+def test_panel_says_why_a_plan_cannot_run_and_the_fix(app):
+    scenario = Scenario(total_params=70e9, gpu_count=64, tensor_parallel=1, pipeline_parallel=1, zero_stage=0,
+                        activation_recompute="full")
+    at = _open(app, scenario)
+    assert not at.exception
+    errors = [box.value for box in at.error]
+    assert any("budget is infeasible" in text for text in errors)
+    # 16 B · 70e9 = 1,120 GB of states plus 2 · 4,096 · 4,096 B · 32 layers = 1.07 GB of activations.
+    expected = markdown_text("does not fit: 1,121 GB of 80 GB per GPU at TP 1 · PP 1 · ZeRO-0 — use ")
+    assert any(text.startswith(expected) and "ZeRO\\-3" in text for text in errors)

@@ -1,0 +1,47 @@
+"""The three questions return only plans that run on the scenario's GPUs, or say that none does."""
+
+import pytest
+
+from dashboard.core.engine import estimate
+from dashboard.core.questions import largest_fitting_params, optimal_for_budget, optimal_for_target_loss
+from dashboard.core.scenario import Scenario
+
+# 8 H100 (80 GB) at TP 8 and DP 1, default shape (32 layers, d_model 4,096, 32 heads, sequence 4,096, no
+# recompute): activations 32 · 4,096 · 4,096 · (34 + 5·32·4,096/4,096) / 8 = 13,019,119,616 B, so states of
+# 16 B · N / 8 fit while N ≤ (80e9 − 13,019,119,616) / 2 = 33,490,440,192.
+EIGHT = Scenario(gpu_count=8)
+N_MAX = (80e9 - 13_019_119_616) / 2
+
+
+def test_largest_model_that_fits_by_hand():
+    assert largest_fitting_params(EIGHT) == pytest.approx(N_MAX, rel=1e-8)
+
+
+def test_budget_answer_fits_when_the_optimum_does_not():
+    answer = optimal_for_budget(EIGHT, 5e7)
+    assert answer["memory_limited"] and answer["feasible"]
+    assert answer["active_params"] == pytest.approx(N_MAX, rel=1e-8)
+    assert answer["cost_usd"] == pytest.approx(5e7, rel=1e-6)
+    # The unconstrained optimum for $50M is far larger than what fits on 8 GPUs.
+    assert optimal_for_budget(Scenario(gpu_count=4096), 5e7)["active_params"] > 3 * N_MAX
+
+
+def test_budget_answer_on_enough_gpus_is_the_optimum():
+    answer = optimal_for_budget(Scenario(), 5e6)
+    assert answer["feasible"] and not answer["memory_limited"]
+
+
+def test_target_loss_answer_fits_or_says_none_does():
+    answer = optimal_for_target_loss(EIGHT, 2.0)
+    assert answer["memory_limited"] and answer["feasible"]
+    assert answer["predicted_loss"] == pytest.approx(2.0, rel=1e-9)
+    assert estimate(Scenario(gpu_count=8, total_params=answer["total_params"], tokens=answer["tokens"]))["feasible"]
+    # Epoch fit: E + A / N_MAX^α = 1.8172 + 482.01 / 3.349e10^0.3478 ≈ 1.92 > 1.9, so no fitting model reaches 1.9.
+    with pytest.raises(ValueError, match="needs a larger model than fits"):
+        optimal_for_target_loss(EIGHT, 1.9)
+
+
+def test_no_model_fits_when_activations_alone_overflow():
+    # One GPU, a 1,000,000-token sequence: activations alone exceed 80 GB at any model size.
+    with pytest.raises(ValueError, match="no model fits 1 × h100"):
+        optimal_for_budget(Scenario(gpu_count=1, seq_len=1_000_000), 5e6)
