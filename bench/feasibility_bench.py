@@ -1,8 +1,8 @@
 """Feasibility's cost: the engine with it against today's engine (the commit before it), as ratios of CPU time.
 
 "Today's engine" is `dashboard/core/engine.py` as it was at `BASE_COMMIT` (read with `git show`, loaded as a
-module beside today's, so it uses today's formulas for everything else): the vectorised `evaluate` over the
-same 100,000 scenarios and one `estimate` of the same scenario. Each round times the engine with feasibility
+module beside today's, so it uses today's formulas for everything else): the vectorised `output_arrays` over the
+same 100,000 scenarios and one `scenario_outputs` of the same scenario. Each round times the engine with feasibility
 and today's engine alternately, so a noisy neighbour slows both alike; ratios are of medians. CPU time
 (`time.process_time`) is the figure the targets are read against, wall-clock is printed beside it. Without git
 or that commit (a source archive), today's engine is approximated by the engine with the feasibility
@@ -71,7 +71,7 @@ def todays_engine() -> ModuleType | None:
 @contextmanager
 def _feasibility_precomputed(arrays: dict[str, np.ndarray]):
     """Within the block the engine reads feasibility results computed before it, not computed in it."""
-    full = engine.evaluate(arrays)
+    full = engine.output_arrays(arrays)
     plan_keys = set(feasibility.plan_arrays(arrays, full["model_flops"]))
     plan = {key: full[key] for key in plan_keys if key in full} | {"idle_factor": 1.0}
     extra = {key: full[key] for key in ("epochs", "effective_tokens")}
@@ -118,7 +118,7 @@ def main() -> None:
         "engine_cpu", "engine_wall", "today_cpu", "today_wall", "one_cpu", "one_wall", "one_today_cpu",
         "one_today_wall", "search_cpu", "search_wall")}
     for _ in range(ROUNDS):
-        _timed(lambda: engine.evaluate(arrays), samples["engine_cpu"], samples["engine_wall"])
+        _timed(lambda: engine.output_arrays(arrays), samples["engine_cpu"], samples["engine_wall"])
         with nullcontext() if base else _feasibility_precomputed(arrays):
             _timed(lambda: (base or engine).evaluate(arrays), samples["today_cpu"], samples["today_wall"])
 
@@ -127,7 +127,7 @@ def main() -> None:
     row = feasibility._layout_inputs(scenario)
     calls = SINGLE_CALLS // ROUNDS
     for _ in range(ROUNDS):
-        _timed(lambda: engine.estimate(scenario), samples["one_cpu"], samples["one_wall"], calls)
+        _timed(lambda: engine.scenario_outputs(scenario), samples["one_cpu"], samples["one_wall"], calls)
         if base:
             _timed(lambda: base.estimate(scenario), samples["one_today_cpu"], samples["one_today_wall"], calls)
         _timed(lambda: layout.resolve(row), samples["search_cpu"], samples["search_wall"], calls)

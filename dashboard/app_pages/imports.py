@@ -12,7 +12,15 @@ from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
-from dashboard.ui.sources import IMPORT_SLOT, SAMPLES, choose_local, import_once, local_columns, local_path_help, sample_names
+from dashboard.ui.sources import (
+    IMPORT_SLOT,
+    SAMPLES,
+    choose_local,
+    import_once,
+    local_columns,
+    local_path_help,
+    sample_names,
+)
 
 AUTO = "Detect from the header"
 NO_ZONE = "(not set)"

@@ -25,7 +25,8 @@ ZONES = ["UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Eur
 PLAN_PAGE = "Scenario on the Plan page"
 PLAN_UPLOAD = "Upload a scenario JSON"
 SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
-HANDOFF = "retro.handoff"  # slot -> {"key", "filename"} of an Import usage import, set by the Import usage page's "Open in Retrospective"
+# slot -> {"key", "filename"} of an import on the Import usage page, set by its "Open in Retrospective"
+HANDOFF = "retro.handoff"
 MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
 PLAN_CHOICE = "retro.plan_choice"  # the plan picked, kept while the Plan vs actual tab is closed
 RUN_FORMATS = ("slurm", "wandb")

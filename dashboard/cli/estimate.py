@@ -1,4 +1,4 @@
-"""`estimate`: every output of the plan model for one scenario, optionally with Monte Carlo ranges."""
+"""`scenario_outputs`: every output of the plan model for one scenario, optionally with Monte Carlo ranges."""
 
 from __future__ import annotations
 

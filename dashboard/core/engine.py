@@ -77,12 +77,12 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         ),
         0.0,
     )
-    flops_model = compute.model_flops(p["active_params"], p["tokens"], attention)
-    flops_total = compute.hardware_flops(flops_model, p["activation_recompute"] > 0)
-    gpu_hours_ideal = compute.gpu_hours(flops_total, p["peak_tflops"], p["mfu"])
-    plan = feasibility.plan_arrays(p, flops_model)
+    flops_model = compute.model_flops(arrays["active_params"], arrays["tokens"], attention)
+    flops_total = compute.hardware_flops(flops_model, arrays["activation_recompute"] > 0)
+    gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], arrays["mfu"])
+    plan = feasibility.plan_arrays(arrays, flops_model)
     gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
-    speedup = np.where(is_tst, p["tst_speedup"], 1.0)
+    speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
     gpu_hours_compute = gpu_hours_billed / speedup
 
     nodes = reliability.node_count(arrays["gpu_count"], arrays["gpus_per_node"])
@@ -120,16 +120,20 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     storage_by_tier = storage.storage_cost(
         gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
-    storage_by_tier = storage.storage_cost(gb_hours, p["storage_hot_per_gb_month"], p["storage_cold_per_gb_month"])
-    kept_gb = storage.retained_gb(
-        run_hours, interval_h, ckpt_gb, p["keep_last_checkpoints"], p["archive_every_nth"], data_gb,
-        p["logs_gb_per_day"],
+    storage_by_tier = storage.storage_cost(
+        gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
-    retention_usd = storage.retention_cost(kept_gb, p["storage_retention_months"], p["storage_cold_per_gb_month"])
+    kept_gb = storage.retained_gb(
+        run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
+        arrays["logs_gb_per_day"],
+    )
+    retention_usd = storage.retention_cost(
+        kept_gb, arrays["storage_retention_months"], arrays["storage_cold_per_gb_month"]
+    )
     storage_usd = sum(storage_by_tier.values()) + retention_usd
-    # The baseline method's main run, which TST's pilot is priced against (and `evaluate` compares TST with).
+    # The baseline method's main run, which TST's pilot is priced against (and `output_arrays` compares TST with).
     baseline_main_hours = gpu_hours_billed * (1.0 + stall + rework)
-    pilot_usd = p["tst_pilot_fraction"] * baseline_main_hours * price
+    pilot_usd = arrays["tst_pilot_fraction"] * baseline_main_hours * price
 
     breakdown = {
         "main_compute": gpu_hours_compute * price,
@@ -179,8 +183,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
 
 def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
-    out = costs(p)
-    out.update(feasibility.outputs(p, out))
+    out = cost_arrays(arrays)
+    out.update(feasibility.outputs(arrays, out))
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     out["storage_peak_gb"] = storage.peak_gb(
         out["gpu_hours_main_run"] / arrays["gpu_count"], arrays["checkpoint_interval_min"] / 60.0,
@@ -195,14 +199,14 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         daly_min = reliability.daly_interval(write_h, out["job_mtbf_hours"]) * 60.0
     # A cost that is not a finite number is never "within" the budget (NaN fails every comparison).
     status_index = np.where(
-        ~np.isfinite(cost_total) | (cost_total > p["budget_usd"]), 2,
-        np.where(cost_total > p["budget_warning_fraction"] * p["budget_usd"], 1, 0),
+        ~np.isfinite(cost_total) | (cost_total > arrays["budget_usd"]), 2,
+        np.where(cost_total > arrays["budget_warning_fraction"] * arrays["budget_usd"], 1, 0),
     )
 
-    E, A, B, alpha, beta = scaling.fit_arrays(p["fit_index"])
-    loss_tokens = p["tokens"] * out["effective_tokens"] / out["raw_tokens"]  # repeated data counts less
-    loss = scaling.predicted_loss(p["active_params"], loss_tokens, E, A, B, alpha, beta)
-    tokens_better = scaling.tokens_for_loss_reduction(p["active_params"], p["tokens"], LOSS_STEP, B, beta)
+    E, A, B, alpha, beta = scaling.fit_arrays(arrays["fit_index"])
+    loss_tokens = arrays["tokens"] * out["effective_tokens"] / out["raw_tokens"]  # repeated data counts less
+    loss = scaling.predicted_loss(arrays["active_params"], loss_tokens, E, A, B, alpha, beta)
+    tokens_better = scaling.tokens_for_loss_reduction(arrays["active_params"], arrays["tokens"], LOSS_STEP, B, beta)
     with np.errstate(invalid="ignore"):
         hours_per_step = np.where(
             np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / arrays["tokens"] - 1.0), np.inf
@@ -218,7 +222,7 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     tst_cost = tst_main_usd + tst_data_usd
     # The speedup s at which baseline main + data = main / s + TST data + pilot + switching (the pilot is priced
     # against the baseline run, so it does not depend on s); none when the fixed costs exceed the main run.
-    fixed_usd = tst_data_usd - baseline_data_usd + pilot_usd + p["tst_switching_cost_usd"]
+    fixed_usd = tst_data_usd - baseline_data_usd + pilot_usd + arrays["tst_switching_cost_usd"]
     with np.errstate(divide="ignore", invalid="ignore"):
         break_even = np.where(
             baseline_main_usd > fixed_usd, baseline_main_usd / (baseline_main_usd - fixed_usd), np.inf
@@ -242,13 +246,13 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             "baseline_data_cost_usd": baseline_data_usd,
             "tst_data_cost_usd": tst_data_usd,
             "pilot_cost_usd": pilot_usd,
-            "switching_cost_usd": p["tst_switching_cost_usd"] * np.ones_like(price),
-            "net_savings_usd": baseline_cost - tst_cost - pilot_usd - p["tst_switching_cost_usd"],
-            "speedup": p["tst_speedup"] * np.ones_like(price),
+            "switching_cost_usd": arrays["tst_switching_cost_usd"] * np.ones_like(price),
+            "net_savings_usd": baseline_cost - tst_cost - pilot_usd - arrays["tst_switching_cost_usd"],
+            "speedup": arrays["tst_speedup"] * np.ones_like(price),
             "break_even_speedup": break_even,
         },
     })
-    out["tst"].update(feasibility.tst_with_scarcity(p, out["tst"]))
+    out["tst"].update(feasibility.tst_with_scarcity(arrays, out["tst"]))
     return out
 
 

@@ -79,7 +79,7 @@ def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, 
 
 
 def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
-    """The plan's feasibility outputs: `plan_arrays` (moved out of `costs`) plus epochs and effective tokens."""
+    """The plan's feasibility outputs: `plan_arrays` (moved out of `cost_arrays`) plus epochs and effective tokens."""
     plan = dict(costs.pop("plan"))
     unique = p["unique_tokens"]  # NaN (unlimited) never exceeds the tokens read, like infinity
     plan.pop("idle_factor")
@@ -96,7 +96,7 @@ def tst_with_scarcity(p: dict[str, np.ndarray], tst: dict[str, Any]) -> dict[str
 
 
 def scalar(result: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
-    """`estimate`'s plain-number result with booleans, whole layout degrees, unknowns as None and the sentences."""
+    """`scenario_outputs`'s plain-number result: booleans, whole layout degrees, unknowns as None, the sentences."""
     result["feasible"] = bool(result["feasible"])
     result["feasibility_status"] = FEASIBLE_TEXT if result["feasible"] else INFEASIBLE_TEXT
     result["layout_proposed"] = bool(result["layout_proposed"])

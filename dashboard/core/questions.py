@@ -97,7 +97,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
     except ValueError:
         raise ValueError(f"a budget of ${budget_usd:,.0f} is outside the range this planner can size") from None
     sized = _sized(scenario, flops)
-    if estimate(sized)["feasible"]:
+    if scenario_outputs(sized)["feasible"]:
         return _answer(sized) | {"budget_usd": budget_usd}
     params = largest_fitting_params(scenario)
     base = scenario_arrays([sized.model_copy(update=_params_update(scenario, params))])
@@ -105,7 +105,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
     def cost_at_tokens(log_tokens: np.ndarray) -> np.ndarray:
         arrays = {key: np.broadcast_to(value, log_tokens.shape) for key, value in base.items()}
         arrays["tokens"] = 10.0**log_tokens
-        return evaluate(arrays)["cost_total_usd"]
+        return output_arrays(arrays)["cost_total_usd"]
 
     try:
         tokens = _bisect_log_flops(cost_at_tokens, budget_usd, LOG10_TOKENS_RANGE)
@@ -131,7 +131,7 @@ def optimal_for_target_loss(scenario: Scenario, target_loss: float) -> dict[str,
     except ValueError:
         raise ValueError(f"target loss {target_loss:g} needs more than 1e32 or less than 1e12 FLOPs") from None
     sized = _sized(scenario, flops)
-    if estimate(sized)["feasible"]:
+    if scenario_outputs(sized)["feasible"]:
         return _answer(sized) | {"target_loss": target_loss}
     params = largest_fitting_params(scenario)
     reducible = target_loss - fit.E - fit.A / params**fit.alpha
@@ -160,7 +160,7 @@ def largest_fitting_params(scenario: Scenario) -> float:
     def fits(log_active: np.ndarray) -> np.ndarray:
         arrays = {key: np.broadcast_to(value, log_active.shape) for key, value in base.items()}
         arrays.update(active_params=10.0**log_active, total_params=10.0**log_active / ratio)
-        return evaluate(arrays)["feasible"].astype(float)
+        return output_arrays(arrays)["feasible"].astype(float)
 
     try:
         boundary = _bisect_log_flops(lambda x: -fits(x), -0.5, LOG10_PARAMS_RANGE)

@@ -157,7 +157,7 @@ def retention_what_ifs(scenario: Scenario) -> pd.DataFrame:
     columns = {key: np.array([value if row_key == key else plan[key] for _, row_key, value in rows], dtype=float)
                for key in keys}
     result = _evaluate_grid(scenario, columns)
-    current = engine.estimate(scenario)["cost_total_usd"]
+    current = engine.scenario_outputs(scenario)["cost_total_usd"]
     return pd.DataFrame({
         "what_if": [label for label, _, _ in rows],
         "key": [key for _, key, _ in rows],

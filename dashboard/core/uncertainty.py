@@ -244,7 +244,7 @@ class _Sampler:
 def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]:
     """`draws` Monte Carlo values of each headline output; the same seed gives the same values.
 
-    Inputs are drawn and priced in float32, `CHUNK_DRAWS` at a time through `engine.costs`, so the arrays stay
+    Inputs are drawn and priced in float32, `CHUNK_DRAWS` at a time through `engine.cost_arrays`, so the arrays stay
     in the CPU cache. With every range zero-width each draw is the point estimate, exactly. A scenario at the
     far end of the bounds whose costs overflow float32 (3.4e38) is priced again in float64, from the same draws.
     """

@@ -1,6 +1,6 @@
 """The "Can it run?" figure: memory per GPU by part (weights, gradients, optimizer, activations) against the GPU's.
 
-Takes the `memory` and `layout` sub-dicts of `engine.estimate`; plain plotly dicts, one horizontal stacked bar.
+Takes the `memory` and `layout` sub-dicts of `engine.scenario_outputs`; plain plotly dicts, one horizontal stacked bar.
 """
 
 from __future__ import annotations

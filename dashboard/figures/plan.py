@@ -202,7 +202,7 @@ def tst_title(net_usd: float, baseline_total_usd: float) -> str:
 def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline_total_usd: float) -> go.Figure:
     """Baseline vs TST as % of the baseline for GPU-hours, $ and raw tokens; bars carry the absolute values.
 
-    `tst` is the `tst` sub-dict of `engine.estimate`; `baseline_total_usd` is the plan's total cost with the
+    `tst` is the `tst` sub-dict of `engine.scenario_outputs`; `baseline_total_usd` is the plan's total cost with the
     baseline method, against which the title's share is taken. `reference` (e.g. `TST_REFERENCE_RUN`) adds the
     published run as a marker at its own TST share (it reports no dollars), not as bars of another run's size.
     """

@@ -40,7 +40,7 @@ def baseline_total_usd(scenario: Scenario, result: dict[str, Any]) -> float:
     """The plan's total cost with the baseline method (the plan's own total when it is the baseline)."""
     if scenario.method == "baseline":
         return result["cost_total_usd"]
-    return engine.estimate(scenario.model_copy(update={"method": "baseline"}))["cost_total_usd"]
+    return engine.scenario_outputs(scenario.model_copy(update={"method": "baseline"}))["cost_total_usd"]
 
 
 def _tst(scenario: Scenario, result: dict[str, Any]) -> go.Figure:

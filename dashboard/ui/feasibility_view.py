@@ -1,6 +1,7 @@
 """The Plan page's "Can it run?" panel: memory per GPU, the layout, steps, the batch's GPU limit and data epochs.
 
-Numbers and sentences come from `engine.estimate` (`dashboard.core.feasibility`); this module only lays them out.
+Numbers and sentences come from `engine.scenario_outputs` (`dashboard.core.feasibility`); this module only lays
+them out.
 """
 
 from __future__ import annotations

@@ -129,11 +129,14 @@ def unit_view(data_key: Hashable, _usage: pd.DataFrame, active_params: float) ->
     return units.unit_costs(_usage, active_params=active_params)
 
 
-@st.cache_resource(max_entries=TABLES, show_spinner="Amortising commitments…")
 def amortised(data_key: Hashable, _billing: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """The billing table with commitment charges spread over the reserved usage they cover (the input itself
-    when there is nothing to amortise) and what was done."""
-    return amortise.amortise_commitments(_billing)
+    when there is nothing to amortise) and what was done, held for this session in the bounded upload store."""
+    def build() -> tuple[pd.DataFrame, dict]:
+        with st.spinner("Amortising commitments…"):
+            return amortise.amortise_commitments(_billing)
+
+    return upload_store.held(("retro.amortised",), data_key, build, lambda result: _new_table_bytes(result, _billing))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

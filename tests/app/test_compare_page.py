@@ -186,7 +186,7 @@ def test_presentation_layout_has_one_column_of_large_numbers_per_option(app, sto
     at.toggle(key="compare.presentation").set_value(True).run()
     assert not at.exception
     totals = [m.value for m in at.metric if m.label == "Total cost"]
-    cost_a, cost_b = (estimate(Scenario(name=n, **kw))["cost_total_usd"]
+    cost_a, cost_b = (scenario_outputs(Scenario(name=n, **kw))["cost_total_usd"]
                       for n, kw in (("Option A", {}), ("Option B", {"mfu": 0.3})))
     assert totals == [money(cost_a), money(cost_b)]
     deltas = [m.delta for m in at.metric if m.label == "Total cost"]
@@ -290,8 +290,8 @@ def test_the_selection_order_and_layout_survive_a_reload_from_the_link(store_url
     assert reloaded.multiselect(key="compare.selected").value == ["Gamma", "Alpha"]
     assert reloaded.toggle(key="compare.presentation").value is True
     assert [m.value for m in reloaded.metric if m.label == "Total cost"] == [
-        money(estimate(Scenario(name="Gamma", mfu=0.2))["cost_total_usd"]),
-        money(estimate(Scenario(name="Alpha"))["cost_total_usd"])]
+        money(scenario_outputs(Scenario(name="Gamma", mfu=0.2))["cost_total_usd"]),
+        money(scenario_outputs(Scenario(name="Alpha"))["cost_total_usd"])]
 
 
 def test_an_option_that_no_amount_of_tokens_can_match_is_kept_with_the_reason(app, store_url):

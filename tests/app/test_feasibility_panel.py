@@ -1,6 +1,6 @@
 """AppTest: the Plan page's "Can it run?" panel, for a plan that runs and one that does not."""
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_to_query
 from dashboard.safe_text import markdown_text
@@ -17,7 +17,7 @@ def test_panel_shows_a_plan_that_runs(app):
     assert not at.exception
     assert "Can it run?" in [header.value for header in at.subheader]
     assert any(box.value.startswith("Runs on 512 GPUs") for box in at.success)
-    expected = estimate(Scenario())
+    expected = scenario_outputs(Scenario())
     metric = next(m for m in at.metric if m.label == "Max useful GPUs")
     assert metric.value == f"{expected['max_useful_gpus']:,.0f}"
     assert any(chart.proto.spec and "Memory per GPU" in chart.proto.spec for chart in at.get("plotly_chart"))

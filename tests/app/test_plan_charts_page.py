@@ -8,7 +8,7 @@ from shown_text import shown
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from dashboard.core import catalogue
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.figures import plan
 from dashboard.store.scenario_store import ScenarioStore
@@ -118,7 +118,7 @@ def test_the_tst_what_if_is_editable_under_the_baseline_method_and_reaches_the_l
     assert at.query_params["tst_speedup"] == "1.5"
     # A baseline plan's cost does not depend on TST's speedup; the chart's answer does.
     assert _metric(at, "Total cost").value == before_total
-    result = estimate(Scenario(tst_speedup=1.5))
+    result = scenario_outputs(Scenario(tst_speedup=1.5))
     assert plan.tst_title(result["tst"]["net_savings_usd"], result["cost_total_usd"]) in _titles(at)
 
 
@@ -133,7 +133,7 @@ def test_a_retention_what_if_changes_the_plan_its_total_and_the_link(app, key, v
     next(n for n in at.number_input if n.key == f"plan.what_if.{key}").set_value(value)
     at.run()
     assert not at.exception and not at.error
-    total = estimate(Scenario(**overrides))["cost_total_usd"]
+    total = scenario_outputs(Scenario(**overrides))["cost_total_usd"]
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", total)
     assert key in at.query_params
     assert at.dataframe  # the table of nearby changes and their dollar effect

@@ -161,7 +161,7 @@ def test_a_tampered_link_warns_and_falls_back(app):
     assert not at.exception
     text = " ".join(shown(w.value) for w in at.warning)
     assert "mfu = 12 is out of range" in text and "gpu_count" in text
-    default_total = estimate(default_scenario())["cost_total_usd"]
+    default_total = scenario_outputs(default_scenario())["cost_total_usd"]
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", default_total)
 
 

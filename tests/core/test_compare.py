@@ -202,7 +202,7 @@ def test_match_loss_inverts_the_loss_law(changes, lever, key, expected):
     target = hand_loss(7e9, 2e12)
     matched = compare.match_loss(Scenario(**changes), target, lever)
     assert getattr(matched, key) == pytest.approx(expected, rel=1e-9)
-    assert estimate(matched)["predicted_loss"] == pytest.approx(target, abs=1e-9)
+    assert scenario_outputs(matched)["predicted_loss"] == pytest.approx(target, abs=1e-9)
 
 
 def test_match_loss_by_size_keeps_a_mixture_of_experts_share():

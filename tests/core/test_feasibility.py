@@ -7,7 +7,7 @@ import pytest
 from bare_plan import COMPUTE_ONLY
 
 from dashboard.core import batch, data_supply, memory, mfu_reference
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.feasibility import proposed_layout
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 
@@ -73,7 +73,7 @@ PUBLISHED = {
 
 @pytest.mark.parametrize("run", sorted(PUBLISHED))
 def test_published_layouts_fit_with_full_recompute(run):
-    result = estimate(Scenario(**PUBLISHED[run], activation_recompute="full"))
+    result = scenario_outputs(Scenario(**PUBLISHED[run], activation_recompute="full"))
     assert result["layout_valid"] and result["memory"]["fits"] and result["feasible"]
     assert result["feasibility_problems"] == []
     layout = result["layout"]
@@ -83,7 +83,7 @@ def test_published_layouts_fit_with_full_recompute(run):
 
 def test_llama3_memory_by_hand():
     # 6.33 + 6.33 + 0.30 GB of states; activations 2·8,192·16,384/8 B × 8 layers × 16 micro-batches = 4.29 GB.
-    mem = estimate(Scenario(**PUBLISHED["llama3-405b"], activation_recompute="full"))["memory"]
+    mem = scenario_outputs(Scenario(**PUBLISHED["llama3-405b"], activation_recompute="full"))["memory"]
     assert mem["activations_gb"] == pytest.approx(2 * 8192 * 16384 / 8 * 8 * 16 / GB)
     assert mem["total_gb"] == pytest.approx(6.328125 * 2 + 0.296630859375 + 4.294967296)
     assert mem["headroom_gb"] == pytest.approx(80 - mem["total_gb"])
@@ -98,7 +98,7 @@ def test_llama3_memory_by_hand():
                  id="175B-8xA100-zero3"),
 ])
 def test_plans_that_cannot_run(spec):
-    result = estimate(Scenario(**spec))
+    result = scenario_outputs(Scenario(**spec))
     assert not result["feasible"] and not result["memory"]["fits"]
     assert len(result["feasibility_problems"]) == 1
     assert result["feasibility_problems"][0].startswith("does not fit: ")
@@ -106,8 +106,8 @@ def test_plans_that_cannot_run(spec):
 
 def test_no_sharding_message_names_the_gb_and_a_fix():
     # 7B, no sharding, on 8 H100: 112 GB of states; ZeRO-3 leaves 14 GB; TP 8 leaves 14 GB of states.
-    result = estimate(Scenario(total_params=7e9, gpu_count=8, tensor_parallel=1, pipeline_parallel=1, zero_stage=0,
-                               activation_recompute="full"))
+    result = scenario_outputs(Scenario(total_params=7e9, gpu_count=8, tensor_parallel=1, pipeline_parallel=1,
+                                       zero_stage=0, activation_recompute="full"))
     sentence = result["feasibility_problems"][0]
     assert sentence.startswith(f"does not fit: {result['memory']['total_gb']:,.0f} GB of 80 GB per GPU")
     assert "use ZeRO-3 (" in sentence and "TP 8 (" in sentence
@@ -115,7 +115,7 @@ def test_no_sharding_message_names_the_gb_and_a_fix():
 
 def test_175b_on_8_gpus_says_how_many_are_needed():
     # 2,800 GB of states at 80 GB each: 35 GPUs, rounded up to whole nodes of 8: 40.
-    sentence = estimate(Scenario(total_params=175e9, gpu_type="A100", gpu_count=8))["feasibility_problems"][0]
+    sentence = scenario_outputs(Scenario(total_params=175e9, gpu_type="A100", gpu_count=8))["feasibility_problems"][0]
     assert "at least 40 GPUs" in sentence
 
 
@@ -123,7 +123,7 @@ def test_proposal_is_tp_within_a_node_first():
     # 70B on 64 H100 with full recompute: ZeRO-1 at TP 8 holds 17.5 + 17.5 + 13.1 GB and fits, smaller TP does not
     # (TP 4: 35 + 35 + 13.1 = 83 GB).
     scenario = Scenario(total_params=70e9, n_layers=80, d_model=8192, gpu_count=64, activation_recompute="full")
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     assert result["layout"] == {"data_parallel": 8, "tensor_parallel": 8, "pipeline_parallel": 1,
                                 "expert_parallel": 1, "zero_stage": 1}
     assert result["layout_proposed"]
@@ -133,7 +133,7 @@ def test_proposal_is_tp_within_a_node_first():
 
 def test_proposal_adds_pipeline_stages_after_the_node():
     # 405B on 16,384 H100 at ZeRO-1: TP 8 alone holds 405e9 · 4 B / 8 = 202 GB; PP 4 brings it to 50.6 + 0.3 GB.
-    result = estimate(Scenario(total_params=405e9, n_layers=126, d_model=16384, seq_len=8192, gpu_count=16384,
+    result = scenario_outputs(Scenario(total_params=405e9, n_layers=126, d_model=16384, seq_len=8192, gpu_count=16384,
                                activation_recompute="full"))
     assert (result["layout"]["tensor_parallel"], result["layout"]["pipeline_parallel"]) == (8, 4)
     assert result["layout"]["zero_stage"] == 1 and result["feasible"]
@@ -163,8 +163,8 @@ ONE_B = dict(BARE, total_params=1e9, tokens=20e9, seq_len=2048, global_batch_tok
 
 def test_1b_batch_keeps_at_most_512_gpus_busy():
     # 1,048,576 tokens / 2,048 = 512 sequences, one per GPU at TP = PP = 1 and micro-batch 1.
-    on_512 = estimate(Scenario(**ONE_B, gpu_count=512))
-    on_1024 = estimate(Scenario(**ONE_B, gpu_count=1024))
+    on_512 = scenario_outputs(Scenario(**ONE_B, gpu_count=512))
+    on_1024 = scenario_outputs(Scenario(**ONE_B, gpu_count=1024))
     assert on_512["global_batch_sequences"] == 512 and on_512["max_useful_gpus"] == 512
     assert on_1024["max_useful_gpus"] == 512 and on_1024["busy_gpus"] == 512
     assert on_1024["wall_clock_days"] == pytest.approx(on_512["wall_clock_days"], rel=1e-12)  # no faster
@@ -182,7 +182,7 @@ def test_pipeline_bubble_by_hand():
 
 def test_default_batch_is_deepseek_law():
     # C = 6 · 7e9 · 2e12 = 8.4e22 FLOPs: 0.292 · C^0.3271 tokens.
-    result = estimate(Scenario())
+    result = scenario_outputs(Scenario())
     assert result["global_batch_tokens"] == pytest.approx(0.292 * 8.4e22 ** 0.3271)
     assert any("B_opt = 0.292·C^0.3271" in note for note in result["feasibility_notes"])
 
@@ -190,16 +190,16 @@ def test_default_batch_is_deepseek_law():
 def test_4t_from_1t_unique_is_about_3_73t_effective():
     # R = 3 repeats: 1T + 1T · 15.4 · (1 − e^(−3/15.4)) = 3.7259T.
     assert float(data_supply.effective_tokens(4e12, 1e12)) == pytest.approx(3.7259e12, rel=1e-4)
-    result = estimate(Scenario(tokens=4e12, unique_tokens=1e12))
+    result = scenario_outputs(Scenario(tokens=4e12, unique_tokens=1e12))
     assert result["epochs"] == pytest.approx(4.0)
     assert result["effective_tokens"] == pytest.approx(3.7259e12, rel=1e-4)
-    fresh = estimate(Scenario(tokens=result["effective_tokens"]))
+    fresh = scenario_outputs(Scenario(tokens=result["effective_tokens"]))
     assert result["predicted_loss"] == pytest.approx(fresh["predicted_loss"], rel=1e-12)
     assert result["feasibility_warnings"][0].startswith("data repeats: 4.0 epochs")
 
 
 def test_unlimited_data_changes_nothing():
-    result = estimate(Scenario())
+    result = scenario_outputs(Scenario())
     assert result["epochs"] is None and result["effective_tokens"] == 2e12
     assert result["tst"]["scarcity_factor"] == 1.0
 
@@ -210,7 +210,7 @@ def test_tst_saving_with_scarce_data_by_hand():
     # 1.0612 × its planned 2T.
     factor = float(data_supply.tst_scarcity_factor(1.05e12, 2 / 1.05, 0.5e12))
     assert factor == pytest.approx(1.0612, rel=1e-3)
-    result = estimate(Scenario(method="tst", tokens=1.05e12, unique_tokens=0.5e12))
+    result = scenario_outputs(Scenario(method="tst", tokens=1.05e12, unique_tokens=0.5e12))
     tst = result["tst"]
     assert tst["net_savings_with_scarcity_usd"] == pytest.approx(
         tst["net_savings_usd"] - (factor - 1) * tst["tst_cost_usd"])
@@ -242,13 +242,13 @@ def test_published_mfu_table_is_sourced():
 
 
 def test_vectorised_and_single_agree():
-    from dashboard.core.engine import evaluate, scenario_arrays
+    from dashboard.core.engine import output_arrays, scenario_arrays
 
     scenarios = [Scenario(**PUBLISHED[name], activation_recompute="full") for name in sorted(PUBLISHED)]
     scenarios += [Scenario(total_params=175e9, gpu_type="A100", gpu_count=8), Scenario(**ONE_B, gpu_count=1024)]
-    batch_result = evaluate(scenario_arrays(scenarios))
+    batch_result = output_arrays(scenario_arrays(scenarios))
     for i, scenario in enumerate(scenarios):
-        single = estimate(scenario)
+        single = scenario_outputs(scenario)
         assert single["memory"]["total_gb"] == pytest.approx(batch_result["memory"]["total_gb"][i], rel=1e-12)
         assert single["feasible"] == bool(batch_result["feasible"][i])
         assert single["cost_total_usd"] == pytest.approx(float(np.asarray(batch_result["cost_total_usd"])[i]))

@@ -4,7 +4,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dashboard.core import layout, memory
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 
 POW2 = st.sampled_from([1, 2, 4, 8])
@@ -55,10 +55,10 @@ def test_more_gpus_never_lower_wall_clock_below_the_batch_limit(params, batch_to
     base = dict(total_params=params, tokens=params * 20, seq_len=2048, global_batch_tokens=batch_tokens,
                 tensor_parallel=1, pipeline_parallel=1, micro_batch_size=micro,
                 node_failures_per_1000_node_days=failures)
-    useful = estimate(Scenario(**base, gpu_count=8))["max_useful_gpus"]
+    useful = scenario_outputs(Scenario(**base, gpu_count=8))["max_useful_gpus"]
     assume(useful >= 8)
-    at_limit = estimate(Scenario(**base, gpu_count=int(useful)))
-    beyond = estimate(Scenario(**base, gpu_count=int(useful * factor)))
+    at_limit = scenario_outputs(Scenario(**base, gpu_count=int(useful)))
+    beyond = scenario_outputs(Scenario(**base, gpu_count=int(useful * factor)))
     assert beyond["wall_clock_days"] >= at_limit["wall_clock_days"] * (1 - 1e-12)
     assert beyond["gpu_hours_total"] >= at_limit["gpu_hours_total"] * (1 - 1e-12)
 
@@ -69,7 +69,7 @@ def test_more_gpus_never_lower_wall_clock_below_the_batch_limit(params, batch_to
 def test_a_proposed_layout_that_fits_really_fits(params, gpus, gpu, recompute):
     scenario = Scenario(total_params=params, gpu_count=gpus, gpu_type=gpu,
                         activation_recompute=memory.RECOMPUTE_MODES[recompute])
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     lay = result["layout"]
     assert lay["tensor_parallel"] * lay["pipeline_parallel"] * lay["data_parallel"] == gpus
     assert lay["tensor_parallel"] <= 8
@@ -112,7 +112,7 @@ def _naive_proposal(scenario):
 def test_proposal_matches_trying_every_layout_in_order(params, gpus, gpu, recompute, seq, layers):
     scenario = Scenario(total_params=params, gpu_count=gpus, gpu_type=gpu, seq_len=seq, n_layers=layers,
                         activation_recompute=memory.RECOMPUTE_MODES[recompute])
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     naive = _naive_proposal(scenario)
     lay = result["layout"]
     if naive is None:

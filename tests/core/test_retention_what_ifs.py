@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_what_ifs
 
@@ -19,14 +19,14 @@ def test_one_more_hot_checkpoint_costs_its_hot_hours_and_its_retention(months):
     # Hot GB-hours c·(T − (c+1)·τ/2) grow by T − (K+1)·τ from K = 3 to 4 (when at least 4 are written);
     # the extra checkpoint is then kept `months` on the cold tier.
     scenario = Scenario(storage_retention_months=months)
-    run_h = estimate(scenario)["wall_clock_days"] * 24.0
+    run_h = scenario_outputs(scenario)["wall_clock_days"] * 24.0
     expected = CHECKPOINT_GB * ((run_h - 4 * 0.5) * 0.14 / 730 + months * 0.023)
     assert _rows(scenario)["one more hot checkpoint"].delta_total_usd == pytest.approx(expected, rel=1e-6)
 
 
 def test_a_year_longer_and_deleting_at_the_end():
     scenario = Scenario(storage_retention_months=12.0)
-    result = estimate(scenario)
+    result = scenario_outputs(scenario)
     rows = _rows(scenario)
     # 12 more months of what is left, at the cold price; deleting saves what retention costs today.
     assert rows["keep the leftovers a year longer"].delta_total_usd == pytest.approx(

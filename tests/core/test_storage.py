@@ -119,11 +119,11 @@ def test_what_the_run_leaves_behind_by_hand():
 
 @pytest.mark.parametrize("months", [0.0, 1.0, 12.0, 36.0])
 def test_engine_bills_retention_on_the_cold_tier(months):
-    from dashboard.core.engine import estimate
+    from dashboard.core.engine import scenario_outputs
     from dashboard.core.scenario import Scenario
 
-    during_run = estimate(Scenario(storage_retention_months=0.0))
-    result = estimate(Scenario(storage_retention_months=months))
+    during_run = scenario_outputs(Scenario(storage_retention_months=0.0))
+    result = scenario_outputs(Scenario(storage_retention_months=months))
     # Default corpus: 2T tokens × 4 bytes × 2 copies = 16,000 GB; checkpoints 7B × 14 bytes = 98 GB, at least 3 kept.
     assert result["storage_retained_gb"] >= 16_000.0 + 3 * 98.0
     extra_usd = result["storage_retained_gb"] * months * 0.023

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.figures.plan import tst_figure
@@ -10,7 +10,8 @@ from dashboard.figures.plan import tst_figure
 
 def test_memory_bar_stacks_the_four_parts_against_the_gpu():
     # 70B, TP 8, ZeRO-1, DP 8 on 64 H100: 17.5 + 17.5 + 13.125 GB of states.
-    result = estimate(Scenario(total_params=70e9, gpu_count=64, tensor_parallel=8, pipeline_parallel=1, zero_stage=1,
+    result = scenario_outputs(Scenario(total_params=70e9, gpu_count=64, tensor_parallel=8, pipeline_parallel=1,
+                                       zero_stage=1,
                                activation_recompute="full"))
     figure = memory_figure(result["memory"], result["layout"])
     values = [trace.x[0] for trace in figure.data]
@@ -23,16 +24,16 @@ def test_memory_bar_stacks_the_four_parts_against_the_gpu():
 
 
 def test_memory_bar_without_a_known_gpu_memory_has_no_line():
-    result = estimate(Scenario(gpu_type="custom", peak_tflops=500.0))
+    result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0))
     figure = memory_figure(result["memory"], result["layout"])
     assert result["memory"]["gpu_memory_gb"] is None and not figure.layout.shapes
 
 
 def test_tst_chart_states_the_saving_with_scarce_data():
-    fresh = estimate(Scenario(method="tst"))["tst"]
+    fresh = scenario_outputs(Scenario(method="tst"))["tst"]
     assert "unique data" not in tst_figure(fresh, None).layout.title.subtitle.text
-    scarce = estimate(Scenario(method="tst", unique_tokens=1e12))["tst"]
+    scarce = scenario_outputs(Scenario(method="tst", unique_tokens=1e12))["tst"]
     subtitle = tst_figure(scarce, None).layout.title.subtitle.text
     assert f"TST trains {scarce['scarcity_factor']:.2f}× longer" in subtitle
-    starved = estimate(Scenario(method="tst", unique_tokens=1e11))["tst"]
+    starved = scenario_outputs(Scenario(method="tst", unique_tokens=1e11))["tst"]
     assert "cannot reach the baseline's loss" in tst_figure(starved, None).layout.title.subtitle.text

@@ -314,5 +314,5 @@ def test_the_405b_run_that_keeps_every_checkpoint_is_told_storage_drives_its_cos
 
     llama = next(s for name, s in presets().items() if name.startswith("Llama 3.1 405B"))
     scenario = llama.model_copy(update={"archive_every_nth": archive_every_nth})
-    title = plan_chart("Storage growth", scenario, estimate(scenario)).layout.title.text
+    title = plan_chart("Storage growth", scenario, scenario_outputs(scenario)).layout.title.text
     assert title.endswith(f"of the total — {verdict}")

@@ -5,7 +5,7 @@ import pytest
 from shown_text import shown
 
 from dashboard.core import catalogue
-from dashboard.core.engine import estimate
+from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import default_scenario
 
 
@@ -25,4 +25,4 @@ def test_a_bad_link_parameter_falls_back_with_a_warning(app, params, warning):
     warnings = [shown(element.value) for element in at.warning]
     assert any(text.startswith(warning) for text in warnings), warnings
     total = next(metric for metric in at.metric if metric.label == "Total cost").value
-    assert total == catalogue.text("cost_total_usd", estimate(default_scenario())["cost_total_usd"])
+    assert total == catalogue.text("cost_total_usd", scenario_outputs(default_scenario())["cost_total_usd"])

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dashboard.cli import main
-from dashboard.core.engine import estimate, evaluate, scenario_arrays
+from dashboard.core.engine import output_arrays, scenario_arrays, scenario_outputs
 from dashboard.core.json_input import MAX_DEPTH, MAX_JSON_BYTES
 from dashboard.core.scenario import (
     Scenario,
@@ -103,7 +103,7 @@ def test_every_allowed_extreme_prices_to_finite_numbers(key, end):
         data["reserved_share" if key == "spot_share" else "spot_share"] = 0.0
     if key == "active_params" or (key == "total_params" and end == "ge"):
         data["active_params"] = None
-    result = estimate(Scenario.model_validate(data))
+    result = scenario_outputs(Scenario.model_validate(data))
     assert _finite_outputs(result) == []
     assert result["budget_status"] in ("within", "warning", "over")
 
@@ -115,7 +115,7 @@ def test_the_most_expensive_allowed_corner_is_still_a_number():
                  mfu=_bound("mfu", "ge"), checkpoint_interval_min=_bound("checkpoint_interval_min", "ge"),
                  checkpoint_write_gb_per_s=_bound("checkpoint_write_gb_per_s", "ge"), gpus_per_node=1,
                  gpu_type="custom")
-    result = estimate(Scenario.model_validate(worst))
+    result = scenario_outputs(Scenario.model_validate(worst))
     assert _finite_outputs(result) == []
     assert result["budget_status"] == "over"
 
@@ -126,7 +126,7 @@ def test_a_cost_that_is_not_a_number_is_never_within_budget():
     arrays = scenario_arrays([default_scenario()])
     arrays["checkpoint_interval_min"] = arrays["checkpoint_interval_min"] * 0 + 1e-300  # past validation
     with np.errstate(all="ignore"):
-        out = evaluate(arrays)
+        out = output_arrays(arrays)
     assert not math.isfinite(out["cost_total_usd"][0])
     assert int(out["budget_status_index"][0]) == 2
 
