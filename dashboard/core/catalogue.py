@@ -123,6 +123,50 @@ OUTPUTS: dict[str, Entry] = _entries(
     ("name", "Scenario", TEXT, "the scenario's name", ""),
 )
 
+# Can it run (`dashboard.core.feasibility`): memory per GPU, layout, batch and data supply.
+KORTHIKANTI = "Korthikanti et al. 2022 (arXiv 2205.05198)"
+ZERO = "ZeRO (arXiv 1910.02054)"
+OUTPUTS.update(_entries(
+    ("memory", "Memory per GPU", "GB", "weights + gradients + optimizer states + activations", ZERO),
+    ("memory.weights_gb", "Weights per GPU", "GB", "2 bytes × parameters held ÷ (TP · PP), sharded at ZeRO-3", ZERO),
+    ("memory.gradients_gb", "Gradients per GPU", "GB", "2 bytes × parameters held, sharded at ZeRO-2 and 3", ZERO),
+    ("memory.optimizer_gb", "Optimizer states per GPU", "GB", "12 bytes × parameters held, sharded at ZeRO-1 to 3",
+     ZERO),
+    ("memory.activations_gb", "Activations per GPU", "GB",
+     "s·b·h·(34 + 5·a·s/h)/TP per layer (34·s·b·h/TP selective; layer inputs only with full recompute), "
+     "× the first stage's layers and PP micro-batches", KORTHIKANTI),
+    ("memory.total_gb", "Memory needed per GPU", "GB", "weights + gradients + optimizer + activations", ZERO),
+    ("memory.gpu_memory_gb", "GPU memory", "GB", "gpu_memory_gb, else the hardware catalogue", "data/hardware.csv"),
+    ("memory.fits", "Fits in GPU memory", TEXT, "memory needed ≤ GPU memory", ""),
+    ("memory.headroom_gb", "Memory headroom per GPU", "GB", "GPU memory − memory needed", ""),
+    ("layout", "Parallel layout", TEXT, "TP · PP · DP with a ZeRO stage", "Narayanan et al. 2021 (arXiv 2104.04473)"),
+    ("layout.data_parallel", "Data parallel (DP)", "integer", "GPUs / (TP · PP)", ""),
+    ("layout.tensor_parallel", "Tensor parallel (TP)", "integer", "as given, or proposed within a node", ""),
+    ("layout.pipeline_parallel", "Pipeline parallel (PP)", "integer", "as given, or proposed after TP", ""),
+    ("layout.expert_parallel", "Expert parallel (EP)", "integer", "as given", ""),
+    ("layout.zero_stage", "ZeRO stage", "integer", "as given, or proposed after TP and PP", ZERO),
+    ("layout_proposed", "Layout proposed by the planner", TEXT, "some layout keys were left unset", ""),
+    ("layout_valid", "Layout divides the GPUs", TEXT, "TP · PP divides the GPUs, TP within a node, EP divides DP", ""),
+    ("global_batch_tokens", "Global batch", "count", "as given, or B_opt = 0.292 · C^0.3271 tokens",
+     "DeepSeek LLM (arXiv 2401.02954)"),
+    ("global_batch_sequences", "Global batch (sequences)", "count", "global batch tokens / sequence length", ""),
+    ("micro_batches_per_step", "Micro-batches per step", "count", "⌈sequences / (micro-batch · DP)⌉", ""),
+    ("optimizer_steps", "Optimizer steps", "count", "training tokens / global batch tokens", ""),
+    ("pipeline_bubble_fraction", "Pipeline bubble", "fraction", "(PP − 1) / (m + PP − 1)",
+     "Narayanan et al. 2021"),
+    ("max_useful_gpus", "Most GPUs the batch keeps busy", "integer", "⌊sequences / micro-batch⌋ × TP × PP", ""),
+    ("busy_gpus", "GPUs kept busy", "integer", "min(GPUs, most GPUs the batch keeps busy)", ""),
+    ("epochs", "Data epochs", "×", "tokens read / unique tokens (none when unlimited)", ""),
+    ("effective_tokens", "Effective training tokens", "count", "U + U·R*·(1 − e^(−R/R*)), R = epochs − 1, R* = 15.4",
+     "Muennighoff et al. 2023 (arXiv 2305.16264)"),
+    ("feasible", "Runs on these GPUs", TEXT, "the layout divides the GPUs and the memory per GPU fits", ""),
+    ("feasibility_status", "Can it run", TEXT, "'runs' or 'cannot run'", ""),
+    ("feasibility_problems", "Why it cannot run", TEXT, "one sentence per problem, with its fix", ""),
+    ("feasibility_warnings", "Feasibility warnings", TEXT, "MFU against published runs and the bubble ceiling",
+     "data/published_mfu.csv"),
+    ("feasibility_notes", "Feasibility notes", TEXT, "what the planner proposed or assumed", ""),
+))
+
 LINE_ITEM_FORMULAS = {
     "main_compute": ("Main compute", "compute GPU-hours × blended $/GPU-hour"),
     "failure_rework": ("Failure rework", "rework GPU-hours × blended $/GPU-hour"),
@@ -156,6 +200,10 @@ TST_FIELDS = {
     "switching_cost_usd": ("TST switching cost", "$", "one-off engineering cost"),
     "net_savings_usd": ("TST net saving", "$", "baseline cost − TST cost − pilot − switching"),
     "speedup": ("TST speedup", "×", "baseline GPU-hours / TST GPU-hours at matched loss"),
+    "scarcity_factor": ("TST training length with scarce data", "×",
+                        "raw tokens TST must read to match the baseline's loss ÷ its planned raw tokens"),
+    "net_savings_with_scarcity_usd": ("TST net saving with scarce data", "$",
+                                      "net saving − (scarcity factor − 1) × TST cost"),
     "break_even_speedup": ("TST break-even speedup", "×",
                            "baseline main cost / (baseline main cost − extra data − pilot − switching); "
                            "∞ when no speedup pays for them"),
@@ -183,6 +231,7 @@ MONTE_CARLO: dict[str, Entry] = _entries(
     ("monte_carlo.draws", "Monte Carlo draws", "integer", "number of draws", ""),
     ("monte_carlo.seed", "Monte Carlo seed", "integer", "random seed", ""),
     ("monte_carlo.shape", "Range shape", TEXT, "triangular or log-normal", ""),
+    ("feasible", "Runs on these GPUs", TEXT, "the plan's memory and layout check (the same for every draw)", ""),
 )
 for _statistic in (*(f"p{q}" for q in PERCENTILES), "mean"):
     for _output in MC_OUTPUTS:
@@ -206,7 +255,7 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "n_layers": ("Layers", "integer"),
     "d_model": ("Hidden size", "integer"),
     "seq_len": ("Sequence length", "integer"),
-    "activation_recompute": ("Full activation recomputation", ""),
+    "activation_recompute": ("Activation recomputation (none / selective / full)", TEXT),
     "gpu_type": ("GPU type", TEXT),
     "peak_tflops": ("Peak dense BF16 per GPU", "TFLOP/s"),
     "gpu_count": ("GPUs", "integer"),
@@ -249,6 +298,15 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "tst_pilot_fraction": ("TST pilot (share of the baseline run's cost)", "fraction"),
     "tst_switching_cost_usd": ("TST switching cost", "$"),
     "range_shape": ("Range shape", TEXT),
+    "tensor_parallel": ("Tensor parallel (TP)", "integer"),
+    "pipeline_parallel": ("Pipeline parallel (PP)", "integer"),
+    "expert_parallel": ("Expert parallel (EP)", "integer"),
+    "zero_stage": ("ZeRO stage", "integer"),
+    "micro_batch_size": ("Micro-batch (sequences per GPU)", "integer"),
+    "global_batch_tokens": ("Global batch (tokens per step)", "count"),
+    "n_heads": ("Attention heads", "integer"),
+    "gpu_memory_gb": ("GPU memory", "GB"),
+    "unique_tokens": ("Unique training tokens", "count"),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

@@ -272,6 +272,8 @@ class TstComparison(TypedDict):
     net_savings_usd: float
     speedup: float
     break_even_speedup: float
+    scarcity_factor: float
+    net_savings_with_scarcity_usd: float
 
 
 class PlanResult(TypedDict):
@@ -315,6 +317,25 @@ class PlanResult(TypedDict):
     tst: TstComparison
     budget_status: str  # one of BUDGET_STATUSES
     name: str
+    # Can it run (`dashboard.core.feasibility`)
+    memory: dict[str, float | bool]
+    layout: dict[str, int]
+    layout_proposed: bool
+    layout_valid: bool
+    global_batch_tokens: float
+    global_batch_sequences: float
+    micro_batches_per_step: float
+    optimizer_steps: float
+    pipeline_bubble_fraction: float
+    max_useful_gpus: int
+    busy_gpus: int
+    epochs: float | None
+    effective_tokens: float
+    feasible: bool
+    feasibility_status: str
+    feasibility_problems: list[str]
+    feasibility_warnings: list[str]
+    feasibility_notes: list[str]
 
 
 def _scalar(value: Any) -> Any:

@@ -296,22 +296,44 @@ class Scenario(BaseModel):
 
     # Can the plan run (`dashboard.core.feasibility`): parallel layout, batch, GPU memory and unique data.
     # A layout key left unset is proposed by the planner (`dashboard.core.layout`).
-    tensor_parallel: int | None = Field(None, ge=1, le=1024, description="TP degree; within a node. Unset: proposed.")
-    pipeline_parallel: int | None = Field(None, ge=1, le=1024, description="PP stages. Unset: proposed.")
-    expert_parallel: int = Field(1, ge=1, le=100_000, description="EP degree for MoE experts; divides data parallel.")
+    tensor_parallel: int | None = Field(
+        None, ge=1, le=1024,
+        description="TP degree; within a node. Unset: proposed. Bounds: 1 to 1,024 (the largest node allowed).",
+    )
+    pipeline_parallel: int | None = Field(
+        None, ge=1, le=1024,
+        description="PP stages. Unset: proposed. Bounds: 1 to 1,024 (MT-NLG 530B ran 35 stages).",
+    )
+    expert_parallel: int = Field(
+        1, ge=1, le=4096,
+        description="EP degree for MoE experts; divides data parallel. Bounds: 1 to 4,096 (DeepSeek-V3 used 64).",
+    )
     zero_stage: int | None = Field(
-        None, ge=0, le=3, description="ZeRO stage 0-3 (FSDP full sharding is 3; arXiv 1910.02054). Unset: proposed."
+        None, ge=0, le=3,
+        description="ZeRO stage 0-3 (FSDP full sharding is 3; arXiv 1910.02054). Unset: proposed. Bounds: the "
+        "four stages the paper defines."
     )
-    micro_batch_size: int = Field(1, ge=1, le=100_000, description="Sequences per micro-batch per GPU.")
+    micro_batch_size: int = Field(
+        1, ge=1, le=100_000,
+        description="Sequences per micro-batch per GPU. Bounds: 1 to 100,000 sequences.",
+    )
     global_batch_tokens: float | None = Field(
-        None, gt=0, le=1e12, description="Tokens per optimizer step. Unset: DeepSeek LLM's B_opt = 0.292·C^0.3271."
+        None, ge=1e3, le=1e12,
+        description="Tokens per optimizer step. Unset: DeepSeek LLM's B_opt = 0.292·C^0.3271. Bounds: a thousand "
+        "tokens (under one sequence) to a trillion (25,000× Llama 3's 16M)."
     )
-    n_heads: int | None = Field(None, ge=1, le=100_000, description="Attention heads. Unset: d_model / 128.")
+    n_heads: int | None = Field(
+        None, ge=1, le=100_000,
+        description="Attention heads. Unset: d_model / 128. Bounds: 1 to 100,000 (GPT-3 has 96).",
+    )
     gpu_memory_gb: float | None = Field(
-        None, gt=0, le=100_000, description="Memory per GPU, GB; overrides the catalogue (data/hardware.csv)."
+        None, ge=1, le=100_000,
+        description="Memory per GPU, GB; overrides the catalogue (data/hardware.csv). Bounds: 1 GB to 100 TB."
     )
     unique_tokens: float | None = Field(
-        None, gt=0, le=1e16, description="Unique training tokens available. Unset: unlimited (no repeats)."
+        None, ge=1e6, le=1e16,
+        description="Unique training tokens available. Unset: unlimited (no repeats). Bounds: a million to 10^16, "
+        "as for tokens."
     )
 
     @field_validator("activation_recompute", mode="before")

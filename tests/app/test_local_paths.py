@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import streamlit
+from shown_text import shown
 
 from dashboard.ui import sources
 
@@ -140,7 +141,7 @@ def test_retrospective_large_export_goes_through_the_same_confinement(app, folde
     assert SECRET not in _page_text(at)
     at.text_input(key="retro.billing_path").set_value("focus_small.csv").run()
     assert not at.exception and not at.error, _errors(at)
-    assert "focus_small.csv" in " ".join(c.value for c in at.caption)
+    assert "focus_small.csv" in shown(" ".join(m.value for m in at.markdown))  # the data block's summary line
 
 
 def test_a_folder_the_server_may_not_read_is_a_message(app, folder, monkeypatch):

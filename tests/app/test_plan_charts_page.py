@@ -16,7 +16,9 @@ from dashboard.ui.compare_state import SELECTED
 
 
 def _titles(at) -> list[str]:
-    return [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    """The chart tabs' titles (the "Can it run?" panel's memory bar is not a tab)."""
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    return [title for title in titles if not title.startswith("Memory per GPU")]
 
 
 def _metric(at, prefix):

@@ -30,10 +30,11 @@ def test_memory_bar_without_a_known_gpu_memory_has_no_line():
 
 
 def test_tst_chart_states_the_saving_with_scarce_data():
-    fresh = scenario_outputs(Scenario(method="tst"))["tst"]
-    assert "unique data" not in tst_figure(fresh, None).layout.title.subtitle.text
-    scarce = scenario_outputs(Scenario(method="tst", unique_tokens=1e12))["tst"]
-    subtitle = tst_figure(scarce, None).layout.title.subtitle.text
-    assert f"TST trains {scarce['scarcity_factor']:.2f}× longer" in subtitle
-    starved = scenario_outputs(Scenario(method="tst", unique_tokens=1e11))["tst"]
-    assert "cannot reach the baseline's loss" in tst_figure(starved, None).layout.title.subtitle.text
+    def subtitle(**keys) -> tuple[str, dict]:
+        result = scenario_outputs(Scenario(method="tst", **keys))
+        return tst_figure(result["tst"], None, result["cost_total_usd"]).layout.title.subtitle.text, result["tst"]
+
+    assert "unique data" not in subtitle()[0]
+    scarce_text, scarce = subtitle(unique_tokens=1e12)
+    assert f"TST trains {scarce['scarcity_factor']:.2f}× longer" in scarce_text
+    assert "cannot reach the baseline's loss" in subtitle(unique_tokens=1e11)[0]
