@@ -45,16 +45,18 @@ def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> Non
         with numbers:
             st.markdown(f"**Layout:** {_layout_text(result['layout'])}",
                         help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
-            left, right = st.columns(2)
-            left.metric("Optimizer steps", count(result["optimizer_steps"]),
-                        help=f"Tokens / global batch of {result['global_batch_sequences']:,.0f} sequences.")
-            right.metric("Max useful GPUs", f"{result['max_useful_gpus']:,.0f}",
-                         help="Global batch sequences / micro-batch × TP × PP: more GPUs than this idle.")
             epochs = result["epochs"]
-            left.metric("Data epochs", "unlimited data" if epochs is None else f"{epochs:,.2f}",
-                        help="Tokens read / unique_tokens; repeats count less (Muennighoff et al. 2023).")
-            right.metric("Pipeline bubble", f"{100 * result['pipeline_bubble_fraction']:.1f} %",
-                         help="(PP − 1) / (m + PP − 1) of each step, m micro-batches per step.")
+            # Plain lines, not metric tiles: they fit the narrow column at any window width.
+            st.markdown("\n".join((
+                f"- **Optimizer steps:** {count(result['optimizer_steps'])} of "
+                f"{result['global_batch_sequences']:,.0f} sequences",
+                f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (more than this idle)",
+                f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
+                f"- **Pipeline bubble:** {100 * result['pipeline_bubble_fraction']:.1f} % of each step",
+            )))
+            st.caption("Steps = tokens / global batch; max useful GPUs = batch sequences / micro-batch × TP × PP; "
+                       "epochs = tokens read / unique tokens (repeats count less, Muennighoff et al. 2023); "
+                       "bubble = (PP − 1) / (m + PP − 1) with m micro-batches per step.")
         for sentence in result["feasibility_problems"]:
             st.error(markdown_text(sentence), icon=":material/error:")
         for sentence in result["feasibility_warnings"]:

@@ -95,5 +95,5 @@ def test_an_open_tab_rides_in_the_address_and_copy_link_shows_it(page, app_url, 
     reopened.goto(code.inner_text().strip())
     wait_for_app(reopened)
     expect(reopened.get_by_role("tab", name="Storage growth")).to_have_attribute("aria-selected", "true")
-    expect(reopened.locator(CHART).first).to_contain_text("Storage:")
+    expect(reopened.locator(CHART).filter(has_text="Storage:").first).to_be_visible()
     expect(reopened.locator(EXCEPTION)).to_have_count(0)
