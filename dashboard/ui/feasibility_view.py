@@ -11,9 +11,9 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard.core import catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
-from dashboard.format import count
 from dashboard.safe_text import markdown_text
 from dashboard.ui.cache import cached_estimate
 
@@ -48,7 +48,7 @@ def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> Non
             epochs = result["epochs"]
             # Plain lines, not metric tiles: they fit the narrow column at any window width.
             st.markdown("\n".join((
-                f"- **Optimizer steps:** {count(result['optimizer_steps'])} of "
+                f"- **Optimizer steps:** {catalogue.text('optimizer_steps', result['optimizer_steps'])} of "
                 f"{result['global_batch_sequences']:,.0f} sequences",
                 f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (more than this idle)",
                 f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
