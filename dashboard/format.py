@@ -109,15 +109,23 @@ def _check(unit: str) -> None:
         raise KeyError(f"unknown unit {unit!r}: use one of {', '.join(repr(u) for u in UNITS)}")
 
 
-def number(value: float | None, unit: str = "") -> str:
-    """The display text of a number in its unit (see the module docstring); "n/a" for NaN or a missing value."""
-    _check(unit)
+def _special(value: float | bool | None) -> str | None:
+    """The text of a value that is not an ordinary number (missing, NaN, a boolean, infinite), else None."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if math.isinf(value):
         return "∞" if value > 0 else "-∞"
+    return None
+
+
+def number(value: float | None, unit: str = "") -> str:
+    """The display text of a number in its unit (see the module docstring); "n/a" for NaN or a missing value."""
+    _check(unit)
+    special = _special(value)
+    if special is not None:
+        return special
     return UNITS[unit](float(value))
 
 
@@ -130,12 +138,9 @@ def signed(value: float, unit: str = "") -> str:
 def exact(value: float | None, unit: str = "") -> str:
     """The full value for hover text: ten significant figures, thousands separated, in the same unit."""
     _check(unit)
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if math.isinf(value):
-        return "∞" if value > 0 else "-∞"
+    special = _special(value)
+    if special is not None:
+        return special
     value = float(value)
     if unit == "FLOPs":
         return f"{power_of_ten(value, EXACT_SIGNIFICANT)} FLOPs"

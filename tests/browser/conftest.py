@@ -1,22 +1,16 @@
 """Browser fixtures: the app served by `streamlit run` on a free port, and Debian's Chromium driven by Playwright."""
 
 import os
-import socket
-import subprocess
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from served_app import free_port, served
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app.py"
 PYTHON = ROOT / ".venv" / "bin" / "python"
 CHROMIUM = Path("/usr/bin/chromium")
-START_TIMEOUT_S = 60
 RUN_TIMEOUT_MS = 60_000
 SETTLE_MS = 300
 IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -26,52 +20,19 @@ LOADING_ELEMENT = '[data-testid="stSkeleton"]'  # shown while an element's code 
 expect.set_options(timeout=30_000)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    """Start `streamlit run dashboard/app.py` on a free port, yield its base URL, stop it after the session.
+    """Start `python -m streamlit run dashboard/app.py` on a free port, yield its base URL, stop it after the session.
 
     The app gets its own empty scenario store in a temporary folder.
     """
     store = tmp_path_factory.mktemp("store") / "scenarios.db"
     env = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{store}"}
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
+    port = free_port()
     command = [str(PYTHON), "-m", "streamlit", "run", str(APP), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port)]
-    with tempfile.TemporaryFile() as stderr:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not _healthy(url):
-            exit_code = server.poll()
-            if exit_code is not None or time.monotonic() > deadline:
-                server.kill()
-                server.wait()
-                stderr.seek(0)
-                why = f"timed out after {START_TIMEOUT_S} s" if exit_code is None else f"exited with code {exit_code}"
-                pytest.fail(f"Streamlit did not answer 'ok' on {url}/_stcore/health: {why}.\n"
-                            f"Command: {' '.join(command)}\nstderr:\n{stderr.read().decode(errors='replace')}")
-            time.sleep(0.25)
+    with served(command, port, ROOT, env) as url:
         yield url
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def pytest_collection_modifyitems(items):

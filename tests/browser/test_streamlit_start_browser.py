@@ -5,40 +5,19 @@ import path unless the entry script puts it there.
 """
 
 import os
-import subprocess
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+from served_app import free_port, served
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 STREAMLIT = ROOT / ".venv" / "bin" / "streamlit"
-START_TIMEOUT_S = 60
 EXCEPTION = '[data-testid="stException"]'
 NAV_LINK = '[data-testid="stSidebarNav"] a'
 PAGE_TITLES = ("Plan", "Compare", "Retrospective", "Import usage", "Method & sources")
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -49,27 +28,11 @@ def plain_start_url(tmp_path_factory):
     store = tmp_path_factory.mktemp("store") / "scenarios.db"
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
     env["PLANNER_STORE_URL"] = f"sqlite:///{store}"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
+    port = free_port()
     command = [str(STREAMLIT), "run", "dashboard/app.py", "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port)]
-    with tempfile.TemporaryFile() as stderr:
-        server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not _healthy(url):
-            if server.poll() is not None or time.monotonic() > deadline:
-                server.kill()
-                server.wait()
-                stderr.seek(0)
-                pytest.fail(f"{' '.join(command)} did not answer on {url}: {stderr.read().decode(errors='replace')}")
-            time.sleep(0.25)
+    with served(command, port, ROOT, env) as url:
         yield url
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def test_the_streamlit_executable_opens_every_page(page, plain_start_url, wait_for_app):
