@@ -6,6 +6,7 @@ number in full (hover text, downloads). `signed` is `number` with its sign, for 
 keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its unit.
 
 `usd`, `count` and `short` are the older fixed-decimal formatters, still used by the retrospective pages.
+`table_decimals` is the rule for a table column of sums: whole units once any entry reaches 1,000.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ USD_STEPS = ((1e9, "B"), (1e6, "M"), (1e3, "k"))
 COUNT_STEPS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
 SIGNIFICANT = 3
 EXACT_SIGNIFICANT = 10
+WHOLE_UNITS_FROM = 1_000.0  # a table column of sums drops its decimals once an entry reaches this
 SCIENTIFIC_FROM = 1e15  # counts from here on are written as a power of ten
 SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 STORAGE_STEPS = ((1e6, "PB"), (1e3, "TB"), (1.0, "GB"))
@@ -209,3 +211,18 @@ def count_sig(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "n/a"
     return _three_figures(value)
+
+
+def table_decimals(values: object) -> int:
+    """Decimals for a table column of sums ($ or GPU-hours): 0 once any finite entry reaches 1,000, else 2.
+
+    One rule per column, so the digits line up: "$951,204" and "$1,880" rather than "$951,204.37"."""
+    largest = 0.0
+    for value in values:
+        try:
+            magnitude = abs(float(value))
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(magnitude):
+            largest = max(largest, magnitude)
+    return 0 if largest >= WHOLE_UNITS_FROM else 2

@@ -2,7 +2,7 @@
 
 import pytest
 
-from dashboard.format import count, exact, number, short, signed, usd
+from dashboard.format import count, exact, number, short, signed, table_decimals, usd
 
 
 @pytest.mark.parametrize(("value", "digits", "text"), [
@@ -92,3 +92,14 @@ def test_signed(value, unit, text):
 def test_an_unknown_unit_is_named():
     with pytest.raises(KeyError, match="furlongs"):
         number(1.0, "furlongs")
+
+
+@pytest.mark.parametrize(("values", "decimals"), [
+    ([951_204.37, 1_880.5, 12.25], 0),    # a sum over $1k: whole units for the column
+    ([999.99, 12.5], 2),                  # every entry under 1,000 keeps its cents
+    ([-1_000.0, 3.0], 0),                 # a negative part counts by its size
+    ([float("nan"), None, "n/a", 5.0], 2),  # unknowns are skipped
+    ([], 2),
+])
+def test_table_decimals(values, decimals):
+    assert table_decimals(values) == decimals

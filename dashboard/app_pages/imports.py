@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.core.safe_csv import to_safe_csv
-from dashboard.format import count
+from dashboard.format import count_sig, table_decimals
 from dashboard.ingest.decode import decode
 from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
@@ -135,18 +135,19 @@ tiles[0].metric("Rows read", f"{summary['rows_read']:,}")
 tiles[1].metric("Used", f"{summary['rows_used']:,}")
 tiles[2].metric("Excluded", f"{summary['rows_excluded']:,}", help="Dropped by a named rule (see below).")
 tiles[3].metric("Rejected", f"{summary['rows_rejected']:,}", help="Unreadable rows, with line and reason below.")
-tiles[4].metric("GPU-hours", count(summary["gpu_hours_total"]))
+tiles[4].metric("GPU-hours", count_sig(summary["gpu_hours_total"]))
 currency = summary["currency"] or ""
-tiles[5].metric(f"Cost {markdown_text(currency)}".strip(), count(summary["cost_total"]),
+tiles[5].metric(f"Cost {markdown_text(currency)}".strip(), count_sig(summary["cost_total"]),
                 help=f"{summary['cost_total']:,.2f}")
 
 left, right = st.columns(2)
 with left:
     st.subheader("By team")
     by_team = pd.DataFrame([{"team": team, **values} for team, values in summary["by_team"].items()])
+    hours_decimals, cost_decimals = (table_decimals(by_team.get(column, ())) for column in ("gpu_hours", "cost"))
     st.dataframe(by_team, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="%.1f"),
-        "cost": st.column_config.NumberColumn(f"cost ({currency or 'no currency'})", format="%.2f"),
+        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format=f"%,.{hours_decimals}f"),
+        "cost": st.column_config.NumberColumn(f"Cost ({currency or 'no currency'})", format=f"%,.{cost_decimals}f"),
     })
 with right:
     st.subheader("Rows set aside")

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count_sig, usd_sig
+from dashboard.format import count_sig, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
@@ -24,6 +24,16 @@ GROUPINGS = {"team": "Team", "project": "Project", "pricing": "Pricing"}
 FREQUENCIES = {"D": "Day", "W": "Week"}
 METRICS = {"cost": "Cost ($)", "gpu_hours": "GPU-hours"}
 EXPORT_BUDGET_USD = 1_000_000.0
+
+
+def money_column(label: str, values: pd.Series) -> Any:
+    """A $ column of sums: thousands separated, whole dollars once an entry reaches $1,000 (`table_decimals`)."""
+    return st.column_config.NumberColumn(label, format="dollar", step=10.0 ** -table_decimals(values))
+
+
+def hours_column(label: str, values: pd.Series) -> Any:
+    """A GPU-hours column: thousands separated, whole hours once an entry reaches 1,000."""
+    return st.column_config.NumberColumn(label, format=f"%,.{table_decimals(values)}f")
 
 
 def _check_figure(check: dict[str, Any]) -> str:
@@ -149,6 +159,7 @@ def spend_section(key: Hashable, usage: pd.DataFrame, view: str, periods: tuple)
             format="%.0f", key=f"retro.view_budget.{view}",
             help=f"A budget for {view} only (0: none). The whole export's budget is not drawn over a part of it.")
     budget = budget_for_view(view, export_budget, view_budgets)
+    budget_column.caption(f"Budget drawn: {usd_sig(budget)}" if budget else "No budget drawn for this view.")
     st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, *periods), width="stretch",
                     key="retro.spend")
     period_end, data_end = periods
@@ -166,8 +177,8 @@ def attribution_section(key: Hashable, usage: pd.DataFrame) -> None:
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
-        "cost": st.column_config.NumberColumn("Cost ($)", format="dollar"),
+        "gpu_hours": hours_column("GPU-hours", table["gpu_hours"]),
+        "cost": money_column("Cost ($)", table["cost"]),
         "cost_share": st.column_config.ProgressColumn("Share of cost", format="percent", min_value=0, max_value=1),
         "gpu_hours_share": st.column_config.NumberColumn("Share of GPU-hours", format="percent"),
     })
@@ -200,8 +211,8 @@ def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: s
                "compared).")
     st.plotly_chart(figure, width="stretch", key="retro.gap")
     st.dataframe(parts, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
-        "usd": st.column_config.NumberColumn("$", format="dollar"),
+        "gpu_hours": hours_column("GPU-hours", parts["gpu_hours"]),
+        "usd": money_column("$", parts["usd"]),
         "known": st.column_config.CheckboxColumn("Known"),
         "needs": st.column_config.TextColumn("To know it, import"),
     })
@@ -267,11 +278,11 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
     shares, figure = cache.mix_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
     st.dataframe(shares, hide_index=True, width="stretch", column_config={
-        "gpu_hours": st.column_config.NumberColumn("GPU-hours", format="localized"),
+        "gpu_hours": hours_column("GPU-hours", shares["gpu_hours"]),
         "gpu_hours_share": st.column_config.NumberColumn("GPU-hour share", format="percent"),
         "cost_share": st.column_config.NumberColumn("Cost share", format="percent"),
         "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="dollar"),
-        "cost": st.column_config.NumberColumn("Cost ($)", format="dollar"),
+        "cost": money_column("Cost ($)", shares["cost"]),
     })
     st.subheader("What if the quarter had used another mix?")
     left, right = st.columns(2)

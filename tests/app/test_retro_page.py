@@ -560,3 +560,26 @@ def test_an_export_that_stops_before_its_quarter_ends_gets_a_forecast_band(app):
     assert not at.exception and not at.error
     assert "Forecast (80 % band)" in _trace_names(at)  # 3 June of a quarter that ends on 30 June
     assert any("Forecast: the export ends on 03 Jun 2025, before the quarter does" in c.value for c in at.caption)
+
+
+# (tab, table column, how it is configured): sums over $1k or 1,000 GPU-hours have no decimals; a rate keeps cents.
+TABLE_FORMATS = [
+    ("Attribution", "cost", {"format": "dollar", "step": 1.0}),
+    ("Attribution", "gpu_hours", {"format": "%,.0f"}),
+    ("Plan vs actual", "usd", {"format": "dollar", "step": 1.0}),
+    ("Plan vs actual", "gpu_hours", {"format": "%,.0f"}),
+    ("Purchase mix", "cost", {"format": "dollar", "step": 1.0}),
+    ("Purchase mix", "gpu_hours", {"format": "%,.0f"}),
+    ("Purchase mix", "usd_per_gpu_hour", {"format": "dollar"}),
+]
+
+
+@pytest.mark.parametrize(("tab", "column", "expected"), TABLE_FORMATS)
+def test_table_sums_have_thousands_separators_and_no_cents(app, tab, column, expected):
+    at = _open(app)
+    at.session_state["retro.view"] = tab
+    at.run()
+    configs = [json.loads(frame.proto.columns) for frame in at.dataframe]
+    config = next(config[column]["type_config"] for config in configs if column in config)
+    assert {key: config.get(key) for key in expected} == expected
+    assert "step" in expected or "step" not in config
