@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dashboard.format import table_decimals
+
 
 def count_text(count: int, noun: str) -> str:
     """``1 row`` / ``1,204 rows``: the count with the noun in the right number (plural by adding "s")."""
@@ -9,5 +11,6 @@ def count_text(count: int, noun: str) -> str:
 
 
 def amount_text(amount: float, currency: str | None) -> str:
-    """``1,234.50 USD``; without a currency, the figure alone."""
-    return f"{amount:,.2f} {currency}" if currency else f"{amount:,.2f}"
+    """``5,120 USD`` (no cents from 1,000 on, `format.table_decimals`), ``1.14 USD``; without a currency, the figure."""
+    figure = f"{amount:,.{table_decimals([amount])}f}"
+    return f"{figure} {currency}" if currency else figure

@@ -112,14 +112,16 @@ def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisatio
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
     label = amortisation["label"]
     with_runs = not stats["billing_missing"] and not stats["runs_missing"]
-    columns = st.columns([1, 1, 2 if label else 1, 1, 1, *([1] if with_runs else [])])  # room for the label
+    # Two rows of three, so nothing is cut off; how commitments were treated is the line under $/GPU-hour's value.
+    columns = [*st.columns(3), *st.columns(3)]
     columns[0].metric("Cost", usd_sig(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
                       help="Sum of the cost column, commitments amortised where the export allows, credits and "
                       "fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
     columns[1].metric("GPU-hours", count_sig(numbers["gpu_hours"]),
                       help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
                       "are never added to them.")
-    columns[2].metric(f"$ per GPU-hour ({label})" if label else "$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]),
+    columns[2].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]), label or None, delta_color="off",
+                      delta_arrow="off",
                       help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
                           "usd_per_gpu_hour", ""))
     columns[3].metric("Non-GPU cost", usd_sig(numbers["non_gpu_cost"]),

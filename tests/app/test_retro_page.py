@@ -53,19 +53,17 @@ def _import(name):
 
 
 def _tiles(at):
-    """The tiles by label; the $/GPU-hour tile's label carries how commitments are treated, kept under "label"."""
+    """The tiles by label; the line under the $/GPU-hour tile's value says how commitments were treated."""
     tiles = {}
     for metric in at.metric:
-        if metric.label.startswith("$ per GPU-hour"):
-            tiles["$/GPU-hour label"] = metric.label
-            tiles["$ per GPU-hour"] = metric.value
-        else:
-            tiles[metric.label] = metric.value
+        if metric.label == "$ per GPU-hour":
+            tiles["$/GPU-hour treatment"] = metric.delta or None
+        tiles[metric.label] = metric.value
     return tiles
 
 
 # Every bundled bill has commitments: FOCUS and CUR amortise them, GCP and Azure are amortised by the page.
-COMMITMENT_LABEL = "$ per GPU-hour (commitments amortised)"
+COMMITMENT_LABEL = "commitments amortised"
 
 
 def _expected_tiles(usage):
@@ -79,7 +77,7 @@ def _expected_tiles(usage):
         "Cost": money(cost.sum()),
         "GPU-hours": count_sig(usage["gpu_hours"].sum()),
         "$ per GPU-hour": money(cost[gpu].sum() / usage.loc[gpu, "gpu_hours"].sum()),
-        "$/GPU-hour label": COMMITMENT_LABEL if priced else "$ per GPU-hour",
+        "$/GPU-hour treatment": COMMITMENT_LABEL if priced else None,
         "Non-GPU cost": money(cost[~gpu].sum()),
         "Rows": f"{len(usage):,}",
     }
@@ -401,7 +399,7 @@ def test_the_price_per_gpu_hour_says_how_commitments_were_treated(app, name, wha
     at = _open(app, {"retro.billing": name, "retro.runs": NONE})
     assert not at.exception and not at.error
     tiles = _tiles(at)
-    assert tiles["$/GPU-hour label"] == COMMITMENT_LABEL
+    assert tiles["$/GPU-hour treatment"] == COMMITMENT_LABEL
     assert tiles == _expected_tiles(_import(name))
     assert any(c.value.startswith(what) for c in at.caption)
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from cut_off import CUT_OFF_TILES
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -57,10 +58,28 @@ def test_the_gcp_sample_reads_its_amortised_price_per_gpu_hour(page, app_url, wa
     expect(uploader.get_by_test_id("stFileChipName")).to_have_text(GCP.name)
     wait_for_app(page)
     tile = page.locator(METRIC).filter(has_text="$ per GPU-hour")
-    expect(tile.get_by_test_id("stMetricLabel")).to_have_text("$ per GPU-hour (commitments amortised)",
-                                                               timeout=CHARTS_TIMEOUT_MS)
+    expect(tile.get_by_test_id("stMetricLabel")).to_have_text("$ per GPU-hour")
+    expect(tile.get_by_test_id("stMetricDelta")).to_have_text("commitments amortised", timeout=CHARTS_TIMEOUT_MS)
     expected = _expected_gcp_tile()
     assert expected != "$1.18"  # the fees no longer sit outside the GPU-hours
     expect(tile.get_by_test_id("stMetricValue")).to_have_text(expected)
     expect(page.get_by_text("Commitments amortised here", exact=False)).to_be_visible()
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+@pytest.fixture(params=[1440, 800], ids=["1440px", "800px"])
+def sized_page(request, browser):
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    context.set_default_timeout(60_000)
+    yield request.param, context.new_page()
+    context.close()
+
+
+def test_no_tile_label_or_value_is_cut_off(sized_page, app_url, wait_for_app):
+    width, page = sized_page
+    page.goto(f"{app_url}/retrospective")
+    wait_for_app(page)
+    expect(page.locator(METRIC).first).to_be_attached()
+    assert page.locator(METRIC).count() >= 6
+    assert page.evaluate(CUT_OFF_TILES) == [], f"Retrospective tiles cut off at {width} px"
     expect(page.locator(EXCEPTION)).to_have_count(0)
