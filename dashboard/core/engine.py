@@ -120,9 +120,6 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     storage_by_tier = storage.storage_cost(
         gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
-    storage_by_tier = storage.storage_cost(
-        gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
-    )
     kept_gb = storage.retained_gb(
         run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
         arrays["logs_gb_per_day"],
