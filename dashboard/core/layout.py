@@ -33,19 +33,31 @@ INPUTS = ("total_params", "active_params", "expert_parallel", "gpu_count", "gpus
           "pipeline_parallel", "zero_stage")
 
 
+def _pow2(x, rounding):
+    """2 ** rounding(log2(max(x, 1))), in one buffer for arrays."""
+    y = np.fmax(x, 1.0)
+    if not isinstance(y, np.ndarray):
+        return np.exp2(rounding(np.log2(y)))
+    np.log2(y, out=y)
+    rounding(y, out=y)
+    return np.exp2(y, out=y)
+
+
 def pow2_floor(x):
-    return np.exp2(np.floor(np.log2(np.fmax(x, 1.0))))
+    return _pow2(x, np.floor)
 
 
 def pow2_ceil(x):
-    return np.exp2(np.ceil(np.log2(np.fmax(x, 1.0))))
+    return _pow2(x, np.ceil)
 
 
 def lowbit(x):
     """The largest power of two dividing the whole number x (1 for odd numbers, 1 for non-whole x)."""
     whole = np.round(x)
     bits = np.fmax(whole, 1).astype(np.int64)
-    return np.where(whole == x, bits & -bits, 1).astype(float)
+    low = (bits & -bits).astype(float)
+    is_whole = whole == x
+    return low if bool(np.all(is_whole)) else select(is_whole, low, 1.0)
 
 
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
@@ -177,7 +189,7 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     with_pp = code % 2 == 1
     need = select(with_pp, unit_tp * replicated / (avail - layer_activations),
                   (unit_pp1 * replicated + held_activations) / avail)
-    degree = pow2_ceil(select(found, need, np.inf))
+    degree = pow2_ceil(need if found.all() else select(found, need, np.inf))
     tp = select(with_pp if all_tp_free else with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
     pp = select(with_pp, np.fmin(degree, pp_cap), pp1)
     return tp, pp, zero, code, found
