@@ -46,7 +46,7 @@ def scenario_columns(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
 def _heads(p: dict[str, np.ndarray]) -> np.ndarray:
     """Attention heads per row (one row when every row has the same, as the layout search broadcasts it)."""
     heads, d_model = layout.compact(p["n_heads"]), layout.compact(p["d_model"])
-    return np.where(np.isnan(heads), np.maximum(np.round(d_model / HEAD_DIM), 1.0), heads)
+    return np.where(np.isnan(heads), np.maximum(np.rint(d_model / HEAD_DIM), 1.0), heads)
 
 
 def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:

@@ -53,7 +53,7 @@ def pow2_ceil(x):
 
 def lowbit(x):
     """The largest power of two dividing the whole number x (1 for odd numbers, 1 for non-whole x)."""
-    whole = np.round(x)
+    whole = np.rint(x)
     bits = np.fmax(whole, 1).astype(np.int64)
     low = (bits & -bits).astype(float)
     is_whole = whole == x
@@ -181,12 +181,12 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
         code = code + by_pp * (2 * position + 1 - code)  # the PP step where it fits, then the TP step over it
         code = code + by_tp * (2 * position - code)
         found |= by_tp | by_pp
-    position = code // 2
+    position = code >> 1
     zero = np.take(np.array(stages, dtype=float), position)
     replicated = np.take([REPLICATED_BYTES[z] for z in stages], position)
     sharded = np.take([SHARDED_BYTES[z] for z in stages], position)
     avail = shape.limit - shape.sharded_unit * sharded
-    with_pp = code % 2 == 1
+    with_pp = (code & 1).astype(bool)
     need = select(with_pp, unit_tp * replicated / (avail - layer_activations),
                   (unit_pp1 * replicated + held_activations) / avail)
     degree = pow2_ceil(need if found.all() else select(found, need, np.inf))
