@@ -26,3 +26,24 @@ def select(mask, when_true, when_false):
     bits &= true_bits ^ false_bits
     bits ^= false_bits
     return np.asarray(bits).view(float)
+
+
+def selector(when_true, when_false):
+    """`select(mask, when_true, when_false)` as a function of the mask: for several masks over the same operands,
+    their differing bits are computed once."""
+    false_bits = np.asarray(when_false, dtype=float).view(np.int64)
+    differ = np.asarray(when_true, dtype=float).view(np.int64) ^ false_bits
+
+    def chosen(mask):
+        if np.size(mask) < BRANCHY_BELOW:
+            return select(mask, when_true, when_false)
+        bits = np.asarray(mask).astype(np.int64)
+        shape = np.broadcast_shapes(bits.shape, differ.shape)
+        if bits.shape != shape:
+            bits = np.broadcast_to(bits, shape).copy()
+        np.negative(bits, out=bits)
+        bits &= differ
+        bits ^= false_bits
+        return bits.view(float)
+
+    return chosen
