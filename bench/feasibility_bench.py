@@ -76,7 +76,7 @@ def _feasibility_precomputed(arrays: dict[str, np.ndarray]):
     plan = {key: full[key] for key in plan_keys if key in full} | {"idle_factor": 1.0}
     extra = {key: full[key] for key in ("epochs", "effective_tokens")}
     scarcity = {key: full["tst"][key] for key in ("scarcity_factor", "net_savings_with_scarcity_usd")}
-    saved = feasibility.plan_arrays, feasibility.outputs, feasibility.tst_with_scarcity
+    saved = feasibility.plan_arrays, feasibility.outputs, feasibility.scarcity_factor, feasibility.tst_with_scarcity
 
     def outputs(p, costs):
         costs.pop("plan")
@@ -84,11 +84,13 @@ def _feasibility_precomputed(arrays: dict[str, np.ndarray]):
 
     feasibility.plan_arrays = lambda p, flops: {"idle_factor": 1.0}
     feasibility.outputs = outputs
-    feasibility.tst_with_scarcity = lambda p, tst: scarcity
+    feasibility.scarcity_factor = lambda p: None
+    feasibility.tst_with_scarcity = lambda factor, tst: scarcity
     try:
         yield
     finally:
-        feasibility.plan_arrays, feasibility.outputs, feasibility.tst_with_scarcity = saved
+        (feasibility.plan_arrays, feasibility.outputs, feasibility.scarcity_factor,
+         feasibility.tst_with_scarcity) = saved
 
 
 def _timed(call, cpu: list[float], wall: list[float], repeat: int = 1) -> None:

@@ -182,6 +182,7 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
     out = cost_arrays(arrays)
     out.update(feasibility.outputs(arrays, out))
+    scarcity = feasibility.scarcity_factor(arrays)  # here its temporaries reuse the memory the layout search freed
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     out["storage_peak_gb"] = storage.peak_gb(
         out["gpu_hours_main_run"] / arrays["gpu_count"], arrays["checkpoint_interval_min"] / 60.0,
@@ -249,7 +250,7 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             "break_even_speedup": break_even,
         },
     })
-    out["tst"].update(feasibility.tst_with_scarcity(arrays, out["tst"]))
+    out["tst"].update(feasibility.tst_with_scarcity(scarcity, out["tst"]))
     return out
 
 

@@ -88,9 +88,13 @@ def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
     return plan
 
 
-def tst_with_scarcity(p: dict[str, np.ndarray], tst: dict[str, Any]) -> dict[str, Any]:
-    """TST's extra run length and net saving when the unique data repeats (`data_supply`)."""
-    factor = data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], p["unique_tokens"])
+def scarcity_factor(p: dict[str, np.ndarray]) -> np.ndarray:
+    """How much longer TST trains when the unique data repeats (`data_supply.tst_scarcity_factor`)."""
+    return data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], p["unique_tokens"])
+
+
+def tst_with_scarcity(factor: np.ndarray, tst: dict[str, Any]) -> dict[str, Any]:
+    """TST's extra run length (`scarcity_factor`) and net saving when the unique data repeats."""
     return {"scarcity_factor": factor,
             "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, factor)}
 
