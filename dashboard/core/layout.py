@@ -18,12 +18,15 @@ again, so 100,000 scenarios cost a few dozen array passes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from dashboard.core import memory
 from dashboard.core.branchless import select
 
 SEARCHED_ZERO_STAGES = (1, 2, 3)
+ONE_SCENARIO_CACHE = 1024  # single-scenario layouts kept
 MAX_DOUBLINGS = 20  # PP doublings after the closed-form guess (uneven stages make memory uneven in PP)
 # Bytes per parameter kept whole on each GPU, and sharded over all GPUs, at ZeRO stage 0-3.
 REPLICATED_BYTES = (16.0, 4.0, 2.0, 0.0)
@@ -241,10 +244,29 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     Keys: `tensor_parallel`, `pipeline_parallel`, `expert_parallel`, `data_parallel`, `zero_stage`, the
     memory parts of `dashboard.core.memory` (`weights_gb`, `gradients_gb`, `optimizer_gb`, `activations_gb`,
     `total_gb`), `fits`, `valid` (TP · PP divides the GPUs, TP within a node, data parallel a multiple of EP)
-    and `proposed` (some layout key was left to the planner).
+    and `proposed` (some layout key was left to the planner). One scenario's layout is cached by its inputs
+    (the app estimates the same layout again for every change of a price, MFU or token count).
     """
+    key = _one_scenario_key(p)
+    if key is not None:
+        return {name: value.copy() for name, value in _resolve_one(key).items()}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _resolve(Shape(p))
+
+
+def _one_scenario_key(p: dict[str, np.ndarray]) -> bytes | None:
+    """The exact bytes of one float64 scenario's inputs, or None for arrays of several scenarios (or float32)."""
+    values = [p[name] for name in INPUTS]
+    if all(isinstance(value, np.ndarray) and value.shape == (1,) and value.dtype == np.float64 for value in values):
+        return b"".join(value.tobytes() for value in values)
+    return None
+
+
+@lru_cache(maxsize=ONE_SCENARIO_CACHE)
+def _resolve_one(key: bytes) -> dict[str, np.ndarray]:
+    values = np.frombuffer(key, dtype=np.float64).copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _resolve(Shape({name: values[index:index + 1] for index, name in enumerate(INPUTS)}))
 
 
 def _resolve(shape: Shape) -> dict[str, np.ndarray]:
