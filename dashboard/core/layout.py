@@ -67,13 +67,20 @@ KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_c
         "gpus_per_node")
 DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2", "all_layers_bytes",
            "unstaged_bytes")
+LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
+MODEL_INPUTS = tuple(key for key in INPUTS if key not in LAYOUT_KEYS)
 ONE_ROW = {"limit", "layer_bytes", "layers_pow2", "all_layers_bytes", "unstaged_bytes"}  # may stay one row
 
 
 def compact(x) -> np.ndarray:
-    """A column whose rows are all equal as one row (it broadcasts the same), else the column as floats."""
+    """A column whose rows are all equal (or all NaN) as one row (it broadcasts the same), else the column as floats."""
     x = np.asarray(x, dtype=float)
-    if x.ndim == 1 and x.size > 1 and x[0] == x[-1] and bool((x == x[0]).all()):
+    if x.ndim != 1 or x.size < 2:
+        return x
+    first = x[0]
+    if first != first:  # NaN: unset for every row, or not a constant
+        return x[:1] if bool(np.isnan(x).all()) else x
+    if first == x[-1] and bool((x == first).all()):
         return x[:1]
     return x
 
@@ -95,10 +102,10 @@ class Shape:
                 return x.ravel()
             return np.broadcast_to(x, shape).ravel()
 
-        self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
-                                                                       "zero_stage"))
         self.v = {key: flat(p[key]) for key in KEPT}
-        p = {key: compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
+        self.free = {key: np.isnan(self.v[key]) for key in LAYOUT_KEYS}  # left to the planner, per row
+        self.all_free = all(bool(free.all()) for free in self.free.values())
+        p = {key: compact(p[key]) for key in MODEL_INPUTS}  # per-row constants computed once, then broadcast
         derived = {
             "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
             "unit": memory.params_per_gpu(p["total_params"], p["active_params"], 1.0, 1.0, p["expert_parallel"]),
@@ -120,6 +127,7 @@ class Shape:
         part.size = rows.size
         part.all_free = self.all_free
         part.v = {key: value[rows] for key, value in self.v.items()}
+        part.free = {key: value[rows] for key, value in self.free.items()}
         for name in DERIVED:
             value = getattr(self, name)
             setattr(part, name, value[rows] if value.size > 1 else value)
@@ -141,8 +149,8 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     """
     v = shape.v
     tp_in, pp_in, zero_in = v["tensor_parallel"], v["pipeline_parallel"], v["zero_stage"]
-    tp_free, pp_free = np.isnan(tp_in), np.isnan(pp_in)
-    all_tp_free, all_pp_free, zero_free = bool(tp_free.all()), bool(pp_free.all()), np.isnan(zero_in)
+    tp_free, pp_free, zero_free = (shape.free[key] for key in LAYOUT_KEYS)
+    all_tp_free, all_pp_free = bool(tp_free.all()), bool(pp_free.all())
     all_zero_free = bool(zero_free.all())
     pp1 = 1.0 if all_pp_free else np.where(pp_free, 1.0, pp_in)
     cap = shape.node if all_pp_free else np.fmin(shape.node, np.where(
@@ -206,7 +214,7 @@ def _settle(shape: Shape, tp, pp, zero, found):
     """
     parts = _parts_gb(shape, tp, pp, zero)
     total = _total_gb(parts)
-    rows = np.flatnonzero(found & np.isnan(shape.v["pipeline_parallel"]) & (total * memory.GB > shape.limit))
+    rows = np.flatnonzero(found & shape.free["pipeline_parallel"] & (total * memory.GB > shape.limit))
     if not rows.size:
         return pp, parts, total
     part, tp_rows, pp_rows, zero_rows = shape.take(rows), tp[rows], pp[rows], zero[rows]
@@ -285,7 +293,6 @@ def _resolve(shape: Shape) -> dict[str, np.ndarray]:
         for whole, some in zip(parts, parts_rows, strict=True):
             whole[rows] = some
     weights, gradients, optimizer, activations = parts
-    zero_in = v["zero_stage"]
     gpus, ep = v["gpu_count"], v["expert_parallel"]
     data_parallel = gpus / (tp * pp)
     if shape.all_free:  # proposed degrees divide the GPUs and stay within the node by construction
@@ -299,5 +306,5 @@ def _resolve(shape: Shape) -> dict[str, np.ndarray]:
         "weights_gb": weights, "gradients_gb": gradients, "optimizer_gb": optimizer, "activations_gb": activations,
         "total_gb": total, "fits": (total * memory.GB <= shape.limit) & valid, "valid": valid,
         "proposed": np.ones(shape.size, dtype=bool) if shape.all_free else (
-            np.isnan(v["tensor_parallel"]) | np.isnan(v["pipeline_parallel"]) | np.isnan(zero_in)),
+            shape.free["tensor_parallel"] | shape.free["pipeline_parallel"] | shape.free["zero_stage"]),
     }
