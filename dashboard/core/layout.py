@@ -255,16 +255,15 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     and `proposed` (some layout key was left to the planner). One scenario's layout is cached by its inputs
     (the app estimates the same layout again for every change of a price, MFU or token count).
     """
-    key = _one_scenario_key(p)
+    key = one_scenario_key([p[name] for name in INPUTS])
     if key is not None:
         return {name: value.copy() for name, value in _resolve_one(key).items()}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _resolve(Shape(p))
 
 
-def _one_scenario_key(p: dict[str, np.ndarray]) -> bytes | None:
+def one_scenario_key(values: list[np.ndarray]) -> bytes | None:
     """The exact bytes of one float64 scenario's inputs, or None for arrays of several scenarios (or float32)."""
-    values = [p[name] for name in INPUTS]
     if all(isinstance(value, np.ndarray) and value.shape == (1,) and value.dtype == np.float64 for value in values):
         return b"".join(value.tobytes() for value in values)
     return None
