@@ -57,10 +57,15 @@ def pow2_ceil(x):
 def lowbit(x):
     """The largest power of two dividing the whole number x (1 for odd numbers, 1 for non-whole x)."""
     whole = np.rint(x)
-    bits = np.fmax(whole, 1).astype(np.int64)
-    low = (bits & -bits).astype(float)
     is_whole = whole == x
-    return low if bool(np.all(is_whole)) else select(is_whole, low, 1.0)
+    if not isinstance(whole, np.ndarray):  # one number
+        bits = np.fmax(whole, 1).astype(np.int64)
+        return np.where(is_whole, bits & -bits, 1).astype(float)
+    np.fmax(whole, 1.0, out=whole)
+    bits = whole.astype(np.int64)
+    np.bitwise_and(bits, np.negative(bits), out=bits)
+    np.copyto(whole, bits, casting="unsafe")  # back into the float buffer: whole powers of two, exact
+    return whole if bool(is_whole.all()) else select(is_whole, whole, 1.0)
 
 
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
