@@ -22,7 +22,7 @@ def default_global_batch_tokens(flops):
 
 def global_batch_sequences(batch_tokens, seq_len):
     """Sequences per optimizer step: the batch in tokens over the sequence length, at least one."""
-    return np.maximum(np.round(batch_tokens / seq_len), 1.0)
+    return np.maximum(np.rint(batch_tokens / seq_len), 1.0)
 
 
 def max_useful_gpus(batch_sequences, micro_batch, tensor_parallel, pipeline_parallel):

@@ -16,13 +16,27 @@ def select(mask, when_true, when_false):
     """`np.where(mask, when_true, when_false)` for floats (NaN, infinities and signed zeros kept exactly)."""
     if np.size(mask) < BRANCHY_BELOW:
         return np.where(mask, when_true, when_false).astype(float, copy=False)
-    true_bits = np.asarray(when_true, dtype=float).view(np.int64)
     false_bits = np.asarray(when_false, dtype=float).view(np.int64)
-    bits = np.asarray(mask).astype(np.int64)
-    shape = np.broadcast_shapes(bits.shape, true_bits.shape, false_bits.shape)
+    bits = np.asarray(when_true, dtype=float).view(np.int64) ^ false_bits  # the bits that differ
+    shape = np.broadcast_shapes(np.shape(mask), bits.shape)
     if bits.shape != shape:
         bits = np.broadcast_to(bits, shape).copy()
-    np.negative(bits, out=bits)  # all ones where the mask holds
-    bits &= true_bits ^ false_bits
+    np.multiply(bits, mask, out=bits)  # kept where the mask holds, zero elsewhere (one buffer, no branch)
     bits ^= false_bits
-    return np.asarray(bits).view(float)
+    return bits.view(float)
+
+
+def selector(when_true, when_false):
+    """`select(mask, when_true, when_false)` as a function of the mask: for several masks over the same operands,
+    their differing bits are computed once."""
+    false_bits = np.asarray(when_false, dtype=float).view(np.int64)
+    differ = np.asarray(when_true, dtype=float).view(np.int64) ^ false_bits
+
+    def chosen(mask):
+        if np.size(mask) < BRANCHY_BELOW:
+            return select(mask, when_true, when_false)
+        bits = np.multiply(differ, mask, dtype=np.int64)
+        bits ^= false_bits
+        return bits.view(float)
+
+    return chosen

@@ -36,7 +36,9 @@ def _beyond(values, unique_tokens, formula):
     The rows are gathered and scattered by index (boolean masks of random rows are several times slower);
     NaN unique tokens never exceed, like infinite ones.
     """
-    values, unique = np.broadcast_arrays(np.asarray(values, dtype=float), np.asarray(unique_tokens, dtype=float))
+    values, unique = np.asarray(values, dtype=float), np.asarray(unique_tokens, dtype=float)
+    if values.shape != unique.shape:
+        values, unique = np.broadcast_arrays(values, unique)
     rows = np.flatnonzero(values > unique)
     result = values.copy()
     if rows.size:
@@ -65,9 +67,12 @@ def tst_scarcity_factor(tokens, token_multiplier, unique_tokens):
         baseline = planned / multiplier
         return tokens_for_effective(multiplier * effective_tokens(baseline, unique), unique) / planned
 
-    planned, multiplier = np.broadcast_arrays(np.asarray(tokens * token_multiplier, dtype=float),
-                                              np.asarray(token_multiplier, dtype=float))
-    unique = np.broadcast_to(np.asarray(unique_tokens, dtype=float), planned.shape)
+    planned, multiplier = np.asarray(tokens * token_multiplier, dtype=float), np.asarray(token_multiplier, dtype=float)
+    if planned.shape != multiplier.shape:
+        planned, multiplier = np.broadcast_arrays(planned, multiplier)
+    unique = np.asarray(unique_tokens, dtype=float)
+    if unique.shape != planned.shape:
+        unique = np.broadcast_to(unique, planned.shape)
     rows = np.flatnonzero(planned > unique)
     factor = np.ones(planned.shape)
     if rows.size:

@@ -120,9 +120,6 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     storage_by_tier = storage.storage_cost(
         gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
-    storage_by_tier = storage.storage_cost(
-        gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
-    )
     kept_gb = storage.retained_gb(
         run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
         arrays["logs_gb_per_day"],
@@ -185,6 +182,7 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
     out = cost_arrays(arrays)
     out.update(feasibility.outputs(arrays, out))
+    scarcity = feasibility.scarcity_factor(arrays)  # here its temporaries reuse the memory the layout search freed
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     out["storage_peak_gb"] = storage.peak_gb(
         out["gpu_hours_main_run"] / arrays["gpu_count"], arrays["checkpoint_interval_min"] / 60.0,
@@ -252,7 +250,7 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             "break_even_speedup": break_even,
         },
     })
-    out["tst"].update(feasibility.tst_with_scarcity(arrays, out["tst"]))
+    out["tst"].update(feasibility.tst_with_scarcity(scarcity, out["tst"]))
     return out
 
 

@@ -9,6 +9,7 @@ its layout divides the GPUs (TP within a node) and its memory per GPU fits.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,8 @@ from dashboard.format import count
 HEAD_DIM = 128  # default n_heads = d_model / 128 (Llama 2 and 3 head size)
 MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "total_gb")
 FEASIBLE_TEXT, INFEASIBLE_TEXT = "runs", "cannot run"
+# The inputs `plan_arrays` reads (with the model FLOPs).
+PLAN_INPUTS = tuple(dict.fromkeys(layout.INPUTS + ("global_batch_tokens", "tokens")))
 LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage")
 
 
@@ -46,11 +49,35 @@ def scenario_columns(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
 def _heads(p: dict[str, np.ndarray]) -> np.ndarray:
     """Attention heads per row (one row when every row has the same, as the layout search broadcasts it)."""
     heads, d_model = layout.compact(p["n_heads"]), layout.compact(p["d_model"])
-    return np.where(np.isnan(heads), np.maximum(np.round(d_model / HEAD_DIM), 1.0), heads)
+    return np.where(np.isnan(heads), np.maximum(np.rint(d_model / HEAD_DIM), 1.0), heads)
 
 
 def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
-    """Layout, memory per GPU and batch for arrays of scenarios; `idle_factor` is billed GPUs per busy GPU."""
+    """Layout, memory per GPU and batch for arrays of scenarios; `idle_factor` is billed GPUs per busy GPU.
+
+    One scenario's plan is cached by its inputs, like its layout (`layout.resolve`); the cache returns copies.
+    """
+    key = layout.one_scenario_key([p[name] for name in PLAN_INPUTS] + [model_flops])
+    if key is None:
+        return _plan_arrays(p, model_flops)
+    return {name: {part: x.copy() for part, x in value.items()} if isinstance(value, dict) else value.copy()
+            for name, value in _plan_one(key).items()}
+
+
+def clear_caches() -> None:
+    """Forget the cached plans and layouts of single scenarios (a benchmark times a first estimate)."""
+    _plan_one.cache_clear()
+    layout.clear_cache()
+
+
+@lru_cache(maxsize=layout.ONE_SCENARIO_CACHE)
+def _plan_one(key: bytes) -> dict[str, Any]:
+    values = np.frombuffer(key, dtype=np.float64).copy()
+    p = {name: values[index:index + 1] for index, name in enumerate(PLAN_INPUTS)}
+    return _plan_arrays(p, values[-1:])
+
+
+def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
     lay = layout.resolve(dict(p, n_heads=_heads(p)))
     tp, pp = lay["tensor_parallel"], lay["pipeline_parallel"]
     batch_tokens = np.where(np.isnan(p["global_batch_tokens"]), batch.default_global_batch_tokens(model_flops),
@@ -88,9 +115,13 @@ def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
     return plan
 
 
-def tst_with_scarcity(p: dict[str, np.ndarray], tst: dict[str, Any]) -> dict[str, Any]:
-    """TST's extra run length and net saving when the unique data repeats (`data_supply`)."""
-    factor = data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], p["unique_tokens"])
+def scarcity_factor(p: dict[str, np.ndarray]) -> np.ndarray:
+    """How much longer TST trains when the unique data repeats (`data_supply.tst_scarcity_factor`)."""
+    return data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], p["unique_tokens"])
+
+
+def tst_with_scarcity(factor: np.ndarray, tst: dict[str, Any]) -> dict[str, Any]:
+    """TST's extra run length (`scarcity_factor`) and net saving when the unique data repeats."""
     return {"scarcity_factor": factor,
             "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, factor)}
 

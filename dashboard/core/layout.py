@@ -18,12 +18,15 @@ again, so 100,000 scenarios cost a few dozen array passes.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from dashboard.core import memory
 from dashboard.core.branchless import select
 
 SEARCHED_ZERO_STAGES = (1, 2, 3)
+ONE_SCENARIO_CACHE = 1024  # single-scenario layouts kept
 MAX_DOUBLINGS = 20  # PP doublings after the closed-form guess (uneven stages make memory uneven in PP)
 # Bytes per parameter kept whole on each GPU, and sharded over all GPUs, at ZeRO stage 0-3.
 REPLICATED_BYTES = (16.0, 4.0, 2.0, 0.0)
@@ -33,32 +36,56 @@ INPUTS = ("total_params", "active_params", "expert_parallel", "gpu_count", "gpus
           "pipeline_parallel", "zero_stage")
 
 
+def _pow2(x, rounding):
+    """2 ** rounding(log2(max(x, 1))), in one buffer for arrays."""
+    y = np.fmax(x, 1.0)
+    if not isinstance(y, np.ndarray):
+        return np.exp2(rounding(np.log2(y)))
+    np.log2(y, out=y)
+    rounding(y, out=y)
+    return np.exp2(y, out=y)
+
+
 def pow2_floor(x):
-    return np.exp2(np.floor(np.log2(np.fmax(x, 1.0))))
+    return _pow2(x, np.floor)
 
 
 def pow2_ceil(x):
-    return np.exp2(np.ceil(np.log2(np.fmax(x, 1.0))))
+    return _pow2(x, np.ceil)
 
 
 def lowbit(x):
     """The largest power of two dividing the whole number x (1 for odd numbers, 1 for non-whole x)."""
-    whole = np.round(x)
-    bits = np.fmax(whole, 1).astype(np.int64)
-    return np.where(whole == x, bits & -bits, 1).astype(float)
+    whole = np.rint(x)
+    is_whole = whole == x
+    if not isinstance(whole, np.ndarray):  # one number
+        bits = np.fmax(whole, 1).astype(np.int64)
+        return np.where(is_whole, bits & -bits, 1).astype(float)
+    np.fmax(whole, 1.0, out=whole)
+    bits = whole.astype(np.int64)
+    np.bitwise_and(bits, np.negative(bits), out=bits)
+    np.copyto(whole, bits, casting="unsafe")  # back into the float buffer: whole powers of two, exact
+    return whole if bool(is_whole.all()) else select(is_whole, whole, 1.0)
 
 
 KEPT = ("n_layers", "tensor_parallel", "pipeline_parallel", "zero_stage", "gpu_count", "expert_parallel",
         "gpus_per_node")
 DERIVED = ("limit", "unit", "sharded_unit", "layer_bytes", "budget", "node", "layers_pow2", "all_layers_bytes",
            "unstaged_bytes")
+LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
+MODEL_INPUTS = tuple(key for key in INPUTS if key not in LAYOUT_KEYS)
 ONE_ROW = {"limit", "layer_bytes", "layers_pow2", "all_layers_bytes", "unstaged_bytes"}  # may stay one row
 
 
 def compact(x) -> np.ndarray:
-    """A column whose rows are all equal as one row (it broadcasts the same), else the column as floats."""
+    """A column whose rows are all equal (or all NaN) as one row (it broadcasts the same), else the column as floats."""
     x = np.asarray(x, dtype=float)
-    if x.ndim == 1 and x.size > 1 and x[0] == x[-1] and bool((x == x[0]).all()):
+    if x.ndim != 1 or x.size < 2:
+        return x
+    first = x[0]
+    if first != first:  # NaN: unset for every row, or not a constant
+        return x[:1] if bool(np.isnan(x).all()) else x
+    if first == x[-1] and bool((x == first).all()):
         return x[:1]
     return x
 
@@ -80,10 +107,10 @@ class Shape:
                 return x.ravel()
             return np.broadcast_to(x, shape).ravel()
 
-        self.all_free = all(bool(np.isnan(p[key]).all()) for key in ("tensor_parallel", "pipeline_parallel",
-                                                                       "zero_stage"))
         self.v = {key: flat(p[key]) for key in KEPT}
-        p = {key: compact(p[key]) for key in INPUTS}  # per-row constants computed once, then broadcast
+        self.free = {key: np.isnan(self.v[key]) for key in LAYOUT_KEYS}  # left to the planner, per row
+        self.all_free = all(bool(free.all()) for free in self.free.values())
+        p = {key: compact(p[key]) for key in MODEL_INPUTS}  # per-row constants computed once, then broadcast
         derived = {
             "limit": np.where(np.isnan(p["gpu_memory_gb"]), np.inf, p["gpu_memory_gb"]) * memory.GB,
             "unit": memory.params_per_gpu(p["total_params"], p["active_params"], 1.0, 1.0, p["expert_parallel"]),
@@ -105,6 +132,7 @@ class Shape:
         part.size = rows.size
         part.all_free = self.all_free
         part.v = {key: value[rows] for key, value in self.v.items()}
+        part.free = {key: value[rows] for key, value in self.free.items()}
         for name in DERIVED:
             value = getattr(self, name)
             setattr(part, name, value[rows] if value.size > 1 else value)
@@ -126,8 +154,8 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
     """
     v = shape.v
     tp_in, pp_in, zero_in = v["tensor_parallel"], v["pipeline_parallel"], v["zero_stage"]
-    tp_free, pp_free = np.isnan(tp_in), np.isnan(pp_in)
-    all_tp_free, all_pp_free, zero_free = bool(tp_free.all()), bool(pp_free.all()), np.isnan(zero_in)
+    tp_free, pp_free, zero_free = (shape.free[key] for key in LAYOUT_KEYS)
+    all_tp_free, all_pp_free = bool(tp_free.all()), bool(pp_free.all())
     all_zero_free = bool(zero_free.all())
     pp1 = 1.0 if all_pp_free else np.where(pp_free, 1.0, pp_in)
     cap = shape.node if all_pp_free else np.fmin(shape.node, np.where(
@@ -169,15 +197,15 @@ def _choose(shape: Shape, after: np.ndarray | None = None) -> tuple[np.ndarray, 
         code = code + by_pp * (2 * position + 1 - code)  # the PP step where it fits, then the TP step over it
         code = code + by_tp * (2 * position - code)
         found |= by_tp | by_pp
-    position = code // 2
+    position = code >> 1
     zero = np.take(np.array(stages, dtype=float), position)
     replicated = np.take([REPLICATED_BYTES[z] for z in stages], position)
     sharded = np.take([SHARDED_BYTES[z] for z in stages], position)
     avail = shape.limit - shape.sharded_unit * sharded
-    with_pp = code % 2 == 1
+    with_pp = (code & 1).astype(bool)
     need = select(with_pp, unit_tp * replicated / (avail - layer_activations),
                   (unit_pp1 * replicated + held_activations) / avail)
-    degree = pow2_ceil(select(found, need, np.inf))
+    degree = pow2_ceil(need if found.all() else select(found, need, np.inf))
     tp = select(with_pp if all_tp_free else with_pp | ~tp_free, tp_max, np.fmin(degree, cap))
     pp = select(with_pp, np.fmin(degree, pp_cap), pp1)
     return tp, pp, zero, code, found
@@ -191,7 +219,7 @@ def _settle(shape: Shape, tp, pp, zero, found):
     """
     parts = _parts_gb(shape, tp, pp, zero)
     total = _total_gb(parts)
-    rows = np.flatnonzero(found & np.isnan(shape.v["pipeline_parallel"]) & (total * memory.GB > shape.limit))
+    rows = np.flatnonzero(found & shape.free["pipeline_parallel"] & (total * memory.GB > shape.limit))
     if not rows.size:
         return pp, parts, total
     part, tp_rows, pp_rows, zero_rows = shape.take(rows), tp[rows], pp[rows], zero[rows]
@@ -229,10 +257,33 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     Keys: `tensor_parallel`, `pipeline_parallel`, `expert_parallel`, `data_parallel`, `zero_stage`, the
     memory parts of `dashboard.core.memory` (`weights_gb`, `gradients_gb`, `optimizer_gb`, `activations_gb`,
     `total_gb`), `fits`, `valid` (TP · PP divides the GPUs, TP within a node, data parallel a multiple of EP)
-    and `proposed` (some layout key was left to the planner).
+    and `proposed` (some layout key was left to the planner). One scenario's layout is cached by its inputs
+    (the app estimates the same layout again for every change of a price, MFU or token count).
     """
+    key = one_scenario_key([p[name] for name in INPUTS])
+    if key is not None:
+        return {name: value.copy() for name, value in _resolve_one(key).items()}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _resolve(Shape(p))
+
+
+def one_scenario_key(values: list[np.ndarray]) -> bytes | None:
+    """The exact bytes of one float64 scenario's inputs, or None for arrays of several scenarios (or float32)."""
+    if all(isinstance(value, np.ndarray) and value.shape == (1,) and value.dtype == np.float64 for value in values):
+        return b"".join(value.tobytes() for value in values)
+    return None
+
+
+def clear_cache() -> None:
+    """Forget the cached layouts of single scenarios."""
+    _resolve_one.cache_clear()
+
+
+@lru_cache(maxsize=ONE_SCENARIO_CACHE)
+def _resolve_one(key: bytes) -> dict[str, np.ndarray]:
+    values = np.frombuffer(key, dtype=np.float64).copy()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return _resolve(Shape({name: values[index:index + 1] for index, name in enumerate(INPUTS)}))
 
 
 def _resolve(shape: Shape) -> dict[str, np.ndarray]:
@@ -251,7 +302,6 @@ def _resolve(shape: Shape) -> dict[str, np.ndarray]:
         for whole, some in zip(parts, parts_rows, strict=True):
             whole[rows] = some
     weights, gradients, optimizer, activations = parts
-    zero_in = v["zero_stage"]
     gpus, ep = v["gpu_count"], v["expert_parallel"]
     data_parallel = gpus / (tp * pp)
     if shape.all_free:  # proposed degrees divide the GPUs and stay within the node by construction
@@ -265,5 +315,5 @@ def _resolve(shape: Shape) -> dict[str, np.ndarray]:
         "weights_gb": weights, "gradients_gb": gradients, "optimizer_gb": optimizer, "activations_gb": activations,
         "total_gb": total, "fits": (total * memory.GB <= shape.limit) & valid, "valid": valid,
         "proposed": np.ones(shape.size, dtype=bool) if shape.all_free else (
-            np.isnan(v["tensor_parallel"]) | np.isnan(v["pipeline_parallel"]) | np.isnan(zero_in)),
+            shape.free["tensor_parallel"] | shape.free["pipeline_parallel"] | shape.free["zero_stage"]),
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 PUBLISHED_MFU_CSV = Path(__file__).resolve().parents[2] / "data" / "published_mfu.csv"
@@ -79,6 +79,11 @@ def _listed(runs: tuple[PublishedRun, ...]) -> str:
 
 def mfu_warnings(mfu: float, generation: str, total_params: float, bubble_fraction: float) -> list[str]:
     """One sentence per problem with the MFU: outside the comparable runs' range, or above the bubble ceiling."""
+    return list(_mfu_warnings(mfu, generation, total_params, bubble_fraction))
+
+
+@lru_cache(maxsize=1024)  # the same plan is checked again for every change of its price or tokens
+def _mfu_warnings(mfu: float, generation: str, total_params: float, bubble_fraction: float) -> tuple[str, ...]:
     runs, basis = comparable_runs(generation, total_params)
     low, high = min(run.mfu_low for run in runs), max(run.mfu_high for run in runs)
     listed = _listed(runs)
@@ -94,4 +99,4 @@ def mfu_warnings(mfu: float, generation: str, total_params: float, bubble_fracti
         warnings.append(f"MFU {_percent(mfu)} is above the {_percent(ceiling)} the pipeline bubble leaves "
                         f"({_percent(bubble_fraction)} of each step idle): use fewer pipeline stages or more "
                         "micro-batches per step")
-    return warnings
+    return tuple(warnings)
