@@ -15,13 +15,12 @@ from dashboard.core import catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
-from dashboard.ui.cache import cached_estimate
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _figure(scenario_json: str) -> go.Figure:
-    result = cached_estimate(scenario_json)
-    return memory_figure(result["memory"], result["layout"])
+def _figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
+    """Keyed by what it draws, not by the scenario: moving MFU, a price or a share draws the same bar again."""
+    return memory_figure(memory, layout)
 
 
 def _layout_text(layout: dict[str, int]) -> str:
@@ -30,7 +29,7 @@ def _layout_text(layout: dict[str, int]) -> str:
                                               if layout["expert_parallel"] > 1 else ""))
 
 
-def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> None:
+def panel(scenario: Scenario, result: dict[str, Any]) -> None:
     """The panel under the tiles; the budget reads "infeasible" here when the plan cannot run."""
     with st.container(border=True, key="plan.feasibility"):
         st.subheader("Can it run?")
@@ -41,7 +40,7 @@ def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> Non
             st.error("Cannot run as planned, so the budget is infeasible: the cost above buys a run that does "
                      "not fit.", icon=":material/block:")
         chart, numbers = st.columns([3, 2])
-        chart.plotly_chart(_figure(scenario_json), width="stretch", key="plan.chart.memory")
+        chart.plotly_chart(_figure(result["memory"], result["layout"]), width="stretch", key="plan.chart.memory")
         with numbers:
             st.markdown(f"**Layout:** {_layout_text(result['layout'])}",
                         help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
