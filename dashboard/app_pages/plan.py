@@ -73,6 +73,6 @@ with st.sidebar:
 
 plan_view.headline_notes(scenario, result, headline, risk.top_lever(mc))
 feasibility_view.panel(scenario, result)
-plan_view.charts(state[plan_state.SCENARIO])
+plan_view.charts(scenario)
 st.subheader("What it risks")
 plan_view.risks(scenario, result)

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.core import catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
+from dashboard.ui.cache import DrawnChart
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
+def _figure(memory: dict[str, Any], layout: dict[str, int]) -> DrawnChart:
     """Keyed by what it draws, not by the scenario: moving MFU, a price or a share draws the same bar again."""
-    return memory_figure(memory, layout)
+    return DrawnChart(memory_figure(memory, layout))
 
 
 def _layout_text(layout: dict[str, int]) -> str:

@@ -95,9 +95,9 @@ def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headli
         st.markdown(markdown_text(lever))
 
 
-def charts(scenario_json: str) -> None:
+def charts(scenario: Scenario) -> None:
     """Two columns of chart tabs (see `dashboard.ui.plan_charts_view`)."""
-    plan_charts_view.charts(scenario_json)
+    plan_charts_view.charts(scenario)
 
 
 def risks(scenario: Scenario, result: PlanResult) -> None:
