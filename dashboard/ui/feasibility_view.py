@@ -42,17 +42,18 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
         chart, numbers = st.columns([3, 2])
         chart.plotly_chart(_figure(result["memory"], result["layout"]), width="stretch", key="plan.chart.memory")
         with numbers:
-            st.markdown(f"**Layout:** {_layout_text(result['layout'])}",
-                        help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
             epochs = result["epochs"]
-            # Plain lines, not metric tiles: they fit the narrow column at any window width.
+            # Plain lines, not metric tiles: they fit the narrow column at any window width. One block, as every
+            # element is a message and a render on each rerun.
             st.markdown("\n".join((
+                f"**Layout:** {_layout_text(result['layout'])}",
+                "",
                 f"- **Optimizer steps:** {catalogue.text('optimizer_steps', result['optimizer_steps'])} of "
                 f"{result['global_batch_sequences']:,.0f} sequences",
                 f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (more than this idle)",
                 f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
                 f"- **Pipeline bubble:** {100 * result['pipeline_bubble_fraction']:.1f} % of each step",
-            )))
+            )), help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
             st.caption("Steps = tokens / global batch; max useful GPUs = batch sequences / micro-batch × TP × PP; "
                        "epochs = tokens read / unique tokens (repeats count less, Muennighoff et al. 2023); "
                        "bubble = (PP − 1) / (m + PP − 1) with m micro-batches per step.")
@@ -60,5 +61,5 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
             st.error(markdown_text(sentence), icon=":material/error:")
         for sentence in result["feasibility_warnings"]:
             st.warning(markdown_text(sentence), icon=":material/warning:")
-        for sentence in result["feasibility_notes"]:
-            st.caption(markdown_text(sentence))
+        if result["feasibility_notes"]:
+            st.caption("  \n".join(markdown_text(sentence) for sentence in result["feasibility_notes"]))

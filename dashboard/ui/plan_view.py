@@ -103,5 +103,6 @@ def charts(scenario: Scenario) -> None:
 def risks(scenario: Scenario, result: PlanResult) -> None:
     """What the plan's savings risk: a row of badges, then one sentence per badge (only the risks that apply)."""
     notes = risk.risks(scenario, result)
-    st.markdown(" ".join(f":{note.colour}-badge[{markdown_text(f'{note.topic} · {note.badge}')}]" for note in notes))
-    st.markdown("\n".join(f"- **{note.topic}:** {markdown_text(note.sentence)}" for note in notes))
+    badges = " ".join(f":{note.colour}-badge[{markdown_text(f'{note.topic} · {note.badge}')}]" for note in notes)
+    sentences = "\n".join(f"- **{note.topic}:** {markdown_text(note.sentence)}" for note in notes)
+    st.markdown(f"{badges}\n\n{sentences}")  # one block: every element is a message and a render per rerun
