@@ -29,6 +29,7 @@ RETENTION_KEYS = {
     "storage_retention_months": ("Kept after training (months)", 0.0, 1200.0, 1.0, "%.1f"),
 }
 SAVE_MESSAGE = "plan.save_message"
+COPY_LINK = "plan.copy_link"  # the Copy link popover's open state
 # Below about 1,100 px the two chart columns stack; the six tiles wrap to three a row, and a tile's value may
 # shrink but is never cut off.
 NARROW_LAYOUT_CSS = """
@@ -167,12 +168,14 @@ def share_buttons(link: dict[str, str]) -> None:
     row.button("Save for comparison", on_click=save_for_comparison, icon=":material/bookmark_add:",
                key="plan.save_for_comparison",
                help="Saves this scenario under its name in the scenario store; compare it on the Compare page.")
-    page = urlsplit(st.context.url or "")
-    address = urlunsplit((page.scheme, page.netloc, page.path or "/", urlencode(link), ""))
-    with row.popover("Copy link", icon=":material/link:"):
-        st.caption("The address of this exact view (every setting, the baseline and the open charts). "
-                   "Copy it with the button at the right of the box.")
-        st.code(address, language=None, wrap_lines=True)
+    # Filled only while open (a rerun opens it): two fewer messages and renders on every other rerun.
+    copy_link = row.popover("Copy link", icon=":material/link:", key=COPY_LINK, on_change="rerun")
+    if copy_link.open:
+        page = urlsplit(st.context.url or "")
+        address = urlunsplit((page.scheme, page.netloc, page.path or "/", urlencode(link), ""))
+        copy_link.caption("The address of this exact view (every setting, the baseline and the open charts). "
+                          "Copy it with the button at the right of the box.")
+        copy_link.code(address, language=None, wrap_lines=True)
     message = st.session_state.pop(SAVE_MESSAGE, None)
     if message:
         kind, text = message
