@@ -85,7 +85,3 @@ def cached_monte_carlo(scenario_json: str, draws: int, seed: int) -> MonteCarlo:
     """`plan_monte_carlo` of a scenario given as JSON text."""
     return plan_monte_carlo(scenario_from_json(scenario_json), draws, seed)
 
-
-def uncertainty_figure(scenario_json: str, name: str, draws: int, seed: int) -> DrawnChart:
-    """`range_chart` of a scenario given as JSON text."""
-    return range_chart(scenario_from_json(scenario_json), name, draws, seed)
