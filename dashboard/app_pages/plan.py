@@ -72,7 +72,7 @@ with st.sidebar:
                        icon=":material/save:")
 
 plan_view.headline_notes(scenario, result, headline, risk.top_lever(mc))
-feasibility_view.panel(scenario, result, state[plan_state.SCENARIO])
-plan_view.charts(state[plan_state.SCENARIO])
+feasibility_view.panel(scenario, result)
+plan_view.charts(scenario)
 st.subheader("What it risks")
 plan_view.risks(scenario, result)

@@ -9,7 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.figures.plan import BUDGET_COLOUR, layout_of
+from dashboard.figures.plan import BUDGET_COLOUR, figure, layout_of
 
 PARTS = (
     ("weights_gb", "weights (bf16)", "#1f77b4"),
@@ -31,19 +31,18 @@ def memory_figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
         for key, name, colour in PARTS
     ]
     limit = memory["gpu_memory_gb"]
-    shapes, annotations = [], []
-    if limit is not None:
-        shapes.append({"type": "line", "x0": limit, "x1": limit, "y0": -0.5, "y1": 0.5, "xref": "x", "yref": "y",
-                       "line": {"color": BUDGET_COLOUR, "width": 3}})
-        annotations.append({"x": limit, "y": 0.5, "xref": "x", "yref": "y", "yanchor": "bottom", "showarrow": False,
-                            "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}})
+    marks = {} if limit is None else {
+        "shapes": [{"type": "line", "x0": limit, "x1": limit, "y0": -0.5, "y1": 0.5, "xref": "x", "yref": "y",
+                    "line": {"color": BUDGET_COLOUR, "width": 3}}],
+        "annotations": [{"x": limit, "y": 0.5, "xref": "x", "yref": "y", "yanchor": "bottom", "showarrow": False,
+                         "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}}],
+    }
     verdict = "fits" if memory["fits"] else "does not fit"
     subtitle = f"{row}: {memory['total_gb']:,.1f} GB per GPU — {verdict}" + (
         "" if limit is None else f" in {limit:,.0f} GB")
-    figure = go.Figure(data=traces, layout=layout_of(
+    return figure(traces, layout_of(
         "Memory per GPU", "GB per GPU (10⁹ bytes)", "", subtitle=subtitle, barmode="stack", height=330,
-        shapes=shapes, annotations=annotations, template="plotly_white", yaxis={"showticklabels": False},
+        **marks, template="plotly_white", yaxis={"showticklabels": False},
         legend={"y": -0.45, "traceorder": "normal"}, margin={"l": 20, "b": 110},
         xaxis={"range": [0, 1.1 * max(memory["total_gb"], limit or 0.0)]},
     ))
-    return figure

@@ -7,8 +7,11 @@ scenarios as text.
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.basedatatypes import BaseFigure
 
 from dashboard.core.engine import PlanResult, scenario_outputs
 from dashboard.core.scenario import Scenario, scenario_from_json
@@ -24,6 +27,22 @@ def _scenario_key(scenario: Scenario) -> str:
 SCENARIO_HASH = {Scenario: _scenario_key}
 
 
+class DrawnChart(BaseFigure):
+    """A built chart as plotly's dict, made once, for `st.plotly_chart` only.
+
+    `st.plotly_chart` takes any plotly figure and reads nothing but its `to_dict()`, which for a `go.Figure` is a
+    deep copy of the whole figure, template included (about 1 ms a chart, on every rerun, cached or not). This
+    figure hands over the dict it was made with, so a cached chart is copied once. It has no other figure method:
+    read the chart's figure from `dashboard.figures`, not from here.
+    """
+
+    def __init__(self, figure: go.Figure) -> None:  # not BaseFigure.__init__: nothing to validate or hold
+        self._spec = figure.to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._spec
+
+
 @st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=SCENARIO_HASH)
 def plan_result(scenario: Scenario) -> PlanResult:
     """Engine outputs for a scenario: a shared resource that callers only read (no pickled copy per call)."""
@@ -31,13 +50,13 @@ def plan_result(scenario: Scenario) -> PlanResult:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=SCENARIO_HASH)
-def chart(scenario: Scenario, name: str) -> go.Figure:
-    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario.
+def chart(scenario: Scenario, name: str) -> DrawnChart:
+    """One of the Plan page's charts (see `figures.plan_charts.CHARTS`) for a scenario, ready to draw.
 
-    A resource cache rather than a data cache: a figure is never changed after it is built (`st.plotly_chart`
+    A resource cache rather than a data cache: a chart is never changed after it is built (`st.plotly_chart`
     only reads it), so sessions can share it, and every slider move saves pickling a fresh figure.
     """
-    return plan_chart(name, scenario, plan_result(scenario))
+    return DrawnChart(plan_chart(name, scenario, plan_result(scenario)))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=SCENARIO_HASH)
@@ -47,9 +66,9 @@ def plan_monte_carlo(scenario: Scenario, draws: int, seed: int) -> MonteCarlo:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=SCENARIO_HASH)
-def range_chart(scenario: Scenario, name: str, draws: int, seed: int) -> go.Figure:
-    """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario."""
-    return uncertainty.CHARTS[name](plan_monte_carlo(scenario, draws, seed))
+def range_chart(scenario: Scenario, name: str, draws: int, seed: int) -> DrawnChart:
+    """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario, ready to draw."""
+    return DrawnChart(uncertainty.CHARTS[name](plan_monte_carlo(scenario, draws, seed)))
 
 
 def cached_estimate(scenario_json: str) -> PlanResult:
@@ -57,7 +76,7 @@ def cached_estimate(scenario_json: str) -> PlanResult:
     return plan_result(scenario_from_json(scenario_json))
 
 
-def plan_figure(scenario_json: str, name: str) -> go.Figure:
+def plan_figure(scenario_json: str, name: str) -> DrawnChart:
     """`chart` of a scenario given as JSON text."""
     return chart(scenario_from_json(scenario_json), name)
 
@@ -66,7 +85,3 @@ def cached_monte_carlo(scenario_json: str, draws: int, seed: int) -> MonteCarlo:
     """`plan_monte_carlo` of a scenario given as JSON text."""
     return plan_monte_carlo(scenario_from_json(scenario_json), draws, seed)
 
-
-def uncertainty_figure(scenario_json: str, name: str, draws: int, seed: int) -> go.Figure:
-    """`range_chart` of a scenario given as JSON text."""
-    return range_chart(scenario_from_json(scenario_json), name, draws, seed)

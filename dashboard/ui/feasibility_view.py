@@ -8,20 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.core import catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
-from dashboard.ui.cache import cached_estimate
+from dashboard.ui.cache import DrawnChart
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _figure(scenario_json: str) -> go.Figure:
-    result = cached_estimate(scenario_json)
-    return memory_figure(result["memory"], result["layout"])
+def _figure(memory: dict[str, Any], layout: dict[str, int]) -> DrawnChart:
+    """Keyed by what it draws, not by the scenario: moving MFU, a price or a share draws the same bar again."""
+    return DrawnChart(memory_figure(memory, layout))
 
 
 def _layout_text(layout: dict[str, int]) -> str:
@@ -30,7 +29,7 @@ def _layout_text(layout: dict[str, int]) -> str:
                                               if layout["expert_parallel"] > 1 else ""))
 
 
-def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> None:
+def panel(scenario: Scenario, result: dict[str, Any]) -> None:
     """The panel under the tiles; the budget reads "infeasible" here when the plan cannot run."""
     with st.container(border=True, key="plan.feasibility"):
         st.subheader("Can it run?")
@@ -41,19 +40,20 @@ def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> Non
             st.error("Cannot run as planned, so the budget is infeasible: the cost above buys a run that does "
                      "not fit.", icon=":material/block:")
         chart, numbers = st.columns([3, 2])
-        chart.plotly_chart(_figure(scenario_json), width="stretch", key="plan.chart.memory")
+        chart.plotly_chart(_figure(result["memory"], result["layout"]), width="stretch", key="plan.chart.memory")
         with numbers:
-            st.markdown(f"**Layout:** {_layout_text(result['layout'])}",
-                        help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
             epochs = result["epochs"]
-            # Plain lines, not metric tiles: they fit the narrow column at any window width.
+            # Plain lines, not metric tiles: they fit the narrow column at any window width. One block, as every
+            # element is a message and a render on each rerun.
             st.markdown("\n".join((
+                f"**Layout:** {_layout_text(result['layout'])}",
+                "",
                 f"- **Optimizer steps:** {catalogue.text('optimizer_steps', result['optimizer_steps'])} of "
                 f"{result['global_batch_sequences']:,.0f} sequences",
                 f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (more than this idle)",
                 f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
                 f"- **Pipeline bubble:** {100 * result['pipeline_bubble_fraction']:.1f} % of each step",
-            )))
+            )), help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
             st.caption("Steps = tokens / global batch; max useful GPUs = batch sequences / micro-batch × TP × PP; "
                        "epochs = tokens read / unique tokens (repeats count less, Muennighoff et al. 2023); "
                        "bubble = (PP − 1) / (m + PP − 1) with m micro-batches per step.")
@@ -61,5 +61,5 @@ def panel(scenario: Scenario, result: dict[str, Any], scenario_json: str) -> Non
             st.error(markdown_text(sentence), icon=":material/error:")
         for sentence in result["feasibility_warnings"]:
             st.warning(markdown_text(sentence), icon=":material/warning:")
-        for sentence in result["feasibility_notes"]:
-            st.caption(markdown_text(sentence))
+        if result["feasibility_notes"]:
+            st.caption("  \n".join(markdown_text(sentence) for sentence in result["feasibility_notes"]))

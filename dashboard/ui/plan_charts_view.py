@@ -17,7 +17,7 @@ from dashboard.format import usd
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
 from dashboard.ui import compare_state, plan_state
-from dashboard.ui.cache import cached_estimate, plan_figure, uncertainty_figure
+from dashboard.ui.cache import chart, plan_result, range_chart
 from dashboard.ui.plan_controls import CONTROLS, DRAWS, SEED
 from dashboard.ui.plan_tabs import CHART_TABS, TAB_KEYS
 from dashboard.ui.store_access import scenario_store
@@ -29,6 +29,7 @@ RETENTION_KEYS = {
     "storage_retention_months": ("Kept after training (months)", 0.0, 1200.0, 1.0, "%.1f"),
 }
 SAVE_MESSAGE = "plan.save_message"
+COPY_LINK = "plan.copy_link"  # the Copy link popover's open state
 # Below about 1,100 px the two chart columns stack; the six tiles wrap to three a row, and a tile's value may
 # shrink but is never cut off.
 NARROW_LAYOUT_CSS = """
@@ -120,9 +121,8 @@ def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
     )
 
 
-def charts(scenario_json: str) -> None:
+def charts(scenario: Scenario) -> None:
     """Two columns of chart tabs; only the open tab of each is computed."""
-    scenario = Scenario.model_validate_json(scenario_json)
     with st.container(key="plan-charts"):
         for column, names, key in zip(st.columns(2), CHART_TABS, TAB_KEYS, strict=True):
             with column:
@@ -130,22 +130,22 @@ def charts(scenario_json: str) -> None:
                     if tab.open is False:
                         continue
                     with tab:
-                        _chart(name, scenario, scenario_json)
+                        _chart(name, scenario)
 
 
-def _chart(name: str, scenario: Scenario, scenario_json: str) -> None:
+def _chart(name: str, scenario: Scenario) -> None:
     if name in uncertainty.CHARTS:
         draws, seed = st.session_state[DRAWS], int(st.session_state[SEED])
-        figure = uncertainty_figure(scenario_json, name, draws, seed)
+        figure = range_chart(scenario, name, draws, seed)
         st.caption(f"{draws:,} draws, seed {seed}, over the ranges in the sidebar's *Uncertainty ranges* group. "
                    "Fewer draws redraw faster while you explore; use 100,000 for the numbers you present.")
     else:
-        figure = plan_figure(scenario_json, name)
+        figure = chart(scenario, name)
     st.plotly_chart(figure, width="stretch", key=f"plan.chart.{name}")
     if name == "TST vs baseline":
         _tst_what_if(scenario)
     elif name == "Storage growth":
-        _retention_what_if(scenario, cached_estimate(scenario_json))
+        _retention_what_if(scenario, plan_result(scenario))
 
 
 def save_for_comparison() -> None:
@@ -168,12 +168,14 @@ def share_buttons(link: dict[str, str]) -> None:
     row.button("Save for comparison", on_click=save_for_comparison, icon=":material/bookmark_add:",
                key="plan.save_for_comparison",
                help="Saves this scenario under its name in the scenario store; compare it on the Compare page.")
-    page = urlsplit(st.context.url or "")
-    address = urlunsplit((page.scheme, page.netloc, page.path or "/", urlencode(link), ""))
-    with row.popover("Copy link", icon=":material/link:"):
-        st.caption("The address of this exact view (every setting, the baseline and the open charts). "
-                   "Copy it with the button at the right of the box.")
-        st.code(address, language=None, wrap_lines=True)
+    # Filled only while open (a rerun opens it): two fewer messages and renders on every other rerun.
+    copy_link = row.popover("Copy link", icon=":material/link:", key=COPY_LINK, on_change="rerun")
+    if copy_link.open:
+        page = urlsplit(st.context.url or "")
+        address = urlunsplit((page.scheme, page.netloc, page.path or "/", urlencode(link), ""))
+        copy_link.caption("The address of this exact view (every setting, the baseline and the open charts). "
+                          "Copy it with the button at the right of the box.")
+        copy_link.code(address, language=None, wrap_lines=True)
     message = st.session_state.pop(SAVE_MESSAGE, None)
     if message:
         kind, text = message

@@ -95,13 +95,14 @@ def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headli
         st.markdown(markdown_text(lever))
 
 
-def charts(scenario_json: str) -> None:
+def charts(scenario: Scenario) -> None:
     """Two columns of chart tabs (see `dashboard.ui.plan_charts_view`)."""
-    plan_charts_view.charts(scenario_json)
+    plan_charts_view.charts(scenario)
 
 
 def risks(scenario: Scenario, result: PlanResult) -> None:
     """What the plan's savings risk: a row of badges, then one sentence per badge (only the risks that apply)."""
     notes = risk.risks(scenario, result)
-    st.markdown(" ".join(f":{note.colour}-badge[{markdown_text(f'{note.topic} · {note.badge}')}]" for note in notes))
-    st.markdown("\n".join(f"- **{note.topic}:** {markdown_text(note.sentence)}" for note in notes))
+    badges = " ".join(f":{note.colour}-badge[{markdown_text(f'{note.topic} · {note.badge}')}]" for note in notes)
+    sentences = "\n".join(f"- **{note.topic}:** {markdown_text(note.sentence)}" for note in notes)
+    st.markdown(f"{badges}\n\n{sentences}")  # one block: every element is a message and a render per rerun

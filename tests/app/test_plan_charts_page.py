@@ -88,6 +88,9 @@ def test_copy_link_shows_the_address_with_the_settings_and_the_open_charts(app):
     app.query_params["charts"] = "storage,tst"
     at = app.run()
     assert not at.exception
+    assert not at.code  # the popover is filled only while open
+    at.session_state["plan.copy_link"] = True  # as a click on "Copy link" leaves it
+    at.run()
     (address,) = [code.value for code in at.code]
     query = parse_qs(urlsplit(address).query)
     assert query["mfu"] == ["0.35"] and query["charts"] == ["storage,tst"]

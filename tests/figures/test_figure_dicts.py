@@ -1,0 +1,48 @@
+"""The Plan page's figures skip plotly's property check when built (`figures.plan.figure`); here every chart of
+every preset and of the default plan goes through that check, and must come out of it unchanged."""
+
+import json
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from dashboard.core.engine import scenario_outputs
+from dashboard.core.presets import presets
+from dashboard.core.scenario import Scenario, default_scenario
+from dashboard.figures import plan
+from dashboard.figures.feasibility import memory_figure
+from dashboard.figures.plan_charts import CHARTS, plan_chart
+
+SCENARIOS = {"default": default_scenario(), **presets(),
+             "custom GPU, TST": Scenario(gpu_type="custom", peak_tflops=500.0, method="tst")}
+
+
+def _charts(scenario: Scenario) -> dict[str, go.Figure]:
+    result = scenario_outputs(scenario)
+    figures = {name: plan_chart(name, scenario, result) for name in CHARTS}
+    figures["memory"] = memory_figure(result["memory"], result["layout"])
+    return figures
+
+
+@pytest.mark.parametrize("scenario_name", list(SCENARIOS))
+def test_every_chart_passes_plotly_s_check_unchanged(scenario_name):
+    for name, figure in _charts(SCENARIOS[scenario_name]).items():
+        checked = go.Figure(figure.to_dict())  # raises ValueError on a property plotly does not know
+        assert json.loads(pio.to_json(checked)) == json.loads(pio.to_json(figure, validate=False)), name
+
+
+@pytest.mark.parametrize(("traces", "layout"), [
+    ([{"type": "bar", "x": [1], "colour": "red"}], {}),  # no such property
+    ([{"type": "bar", "x": [1]}], {"xaxis": {"type": "logarithmic"}}),  # not one of the axis types
+])
+def test_the_check_catches_what_the_build_lets_through(traces, layout):
+    unchecked = plan.figure(traces, layout)
+    with pytest.raises(ValueError):
+        go.Figure(unchecked.to_dict())
+
+
+def test_a_named_template_is_spelled_out_as_plotly_would():
+    built = plan.figure([{"type": "bar", "x": [1]}], {"template": "plotly_white"})
+    assert built.to_dict()["layout"]["template"] == go.Figure(layout={"template": "plotly_white"}).to_dict()[
+        "layout"]["template"]
