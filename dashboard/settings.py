@@ -17,6 +17,9 @@ MAX_ARCHIVE_DEPTH = "PLANNER_MAX_ARCHIVE_DEPTH"
 MAX_COLUMNS = "PLANNER_MAX_COLUMNS"
 DATA_DIR = "PLANNER_DATA_DIR"
 IMPORT_STORE_MB = "PLANNER_IMPORT_STORE_MB"
+WORKSPACE_DIR = "PLANNER_WORKSPACE_DIR"
+STREAM_BATCH_ROWS = "PLANNER_STREAM_BATCH_ROWS"
+DOWNLOAD_MAX_ROWS = "PLANNER_DOWNLOAD_MAX_ROWS"
 
 # name: (default, smallest allowed, largest allowed, what it bounds)
 LIMITS: dict[str, tuple[int, int, int, str]] = {
@@ -25,6 +28,8 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     MAX_ARCHIVE_DEPTH: (2, 1, 8, "archive layers unwrapped (a .csv.gz inside a .zip is 2)"),
     MAX_COLUMNS: (10_000, 10, 1_000_000, "columns in a file's header"),
     IMPORT_STORE_MB: (2_000, 1, 1 << 20, "megabytes of imported tables the server holds for all browser sessions"),
+    STREAM_BATCH_ROWS: (200_000, 1_000, 10_000_000, "rows a streamed import into the workspace reads at a time"),
+    DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
 }
 
 
@@ -66,3 +71,14 @@ def data_dir(serving_beyond_localhost: bool) -> Path | None:
     if text:
         return Path(text).expanduser().resolve()
     return None if serving_beyond_localhost else REPOSITORY_DATA
+
+
+def workspace_dir() -> Path:
+    """The folder of imported datasets (Parquet, one folder per dataset): ``$PLANNER_WORKSPACE_DIR`` when set,
+    else ``workspace/`` in the repository's data folder."""
+    text = os.environ.get(WORKSPACE_DIR, "").strip()
+    if not text:
+        return REPOSITORY_DATA / "workspace"
+    if "\x00" in text:
+        raise SettingError(f"{WORKSPACE_DIR} must be a folder path; it holds a NUL character. Fix or unset it.")
+    return Path(text).expanduser().resolve()
