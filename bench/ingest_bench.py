@@ -41,8 +41,11 @@ INSTANCES = [
 ]
 
 
-def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7) -> None:
-    """A realistic FOCUS 1.2 CSV: hourly rows over a quarter, a few hundred distinct tag and SKU cells."""
+def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7, unreadable_every: int = 0) -> None:
+    """A realistic FOCUS 1.2 CSV: hourly rows over a quarter, a few hundred distinct tag and SKU cells.
+
+    With ``unreadable_every`` = k, every k-th row (rows 0, k, 2k …) has the start time ``not a date``.
+    """
     rng = np.random.default_rng(seed)
     hours = rng.integers(0, 24 * 91, rows)
     starts = np.datetime64("2025-04-01T00:00:00") + hours.astype("timedelta64[h]")
@@ -50,6 +53,9 @@ def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7) -> None:
     fmt = "%Y-%m-%dT%H:%M:%SZ"
     start_text = pc.strftime(pa.array(starts, pa.timestamp("s")), format=fmt)
     end_text = pc.strftime(pa.array(ends, pa.timestamp("s")), format=fmt)
+    if unreadable_every:
+        bad = pa.array(np.arange(rows) % unreadable_every == 0)
+        start_text = pc.if_else(bad, pa.scalar("not a date"), start_text)
     skus = [
         json.dumps({"InstanceType": name, "GpuCount": gpus, "CoreCount": 8 * (i + 1), "x_Zone": z})
         for i, (name, gpus) in enumerate(INSTANCES)

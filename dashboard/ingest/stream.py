@@ -184,7 +184,7 @@ def _stream_text(path: Path, compression: str | None, filename: str, format: str
     keep = names if wanted is None else [n for n in names if n.lower() in wanted]
     as_category = {n for n in keep if plan and n.lower() in {c.lower() for c in plan.categorical}}
     row_bytes = max(len(text) // max(text.count(b"\n"), 1), 16)
-    block_bytes = int(min(max(row_bytes * batch_rows // 4, 1 << 16), 1 << 24))
+    block_bytes = int(min(max(row_bytes * batch_rows // 4, 8 * row_bytes, 1 << 12), 1 << 24))
     book = _Book(format_id)
     file_warnings: list[str] = []
     first_line = 2
