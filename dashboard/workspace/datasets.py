@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from dashboard import settings
@@ -144,6 +146,13 @@ def open_table(backend, name: str):
     else:
         table = backend.read_parquet(str(path))
     return table.drop(PARTITION) if PARTITION in table.columns else table
+
+
+def batches(name: str, batch_rows: int) -> Iterator[pd.DataFrame]:
+    """Dataset ``name`` as canonical frames of at most ``batch_rows`` rows, month by month (bounded memory)."""
+    for part in sorted(usage_folder(name).rglob("*.parquet")):
+        for batch in pq.ParquetFile(part).iter_batches(batch_size=batch_rows):
+            yield to_frame(pa.Table.from_batches([batch]))
 
 
 def read_frame(name: str, max_rows: int) -> pd.DataFrame:
