@@ -7,7 +7,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 PORT ?= 8501
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test bench clean
+.PHONY: run test bench bench-scale clean
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { \
@@ -62,6 +62,13 @@ test: $(DEV_STAMP) postgres-binaries | $(CHROMIUM)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m bench
+
+# Not part of `make bench`: generates a 100,000,000-row FOCUS dataset and a 10,000,000-row CSV under
+# BENCH_SCALE_DIR (default /tmp/planner-bench-scale; about 12 GB free needed at full size) and times the streamed
+# import and every Retrospective tab's queries. A quick run: make bench-scale ROWS=200000 CSV_ROWS=100000
+bench-scale: $(DEV_STAMP)
+	ROWS=$(ROWS) CSV_ROWS=$(CSV_ROWS) SPARK_ROWS=$(SPARK_ROWS) BENCH_SCALE_DIR=$(BENCH_SCALE_DIR) \
+	  $(BIN)/python -m bench.scale_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
