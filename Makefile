@@ -64,7 +64,7 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m bench
 
 # Not part of `make bench`: generates a 100,000,000-row FOCUS dataset and a 10,000,000-row CSV under
-# BENCH_SCALE_DIR (default /tmp/planner-bench-scale; about 12 GB free needed at full size) and times the streamed
+# BENCH_SCALE_DIR (default /tmp/planner-bench-scale; about 11 GB free needed at full size) and times the streamed
 # import and every Retrospective tab's queries. A quick run: make bench-scale ROWS=200000 CSV_ROWS=100000
 bench-scale: $(DEV_STAMP)
 	ROWS=$(ROWS) CSV_ROWS=$(CSV_ROWS) SPARK_ROWS=$(SPARK_ROWS) BENCH_SCALE_DIR=$(BENCH_SCALE_DIR) \

@@ -13,15 +13,14 @@
 
 Environment: ROWS, CSV_ROWS, SPARK_ROWS, PART_ROWS override the sizes (``ROWS=200000 CSV_ROWS=100000`` is a
 quick smoke run); BENCH_SCALE_DIR the scratch folder (default /tmp/planner-bench-scale), which needs about
-(ROWS × 55 + CSV_ROWS × 420) bytes free: 5.5 GB for the dataset and its parts, 4.2 GB for the CSV, 3 GB for the
-CSV's imported copies. The folder is kept for a rerun (generated files are reused when their size matches).
+(ROWS × 65 + CSV_ROWS × 420) bytes free: 6.5 GB for the FOCUS parts and the dataset, 3.7 GB for the CSV and
+0.5 GB for its imported copies. The folder is kept for a rerun (generated files are reused when their size matches).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -77,17 +76,27 @@ def write_csv(path: Path, rows: int, part_rows: int = PART_ROWS, seed: int = 7) 
     path.with_suffix(".rows").write_text(str(rows))
 
 
-# One measured task in a fresh process: it prints {"seconds": …, "peak_rss": …, …} as its last line.
-def _run_child(task: str, *args: str, env: dict[str, str] | None = None) -> dict:
-    command = [sys.executable, "-m", "bench.scale_bench", "child", task, *args]
-    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=False)
+# Runs the task as the only child of a fresh, small process and prints the task's last line and its peak RSS
+# (KiB). Linux carries a process's peak RSS across fork and exec, so a task started straight from this (large)
+# process would report at least this process's peak.
+_HELPER = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stderr.write(done.stderr)
+print(done.stdout.strip().splitlines()[-1] if done.returncode == 0 and done.stdout.strip() else "{}")
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(done.returncode)
+"""
+
+
+def _run_child(task: str, *args: str) -> dict:
+    """A measured task in a fresh process: the figures it prints, with its peak resident memory in bytes."""
+    command = [sys.executable, "-c", _HELPER, sys.executable, "-m", "bench.scale_bench", "child", task, *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"{task} {' '.join(args)} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def _peak_rss() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+        raise RuntimeError(f"{task} {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    figures, peak_kib = done.stdout.strip().splitlines()[-2:]
+    return {**json.loads(figures), "peak_rss": int(peak_kib) * 1024}
 
 
 def _child_import(csv_path: str, workspace: str, name: str) -> dict:
@@ -132,8 +141,7 @@ def child(task: str, *args: str) -> None:
         from bench import scale_queries
 
         scale_queries.prepare(args[0], args[1], args[2])
-    figures = CHILDREN[task](*args)
-    print(json.dumps({**figures, "peak_rss": _peak_rss()}))
+    print(json.dumps(CHILDREN[task](*args)))
 
 
 def _gb(value: float) -> str:
@@ -206,7 +214,7 @@ def main() -> None:
     workspace = scratch / "workspace"
     scratch.mkdir(parents=True, exist_ok=True)
     print(f"scale_scratch: {scratch} ({_gb(shutil.disk_usage(scratch).free)} GB free; needs about "
-          f"{_gb(rows * 55 + csv_rows * 420)} GB)")
+          f"{_gb(rows * 65 + csv_rows * 420)} GB)")
     started = time.perf_counter()
     write_parts(scratch / f"focus_parts_{rows}", rows, part_rows)
     import_dataset(scratch / f"focus_parts_{rows}", workspace, f"focus-{rows}", rows)

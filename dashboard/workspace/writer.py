@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dashboard.ingest.schema import CANONICAL_COLUMNS
@@ -57,7 +57,8 @@ class MonthWriter:
             self._parts[month] = part + 1
             folder = self.folder / f"{PARTITION}={month}"
             folder.mkdir(parents=True, exist_ok=True)
-            self._open[month] = pq.ParquetWriter(folder / f"part-{part}.parquet", SCHEMA, compression="zstd")
+            self._open[month] = pq.ParquetWriter(folder / f"part-{part}.parquet", SCHEMA, compression="zstd",
+                                                compression_level=1)
         return self._open[month]
 
     def write(self, usage: pd.DataFrame) -> None:
@@ -65,9 +66,13 @@ class MonthWriter:
         if not len(usage):
             return
         table = to_arrow(usage)
-        months = pc.fill_null(pc.strftime(table["period_start"], format="%Y-%m"), NO_MONTH)
-        for month in pc.unique(months).to_pylist():
-            self._writer(month).write_table(table.filter(pc.equal(months, month)))
+        starts = usage["period_start"]
+        months = starts.dt.year.to_numpy(dtype=float, na_value=np.nan) * 12 + starts.dt.month.to_numpy(
+            dtype=float, na_value=np.nan) - 1  # months since year 0, NaN without a start
+        for month in np.unique(months):  # NaN sorts last
+            rows = np.isnan(months) if np.isnan(month) else months == month
+            name = NO_MONTH if np.isnan(month) else f"{int(month) // 12:04d}-{int(month) % 12 + 1:02d}"
+            self._writer(name).write_table(table if rows.all() else table.filter(pa.array(rows)))
         self.rows += len(usage)
         for column, pick, attr in (("period_start", min, "start"), ("period_end", max, "end")):
             value = getattr(usage[column], pick.__name__)()
