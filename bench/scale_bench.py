@@ -40,6 +40,7 @@ SCRATCH = Path("/tmp/planner-bench-scale")
 STREAM_MEMORY_TARGET_GB = 2.0
 QUERY_MEMORY_TARGET_GB = 3.0
 RATIO_TARGET = 1.5
+SPARK_MASTER = "local[2]"
 RUNS = 2  # each query runs twice in its process; the faster run is reported (the first view warms the files)
 
 
@@ -132,12 +133,26 @@ def _child_tab(engine: str, workspace: str, name: str, tab: str, how: str) -> di
     return {"seconds": min(timings), "first_seconds": timings[0], "result": scale_queries.fingerprint(result)}
 
 
-CHILDREN = {"import": _child_import, "duckdb-csv": _child_duckdb_csv, "tab": _child_tab}
+def _child_tabs(engine: str, workspace: str, name: str) -> dict:
+    from bench import scale_queries
+
+    seconds, results = {}, {}
+    for tab in scale_queries.TABS:
+        timings = []
+        for _ in range(RUNS):
+            started = time.perf_counter()
+            result = scale_queries.run(engine, name, tab, "layer")
+            timings.append(time.perf_counter() - started)
+        seconds[tab], results[tab] = min(timings), scale_queries.fingerprint(result)
+    return {"seconds": seconds, "result": results}
+
+
+CHILDREN = {"import": _child_import, "duckdb-csv": _child_duckdb_csv, "tab": _child_tab, "tabs": _child_tabs}
 
 
 def child(task: str, *args: str) -> None:
     """The body of a measured child process."""
-    if task == "tab":
+    if task in ("tab", "tabs"):
         from bench import scale_queries
 
         scale_queries.prepare(args[0], args[1], args[2])
@@ -182,27 +197,32 @@ def stream_figures(scratch: Path, workspace: Path, csv_rows: int, part_rows: int
     print(f"scale_duckdb_read_csv_peak_rss_gb: {_gb(duck['peak_rss'])}")
 
 
-def query_figures(workspace: Path, name: str, rows: int, engines: tuple[str, ...], label: str) -> None:
-    """Each tab's queries through the layer against the hand-written SQL (DuckDB), or on other engines."""
+def query_figures(workspace: Path, name: str, rows: int) -> None:
+    """Each tab's queries through the layer against the hand-written SQL on DuckDB, each in its own process."""
     from bench import scale_queries
 
-    print(f"{label}_rows: {rows:,}")
+    print(f"scale_rows: {rows:,}")
     for tab in scale_queries.TABS:
-        layer = {engine: _run_child("tab", engine, str(workspace), name, tab, "layer") for engine in engines}
-        if label == "scale":
-            sql = _run_child("tab", "duckdb", str(workspace), name, tab, "sql")
-            ratio = layer["duckdb"]["seconds"] / sql["seconds"]
-            print(f"scale_{tab}_layer_seconds: {layer['duckdb']['seconds']:.2f} (first view "
-                  f"{layer['duckdb']['first_seconds']:.2f})")
-            print(f"scale_{tab}_sql_seconds: {sql['seconds']:.2f} (first view {sql['first_seconds']:.2f})")
-            print(f"scale_{tab}_ratio: {ratio:.2f} (target <= {RATIO_TARGET})")
-            print(f"scale_{tab}_peak_rss_gb: {_gb(layer['duckdb']['peak_rss'])} (target < {QUERY_MEMORY_TARGET_GB}; "
-                  f"hand SQL {_gb(sql['peak_rss'])})")
-        else:
-            same = ("same result" if len({json.dumps(r["result"]) for r in layer.values()}) == 1
-                    else "RESULTS DIFFER")
-            print(f"{label}_{tab}_seconds: " + ", ".join(f"{engine} {r['seconds']:.2f}" for engine, r in layer.items())
-                  + f" ({same})")
+        layer = _run_child("tab", "duckdb", str(workspace), name, tab, "layer")
+        sql = _run_child("tab", "duckdb", str(workspace), name, tab, "sql")
+        print(f"scale_{tab}_layer_seconds: {layer['seconds']:.2f} (first view {layer['first_seconds']:.2f})")
+        print(f"scale_{tab}_sql_seconds: {sql['seconds']:.2f} (first view {sql['first_seconds']:.2f})")
+        print(f"scale_{tab}_ratio: {layer['seconds'] / sql['seconds']:.2f} (target <= {RATIO_TARGET})")
+        print(f"scale_{tab}_peak_rss_gb: {_gb(layer['peak_rss'])} (target < {QUERY_MEMORY_TARGET_GB}; hand SQL "
+              f"{_gb(sql['peak_rss'])})")
+
+
+def engine_figures(workspace: Path, name: str, rows: int, spark: str) -> None:
+    """The same tab queries on DuckDB and on PySpark in local mode, each engine in one process."""
+    print(f"spark_rows: {rows:,}")
+    if not spark:
+        print("spark_skipped: no java on PATH (Spark needs a JVM: apt-get install openjdk-17-jre-headless)")
+        return
+    duck = _run_child("tabs", "duckdb", str(workspace), name)
+    other = _run_child("tabs", spark, str(workspace), name)
+    for tab, seconds in duck["seconds"].items():
+        same = "same shapes" if duck["result"][tab] == other["result"][tab] else "SHAPES DIFFER"
+        print(f"spark_{tab}_seconds: duckdb {seconds:.2f}, spark {other['seconds'][tab]:.2f} ({same})")
 
 
 def main() -> None:
@@ -219,11 +239,11 @@ def main() -> None:
     import_dataset(scratch / f"focus_parts_{rows}", workspace, f"focus-{rows}", rows)
     print(f"scale_generate_and_import_seconds: {time.perf_counter() - started:.0f}")
     stream_figures(scratch, workspace, csv_rows, part_rows)
-    query_figures(workspace, f"focus-{rows}", rows, ("duckdb",), "scale")
+    query_figures(workspace, f"focus-{rows}", rows)
     small = min(spark_rows, rows)
     write_parts(scratch / f"focus_parts_{small}", small, part_rows)
     import_dataset(scratch / f"focus_parts_{small}", workspace, f"focus-{small}", small)
-    query_figures(workspace, f"focus-{small}", small, ("duckdb", "local[2]"), "spark")
+    engine_figures(workspace, f"focus-{small}", small, SPARK_MASTER if shutil.which("java") else "")
 
 
 if __name__ == "__main__":

@@ -91,9 +91,11 @@ def _decode_parquet(data: bytes, filename: str) -> Decoded:
     return decode_arrow(table)
 
 
-def decode_arrow(table: pa.Table, first_line: int = 2) -> Decoded:
-    """An Arrow table (e.g. a folder of Parquet parts) as a decoded string table; row i is line i + first_line."""
-    return Decoded(table=_strings_frame(table, first_line), delimiter=None)
+def decode_arrow(table: pa.Table, first_line: int = 2, categorical: frozenset[str] = frozenset()) -> Decoded:
+    """An Arrow table (e.g. a folder of Parquet parts) as a decoded string table; row i is line i + first_line.
+
+    Text columns named in ``categorical`` come back as pandas Categoricals (as on the fast CSV path)."""
+    return Decoded(table=_strings_frame(table, first_line, categorical), delimiter=None)
 
 
 def _column_as_strings(column: pa.ChunkedArray) -> pa.ChunkedArray | list:
@@ -126,11 +128,16 @@ def _categorical_series(column: pa.ChunkedArray) -> pd.Series:
     return pd.Series(column.unify_dictionaries().to_pandas(), dtype="category")
 
 
-def _strings_frame(table: pa.Table, first_line: int) -> pd.DataFrame:
+def _strings_frame(table: pa.Table, first_line: int, categorical: frozenset[str] = frozenset()) -> pd.DataFrame:
     """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
     names = _unique_names([clean_column_name(n, i) for i, n in enumerate(table.column_names)])
     columns = {}
     for name, column in zip(names, table.columns, strict=True):
+        kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+        if name in categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            coded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+            columns[name] = _categorical_series(coded.cast(pa.dictionary(pa.int32(), pa.large_string())))
+            continue
         values = _column_as_strings(column)
         columns[name] = (
             pd.Series(values, dtype="string") if isinstance(values, list) else _string_series(values)

@@ -220,13 +220,17 @@ def _stream_parquet(parts: list[Path], filename: str, format: str | None, option
     format_id = format or detect_format(list(columns), filename)
     if format_id not in FORMATS:
         raise UnreadableFile(f"Unknown format {format_id!r}. Known formats: {', '.join(FORMAT_IDS)}.")
-    if not FORMATS[format_id].row_local:
-        raise NotStreamable(f"{FORMATS[format_id].noun} is read as a whole (its rows depend on each other)")
+    fmt = FORMATS[format_id]
+    if not fmt.row_local:
+        raise NotStreamable(f"{fmt.noun} is read as a whole (its rows depend on each other)")
+    plan = column_plan(fmt, list(columns))
+    wanted = {c.lower() for c in plan.categorical} if plan else set()
+    categorical = frozenset(c for c in columns if c.lower() in wanted)
     book = _Book(format_id)
     first_line = 2
     for part in files:
         for batch in part.iter_batches(batch_size=batch_rows):
-            frame = decode_arrow(pa.Table.from_batches([batch]), first_line).table
+            frame = decode_arrow(pa.Table.from_batches([batch]), first_line, categorical).table
             _read_batch(book, frame, filename, options, sink)
             first_line += len(frame)
             progress(min(0.05 + 0.9 * first_line / max(total, 1), 0.95), f"read {first_line - 2:,} of {total:,} rows")
