@@ -205,6 +205,7 @@ def query_figures(workspace: Path, name: str, rows: int) -> None:
     for tab in scale_queries.TABS:
         layer = _run_child("tab", "duckdb", str(workspace), name, tab, "layer")
         sql = _run_child("tab", "duckdb", str(workspace), name, tab, "sql")
+        tab = scale_queries.slug(tab)
         print(f"scale_{tab}_layer_seconds: {layer['seconds']:.2f} (first view {layer['first_seconds']:.2f})")
         print(f"scale_{tab}_sql_seconds: {sql['seconds']:.2f} (first view {sql['first_seconds']:.2f})")
         print(f"scale_{tab}_ratio: {layer['seconds'] / sql['seconds']:.2f} (target <= {RATIO_TARGET})")
@@ -220,9 +221,11 @@ def engine_figures(workspace: Path, name: str, rows: int, spark: str) -> None:
         return
     duck = _run_child("tabs", "duckdb", str(workspace), name)
     other = _run_child("tabs", spark, str(workspace), name)
+    from bench.scale_queries import slug
+
     for tab, seconds in duck["seconds"].items():
         same = "same shapes" if duck["result"][tab] == other["result"][tab] else "SHAPES DIFFER"
-        print(f"spark_{tab}_seconds: duckdb {seconds:.2f}, spark {other['seconds'][tab]:.2f} ({same})")
+        print(f"spark_{slug(tab)}_seconds: duckdb {seconds:.2f}, spark {other['seconds'][tab]:.2f} ({same})")
 
 
 def main() -> None:

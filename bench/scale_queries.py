@@ -1,5 +1,5 @@
 """The Retrospective's tab queries for `make bench-scale`: what each tab asks the query layer when it is first drawn
-(``LAYER``, through ``dashboard.retro`` as the page calls it, on a workspace dataset opened as an Ibis table), and a
+(``dashboard.query.tabs.TAB_QUERIES``, on a workspace dataset opened as an Ibis table), and a
 hand-written DuckDB SQL query of the same aggregates over the dataset's Parquet files (``SQL``).
 
 The SQL is what one would write by hand for each figure: the same groupings, the same spreading of a row over the
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 # One UTC-second view of the rows: start, end (not before start) and the labels the figures group by.
 _TIMED = """
@@ -28,11 +29,15 @@ SELECT hour, sum(step) AS step, sum(direct) AS direct FROM (
 GROUP BY hour
 """
 FAILED = "('FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'CANCELLED', 'PREEMPTED', 'CRASHED', 'KILLED')"
-SQL: dict[str, tuple[str, ...]] = {
-    "filters": ("""SELECT min(period_start), max(period_start), max(period_end),
-                 list(DISTINCT coalesce(team, '(untagged)')), list(DISTINCT coalesce(project, '(untagged)')),
-                 list(DISTINCT coalesce(pricing, '(unknown)')) FROM {usage}""",),
-    "spend": ("""WITH t AS ({timed}), p AS (
+_FILTERS = """SELECT min(period_start), max(period_start), list(DISTINCT coalesce(team, '(untagged)')),
+               list(DISTINCT coalesce(project, '(untagged)')), list(DISTINCT coalesce(pricing, '(unknown)'))
+               FROM {usage}"""
+_UNITS = """SELECT sum(cost), sum(gpu_hours), sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) <> 0),
+            sum(gpu_hours) FILTER (WHERE coalesce(gpu_hours, 0) <> 0), sum(tokens),
+            sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL), count(*) FROM {usage}"""
+SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query.tabs.TAB_QUERIES
+    "Filters and tiles": (_FILTERS, _UNITS),
+    "Spend": ("""WITH t AS ({timed}), p AS (
                  SELECT coalesce(team, '(untagged)') AS g, gpu_hours, cost, s, e,
                         unnest(range(s // 86400, CASE WHEN e > s THEN (e - 1) // 86400 + 1 ELSE s // 86400 + 1 END))
                         AS day FROM t),
@@ -45,68 +50,49 @@ SQL: dict[str, tuple[str, ...]] = {
                         AS day FROM t)
                  SELECT day, sum(cost * CASE WHEN e > s THEN (least(e, (day + 1) * 86400) - greatest(s, day * 86400))
                                       / (e - s)::DOUBLE ELSE 1.0 END) FROM p GROUP BY day""",
-              "SELECT min(period_start), max(period_start), max(period_end) FROM {usage}"),
-    "attribution": ("""SELECT coalesce(team, '(untagged)'), coalesce(project, '(untagged)'),
+              "SELECT max(period_start), max(period_end) FROM {usage}"),
+    "Attribution": ("""SELECT coalesce(team, '(untagged)'), coalesce(project, '(untagged)'),
                        coalesce(run_id, '(untagged)'), sum(gpu_hours), sum(cost) FROM {usage}
                        GROUP BY ALL""",),
-    "plan_vs_actual": ("SELECT run_id, sum(gpu_hours) FROM {usage} WHERE run_id IS NOT NULL GROUP BY run_id",
+    "Plan vs actual": ("SELECT coalesce(run_id, '(untagged)'), sum(gpu_hours) FROM {usage} GROUP BY 1",
                        f"""SELECT sum(gpu_hours), sum(cost), sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
                            sum(tokens), sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL),
                            sum(gpu_hours) FILTER (WHERE run_id IN (SELECT run_id FROM {{usage}} GROUP BY run_id
                                                                    ORDER BY sum(gpu_hours) DESC LIMIT 1))
                            FROM {{usage}}"""),
-    "waste": (f"""SELECT sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
+    "Waste": (f"""SELECT sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
                   sum(cost) FILTER (WHERE run_state IN {FAILED}), count(*) FILTER (WHERE run_state IS NOT NULL),
+                  sum(gpu_hours) FILTER (WHERE run_state = 'COMPLETED'),
                   sum(cost) FILTER (WHERE charge_kind = 'commitment'),
                   sum(gpu_hours) FILTER (WHERE pricing = 'reserved' AND team IS NULL AND project IS NULL),
-                  sum(cost) FILTER (WHERE team IS NULL AND project IS NULL AND run_id IS NULL), sum(cost)
-                  FROM {{usage}}""",
+                  sum(cost) FILTER (WHERE team IS NULL AND project IS NULL AND run_id IS NULL), sum(cost),
+                  bool_or(run_id IS NOT NULL AND run_state IS NOT NULL) FROM {{usage}}""",
               """SELECT date_trunc('month', period_start), sum(cost) FROM {usage}
-                 WHERE coalesce(gpu_hours, 0) = 0 AND charge_kind IS DISTINCT FROM 'commitment' GROUP BY 1""",
-              "SELECT run_id, count(*), sum(gpu_hours) FROM {usage} WHERE run_state IS NOT NULL GROUP BY run_id"),
-    "load": ("SELECT min(s // 3600), max(e // 3600) FROM ({timed})",
-             _LOAD.replace("{where}", "TRUE"),
-             _LOAD.replace("{where}", "pricing = 'reserved' AND coalesce(gpu_hours, 0) <> 0")),
-    "mix": ("""SELECT pricing, sum(gpu_hours), sum(cost) FROM {usage} WHERE coalesce(gpu_hours, 0) <> 0
-               GROUP BY pricing""",
-            "SELECT sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) = 0), count(cost) FROM {usage}"),
-    "units": ("""SELECT sum(cost), sum(gpu_hours), sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) <> 0),
-                 sum(gpu_hours) FILTER (WHERE coalesce(gpu_hours, 0) <> 0), sum(tokens),
-                 sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL) FROM {usage}""",
-              """SELECT gpu_type, sum(tokens), sum(gpu_hours) FROM {usage} WHERE tokens IS NOT NULL
-                 GROUP BY gpu_type"""),
+                 WHERE coalesce(gpu_hours, 0) = 0 AND charge_kind IS DISTINCT FROM 'commitment' GROUP BY 1"""),
+    "Load profile": ("SELECT min(s // 3600), max(e // 3600) FROM ({timed})",
+                     _LOAD.replace("{where}", "TRUE"),
+                     """SELECT min(period_start), max(period_end) FROM {usage}
+                        WHERE (pricing = 'reserved' AND coalesce(gpu_hours, 0) <> 0) OR charge_kind = 'commitment'"""),
+    "Purchase mix": ("""SELECT coalesce(pricing, '(unknown)'), sum(gpu_hours), sum(cost) FROM {usage}
+                        WHERE coalesce(gpu_hours, 0) <> 0 GROUP BY 1""",
+                     "SELECT sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) = 0), count(cost) FROM {usage}"),
+    "Unit costs": (_UNITS, """SELECT gpu_type, sum(tokens), sum(gpu_hours) FROM {usage} WHERE tokens IS NOT NULL
+                              GROUP BY gpu_type"""),
 }
 TABS: tuple[str, ...] = tuple(SQL)
+
+
+def slug(tab: str) -> str:
+    """A tab's name in a figure's name: "Plan vs actual" → plan_vs_actual."""
+    return re.sub(r"[^a-z0-9]+", "_", tab.lower()).strip("_")
 _STATE: dict[str, object] = {}
 
 
 def _layer(tab: str, usage):
-    """What the tab's first view asks the query layer (as ``dashboard.ui.retro_cache`` calls it)."""
-    from dashboard.core.engine import scenario_outputs
-    from dashboard.core.presets import presets
-    from dashboard.ingest.run_states import FAILED_STATES
-    from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
+    """What the tab's first view asks the query layer (``dashboard.query.tabs``)."""
+    from dashboard.query.tabs import TAB_QUERIES
 
-    if tab == "filters":
-        return filters.filter_options(usage)
-    if tab == "spend":
-        return (spend.spend_over_time(usage, freq="D", by="team"), spend.daily_total(usage, metric="cost"),
-                spend.data_quarter(usage), spend.data_end(usage))
-    if tab == "attribution":
-        return attribution.attribution_table(usage)
-    if tab == "plan_vs_actual":
-        scenario = next(s for name, s in presets().items() if name.startswith("Sample organisation"))
-        plan = scenario_outputs(scenario)
-        main = gap.suggest_main_runs(usage, by="run_id")
-        return (gap.plan_vs_actual(plan, scenario, usage, main, FAILED_STATES),
-                gap.decomposition_summary(plan, scenario, usage, main, FAILED_STATES))
-    if tab == "waste":
-        return waste.waste_checklist(usage)
-    if tab == "load":
-        return load.hourly_concurrency(usage), load.reserved_capacity(usage)
-    if tab == "mix":
-        return mix.mix_shares(usage), mix.cost_at_mix(usage, 0.5, 0.2)
-    return units.unit_costs(usage, active_params=7e10)
+    return TAB_QUERIES[tab](usage)
 
 
 def prepare(engine: str, workspace: str, name: str) -> None:

@@ -21,7 +21,7 @@ def test_the_scale_bench_runs_at_a_tiny_size(tmp_path):
     assert figures["scale_rows"] == "20,000"
     assert figures["scale_csv_rows"] == "5,000"
     assert re.fullmatch(r"[\d.]+ \(target < 2\.0\)", figures["scale_stream_import_peak_rss_gb"])
-    for tab in scale_queries.TABS:
+    for tab in map(scale_queries.slug, scale_queries.TABS):
         for figure in ("layer_seconds", "sql_seconds", "ratio", "peak_rss_gb"):
             assert f"scale_{tab}_{figure}" in figures, (tab, figure)
         assert f"spark_{tab}_seconds" in figures or "spark_skipped" in figures
