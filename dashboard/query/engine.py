@@ -48,8 +48,9 @@ def spark_session(master: str, work_dir: str | None = None):
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     work_dir = work_dir or tempfile.mkdtemp(prefix="planner-spark-")
     builder = SparkSession.builder.master(master).appName("pretraining-planner")
-    for key, value in (SPARK_CONFIG | {"spark.sql.warehouse.dir": f"{work_dir}/warehouse",
-                                       "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir}/derby"}).items():
+    places = {"spark.sql.warehouse.dir": f"{work_dir}/warehouse",
+              "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir}/derby"}
+    for key, value in (SPARK_CONFIG | places).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
 

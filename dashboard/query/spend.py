@@ -3,9 +3,9 @@ instant the data cover (the time rule is ``dashboard.retro.spend``'s: each row s
 
 from __future__ import annotations
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
-import ibis.expr.types as ir
 
 from dashboard.query.columns import label, number
 from dashboard.query.engine import execute

@@ -59,6 +59,10 @@ def ordered(labels: Iterable[str], first: Iterable[str] = ()) -> list[str]:
     return first + rest + missing
 
 
+def _day(stamp: object) -> date | None:
+    return None if pd.isna(stamp) else pd.Timestamp(stamp).tz_convert("UTC").date()
+
+
 def filter_options(usage: ir.Table) -> dict:
     """``{"teams", "projects", "pricing", "start", "end"}``: the distinct labels (teams and projects sorted with
     "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)") and the first and last UTC day
@@ -68,11 +72,10 @@ def filter_options(usage: ir.Table) -> dict:
         start=usage.period_start.min(), end=usage.period_start.max())).iloc[0]
     present = {column: [str(value) for value in (row[column] if row[column] is not None else [])]
                for column in FILTERED_COLUMNS}
-    day = (lambda stamp: None if pd.isna(stamp) else pd.Timestamp(stamp).tz_convert("UTC").date())
     return {
         "teams": ordered(present["team"]),
         "projects": ordered(present["project"]),
         "pricing": ordered(present["pricing"], first=PRICING_VALUES),
-        "start": day(row["start"]),
-        "end": day(row["end"]),
+        "start": _day(row["start"]),
+        "end": _day(row["end"]),
     }

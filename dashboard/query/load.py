@@ -1,0 +1,77 @@
+"""How many GPUs ran at once, as queries: the hour-boundary events of each row's GPU load summed per UTC hour
+(a difference array the caller adds up over a few thousand hours), and the span of the reserved commitment.
+
+Each row's gpu_hours are spread evenly over its [period_start, period_end): from the hour after its first to the
+hour holding its end it adds its rate (GPUs) as a step that starts and stops, and its partial first and last hours
+directly; a row within one hour (or with no duration) adds its gpu_hours to that hour.
+"""
+
+from __future__ import annotations
+
+import ibis
+import ibis.expr.types as ir
+import numpy as np
+import pandas as pd
+
+from dashboard.query.columns import commitment, gpu, reserved
+from dashboard.query.engine import execute
+from dashboard.query.periods import SECONDS_PER_HOUR, seconds
+
+
+def _events(usage: ir.Table) -> ir.Table:
+    timed = seconds(usage)
+    first = timed.start_s // SECONDS_PER_HOUR
+    last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
+    single = first == last
+    duration_h = (timed.end_s - timed.start_s) / SECONDS_PER_HOUR
+    hours = timed.gpu_hours.fill_null(0.0)
+    rate = ibis.ifelse(single, 0.0, hours / ibis.ifelse(single, 1.0, duration_h))
+    head_h = ibis.ifelse(single, 0.0, ((first + 1) * SECONDS_PER_HOUR - timed.start_s) / SECONDS_PER_HOUR)
+    tail_h = ibis.ifelse(single, 0.0, (timed.end_s - last * SECONDS_PER_HOUR) / SECONDS_PER_HOUR)
+    zero = ibis.literal(0.0)
+    return ibis.union(
+        timed.select(hour=first + 1, step=rate, direct=zero),
+        timed.select(hour=last, step=-rate, direct=rate * tail_h),
+        timed.select(hour=first, step=zero, direct=ibis.ifelse(single, hours, rate * head_h)),
+        distinct=False,
+    )
+
+
+def hourly_concurrency(usage: ir.Table) -> pd.Series:
+    """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
+    indexed by the hour's start and named "gpus"; empty for an empty table."""
+    timed = seconds(usage)
+    span = execute(timed.aggregate(
+        origin=(timed.start_s // SECONDS_PER_HOUR).min(),
+        last=ibis.greatest((timed.start_s // SECONDS_PER_HOUR).max(),
+                           ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, timed.end_s // SECONDS_PER_HOUR - 1,
+                                       timed.end_s // SECONDS_PER_HOUR).max()))).iloc[0]
+    if pd.isna(span["origin"]):
+        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
+    origin, n_hours = int(span["origin"]), int(span["last"]) - int(span["origin"]) + 1
+    events = _events(usage)
+    sums = execute(events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum()))
+    position = sums["hour"].to_numpy(dtype=np.int64) - origin
+    size = n_hours + 1  # a row ending on the hour steps down just past the span
+    steps = np.bincount(position, weights=sums["step"].to_numpy(dtype=float), minlength=size)
+    direct = np.bincount(position, weights=sums["direct"].to_numpy(dtype=float), minlength=size)
+    gpus = (np.cumsum(steps) + direct)[:n_hours]
+    index = pd.to_datetime((origin + np.arange(n_hours)) * SECONDS_PER_HOUR, unit="s", utc=True).as_unit("ns")
+    return pd.Series(gpus, index=index.rename("hour"), name="gpus")
+
+
+def reserved_rows(usage: ir.Table) -> ir.Table:
+    """The reserved tier's GPU rows."""
+    return usage.filter(gpu(usage) & reserved(usage))
+
+
+def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The first period_start and last period_end of the reserved GPU rows and commitment lines; None without
+    reserved GPU rows."""
+    is_reserved = gpu(usage) & reserved(usage)
+    window = is_reserved | commitment(usage)
+    row = execute(usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
+                                  last=usage.period_end.max(where=window))).iloc[0]
+    if not row["any_reserved"]:
+        return None
+    return pd.Timestamp(row["first"]).tz_convert("UTC"), pd.Timestamp(row["last"]).tz_convert("UTC")
