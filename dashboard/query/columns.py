@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ibis
 import ibis.expr.types as ir
+import pandas as pd
 
 UNTAGGED = "(untagged)"
 UNKNOWN_PRICING = "(unknown)"
@@ -72,4 +73,9 @@ def has_null(value: ir.Value, where: ir.BooleanValue | None = None) -> ir.Boolea
 
 def number(value: object, missing: float = 0.0) -> float:
     """A scalar result as a float: ``missing`` for NULL (an empty sum)."""
-    return missing if value is None or value != value else float(value)
+    return missing if pd.isna(value) else float(value)
+
+
+def flag(value: object) -> bool:
+    """A boolean result: false for NULL (``any`` over no rows)."""
+    return False if pd.isna(value) else bool(value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ibis.expr.types as ir
 import pandas as pd
 
-from dashboard.query.columns import commitment, failed, gpu, holds, number, reserved
+from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
 from dashboard.query.engine import execute
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
@@ -46,7 +46,7 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
         reserved_gpu=reserved_gpu.any(),
         reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
     )).iloc[0]
-    return {name: number(row[name]) for name in HOURS} | {name: bool(row[name]) if row[name] is not None else False
+    return {name: number(row[name]) for name in HOURS} | {name: flag(row[name])
                                                           for name in FLAGS}
 
 

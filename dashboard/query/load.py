@@ -13,7 +13,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import commitment, gpu, reserved
+from dashboard.query.columns import commitment, flag, gpu, reserved
 from dashboard.query.engine import execute
 from dashboard.query.periods import SECONDS_PER_HOUR, seconds
 
@@ -72,6 +72,6 @@ def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None
     window = is_reserved | commitment(usage)
     row = execute(usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
                                   last=usage.period_end.max(where=window))).iloc[0]
-    if not row["any_reserved"]:
+    if not flag(row["any_reserved"]):
         return None
     return pd.Timestamp(row["first"]).tz_convert("UTC"), pd.Timestamp(row["last"]).tz_convert("UTC")

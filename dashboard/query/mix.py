@@ -7,7 +7,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import label, nonzero_gpu, number
+from dashboard.query.columns import flag, label, nonzero_gpu, number
 from dashboard.query.engine import execute
 
 
@@ -28,5 +28,5 @@ def price_facts(usage: ir.Table) -> dict[str, object]:
     other = ~nonzero_gpu(usage)
     row = execute(usage.aggregate(priced=usage.currency.notnull().any(), cost=usage.cost.sum(where=other),
                                   cost_null=usage.cost.isnull().any(where=other))).iloc[0]
-    return {"has_prices": bool(row["priced"]) if row["priced"] is not None else False,
-            "non_gpu_cost": np.nan if bool(row["cost_null"]) else number(row["cost"])}
+    return {"has_prices": flag(row["priced"]),
+            "non_gpu_cost": np.nan if flag(row["cost_null"]) else number(row["cost"])}

@@ -70,16 +70,6 @@ def gpu_mask(usage: pd.DataFrame) -> np.ndarray:
     return (usage["gpu_hours"] > 0).to_numpy(dtype=bool)
 
 
-def failed_mask(usage: pd.DataFrame, failed_states: tuple[str, ...] = FAILED_STATES) -> np.ndarray:
-    """Rows whose run_state is one of ``failed_states``."""
-    return usage["run_state"].isin(failed_states).fillna(False).to_numpy(dtype=bool)
-
-
-def cost_is_known(usage: pd.DataFrame) -> bool:
-    """False when every cost is 0 or NA: run exports carry no prices and their readers set cost to 0."""
-    return bool(usage["cost"].fillna(0).ne(0).any())
-
-
 def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
     """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
     commitment resource id.

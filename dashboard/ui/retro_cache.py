@@ -5,7 +5,9 @@ Usage tables can hold a million rows, so they are never hashed: every wrapper ta
 which Streamlit's caches leave out of the cache key. The same `data_key` must always mean the same frame.
 The joined and filtered tables are held for their session in the bounded `upload_store` (never copied or
 pickled, never modified by the pure functions that read them, released when the session ends); everything
-derived from them is small and cached as data.
+derived from them is small and cached as data. Every figure is a query of the query layer (``dashboard.query``)
+over the table behind the frame: a filtered frame is registered as the filter expression over its unfiltered
+table (``query.tables.register``), so a filter change never copies rows into the engine.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import streamlit as st
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
+from dashboard.query import spend as spend_query
+from dashboard.query import tables, view
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.ui import upload_store
 
@@ -52,7 +56,9 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projec
     """The filtered usage table, held for this session (one per unfiltered table) in the upload store."""
     def build() -> pd.DataFrame:
         with st.spinner("Filtering…"):
-            return filters.filter_usage(_usage, start, end, teams, projects, pricing)
+            rows = filters.filter_usage(_usage, start, end, teams, projects, pricing)
+            tables.register(rows, view.filtered(tables.table_of(_usage), start, end, teams, projects, pricing))
+            return rows
 
     return upload_store.held(("retro.filtered", data_key[0]), (data_key, start, end, teams, projects, pricing),
                              build, lambda result: _new_table_bytes(result, _usage))
@@ -95,7 +101,7 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
 @st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")
 def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, go.Figure]:
     checklist = waste.waste_checklist(_usage)
-    summary = waste.waste_summary(checklist, float(_usage["cost"].sum()))
+    summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
     return checklist, summary, retro_gap.waste_figure(checklist, summary)
 
 
