@@ -15,7 +15,7 @@ import pandas as pd
 
 from dashboard.query.columns import commitment, flag, gpu, reserved
 from dashboard.query.engine import execute
-from dashboard.query.periods import SECONDS_PER_HOUR, seconds
+from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 
 
 def _events(usage: ir.Table) -> ir.Table:
@@ -74,4 +74,4 @@ def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None
                                   last=usage.period_end.max(where=window))).iloc[0]
     if not flag(row["any_reserved"]):
         return None
-    return pd.Timestamp(row["first"]).tz_convert("UTC"), pd.Timestamp(row["last"]).tz_convert("UTC")
+    return as_utc(row["first"]), as_utc(row["last"])

@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import ibis
 import ibis.expr.types as ir
+import pandas as pd
 
 SECONDS_PER_DAY = 86_400
 SECONDS_PER_HOUR = 3_600
+
+
+def as_utc(value: object) -> pd.Timestamp:
+    """A timestamp as UTC; a naive one (Spark returns its session's time, which the engine sets to UTC) is UTC."""
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def seconds(usage: ir.Table) -> ir.Table:

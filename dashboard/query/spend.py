@@ -9,7 +9,7 @@ import pandas as pd
 
 from dashboard.query.columns import label, number
 from dashboard.query.engine import execute
-from dashboard.query.periods import SECONDS_PER_DAY, day_pieces, week_start
+from dashboard.query.periods import SECONDS_PER_DAY, as_utc, day_pieces, week_start
 
 METRICS: tuple[str, ...] = ("gpu_hours", "cost")
 
@@ -65,10 +65,10 @@ def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
     row = execute(usage.aggregate(start=usage.period_start.max(), end=usage.period_end.max())).iloc[0]
     if pd.isna(row["start"]):
         return None
-    start = pd.Timestamp(row["start"]).tz_convert("UTC")
+    start = as_utc(row["start"])
     if pd.isna(row["end"]):
         return start
-    return max(start, pd.Timestamp(row["end"]).tz_convert("UTC") - pd.Timedelta(1, "ns"))
+    return max(start, as_utc(row["end"]) - pd.Timedelta(1, "ns"))
 
 
 def totals(usage: ir.Table) -> dict[str, float]:

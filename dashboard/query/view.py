@@ -12,6 +12,7 @@ import pandas as pd
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query.columns import NA_LABELS, label
 from dashboard.query.engine import execute
+from dashboard.query.periods import as_utc
 
 ONE_DAY = pd.Timedelta(days=1)
 FILTERED_COLUMNS: tuple[str, ...] = ("team", "project", "pricing")
@@ -19,9 +20,7 @@ FILTERED_COLUMNS: tuple[str, ...] = ("team", "project", "pricing")
 
 def utc_day(value: date | str | pd.Timestamp) -> pd.Timestamp:
     """Midnight UTC of the day ``value`` falls on (naive values are read as UTC)."""
-    stamp = pd.Timestamp(value)
-    stamp = stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-    return stamp.normalize()
+    return as_utc(value).normalize()
 
 
 def _instant(stamp: pd.Timestamp) -> ir.TimestampScalar:
@@ -60,7 +59,7 @@ def ordered(labels: Iterable[str], first: Iterable[str] = ()) -> list[str]:
 
 
 def _day(stamp: object) -> date | None:
-    return None if pd.isna(stamp) else pd.Timestamp(stamp).tz_convert("UTC").date()
+    return None if pd.isna(stamp) else as_utc(stamp).date()
 
 
 def filter_options(usage: ir.Table) -> dict:

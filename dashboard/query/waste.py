@@ -11,6 +11,7 @@ import pandas as pd
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
 from dashboard.query.engine import execute
+from dashboard.query.periods import as_utc
 
 
 def states_known(usage: ir.Table) -> ir.BooleanColumn:
@@ -95,7 +96,7 @@ def idle_capacity(usage: ir.Table) -> dict[str, object]:
     facts = {name: flag(row[name]) for name in flags}
     facts |= {name: number(row[name]) for name in ("commitment_usd", "untagged_h", "untagged_usd")}
     facts["lines"] = int(number(row["lines"]))
-    facts["days"] = tuple(None if pd.isna(row[end]) else pd.Timestamp(row[end]).tz_convert("UTC").strftime("%Y-%m-%d")
+    facts["days"] = tuple(None if pd.isna(row[end]) else as_utc(row[end]).strftime("%Y-%m-%d")
                           for end in ("first", "last"))
     facts["unused"] = not (facts["reserved_gpu"] and not facts["reserved_gpu_priced"])
     return facts

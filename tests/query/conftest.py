@@ -7,6 +7,7 @@ installs Debian's OpenJDK first, see the Makefile's `openjdk` prerequisite).
 import shutil
 import warnings
 
+import ibis
 import pytest
 
 from dashboard.query import engine
@@ -24,8 +25,6 @@ def spark_backend(tmp_path_factory):
     session = engine.spark_session("local[1]", str(tmp_path_factory.mktemp("spark")))
     session.conf.set("spark.sql.shuffle.partitions", "1")
     session.sparkContext.setLogLevel("ERROR")
-    import ibis
-
     yield ibis.pyspark.connect(session)
     session.stop()
 

@@ -3,7 +3,6 @@ hand from two small canonical tables (comments give the arithmetic)."""
 
 from datetime import date
 
-import numpy as np
 import pandas as pd
 import pytest
 from usage_rows import usage
@@ -21,7 +20,8 @@ APRIL = usage(
     {"period_start": "2025-04-02 00:00", "period_end": "2025-04-03 00:00", "cost": 10.0},
     {"period_start": "2025-04-03 12:00", "period_end": "2025-04-03 13:00", "gpu_hours": 8.0, "cost": 20.0,
      "pricing": "spot", "team": "b", "project": "p2", "run_id": "r2", "gpu_type": "H100"},
-    {"period_start": "2025-04-01 00:00", "period_end": "2025-05-01 00:00", "cost": 300.0, "pricing": "on_demand", "team": "a"},
+    {"period_start": "2025-04-01 00:00", "period_end": "2025-05-01 00:00", "cost": 300.0, "pricing": "on_demand",
+     "team": "a"},
     {"period_start": "2025-04-04 23:00", "period_end": "2025-04-05 01:00", "gpu_hours": 16.0, "cost": 50.0,
      "pricing": "on_demand", "team": "b", "project": "p2", "run_id": "r3", "gpu_type": "H100"},
 )
@@ -61,7 +61,7 @@ def _cell(frame: pd.DataFrame, period: str, group: str) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize(("freq", "by", "period", "group", "cost", "gpu_hours"), [
-    ("D", "team", "2025-04-01", "a", 110.0, 24.0),  # the reserved day + a tenth of... one 30th of $300
+    ("D", "team", "2025-04-01", "a", 110.0, 24.0),  # the reserved day's $100 + one 30th of $300
     ("D", "team", "2025-04-02", "(untagged)", 10.0, 0.0),
     ("D", "team", "2025-04-04", "b", 25.0, 8.0),  # the hour before midnight: half of $50 and of 16 GPU-h
     ("D", "team", "2025-04-05", "b", 25.0, 8.0),
