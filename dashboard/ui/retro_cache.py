@@ -19,12 +19,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard import settings
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
+from dashboard.query import engine, tables, view
 from dashboard.query import spend as spend_query
-from dashboard.query import tables, view
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
+from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
 ENTRIES = 16
@@ -47,8 +49,30 @@ def joined(data_key: Hashable, _billing: pd.DataFrame | None, _runs: pd.DataFram
                              lambda result: _new_table_bytes(result, _billing, _runs))
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def engine_problem() -> str | None:
+    """Why the query engine (``PLANNER_ENGINE_URL``) cannot be used, in one sentence; None when it opens."""
+    try:
+        engine.default()
+    except settings.SettingError as error:
+        return str(error)
+    except Exception as error:  # a missing backend package, an unreachable or refusing server
+        scheme = settings.engine_url().split("://")[0]
+        return (f"The query engine {settings.ENGINE_URL} names ({scheme}) could not be opened "
+                f"({type(error).__name__}). Check the server's setting, or unset it to use DuckDB.")
+    return None
+
+
 def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
+    """What the filters offer; the page stops here with a message when the query engine cannot be opened."""
+    problem = engine_problem()
+    if problem:
+        st.error(markdown_text(problem))
+        st.stop()
+    return _options(data_key, _usage)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def _options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
     return filters.filter_options(_usage)
 
 
