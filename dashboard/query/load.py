@@ -19,6 +19,8 @@ from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 
 
 def _events(usage: ir.Table) -> ir.Table:
+    """Each row's three events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
+    and ``covered``, the last hour the row covers."""
     timed = seconds(usage)
     first = timed.start_s // SECONDS_PER_HOUR
     last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
@@ -28,11 +30,12 @@ def _events(usage: ir.Table) -> ir.Table:
     rate = ibis.ifelse(single, 0.0, hours / ibis.ifelse(single, 1.0, duration_h))
     head_h = ibis.ifelse(single, 0.0, ((first + 1) * SECONDS_PER_HOUR - timed.start_s) / SECONDS_PER_HOUR)
     tail_h = ibis.ifelse(single, 0.0, (timed.end_s - last * SECONDS_PER_HOUR) / SECONDS_PER_HOUR)
+    covered = ibis.greatest(first, ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, last - 1, last))
     zero = ibis.literal(0.0)
     return ibis.union(
-        timed.select(hour=first + 1, step=rate, direct=zero),
-        timed.select(hour=last, step=-rate, direct=rate * tail_h),
-        timed.select(hour=first, step=zero, direct=ibis.ifelse(single, hours, rate * head_h)),
+        timed.select(hour=first + 1, step=rate, direct=zero, covered=covered),
+        timed.select(hour=last, step=-rate, direct=rate * tail_h, covered=covered),
+        timed.select(hour=first, step=zero, direct=ibis.ifelse(single, hours, rate * head_h), covered=covered),
         distinct=False,
     )
 
@@ -40,18 +43,15 @@ def _events(usage: ir.Table) -> ir.Table:
 def hourly_concurrency(usage: ir.Table) -> pd.Series:
     """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
     indexed by the hour's start and named "gpus"; empty for an empty table."""
-    timed = seconds(usage)
-    span = execute(timed.aggregate(
-        origin=(timed.start_s // SECONDS_PER_HOUR).min(),
-        last=ibis.greatest((timed.start_s // SECONDS_PER_HOUR).max(),
-                           ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, timed.end_s // SECONDS_PER_HOUR - 1,
-                                       timed.end_s // SECONDS_PER_HOUR).max()))).iloc[0]
-    if pd.isna(span["origin"]):
-        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
-    origin, n_hours = int(span["origin"]), int(span["last"]) - int(span["origin"]) + 1
     events = _events(usage)
-    sums = execute(events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum()))
-    position = sums["hour"].to_numpy(dtype=np.int64) - origin
+    sums = execute(events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
+                                               covered=events.covered.max()))
+    if sums.empty:
+        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
+    position = sums["hour"].to_numpy(dtype=np.int64)
+    origin = int(position.min())  # every row's first hour is an event, and its other events come later
+    n_hours = int(sums["covered"].max()) - origin + 1
+    position = position - origin
     size = n_hours + 1  # a row ending on the hour steps down just past the span
     steps = np.bincount(position, weights=sums["step"].to_numpy(dtype=float), minlength=size)
     direct = np.bincount(position, weights=sums["direct"].to_numpy(dtype=float), minlength=size)

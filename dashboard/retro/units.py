@@ -15,7 +15,6 @@ import pandas as pd
 from dashboard.core import compute
 from dashboard.core.hardware import catalogue, resolve_gpu_type
 from dashboard.ingest.gpus import gpu_name
-from dashboard.query import mix as mix_query
 from dashboard.query import tables
 from dashboard.query import units as units_query
 
@@ -68,9 +67,8 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     """
     reasons: dict[str, str] = {}
     usage = tables.table_of(usage)
-    facts = mix_query.price_facts(usage)
     sums = units_query.unit_sums(usage)
-    priced = facts["has_prices"]
+    priced = sums["has_prices"]
     gpu_hours, priced_hours = sums["gpu_hours"], sums["priced_gpu_hours"]
     gpu_cost = sums["gpu_cost"] if priced else np.nan
     usd_per_gpu_hour = gpu_cost / priced_hours if priced_hours and priced else np.nan
@@ -111,7 +109,7 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     return {
         "gpu_hours": gpu_hours,
         "gpu_cost": gpu_cost,
-        "non_gpu_cost": facts["non_gpu_cost"] if priced else np.nan,
+        "non_gpu_cost": sums["non_gpu_cost"] if priced else np.nan,
         "usd_per_gpu_hour": usd_per_gpu_hour,
         "tokens": tokens,
         "token_gpu_hours": token_gpu_hours,
