@@ -21,7 +21,7 @@ from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 def _events(usage: ir.Table) -> ir.Table:
     """Each row's three events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
     and ``covered``, the last hour the row covers."""
-    timed = seconds(usage)
+    timed = seconds(usage.select("period_start", "period_end", "gpu_hours"))
     first = timed.start_s // SECONDS_PER_HOUR
     last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
     single = first == last

@@ -33,15 +33,19 @@ def day_pieces(usage: ir.Table, **values: ir.Value) -> ir.Table:
     """One row per (usage row, UTC day it touches): ``day`` (days since 1970-01-01), ``fraction`` of the row's
     duration in that day (the fractions of a row sum to 1), and ``values`` (expressions over ``usage``) carried along.
     Rows are repeated once per day they touch, so a quarter of daily and hourly lines costs about one piece a row."""
-    timed = seconds(usage.mutate(**values))
-    first = timed.start_s // SECONDS_PER_DAY
-    last = ibis.ifelse(timed.end_s > timed.start_s, (timed.end_s - 1) // SECONDS_PER_DAY, first)
-    pieces = timed.mutate(day=ibis.range(first, last + 1).unnest())
+    timed = seconds(usage.select("period_start", "period_end", **values))  # only what the pieces need
+    timed = timed.mutate(first=timed.start_s // SECONDS_PER_DAY, last=ibis.ifelse(
+        timed.end_s > timed.start_s, (timed.end_s - 1) // SECONDS_PER_DAY, timed.start_s // SECONDS_PER_DAY))
+    within = timed.filter(timed["first"] == timed["last"])  # most rows: no list to build and unnest
+    across = timed.filter(timed["first"] != timed["last"])
+    pieces = across.mutate(day=ibis.range(across["first"], across["last"] + 1).unnest())
     overlap = (ibis.least(pieces.end_s, (pieces.day + 1) * SECONDS_PER_DAY)
                - ibis.greatest(pieces.start_s, pieces.day * SECONDS_PER_DAY))
-    duration = pieces.end_s - pieces.start_s
-    fraction = ibis.ifelse(duration > 0, overlap / ibis.ifelse(duration > 0, duration, 1), 1.0)
-    return pieces.select("day", *values, fraction=fraction)
+    return ibis.union(
+        within.select(within["first"].name("day"), *values, fraction=ibis.literal(1.0)),
+        pieces.select("day", *values, fraction=overlap / (pieces.end_s - pieces.start_s)),
+        distinct=False,
+    )
 
 
 def week_start(day: ir.IntegerValue) -> ir.IntegerValue:

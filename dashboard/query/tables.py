@@ -5,7 +5,8 @@ A pandas frame becomes a view over an Ibis in-memory table (an Arrow copy, about
 dropped with that copy once neither the frame nor any expression over the view is left: Ibis itself keeps
 in-memory tables until the process exits, which a server that imports all day cannot afford. ``register`` lets a
 caller say which expression a frame is (a filtered view of a table already bound), so the frame is never copied
-again.
+again. A frame must not be changed after its first query. Times are handed over as naive UTC timestamps
+(``naive_utc``); the queries read any timestamp as UTC.
 """
 
 from __future__ import annotations
@@ -23,8 +24,15 @@ from ibis.backends import BaseBackend
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
 
+TIME_COLUMNS: tuple[str, ...] = ("period_start", "period_end")
 _VIEWS: dict[int, tuple[weakref.ref, ir.Table]] = {}
 _VIEWS_GUARD = threading.Lock()
+
+
+def naive_utc(times: pd.Series) -> pd.Series:
+    """UTC timestamps without their time zone: engines read them as plain timestamps (Spark's own kind), which
+    DuckDB turns into seconds some 50 times faster than a time-zone-aware one (that goes through a calendar)."""
+    return times.dt.tz_convert("UTC").dt.tz_localize(None) if times.dt.tz is not None else times
 
 
 def _drop(backend: BaseBackend, name: str, memtable: ir.Table) -> None:
@@ -40,7 +48,8 @@ def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) 
     when no expression over it is left); an Ibis table is returned as it is."""
     if isinstance(frame_or_source, ir.Table):
         return frame_or_source
-    frame = frame_or_source[[column for column in CANONICAL_COLUMNS if column in frame_or_source]]
+    frame = frame_or_source[[column for column in CANONICAL_COLUMNS if column in frame_or_source]].assign(**{
+        column: naive_utc(frame_or_source[column]) for column in TIME_COLUMNS if column in frame_or_source})
     name = f"usage_{uuid.uuid4().hex}"
     memtable = ibis.memtable(frame)
     with engine.lock(backend):

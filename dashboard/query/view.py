@@ -24,7 +24,8 @@ def utc_day(value: date | str | pd.Timestamp) -> pd.Timestamp:
 
 
 def _instant(stamp: pd.Timestamp) -> ir.TimestampScalar:
-    return ibis.literal(stamp.to_pydatetime(), type="timestamp('UTC')")
+    """A UTC instant as a plain timestamp literal (the tables' times are UTC; see ``tables.naive_utc``)."""
+    return ibis.literal(stamp.tz_convert("UTC").tz_localize(None).to_pydatetime(), type="timestamp")
 
 
 def filtered(

@@ -29,8 +29,16 @@ def has_cost(usage: ir.Table) -> bool:
 
 
 def rows(usage: ir.Table, where: ir.BooleanColumn) -> pd.DataFrame:
-    """The rows ``where`` holds, in source order."""
-    return execute(usage.filter(where).order_by("source_row"))
+    """The rows ``where`` holds, in source order, times as UTC timestamps."""
+    return _utc_times(execute(usage.filter(where).order_by("source_row")))
+
+
+def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
+    for column in ("period_start", "period_end"):
+        stamps = pd.to_datetime(frame[column])
+        frame[column] = (stamps.dt.tz_localize("UTC") if stamps.dt.tz is None else stamps.dt.tz_convert("UTC")
+                         ).dt.as_unit("ns")
+    return frame
 
 
 def _scalars(usage: ir.Table, **values: ir.Scalar) -> dict[str, object]:
@@ -150,7 +158,7 @@ def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFram
     lines = _storage(usage)
     if names is not None:
         lines = lines.filter(lines.name.isin(names) if names else ibis.literal(False))
-    return execute(lines.drop("name").order_by("source_row"))
+    return _utc_times(execute(lines.drop("name").order_by("source_row")))
 
 
 def untagged_spend(usage: ir.Table) -> dict[str, object]:
