@@ -3,7 +3,7 @@
 
 Each row's gpu_hours are spread evenly over its [period_start, period_end): from the hour after its first to the
 hour holding its end it adds its rate (GPUs) as a step that starts and stops, and its partial first and last hours
-directly; a row within one hour (or with no duration) adds its gpu_hours to that hour.
+directly; a row covering one hour only (or with no duration) adds its gpu_hours to that hour.
 """
 
 from __future__ import annotations
@@ -19,23 +19,26 @@ from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 
 
 def _events(usage: ir.Table) -> ir.Table:
-    """Each row's three events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
-    and ``covered``, the last hour the row covers."""
+    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour, and
+    ``covered``, the last hour the row covers. A row covering one hour (most hourly lines) is one event; a longer
+    one is three: its rate from the hour after its first, that rate stopping at the hour holding its end, and
+    its partial first and last hours directly."""
     timed = seconds(usage.select("period_start", "period_end", "gpu_hours"))
     first = timed.start_s // SECONDS_PER_HOUR
     last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
-    single = first == last
-    duration_h = (timed.end_s - timed.start_s) / SECONDS_PER_HOUR
-    hours = timed.gpu_hours.fill_null(0.0)
-    rate = ibis.ifelse(single, 0.0, hours / ibis.ifelse(single, 1.0, duration_h))
-    head_h = ibis.ifelse(single, 0.0, ((first + 1) * SECONDS_PER_HOUR - timed.start_s) / SECONDS_PER_HOUR)
-    tail_h = ibis.ifelse(single, 0.0, (timed.end_s - last * SECONDS_PER_HOUR) / SECONDS_PER_HOUR)
-    covered = ibis.greatest(first, ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, last - 1, last))
+    timed = timed.mutate(first=first, last=last, hours=timed.gpu_hours.fill_null(0.0), covered=ibis.greatest(
+        first, ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, last - 1, last)))
+    one = timed.filter(timed.covered == timed["first"])
+    many = timed.filter(timed.covered != timed["first"])
+    rate = many.hours / ((many.end_s - many.start_s) / SECONDS_PER_HOUR)
+    head_h = ((many["first"] + 1) * SECONDS_PER_HOUR - many.start_s) / SECONDS_PER_HOUR
+    tail_h = (many.end_s - many["last"] * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
     zero = ibis.literal(0.0)
     return ibis.union(
-        timed.select(hour=first + 1, step=rate, direct=zero, covered=covered),
-        timed.select(hour=last, step=-rate, direct=rate * tail_h, covered=covered),
-        timed.select(hour=first, step=zero, direct=ibis.ifelse(single, hours, rate * head_h), covered=covered),
+        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered),
+        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered),
+        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered),
+        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered),
         distinct=False,
     )
 
