@@ -55,6 +55,20 @@ def daily_total(usage: pd.DataFrame | ir.Table, metric: str = "cost") -> pd.Seri
     return spend_query.daily_total(tables.table_of(usage), metric)
 
 
+def daily_from_days(days: pd.DataFrame, metric: str = "cost") -> pd.Series:
+    """``daily_total`` from ``spend_over_time(freq="D")``'s rows (their days' sums over the groups, 0 on days in
+    the span with none), so the Spend tab's daily view needs one query, not two."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
+    if days.attrs.get("freq") != "D":
+        raise ValueError("daily_from_days needs spend_over_time's daily rows (freq 'D')")
+    if days.empty:
+        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="day"), name=metric)
+    sums = days.groupby("period")[metric].sum(skipna=False)
+    span = pd.date_range(sums.index.min(), sums.index.max(), freq="D", name="day")
+    return sums.reindex(span, fill_value=0.0).astype(float).rename(metric)
+
+
 def cumulative_with_forecast(
     daily_cost: pd.Series, period_end: date, data_end: date | None = None, window_days: int = 14
 ) -> pd.DataFrame:

@@ -94,7 +94,7 @@ def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, me
     """``period_end`` and ``data_end`` come from the whole export, so a filtered view of a closed quarter
     draws no forecast."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
-    daily = spend.daily_total(_usage, metric=metric)
+    daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
     cumulative = spend.cumulative_with_forecast(daily, period_end or daily.index[-1].date(), data_end=data_end)
     return retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None, metric=metric)
 

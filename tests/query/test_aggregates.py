@@ -84,6 +84,8 @@ def test_daily_total_and_its_span(april):
     assert len(daily) == 30 and daily.index[0] == pd.Timestamp("2025-04-01", tz="UTC")
     assert daily.iloc[:6].tolist() == pytest.approx([110.0, 20.0, 30.0, 35.0, 35.0, 10.0])
     assert daily.sum() == pytest.approx(480.0)
+    from_days = spend.daily_from_days(spend.spend_over_time(april, freq="D", by="pricing"), "cost")
+    assert from_days.iloc[:6].tolist() == pytest.approx([110.0, 20.0, 30.0, 35.0, 35.0, 10.0]) and len(from_days) == 30
 
 
 def test_data_end_and_quarter(april):

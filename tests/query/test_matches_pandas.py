@@ -83,8 +83,10 @@ def _check_core(usage: pd.DataFrame, table) -> None:
         for by in reference.GROUPS:
             _same(spend.spend_over_time(table, freq, by), reference.spend_over_time(usage, freq, by),
                   f"spend {freq} {by}")
+    days = spend.spend_over_time(table, "D", "team")
     for metric in reference.METRICS:
         _same(spend.daily_total(table, metric), reference.daily_total(usage, metric), f"daily {metric}")
+        _same(spend.daily_from_days(days, metric), reference.daily_total(usage, metric), f"daily from days {metric}")
     _same(spend.data_end(table), reference.data_end(usage), "data_end")
     _same(spend.data_quarter(table), reference.data_quarter(usage), "data_quarter")
     _same(filters.filter_options(table), reference.filter_options(usage), "filter_options")
