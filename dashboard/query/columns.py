@@ -11,14 +11,11 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-UNTAGGED = "(untagged)"
-UNKNOWN_PRICING = "(unknown)"
-NA_LABELS: dict[str, str] = {
-    "team": UNTAGGED,
-    "project": UNTAGGED,
-    "run_id": UNTAGGED,
-    "pricing": UNKNOWN_PRICING,
-}
+from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
+
+__all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "commitment", "failed", "flag", "gpu", "has_null", "holds",
+           "label", "nonzero_gpu", "number", "reserved", "total"]
+
 # Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations), lower case.
 COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
 

@@ -13,7 +13,7 @@ import pandas as pd
 from dashboard.ingest.rows import take_strings
 from dashboard.query import tables
 from dashboard.query.attribution import attribution_cells
-from dashboard.retro.filters import group_codes
+from dashboard.retro.labels import group_codes
 
 LEVELS: tuple[str, ...] = ("team", "project", "run_id")
 

@@ -4,8 +4,8 @@ Missing tags are never dropped: an NA team, project or run is shown and selected
 ("(untagged)"), an NA pricing tier as ``UNKNOWN_PRICING`` ("(unknown)"); the labels are the query layer's
 (``dashboard.query.columns``). ``filter_options`` is a query; ``filter_usage`` selects the rows of an in-memory
 table (the page keeps them for its download), and ``dashboard.query.view.filtered`` is the same selection as a
-query. The helpers that turn a column into labels (``group_labels``, ``group_codes``) and timestamps into
-integers (``epoch_ns``) serve the row-level modules (join, amortisation, duplicate runs).
+query. The pandas helpers that turn a column into labels and timestamps into integers are in
+``dashboard.retro.labels`` (re-exported here), which loads no engine.
 """
 
 from __future__ import annotations
@@ -18,33 +18,12 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query import tables, view
-from dashboard.query.columns import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
+from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.view import ONE_DAY, utc_day
+from dashboard.retro.labels import epoch_ns, group_codes, group_labels
 
 __all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "epoch_ns", "filter_options", "filter_usage",
            "group_codes", "group_labels", "utc_day"]
-
-
-def group_labels(usage: pd.DataFrame, column: str) -> pd.Series:
-    """``usage[column]`` as strings with NA replaced by its label ("(untagged)", or "(unknown)" for pricing)."""
-    return usage[column].astype("string").fillna(NA_LABELS[column])
-
-
-def group_codes(usage: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
-    """Integer codes (0..k-1) of ``column``'s labelled values and the k labels, one factorize for any size."""
-    codes, uniques = pd.factorize(usage[column], use_na_sentinel=True)
-    labels = [str(value) for value in uniques]
-    if (codes < 0).any():
-        label = NA_LABELS[column]
-        if label not in labels:
-            labels.append(label)
-        codes = np.where(codes < 0, labels.index(label), codes)
-    return codes, labels
-
-
-def epoch_ns(timestamps: pd.Series) -> np.ndarray:
-    """UTC timestamps as int64 nanoseconds since 1970-01-01 (NaT becomes the minimum int64)."""
-    return timestamps.dt.as_unit("ns").array.asi8
 
 
 def filter_usage(

@@ -21,7 +21,7 @@ from dashboard.core.purchase import blended_price_per_gpu_hour, on_demand_share
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import mix as mix_query
 from dashboard.query import tables
-from dashboard.retro.filters import UNKNOWN_PRICING
+from dashboard.retro.labels import UNKNOWN_PRICING
 
 SHARE_TOLERANCE = 1e-9
 
