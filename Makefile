@@ -56,7 +56,23 @@ postgres-binaries:
 	  }; \
 	fi
 
-test: $(DEV_STAMP) postgres-binaries | $(CHROMIUM)
+# The query layer's tests (tests/query) run on PySpark in local mode, which needs a JVM: Debian's OpenJDK 17 is
+# installed when java is missing; without it the Spark cases are skipped, saying so.
+.PHONY: openjdk
+openjdk:
+	@if ! command -v java >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update && apt-get install -y openjdk-17-jre-headless; \
+	  fi; \
+	  command -v java >/dev/null || { \
+	    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	    echo "!!! java is missing and could not be installed (that needs root, apt-get and the Debian mirror)."; \
+	    echo "!!! The query layer's Spark tests will be SKIPPED. Install it with: sudo apt-get install openjdk-17-jre-headless"; \
+	    echo "!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!"; \
+	  }; \
+	fi
+
+test: $(DEV_STAMP) postgres-binaries openjdk | $(CHROMIUM)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m pytest
 
