@@ -41,15 +41,41 @@ INSTANCES = [
 ]
 
 
-def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7) -> None:
-    """A realistic FOCUS 1.2 CSV: hourly rows over a quarter, a few hundred distinct tag and SKU cells."""
+def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7, unreadable_every: int = 0) -> None:
+    """A realistic FOCUS 1.2 CSV: hourly rows over a quarter, a few hundred distinct tag and SKU cells.
+
+    With ``unreadable_every`` = k, every k-th row (rows 0, k, 2k …) has the start time ``not a date``.
+    """
+    pa_csv.write_csv(plain(focus_table(rows, seed, unreadable_every)), path)
+
+
+def plain(table: pa.Table) -> pa.Table:
+    """``table`` with its dictionary-encoded columns as plain strings (what a CSV writer takes)."""
+    return pa.table({name: column.cast(pa.string()) if pa.types.is_dictionary(column.type) else column
+                     for name, column in zip(table.column_names, table.columns, strict=True)})
+
+
+def _coded(codes: np.ndarray, values: list[str]) -> pa.DictionaryArray:
+    """``values[codes]`` as a dictionary-encoded array (built without one Python string per row)."""
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(values, pa.string()))
+
+
+def _constant(value: str, rows: int) -> pa.DictionaryArray:
+    return _coded(np.zeros(rows, dtype=np.int32), [value])
+
+
+def focus_table(rows: int = ROWS, seed: int = 7, unreadable_every: int = 0) -> pa.Table:
+    """The rows of ``write_focus_csv`` as an Arrow table (text columns dictionary-encoded)."""
     rng = np.random.default_rng(seed)
     hours = rng.integers(0, 24 * 91, rows)
-    starts = np.datetime64("2025-04-01T00:00:00") + hours.astype("timedelta64[h]")
-    ends = starts + np.timedelta64(1, "h")
     fmt = "%Y-%m-%dT%H:%M:%SZ"
-    start_text = pc.strftime(pa.array(starts, pa.timestamp("s")), format=fmt)
-    end_text = pc.strftime(pa.array(ends, pa.timestamp("s")), format=fmt)
+    hour_starts = np.datetime64("2025-04-01T00:00:00") + np.arange(24 * 91 + 1).astype("timedelta64[h]")
+    hour_text = pc.strftime(pa.array(hour_starts, pa.timestamp("s")), format=fmt).to_pylist()
+    start_text = _coded(hours, hour_text)
+    end_text = _coded(hours + 1, hour_text)
+    if unreadable_every:
+        bad = pa.array(np.arange(rows) % unreadable_every == 0)
+        start_text = pc.if_else(bad, pa.scalar("not a date"), start_text.cast(pa.string()))
     skus = [
         json.dumps({"InstanceType": name, "GpuCount": gpus, "CoreCount": 8 * (i + 1), "x_Zone": z})
         for i, (name, gpus) in enumerate(INSTANCES)
@@ -62,33 +88,34 @@ def write_focus_csv(path: Path, rows: int = ROWS, seed: int = 7) -> None:
     ] + [""]
     sku_idx = rng.integers(0, len(skus), rows)
     tag_idx = rng.integers(0, len(tags), rows)
-    pricing = np.array(["Standard", "Dynamic", "Committed"])[rng.choice(3, rows, p=[0.5, 0.2, 0.3])]
+    pricing_idx = rng.choice(3, rows, p=[0.5, 0.2, 0.3])
     quantity = np.round(rng.uniform(0.1, 1.0, rows), 4)
     effective = np.round(rng.uniform(0.0, 100.0, rows), 6)
-    billed = np.where(pricing == "Committed", 0.0, effective)
-    table = pa.table(
+    billed = np.where(pricing_idx == 2, 0.0, effective)
+    resources = rng.integers(0, 5000, rows)
+    regions = rng.integers(0, 3, rows)
+    return pa.table(
         {
-            "BillingAccountId": pa.array(np.full(rows, "900000000001")),
-            "SubAccountId": pa.array(np.full(rows, "900000000042")),
+            "BillingAccountId": _constant("900000000001", rows),
+            "SubAccountId": _constant("900000000042", rows),
             "ChargePeriodStart": start_text,
             "ChargePeriodEnd": end_text,
-            "ChargeCategory": pa.array(np.full(rows, "Usage")),
-            "PricingCategory": pa.array(pricing),
-            "ServiceName": pa.array(np.full(rows, "Amazon Elastic Compute Cloud")),
-            "ServiceCategory": pa.array(np.full(rows, "Compute")),
-            "ResourceId": pa.array(np.char.add("i-", (rng.integers(0, 5000, rows)).astype(str))),
-            "RegionId": pa.array(np.array(["us-east-1", "us-west-2", "eu-west-1"])[rng.integers(0, 3, rows)]),
-            "SkuPriceDetails": pa.array(np.array(skus, dtype=object)[sku_idx]),
+            "ChargeCategory": _constant("Usage", rows),
+            "PricingCategory": _coded(pricing_idx, ["Standard", "Dynamic", "Committed"]),
+            "ServiceName": _constant("Amazon Elastic Compute Cloud", rows),
+            "ServiceCategory": _constant("Compute", rows),
+            "ResourceId": _coded(resources, [f"i-{i}" for i in range(5000)]),
+            "RegionId": _coded(regions, ["us-east-1", "us-west-2", "eu-west-1"]),
+            "SkuPriceDetails": _coded(sku_idx, skus),
             "ConsumedQuantity": pa.array(quantity),
-            "ConsumedUnit": pa.array(np.full(rows, "Hours")),
+            "ConsumedUnit": _constant("Hours", rows),
             "ListCost": pa.array(np.round(effective * 1.3, 6)),
             "BilledCost": pa.array(billed),
             "EffectiveCost": pa.array(effective),
-            "BillingCurrency": pa.array(np.full(rows, "USD")),
-            "Tags": pa.array(np.array(tags, dtype=object)[tag_idx]),
+            "BillingCurrency": _constant("USD", rows),
+            "Tags": _coded(tag_idx, tags),
         }
     )
-    pa_csv.write_csv(table, path)
 
 
 def _median_seconds(*commands: list[str]) -> list[float]:

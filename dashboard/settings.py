@@ -7,6 +7,7 @@ them. A value that is not a whole number in range is refused with a message nami
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 UPLOAD_LIMIT_MB = 500  # server.maxUploadSize in .streamlit/config.toml
@@ -17,6 +18,19 @@ MAX_ARCHIVE_DEPTH = "PLANNER_MAX_ARCHIVE_DEPTH"
 MAX_COLUMNS = "PLANNER_MAX_COLUMNS"
 DATA_DIR = "PLANNER_DATA_DIR"
 IMPORT_STORE_MB = "PLANNER_IMPORT_STORE_MB"
+WORKSPACE_DIR = "PLANNER_WORKSPACE_DIR"
+STREAM_BATCH_ROWS = "PLANNER_STREAM_BATCH_ROWS"
+DOWNLOAD_MAX_ROWS = "PLANNER_DOWNLOAD_MAX_ROWS"
+ENGINE_URL = "PLANNER_ENGINE_URL"
+DEFAULT_ENGINE_URL = "duckdb"
+# What PLANNER_ENGINE_URL may hold: DuckDB in memory or in a file, a Spark master, or any other Ibis backend URL.
+ENGINE_URL_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("duckdb", re.compile(r"duckdb")),
+    ("duckdb:///path/to/file.duckdb", re.compile(r"duckdb://[^\s]*")),
+    ("spark://host:port", re.compile(r"spark://[A-Za-z0-9.\-]+:\d{1,5}")),
+    ("local[N] or local[*]", re.compile(r"local\[(\*|[1-9]\d{0,3})\]")),
+    ("an Ibis backend URL such as bigquery://project/dataset", re.compile(r"(?!spark://)[a-z][a-z0-9+]*://\S+")),
+)
 
 # name: (default, smallest allowed, largest allowed, what it bounds)
 LIMITS: dict[str, tuple[int, int, int, str]] = {
@@ -25,6 +39,8 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     MAX_ARCHIVE_DEPTH: (2, 1, 8, "archive layers unwrapped (a .csv.gz inside a .zip is 2)"),
     MAX_COLUMNS: (10_000, 10, 1_000_000, "columns in a file's header"),
     IMPORT_STORE_MB: (2_000, 1, 1 << 20, "megabytes of imported tables the server holds for all browser sessions"),
+    STREAM_BATCH_ROWS: (200_000, 1_000, 10_000_000, "rows a streamed import into the workspace reads at a time"),
+    DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
 }
 
 
@@ -66,3 +82,30 @@ def data_dir(serving_beyond_localhost: bool) -> Path | None:
     if text:
         return Path(text).expanduser().resolve()
     return None if serving_beyond_localhost else REPOSITORY_DATA
+
+
+def workspace_dir() -> Path:
+    """The folder of imported datasets (Parquet, one folder per dataset): ``$PLANNER_WORKSPACE_DIR`` when set,
+    else ``workspace/`` in the repository's data folder."""
+    text = os.environ.get(WORKSPACE_DIR, "").strip()
+    if not text:
+        return REPOSITORY_DATA / "workspace"
+    if "\x00" in text:
+        raise SettingError(f"{WORKSPACE_DIR} must be a folder path; it holds a NUL character. Fix or unset it.")
+    return Path(text).expanduser().resolve()
+
+
+def engine_url(text: str | None = None) -> str:
+    """The query engine's connection string: ``text``, else ``$PLANNER_ENGINE_URL``, else "duckdb" (in memory).
+
+    Refused with a message naming the variable and the accepted forms (``ENGINE_URL_FORMS``) when it matches none.
+    """
+    value = (os.environ.get(ENGINE_URL, "") if text is None else text).strip()
+    if not value:
+        return DEFAULT_ENGINE_URL
+    if any(pattern.fullmatch(value) for _, pattern in ENGINE_URL_FORMS):
+        return value
+    forms = "; ".join(form for form, _ in ENGINE_URL_FORMS)
+    shown = value.split("://")[0] + "://…" if "@" in value else value[:60]  # never echo a password
+    raise SettingError(f"{ENGINE_URL} must be one of: {forms}; it is set to {shown!r}. Fix or unset it "
+                       f"(default {DEFAULT_ENGINE_URL}).")

@@ -10,8 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE_PACKAGES = [
-    "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/retro", "dashboard/figures", "dashboard/store",
-    "dashboard/report",
+    "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/query", "dashboard/retro", "dashboard/figures",
+    "dashboard/store", "dashboard/report", "dashboard/workspace",
 ]
 PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file_names.py", "dashboard/settings.py"]
 
@@ -21,7 +21,9 @@ SHARED_LEAVES = {"format", "safe_text", "file_names", "settings"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
-    "dashboard/retro": ({"retro", "core", "ingest"}, {"numpy", "pandas"}),
+    "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyspark"}),
+    "dashboard/retro": ({"retro", "core", "ingest", "query"}, {"ibis", "numpy", "pandas"}),
+    "dashboard/workspace": ({"workspace", "ingest"}, {"numpy", "pandas", "pyarrow"}),
     "dashboard/figures": ({"figures", "core", "retro"}, {"numpy", "pandas", "plotly"}),
     "dashboard/store": ({"store", "core"}, {"sqlalchemy", "psycopg"}),
     "dashboard/report": ({"report", "core", "figures"}, {"markdown", "pandas", "plotly"}),
@@ -29,8 +31,8 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/safe_text.py": (set(), set()),
     "dashboard/file_names.py": (set(), set()),
     "dashboard/settings.py": (set(), set()),
-    "dashboard/cli": ({"cli", "core", "ingest", "retro", "report"}, set()),
-    "dashboard/ui": ({"ui", "core", "ingest", "retro", "figures", "store", "report"},
+    "dashboard/cli": ({"cli", "core", "ingest", "retro", "report", "workspace"}, set()),
+    "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
                      {"numpy", "pandas", "plotly", "pyarrow", "streamlit"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
     "dashboard/app.py": (set(), {"streamlit"}),

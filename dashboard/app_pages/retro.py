@@ -2,16 +2,14 @@
 
 import json
 import re
-from datetime import date
 
 import streamlit as st
 
 from dashboard.core.presets import presets
-from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
-from dashboard.ui import plan_state, upload_store
+from dashboard.ui import plan_state, upload_store, workspace_view
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
 from dashboard.ui.sources import IMPORT_SLOT, SAMPLES, choose_local, import_once, local_path_help, sample_names
@@ -34,6 +32,8 @@ BILLING_FORMATS = ("focus", "aws_cur", "gcp", "azure")
 WHAT = {"slurm": "a Slurm sacct job export", "wandb": "a W&B runs table", "focus": "a FOCUS billing export",
         "aws_cur": "an AWS Cost and Usage Report", "gcp": "a Google Cloud billing export",
         "azure": "an Azure cost export", "generic": "a generic usage file"}
+TAB_NAMES = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
+SLOW = "Computing the {} view…"  # shown only when a tab takes more than half a second (st.spinner's delay)
 FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
 
 
@@ -74,6 +74,7 @@ st.caption("Last quarter from its billing export and, optionally, its job or run
            "quarter; every chart follows the filters in the sidebar.")
 
 summary_line = st.empty()
+dataset_line = st.empty()
 data_box = st.expander("Change data: samples, uploads, time zone, notes", key="retro.data_open")
 billing_column, runs_column = data_box.columns(2)
 with billing_column:
@@ -83,20 +84,27 @@ with billing_column:
     with st.expander("Large export on this machine"):
         typed_path = st.text_input("File or folder of Parquet parts (replaces the choice above)",
                                    key="retro.billing_path", help=local_path_help()).strip()
+        local = choose_local(typed_path) if typed_path else None
+        workspace_view.import_controls(local, "retro.workspace")
+        dataset = workspace_view.choose_dataset()
 with runs_column:
     runs_choice = _choose("Run export", list(RUN_SAMPLES), "runs", "Slurm `sacct --parsable2` or a W&B runs table.")
     zone = st.selectbox("Time zone of Slurm times", ZONES, key="retro.zone",
                         help="sacct prints the cluster's local time without an offset; the samples use UTC.")
 
-local = choose_local(typed_path) if typed_path else None
-if local is not None:
+if dataset is not None:
+    dataset_line.caption(workspace_view.size_line(dataset))
+    billing_choice = workspace_view.dataset_key(dataset), dataset.name, dataset
+elif local is not None:
     billing_choice = local.key, local.filename, local.path
 
 options = ReadOptions(timezone=zone)
 imported = {}
 for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_choice)):
     import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
-    if key is not None and key[0] == "handoff":
+    if key is not None and key[0] == "workspace":
+        imported[side] = workspace_view.open_dataset(f"retro.{side}_data", read)
+    elif key is not None and key[0] == "handoff":
         imported[side] = upload_store.get(IMPORT_SLOT, key[1])
         if imported[side] is None:
             st.session_state[HANDOFF].pop(side, None)
@@ -171,24 +179,24 @@ view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
 dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
-view.tiles(view_key, shown, stats, amortisation, figure_notes)
+with st.spinner("Adding up the view…", show_time=True):
+    view.tiles(view_key, shown, stats, amortisation, figure_notes)
 if not len(shown):
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
     st.stop()
 
-tabs = st.tabs(["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"],
-               key="retro.view", bind="query-params")
+tabs = st.tabs(TAB_NAMES, key="retro.view", bind="query-params")
 plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
-with tabs[0]:
+with tabs[0], st.spinner(SLOW.format(TAB_NAMES[0]), show_time=True):
     if tabs[0].open:
         quarter_end, data_end = cache.periods(data_key, usage)
         if dates_narrowed and quarter_end and data_end:
             quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
         view.spend_section(view_key, shown, budget_view, (quarter_end, data_end))
-with tabs[1]:
+with tabs[1], st.spinner(SLOW.format(TAB_NAMES[1]), show_time=True):
     if tabs[1].open:
         view.attribution_section(view_key, shown)
-with tabs[2]:
+with tabs[2], st.spinner(SLOW.format(TAB_NAMES[2]), show_time=True):
     if tabs[2].open:
         st.session_state["retro.plan"] = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
         plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan", on_change=_remember_plan,
@@ -209,27 +217,25 @@ with tabs[2]:
             view.gap_section(view_key, shown, plan, plan_json, plan.name, join_on)
         else:
             st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
-with tabs[3]:
+with tabs[3], st.spinner(SLOW.format(TAB_NAMES[3]), show_time=True):
     if tabs[3].open:
         view.waste_section(view_key, shown)
 billing_key = billing and (billing.key, filters)
-with tabs[4]:
+with tabs[4], st.spinner(SLOW.format(TAB_NAMES[4]), show_time=True):
     if tabs[4].open:
         view.load_section(view_key, shown, billing and (cache.filtered(billing_key, billing_usage, *filters)
                                                         if narrowed else billing_usage))
-with tabs[5]:
+with tabs[5], st.spinner(SLOW.format(TAB_NAMES[5]), show_time=True):
     if tabs[5].open and billing is not None:
         view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
                          else billing_usage)
     elif tabs[5].open:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
-with tabs[6]:
+with tabs[6], st.spinner(SLOW.format(TAB_NAMES[6]), show_time=True):
     if tabs[6].open:
         choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
         plan = presets()[choice] if choice in presets() else Scenario.model_validate_json(
             st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
-st.download_button("Download this view (CSV)", data=upload_store.csv_download(shown, to_safe_csv),
-                   file_name=f"retrospective_{date.today():%Y%m%d}.csv", mime="text/csv",
-                   help="The filtered rows; cells starting with =, +, - or @ are escaped for spreadsheets.")
+workspace_view.download_button(shown)

@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dashboard.cli import estimate, ingest, optimal, report
+from dashboard.cli import estimate, ingest, optimal, report, workspace
 
-SUBCOMMANDS = (estimate, optimal, ingest, report)
+SUBCOMMANDS = (estimate, optimal, ingest, report, workspace)
 
 
 class _Parser(argparse.ArgumentParser):

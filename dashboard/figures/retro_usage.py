@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.format import count_sig, usd_sig
-from dashboard.retro.filters import UNKNOWN_PRICING, UNTAGGED
+from dashboard.retro.labels import UNKNOWN_PRICING, UNTAGGED
 from dashboard.safe_text import plotly_text
 
 MS_PER_DAY = 86_400_000

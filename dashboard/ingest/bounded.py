@@ -76,8 +76,9 @@ def read_regular_file(path: Path) -> bytes:
     return data
 
 
-def checked_parts(parts: Iterable[Path], folder: Path) -> list[Path]:
-    """Parquet parts of ``folder``: regular files inside it (links out of it refused), within the import ceiling."""
+def checked_parts(parts: Iterable[Path], folder: Path, *, bounded: bool = True) -> list[Path]:
+    """Parquet parts of ``folder``: regular files inside it (links out of it refused), within the import ceiling
+    unless ``bounded`` is False (a streamed import, whose memory does not grow with the parts)."""
     kept = sorted(p for p in parts if p.is_file())
     inside = Path(os.path.realpath(folder))
     total = 0
@@ -85,6 +86,9 @@ def checked_parts(parts: Iterable[Path], folder: Path) -> list[Path]:
         if not Path(os.path.realpath(part)).is_relative_to(inside):
             raise LimitExceeded(f"{part.name} in {folder.name} links to a file outside that folder, so it is not "
                                 "read. Copy the part into the folder instead of linking to it.")
+        if not bounded:
+            _check_regular(part.name, os.stat(part).st_mode)
+            continue
         total += checked_size(part)
         if total > settings.megabytes(settings.MAX_IMPORT_MB):
             raise _too_big(f"The Parquet parts in {folder.name}", total, "hold")

@@ -34,7 +34,7 @@ from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
 from dashboard.ingest.wording import count_text
 
 DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
-_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
+DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
 _DECIMAL_COMMA_CELL = re.compile(r"^\s*-?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
 _PARENTHESISED_NAME = re.compile(r"^.+\s\(([A-Za-z][A-Za-z0-9_/.:]*)\)$")
 _SNIFF_BYTES = 1 << 16
@@ -91,9 +91,11 @@ def _decode_parquet(data: bytes, filename: str) -> Decoded:
     return decode_arrow(table)
 
 
-def decode_arrow(table: pa.Table) -> Decoded:
-    """An Arrow table (e.g. a folder of Parquet parts) as a decoded string table; row i is line i + 2."""
-    return Decoded(table=_strings_frame(table, 2), delimiter=None)
+def decode_arrow(table: pa.Table, first_line: int = 2, categorical: frozenset[str] = frozenset()) -> Decoded:
+    """An Arrow table (e.g. a folder of Parquet parts) as a decoded string table; row i is line i + first_line.
+
+    Text columns named in ``categorical`` come back as pandas Categoricals (as on the fast CSV path)."""
+    return Decoded(table=_strings_frame(table, first_line, categorical), delimiter=None)
 
 
 def _column_as_strings(column: pa.ChunkedArray) -> pa.ChunkedArray | list:
@@ -126,11 +128,16 @@ def _categorical_series(column: pa.ChunkedArray) -> pd.Series:
     return pd.Series(column.unify_dictionaries().to_pandas(), dtype="category")
 
 
-def _strings_frame(table: pa.Table, first_line: int) -> pd.DataFrame:
+def _strings_frame(table: pa.Table, first_line: int, categorical: frozenset[str] = frozenset()) -> pd.DataFrame:
     """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
     names = _unique_names([clean_column_name(n, i) for i, n in enumerate(table.column_names)])
     columns = {}
     for name, column in zip(names, table.columns, strict=True):
+        kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+        if name in categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            coded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
+            columns[name] = _categorical_series(coded.cast(pa.dictionary(pa.int32(), pa.large_string())))
+            continue
         values = _column_as_strings(column)
         columns[name] = (
             pd.Series(values, dtype="string") if isinstance(values, list) else _string_series(values)
@@ -152,7 +159,7 @@ def _check_not_binary(sample: bytes, filename: str) -> None:
         )
 
 
-def _to_utf8(data: bytes, filename: str) -> tuple[bytes, str, list[str]]:
+def to_utf8(data: bytes, filename: str) -> tuple[bytes, str, list[str]]:
     """UTF-8 bytes without BOM, the source encoding, and warnings: BOM, UTF-16 by zero bytes, UTF-8, cp1252."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -257,7 +264,7 @@ _LINE_END = re.compile(rb"[\r\n]")
 MAX_HEADER_BYTES = 1 << 22
 
 
-def _header_line(text: bytes, filename: str) -> str:
+def header_line_of(text: bytes, filename: str) -> str:
     """The first non-blank line, read whole however wide (FOCUS tags can make it 68 KB), up to 4 MiB."""
     first = _FIRST_TEXT.search(text, 0, MAX_HEADER_BYTES)
     if first is None:
@@ -421,7 +428,24 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
     return frame, issues_frame(bad_lines, bad_reasons), short
 
 
-def _detect_decimal_comma(frame: pd.DataFrame) -> bool:
+def header_names(header_line: str, filename: str) -> tuple[str, list[str]]:
+    """The delimiter of a header line and its cleaned, unique column names."""
+    delimiter = _sniff_delimiter(header_line, filename)
+    header = _header_cells(header_line, delimiter, filename)
+    return delimiter, _unique_names([clean_column_name(n, i) for i, n in enumerate(header)])
+
+
+def selected_frame(table: pa.Table, as_category: set[str], first_line: int) -> pd.DataFrame:
+    """Columns read on the fast path as a frame indexed by source line (``as_category`` ones as Categoricals)."""
+    frame = pd.DataFrame({
+        n: _categorical_series(c) if n in as_category else _string_series(c)
+        for n, c in zip(table.column_names, table.columns, strict=True)
+    })
+    frame.index = pd.RangeIndex(first_line, first_line + table.num_rows, name="line")
+    return frame
+
+
+def detect_decimal_comma(frame: pd.DataFrame) -> bool:
     """True when some column's cells mostly look like ``1,5`` / ``1.234,5`` (Excel-locale numbers)."""
     sample = frame.head(1000)
     for name in sample.columns:
@@ -433,17 +457,15 @@ def _detect_decimal_comma(frame: pd.DataFrame) -> bool:
 
 def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> Decoded:
     """Decode a delimited text file into an all-string frame (on the fast path, only selected columns)."""
-    text, encoding, warnings = _to_utf8(data, filename)
+    text, encoding, warnings = to_utf8(data, filename)
     head = text[:_SNIFF_BYTES].decode("utf-8", errors="replace")
-    header_line = _header_line(text, filename)
+    header_line = header_line_of(text, filename)
     if not header_line.strip():
         raise UnreadableFile(
             f"{filename or 'The file'} is empty: it holds no header and no rows. "
             "Upload a billing export with a header row and at least one data row."
         )
-    delimiter = _sniff_delimiter(header_line, filename)
-    header = _header_cells(header_line, delimiter, filename)
-    names = _unique_names([clean_column_name(n, i) for i, n in enumerate(header)])
+    delimiter, names = header_names(header_line, filename)
     table = None
     tail = text[-_SNIFF_BYTES:].rstrip(b"\r\n")
     last_line = tail[tail.rfind(b"\n") + 1 :]
@@ -454,11 +476,7 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
     if not head.startswith(("\r", "\n")) and last_line.count(b'"') % 2 == 0:
         table = _fast_read(text, names, delimiter, keep, as_category)
     if table is not None:
-        frame = pd.DataFrame({
-            n: _categorical_series(c) if n in as_category else _string_series(c)
-            for n, c in zip(keep, table.columns, strict=True)
-        })
-        frame.index = pd.RangeIndex(2, 2 + table.num_rows, name="line")
+        frame = selected_frame(table, as_category, 2)
         rejected = issues_frame()
     else:
         frame, rejected, short = _careful_read(text.decode("utf-8"), delimiter, filename)
@@ -471,14 +489,14 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
             f"{filename or 'The file'} has a header ({len(names)} columns) but no data rows, so there is nothing "
             "to import. Check that the export covers the period you meant."
         )
-    decimal_comma = delimiter == ";" and _detect_decimal_comma(frame)
+    decimal_comma = delimiter == ";" and detect_decimal_comma(frame)
     if decimal_comma:
         warnings.append(
             "Numbers use decimal commas (semicolon-delimited file with values like '1,5'); "
             "they were read as 1.5."
         )
     if delimiter != ",":
-        warnings.append(f"Columns are separated by {_DELIMITER_NAMES[delimiter]}s.")
+        warnings.append(f"Columns are separated by {DELIMITER_NAMES[delimiter]}s.")
     return Decoded(
         table=frame,
         rejected=rejected,

@@ -61,6 +61,7 @@ class Format:
     missing_hint: str = ""  # appended when required columns are missing: how to export them
     categorical: tuple[str, ...] = ()  # keys whose columns repeat few distinct values
     selective: bool = False  # the decoder may skip the columns this format does not name
+    row_local: bool = True  # each row's canonical columns depend on that row alone, so batches may be read apart
     more_columns: Callable[[Sequence[str]], list[str]] = field(default=lambda header: [])  # header-dependent
 
     def aliases(self, *keys: str) -> tuple[str, ...]:

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.retro.filters import epoch_ns
 from dashboard.retro.gap import commitment_is_unused, commitment_mask, gpu_mask
+from dashboard.retro.labels import epoch_ns
 from dashboard.retro.periods import NS_PER_DAY, spread_by_day
 
 STATUSES: tuple[str, ...] = ("none", "provider", "amortised", "excluded")

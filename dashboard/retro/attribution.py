@@ -1,12 +1,19 @@
-"""Who spent it: cost and GPU-hours by team, project and run, with untagged spend kept as its own bucket."""
+"""Who spent it: cost and GPU-hours by team, project and run, with untagged spend kept as its own bucket.
+
+The cells are summed by a query (``dashboard.query.attribution``); their order and shares are computed here on
+the one row per cell it returns.
+"""
 
 from __future__ import annotations
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
 from dashboard.ingest.rows import take_strings
-from dashboard.retro.filters import group_codes
+from dashboard.query import tables
+from dashboard.query.attribution import attribution_cells
+from dashboard.retro.labels import group_codes
 
 LEVELS: tuple[str, ...] = ("team", "project", "run_id")
 
@@ -18,7 +25,7 @@ def _label_rank(labels: list[str]) -> np.ndarray:
     return rank
 
 
-def attribution_table(usage: pd.DataFrame) -> pd.DataFrame:
+def attribution_table(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
     """One row per (team, project, run_id) with its ``gpu_hours``, ``cost`` and shares of the totals.
 
     NA at any level is the "(untagged)" bucket of that level (an untagged run inside a tagged project, an
@@ -28,13 +35,14 @@ def attribution_table(usage: pd.DataFrame) -> pd.DataFrame:
     share negative). Rows are ordered by team cost, then project cost within the team, then run cost,
     largest first (names break ties).
     """
-    level_codes, level_labels = zip(*(group_codes(usage, level) for level in LEVELS), strict=True)
+    summed = attribution_cells(tables.table_of(usage))
+    level_codes, level_labels = zip(*(group_codes(summed, level) for level in LEVELS), strict=True)
     sizes = [len(labels) for labels in level_labels]
-    key = np.ravel_multi_index(level_codes, sizes) if len(usage) else np.zeros(0, dtype=np.int64)
+    key = np.ravel_multi_index(level_codes, sizes) if len(summed) else np.zeros(0, dtype=np.int64)
     inverse, cells = pd.factorize(key)
     team, project, run = np.unravel_index(np.asarray(cells, dtype=np.int64), sizes)
     sums = {
-        metric: np.bincount(inverse, weights=usage[metric].to_numpy(dtype=float), minlength=len(cells)).astype(float)
+        metric: np.bincount(inverse, weights=summed[metric].to_numpy(dtype=float), minlength=len(cells)).astype(float)
         for metric in ("gpu_hours", "cost")
     }
     team_cost = np.bincount(team, weights=sums["cost"], minlength=sizes[0])[team]

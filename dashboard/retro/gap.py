@@ -34,6 +34,9 @@ since what is left on those lines is paid-for capacity nobody used; in an actual
 cost 0, fees on their own lines, as in Azure's actual-cost or GCP's commitment fees) it is the price of the
 reserved hours and stays in price. GPU rows with no known cost are valued at p_p; when the table carries no
 cost at all (a run export: every cost 0 or NA), actual $ = H_a * p_p and price = 0.
+
+The actual side's sums are one query (``dashboard.query.gap``); the row masks below serve the row-level
+commitment amortisation.
 """
 
 from __future__ import annotations
@@ -41,12 +44,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
 from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query import gap as gap_query
+from dashboard.query import tables
+from dashboard.query.columns import COMMITMENT_RESOURCE_PATTERN
 
 PARTS: tuple[str, ...] = (
     "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
@@ -56,23 +63,11 @@ NEEDS_TOKENS = "a run export with tokens (the W&B runs table)"
 NEEDS_STATES = "a run export with job states (Slurm sacct or W&B)"
 NEEDS_COST = "a billing export (FOCUS, AWS CUR, GCP or Azure)"
 MISMATCH_RATIO = 2.0  # plan and actual main runs this far apart in GPU-hours are probably different runs
-# Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations).
-COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
 
 
 def gpu_mask(usage: pd.DataFrame) -> np.ndarray:
     """Rows with GPU-hours > 0."""
     return (usage["gpu_hours"] > 0).to_numpy(dtype=bool)
-
-
-def failed_mask(usage: pd.DataFrame, failed_states: tuple[str, ...] = FAILED_STATES) -> np.ndarray:
-    """Rows whose run_state is one of ``failed_states``."""
-    return usage["run_state"].isin(failed_states).fillna(False).to_numpy(dtype=bool)
-
-
-def cost_is_known(usage: pd.DataFrame) -> bool:
-    """False when every cost is 0 or NA: run exports carry no prices and their readers set cost to 0."""
-    return bool(usage["cost"].fillna(0).ne(0).any())
 
 
 def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
@@ -105,20 +100,18 @@ def commitment_is_unused(usage: pd.DataFrame) -> bool:
     return not (reserved_gpu.any() and usage.loc[reserved_gpu, "cost"].fillna(0).eq(0).all())
 
 
-def suggest_main_runs(usage: pd.DataFrame, by: str = "run_id") -> list[str]:
+def suggest_main_runs(usage: pd.DataFrame | ir.Table, by: str = "run_id") -> list[str]:
     """The main run's ids: the run with the most GPU-hours ([] when no row has a run).
 
     With ``by="project"`` (exports joined on project, such as W&B, whose run ids are per job) every run id of
     the project with the most GPU-hours, sorted.
     """
-    rows = usage.loc[gpu_mask(usage) & usage["run_id"].notna().to_numpy(dtype=bool)]
-    hours = rows.groupby(rows[by].astype("string"))["gpu_hours"].sum()
+    usage = tables.table_of(usage)
+    hours = gap_query.gpu_hours_by(usage, by)
     if not len(hours):
         return []
-    top = str(hours.idxmax())
-    if by == "run_id":
-        return [top]
-    return sorted(rows.loc[rows[by].eq(top).fillna(False).to_numpy(dtype=bool), "run_id"].astype(str).unique())
+    top = str(hours.at[int(hours["gpu_hours"].to_numpy(dtype=float).argmax()), "key"])
+    return [top] if by == "run_id" else gap_query.run_ids_of(usage, by, top)
 
 
 def _plan_totals(plan: dict[str, Any], scenario: Scenario) -> dict[str, float]:
@@ -140,35 +133,21 @@ def _plan_totals(plan: dict[str, Any], scenario: Scenario) -> dict[str, float]:
 
 
 def _actual_totals(
-    usage: pd.DataFrame, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float
+    usage: pd.DataFrame | ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float
 ) -> dict[str, Any]:
-    gpu = gpu_mask(usage)
-    hours = usage["gpu_hours"].to_numpy(dtype=float)
-    has_run = usage["run_id"].notna().to_numpy(dtype=bool)
-    failed = failed_mask(usage, failed_states) & has_run
-    main = usage["run_id"].isin(main_run_ids).fillna(False).to_numpy(dtype=bool)
-    main_ok = gpu & main & ~failed
-    states_known = bool((gpu & has_run & usage["run_state"].notna().to_numpy(dtype=bool)).any())
-
-    tokens = usage["tokens"].to_numpy(dtype=float)
-    with_tokens = main_ok & ~np.isnan(tokens)
-    main_ok_h = float(hours[main_ok].sum())
-    token_hours = float(hours[with_tokens].sum())
+    sums = gap_query.actual_sums(tables.table_of(usage), main_run_ids, failed_states)
+    main_ok_h, token_hours = sums["main_ok_gpu_hours"], sums["token_gpu_hours"]
     # Tokens of the rows that carry them, scaled up to all main-run hours; unknown if that overflows.
-    actual_tokens = float(tokens[with_tokens].sum()) * main_ok_h / token_hours if token_hours > 0 else math.nan
+    actual_tokens = sums["tokens"] * main_ok_h / token_hours if token_hours > 0 else math.nan
     tokens_known = math.isfinite(actual_tokens)
-
-    gpu_h = float(hours[gpu].sum())
-    cost_known = cost_is_known(usage)
-    cost = usage["cost"].to_numpy(dtype=float)
+    gpu_h = sums["gpu_hours"]
+    cost_known = sums["cost_known"]
     if cost_known:
-        runs_with_gpu = usage.loc[gpu & has_run, "run_id"].unique()
-        host = ~gpu & usage["run_id"].isin(runs_with_gpu).fillna(False).to_numpy(dtype=bool)
-        commitment = commitment_mask(usage)
-        commitment_usd = float(np.nansum(cost[commitment]))
-        unused_usd = commitment_usd if commitment_is_unused(usage) else 0.0
-        costless_h = float(hours[gpu & np.isnan(cost)].sum())
-        actual_usd = float(np.nansum(cost[gpu]) + np.nansum(cost[host])) + commitment_usd + costless_h * plan_price
+        commitment_usd = sums["commitment_usd"]
+        # Unused unless an actual-cost view: reserved GPU rows exist and none of them carries a cost.
+        unused_usd = 0.0 if sums["reserved_gpu"] and not sums["reserved_gpu_priced"] else commitment_usd
+        costless_h = sums["costless_gpu_hours"]
+        actual_usd = sums["gpu_usd"] + sums["host_usd"] + commitment_usd + costless_h * plan_price
     else:
         commitment_usd = unused_usd = 0.0
         costless_h = gpu_h
@@ -178,23 +157,23 @@ def _actual_totals(
         "actual_usd": actual_usd,
         "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
         "actual_main_ok_gpu_hours": main_ok_h,
-        "actual_main_run_gpu_hours": float(hours[gpu & main].sum()),
-        "actual_failed_gpu_hours": float(hours[gpu & failed].sum()),
-        "actual_experiment_gpu_hours": float(hours[gpu & has_run & ~main & ~failed].sum()),
-        "actual_unattributed_gpu_hours": float(hours[gpu & ~has_run].sum()),
+        "actual_main_run_gpu_hours": sums["main_gpu_hours"],
+        "actual_failed_gpu_hours": sums["failed_gpu_hours"],
+        "actual_experiment_gpu_hours": sums["experiment_gpu_hours"],
+        "actual_unattributed_gpu_hours": sums["unattributed_gpu_hours"],
         "actual_tokens": actual_tokens if tokens_known else None,
         "token_coverage": token_hours / main_ok_h if main_ok_h > 0 else None,
         "commitment_usd": commitment_usd,  # commitment lines with no GPU-hours, in actual $
         "unused_commitment_usd": unused_usd,
         "gpu_hours_valued_at_plan_price": costless_h,
         "cost_known": cost_known,
-        "states_known": states_known,
+        "states_known": sums["states_known"],
         "tokens_known": tokens_known,
     }
 
 
 def _decompose(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame, main_run_ids: list[str],
+    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...],
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     p = _plan_totals(plan, scenario)
@@ -263,7 +242,7 @@ def _decompose(
 
 
 def plan_vs_actual(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame, main_run_ids: list[str],
+    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> pd.DataFrame:
     """Waterfall parts from the plan to the actual usage (method in the module docstring).
@@ -279,7 +258,7 @@ def plan_vs_actual(
 
 
 def decomposition_summary(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame, main_run_ids: list[str],
+    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> dict[str, Any]:
     """The totals behind ``plan_vs_actual``: plan and actual GPU-hours, dollars, $/GPU-h and tokens, and flags.

@@ -5,39 +5,38 @@ GPU rows are rows with non-zero gpu_hours. Rows with none (storage, support, tax
 reservation fees) are not GPU usage: they are left out of every share and $/GPU-hour here and reported
 once as ``non_gpu_cost``. Where a provider bills a commitment separately from the usage it covers (GCP
 commitment fees, Azure actual-cost purchases), the reserved tier's realised $/GPU-hour therefore excludes
-the commitment and reads low.
+the commitment and reads low. The sums are queries (``dashboard.query.mix``); tiers and prices are worked out here
+on the few rows they return.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
 from dashboard.core.purchase import blended_price_per_gpu_hour, on_demand_share
 from dashboard.ingest.schema import PRICING_VALUES
-from dashboard.retro.filters import UNKNOWN_PRICING, group_codes
+from dashboard.query import mix as mix_query
+from dashboard.query import tables
+from dashboard.retro.labels import UNKNOWN_PRICING
 
 SHARE_TOLERANCE = 1e-9
 
 
-def gpu_rows(usage: pd.DataFrame) -> np.ndarray:
-    """Boolean mask of GPU rows: gpu_hours present and non-zero."""
-    return usage["gpu_hours"].fillna(0.0).to_numpy(dtype=float) != 0
-
-
-def has_prices(usage: pd.DataFrame) -> bool:
+def has_prices(usage: pd.DataFrame | ir.Table) -> bool:
     """Whether the table carries prices: Slurm and W&B exports have no currency and read as cost 0."""
-    return bool(usage["currency"].notna().any())
+    return bool(mix_query.price_facts(tables.table_of(usage))["has_prices"])
 
 
-def non_gpu_cost(usage: pd.DataFrame) -> float:
+def non_gpu_cost(usage: pd.DataFrame | ir.Table) -> float:
     """Total cost of the rows that carry no GPU-hours (storage, support, tax, credits, commitment fees)."""
-    return float(usage["cost"].to_numpy(dtype=float)[~gpu_rows(usage)].sum())
+    return float(mix_query.price_facts(tables.table_of(usage))["non_gpu_cost"])
 
 
-def mix_shares(usage: pd.DataFrame) -> pd.DataFrame:
+def mix_shares(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
     """GPU-hours and cost of the GPU rows by pricing tier.
 
     One row per tier: reserved, on_demand and spot always (zeros when unused), then "(unknown)" when some
@@ -48,16 +47,15 @@ def mix_shares(usage: pd.DataFrame) -> pd.DataFrame:
     excluded (module docstring; see ``non_gpu_cost``). A table without prices (``has_prices`` false) has NaN
     costs, cost shares and prices.
     """
-    gpu = gpu_rows(usage)
-    codes, labels = group_codes(usage, "pricing")
+    usage = tables.table_of(usage)
+    sums = mix_query.tier_totals(usage)
     other = len(PRICING_VALUES)  # position of UNKNOWN_PRICING, which also takes non-canonical values
-    tier_of_label = np.array([PRICING_VALUES.index(label) if label in PRICING_VALUES else other for label in labels],
-                             dtype=np.int64)
-    tier = tier_of_label[codes[gpu]]
+    tier = np.array([PRICING_VALUES.index(label) if label in PRICING_VALUES else other for label in sums["pricing"]],
+                    dtype=np.int64)
     n_tiers = other + 1 if (tier == other).any() else other
     table = pd.DataFrame({"pricing": pd.array([*PRICING_VALUES, UNKNOWN_PRICING][:n_tiers], dtype="string")})
     for metric in ("gpu_hours", "cost"):
-        weights = usage[metric].to_numpy(dtype=float)[gpu]
+        weights = sums[metric].to_numpy(dtype=float)
         table[metric] = np.bincount(tier, weights=weights, minlength=other + 1)[:n_tiers].astype(float)
     for metric in ("gpu_hours", "cost"):
         total = table[metric].sum()
@@ -70,7 +68,7 @@ def mix_shares(usage: pd.DataFrame) -> pd.DataFrame:
 
 
 def cost_at_mix(
-    usage: pd.DataFrame,
+    usage: pd.DataFrame | ir.Table,
     reserved_share: float,
     spot_share: float,
     fallback_usd_per_gpu_hour: Mapping[str, float] | None = None,
@@ -95,6 +93,7 @@ def cost_at_mix(
             raise ValueError(f"{name} must be between 0 and 1, not {share}")
     if reserved_share + spot_share > 1.0 + SHARE_TOLERANCE:
         raise ValueError(f"reserved_share + spot_share must not exceed 1 (got {reserved_share + spot_share})")
+    usage = tables.table_of(usage)
     table = mix_shares(usage).set_index("pricing")
     priced = table.loc[list(PRICING_VALUES)]
     priced_hours = float(priced["gpu_hours"].sum())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.retro.filters import epoch_ns
+from dashboard.retro.labels import epoch_ns
 
 NS_PER_DAY = 86_400 * 10**9
 

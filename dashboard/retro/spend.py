@@ -6,19 +6,21 @@ Time rule (used by every function here): a row's cost and GPU-hours are spread o
 [period_start, period_end) interval covers, in proportion to the time it spends in each day. A monthly
 storage line of $300 over 30 days is $10 a day; a job from 22:00 to 02:00 puts half on each day. A row
 with no duration (period_end missing or not after period_start) lands whole on the day of period_start.
-Weeks run Monday to Sunday (UTC) and are the sums of their days.
+Weeks run Monday to Sunday (UTC) and are the sums of their days. The sums are queries
+(``dashboard.query.spend``); the forecast runs on the daily totals they return.
 """
 
 from __future__ import annotations
 
 from datetime import date
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.ingest.rows import take_strings
-from dashboard.retro.filters import group_codes, utc_day
-from dashboard.retro.periods import NS_PER_DAY, spread_by_day
+from dashboard.query import spend as spend_query
+from dashboard.query import tables
+from dashboard.retro.filters import utc_day
 
 FREQS: tuple[str, ...] = ("D", "W")
 GROUPS: tuple[str, ...] = ("team", "project", "pricing")
@@ -27,17 +29,7 @@ FORECAST_COLUMNS: tuple[str, ...] = ("forecast", "forecast_low", "forecast_high"
 BAND_Z = 1.2816  # two-sided 80 % interval of a normal distribution
 
 
-def _days_to_timestamps(days: np.ndarray) -> pd.DatetimeIndex:
-    """Days since 1970-01-01 as midnight-UTC timestamps."""
-    return pd.to_datetime(np.asarray(days, dtype=np.int64) * NS_PER_DAY, unit="ns", utc=True)
-
-
-def _week_start(days: np.ndarray) -> np.ndarray:
-    """The Monday on or before each day (days since 1970-01-01, a Thursday)."""
-    return days - (days + 3) % 7
-
-
-def spend_over_time(usage: pd.DataFrame, freq: str = "D", by: str = "team") -> pd.DataFrame:
+def spend_over_time(usage: pd.DataFrame | ir.Table, freq: str = "D", by: str = "team") -> pd.DataFrame:
     """Cost and GPU-hours per period and group, spread over days by time (module docstring).
 
     ``freq`` is "D" (UTC days) or "W" (weeks starting Monday); ``by`` is "team", "project" or "pricing".
@@ -50,55 +42,31 @@ def spend_over_time(usage: pd.DataFrame, freq: str = "D", by: str = "team") -> p
         raise ValueError(f"freq must be one of {FREQS}, not {freq!r}")
     if by not in GROUPS:
         raise ValueError(f"by must be one of {GROUPS}, not {by!r}")
-    if usage.empty:
-        frame = pd.DataFrame(
-            {
-                "period": pd.Series(dtype="datetime64[ns, UTC]"),
-                "group": pd.Series(dtype="string"),
-                "gpu_hours": pd.Series(dtype="float64"),
-                "cost": pd.Series(dtype="float64"),
-            }
-        )
-        frame.attrs["freq"] = freq
-        return frame
-    codes, labels = group_codes(usage, by)
-    rows, day, fraction = spread_by_day(usage)
-    period = _week_start(day) if freq == "W" else day
-    step = 7 if freq == "W" else 1
-    first = period.min()
-    n_groups = len(labels)
-    cell = (period - first) // step * n_groups + codes[rows]
-    size = int(cell.max()) + 1
-    touched = np.bincount(cell, minlength=size) > 0
-    totals = {
-        metric: np.bincount(cell, weights=usage[metric].to_numpy(dtype=float)[rows] * fraction, minlength=size)
-        for metric in ("gpu_hours", "cost")
-    }
-    cells = np.flatnonzero(touched)
-    frame = pd.DataFrame(
-        {
-            "period": _days_to_timestamps(first + cells // n_groups * step),
-            "group": take_strings(cells % n_groups, labels, pd.RangeIndex(len(cells))),
-            "gpu_hours": totals["gpu_hours"][cells],
-            "cost": totals["cost"][cells],
-        }
-    ).sort_values(["period", "group"], ignore_index=True)
+    frame = spend_query.spend_over_time(tables.table_of(usage), freq, by)
     frame.attrs["freq"] = freq
     return frame
 
 
-def daily_total(usage: pd.DataFrame, metric: str = "cost") -> pd.Series:
+def daily_total(usage: pd.DataFrame | ir.Table, metric: str = "cost") -> pd.Series:
     """``metric`` ("cost" or "gpu_hours") per UTC day, spread by time, every day from first to last (0 where
     nothing ran); indexed by midnight-UTC timestamps. The input of ``cumulative_with_forecast``."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
-    if usage.empty:
+    return spend_query.daily_total(tables.table_of(usage), metric)
+
+
+def daily_from_days(days: pd.DataFrame, metric: str = "cost") -> pd.Series:
+    """``daily_total`` from ``spend_over_time(freq="D")``'s rows (their days' sums over the groups, 0 on days in
+    the span with none), so the Spend tab's daily view needs one query, not two."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
+    if days.attrs.get("freq") != "D":
+        raise ValueError("daily_from_days needs spend_over_time's daily rows (freq 'D')")
+    if days.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="day"), name=metric)
-    rows, day, fraction = spread_by_day(usage)
-    first = day.min()
-    values = np.bincount(day - first, weights=usage[metric].to_numpy(dtype=float)[rows] * fraction)
-    index = _days_to_timestamps(np.arange(first, first + len(values)))
-    return pd.Series(values, index=index.rename("day"), name=metric)
+    sums = days.groupby("period")[metric].sum(skipna=False)
+    span = pd.date_range(sums.index.min(), sums.index.max(), freq="D", name="day")
+    return sums.reindex(span, fill_value=0.0).astype(float).rename(metric)
 
 
 def cumulative_with_forecast(
@@ -148,20 +116,18 @@ def cumulative_with_forecast(
     return pd.concat([actual, ahead], ignore_index=True)
 
 
-def data_end(usage: pd.DataFrame) -> date | None:
+def data_end(usage: pd.DataFrame | ir.Table) -> date | None:
     """The last UTC day the data cover (the last day a row's [period_start, period_end) touches); None when
     empty. Computed on the whole export, it says whether the period is closed for every filtered view."""
-    if usage.empty:
-        return None
-    latest = max(usage["period_start"].max(), usage["period_end"].max() - pd.Timedelta(1, "ns"))
-    return latest.tz_convert("UTC").date()
+    latest = spend_query.latest_instant(tables.table_of(usage))
+    return None if latest is None else latest.date()
 
 
-def data_quarter(usage: pd.DataFrame) -> tuple[date, date] | None:
+def data_quarter(usage: pd.DataFrame | ir.Table) -> tuple[date, date] | None:
     """First and last day of the calendar quarter holding the latest day the data covers (the last day a
     row's [period_start, period_end) touches); the budget line's period. None for an empty table."""
-    if usage.empty:
+    latest = spend_query.latest_instant(tables.table_of(usage))
+    if latest is None:
         return None
-    latest = max(usage["period_start"].max(), usage["period_end"].max() - pd.Timedelta(1, "ns"))
-    quarter = pd.Period(latest.tz_convert("UTC").tz_localize(None), freq="Q")
+    quarter = pd.Period(latest.tz_localize(None), freq="Q")
     return quarter.start_time.date(), quarter.end_time.date()

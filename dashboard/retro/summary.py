@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dashboard.ingest.schema import ImportReport
-from dashboard.retro.filters import group_labels
+from dashboard.retro.labels import group_labels
 
 REJECTED_SAMPLE_SIZE = 20
 

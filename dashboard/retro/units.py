@@ -2,18 +2,21 @@
 
 Only GPU rows (non-zero gpu_hours, see ``dashboard.retro.mix``) count; non-GPU cost is reported beside them.
 Token-based figures use only the rows that carry a token count (W&B runs), over those rows' own GPU-hours
-and cost, so numerator and denominator describe the same work.
+and cost, so numerator and denominator describe the same work. The sums are one query
+(``dashboard.query.units``); the catalogue's peaks are looked up here once per GPU type.
 """
 
 from __future__ import annotations
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
 from dashboard.core import compute
 from dashboard.core.hardware import catalogue, resolve_gpu_type
 from dashboard.ingest.gpus import gpu_name
-from dashboard.retro.mix import gpu_rows, has_prices, non_gpu_cost
+from dashboard.query import tables
+from dashboard.query import units as units_query
 
 TOKENS_PER_MILLION = 1e6
 LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",
@@ -42,7 +45,8 @@ def _row_peaks(gpu_types: pd.Series) -> np.ndarray:
     return lookup[np.where(codes < 0, len(uniques), codes)]
 
 
-def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tflops: float | None = None) -> dict:
+def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = None,
+               peak_tflops: float | None = None) -> dict:
     """$ per GPU-hour, $ per million tokens and achieved MFU, each NaN with a reason when it cannot be known.
 
     - ``usd_per_gpu_hour`` = GPU rows' cost / their GPU-hours, over the rows whose cost is known (a joined
@@ -62,14 +66,11 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     W&B exports carry no prices and read as cost 0).
     """
     reasons: dict[str, str] = {}
-    priced = has_prices(usage)
-    gpu = gpu_rows(usage)
-    hours = usage["gpu_hours"].to_numpy(dtype=float)
-    cost = usage["cost"].to_numpy(dtype=float)
-    known_cost = np.isfinite(cost)
-    gpu_hours = float(hours[gpu].sum())
-    priced_hours = float(hours[gpu & known_cost].sum())
-    gpu_cost = float(cost[gpu & known_cost].sum()) if priced else np.nan
+    usage = tables.table_of(usage)
+    sums = units_query.unit_sums(usage)
+    priced = sums["has_prices"]
+    gpu_hours, priced_hours = sums["gpu_hours"], sums["priced_gpu_hours"]
+    gpu_cost = sums["gpu_cost"] if priced else np.nan
     usd_per_gpu_hour = gpu_cost / priced_hours if priced_hours and priced else np.nan
     no_prices = NEEDS_PRICES
     if not gpu_hours:
@@ -77,12 +78,8 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     elif not priced:
         reasons["usd_per_gpu_hour"] = no_prices
 
-    row_tokens = usage["tokens"].to_numpy(dtype=float)
-    with_tokens = gpu & (np.nan_to_num(row_tokens) > 0)
-    tokens = float(row_tokens[with_tokens].sum())
-    token_gpu_hours = float(hours[with_tokens].sum())
-    priced_tokens = float(row_tokens[with_tokens & known_cost].sum())
-    token_cost = float(cost[with_tokens & known_cost].sum()) if priced else np.nan
+    tokens, token_gpu_hours, priced_tokens = sums["tokens"], sums["token_gpu_hours"], sums["priced_tokens"]
+    token_cost = sums["token_cost"] if priced else np.nan
     no_tokens = NEEDS_TOKENS
     usd_per_million_tokens = token_cost / priced_tokens * TOKENS_PER_MILLION if priced_tokens and priced else np.nan
     if not tokens:
@@ -94,11 +91,11 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     if peak_tflops is not None:
         peak_used = float(peak_tflops)
     elif tokens:
-        gpu_types = usage["gpu_type"].loc[with_tokens]
-        peaks = _row_peaks(gpu_types)
-        peak_used = float(np.sum(peaks * hours[with_tokens]) / token_gpu_hours)
+        by_type = units_query.token_hours_by_gpu_type(usage)
+        peaks = _row_peaks(by_type["gpu_type"])
+        peak_used = float(np.sum(peaks * by_type["gpu_hours"].to_numpy(dtype=float)) / token_gpu_hours)
         if np.isnan(peak_used):
-            unknown = sorted({str(name) for name in gpu_types[np.isnan(peaks)].fillna("(missing)")})
+            unknown = sorted({str(name) for name in by_type["gpu_type"][np.isnan(peaks)].fillna("(missing)")})
             reasons["mfu"] = (f"needs the peak speed of {', '.join(unknown)}, which the hardware catalogue does not "
                               "list")
     mfu = np.nan
@@ -112,7 +109,7 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
     return {
         "gpu_hours": gpu_hours,
         "gpu_cost": gpu_cost,
-        "non_gpu_cost": non_gpu_cost(usage) if priced else np.nan,
+        "non_gpu_cost": sums["non_gpu_cost"] if priced else np.nan,
         "usd_per_gpu_hour": usd_per_gpu_hour,
         "tokens": tokens,
         "token_gpu_hours": token_gpu_hours,

@@ -29,23 +29,22 @@ the "waste" checks' dollars into the headline, each as a share of all spend. Rul
 
 The three waste checks count disjoint rows: failed runs are rows in a failed state, duplicates are not failed,
 idle capacity is commitment lines and reserved rows with no run.
+
+Every figure is a query (``dashboard.query.waste``); the duplicate-run rule compares each job with the jobs just
+before it, which is row-level, and runs here on the candidate jobs the query returns.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
 from dashboard.format import count_sig, usd_sig
-from dashboard.retro.gap import (
-    commitment_is_unused,
-    commitment_mask,
-    cost_is_known,
-    failed_mask,
-    gpu_mask,
-)
+from dashboard.query import tables
+from dashboard.query import waste as waste_query
 from dashboard.retro.join import join_usage
 
 DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
@@ -61,103 +60,92 @@ KINDS: dict[str, str] = {
 
 
 def _check(
-    check_id: str, check: str, figure: float | None, unit: str, detail: str, rows: pd.DataFrame,
+    check_id: str, check: str, figure: float | None, unit: str, detail: str, rows: pd.DataFrame | None,
     usd_value: float | None = None,
 ) -> dict[str, Any]:
     return {"id": check_id, "check": check, "kind": KINDS[check_id], "figure": figure, "unit": unit,
             "usd": usd_value, "detail": detail, "rows": rows}
 
 
-def _states_known(usage: pd.DataFrame) -> np.ndarray:
-    return gpu_mask(usage) & usage["run_state"].notna().to_numpy(dtype=bool)
-
-
-def failed_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
+def failed_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Share of GPU-hours (with a known state) spent in failed runs."""
-    known = _states_known(usage)
-    if not known.any():
-        return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, usage.iloc[:0])
-    failed = known & failed_mask(usage)
-    hours = usage["gpu_hours"].to_numpy(dtype=float)
-    known_h, failed_h = hours[known].sum(), hours[failed].sum()
-    rows = usage.loc[failed]
-    by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum().sort_values(ascending=False)
+    usage = tables.table_of(usage)
+    facts = waste_query.failed_runs(usage)
+    if not facts["known"]:
+        return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, None)
+    known_h, failed_h, gpu_h = facts["known_h"], facts["failed_h"], facts["gpu_h"]
+    by_state = waste_query.failed_by_state(usage)
     detail = f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours ended in a failed state"
     if len(by_state):
-        detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.items()) + ")"
-    if known_h < hours[gpu_mask(usage)].sum():
-        detail += f"; states known for {known_h / hours[gpu_mask(usage)].sum():.0%} of all GPU-hours"
-    cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
-    return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".", rows, cost)
+        detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.itertuples(index=False)) + ")"
+    if known_h < gpu_h:
+        detail += f"; states known for {known_h / gpu_h:.0%} of all GPU-hours"
+    cost = facts["failed_cost"] if facts["cost_known"] else None
+    return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
+                  waste_query.failed_rows(usage), cost)
 
 
-def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
+def successful_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
-    known = _states_known(usage)
-    if not known.any():
-        return _check("successful_runs", "Successful runs", None, "% of cost", NEEDS_STATES, usage.iloc[:0])
-    completed = known & usage["run_state"].eq("COMPLETED").fillna(False).to_numpy(dtype=bool)
-    rows = usage.loc[completed]
-    if cost_is_known(usage):
-        part, whole = float(rows["cost"].sum()), float(usage.loc[known, "cost"].sum())
-        unit, total = "% of cost", float(usage["cost"].sum())
+    usage = tables.table_of(usage)
+    facts = waste_query.successful_runs(usage)
+    if not facts["known"]:
+        return _check("successful_runs", "Successful runs", None, "% of cost", NEEDS_STATES, None)
+    if facts["cost_known"]:
+        part, whole = facts["part_cost"], facts["whole_cost"]
+        unit, total = "% of cost", facts["total_cost"]
         what = f"{usd_sig(part)} of the {usd_sig(whole)} spent on runs with a known state"
         if total > 0:
             what += f" ({whole / total:.0%} of all cost in the table)"
     else:
-        part, whole = float(rows["gpu_hours"].sum()), float(usage.loc[known, "gpu_hours"].sum())
+        part, whole = facts["part_h"], facts["whole_h"]
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
-    return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.", rows)
+    return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.",
+                  waste_query.completed_rows(usage))
 
 
-def idle_capacity_check(usage: pd.DataFrame) -> dict[str, Any]:
+def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Commitment paid for but not used, plus reserved GPU-hours no run claims (USD)."""
-    commitment = commitment_mask(usage)
-    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    if not (commitment.any() or (reserved & gpu_mask(usage)).any()):
+    usage = tables.table_of(usage)
+    facts = waste_query.idle_capacity(usage)
+    if not (facts["commitment"] or facts["reserved_gpu"]):
         return _check("idle_capacity", "Idle capacity", None, "USD", (
             "No reserved or committed capacity in this table. A billing export with commitment lines (FOCUS "
             "CommitmentDiscountStatus, AWS savings-plan fees, GCP commitment fees, Azure reservations) answers it."
-        ), usage.iloc[:0])
-    if not commitment_is_unused(usage):
-        fees = float(usage.loc[commitment, "cost"].sum())
+        ), None)
+    if not facts["unused"]:
         return _check("idle_capacity", "Idle capacity", None, "USD", (
-            f"Commitment fees ({usd_sig(fees)}) are billed on their own lines and reserved usage shows no cost (an "
-            "actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS EffectiveCost, "
-            "Azure amortized cost, AWS CUR) answers it."
-        ), usage.loc[commitment])
-    untagged = reserved & gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool)
-    rows = usage.loc[commitment | untagged]
-    unused_usd, untagged_usd = float(usage.loc[commitment, "cost"].sum()), float(usage.loc[untagged, "cost"].sum())
+            f"Commitment fees ({usd_sig(facts['commitment_usd'])}) are billed on their own lines and reserved usage "
+            "shows no cost (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
+            "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
+        ), waste_query.commitment_rows(usage))
+    unused_usd, untagged_usd = facts["commitment_usd"], facts["untagged_usd"]
     detail = f"{usd_sig(unused_usd)} of commitment paid with no usage"
-    if commitment.any():
-        days = usage.loc[commitment, "period_start"].dt.strftime("%Y-%m-%d")
-        detail += f" ({commitment.sum()} lines, {days.min()} to {days.max()})"
-    if untagged.any():
-        detail += (f"; {count_sig(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours "
+    if facts["commitment"]:
+        detail += f" ({facts['lines']} lines, {facts['days'][0]} to {facts['days'][1]})"
+    if facts["untagged"]:
+        detail += (f"; {count_sig(facts['untagged_h'])} reserved GPU-hours "
                    f"({usd_sig(untagged_usd)}) used with no run")
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
-    return _check("idle_capacity", "Idle capacity", total, "USD", detail, rows, total)
+    return _check("idle_capacity", "Idle capacity", total, "USD", detail, waste_query.idle_rows(usage), total)
 
 
-def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
+def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
-    start, end = usage["period_start"], usage["period_end"]
-    duration_h = ((end - start).dt.total_seconds() / 3600.0).to_numpy(dtype=float)
-    jobs = _states_known(usage) & usage["run_id"].notna().to_numpy(dtype=bool) & (np.nan_to_num(duration_h) > 0)
-    if not jobs.any():
+    usage = tables.table_of(usage)
+    facts = waste_query.job_facts(usage)
+    if not facts["jobs"]:
         return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours",
-                      "Needs a run export with job start and end times (Slurm sacct or W&B).", usage.iloc[:0])
-    if not usage.loc[jobs, "run_id"].duplicated().any():
+                      "Needs a run export with job start and end times (Slurm sacct or W&B).", None)
+    if not facts["repeated"]:
         return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours", (
             "No run id occurs on more than one job, so repeats cannot be recognised (W&B ids are unique hashes). "
             "A Slurm sacct export, where run_id is the job name, answers it."
-        ), usage.iloc[:0])
-    candidate = jobs & ~failed_mask(usage)
-    runs = usage.loc[candidate]
-    hours = duration_h[candidate]
+        ), None)
+    runs = waste_query.repeat_candidates(usage)
+    hours = ((runs["period_end"] - runs["period_start"]).dt.total_seconds() / 3600.0).to_numpy(dtype=float)
     keys = pd.DataFrame({column: runs[column].astype("string").fillna("") for column in
                          ("team", "project", "run_id", "gpu_type")})
     keys["gpus"] = np.rint(runs["gpu_hours"].to_numpy(dtype=float) / hours)
@@ -182,57 +170,51 @@ def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
     detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
               f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
-    cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
+    cost = float(rows["cost"].sum()) if waste_query.has_cost(usage) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
-def storage_growth_check(usage: pd.DataFrame) -> dict[str, Any]:
+def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month."""
-    no_gpu = ~gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool) & ~commitment_mask(usage)
-    named = usage["resource_id"].notna() | (usage["team"].notna() & usage["project"].notna())
-    storage = usage.loc[no_gpu & (usage["cost"] > 0).to_numpy(dtype=bool) & named.to_numpy(dtype=bool)]
-    if storage.empty:
+    usage = tables.table_of(usage)
+    monthly = waste_query.storage_by_month(usage)
+    if monthly.empty:
         return _check("storage_growth", "Storage growth", None, "USD/month", (
             "No storage lines: a billing export with storage lines (bucket resource ids, or team and project tags) "
             "answers it."
-        ), usage.iloc[:0])
-    name = storage["resource_id"].fillna(storage["team"] + " / " + storage["project"]).astype(str)
-    month = storage["period_start"].dt.tz_convert("UTC").dt.tz_localize(None).dt.to_period("M")
-    monthly = storage["cost"].groupby([name, month]).sum()
-    if monthly.index.get_level_values(1).nunique() < 2:
+        ), None)
+    if monthly["month"].nunique() < 2:
         return _check("storage_growth", "Storage growth", None, "USD/month",
-                      "Storage lines cover one month only; an export of two or more months answers it.", storage)
+                      "Storage lines cover one month only; an export of two or more months answers it.",
+                      waste_query.storage_rows(usage))
     growing = []
-    for line, series in monthly.groupby(level=0):
-        series = series.droplevel(0).sort_index()
-        per_day = series.to_numpy() / series.index.days_in_month.to_numpy()
+    for line, series in monthly.groupby("name", sort=True):
+        per_day = series["cost"].to_numpy() / pd.PeriodIndex(series["month"]).days_in_month.to_numpy()
         if len(series) >= 2 and (per_day[1:] > per_day[:-1] * (1 + STORAGE_GROWTH_MIN)).all():
-            growing.append((line, series))
-    rows = storage.loc[name.isin([line for line, _ in growing]).to_numpy(dtype=bool)]
-    last_usd = float(sum(series.iloc[-1] for _, series in growing))
+            growing.append((line, series["cost"].to_numpy()))
+    last_usd = float(sum(costs[-1] for _, costs in growing))
     if growing:
         detail = "; ".join(
-            f"{line}: " + " → ".join(usd_sig(value) for value in series.to_numpy()) + " a month"
-            for line, series in growing
+            f"{line}: " + " → ".join(usd_sig(value) for value in costs) + " a month" for line, costs in growing
         ) + ". Growing every month: no sign of a retention policy."
     else:
-        detail = f"No storage line grew every month ({name.nunique()} lines checked)."
+        detail = f"No storage line grew every month ({monthly['name'].nunique()} lines checked)."
+    rows = waste_query.storage_rows(usage, [line for line, _ in growing])
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame) -> dict[str, Any]:
+def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
-    untagged = (usage["team"].isna() & usage["project"].isna() & usage["run_id"].isna()).to_numpy(dtype=bool)
-    if not cost_is_known(usage):
+    usage = tables.table_of(usage)
+    facts = waste_query.untagged_spend(usage)
+    if not facts["cost_known"]:
         return _check("untagged_spend", "Untagged spend", None, "USD",
-                      "Needs a billing export: a run export carries no prices.", usage.iloc[:0])
-    rows = usage.loc[untagged & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool)]
-    dollars = float(rows["cost"].sum())
-    total = float(usage["cost"].sum())
+                      "Needs a billing export: a run export carries no prices.", None)
+    dollars, total = facts["dollars"], facts["total"]
     share = f" ({dollars / total:.0%} of spend)" if total > 0 else ""
-    detail = (f"{usd_sig(dollars)} on {len(rows):,} rows with no team, project or run tag{share}: support, tax, "
+    detail = (f"{usd_sig(dollars)} on {facts['count']:,} rows with no team, project or run tag{share}: support, tax, "
               "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
-    return _check("untagged_spend", "Untagged spend", dollars, "USD", detail, rows, dollars)
+    return _check("untagged_spend", "Untagged spend", dollars, "USD", detail, waste_query.untagged_rows(usage), dollars)
 
 
 def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[str, Any]:
@@ -250,9 +232,9 @@ def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[st
     return {"total_usd": total, "share": share(total), "items": items}
 
 
-def waste_checklist(usage: pd.DataFrame, runs: pd.DataFrame | None = None) -> list[dict[str, Any]]:
-    """The six checks in order. ``runs`` (a run export) is joined to ``usage`` on run_id for the checks that
-    need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``."""
+def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+    """The six checks in order. ``runs`` (a run export) is joined to ``usage`` (in memory) on run_id for the checks
+    that need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``."""
     with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
     return [
         failed_runs_check(with_states),

@@ -5,7 +5,9 @@ Usage tables can hold a million rows, so they are never hashed: every wrapper ta
 which Streamlit's caches leave out of the cache key. The same `data_key` must always mean the same frame.
 The joined and filtered tables are held for their session in the bounded `upload_store` (never copied or
 pickled, never modified by the pure functions that read them, released when the session ends); everything
-derived from them is small and cached as data.
+derived from them is small and cached as data. Every figure is a query of the query layer (``dashboard.query``)
+over the table behind the frame: a filtered frame is registered as the filter expression over its unfiltered
+table (``query.tables.register``), so a filter change never copies rows into the engine.
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard import settings
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
+from dashboard.query import engine, tables, view
+from dashboard.query import spend as spend_query
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
+from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
 ENTRIES = 16
@@ -43,8 +49,30 @@ def joined(data_key: Hashable, _billing: pd.DataFrame | None, _runs: pd.DataFram
                              lambda result: _new_table_bytes(result, _billing, _runs))
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def engine_problem() -> str | None:
+    """Why the query engine (``PLANNER_ENGINE_URL``) cannot be used, in one sentence; None when it opens."""
+    try:
+        engine.default()
+    except settings.SettingError as error:
+        return str(error)
+    except Exception as error:  # a missing backend package, an unreachable or refusing server
+        scheme = settings.engine_url().split("://")[0]
+        return (f"The query engine {settings.ENGINE_URL} names ({scheme}) could not be opened "
+                f"({type(error).__name__}). Check the server's setting, or unset it to use DuckDB.")
+    return None
+
+
 def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
+    """What the filters offer; the page stops here with a message when the query engine cannot be opened."""
+    problem = engine_problem()
+    if problem:
+        st.error(markdown_text(problem))
+        st.stop()
+    return _options(data_key, _usage)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def _options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
     return filters.filter_options(_usage)
 
 
@@ -52,7 +80,9 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projec
     """The filtered usage table, held for this session (one per unfiltered table) in the upload store."""
     def build() -> pd.DataFrame:
         with st.spinner("Filtering…"):
-            return filters.filter_usage(_usage, start, end, teams, projects, pricing)
+            rows = filters.filter_usage(_usage, start, end, teams, projects, pricing)
+            tables.register(rows, view.filtered(tables.table_of(_usage), start, end, teams, projects, pricing))
+            return rows
 
     return upload_store.held(("retro.filtered", data_key[0]), (data_key, start, end, teams, projects, pricing),
                              build, lambda result: _new_table_bytes(result, _usage))
@@ -64,7 +94,7 @@ def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, me
     """``period_end`` and ``data_end`` come from the whole export, so a filtered view of a closed quarter
     draws no forecast."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
-    daily = spend.daily_total(_usage, metric=metric)
+    daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
     cumulative = spend.cumulative_with_forecast(daily, period_end or daily.index[-1].date(), data_end=data_end)
     return retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None, metric=metric)
 
@@ -95,7 +125,7 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
 @st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")
 def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, go.Figure]:
     checklist = waste.waste_checklist(_usage)
-    summary = waste.waste_summary(checklist, float(_usage["cost"].sum()))
+    summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
     return checklist, summary, retro_gap.waste_figure(checklist, summary)
 
 

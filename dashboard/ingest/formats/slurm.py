@@ -235,5 +235,6 @@ FORMAT = Format(
         ),
     ),
     missing_hint=f"Export again with `{_SACCT_HINT}`.",
+    row_local=False,  # job steps are folded into their jobs
     derive=derive,
 )

@@ -232,5 +232,6 @@ FORMAT = Format(
         markers=("name", "state", "runtime", "created", "sweep", "agent"),
     ),
     missing_hint="Show those columns in the W&B runs table before exporting the CSV.",
+    row_local=False,  # a run export is small: read whole
     derive=derive,
 )

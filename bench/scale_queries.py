@@ -1,0 +1,132 @@
+"""The Retrospective's tab queries for `make bench-scale`: what each tab asks the query layer when it is first drawn
+(``dashboard.query.tabs.TAB_QUERIES``, on a workspace dataset opened as an Ibis table), and a
+hand-written DuckDB SQL query of the same aggregates over the dataset's Parquet files (``SQL``).
+
+The SQL is what one would write by hand for each figure: the same groupings, the same spreading of a row over the
+days (Spend) or hours (Load profile) it covers, the same filters; it returns the aggregates and stops there.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+# One UTC-second view of the rows: start, end (not before start) and the labels the figures group by.
+_TIMED = """
+SELECT *, epoch(period_start)::BIGINT AS s,
+       greatest(coalesce(epoch(period_end)::BIGINT, epoch(period_start)::BIGINT), epoch(period_start)::BIGINT) AS e
+FROM {usage}
+"""
+_LOAD = """
+WITH t AS ({timed}), x AS (
+  SELECT s, e, s // 3600 AS f, e // 3600 AS l, coalesce(gpu_hours, 0) AS h FROM t WHERE {where}),
+r AS (SELECT *, CASE WHEN f = l THEN 0 ELSE h / ((e - s) / 3600.0) END AS rate FROM x)
+SELECT hour, sum(step) AS step, sum(direct) AS direct FROM (
+  SELECT f + 1 AS hour, rate AS step, 0.0 AS direct FROM r
+  UNION ALL SELECT l, -rate, rate * (e - l * 3600) / 3600.0 FROM r
+  UNION ALL SELECT f, 0.0, CASE WHEN f = l THEN h ELSE rate * ((f + 1) * 3600 - s) / 3600.0 END FROM r)
+GROUP BY hour
+"""
+FAILED = "('FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'CANCELLED', 'PREEMPTED', 'CRASHED', 'KILLED')"
+_FILTERS = """SELECT min(period_start), max(period_start), list(DISTINCT coalesce(team, '(untagged)')),
+               list(DISTINCT coalesce(project, '(untagged)')), list(DISTINCT coalesce(pricing, '(unknown)'))
+               FROM {usage}"""
+_UNITS = """SELECT sum(cost), sum(gpu_hours), sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) <> 0),
+            sum(gpu_hours) FILTER (WHERE coalesce(gpu_hours, 0) <> 0), sum(tokens),
+            sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL), count(*) FROM {usage}"""
+SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query.tabs.TAB_QUERIES
+    "Filters and tiles": (_FILTERS, _UNITS),
+    "Spend": ("""WITH t AS ({timed}), p AS (
+                 SELECT coalesce(team, '(untagged)') AS g, gpu_hours, cost, s, e,
+                        unnest(range(s // 86400, CASE WHEN e > s THEN (e - 1) // 86400 + 1 ELSE s // 86400 + 1 END))
+                        AS day FROM t),
+                 f AS (SELECT *, CASE WHEN e > s THEN (least(e, (day + 1) * 86400) - greatest(s, day * 86400))
+                                      / (e - s)::DOUBLE ELSE 1.0 END AS w FROM p)
+                 SELECT day, g, sum(gpu_hours * w), sum(cost * w) FROM f GROUP BY day, g""",
+              """WITH t AS ({timed}), p AS (
+                 SELECT cost, s, e,
+                        unnest(range(s // 86400, CASE WHEN e > s THEN (e - 1) // 86400 + 1 ELSE s // 86400 + 1 END))
+                        AS day FROM t)
+                 SELECT day, sum(cost * CASE WHEN e > s THEN (least(e, (day + 1) * 86400) - greatest(s, day * 86400))
+                                      / (e - s)::DOUBLE ELSE 1.0 END) FROM p GROUP BY day""",
+              "SELECT max(period_start), max(period_end) FROM {usage}"),
+    "Attribution": ("""SELECT coalesce(team, '(untagged)'), coalesce(project, '(untagged)'),
+                       coalesce(run_id, '(untagged)'), sum(gpu_hours), sum(cost) FROM {usage}
+                       GROUP BY ALL""",),
+    "Plan vs actual": ("SELECT coalesce(run_id, '(untagged)'), sum(gpu_hours) FROM {usage} GROUP BY 1",
+                       f"""SELECT sum(gpu_hours), sum(cost), sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
+                           sum(tokens), sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL),
+                           sum(gpu_hours) FILTER (WHERE run_id IN (SELECT run_id FROM {{usage}} GROUP BY run_id
+                                                                   ORDER BY sum(gpu_hours) DESC LIMIT 1))
+                           FROM {{usage}}"""),
+    "Waste": (f"""SELECT sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
+                  sum(cost) FILTER (WHERE run_state IN {FAILED}), count(*) FILTER (WHERE run_state IS NOT NULL),
+                  sum(gpu_hours) FILTER (WHERE run_state = 'COMPLETED'),
+                  sum(cost) FILTER (WHERE charge_kind = 'commitment'),
+                  sum(gpu_hours) FILTER (WHERE pricing = 'reserved' AND team IS NULL AND project IS NULL),
+                  sum(cost) FILTER (WHERE team IS NULL AND project IS NULL AND run_id IS NULL), sum(cost),
+                  bool_or(run_id IS NOT NULL AND run_state IS NOT NULL) FROM {{usage}}""",
+              """SELECT date_trunc('month', period_start), sum(cost) FROM {usage}
+                 WHERE coalesce(gpu_hours, 0) = 0 AND charge_kind IS DISTINCT FROM 'commitment' GROUP BY 1"""),
+    "Load profile": ("SELECT min(s // 3600), max(e // 3600) FROM ({timed})",
+                     _LOAD.replace("{where}", "TRUE"),
+                     """SELECT min(period_start), max(period_end) FROM {usage}
+                        WHERE (pricing = 'reserved' AND coalesce(gpu_hours, 0) <> 0) OR charge_kind = 'commitment'"""),
+    "Purchase mix": ("""SELECT coalesce(pricing, '(unknown)'), sum(gpu_hours), sum(cost) FROM {usage}
+                        WHERE coalesce(gpu_hours, 0) <> 0 GROUP BY 1""",
+                     "SELECT sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) = 0), count(cost) FROM {usage}"),
+    "Unit costs": (_UNITS, """SELECT gpu_type, sum(tokens), sum(gpu_hours) FROM {usage} WHERE tokens IS NOT NULL
+                              GROUP BY gpu_type"""),
+}
+TABS: tuple[str, ...] = tuple(SQL)
+
+
+def slug(tab: str) -> str:
+    """A tab's name in a figure's name: "Plan vs actual" → plan_vs_actual."""
+    return re.sub(r"[^a-z0-9]+", "_", tab.lower()).strip("_")
+_STATE: dict[str, object] = {}
+
+
+def _layer(tab: str, usage):
+    """What the tab's first view asks the query layer (``dashboard.query.tabs``)."""
+    from dashboard.query.tabs import TAB_QUERIES
+
+    return TAB_QUERIES[tab](usage)
+
+
+def prepare(engine: str, workspace: str, name: str) -> None:
+    """Open dataset ``name`` of ``workspace`` on ``engine`` (the layer) and a DuckDB connection (the hand SQL)."""
+    os.environ["PLANNER_WORKSPACE_DIR"] = workspace
+    import duckdb
+
+    from dashboard.query.engine import connect
+    from dashboard.workspace import datasets
+
+    glob = str(datasets.usage_folder(name) / "**" / "*.parquet")
+    _STATE["sql"] = duckdb.connect()
+    _STATE["usage_sql"] = f"read_parquet('{glob}', hive_partitioning = true)"
+    _STATE["engine"] = engine
+    _STATE["table"] = datasets.open_table(connect(engine), name)
+
+
+def run(engine: str, name: str, tab: str, how: str):
+    """One tab's queries: through the layer (``how`` = "layer") or the hand-written SQL ("sql")."""
+    if how == "layer":
+        return _layer(tab, _STATE["table"])
+    usage = _STATE["usage_sql"]
+    timed = _TIMED.format(usage=usage)
+    return [_STATE["sql"].sql(query.format(usage=usage, timed=timed)).df() for query in SQL[tab]]
+
+
+def fingerprint(result) -> str:
+    """A short description of a result (its parts' sizes), printed to show the query returned what it should."""
+    if isinstance(result, (tuple, list)) and not hasattr(result, "shape"):
+        return "[" + ", ".join(fingerprint(part) for part in result) + "]"
+    if hasattr(result, "shape"):
+        return "x".join(map(str, result.shape))
+    if isinstance(result, dict):
+        return f"{len(result)} keys"
+    if isinstance(result, float) and math.isnan(result):
+        return "nan"
+    return type(result).__name__

@@ -1,0 +1,102 @@
+"""`python -m dashboard workspace import|list|export`: the workspace's datasets from a terminal.
+
+``import`` reads a large export in bounded batches into a named dataset (what the Retrospective's "Import to
+workspace" does), ``list`` prints every dataset's size and date range, ``export`` writes a dataset, or the rows
+of it that pass the Retrospective's filters, as one formula-safe CSV, a batch at a time (no row cap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dashboard.cli.output import fail, print_json
+from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
+
+EXPORT_BATCH_ROWS = 200_000
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``workspace`` subcommand and its three actions."""
+    parser = sub.add_parser("workspace", help="import, list and export workspace datasets",
+                            description="Datasets kept as Parquet in PLANNER_WORKSPACE_DIR.")
+    actions = parser.add_subparsers(dest="action", required=True, parser_class=type(parser))
+    load = actions.add_parser("import", help="import an export into a dataset, in batches when it is large")
+    load.add_argument("file", help="CSV/TSV (optionally .gz), Parquet file or folder of Parquet parts")
+    load.add_argument("name", help="dataset name: letters, digits, '.', '_' or '-'")
+    load.add_argument("--format", choices=FORMATS, help="skip detection and read the file as this format")
+    load.add_argument("--timezone", help="IANA time zone of naive local times")
+    load.add_argument("--replace", action="store_true", help="replace a dataset of that name")
+    load.set_defaults(func=_import)
+    listing = actions.add_parser("list", help="the datasets with their rows, size and date range")
+    listing.set_defaults(func=_list)
+    export = actions.add_parser("export", help="write a dataset (optionally filtered) as one CSV")
+    export.add_argument("name")
+    export.add_argument("out", help="the CSV file to write ('-' for standard output)")
+    export.add_argument("--start", help="first UTC day (YYYY-MM-DD) of period_start")
+    export.add_argument("--end", help="last UTC day (YYYY-MM-DD) of period_start")
+    for field in ("team", "project", "pricing"):
+        export.add_argument(f"--{field}", action="append", metavar=field.upper(),
+                            help=f"keep this {field} (repeatable; '(untagged)' for none)")
+    export.set_defaults(func=_export)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from dashboard.workspace.datasets import DatasetError
+    from dashboard.workspace.imports import import_to_workspace
+
+    try:
+        info = import_to_workspace(Path(args.file), args.name, format=args.format,
+                                   options=ReadOptions(timezone=args.timezone), replace=args.replace)
+    except (DatasetError, UnreadableFile, OSError, ValueError) as error:
+        return fail(" ".join(str(error).split()))
+    except MemoryError:
+        return fail(f"{Path(args.file).name} needs more memory than this machine has free: it has blank lines or "
+                    "multi-line cells, which are read whole. Export it with one row per line.")
+    print_json({"name": info.name, "rows": info.rows, "bytes": info.bytes, "start": info.start, "end": info.end,
+                "streamed": info.streamed, **info.report})
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from dashboard.workspace import datasets
+
+    for name in datasets.names():
+        try:
+            info = datasets.metadata(name)
+        except datasets.DatasetError as error:
+            print(f"{name}: {error}")
+            continue
+        print(f"{name}: {info.rows:,} rows, {info.bytes / 1e9:.2f} GB, {info.start or '-'} to {info.end or '-'}, "
+              f"from {info.source}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from dashboard.core.safe_csv import to_safe_csv
+    from dashboard.retro.filters import filter_usage
+    from dashboard.workspace import datasets
+
+    try:
+        datasets.metadata(args.name)
+        sink = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115 - closed below
+    except (datasets.DatasetError, OSError) as error:
+        return fail(" ".join(str(error).split()))
+    rows, header = 0, False
+    try:
+        for frame in datasets.batches(args.name, EXPORT_BATCH_ROWS):
+            kept = filter_usage(frame, args.start, args.end, args.team, args.project, args.pricing)
+            if header and not len(kept):
+                continue
+            text = to_safe_csv(kept)
+            sink.write(text.split(b"\n", 1)[1] if header else text)
+            header = True
+            rows += len(kept)
+    except ValueError as error:
+        return fail(" ".join(str(error).split()))
+    finally:
+        if sink is not sys.stdout.buffer:
+            sink.close()
+    print(f"{rows:,} rows written", file=sys.stderr)
+    return 0

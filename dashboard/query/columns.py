@@ -1,0 +1,78 @@
+"""The canonical table's labels and row tests as Ibis expressions, the one place they are written for every query.
+
+Missing tags are never dropped: an NA team, project or run reads as ``UNTAGGED`` ("(untagged)") and an NA pricing
+tier as ``UNKNOWN_PRICING`` ("(unknown)"). SQL's NULL is pandas' NA and NaN: a test on a NULL is false here, as
+a pandas mask on NA is after ``fillna(False)``.
+"""
+
+from __future__ import annotations
+
+import ibis
+import ibis.expr.types as ir
+import pandas as pd
+
+from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
+
+__all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "commitment", "failed", "flag", "gpu", "has_null", "holds",
+           "label", "nonzero_gpu", "number", "reserved", "total"]
+
+# Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations), lower case.
+COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
+
+
+def label(usage: ir.Table, column: str) -> ir.StringColumn:
+    """``usage[column]`` with NULL replaced by its label."""
+    return usage[column].cast("string").fill_null(NA_LABELS[column])
+
+
+def holds(test: ir.BooleanValue) -> ir.BooleanValue:
+    """``test`` with NULL read as false."""
+    return test.fill_null(False)
+
+
+def gpu(usage: ir.Table) -> ir.BooleanColumn:
+    """Rows with GPU-hours > 0 (the plan-vs-actual, waste and load tests)."""
+    return holds(usage.gpu_hours > 0)
+
+
+def nonzero_gpu(usage: ir.Table) -> ir.BooleanColumn:
+    """Rows with GPU-hours present and non-zero (the purchase mix's and unit costs' GPU rows)."""
+    return holds(usage.gpu_hours.fill_null(0.0) != 0)
+
+
+def reserved(usage: ir.Table) -> ir.BooleanColumn:
+    return holds(usage.pricing == "reserved")
+
+
+def failed(usage: ir.Table, failed_states: tuple[str, ...]) -> ir.BooleanColumn:
+    """Rows whose run_state is one of ``failed_states``."""
+    return holds(usage.run_state.isin(list(failed_states))) if failed_states else ibis.literal(False)
+
+
+def commitment(usage: ir.Table) -> ir.BooleanColumn:
+    """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
+    commitment resource id (``dashboard.retro.gap.commitment_mask`` says which exports have them)."""
+    candidate = ~gpu(usage) & usage.run_id.isnull() & holds(usage.cost.fill_null(0.0) != 0)
+    hit = (reserved(usage) | holds(usage.resource_id.lower().re_search(COMMITMENT_RESOURCE_PATTERN))
+           | holds(usage.charge_kind == "commitment"))
+    return ibis.ifelse(candidate, hit, False)  # the name test runs on the few candidate rows only
+
+
+def total(value: ir.NumericValue, where: ir.BooleanValue | None = None) -> ir.NumericScalar:
+    """Sum of ``value`` over the rows ``where`` holds, NULLs skipped (numpy's nansum; NULL for no rows)."""
+    return value.sum(where=where)
+
+
+def has_null(value: ir.Value, where: ir.BooleanValue | None = None) -> ir.BooleanScalar:
+    """Whether ``value`` is NULL on any row ``where`` holds (a pandas sum over them would be NaN)."""
+    return value.isnull().any(where=where)
+
+
+def number(value: object, missing: float = 0.0) -> float:
+    """A scalar result as a float: ``missing`` for NULL (an empty sum)."""
+    return missing if pd.isna(value) else float(value)
+
+
+def flag(value: object) -> bool:
+    """A boolean result: false for NULL (``any`` over no rows)."""
+    return False if pd.isna(value) else bool(value)

@@ -1,0 +1,86 @@
+"""Which engine runs the queries: ``connect`` turns a connection string (``PLANNER_ENGINE_URL``) into an Ibis backend.
+
+"duckdb" (the default) is DuckDB in memory and "duckdb:///path" a DuckDB file; "spark://host:port", "local[N]" and
+"local[*]" start (lazily, once per process) a PySpark session with that master; any other URL
+("bigquery://project/dataset", "snowflake://…", "trino://…") goes to ``ibis.connect`` unchanged. Only this module
+knows engines apart: the queries are the same Ibis expressions on every backend. ``execute`` runs one expression
+under a per-backend lock, since an embedded DuckDB connection must not be used by two threads at once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+from functools import cache
+
+import ibis
+import pandas as pd
+from ibis.backends import BaseBackend
+
+from dashboard import settings
+
+SPARK_CONFIG: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+_LOCKS: dict[int, threading.RLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def is_spark(url: str) -> bool:
+    """Whether ``url`` names a Spark master (spark://host:port, local[N], local[*])."""
+    return url.startswith(("spark://", "local["))
+
+
+def spark_session(master: str, work_dir: str | None = None):
+    """A PySpark session on ``master`` (the process's one session: Spark allows one per JVM), its warehouse and
+    Derby metastore under ``work_dir`` (a fresh temporary folder by default, never the working directory), and
+    its Python workers on this interpreter."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    work_dir = work_dir or tempfile.mkdtemp(prefix="planner-spark-")
+    builder = SparkSession.builder.master(master).appName("pretraining-planner")
+    places = {"spark.sql.warehouse.dir": f"{work_dir}/warehouse",
+              "spark.driver.extraJavaOptions": f"-Dderby.system.home={work_dir}/derby"}
+    for key, value in (SPARK_CONFIG | places).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def connect(url: str | None = None) -> BaseBackend:
+    """A new Ibis backend for ``url`` (``settings.engine_url`` validates it; None reads ``PLANNER_ENGINE_URL``)."""
+    url = settings.engine_url(url)
+    if is_spark(url):
+        return ibis.pyspark.connect(spark_session(url))
+    return ibis.connect("duckdb://" if url == settings.DEFAULT_ENGINE_URL else url)
+
+
+@cache
+def _shared(url: str) -> BaseBackend:
+    return connect(url)
+
+
+def default() -> BaseBackend:
+    """The process's backend for ``PLANNER_ENGINE_URL``, created on first use and shared by every session."""
+    return _shared(settings.engine_url())
+
+
+def lock(backend: BaseBackend) -> threading.RLock:
+    """The lock serialising ``backend``'s queries."""
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(id(backend), threading.RLock())
+
+
+def execute(expr: ibis.Expr) -> pd.DataFrame | pd.Series | object:
+    """Run ``expr`` on the backend its tables are bound to, one query at a time per backend."""
+    backend = ibis.get_backend(expr)
+    with lock(backend):
+        return backend.execute(expr)

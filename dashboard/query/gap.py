@@ -1,0 +1,64 @@
+"""Plan vs actual's actual side as queries: the sums ``dashboard.retro.gap`` splits into waterfall parts, and the
+GPU-hours per run or project that suggest the main run."""
+
+from __future__ import annotations
+
+import ibis.expr.types as ir
+import pandas as pd
+
+from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
+from dashboard.query.engine import execute
+
+HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
+                          "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
+                          "costless_gpu_hours", "gpu_usd", "host_usd", "commitment_usd")
+FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserved_gpu_priced")
+
+
+def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, object]:
+    """The GPU-hour, token and dollar sums of the actual side (``HOURS``, NULLs skipped, 0 for no rows) and the
+    flags ``FLAGS``: some cost is non-zero, some GPU row of a run has a state, reserved GPU rows exist, and one of
+    them has a non-zero cost. One query."""
+    is_gpu = gpu(usage)
+    has_run = usage.run_id.notnull()
+    is_failed = failed(usage, failed_states) & has_run
+    main = holds(usage.run_id.isin([str(run) for run in main_run_ids])) if main_run_ids else is_gpu & ~is_gpu
+    main_ok = is_gpu & main & ~is_failed
+    runs_with_gpu = usage.filter(is_gpu & has_run).run_id
+    host = ~is_gpu & holds(usage.run_id.isin(runs_with_gpu))
+    reserved_gpu = is_gpu & reserved(usage)
+    with_tokens = main_ok & usage.tokens.notnull()
+    row = execute(usage.aggregate(
+        gpu_hours=usage.gpu_hours.sum(where=is_gpu),
+        main_ok_gpu_hours=usage.gpu_hours.sum(where=main_ok),
+        main_gpu_hours=usage.gpu_hours.sum(where=is_gpu & main),
+        failed_gpu_hours=usage.gpu_hours.sum(where=is_gpu & is_failed),
+        experiment_gpu_hours=usage.gpu_hours.sum(where=is_gpu & has_run & ~main & ~is_failed),
+        unattributed_gpu_hours=usage.gpu_hours.sum(where=is_gpu & ~has_run),
+        token_gpu_hours=usage.gpu_hours.sum(where=with_tokens),
+        tokens=usage.tokens.sum(where=with_tokens),
+        costless_gpu_hours=usage.gpu_hours.sum(where=is_gpu & usage.cost.isnull()),
+        gpu_usd=usage.cost.sum(where=is_gpu),
+        host_usd=usage.cost.sum(where=host),
+        commitment_usd=usage.cost.sum(where=commitment(usage)),
+        cost_known=holds(usage.cost.fill_null(0.0) != 0).any(),
+        states_known=(is_gpu & has_run & usage.run_state.notnull()).any(),
+        reserved_gpu=reserved_gpu.any(),
+        reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
+    )).iloc[0]
+    return {name: number(row[name]) for name in HOURS} | {name: flag(row[name])
+                                                          for name in FLAGS}
+
+
+def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
+    """``key`` (run_id or project, as text) and ``gpu_hours`` of the GPU rows that belong to a run, sorted by key."""
+    rows = usage.filter(gpu(usage) & usage.run_id.notnull())
+    frame = execute(rows.group_by(key=rows[by].cast("string")).agg(gpu_hours=rows.gpu_hours.sum()))
+    frame = frame.loc[frame["key"].notna()]
+    return frame.sort_values("key", ignore_index=True)
+
+
+def run_ids_of(usage: ir.Table, by: str, key: str) -> list[str]:
+    """The run ids, sorted, of the GPU rows whose ``by`` is ``key``."""
+    rows = usage.filter(gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
+    return sorted(str(run) for run in execute(rows.select("run_id").distinct())["run_id"])

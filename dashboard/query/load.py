@@ -1,0 +1,80 @@
+"""How many GPUs ran at once, as queries: the hour-boundary events of each row's GPU load summed per UTC hour
+(a difference array the caller adds up over a few thousand hours), and the span of the reserved commitment.
+
+Each row's gpu_hours are spread evenly over its [period_start, period_end): from the hour after its first to the
+hour holding its end it adds its rate (GPUs) as a step that starts and stops, and its partial first and last hours
+directly; a row covering one hour only (or with no duration) adds its gpu_hours to that hour.
+"""
+
+from __future__ import annotations
+
+import ibis
+import ibis.expr.types as ir
+import numpy as np
+import pandas as pd
+
+from dashboard.query.columns import commitment, flag, gpu, reserved
+from dashboard.query.engine import execute
+from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
+
+
+def _events(usage: ir.Table) -> ir.Table:
+    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour, and
+    ``covered``, the last hour the row covers. A row covering one hour (most hourly lines) is one event; a longer
+    one is three: its rate from the hour after its first, that rate stopping at the hour holding its end, and
+    its partial first and last hours directly."""
+    timed = seconds(usage.select("period_start", "period_end", "gpu_hours"))
+    first = timed.start_s // SECONDS_PER_HOUR
+    last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
+    timed = timed.mutate(first=first, last=last, hours=timed.gpu_hours.fill_null(0.0), covered=ibis.greatest(
+        first, ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, last - 1, last)))
+    one = timed.filter(timed.covered == timed["first"])
+    many = timed.filter(timed.covered != timed["first"])
+    rate = many.hours / ((many.end_s - many.start_s) / SECONDS_PER_HOUR)
+    head_h = ((many["first"] + 1) * SECONDS_PER_HOUR - many.start_s) / SECONDS_PER_HOUR
+    tail_h = (many.end_s - many["last"] * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+    zero = ibis.literal(0.0)
+    return ibis.union(
+        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered),
+        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered),
+        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered),
+        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered),
+        distinct=False,
+    )
+
+
+def hourly_concurrency(usage: ir.Table) -> pd.Series:
+    """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
+    indexed by the hour's start and named "gpus"; empty for an empty table."""
+    events = _events(usage)
+    sums = execute(events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
+                                               covered=events.covered.max()))
+    if sums.empty:
+        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
+    position = sums["hour"].to_numpy(dtype=np.int64)
+    origin = int(position.min())  # every row's first hour is an event, and its other events come later
+    n_hours = int(sums["covered"].max()) - origin + 1
+    position = position - origin
+    size = n_hours + 1  # a row ending on the hour steps down just past the span
+    steps = np.bincount(position, weights=sums["step"].to_numpy(dtype=float), minlength=size)
+    direct = np.bincount(position, weights=sums["direct"].to_numpy(dtype=float), minlength=size)
+    gpus = (np.cumsum(steps) + direct)[:n_hours]
+    index = pd.to_datetime((origin + np.arange(n_hours)) * SECONDS_PER_HOUR, unit="s", utc=True).as_unit("ns")
+    return pd.Series(gpus, index=index.rename("hour"), name="gpus")
+
+
+def reserved_rows(usage: ir.Table) -> ir.Table:
+    """The reserved tier's GPU rows."""
+    return usage.filter(gpu(usage) & reserved(usage))
+
+
+def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The first period_start and last period_end of the reserved GPU rows and commitment lines; None without
+    reserved GPU rows."""
+    is_reserved = gpu(usage) & reserved(usage)
+    window = is_reserved | commitment(usage)
+    row = execute(usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
+                                  last=usage.period_end.max(where=window))).iloc[0]
+    if not flag(row["any_reserved"]):
+        return None
+    return as_utc(row["first"]), as_utc(row["last"])

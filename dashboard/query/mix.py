@@ -1,0 +1,32 @@
+"""Purchase mix as a query: GPU-hours and cost of the GPU rows (GPU-hours present and non-zero) by pricing label,
+whether the table carries prices, and the cost of the rows without GPU-hours."""
+
+from __future__ import annotations
+
+import ibis.expr.types as ir
+import numpy as np
+import pandas as pd
+
+from dashboard.query.columns import flag, label, nonzero_gpu, number
+from dashboard.query.engine import execute
+
+
+def tier_totals(usage: ir.Table) -> pd.DataFrame:
+    """One row per pricing label of the GPU rows: ``pricing``, ``gpu_hours`` and ``cost`` (NaN when a row has none)."""
+    gpu = usage.filter(nonzero_gpu(usage))
+    frame = execute(gpu.group_by(pricing=label(gpu, "pricing")).agg(
+        gpu_hours=gpu.gpu_hours.sum(), cost=gpu.cost.sum(), cost_null=gpu.cost.isnull().any()))
+    return pd.DataFrame({"pricing": frame["pricing"].astype("string"),
+                         "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float),
+                         "cost": frame["cost"].astype(float).where(~frame["cost_null"].astype(bool))
+                         .to_numpy(dtype=float)})
+
+
+def price_facts(usage: ir.Table) -> dict[str, object]:
+    """``has_prices`` (some currency present: Slurm and W&B exports carry none) and ``non_gpu_cost`` (cost of the
+    rows without GPU-hours; NaN when one of them has no cost)."""
+    other = ~nonzero_gpu(usage)
+    row = execute(usage.aggregate(priced=usage.currency.notnull().any(), cost=usage.cost.sum(where=other),
+                                  cost_null=usage.cost.isnull().any(where=other))).iloc[0]
+    return {"has_prices": flag(row["priced"]),
+            "non_gpu_cost": np.nan if flag(row["cost_null"]) else number(row["cost"])}

@@ -1,0 +1,161 @@
+"""The Retrospective's workspace controls: import a large local file into a dataset, choose a dataset by name and
+see its size and date range before any query, open it for the page, and download a view as a capped CSV.
+
+Datasets live in ``PLANNER_WORKSPACE_DIR`` (``dashboard.workspace``). Their metadata is a small JSON file, so
+the size line costs no query. A dataset of up to MEMORY_ROWS rows is read into the session's bounded store and
+analysed like an upload; a larger one is refused here with its size (the page reads it through the query layer).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Hashable
+from datetime import date
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import settings
+from dashboard.core.safe_csv import to_safe_csv
+from dashboard.ingest.schema import UnreadableFile
+from dashboard.retro.summary import summarize
+from dashboard.safe_text import markdown_text
+from dashboard.ui import upload_store
+from dashboard.ui.sources import Imported, LocalFile
+from dashboard.workspace import datasets
+from dashboard.workspace.datasets import DatasetError, Metadata
+from dashboard.workspace.imports import import_to_workspace
+
+NONE = "(none)"
+MEMORY_ROWS = 2_000_000  # datasets read into the session's store; larger ones go through the query layer
+CSV_CHUNK_ROWS = 100_000
+SPOOL_BYTES = 64 * 1024 * 1024  # a download is rendered in memory up to this size, then on disk
+
+
+def size_line(info: Metadata) -> str:
+    """Markdown: a dataset's rows, size on disk, date range and source file (from its metadata only)."""
+    start = info.start[:10] if info.start else "no dates"
+    end = f" to {info.end[:10]}" if info.end else ""
+    return (f"Workspace dataset **{markdown_text(info.name)}**: {info.rows:,} rows · {info.bytes / 1e9:.2f} GB "
+            f"(Parquet) · {start}{end} · from {markdown_text(info.source)} "
+            f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read)")
+
+
+def import_controls(local: LocalFile | None, key: str) -> None:
+    """A dataset name and an "Import to workspace" button for the local file ``local`` (streamed when large)."""
+    name = st.text_input("Dataset name for the workspace", key=f"{key}.name", placeholder="e.g. q2-2025_focus",
+                         help=f"Letters, digits, '.', '_' or '-'. Stored under {settings.workspace_dir()} "
+                              f"({settings.WORKSPACE_DIR}).").strip()
+    if not st.button("Import to workspace", key=f"{key}.import", disabled=local is None or not name,
+                     help="Reads the file in batches of rows, so an export larger than memory can be imported."):
+        return
+    with st.status(f"Importing {markdown_text(local.filename)} into {markdown_text(name)}…",
+                   expanded=True) as status:
+        bar = st.progress(0.0)
+
+        def show(fraction: float, stage: str) -> None:
+            bar.progress(min(max(fraction, 0.0), 1.0), text=markdown_text(stage))
+
+        try:
+            info = import_to_workspace(local.path, name, progress=show, replace=True)
+        except (DatasetError, UnreadableFile) as error:
+            status.update(label="Not imported", state="error")
+            st.error(markdown_text(str(error)))
+            return
+        except MemoryError:
+            status.update(label="Not imported", state="error")
+            st.error(f"{markdown_text(local.filename)} needs more memory than the server has free: it has blank "
+                     "lines or multi-line cells, which are read whole. Export it with one row per line.")
+            return
+        except OSError as error:
+            status.update(label="Not imported", state="error")
+            st.error(f"The workspace could not be written ({markdown_text(error.strerror or type(error).__name__)}).")
+            return
+        status.update(label=f"Imported {info.rows:,} rows into {markdown_text(name)}", state="complete")
+    st.session_state["retro.dataset"] = name
+
+
+def choose_dataset() -> Metadata | None:
+    """A workspace dataset chosen by name (bound to the URL), with its size line; None for none or a bad one."""
+    try:
+        names = datasets.names()
+    except OSError:
+        names = []
+    chosen = st.session_state.get("retro.dataset")
+    if chosen and chosen != NONE and chosen not in names:
+        del st.session_state["retro.dataset"]
+    name = st.selectbox("Workspace dataset (replaces the choices above)", [NONE, *names], key="retro.dataset",
+                        bind="query-params", help="Datasets imported with “Import to workspace” or "
+                        f"`python -m dashboard workspace import`, kept in {settings.workspace_dir()}.")
+    if name == NONE:
+        return None
+    try:
+        return datasets.metadata(name)
+    except DatasetError as error:
+        st.error(markdown_text(str(error)))
+        return None
+
+
+def dataset_key(info: Metadata) -> Hashable:
+    """What names a dataset's contents: its name and when it was imported."""
+    return ("workspace", info.name, info.imported_at)
+
+
+def open_dataset(state_key: str, info: Metadata) -> Imported | None:
+    """The dataset as the page's import (held in the session's bounded store); None after a message."""
+    key = dataset_key(info)
+    held = upload_store.get(state_key, key)
+    if held is not None:
+        return held
+    if info.rows > MEMORY_ROWS:
+        st.warning(f"{markdown_text(info.name)} holds {info.rows:,} rows, more than the {MEMORY_ROWS:,} this page "
+                   "reads into memory. Query it with the command line (`python -m dashboard workspace export`) or a "
+                   "narrower import.")
+        return None
+    try:
+        with st.spinner(f"Opening {markdown_text(info.name)} ({info.rows:,} rows)…", show_time=True):
+            usage = datasets.read_frame(info.name, MEMORY_ROWS)
+            report = datasets.report(info.name)
+    except (DatasetError, OSError, ValueError) as error:
+        st.error(markdown_text(f"The dataset {info.name} cannot be opened: {error}"))
+        return None
+    imported = Imported(key, info.name, usage, summarize(usage, report), report.rejected)
+    try:
+        upload_store.put(state_key, key, imported,
+                         upload_store.table_bytes(usage) + upload_store.table_bytes(report.rejected))
+    except upload_store.TooLarge as error:
+        st.error(markdown_text(str(error)))
+        return None
+    return imported
+
+
+def _csv_file(frame: pd.DataFrame, rows: int) -> Callable[[], object]:
+    """A deferred download: the first ``rows`` rows of ``frame`` rendered in chunks into a spooled file."""
+    render = upload_store.csv_download(frame, lambda held: held)
+
+    def data():
+        held = render()
+        if isinstance(held, str):
+            return held  # the store released the table
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - Streamlit reads it
+        for start in range(0, min(rows, len(held)), CSV_CHUNK_ROWS):
+            chunk = to_safe_csv(held.iloc[start:min(start + CSV_CHUNK_ROWS, rows)])
+            spool.write(chunk if start == 0 else chunk.split(b"\n", 1)[1])
+        spool.seek(0)
+        return spool
+
+    return data
+
+
+def download_button(frame: pd.DataFrame, name_hint: str = "retrospective") -> None:
+    """The "Download this view (CSV)" button, capped at ``PLANNER_DOWNLOAD_MAX_ROWS`` rows with a message."""
+    cap = settings.limit(settings.DOWNLOAD_MAX_ROWS)
+    rows = len(frame)
+    st.download_button("Download this view (CSV)", data=_csv_file(frame, cap),
+                       file_name=f"{name_hint}_{date.today():%Y%m%d}.csv", mime="text/csv",
+                       help="The filtered rows, written in chunks when you press; cells starting with =, +, - or @ "
+                       "are escaped for spreadsheets.")
+    if rows > cap:
+        st.caption(f"This view has {rows:,} rows; the download holds the first {cap:,} ({settings.DOWNLOAD_MAX_ROWS}). "
+                   "For every row, run `python -m dashboard workspace export` on the server, or ask its operator to "
+                   f"raise {settings.DOWNLOAD_MAX_ROWS}.")

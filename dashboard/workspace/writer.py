@@ -1,0 +1,86 @@
+"""Canonical usage rows written as a Parquet dataset partitioned by month (``month=YYYY-MM/part-N.parquet``).
+
+One Parquet writer is open per month, so a batch that spans two months adds a row group to each and a file
+of any length makes few files. Times are stored in microseconds (UTC), which every engine reads (Spark does
+not read nanosecond Parquet timestamps); the export's times are whole seconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from dashboard.ingest.schema import CANONICAL_COLUMNS
+
+PARTITION = "month"
+NO_MONTH = "none"  # rows without a start time
+MAX_OPEN_WRITERS = 48
+_ARROW_TYPES = {"datetime64[ns, UTC]": pa.timestamp("us", tz="UTC"), "float64": pa.float64(), "string": pa.string(),
+                "int64": pa.int64()}
+SCHEMA = pa.schema([(name, _ARROW_TYPES[dtype]) for name, dtype in CANONICAL_COLUMNS.items()])
+
+
+def to_arrow(usage: pd.DataFrame) -> pa.Table:
+    """A canonical usage frame as an Arrow table of ``SCHEMA``."""
+    table = pa.Table.from_pandas(usage[list(CANONICAL_COLUMNS)], preserve_index=False)
+    return table.cast(SCHEMA, safe=False)
+
+
+def to_frame(table: pa.Table) -> pd.DataFrame:
+    """Rows read back from the dataset as a canonical usage frame (the dtypes of ``CANONICAL_COLUMNS``)."""
+    table = table.select(list(CANONICAL_COLUMNS))
+    frame = table.to_pandas(types_mapper={pa.string(): pd.StringDtype(), pa.large_string(): pd.StringDtype()}.get)
+    return frame.astype(CANONICAL_COLUMNS)
+
+
+class MonthWriter:
+    """Writes batches of canonical rows under ``folder``, one open file per month; ``close`` when done."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.rows = 0
+        self.start: pd.Timestamp | None = None
+        self.end: pd.Timestamp | None = None
+        self._open: dict[str, pq.ParquetWriter] = {}
+        self._parts: dict[str, int] = {}
+
+    def _writer(self, month: str) -> pq.ParquetWriter:
+        if month not in self._open:
+            if len(self._open) >= MAX_OPEN_WRITERS:
+                oldest = next(iter(self._open))
+                self._open.pop(oldest).close()
+            part = self._parts.get(month, 0)
+            self._parts[month] = part + 1
+            folder = self.folder / f"{PARTITION}={month}"
+            folder.mkdir(parents=True, exist_ok=True)
+            self._open[month] = pq.ParquetWriter(folder / f"part-{part}.parquet", SCHEMA, compression="zstd",
+                                                compression_level=1)
+        return self._open[month]
+
+    def write(self, usage: pd.DataFrame) -> None:
+        """Add ``usage`` (canonical rows) to the month partitions of its rows' start times."""
+        if not len(usage):
+            return
+        table = to_arrow(usage)
+        starts = usage["period_start"]
+        months = starts.dt.year.to_numpy(dtype=float, na_value=np.nan) * 12 + starts.dt.month.to_numpy(
+            dtype=float, na_value=np.nan) - 1  # months since year 0, NaN without a start
+        for month in np.unique(months):  # NaN sorts last
+            rows = np.isnan(months) if np.isnan(month) else months == month
+            name = NO_MONTH if np.isnan(month) else f"{int(month) // 12:04d}-{int(month) % 12 + 1:02d}"
+            self._writer(name).write_table(table if rows.all() else table.filter(pa.array(rows)))
+        self.rows += len(usage)
+        for column, pick, attr in (("period_start", min, "start"), ("period_end", max, "end")):
+            value = getattr(usage[column], pick.__name__)()
+            if pd.notna(value):
+                seen = getattr(self, attr)
+                setattr(self, attr, value if seen is None else pick(seen, value))
+
+    def close(self) -> None:
+        for writer in self._open.values():
+            writer.close()
+        self._open.clear()

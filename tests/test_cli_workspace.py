@@ -1,0 +1,60 @@
+"""`python -m dashboard workspace import|list|export`: datasets from a terminal, exit 2 with one line on bad input."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard import settings
+from dashboard.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "samples"
+FOCUS = SAMPLES / "focus_sample.csv"
+
+
+@pytest.fixture(autouse=True)
+def workspace(tmp_path, monkeypatch):
+    monkeypatch.setenv(settings.WORKSPACE_DIR, str(tmp_path / "workspace"))
+    return tmp_path / "workspace"
+
+
+def _hand_rows(team: str, first_day: str) -> int:
+    """Rows of the FOCUS sample tagged ``team`` whose ChargePeriodStart is on or after ``first_day`` (UTC)."""
+    raw = pd.read_csv(FOCUS, dtype=str, keep_default_na=False)
+    teams = raw["Tags"].map(lambda cell: json.loads(cell).get("team") if cell else None)
+    starts = pd.to_datetime(raw["ChargePeriodStart"], utc=True)
+    return int(((teams == team) & (starts >= pd.Timestamp(first_day, tz="UTC"))).sum())
+
+
+def test_import_list_and_export(capsys, tmp_path):
+    assert main(["workspace", "import", str(FOCUS), "q2"]) == 0
+    imported = json.loads(capsys.readouterr().out)
+    assert (imported["rows"], imported["rows_read"], imported["format"]) == (242, 242, "focus")
+    assert main(["workspace", "list"]) == 0
+    assert capsys.readouterr().out.startswith("q2: 242 rows")
+    out = tmp_path / "view.csv"
+    assert main(["workspace", "export", "q2", str(out), "--team", "llm-pretrain", "--start", "2025-05-01"]) == 0
+    written = pd.read_csv(out)
+    assert len(written) == _hand_rows("llm-pretrain", "2025-05-01") > 0
+    assert set(written["team"]) == {"llm-pretrain"}
+    assert main(["workspace", "export", "q2", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 242
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["workspace", "import", str(FOCUS), "../up"], "is not a dataset name"),
+    (["workspace", "import", str(SAMPLES / "missing.csv"), "m"], "missing.csv does not exist"),
+    (["workspace", "export", "nope", "out.csv"], "There is no dataset nope"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1
+
+
+def test_a_taken_name_needs_replace(capsys):
+    assert main(["workspace", "import", str(FOCUS), "q"]) == 0
+    assert main(["workspace", "import", str(FOCUS), "q"]) == 2
+    assert "already has a dataset q" in capsys.readouterr().err
+    assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "q", "--replace"]) == 0
