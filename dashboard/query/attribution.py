@@ -6,11 +6,12 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.query.columns import label
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 
 LEVELS: tuple[str, ...] = ("team", "project", "run_id")
 
 
+@query
 def attribution_cells(usage: ir.Table) -> pd.DataFrame:
     """One row per labelled (team, project, run_id) with its ``gpu_hours`` and ``cost`` (NaN when a row of the
     cell has none, as a pandas sum over it would be); unordered."""

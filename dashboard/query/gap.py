@@ -7,7 +7,7 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
                           "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
@@ -15,6 +15,7 @@ HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "f
 FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserved_gpu_priced")
 
 
+@query
 def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, object]:
     """The GPU-hour, token and dollar sums of the actual side (``HOURS``, NULLs skipped, 0 for no rows) and the
     flags ``FLAGS``: some cost is non-zero, some GPU row of a run has a state, reserved GPU rows exist, and one of
@@ -50,6 +51,7 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
                                                           for name in FLAGS}
 
 
+@query
 def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
     """``key`` (run_id or project, as text) and ``gpu_hours`` of the GPU rows that belong to a run, sorted by key."""
     rows = usage.filter(gpu(usage) & usage.run_id.notnull())
@@ -58,6 +60,7 @@ def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
     return frame.sort_values("key", ignore_index=True)
 
 
+@query
 def run_ids_of(usage: ir.Table, by: str, key: str) -> list[str]:
     """The run ids, sorted, of the GPU rows whose ``by`` is ``key``."""
     rows = usage.filter(gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import commitment, flag, gpu, reserved
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 
 
@@ -43,6 +43,7 @@ def _events(usage: ir.Table) -> ir.Table:
     )
 
 
+@query
 def hourly_concurrency(usage: ir.Table) -> pd.Series:
     """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
     indexed by the hour's start and named "gpus"; empty for an empty table."""
@@ -68,6 +69,7 @@ def reserved_rows(usage: ir.Table) -> ir.Table:
     return usage.filter(gpu(usage) & reserved(usage))
 
 
+@query
 def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     """The first period_start and last period_end of the reserved GPU rows and commitment lines; None without
     reserved GPU rows."""

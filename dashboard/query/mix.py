@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import flag, label, nonzero_gpu, number
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 
 
+@query
 def tier_totals(usage: ir.Table) -> pd.DataFrame:
     """One row per pricing label of the GPU rows: ``pricing``, ``gpu_hours`` and ``cost`` (NaN when a row has none)."""
     gpu = usage.filter(nonzero_gpu(usage))
@@ -22,6 +23,7 @@ def tier_totals(usage: ir.Table) -> pd.DataFrame:
                          .to_numpy(dtype=float)})
 
 
+@query
 def price_facts(usage: ir.Table) -> dict[str, object]:
     """``has_prices`` (some currency present: Slurm and W&B exports carry none) and ``non_gpu_cost`` (cost of the
     rows without GPU-hours; NaN when one of them has no cost)."""

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import label, number
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 from dashboard.query.periods import SECONDS_PER_DAY, as_utc, day_pieces, week_start
 
 METRICS: tuple[str, ...] = ("gpu_hours", "cost")
@@ -31,6 +31,7 @@ def _with_nan(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+@query
 def spend_over_time(usage: ir.Table, freq: str, by: str) -> pd.DataFrame:
     """Columns ``period`` (UTC midnight of the day or Monday), ``group`` (labelled), ``gpu_hours`` and ``cost``, one
     row per period and group any row touches, sorted by period then group."""
@@ -44,6 +45,7 @@ def spend_over_time(usage: ir.Table, freq: str, by: str) -> pd.DataFrame:
     return frame.sort_values(["period", "group"], ignore_index=True)
 
 
+@query
 def daily_total(usage: ir.Table, metric: str) -> pd.Series:
     """``metric`` per UTC day from the first to the last day any row touches (0 where nothing ran), indexed by
     midnight-UTC timestamps named "day"."""
@@ -59,6 +61,7 @@ def daily_total(usage: ir.Table, metric: str) -> pd.Series:
     return pd.Series(values, index=days_to_timestamps(np.arange(first, first + len(values))).rename("day"), name=metric)
 
 
+@query
 def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
     """The last instant the data cover: the latest period_start, or the latest period_end less 1 ns if later;
     None for an empty table."""
@@ -71,6 +74,7 @@ def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
     return max(start, as_utc(row["end"]) - pd.Timedelta(1, "ns"))
 
 
+@query
 def totals(usage: ir.Table) -> dict[str, float]:
     """Rows, GPU-hours and cost of the whole table (NULLs skipped)."""
     row = execute(usage.aggregate(rows=usage.count(), gpu_hours=usage.gpu_hours.sum(), cost=usage.cost.sum())).iloc[0]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import flag, holds, nonzero_gpu, number
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 
 SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens",
                          "token_cost")
@@ -18,6 +18,7 @@ def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
     return nonzero_gpu(usage) & holds(usage.tokens.fill_null(0.0) > 0)
 
 
+@query
 def unit_sums(usage: ir.Table) -> dict[str, object]:
     """GPU rows' ``gpu_hours``, ``priced_gpu_hours`` and ``gpu_cost`` (cost known), the rows with tokens'
     ``tokens``, ``token_gpu_hours``, ``priced_tokens`` and ``token_cost`` (0 when no row qualifies), and
@@ -39,6 +40,7 @@ def unit_sums(usage: ir.Table) -> dict[str, object]:
         "non_gpu_cost": np.nan if flag(row["non_gpu_null"]) else number(row["non_gpu_cost"])}
 
 
+@query
 def token_hours_by_gpu_type(usage: ir.Table) -> pd.DataFrame:
     """``gpu_type`` (NA kept) and ``gpu_hours`` of the GPU rows with tokens."""
     rows = usage.filter(_with_tokens(usage))

@@ -11,7 +11,7 @@ import pandas as pd
 
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query.columns import NA_LABELS, label
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 from dashboard.query.periods import as_utc
 
 ONE_DAY = pd.Timedelta(days=1)
@@ -63,6 +63,7 @@ def _day(stamp: object) -> date | None:
     return None if pd.isna(stamp) else as_utc(stamp).date()
 
 
+@query
 def filter_options(usage: ir.Table) -> dict:
     """``{"teams", "projects", "pricing", "start", "end"}``: the distinct labels (teams and projects sorted with
     "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)") and the first and last UTC day

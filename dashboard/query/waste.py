@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
-from dashboard.query.engine import execute
+from dashboard.query.compiled import execute, query
 from dashboard.query.periods import as_utc
 
 
@@ -24,6 +24,7 @@ def cost_known(usage: ir.Table) -> ir.BooleanScalar:
     return holds(usage.cost.fill_null(0.0) != 0).any()
 
 
+@query
 def has_cost(usage: ir.Table) -> bool:
     return flag(execute(cost_known(usage)))
 
@@ -45,6 +46,7 @@ def _scalars(usage: ir.Table, **values: ir.Scalar) -> dict[str, object]:
     return execute(usage.aggregate(**values)).iloc[0].to_dict()
 
 
+@query
 def failed_runs(usage: ir.Table) -> dict[str, object]:
     """``known`` (any state known), ``known_h``, ``failed_h`` and ``gpu_h`` (all GPU rows), ``cost_known`` and
     ``failed_cost``."""
@@ -56,6 +58,7 @@ def failed_runs(usage: ir.Table) -> dict[str, object]:
     return {name: flag(row[name]) if name in ("known", "cost_known") else number(row[name]) for name in row}
 
 
+@query
 def failed_by_state(usage: ir.Table) -> pd.DataFrame:
     """``run_state`` and ``gpu_hours`` of the failed rows with a known state, largest first."""
     where = usage.filter(states_known(usage) & failed(usage, FAILED_STATES))
@@ -63,10 +66,12 @@ def failed_by_state(usage: ir.Table) -> pd.DataFrame:
     return frame.sort_values("gpu_hours", ascending=False, ignore_index=True)
 
 
+@query
 def failed_rows(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, states_known(usage) & failed(usage, FAILED_STATES))
 
 
+@query
 def successful_runs(usage: ir.Table) -> dict[str, object]:
     """``known``, ``cost_known``, and the cost and GPU-hours of the COMPLETED rows (``part_*``), of the rows with a
     known state (``whole_*``) and of the whole table (``total_cost``)."""
@@ -79,6 +84,7 @@ def successful_runs(usage: ir.Table) -> dict[str, object]:
     return {name: flag(row[name]) if name in ("known", "cost_known") else number(row[name]) for name in row}
 
 
+@query
 def completed_rows(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, states_known(usage) & holds(usage.run_state == "COMPLETED"))
 
@@ -87,6 +93,7 @@ def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
     return reserved(usage) & gpu(usage) & usage.run_id.isnull()
 
 
+@query
 def idle_capacity(usage: ir.Table) -> dict[str, object]:
     """Whether commitment lines or reserved GPU rows exist, whether the commitment cost is unused capacity (not an
     actual-cost view), the commitment lines' count, cost and first and last day, and the reserved GPU rows with no
@@ -110,10 +117,12 @@ def idle_capacity(usage: ir.Table) -> dict[str, object]:
     return facts
 
 
+@query
 def commitment_rows(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, commitment(usage))
 
 
+@query
 def idle_rows(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, commitment(usage) | _untagged_reserved(usage))
 
@@ -123,6 +132,7 @@ def _jobs(usage: ir.Table) -> ir.BooleanColumn:
     return states_known(usage) & usage.run_id.notnull() & holds(usage.period_end > usage.period_start)
 
 
+@query
 def job_facts(usage: ir.Table) -> dict[str, bool]:
     """``jobs`` (any run row with a state and a duration) and ``repeated`` (a run id on more than one of them)."""
     jobs = usage.filter(_jobs(usage))
@@ -131,6 +141,7 @@ def job_facts(usage: ir.Table) -> dict[str, bool]:
     return {"jobs": count > 0, "repeated": count > int(number(row["ids"]))}
 
 
+@query
 def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
     """The jobs not in a failed state (the rows the duplicate-run rule compares), in source order."""
     return rows(usage, _jobs(usage) & ~failed(usage, FAILED_STATES))
@@ -143,6 +154,7 @@ def _storage(usage: ir.Table) -> ir.Table:
     return lines.mutate(name=ibis.coalesce(lines.resource_id, lines.team.concat(" / ", lines.project)))
 
 
+@query
 def storage_by_month(usage: ir.Table) -> pd.DataFrame:
     """``name``, ``month`` (a monthly pandas Period, UTC) and ``cost`` of every storage line, sorted."""
     lines = _storage(usage)
@@ -153,6 +165,7 @@ def storage_by_month(usage: ir.Table) -> pd.DataFrame:
     return frame.sort_values(["name", "month"], ignore_index=True)
 
 
+@query
 def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFrame:
     """The storage lines (of ``names`` only, when given), without their name column."""
     lines = _storage(usage)
@@ -161,6 +174,7 @@ def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFram
     return _utc_times(execute(lines.drop("name").order_by("source_row")))
 
 
+@query
 def untagged_spend(usage: ir.Table) -> dict[str, object]:
     """``cost_known``, the cost and count of rows with no team, project or run and a non-zero cost, and all cost."""
     where = _untagged_costed(usage)
@@ -175,5 +189,6 @@ def _untagged_costed(usage: ir.Table) -> ir.BooleanColumn:
             & holds(usage.cost.fill_null(0.0) != 0))
 
 
+@query
 def untagged_rows(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, _untagged_costed(usage))
