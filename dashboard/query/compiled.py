@@ -18,7 +18,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, wraps
+from functools import cache, lru_cache, wraps
 from typing import ParamSpec, TypeVar
 
 import ibis
@@ -123,3 +123,9 @@ def execute(expr: ir.Expr) -> pd.DataFrame | pd.Series | object:
     backend = source.backend
     text = _sql(backend, expr).replace(_quoted_stand_in(backend.compiler.dialect), f"({source.sql})")
     return _result(expr, engine.fetch_sql(backend, text))
+
+
+def built(builder: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``builder`` (a function of the stand-in and hashable arguments that returns an expression) built once per
+    arguments: an Ibis expression takes as long to build as to compile."""
+    return lru_cache(maxsize=COMPILED_QUERIES)(builder)

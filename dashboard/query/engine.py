@@ -93,5 +93,5 @@ def fetch_sql(backend: BaseBackend, sql: str) -> pa.Table:
     connection, elsewhere through ``backend.sql``."""
     with lock(backend):
         if backend.name == "duckdb":
-            return backend.con.sql(sql).fetch_arrow_table()
+            return backend.con.sql(sql).to_arrow_table()
         return backend.sql(sql).to_pyarrow()

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import commitment, flag, gpu, reserved
-from dashboard.query.compiled import execute, query
+from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 
 
@@ -43,13 +43,18 @@ def _events(usage: ir.Table) -> ir.Table:
     )
 
 
+@built
+def _hourly_expr(usage: ir.Table) -> ir.Table:
+    events = _events(usage)
+    return events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
+                                       covered=events.covered.max())
+
+
 @query
 def hourly_concurrency(usage: ir.Table) -> pd.Series:
     """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
     indexed by the hour's start and named "gpus"; empty for an empty table."""
-    events = _events(usage)
-    sums = execute(events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
-                                               covered=events.covered.max()))
+    sums = execute(_hourly_expr(usage))
     if sums.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
     position = sums["hour"].to_numpy(dtype=np.int64)
@@ -69,14 +74,19 @@ def reserved_rows(usage: ir.Table) -> ir.Table:
     return usage.filter(gpu(usage) & reserved(usage))
 
 
+@built
+def _span_expr(usage: ir.Table) -> ir.Table:
+    is_reserved = gpu(usage) & reserved(usage)
+    window = is_reserved | commitment(usage)
+    return usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
+                           last=usage.period_end.max(where=window))
+
+
 @query
 def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     """The first period_start and last period_end of the reserved GPU rows and commitment lines; None without
     reserved GPU rows."""
-    is_reserved = gpu(usage) & reserved(usage)
-    window = is_reserved | commitment(usage)
-    row = execute(usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
-                                  last=usage.period_end.max(where=window))).iloc[0]
+    row = execute(_span_expr(usage)).iloc[0]
     if not flag(row["any_reserved"]):
         return None
     return as_utc(row["first"]), as_utc(row["last"])
