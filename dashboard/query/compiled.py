@@ -1,7 +1,9 @@
 """Queries compiled once per shape: a figure function decorated with ``query`` builds its expressions over a
 stand-in table of the usage table's schema, ``execute`` compiles each one to SQL once (kept by expression, so the
 next upload, filter or rerun with the same arguments reuses it) and runs it with the stand-in replaced by the
-actual table or filtered view (its own SQL, compiled once per view).
+actual table or filtered view (its own SQL, compiled once per view). A small result over a pandas frame's view (whose
+rows never change) is kept while the view lives, so a figure asked for twice (the purchase mix's tiers by its chart
+and by the cost at another mix, the unit sums by the tiles and the Unit costs tab) runs once.
 
 Compiling an Ibis expression costs 5–30 ms, about half of each tab's time on a few hundred rows; the SQL text of a
 query over the stand-in names no data, so the cache is bounded by count alone. Results come back as Arrow and are
@@ -22,16 +24,19 @@ from functools import cache, lru_cache, wraps
 from typing import ParamSpec, TypeVar
 
 import ibis
+import ibis.expr.operations as ops
 import ibis.expr.types as ir
 import pandas as pd
 import pyarrow as pa
 import sqlglot as sg
 from ibis.backends import BaseBackend
 
-from dashboard.query import engine
+from dashboard.query import engine, tables
 
 STAND_IN = f"planner_usage_{uuid.uuid4().hex[:8]}"
 COMPILED_QUERIES = 512  # distinct (engine, expression) shapes kept
+KEPT_RESULT_ROWS = 10_000  # results up to this many rows are kept per frame view
+KEPT_RESULTS = 64  # results kept per frame view
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -40,10 +45,12 @@ _R = TypeVar("_R")
 class _Source:
     backend: BaseBackend
     sql: str  # the usage table's own SELECT
+    results: OrderedDict | None  # kept results by SQL, when the rows behind the table never change
 
 
 _SOURCE: contextvars.ContextVar[_Source | None] = contextvars.ContextVar("planner_query_source", default=None)
 _SOURCE_SQL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_RESULTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _COMPILED: OrderedDict[tuple, str] = OrderedDict()
 _GUARD = threading.Lock()
 
@@ -54,17 +61,22 @@ def _stand_in(schema: ibis.Schema) -> ir.Table:
 
 
 def _source(usage: ir.Table) -> _Source:
-    """``usage``'s backend and SELECT (compiled once per table or view expression, kept while it lives)."""
+    """``usage``'s backend, SELECT (compiled once per table or view expression, kept while it lives) and kept
+    results (for tables over pandas frames only: another table's rows may change between queries)."""
     backend = ibis.get_backend(usage)
     op = usage.op()
     with _GUARD:
         sql = _SOURCE_SQL.get(op)
+        results = _RESULTS.get(op)
     if sql is None:
         with engine.lock(backend):
             sql = str(backend.compile(usage))
+        fixed = all(table.name in tables.FRAME_VIEWS for table in op.find(ops.DatabaseTable))
         with _GUARD:
             _SOURCE_SQL[op] = sql
-    return _Source(backend, sql)
+            if fixed:
+                results = _RESULTS.setdefault(op, OrderedDict())
+    return _Source(backend, sql, results)
 
 
 def query(function: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -122,7 +134,23 @@ def execute(expr: ir.Expr) -> pd.DataFrame | pd.Series | object:
         return engine.execute(expr)
     backend = source.backend
     text = _sql(backend, expr).replace(_quoted_stand_in(backend.compiler.dialect), f"({source.sql})")
-    return _result(expr, engine.fetch_sql(backend, text))
+    return _result(expr, _fetch(source, text))
+
+
+def _fetch(source: _Source, text: str) -> pa.Table:
+    """The Arrow result of ``text``, kept by the source when small and its rows never change."""
+    if source.results is None:
+        return engine.fetch_sql(source.backend, text)
+    with _GUARD:
+        table = source.results.get(text)
+    if table is None:
+        table = engine.fetch_sql(source.backend, text)
+        if table.num_rows <= KEPT_RESULT_ROWS:
+            with _GUARD:
+                source.results[text] = table
+                while len(source.results) > KEPT_RESULTS:
+                    source.results.popitem(last=False)
+    return table
 
 
 def built(builder: Callable[_P, _R]) -> Callable[_P, _R]:

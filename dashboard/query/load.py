@@ -17,6 +17,8 @@ from dashboard.query.columns import commitment, flag, gpu, reserved
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
 
+ONE_SECOND = ibis.interval(seconds=1)
+
 
 def _events(usage: ir.Table) -> ir.Table:
     """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour, and
@@ -78,14 +80,16 @@ def reserved_rows(usage: ir.Table) -> ir.Table:
 def _span_expr(usage: ir.Table) -> ir.Table:
     is_reserved = gpu(usage) & reserved(usage)
     window = is_reserved | commitment(usage)
+    ends = ibis.greatest(ibis.coalesce(usage.period_end, usage.period_start), usage.period_start + ONE_SECOND)
     return usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
-                           last=usage.period_end.max(where=window))
+                           last=ends.max(where=window))
 
 
 @query
 def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    """The first period_start and last period_end of the reserved GPU rows and commitment lines; None without
-    reserved GPU rows."""
+    """The first period_start and last period_end of the reserved GPU rows and commitment lines (a row with no
+    duration, its period_end missing or not after its start, ends a second after it starts: it covers its start
+    hour); None without reserved GPU rows."""
     row = execute(_span_expr(usage)).iloc[0]
     if not flag(row["any_reserved"]):
         return None
