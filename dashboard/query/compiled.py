@@ -28,7 +28,6 @@ import ibis.expr.operations as ops
 import ibis.expr.types as ir
 import pandas as pd
 import pyarrow as pa
-import sqlglot as sg
 from ibis.backends import BaseBackend
 
 from dashboard.query import engine, tables
@@ -113,8 +112,11 @@ def _sql(backend: BaseBackend, expr: ir.Expr) -> str:
 
 
 @cache
-def _quoted_stand_in(dialect: type) -> str:
-    return sg.to_identifier(STAND_IN, quoted=True).sql(dialect)
+def _quoted_stand_in(backend: BaseBackend) -> str:
+    """The stand-in's name as the engine's SQL quotes it."""
+    sql = str(backend.compile(ibis.table({"x": "int64"}, name=STAND_IN)))
+    at = sql.index(STAND_IN)
+    return sql[at - 1: at + len(STAND_IN) + 1]
 
 
 def _result(expr: ir.Expr, table: pa.Table) -> pd.DataFrame | pd.Series | object:
@@ -133,7 +135,7 @@ def execute(expr: ir.Expr) -> pd.DataFrame | pd.Series | object:
     if source is None:
         return engine.execute(expr)
     backend = source.backend
-    text = _sql(backend, expr).replace(_quoted_stand_in(backend.compiler.dialect), f"({source.sql})")
+    text = _sql(backend, expr).replace(_quoted_stand_in(backend), f"({source.sql})")
     return _result(expr, _fetch(source, text))
 
 
