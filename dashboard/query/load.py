@@ -21,11 +21,11 @@ ONE_SECOND = ibis.interval(seconds=1)
 
 
 def _events(usage: ir.Table) -> ir.Table:
-    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour, and
-    ``covered``, the last hour the row covers. A row covering one hour (most hourly lines) is one event; a longer
-    one is three: its rate from the hour after its first, that rate stopping at the hour holding its end, and
-    its partial first and last hours directly."""
-    timed = seconds(usage.select("period_start", "period_end", "gpu_hours"))
+    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
+    ``covered``, the last hour the row covers, and whether the row is a ``reserved`` GPU row. A row covering one
+    hour (most hourly lines) is one event; a longer one is three: its rate from the hour after its first, that
+    rate stopping at the hour holding its end, and its partial first and last hours directly."""
+    timed = seconds(usage.select("period_start", "period_end", "gpu_hours", reserved=gpu(usage) & reserved(usage)))
     first = timed.start_s // SECONDS_PER_HOUR
     last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
     timed = timed.mutate(first=first, last=last, hours=timed.gpu_hours.fill_null(0.0), covered=ibis.greatest(
@@ -37,10 +37,12 @@ def _events(usage: ir.Table) -> ir.Table:
     tail_h = (many.end_s - many["last"] * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
     zero = ibis.literal(0.0)
     return ibis.union(
-        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered),
-        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered),
-        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered),
-        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered),
+        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered, reserved=one.reserved),
+        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered, reserved=many.reserved),
+        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered,
+                    reserved=many.reserved),
+        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered,
+                    reserved=many.reserved),
         distinct=False,
     )
 
@@ -49,14 +51,27 @@ def _events(usage: ir.Table) -> ir.Table:
 def _hourly_expr(usage: ir.Table) -> ir.Table:
     events = _events(usage)
     return events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
-                                       covered=events.covered.max())
+                                       covered=events.covered.max(),
+                                       reserved_step=events.step.sum(where=events.reserved),
+                                       reserved_direct=events.direct.sum(where=events.reserved))
 
 
 @query
 def hourly_concurrency(usage: ir.Table) -> pd.Series:
     """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
     indexed by the hour's start and named "gpus"; empty for an empty table."""
-    sums = execute(_hourly_expr(usage))
+    return _series(execute(_hourly_expr(usage)), "step", "direct")
+
+
+@query
+def reserved_concurrency(usage: ir.Table) -> pd.Series:
+    """``hourly_concurrency`` of the reserved tier's GPU rows (``reserved_rows``), over the hours of all rows: the
+    same query as ``hourly_concurrency``'s, so the Load profile's two series cost one pass over the table."""
+    return _series(execute(_hourly_expr(usage)), "reserved_step", "reserved_direct")
+
+
+def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
+    """The hourly GPUs from the per-hour ``step`` and ``direct`` sums (NULL: none)."""
     if sums.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
     position = sums["hour"].to_numpy(dtype=np.int64)
@@ -64,9 +79,9 @@ def hourly_concurrency(usage: ir.Table) -> pd.Series:
     n_hours = int(sums["covered"].max()) - origin + 1
     position = position - origin
     size = n_hours + 1  # a row ending on the hour steps down just past the span
-    steps = np.bincount(position, weights=sums["step"].to_numpy(dtype=float), minlength=size)
-    direct = np.bincount(position, weights=sums["direct"].to_numpy(dtype=float), minlength=size)
-    gpus = (np.cumsum(steps) + direct)[:n_hours]
+    steps = np.bincount(position, weights=sums[step].fillna(0.0).to_numpy(dtype=float), minlength=size)
+    directs = np.bincount(position, weights=sums[direct].fillna(0.0).to_numpy(dtype=float), minlength=size)
+    gpus = (np.cumsum(steps) + directs)[:n_hours]
     index = pd.to_datetime((origin + np.arange(n_hours)) * SECONDS_PER_HOUR, unit="s", utc=True).as_unit("ns")
     return pd.Series(gpus, index=index.rename("hour"), name="gpus")
 
