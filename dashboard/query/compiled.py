@@ -1,7 +1,8 @@
-"""Queries compiled once per shape: a figure function decorated with ``query`` builds its expressions over a
-stand-in table of the usage table's schema, ``execute`` compiles each one to SQL once (kept by expression, so the
-next upload, filter or rerun with the same arguments reuses it) and runs it with the stand-in replaced by the
-actual table or filtered view (its own SQL, compiled once per view). A small result over a pandas frame's view (whose
+"""Queries built and compiled once per shape: a figure function decorated with ``query`` builds its expressions
+over a stand-in table of the usage table's schema (a builder decorated with ``built`` once per arguments),
+``execute`` compiles each one to SQL once (kept by expression, so the next upload, filter or rerun with the same
+arguments reuses it) and runs it with the stand-in replaced by the actual table or filtered view (its own SQL,
+compiled once per view). A small result over a pandas frame's view (whose
 rows never change) is kept while the view lives, so a figure asked for twice (the purchase mix's tiers by its chart
 and by the cost at another mix, the unit sums by the tiles and the Unit costs tab) runs once.
 
