@@ -21,7 +21,7 @@ SHARED_LEAVES = {"format", "safe_text", "file_names", "settings"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
-    "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyspark"}),
+    "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyarrow", "pyspark"}),
     "dashboard/retro": ({"retro", "core", "ingest", "query"}, {"ibis", "numpy", "pandas"}),
     "dashboard/workspace": ({"workspace", "ingest"}, {"numpy", "pandas", "pyarrow"}),
     "dashboard/figures": ({"figures", "core", "retro"}, {"numpy", "pandas", "plotly"}),

@@ -4,7 +4,8 @@
 "local[*]" start (lazily, once per process) a PySpark session with that master; any other URL
 ("bigquery://project/dataset", "snowflake://…", "trino://…") goes to ``ibis.connect`` unchanged. Only this module
 knows engines apart: the queries are the same Ibis expressions on every backend. ``execute`` runs one expression
-under a per-backend lock, since an embedded DuckDB connection must not be used by two threads at once.
+and ``fetch_sql`` one SQL query under a per-backend lock, since an embedded DuckDB connection must not be used by
+two threads at once.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from functools import cache
 
 import ibis
 import pandas as pd
+import pyarrow as pa
 from ibis.backends import BaseBackend
 
 from dashboard import settings
@@ -84,3 +86,12 @@ def execute(expr: ibis.Expr) -> pd.DataFrame | pd.Series | object:
     backend = ibis.get_backend(expr)
     with lock(backend):
         return backend.execute(expr)
+
+
+def fetch_sql(backend: BaseBackend, sql: str) -> pa.Table:
+    """The result of the SELECT ``sql`` (in ``backend``'s dialect) as Arrow; on DuckDB straight from its
+    connection, elsewhere through ``backend.sql``."""
+    with lock(backend):
+        if backend.name == "duckdb":
+            return backend.con.sql(sql).to_arrow_table()
+        return backend.sql(sql).to_pyarrow()

@@ -7,7 +7,7 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
-from dashboard.query.engine import execute
+from dashboard.query.compiled import built, execute, query
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
                           "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
@@ -15,20 +15,28 @@ HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "f
 FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserved_gpu_priced")
 
 
+@query
 def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, object]:
     """The GPU-hour, token and dollar sums of the actual side (``HOURS``, NULLs skipped, 0 for no rows) and the
     flags ``FLAGS``: some cost is non-zero, some GPU row of a run has a state, reserved GPU rows exist, and one of
     them has a non-zero cost. One query."""
+    row = execute(_actual_expr(usage, tuple(str(run) for run in main_run_ids), tuple(failed_states))).iloc[0]
+    return {name: number(row[name]) for name in HOURS} | {name: flag(row[name])
+                                                          for name in FLAGS}
+
+
+@built
+def _actual_expr(usage: ir.Table, main_run_ids: tuple[str, ...], failed_states: tuple[str, ...]) -> ir.Table:
     is_gpu = gpu(usage)
     has_run = usage.run_id.notnull()
     is_failed = failed(usage, failed_states) & has_run
-    main = holds(usage.run_id.isin([str(run) for run in main_run_ids])) if main_run_ids else is_gpu & ~is_gpu
+    main = holds(usage.run_id.isin(list(main_run_ids))) if main_run_ids else is_gpu & ~is_gpu
     main_ok = is_gpu & main & ~is_failed
     runs_with_gpu = usage.filter(is_gpu & has_run).run_id
     host = ~is_gpu & holds(usage.run_id.isin(runs_with_gpu))
     reserved_gpu = is_gpu & reserved(usage)
     with_tokens = main_ok & usage.tokens.notnull()
-    row = execute(usage.aggregate(
+    return usage.aggregate(
         gpu_hours=usage.gpu_hours.sum(where=is_gpu),
         main_ok_gpu_hours=usage.gpu_hours.sum(where=main_ok),
         main_gpu_hours=usage.gpu_hours.sum(where=is_gpu & main),
@@ -45,20 +53,30 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
         states_known=(is_gpu & has_run & usage.run_state.notnull()).any(),
         reserved_gpu=reserved_gpu.any(),
         reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
-    )).iloc[0]
-    return {name: number(row[name]) for name in HOURS} | {name: flag(row[name])
-                                                          for name in FLAGS}
+    )
 
 
+@built
+def _by_expr(usage: ir.Table, by: str) -> ir.Table:
+    rows = usage.filter(gpu(usage) & usage.run_id.notnull())
+    return rows.group_by(key=rows[by].cast("string")).agg(gpu_hours=rows.gpu_hours.sum())
+
+
+@query
 def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
     """``key`` (run_id or project, as text) and ``gpu_hours`` of the GPU rows that belong to a run, sorted by key."""
-    rows = usage.filter(gpu(usage) & usage.run_id.notnull())
-    frame = execute(rows.group_by(key=rows[by].cast("string")).agg(gpu_hours=rows.gpu_hours.sum()))
+    frame = execute(_by_expr(usage, by))
     frame = frame.loc[frame["key"].notna()]
     return frame.sort_values("key", ignore_index=True)
 
 
+@built
+def _run_ids_expr(usage: ir.Table, by: str, key: str) -> ir.Table:
+    rows = usage.filter(gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
+    return rows.select("run_id").distinct()
+
+
+@query
 def run_ids_of(usage: ir.Table, by: str, key: str) -> list[str]:
     """The run ids, sorted, of the GPU rows whose ``by`` is ``key``."""
-    rows = usage.filter(gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
-    return sorted(str(run) for run in execute(rows.select("run_id").distinct())["run_id"])
+    return sorted(str(run) for run in execute(_run_ids_expr(usage, by, key))["run_id"])

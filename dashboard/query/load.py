@@ -14,16 +14,18 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import commitment, flag, gpu, reserved
-from dashboard.query.engine import execute
+from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
+
+ONE_SECOND = ibis.interval(seconds=1)
 
 
 def _events(usage: ir.Table) -> ir.Table:
-    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour, and
-    ``covered``, the last hour the row covers. A row covering one hour (most hourly lines) is one event; a longer
-    one is three: its rate from the hour after its first, that rate stopping at the hour holding its end, and
-    its partial first and last hours directly."""
-    timed = seconds(usage.select("period_start", "period_end", "gpu_hours"))
+    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
+    ``covered``, the last hour the row covers, and whether the row is a ``reserved`` GPU row. A row covering one
+    hour (most hourly lines) is one event; a longer one is three: its rate from the hour after its first, that
+    rate stopping at the hour holding its end, and its partial first and last hours directly."""
+    timed = seconds(usage.select("period_start", "period_end", "gpu_hours", reserved=gpu(usage) & reserved(usage)))
     first = timed.start_s // SECONDS_PER_HOUR
     last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
     timed = timed.mutate(first=first, last=last, hours=timed.gpu_hours.fill_null(0.0), covered=ibis.greatest(
@@ -35,20 +37,41 @@ def _events(usage: ir.Table) -> ir.Table:
     tail_h = (many.end_s - many["last"] * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
     zero = ibis.literal(0.0)
     return ibis.union(
-        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered),
-        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered),
-        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered),
-        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered),
+        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered, reserved=one.reserved),
+        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered, reserved=many.reserved),
+        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered,
+                    reserved=many.reserved),
+        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered,
+                    reserved=many.reserved),
         distinct=False,
     )
 
 
+@built
+def _hourly_expr(usage: ir.Table) -> ir.Table:
+    events = _events(usage)
+    return events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
+                                       covered=events.covered.max(),
+                                       reserved_step=events.step.sum(where=events.reserved),
+                                       reserved_direct=events.direct.sum(where=events.reserved))
+
+
+@query
 def hourly_concurrency(usage: ir.Table) -> pd.Series:
     """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
     indexed by the hour's start and named "gpus"; empty for an empty table."""
-    events = _events(usage)
-    sums = execute(events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
-                                               covered=events.covered.max()))
+    return _series(execute(_hourly_expr(usage)), "step", "direct")
+
+
+@query
+def reserved_concurrency(usage: ir.Table) -> pd.Series:
+    """``hourly_concurrency`` of the reserved tier's GPU rows (``reserved_rows``), over the hours of all rows: the
+    same query as ``hourly_concurrency``'s, so the Load profile's two series cost one pass over the table."""
+    return _series(execute(_hourly_expr(usage)), "reserved_step", "reserved_direct")
+
+
+def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
+    """The hourly GPUs from the per-hour ``step`` and ``direct`` sums (NULL: none)."""
     if sums.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
     position = sums["hour"].to_numpy(dtype=np.int64)
@@ -56,9 +79,9 @@ def hourly_concurrency(usage: ir.Table) -> pd.Series:
     n_hours = int(sums["covered"].max()) - origin + 1
     position = position - origin
     size = n_hours + 1  # a row ending on the hour steps down just past the span
-    steps = np.bincount(position, weights=sums["step"].to_numpy(dtype=float), minlength=size)
-    direct = np.bincount(position, weights=sums["direct"].to_numpy(dtype=float), minlength=size)
-    gpus = (np.cumsum(steps) + direct)[:n_hours]
+    steps = np.bincount(position, weights=sums[step].fillna(0.0).to_numpy(dtype=float), minlength=size)
+    directs = np.bincount(position, weights=sums[direct].fillna(0.0).to_numpy(dtype=float), minlength=size)
+    gpus = (np.cumsum(steps) + directs)[:n_hours]
     index = pd.to_datetime((origin + np.arange(n_hours)) * SECONDS_PER_HOUR, unit="s", utc=True).as_unit("ns")
     return pd.Series(gpus, index=index.rename("hour"), name="gpus")
 
@@ -68,13 +91,21 @@ def reserved_rows(usage: ir.Table) -> ir.Table:
     return usage.filter(gpu(usage) & reserved(usage))
 
 
-def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
-    """The first period_start and last period_end of the reserved GPU rows and commitment lines; None without
-    reserved GPU rows."""
+@built
+def _span_expr(usage: ir.Table) -> ir.Table:
     is_reserved = gpu(usage) & reserved(usage)
     window = is_reserved | commitment(usage)
-    row = execute(usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
-                                  last=usage.period_end.max(where=window))).iloc[0]
+    ends = ibis.greatest(ibis.coalesce(usage.period_end, usage.period_start), usage.period_start + ONE_SECOND)
+    return usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
+                           last=ends.max(where=window))
+
+
+@query
+def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The first period_start and last period_end of the reserved GPU rows and commitment lines (a row with no
+    duration, its period_end missing or not after its start, ends a second after it starts: it covers its start
+    hour); None without reserved GPU rows."""
+    row = execute(_span_expr(usage)).iloc[0]
     if not flag(row["any_reserved"]):
         return None
     return as_utc(row["first"]), as_utc(row["last"])

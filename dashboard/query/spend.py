@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import label, number
-from dashboard.query.engine import execute
+from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_DAY, as_utc, day_pieces, week_start
 
 METRICS: tuple[str, ...] = ("gpu_hours", "cost")
@@ -31,12 +31,18 @@ def _with_nan(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+@built
+def _spend_expr(usage: ir.Table, freq: str, by: str) -> ir.Table:
+    pieces = day_pieces(usage, group=label(usage, by), gpu_hours=usage.gpu_hours, cost=usage.cost)
+    period = week_start(pieces.day) if freq == "W" else pieces.day
+    return pieces.group_by(period=period, group=pieces.group).agg(**_sums(pieces))
+
+
+@query
 def spend_over_time(usage: ir.Table, freq: str, by: str) -> pd.DataFrame:
     """Columns ``period`` (UTC midnight of the day or Monday), ``group`` (labelled), ``gpu_hours`` and ``cost``, one
     row per period and group any row touches, sorted by period then group."""
-    pieces = day_pieces(usage, group=label(usage, by), gpu_hours=usage.gpu_hours, cost=usage.cost)
-    period = week_start(pieces.day) if freq == "W" else pieces.day
-    frame = _with_nan(execute(pieces.group_by(period=period, group=pieces.group).agg(**_sums(pieces))))
+    frame = _with_nan(execute(_spend_expr(usage, freq, by)))
     frame = pd.DataFrame({"period": days_to_timestamps(frame["period"]),
                           "group": frame["group"].astype("string"),
                           "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float),
@@ -44,12 +50,17 @@ def spend_over_time(usage: ir.Table, freq: str, by: str) -> pd.DataFrame:
     return frame.sort_values(["period", "group"], ignore_index=True)
 
 
+@built
+def _daily_expr(usage: ir.Table, metric: str) -> ir.Table:
+    pieces = day_pieces(usage, value=usage[metric])
+    return pieces.group_by("day").agg(total=(pieces.value * pieces.fraction).sum(), missing=pieces.value.isnull().any())
+
+
+@query
 def daily_total(usage: ir.Table, metric: str) -> pd.Series:
     """``metric`` per UTC day from the first to the last day any row touches (0 where nothing ran), indexed by
     midnight-UTC timestamps named "day"."""
-    pieces = day_pieces(usage, value=usage[metric])
-    frame = execute(pieces.group_by("day").agg(total=(pieces.value * pieces.fraction).sum(),
-                                              missing=pieces.value.isnull().any()))
+    frame = execute(_daily_expr(usage, metric))
     if frame.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="day"), name=metric)
     days = frame["day"].to_numpy(dtype=np.int64)
@@ -59,10 +70,16 @@ def daily_total(usage: ir.Table, metric: str) -> pd.Series:
     return pd.Series(values, index=days_to_timestamps(np.arange(first, first + len(values))).rename("day"), name=metric)
 
 
+@built
+def _latest_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(start=usage.period_start.max(), end=usage.period_end.max())
+
+
+@query
 def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
     """The last instant the data cover: the latest period_start, or the latest period_end less 1 ns if later;
     None for an empty table."""
-    row = execute(usage.aggregate(start=usage.period_start.max(), end=usage.period_end.max())).iloc[0]
+    row = execute(_latest_expr(usage)).iloc[0]
     if pd.isna(row["start"]):
         return None
     start = as_utc(row["start"])
@@ -71,7 +88,13 @@ def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
     return max(start, as_utc(row["end"]) - pd.Timedelta(1, "ns"))
 
 
+@built
+def _totals_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(rows=usage.count(), gpu_hours=usage.gpu_hours.sum(), cost=usage.cost.sum())
+
+
+@query
 def totals(usage: ir.Table) -> dict[str, float]:
     """Rows, GPU-hours and cost of the whole table (NULLs skipped)."""
-    row = execute(usage.aggregate(rows=usage.count(), gpu_hours=usage.gpu_hours.sum(), cost=usage.cost.sum())).iloc[0]
+    row = execute(_totals_expr(usage)).iloc[0]
     return {"rows": int(row["rows"]), "gpu_hours": number(row["gpu_hours"]), "cost": number(row["cost"])}

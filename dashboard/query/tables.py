@@ -27,6 +27,7 @@ from dashboard.query import engine
 TIME_COLUMNS: tuple[str, ...] = ("period_start", "period_end")
 _VIEWS: dict[int, tuple[weakref.ref, ir.Table]] = {}
 _VIEWS_GUARD = threading.Lock()
+FRAME_VIEWS: set[str] = set()  # names of the live views over pandas frames, whose rows never change
 
 
 def naive_utc(times: pd.Series) -> pd.Series:
@@ -37,6 +38,7 @@ def naive_utc(times: pd.Series) -> pd.Series:
 
 def _drop(backend: BaseBackend, name: str, memtable: ir.Table) -> None:
     """Drop the view ``name`` and ``memtable``'s registration (which Ibis otherwise keeps until exit)."""
+    FRAME_VIEWS.discard(name)
     with engine.lock(backend), contextlib.suppress(Exception):
         backend.drop_view(name, force=True)
         backend._memtables.discard(memtable.op())
@@ -55,6 +57,7 @@ def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) 
     with engine.lock(backend):
         table = backend.create_view(name, memtable, overwrite=True)
     weakref.finalize(table.op(), _drop, backend, name, memtable)
+    FRAME_VIEWS.add(name)
     return table
 
 

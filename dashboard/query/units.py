@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query.columns import flag, holds, nonzero_gpu, number
-from dashboard.query.engine import execute
+from dashboard.query.compiled import built, execute, query
 
 SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens",
                          "token_cost")
@@ -18,13 +18,22 @@ def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
     return nonzero_gpu(usage) & holds(usage.tokens.fill_null(0.0) > 0)
 
 
+@query
 def unit_sums(usage: ir.Table) -> dict[str, object]:
     """GPU rows' ``gpu_hours``, ``priced_gpu_hours`` and ``gpu_cost`` (cost known), the rows with tokens'
     ``tokens``, ``token_gpu_hours``, ``priced_tokens`` and ``token_cost`` (0 when no row qualifies), and
     ``has_prices`` and ``non_gpu_cost`` as ``mix.price_facts`` gives them. One query."""
+    row = execute(_unit_sums_expr(usage)).iloc[0]
+    return {name: number(row[name]) for name in SUMS} | {
+        "has_prices": flag(row["priced"]),
+        "non_gpu_cost": np.nan if flag(row["non_gpu_null"]) else number(row["non_gpu_cost"])}
+
+
+@built
+def _unit_sums_expr(usage: ir.Table) -> ir.Table:
     gpu, tokens = nonzero_gpu(usage), _with_tokens(usage)
     known = usage.cost.notnull()
-    row = execute(usage.aggregate(
+    return usage.aggregate(
         priced=usage.currency.notnull().any(), non_gpu_cost=usage.cost.sum(where=~gpu),
         non_gpu_null=usage.cost.isnull().any(where=~gpu),
         gpu_hours=usage.gpu_hours.sum(where=gpu),
@@ -33,15 +42,18 @@ def unit_sums(usage: ir.Table) -> dict[str, object]:
         tokens=usage.tokens.sum(where=tokens),
         token_gpu_hours=usage.gpu_hours.sum(where=tokens),
         priced_tokens=usage.tokens.sum(where=tokens & known),
-        token_cost=usage.cost.sum(where=tokens & known))).iloc[0]
-    return {name: number(row[name]) for name in SUMS} | {
-        "has_prices": flag(row["priced"]),
-        "non_gpu_cost": np.nan if flag(row["non_gpu_null"]) else number(row["non_gpu_cost"])}
+        token_cost=usage.cost.sum(where=tokens & known))
 
 
+@built
+def _token_hours_expr(usage: ir.Table) -> ir.Table:
+    rows = usage.filter(_with_tokens(usage))
+    return rows.group_by("gpu_type").agg(gpu_hours=rows.gpu_hours.sum())
+
+
+@query
 def token_hours_by_gpu_type(usage: ir.Table) -> pd.DataFrame:
     """``gpu_type`` (NA kept) and ``gpu_hours`` of the GPU rows with tokens."""
-    rows = usage.filter(_with_tokens(usage))
-    frame = execute(rows.group_by("gpu_type").agg(gpu_hours=rows.gpu_hours.sum()))
+    frame = execute(_token_hours_expr(usage))
     return pd.DataFrame({"gpu_type": frame["gpu_type"].astype("string"),
                          "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float)})

@@ -11,7 +11,7 @@ import pandas as pd
 
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query.columns import NA_LABELS, label
-from dashboard.query.engine import execute
+from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import as_utc
 
 ONE_DAY = pd.Timedelta(days=1)
@@ -63,13 +63,18 @@ def _day(stamp: object) -> date | None:
     return None if pd.isna(stamp) else as_utc(stamp).date()
 
 
+@built
+def _options_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(**{column: label(usage, column).collect(distinct=True) for column in FILTERED_COLUMNS},
+                           start=usage.period_start.min(), end=usage.period_start.max())
+
+
+@query
 def filter_options(usage: ir.Table) -> dict:
     """``{"teams", "projects", "pricing", "start", "end"}``: the distinct labels (teams and projects sorted with
     "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)") and the first and last UTC day
     of period_start (None for an empty table). One query."""
-    row = execute(usage.aggregate(
-        **{column: label(usage, column).collect(distinct=True) for column in FILTERED_COLUMNS},
-        start=usage.period_start.min(), end=usage.period_start.max())).iloc[0]
+    row = execute(_options_expr(usage)).iloc[0]
     present = {column: [str(value) for value in (row[column] if row[column] is not None else [])]
                for column in FILTERED_COLUMNS}
     return {

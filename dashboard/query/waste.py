@@ -4,13 +4,15 @@ cost by calendar month, and the rows behind a check (``rows``, in source order).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
-from dashboard.query.engine import execute
+from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import as_utc
 
 
@@ -24,13 +26,25 @@ def cost_known(usage: ir.Table) -> ir.BooleanScalar:
     return holds(usage.cost.fill_null(0.0) != 0).any()
 
 
+@built
+def _cost_known_expr(usage: ir.Table) -> ir.BooleanScalar:
+    return cost_known(usage)
+
+
+@query
 def has_cost(usage: ir.Table) -> bool:
-    return flag(execute(cost_known(usage)))
+    return flag(execute(_cost_known_expr(usage)))
 
 
-def rows(usage: ir.Table, where: ir.BooleanColumn) -> pd.DataFrame:
-    """The rows ``where`` holds, in source order, times as UTC timestamps."""
-    return _utc_times(execute(usage.filter(where).order_by("source_row")))
+@built
+def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> ir.Table:
+    return usage.filter(where(usage)).order_by("source_row")
+
+
+def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
+    """The rows for which the test ``where`` (a function of the table) holds, in source order, times as UTC
+    timestamps."""
+    return _utc_times(execute(_rows_expr(usage, where)))
 
 
 def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
@@ -41,65 +55,100 @@ def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _scalars(usage: ir.Table, **values: ir.Scalar) -> dict[str, object]:
-    return execute(usage.aggregate(**values)).iloc[0].to_dict()
+@built
+def _scalars_expr(usage: ir.Table, values: Callable[[ir.Table], dict[str, ir.Scalar]]) -> ir.Table:
+    return usage.aggregate(**values(usage))
 
 
+def _scalars(usage: ir.Table, values: Callable[[ir.Table], dict[str, ir.Scalar]]) -> dict[str, object]:
+    """The aggregates ``values`` (a function of the table giving them by name) in one row."""
+    return execute(_scalars_expr(usage, values)).iloc[0].to_dict()
+
+
+def _failed(usage: ir.Table) -> ir.BooleanColumn:
+    return states_known(usage) & failed(usage, FAILED_STATES)
+
+
+def _failed_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
+    known, is_failed = states_known(usage), _failed(usage)
+    return dict(known=known.any(), known_h=usage.gpu_hours.sum(where=known),
+                failed_h=usage.gpu_hours.sum(where=is_failed), gpu_h=usage.gpu_hours.sum(where=gpu(usage)),
+                cost_known=cost_known(usage), failed_cost=usage.cost.sum(where=is_failed))
+
+
+@query
 def failed_runs(usage: ir.Table) -> dict[str, object]:
     """``known`` (any state known), ``known_h``, ``failed_h`` and ``gpu_h`` (all GPU rows), ``cost_known`` and
     ``failed_cost``."""
-    known = states_known(usage)
-    is_failed = known & failed(usage, FAILED_STATES)
-    row = _scalars(usage, known=known.any(), known_h=usage.gpu_hours.sum(where=known),
-                   failed_h=usage.gpu_hours.sum(where=is_failed), gpu_h=usage.gpu_hours.sum(where=gpu(usage)),
-                   cost_known=cost_known(usage), failed_cost=usage.cost.sum(where=is_failed))
+    row = _scalars(usage, _failed_facts)
     return {name: flag(row[name]) if name in ("known", "cost_known") else number(row[name]) for name in row}
 
 
+@built
+def _by_state_expr(usage: ir.Table) -> ir.Table:
+    where = usage.filter(_failed(usage))
+    return where.group_by("run_state").agg(gpu_hours=where.gpu_hours.sum())
+
+
+@query
 def failed_by_state(usage: ir.Table) -> pd.DataFrame:
     """``run_state`` and ``gpu_hours`` of the failed rows with a known state, largest first."""
-    where = usage.filter(states_known(usage) & failed(usage, FAILED_STATES))
-    frame = execute(where.group_by("run_state").agg(gpu_hours=where.gpu_hours.sum()))
+    frame = execute(_by_state_expr(usage))
     return frame.sort_values("gpu_hours", ascending=False, ignore_index=True)
 
 
+@query
 def failed_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, states_known(usage) & failed(usage, FAILED_STATES))
+    return rows(usage, _failed)
 
 
+def _completed(usage: ir.Table) -> ir.BooleanColumn:
+    return states_known(usage) & holds(usage.run_state == "COMPLETED")
+
+
+def _successful_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
+    known, completed = states_known(usage), _completed(usage)
+    return dict(known=known.any(), cost_known=cost_known(usage),
+                part_cost=usage.cost.sum(where=completed), whole_cost=usage.cost.sum(where=known),
+                part_h=usage.gpu_hours.sum(where=completed), whole_h=usage.gpu_hours.sum(where=known),
+                total_cost=usage.cost.sum())
+
+
+@query
 def successful_runs(usage: ir.Table) -> dict[str, object]:
     """``known``, ``cost_known``, and the cost and GPU-hours of the COMPLETED rows (``part_*``), of the rows with a
     known state (``whole_*``) and of the whole table (``total_cost``)."""
-    known = states_known(usage)
-    completed = known & holds(usage.run_state == "COMPLETED")
-    row = _scalars(usage, known=known.any(), cost_known=cost_known(usage),
-                   part_cost=usage.cost.sum(where=completed), whole_cost=usage.cost.sum(where=known),
-                   part_h=usage.gpu_hours.sum(where=completed), whole_h=usage.gpu_hours.sum(where=known),
-                   total_cost=usage.cost.sum())
+    row = _scalars(usage, _successful_facts)
     return {name: flag(row[name]) if name in ("known", "cost_known") else number(row[name]) for name in row}
 
 
+@query
 def completed_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, states_known(usage) & holds(usage.run_state == "COMPLETED"))
+    return rows(usage, _completed)
 
 
 def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
     return reserved(usage) & gpu(usage) & usage.run_id.isnull()
 
 
+def _idle_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
+    is_commitment = commitment(usage)
+    reserved_gpu = reserved(usage) & gpu(usage)
+    untagged = _untagged_reserved(usage)
+    return dict(commitment=is_commitment.any(), reserved_gpu=reserved_gpu.any(),
+                reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
+                lines=is_commitment.sum(), commitment_usd=usage.cost.sum(where=is_commitment),
+                first=usage.period_start.min(where=is_commitment), last=usage.period_start.max(where=is_commitment),
+                untagged=untagged.any(), untagged_h=usage.gpu_hours.sum(where=untagged),
+                untagged_usd=usage.cost.sum(where=untagged))
+
+
+@query
 def idle_capacity(usage: ir.Table) -> dict[str, object]:
     """Whether commitment lines or reserved GPU rows exist, whether the commitment cost is unused capacity (not an
     actual-cost view), the commitment lines' count, cost and first and last day, and the reserved GPU rows with no
     run's GPU-hours and cost."""
-    is_commitment = commitment(usage)
-    reserved_gpu = reserved(usage) & gpu(usage)
-    untagged = _untagged_reserved(usage)
-    row = _scalars(usage, commitment=is_commitment.any(), reserved_gpu=reserved_gpu.any(),
-                   reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
-                   lines=is_commitment.sum(), commitment_usd=usage.cost.sum(where=is_commitment),
-                   first=usage.period_start.min(where=is_commitment), last=usage.period_start.max(where=is_commitment),
-                   untagged=untagged.any(), untagged_h=usage.gpu_hours.sum(where=untagged),
-                   untagged_usd=usage.cost.sum(where=untagged))
+    row = _scalars(usage, _idle_facts)
     flags = ("commitment", "reserved_gpu", "reserved_gpu_priced", "untagged")
     facts = {name: flag(row[name]) for name in flags}
     facts |= {name: number(row[name]) for name in ("commitment_usd", "untagged_h", "untagged_usd")}
@@ -110,12 +159,18 @@ def idle_capacity(usage: ir.Table) -> dict[str, object]:
     return facts
 
 
+@query
 def commitment_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, commitment(usage))
+    return rows(usage, commitment)
 
 
+def _idle(usage: ir.Table) -> ir.BooleanColumn:
+    return commitment(usage) | _untagged_reserved(usage)
+
+
+@query
 def idle_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, commitment(usage) | _untagged_reserved(usage))
+    return rows(usage, _idle)
 
 
 def _jobs(usage: ir.Table) -> ir.BooleanColumn:
@@ -123,17 +178,27 @@ def _jobs(usage: ir.Table) -> ir.BooleanColumn:
     return states_known(usage) & usage.run_id.notnull() & holds(usage.period_end > usage.period_start)
 
 
+def _job_counts(usage: ir.Table) -> dict[str, ir.Scalar]:
+    jobs = _jobs(usage)
+    return dict(count=jobs.sum(), ids=usage.run_id.nunique(where=jobs))
+
+
+@query
 def job_facts(usage: ir.Table) -> dict[str, bool]:
     """``jobs`` (any run row with a state and a duration) and ``repeated`` (a run id on more than one of them)."""
-    jobs = usage.filter(_jobs(usage))
-    row = _scalars(jobs, count=jobs.count(), ids=jobs.run_id.nunique())
+    row = _scalars(usage, _job_counts)
     count = int(number(row["count"]))
     return {"jobs": count > 0, "repeated": count > int(number(row["ids"]))}
 
 
+def _candidates(usage: ir.Table) -> ir.BooleanColumn:
+    return _jobs(usage) & ~failed(usage, FAILED_STATES)
+
+
+@query
 def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
     """The jobs not in a failed state (the rows the duplicate-run rule compares), in source order."""
-    return rows(usage, _jobs(usage) & ~failed(usage, FAILED_STATES))
+    return rows(usage, _candidates)
 
 
 def _storage(usage: ir.Table) -> ir.Table:
@@ -143,29 +208,46 @@ def _storage(usage: ir.Table) -> ir.Table:
     return lines.mutate(name=ibis.coalesce(lines.resource_id, lines.team.concat(" / ", lines.project)))
 
 
+@built
+def _storage_expr(usage: ir.Table) -> ir.Table:
+    lines = _storage(usage)
+    return lines.group_by("name", year=lines.period_start.year(), month=lines.period_start.month()).agg(
+        cost=lines.cost.sum())
+
+
+@query
 def storage_by_month(usage: ir.Table) -> pd.DataFrame:
     """``name``, ``month`` (a monthly pandas Period, UTC) and ``cost`` of every storage line, sorted."""
-    lines = _storage(usage)
-    frame = execute(lines.group_by("name", year=lines.period_start.year(), month=lines.period_start.month())
-                    .agg(cost=lines.cost.sum()))
+    frame = execute(_storage_expr(usage))
     months = pd.PeriodIndex.from_fields(year=frame["year"].astype(int), month=frame["month"].astype(int), freq="M")
     frame = pd.DataFrame({"name": frame["name"].astype(str), "month": months, "cost": frame["cost"].astype(float)})
     return frame.sort_values(["name", "month"], ignore_index=True)
 
 
-def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFrame:
-    """The storage lines (of ``names`` only, when given), without their name column."""
+@built
+def _storage_rows_expr(usage: ir.Table, names: tuple[str, ...] | None) -> ir.Table:
     lines = _storage(usage)
     if names is not None:
-        lines = lines.filter(lines.name.isin(names) if names else ibis.literal(False))
-    return _utc_times(execute(lines.drop("name").order_by("source_row")))
+        lines = lines.filter(lines.name.isin(list(names)) if names else ibis.literal(False))
+    return lines.drop("name").order_by("source_row")
 
 
+@query
+def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFrame:
+    """The storage lines (of ``names`` only, when given), without their name column."""
+    return _utc_times(execute(_storage_rows_expr(usage, None if names is None else tuple(names))))
+
+
+def _untagged_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
+    where = _untagged_costed(usage)
+    return dict(cost_known=cost_known(usage), dollars=usage.cost.sum(where=where), count=where.sum(),
+                total=usage.cost.sum())
+
+
+@query
 def untagged_spend(usage: ir.Table) -> dict[str, object]:
     """``cost_known``, the cost and count of rows with no team, project or run and a non-zero cost, and all cost."""
-    where = _untagged_costed(usage)
-    row = _scalars(usage, cost_known=cost_known(usage), dollars=usage.cost.sum(where=where), count=where.sum(),
-                   total=usage.cost.sum())
+    row = _scalars(usage, _untagged_facts)
     return {"cost_known": flag(row["cost_known"]), "dollars": number(row["dollars"]),
             "count": int(number(row["count"])), "total": number(row["total"])}
 
@@ -175,5 +257,6 @@ def _untagged_costed(usage: ir.Table) -> ir.BooleanColumn:
             & holds(usage.cost.fill_null(0.0) != 0))
 
 
+@query
 def untagged_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, _untagged_costed(usage))
+    return rows(usage, _untagged_costed)

@@ -10,6 +10,8 @@ query. The pandas helpers that turn a column into labels and timestamps into int
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable
 from datetime import date
 
@@ -21,6 +23,9 @@ from dashboard.query import tables, view
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.view import ONE_DAY, utc_day
 from dashboard.retro.labels import epoch_ns, group_codes, group_labels
+
+_CODES: dict[tuple[int, str], tuple[np.ndarray, list[str]]] = {}
+_CODES_GUARD = threading.Lock()
 
 __all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "epoch_ns", "filter_options", "filter_usage",
            "group_codes", "group_labels", "utc_day"]
@@ -51,8 +56,29 @@ def filter_usage(
         keep &= (usage["period_start"] < utc_day(end) + ONE_DAY).to_numpy(dtype=bool)
     for column, chosen in (("team", teams), ("project", projects), ("pricing", pricing)):
         if chosen is not None:
-            keep &= group_labels(usage, column).isin(list(chosen)).to_numpy(dtype=bool)
-    return usage.loc[keep]
+            codes, labels = _label_codes(usage, column)
+            chosen = {str(value) for value in chosen}
+            keep &= np.isin(codes, [code for code, label in enumerate(labels) if label in chosen])
+    return usage.take(np.flatnonzero(keep))
+
+
+def _forget(key: tuple[int, str]) -> None:
+    with _CODES_GUARD:
+        _CODES.pop(key, None)
+
+
+def _label_codes(usage: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]]:
+    """``group_codes(usage, column)``, computed once per frame and column while the frame lives (a frame is not
+    changed after its import), so that a filter change compares integers."""
+    key = (id(usage), column)
+    with _CODES_GUARD:
+        known = _CODES.get(key)
+    if known is None:
+        known = group_codes(usage, column)
+        with _CODES_GUARD:
+            _CODES[key] = known
+        weakref.finalize(usage, _forget, key)
+    return known
 
 
 def filter_options(usage: pd.DataFrame | ir.Table) -> dict:

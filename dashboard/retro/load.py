@@ -72,7 +72,7 @@ def reserved_capacity(usage: pd.DataFrame | ir.Table) -> tuple[float, pd.Series]
     span = load_query.commitment_span(usage)
     if span is None:
         return None
-    in_use = load_query.hourly_concurrency(load_query.reserved_rows(usage))
+    in_use = load_query.reserved_concurrency(usage)
     hours = pd.date_range(span[0].floor("h"), (span[1] - pd.Timedelta(1, "ns")).floor("h"), freq="h", name="hour")
     in_use = in_use.reindex(hours, fill_value=0.0)
     return float(np.round(in_use.max())), in_use

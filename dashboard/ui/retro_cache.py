@@ -6,8 +6,8 @@ which Streamlit's caches leave out of the cache key. The same `data_key` must al
 The joined and filtered tables are held for their session in the bounded `upload_store` (never copied or
 pickled, never modified by the pure functions that read them, released when the session ends); everything
 derived from them is small and cached as data. Every figure is a query of the query layer (``dashboard.query``)
-over the table behind the frame: a filtered frame is registered as the filter expression over its unfiltered
-table (``query.tables.register``), so a filter change never copies rows into the engine.
+over the table behind the frame: a filtered frame that keeps most rows is registered as the filter expression over
+its unfiltered table (``query.tables.register``), one that keeps few becomes a table of its own (``OWN_TABLE_SHARE``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,10 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
 ENTRIES = 16
+# A filtered view keeping at most this share of the rows is handed to the engine as its own table (an Arrow copy of
+# the rows kept, cheap when they are few, and every query then scans only them); a larger one is the filter
+# expression over the unfiltered table, so that nearly the whole table is not copied again.
+OWN_TABLE_SHARE = 0.5
 
 
 def _new_table_bytes(result: pd.DataFrame | tuple, *inputs: pd.DataFrame | None) -> int:
@@ -81,7 +85,8 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projec
     def build() -> pd.DataFrame:
         with st.spinner("Filtering…"):
             rows = filters.filter_usage(_usage, start, end, teams, projects, pricing)
-            tables.register(rows, view.filtered(tables.table_of(_usage), start, end, teams, projects, pricing))
+            if isinstance(rows, pd.DataFrame) and len(rows) > OWN_TABLE_SHARE * len(_usage):
+                tables.register(rows, view.filtered(tables.table_of(_usage), start, end, teams, projects, pricing))
             return rows
 
     return upload_store.held(("retro.filtered", data_key[0]), (data_key, start, end, teams, projects, pricing),

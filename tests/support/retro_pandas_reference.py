@@ -277,7 +277,9 @@ def reserved_capacity(usage: pd.DataFrame) -> tuple[float, pd.Series] | None:
     window = usage.loc[reserved | commitment_mask(usage), periods]
     in_use = hourly_concurrency(usage.loc[reserved, [*periods, "gpu_hours"]])
     first = window["period_start"].min().floor("h")
-    last = (window["period_end"].max() - pd.Timedelta(1, "ns")).floor("h")
+    ends = window["period_end"].where(window["period_end"] > window["period_start"])
+    ends = ends.fillna(window["period_start"] + pd.Timedelta(1, "s"))  # no duration: it covers its start hour
+    last = (ends.max() - pd.Timedelta(1, "ns")).floor("h")
     hours = pd.date_range(first, last, freq="h", name="hour")
     in_use = in_use.reindex(hours, fill_value=0.0)
     return float(np.round(in_use.max())), in_use
