@@ -18,6 +18,7 @@ import pytest
 
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.ingest.stream import NotStreamable, stream_import
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "real-exports"
 NULLS = ["", "null", "NULL", "None"]
@@ -179,3 +180,24 @@ def test_focus_sample_gpu_hours():
     usage, report = import_path(path)
     assert usage["gpu_hours"].sum() == pytest.approx(pd.to_numeric(frame.loc[g5, "ConsumedQuantity"]).sum())
     assert any("2 rows look like GPU compute" in w for w in report.warnings)  # the two g3.4xlarge rows
+
+
+@pytest.mark.parametrize(("name", "kind"), SOURCES, ids=[name.split("/")[-1] for name, _ in SOURCES])
+def test_real_export_streamed_in_small_batches(name, kind):
+    """The streamed import (workspace path) of each real export, 50 rows a batch, gives the in-memory import's
+    rows and row accounting, or says why the file cannot be read row by row (then the workspace imports it whole)."""
+    path = CORPUS / name
+    options = ReadOptions(timezone="UTC")
+    try:
+        usage, report = import_path(path, options=options)
+    except UnreadableFile:
+        return  # refused files are test_real_export's
+    parts: list[pd.DataFrame] = []
+    try:
+        streamed = stream_import(path, parts.append, batch_rows=50, options=options)
+    except NotStreamable as reason:
+        assert str(reason) and "\n" not in str(reason)
+        return
+    pd.testing.assert_frame_equal(pd.concat(parts, ignore_index=True) if parts else usage.iloc[:0], usage)
+    for attr in ("format", "rows_read", "rows_used", "rows_excluded", "rows_rejected"):
+        assert getattr(streamed, attr) == getattr(report, attr), attr
