@@ -1,28 +1,28 @@
-"""Feasibility's cost: the engine with it against today's engine (the commit before it), as ratios of CPU time.
+"""Feasibility's cost: the engine with it against the engine as it was before it, as ratios of CPU time.
 
-"Today's engine" is `dashboard/core/engine.py` as it was at `BASE_COMMIT` (read with `git show`, loaded as a
-module beside today's, so it uses today's formulas for everything else): the vectorised `output_arrays` over the
-same 100,000 scenarios and one `scenario_outputs` of the same scenario. Each round times the engine with feasibility
-and today's engine alternately, so a noisy neighbour slows both alike; the figures are the best of the rounds
-(medians beside them). CPU time (`time.process_time`) is the figure the targets are read against, wall-clock is
-printed beside it. `engine_feasibility_share` compares with today's `engine.py` whose feasibility functions return
-results computed beforehand: what feasibility alone costs, apart from what other issues added to the engine since
-`BASE_COMMIT`. One scenario's plan is cached (the app estimates the same plan again for every price or MFU
-change), so the single estimate is timed both repeated and as a first estimate with the caches cleared; the
-layout search is timed with its cache cleared. Without git or that commit (a source archive), today's engine is
-approximated by the engine with the feasibility results computed beforehand, and the output says so.
+"Today's engine" is the project at `BASE_COMMIT` (the commit before feasibility), its whole tree exported with
+`git archive` and run in a worker process: its vectorised `evaluate` over the same 100,000 random scenarios
+(`bench.engine_bench.random_arrays` of that tree, same seed) and one `estimate` of the same scenario. Each round
+times the engine with feasibility here and today's engine in the worker alternately, so a noisy neighbour slows
+both alike; the figures are the best of the rounds (medians beside them). CPU time (`time.process_time`) is the
+figure the targets are read against, wall-clock is printed beside it. `engine_feasibility_share` times today's
+`engine.py` here with its feasibility functions returning results computed beforehand: what feasibility alone
+costs. One scenario's plan is cached (the app estimates the same plan again for every price or MFU change), so
+the single estimate is timed both repeated and as a first estimate with the caches cleared; the layout search is
+timed with its cache cleared. Without git or that commit (a source archive), today's engine is approximated by the
+engine with the feasibility results computed beforehand, and the output says so.
 """
 from __future__ import annotations
 
-import importlib.util
+import json
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
@@ -35,9 +35,26 @@ SINGLE_CALLS = 300
 TARGET_RATIO = 1.2
 BASE_COMMIT = "3e45b5a"  # the commit before issue 17 (feasibility)
 ROOT = Path(__file__).resolve().parents[1]
-# Scenario keys that issue 17 added; today's engine does not read them.
-FEASIBILITY_KEYS = {"tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage", "micro_batch_size",
-                    "global_batch_tokens", "n_heads", "gpu_memory_gb", "unique_tokens"}
+SINGLE = {"total_params": 70e9, "tokens": 1.4e12, "n_layers": 80, "d_model": 8192, "gpu_count": 64}
+# Today's engine in its own tree: reads "vector" or "one <calls>" and answers the CPU and wall seconds per call.
+_WORKER = """
+import json, sys, time
+import numpy as np
+from bench.engine_bench import random_arrays
+from dashboard.core import engine
+from dashboard.core.scenario import Scenario
+count, single = int(sys.argv[1]), json.loads(sys.argv[2])
+arrays = random_arrays(np.random.default_rng(0), count)
+scenario = Scenario(activation_recompute=True, **single)
+for line in sys.stdin:
+    task, *calls = line.split()
+    call = (lambda: engine.evaluate(arrays)) if task == "vector" else (lambda: engine.estimate(scenario))
+    repeat = int(calls[0]) if calls else 1
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(repeat):
+        call()
+    print(json.dumps([(time.process_time() - cpu) / repeat, (time.perf_counter() - wall) / repeat]), flush=True)
+"""
 
 
 def feasibility_arrays(rng: np.random.Generator, count: int) -> dict[str, np.ndarray]:
@@ -48,28 +65,35 @@ def feasibility_arrays(rng: np.random.Generator, count: int) -> dict[str, np.nda
     return arrays
 
 
-def todays_engine() -> ModuleType | None:
-    """`engine.py` at `BASE_COMMIT` as a module, reading today's scenarios; None without git or the commit."""
+class TodaysEngine:
+    """The engine at `BASE_COMMIT` in a worker process started in a `git archive` of that commit."""
+
+    def __init__(self, folder: Path) -> None:
+        archive = subprocess.run(["git", "archive", BASE_COMMIT, "dashboard", "bench", "data"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+        self.worker = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(SCENARIOS), json.dumps(SINGLE)], cwd=folder, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={"PYTHONPATH": str(folder), "PATH": "/usr/bin:/bin"})
+
+    def timed(self, task: str, cpu: list[float], wall: list[float]) -> None:
+        self.worker.stdin.write(task + "\n")
+        self.worker.stdin.flush()
+        seconds = json.loads(self.worker.stdout.readline())
+        cpu.append(seconds[0])
+        wall.append(seconds[1])
+
+    def close(self) -> None:
+        self.worker.stdin.close()
+        self.worker.wait()
+
+
+def todays_engine(folder: Path) -> TodaysEngine | None:
+    """Today's engine running in `folder`; None without git or the commit."""
     try:
-        source = subprocess.run(["git", "show", f"{BASE_COMMIT}:dashboard/core/engine.py"], cwd=ROOT,
-                                capture_output=True, text=True, check=True).stdout
+        return TodaysEngine(folder)
     except (OSError, subprocess.CalledProcessError):
         return None
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "engine_before_feasibility.py"
-        path.write_text(source, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location("engine_before_feasibility", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    module.NUMERIC_FIELDS = tuple(name for name in engine.NUMERIC_FIELDS if name not in FEASIBILITY_KEYS)
-    columns = module.scenario_arrays
-
-    def scenario_arrays(scenarios):  # today's recompute flag was a boolean: full recompute or none
-        return columns(scenarios) | {
-            "activation_recompute": np.array([s.activation_recompute == "full" for s in scenarios], dtype=float)}
-
-    module.scenario_arrays = scenario_arrays
-    return module
 
 
 def _feasibility_results(arrays: dict[str, np.ndarray]) -> tuple[dict, dict, dict]:
@@ -143,25 +167,35 @@ def _layout_search(row: dict[str, np.ndarray]) -> None:
 
 
 def main() -> None:
-    base = todays_engine()
     arrays = feasibility_arrays(np.random.default_rng(0), SCENARIOS)
-    reference = "engine.py at " + BASE_COMMIT if base else "engine with feasibility precomputed (no git history)"
+    with tempfile.TemporaryDirectory() as folder:
+        base = todays_engine(Path(folder))
+        try:
+            samples = _rounds(arrays, base)
+        finally:
+            if base:
+                base.close()
+    _print(samples, base is not None)
+
+
+def _rounds(arrays: dict[str, np.ndarray], base: TodaysEngine | None) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = defaultdict(list)
-    target = f" (target <= {TARGET_RATIO}x)"
     with nullcontext() if base else _feasibility_precomputed(_feasibility_results(arrays)):
         for _ in range(ROUNDS):
             _timed(lambda: engine.output_arrays(arrays), samples["engine_cpu"], samples["engine_wall"])
-            _timed(lambda: (base or engine).evaluate(arrays), samples["today_cpu"], samples["today_wall"])
+            if base:
+                base.timed("vector", samples["today_cpu"], samples["today_wall"])
+            else:
+                _timed(lambda: engine.output_arrays(arrays), samples["today_cpu"], samples["today_wall"])
 
-    scenario = Scenario(total_params=70e9, tokens=1.4e12, n_layers=80, d_model=8192, gpu_count=64,
-                        activation_recompute="full")
+    scenario = Scenario(activation_recompute="full", **SINGLE)
     row = feasibility._layout_inputs(scenario)
     calls = SINGLE_CALLS // ROUNDS
     for _ in range(ROUNDS):
         _timed(lambda: engine.scenario_outputs(scenario), samples["one_cpu"], samples["one_wall"], calls)
         _timed(lambda: _first_estimate(scenario), samples["first_cpu"], samples["first_wall"], calls)
         if base:
-            _timed(lambda: base.estimate(scenario), samples["one_today_cpu"], samples["one_today_wall"], calls)
+            base.timed(f"one {calls}", samples["one_today_cpu"], samples["one_today_wall"])
         _timed(lambda: _layout_search(row), samples["search_cpu"], samples["search_wall"], calls)
 
     if base:  # today's engine.py with its feasibility work done beforehand: what feasibility alone costs
@@ -170,12 +204,17 @@ def main() -> None:
             _timed(lambda: engine.output_arrays(arrays), samples["share_cpu"], samples["share_wall"])
             with _feasibility_precomputed(results):
                 _timed(lambda: engine.output_arrays(arrays), samples["bare_cpu"], samples["bare_wall"])
-        del results
+    return samples
 
+
+def _print(samples: dict[str, list[float]], with_base: bool) -> None:
+    reference = (f"the project at {BASE_COMMIT}, run in its own worker process" if with_base
+                 else "engine with feasibility precomputed (no git history)")
+    target = f" (target <= {TARGET_RATIO}x)"
     print(f"# today's engine: {reference}; CPU and wall-clock, best (and median) of {ROUNDS} alternating rounds")
     print(_line("engine_vectorised_with_feasibility_100k_s", samples, "engine", "today", 1.0, 3))
     print(_ratio_line("engine_feasibility_ratio", samples, "engine", "today", target))
-    if not base:
+    if not with_base:
         print(f"layout_search_one_scenario_ms: {_best(samples, 'search_cpu') * 1e3:.3f} CPU "
               f"(one estimate {_best(samples, 'one_cpu') * 1e3:.3f} ms)")
         return

@@ -62,11 +62,16 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def _per_row(value: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """An input repeated as an output, one value per scenario (as many as `like`): a read-only view, not a copy."""
+    return np.broadcast_to(value, np.broadcast_shapes(np.shape(value), np.shape(like)))
+
+
 def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
-    `output_arrays` adds the outputs that do not feed the total (overhead share, storage peak, checkpoint optima,
-    loss, the TST comparison).
+    `output_arrays` adds the outputs that do not feed the total (overhead share, checkpoint optima, loss, the TST
+    comparison).
     Inputs broadcast: arrays of length 1 stand for a value shared by every scenario.
     """
     is_tst = arrays["is_tst"] > 0
@@ -113,17 +118,14 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     )
     raw_tokens = arrays["tokens"] * np.where(is_tst, arrays["tst_token_multiplier"], 1.0)
     data_gb = storage.dataset_gb(raw_tokens, arrays["dataset_bytes_per_token"], arrays["dataset_versions"])
-    gb_hours = storage.gb_hours_by_tier(
+    stored = storage.volumes(
         run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
         arrays["logs_gb_per_day"],
     )
     storage_by_tier = storage.storage_cost(
-        gb_hours, arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
+        stored["gb_hours"], arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
-    kept_gb = storage.retained_gb(
-        run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
-        arrays["logs_gb_per_day"],
-    )
+    kept_gb = stored["retained_gb"]
     retention_usd = storage.retention_cost(
         kept_gb, arrays["storage_retention_months"], arrays["storage_cold_per_gb_month"]
     )
@@ -144,7 +146,7 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "data_processing": raw_tokens * (arrays["data_cost_per_billion_tokens"] / 1e9),
         "tst_pilot": np.where(is_tst, pilot_usd, 0.0),
         "tst_switching": np.where(is_tst, arrays["tst_switching_cost_usd"], 0.0),
-        "people": arrays["people_cost_usd"] * np.ones_like(price),
+        "people": _per_row(arrays["people_cost_usd"], price),
     }
     return {
         "model_flops": flops_model,
@@ -170,6 +172,7 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "storage_cost_usd": storage_usd,
         "storage_cost_by_tier": storage_by_tier,
         "storage_retained_gb": kept_gb,
+        "storage_peak_gb": stored["peak_gb"],
         "storage_retention_usd": retention_usd,
         "raw_tokens": raw_tokens,
         "cost_breakdown": breakdown,
@@ -184,11 +187,6 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     out.update(feasibility.outputs(arrays, out))
     scarcity = feasibility.scarcity_factor(arrays)  # here its temporaries reuse the memory the layout search freed
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
-    out["storage_peak_gb"] = storage.peak_gb(
-        out["gpu_hours_main_run"] / arrays["gpu_count"], arrays["checkpoint_interval_min"] / 60.0,
-        out["checkpoint_size_gb"],
-        arrays["keep_last_checkpoints"], arrays["archive_every_nth"], out["dataset_gb"], arrays["logs_gb_per_day"],
-    )
     cost_total = out["cost_total_usd"]
     price = out["blended_price_per_gpu_hour"]
     write_h = out["checkpoint_write_s"] / 3600.0
@@ -232,21 +230,21 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "cost_per_million_tokens": cost_total / (arrays["tokens"] / 1e6),
         "predicted_loss": loss,
         "gpu_hours_per_0_01_loss": hours_per_step,
-        "budget_usd": arrays["budget_usd"] * np.ones_like(price),
+        "budget_usd": _per_row(arrays["budget_usd"], price),
         "budget_status_index": status_index,
         "tst": {
             "baseline_gpu_hours": baseline_main_hours,
             "tst_gpu_hours": baseline_main_hours / arrays["tst_speedup"],
             "baseline_cost_usd": baseline_cost,
             "tst_cost_usd": tst_cost,
-            "baseline_tokens": arrays["tokens"] * np.ones_like(price),
+            "baseline_tokens": _per_row(arrays["tokens"], price),
             "tst_tokens": arrays["tokens"] * arrays["tst_token_multiplier"],
             "baseline_data_cost_usd": baseline_data_usd,
             "tst_data_cost_usd": tst_data_usd,
             "pilot_cost_usd": pilot_usd,
-            "switching_cost_usd": arrays["tst_switching_cost_usd"] * np.ones_like(price),
+            "switching_cost_usd": _per_row(arrays["tst_switching_cost_usd"], price),
             "net_savings_usd": baseline_cost - tst_cost - pilot_usd - arrays["tst_switching_cost_usd"],
-            "speedup": arrays["tst_speedup"] * np.ones_like(price),
+            "speedup": _per_row(arrays["tst_speedup"], price),
             "break_even_speedup": break_even,
         },
     })

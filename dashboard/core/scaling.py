@@ -30,13 +30,14 @@ FITS: dict[str, LossFit] = {
     ),
 }
 FIT_KEYS = tuple(FITS)
+_FIT_COLUMNS = np.array([[f.E, f.A, f.B, f.alpha, f.beta] for f in FITS.values()]).T.copy()  # E, A, B, α, β
 
 
 def fit_arrays(fit_index):
     """Constants (E, A, B, α, β) for an array of indices into FIT_KEYS."""
-    table = np.array([[f.E, f.A, f.B, f.alpha, f.beta] for f in FITS.values()])
-    rows = table[np.asarray(fit_index, dtype=int)]
-    return tuple(rows[..., i] for i in range(5))
+    index = np.asarray(fit_index, dtype=int)
+    return tuple(np.take(column, index) for column in _FIT_COLUMNS)  # each one contiguous array
+
 
 
 def predicted_loss(params, tokens, E, A, B, alpha, beta):

@@ -41,32 +41,29 @@ def dataset_gb(raw_tokens, bytes_per_token, versions):
     return raw_tokens * (bytes_per_token * versions / 1e9)
 
 
-def gb_hours_by_tier(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
-    """GB-hours per tier over the run, in closed form (vectorised)."""
-    n = checkpoints_written(run_hours, interval_hours)
+def volumes(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
+    """The run's storage in closed form (vectorised), from one count of the checkpoints written.
+
+    Returns `gb_hours` per tier over the run, `peak_gb` (the most stored at once: K+1 hot checkpoints while the
+    last is written, the archives, data and logs) and `retained_gb` (what is left when training ends: the last K
+    checkpoints, the archives, the datasets and the logs).
+    """
+    written = checkpoints_written(run_hours, interval_hours)
+    hot = np.minimum(written, keep_last)
+    archived = _archived_after(written, archive_every)
     archive_step_hours = interval_hours * np.where(archive_every > 0, archive_every, 1)
+    logs_gb = logs_gb_per_day * run_hours / 24.0
+    retained = checkpoint_gb * (hot + archived) + data_gb + logs_gb
     return {
-        "hot_checkpoints": checkpoint_gb * _count_hours(np.minimum(n, keep_last), run_hours, interval_hours),
-        "archived_checkpoints": checkpoint_gb * _count_hours(
-            _archived_after(n, archive_every), run_hours, archive_step_hours
-        ),
-        "datasets": data_gb * run_hours,
-        "logs": logs_gb_per_day / 48.0 * run_hours * run_hours,  # grows linearly: ½ · (rate · T / 24) · T
+        "gb_hours": {
+            "hot_checkpoints": checkpoint_gb * _count_hours(hot, run_hours, interval_hours),
+            "archived_checkpoints": checkpoint_gb * _count_hours(archived, run_hours, archive_step_hours),
+            "datasets": data_gb * run_hours,
+            "logs": logs_gb / 2.0 * run_hours,  # grows linearly: ½ · (rate · T / 24) · T
+        },
+        "peak_gb": retained + checkpoint_gb * (written > keep_last),  # the K+1st while the last is written
+        "retained_gb": retained,
     }
-
-
-def peak_gb(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
-    """Most GB stored at once: K+1 hot checkpoints while the last is written, the archives, data and logs."""
-    n = checkpoints_written(run_hours, interval_hours)
-    checkpoints = np.minimum(n, keep_last + 1) + _archived_after(n, archive_every)
-    return checkpoint_gb * checkpoints + data_gb + logs_gb_per_day * run_hours / 24.0
-
-
-def retained_gb(run_hours, interval_hours, checkpoint_gb, keep_last, archive_every, data_gb, logs_gb_per_day):
-    """GB left when training ends: the last K checkpoints, the archives, the datasets and the logs."""
-    n = checkpoints_written(run_hours, interval_hours)
-    checkpoints = np.minimum(n, keep_last) + _archived_after(n, archive_every)
-    return checkpoint_gb * checkpoints + data_gb + logs_gb_per_day * run_hours / 24.0
 
 
 def retention_cost(gb, months, cold_per_gb_month):

@@ -18,8 +18,8 @@ def test_retention_by_hand():
     # Hot count on [i, i+1): min(i, 3) for i = 0..9 -> 0+1+2+3·7 = 24 -> 2,400 GB-h.
     # Archived on [i, i+1): ⌊i/4⌋ -> 0,0,0,0,1,1,1,1,2,2 = 8 -> 800 GB-h.
     # Peak: hot K+1 = 4 while the 10th is written (400 GB) + 2 archived (200 GB) = 600 GB.
-    gb_hours = storage.gb_hours_by_tier(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)
-    peak = storage.peak_gb(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)
+    gb_hours = storage.volumes(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)["gb_hours"]
+    peak = storage.volumes(10.0, 1.0, 100.0, 3, 4, 0.0, 0.0)["peak_gb"]
     assert gb_hours["hot_checkpoints"] == pytest.approx(2400.0)
     assert gb_hours["archived_checkpoints"] == pytest.approx(800.0)
     assert peak == pytest.approx(600.0)
@@ -35,7 +35,7 @@ def test_closed_form_matches_simulation(run_h, interval_h, keep, every):
     written = np.floor(t / interval_h)
     hot = np.minimum(written, keep) * 50.0
     archived = (np.floor(written / every) if every else np.zeros_like(t)) * 50.0
-    gb_hours = storage.gb_hours_by_tier(run_h, interval_h, 50.0, keep, every, 10.0, 24.0)
+    gb_hours = storage.volumes(run_h, interval_h, 50.0, keep, every, 10.0, 24.0)["gb_hours"]
     assert gb_hours["hot_checkpoints"] == pytest.approx(hot.sum() * step, rel=2e-3)
     assert gb_hours["archived_checkpoints"] == pytest.approx(archived.sum() * step, rel=2e-3, abs=1e-6)
     assert gb_hours["datasets"] == pytest.approx(10.0 * run_h)
@@ -112,7 +112,7 @@ def test_report_of_a_long_run_with_frequent_checkpoints_stays_small(tmp_path):
 def test_what_the_run_leaves_behind_by_hand():
     # T = 10 h, τ = 1 h: 10 written; the last K = 3 and archives 4 and 8 (2) are left: 5 × 100 GB = 500 GB,
     # + 5 GB of data + logs 24 GB/day × 10/24 day = 10 GB -> 515 GB; 6 months at $0.023 -> $71.07.
-    kept = storage.retained_gb(10.0, 1.0, 100.0, 3, 4, 5.0, 24.0)
+    kept = storage.volumes(10.0, 1.0, 100.0, 3, 4, 5.0, 24.0)["retained_gb"]
     assert kept == pytest.approx(515.0)
     assert storage.retention_cost(kept, 6.0, 0.023) == pytest.approx(71.07)
 
