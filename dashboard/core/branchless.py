@@ -13,17 +13,20 @@ BRANCHY_BELOW = 1024  # fewer rows than this: np.where itself (its branches cost
 
 
 def select(mask, when_true, when_false):
-    """`np.where(mask, when_true, when_false)` for floats (NaN, infinities and signed zeros kept exactly)."""
+    """`np.where(mask, when_true, when_false)` for floats (NaN, infinities and signed zeros kept exactly), in float32
+    when the operands are float32 and float64 otherwise."""
+    dtype = np.float32 if np.result_type(when_true, when_false) == np.float32 else np.float64
     if np.size(mask) < BRANCHY_BELOW:
-        return np.where(mask, when_true, when_false).astype(float, copy=False)
-    false_bits = np.asarray(when_false, dtype=float).view(np.int64)
-    bits = np.asarray(when_true, dtype=float).view(np.int64) ^ false_bits  # the bits that differ
+        return np.where(mask, when_true, when_false).astype(dtype, copy=False)
+    ints = np.int32 if dtype == np.float32 else np.int64
+    false_bits = np.asarray(when_false, dtype=dtype).view(ints)
+    bits = np.asarray(when_true, dtype=dtype).view(ints) ^ false_bits  # the bits that differ
     shape = np.broadcast_shapes(np.shape(mask), bits.shape)
     if bits.shape != shape:
         bits = np.broadcast_to(bits, shape).copy()
     np.multiply(bits, mask, out=bits)  # kept where the mask holds, zero elsewhere (one buffer, no branch)
     bits ^= false_bits
-    return bits.view(float)
+    return bits.view(dtype)
 
 
 def selector(when_true, when_false):

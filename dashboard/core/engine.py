@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 import numpy as np
 
 from dashboard.core import compute, feasibility, purchase, reliability, scaling, storage
+from dashboard.core.branchless import select
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 
@@ -87,7 +88,7 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], arrays["mfu"])
     plan = feasibility.plan_arrays(arrays, flops_model)
     gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
-    speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
+    speedup = select(is_tst, arrays["tst_speedup"], 1.0)
     gpu_hours_compute = gpu_hours_billed / speedup
 
     nodes = reliability.node_count(arrays["gpu_count"], arrays["gpus_per_node"])
@@ -116,7 +117,7 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         arrays["reserved_share"], arrays["spot_share"], arrays["price_reserved_per_gpu_hour"],
         arrays["price_on_demand_per_gpu_hour"], arrays["price_spot_per_gpu_hour"],
     )
-    raw_tokens = arrays["tokens"] * np.where(is_tst, arrays["tst_token_multiplier"], 1.0)
+    raw_tokens = arrays["tokens"] * select(is_tst, arrays["tst_token_multiplier"], 1.0)
     data_gb = storage.dataset_gb(raw_tokens, arrays["dataset_bytes_per_token"], arrays["dataset_versions"])
     stored = storage.volumes(
         run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
@@ -144,8 +145,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "storage": storage_usd,
         "network_egress": arrays["egress_gb"] * arrays["egress_per_gb"],
         "data_processing": raw_tokens * (arrays["data_cost_per_billion_tokens"] / 1e9),
-        "tst_pilot": np.where(is_tst, pilot_usd, 0.0),
-        "tst_switching": np.where(is_tst, arrays["tst_switching_cost_usd"], 0.0),
+        "tst_pilot": select(is_tst, pilot_usd, 0.0),
+        "tst_switching": select(is_tst, arrays["tst_switching_cost_usd"], 0.0),
         "people": _per_row(arrays["people_cost_usd"], price),
     }
     return {
@@ -194,10 +195,9 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         young_min = reliability.young_interval(write_h, out["job_mtbf_hours"]) * 60.0
         daly_min = reliability.daly_interval(write_h, out["job_mtbf_hours"]) * 60.0
     # A cost that is not a finite number is never "within" the budget (NaN fails every comparison).
-    status_index = np.where(
-        ~np.isfinite(cost_total) | (cost_total > arrays["budget_usd"]), 2,
-        np.where(cost_total > arrays["budget_warning_fraction"] * arrays["budget_usd"], 1, 0),
-    )
+    over = ~np.isfinite(cost_total) | (cost_total > arrays["budget_usd"])
+    warning = cost_total > arrays["budget_warning_fraction"] * arrays["budget_usd"]
+    status_index = np.maximum(over.view(np.int8) * np.int8(2), warning.view(np.int8))  # 2 over, 1 warning, 0
 
     E, A, B, alpha, beta = scaling.fit_arrays(arrays["fit_index"])
     loss_tokens = arrays["tokens"] * out["effective_tokens"] / out["raw_tokens"]  # repeated data counts less

@@ -62,3 +62,15 @@ def test_powers_of_two_of_one_number_and_of_arrays(x, floor, ceil):
     assert float(layout.pow2_floor(x)) == floor and float(layout.pow2_ceil(x)) == ceil
     values = np.full(3, x)
     assert list(layout.pow2_floor(values)) == [floor] * 3 and list(layout.pow2_ceil(values)) == [ceil] * 3
+
+
+@pytest.mark.parametrize("rows", [10, 10_000])
+def test_select_keeps_float32_operands_in_float32(rows):
+    # Monte Carlo prices its draws in float32: a selection must not turn them into float64.
+    rng = np.random.default_rng(3)
+    mask = rng.random(rows) < 0.5
+    when_true, when_false = rng.random(rows).astype(np.float32), np.float32(-0.0)
+    chosen = select(mask, when_true, when_false)
+    assert chosen.dtype == np.float32
+    assert np.array_equal(chosen.view(np.int32), np.where(mask, when_true, when_false).view(np.int32))
+    assert select(mask, when_true.astype(float), 1.0).dtype == np.float64
