@@ -20,6 +20,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import ibis.expr.types as ir
 import pandas as pd
 import streamlit as st
 
@@ -42,11 +43,12 @@ NOT_QUOTED = "(value not shown)"
 
 @dataclass(frozen=True)
 class Imported:
-    """One imported file: the canonical usage table, the CLI's summary of it and its rejected rows."""
+    """One imported file: the canonical usage table (rows in memory, or an Ibis table of a workspace dataset queried
+    where it lies), the CLI's summary of it (its row accounting only for a queried table) and its rejected rows."""
 
     key: Hashable
     filename: str
-    usage: pd.DataFrame
+    usage: pd.DataFrame | ir.Table
     summary: dict
     rejected: pd.DataFrame
 
