@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-import ibis.expr.types as ir
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -31,6 +30,7 @@ from dashboard.figures import retro_gap, retro_usage
 from dashboard.query import engine, tables, view
 from dashboard.query import spend as spend_query
 from dashboard.query.distinct import distinct_values
+from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
@@ -42,9 +42,9 @@ ENTRIES = 16
 OWN_TABLE_SHARE = 0.5
 
 
-def queried(usage: pd.DataFrame | ir.Table | None) -> bool:
+def queried(usage: pd.DataFrame | Table | None) -> bool:
     """Whether ``usage`` is a dataset queried where it lies (an Ibis table), not rows in memory."""
-    return isinstance(usage, ir.Table)
+    return is_table(usage)
 
 
 def _new_table_bytes(result: pd.DataFrame | tuple, *inputs: pd.DataFrame | None) -> int:
@@ -96,8 +96,8 @@ def _options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
     return filters.filter_options(_usage)
 
 
-def filtered(data_key: Hashable, _usage: pd.DataFrame | ir.Table, start, end, teams, projects,
-             pricing) -> pd.DataFrame | ir.Table:
+def filtered(data_key: Hashable, _usage: pd.DataFrame | Table, start, end, teams, projects,
+             pricing) -> pd.DataFrame | Table:
     """The filtered usage table, held for this session (one per unfiltered table) in the upload store; of a
     queried table, the filter expression over it (nothing is read until a figure asks)."""
     if queried(_usage):
@@ -185,11 +185,11 @@ def unit_view(data_key: Hashable, _usage: pd.DataFrame, active_params: float) ->
     return units.unit_costs(_usage, active_params=active_params)
 
 
-def amortised(data_key: Hashable, _billing: pd.DataFrame | ir.Table) -> tuple[pd.DataFrame | ir.Table, dict]:
+def amortised(data_key: Hashable, _billing: pd.DataFrame | Table) -> tuple[pd.DataFrame | Table, dict]:
     """The billing table with commitment charges spread over the reserved usage they cover (the input itself
     when there is nothing to amortise) and what was done, held for this session in the bounded upload store. A
     queried table is returned as it is with its ``commitment_status`` ("needs_rows" where spreading is due)."""
-    def build() -> tuple[pd.DataFrame | ir.Table, dict]:
+    def build() -> tuple[pd.DataFrame | Table, dict]:
         with st.spinner("Looking for commitments…" if queried(_billing) else "Amortising commitments…",
                         show_time=True):
             if queried(_billing):
@@ -207,12 +207,12 @@ def periods(data_key: Hashable, _usage: pd.DataFrame) -> tuple:
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def totals(data_key: Hashable, _usage: pd.DataFrame | ir.Table) -> dict[str, float]:
+def totals(data_key: Hashable, _usage: pd.DataFrame | Table) -> dict[str, float]:
     """Rows, GPU-hours and cost of the view (one query)."""
     return spend_query.totals(tables.table_of(_usage))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def run_ids(data_key: Hashable, _usage: pd.DataFrame | ir.Table) -> list[str]:
+def run_ids(data_key: Hashable, _usage: pd.DataFrame | Table) -> list[str]:
     """The view's run ids, sorted (a DISTINCT query)."""
     return distinct_values(tables.table_of(_usage), "run_id")

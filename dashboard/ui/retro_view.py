@@ -6,7 +6,6 @@ import math
 from collections.abc import Hashable
 from typing import Any
 
-import ibis.expr.types as ir
 import pandas as pd
 import streamlit as st
 
@@ -14,6 +13,7 @@ from dashboard import settings
 from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query.opened import Table
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
@@ -118,7 +118,7 @@ def needs_rows() -> str:
             f"{settings.limit(settings.WORKSPACE_MEMORY_ROWS):,} rows ({settings.WORKSPACE_MEMORY_ROWS}).")
 
 
-def tiles(key: Hashable, usage: pd.DataFrame | ir.Table, stats: dict[str, Any], amortisation: dict[str, Any],
+def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amortisation: dict[str, Any],
           notes: list[str]) -> None:
     """Headline numbers of the filtered view, with what changes them beside them."""
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
@@ -151,7 +151,7 @@ def budget_view(teams, projects, pricing, dates) -> str:
     return view_id(teams, projects, pricing, dates)
 
 
-def spend_section(key: Hashable, usage: pd.DataFrame | ir.Table, view: str, periods: tuple) -> None:
+def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods: tuple) -> None:
     """Spend per period and, below it, the running total against the budget of this view (``budgets``)."""
     left, middle, right, budget_column = st.columns(4)
     freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
@@ -186,7 +186,7 @@ def spend_section(key: Hashable, usage: pd.DataFrame | ir.Table, view: str, peri
                f"proportion to time. {forecast}")
 
 
-def attribution_section(key: Hashable, usage: pd.DataFrame | ir.Table) -> None:
+def attribution_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     table, figure = cache.attribution_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
@@ -198,7 +198,7 @@ def attribution_section(key: Hashable, usage: pd.DataFrame | ir.Table) -> None:
     })
 
 
-def gap_section(key: Hashable, usage: pd.DataFrame | ir.Table, plan: Scenario, plan_json: str, plan_label: str,
+def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_json: str, plan_label: str,
                 join_on: str) -> None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
     most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B)."""
@@ -237,7 +237,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame | ir.Table, plan: Scenario, p
     )
 
 
-def waste_section(key: Hashable, usage: pd.DataFrame | ir.Table) -> None:
+def waste_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     checklist, summary, figure = cache.waste_view(key, usage)
     share = "" if summary["share"] is None else f", {summary['share']:.0%} of spend"
     st.subheader(f"Waste found: {usd_sig(summary['total_usd'])}{share}")
@@ -268,7 +268,7 @@ def waste_section(key: Hashable, usage: pd.DataFrame | ir.Table) -> None:
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
 
 
-def load_section(key: Hashable, usage: pd.DataFrame | ir.Table, billing: pd.DataFrame | ir.Table | None) -> None:
+def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFrame | Table | None) -> None:
     summary, timeline, heatmap = cache.load_view(key, usage, billing)
     columns = st.columns(5)
     columns[0].metric("Peak GPUs", f"{summary['peak_gpus']:,.0f}")
@@ -289,7 +289,7 @@ def load_section(key: Hashable, usage: pd.DataFrame | ir.Table, billing: pd.Data
                "days; a Slurm or W&B export gives the real shape within a day.")
 
 
-def mix_section(key: Hashable, usage: pd.DataFrame | ir.Table) -> None:
+def mix_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run)."""
     shares, figure = cache.mix_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
@@ -325,7 +325,7 @@ def mix_section(key: Hashable, usage: pd.DataFrame | ir.Table) -> None:
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: pd.DataFrame | ir.Table, plan: Scenario) -> None:
+def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario) -> None:
     numbers = cache.unit_view(key, usage, plan.active)
     columns = st.columns(3)
     columns[0].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]))

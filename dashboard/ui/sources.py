@@ -20,7 +20,6 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import ibis.expr.types as ir
 import pandas as pd
 import streamlit as st
 
@@ -28,6 +27,7 @@ from dashboard import ingest, settings
 from dashboard.ingest.bounded import LimitExceeded, read_regular_file
 from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.query.opened import Table
 from dashboard.retro.summary import summarize
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
@@ -48,7 +48,7 @@ class Imported:
 
     key: Hashable
     filename: str
-    usage: pd.DataFrame | ir.Table
+    usage: pd.DataFrame | Table
     summary: dict
     rejected: pd.DataFrame
 

@@ -13,18 +13,15 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Hashable
 from datetime import date
-from functools import cache
 
-import ibis
-import ibis.expr.operations as ops
-import ibis.expr.types as ir
 import pandas as pd
 import streamlit as st
 
 from dashboard import settings
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.ingest.schema import UnreadableFile
-from dashboard.query import engine, tables
+from dashboard.query import engine, opened
+from dashboard.query.opened import Table
 from dashboard.retro.summary import accounting, summarize
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
@@ -34,9 +31,6 @@ from dashboard.workspace.datasets import DatasetError, Metadata
 from dashboard.workspace.imports import import_to_workspace
 
 NONE = "(none)"
-# DuckDB's own bound is 80 % of the machine's memory: the 100,000,000-row dataset's Spend query grew the server past
-# 7 GB with it, and stays near 3.3 GB with this one (it spills to a temporary folder, never the working directory).
-DUCKDB_MEMORY_LIMIT = "3GB"
 CSV_CHUNK_ROWS = 100_000
 SPOOL_BYTES = 64 * 1024 * 1024  # a download is rendered in memory up to this size, then on disk
 
@@ -115,25 +109,10 @@ def memory_rows() -> int:
     return settings.limit(settings.WORKSPACE_MEMORY_ROWS)
 
 
-@cache
-def _bounded(backend) -> object:
-    """``backend``, on DuckDB with its memory bounded by ``DUCKDB_MEMORY_LIMIT`` and spilling to a temporary folder
-    (set once per process, before its first query of a dataset queried where it lies)."""
-    if backend.name == "duckdb":
-        spill = tempfile.mkdtemp(prefix="planner-duckdb-")
-        with engine.lock(backend):
-            backend.con.execute(f"SET memory_limit = '{DUCKDB_MEMORY_LIMIT}'")
-            backend.con.execute(f"SET temp_directory = '{spill}'")
-    return backend
-
-
-def _queried_table(name: str) -> ir.Table:
-    """Dataset ``name`` as an Ibis table over its Parquet files on the configured engine. Its rows do not change
-    while it is open (a new import is a new ``dataset_key``), so the query layer keeps its small results as it does
-    a pandas frame's (``tables.FRAME_VIEWS``): the tiles and the Unit costs tab share one pass over the files."""
-    table = datasets.open_table(_bounded(engine.default()), name)
-    tables.FRAME_VIEWS.update(source.name for source in table.op().find(ops.DatabaseTable))
-    return table
+def _queried_table(name: str) -> Table:
+    """Dataset ``name`` as an Ibis table over its Parquet files on the configured engine (memory bounded), its small
+    results kept while it is open."""
+    return opened.fixed(datasets.open_table(opened.bound_memory(engine.default()), name))
 
 
 def open_dataset(state_key: str, info: Metadata) -> Imported | None:
@@ -180,18 +159,16 @@ def _csv_file(frame: pd.DataFrame, rows: int) -> Callable[[], object]:
     return data
 
 
-def _query_csv_file(table: ir.Table, rows: int) -> Callable[[], object]:
-    """A deferred download: the first ``rows`` rows of the query ``table``, fetched and rendered in chunks into a
-    spooled file (never the whole view in memory)."""
+def _query_csv_file(table: Table, rows: int) -> Callable[[], object]:
+    """A deferred download: the first ``rows`` rows of the query ``table``, streamed from the engine and rendered in
+    chunks into a spooled file (never the whole view in memory)."""
     def data():
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - Streamlit reads it
-        backend = ibis.get_backend(table)
         first = True
-        with engine.lock(backend):
-            for batch in backend.to_pyarrow_batches(table.limit(rows), chunk_size=CSV_CHUNK_ROWS):
-                chunk = to_safe_csv(batch.to_pandas())
-                spool.write(chunk if first else chunk.split(b"\n", 1)[1])
-                first = False
+        for chunk in opened.first_rows(table, rows, CSV_CHUNK_ROWS):
+            text = to_safe_csv(chunk)
+            spool.write(text if first else text.split(b"\n", 1)[1])
+            first = False
         if first:
             spool.write(to_safe_csv(pd.DataFrame(columns=list(table.columns))))
         spool.seek(0)
@@ -200,11 +177,11 @@ def _query_csv_file(table: ir.Table, rows: int) -> Callable[[], object]:
     return data
 
 
-def download_button(frame: pd.DataFrame | ir.Table, rows: int, name_hint: str = "retrospective") -> None:
+def download_button(frame: pd.DataFrame | Table, rows: int, name_hint: str = "retrospective") -> None:
     """The "Download this view (CSV)" button for the ``rows`` rows of ``frame`` (rows in memory, or a query whose
     first rows are streamed), capped at ``PLANNER_DOWNLOAD_MAX_ROWS`` rows with a message."""
     cap = settings.limit(settings.DOWNLOAD_MAX_ROWS)
-    render = _query_csv_file(frame, cap) if isinstance(frame, ir.Table) else _csv_file(frame, cap)
+    render = _query_csv_file(frame, cap) if opened.is_table(frame) else _csv_file(frame, cap)
     st.download_button("Download this view (CSV)", data=render,
                        file_name=f"{name_hint}_{date.today():%Y%m%d}.csv", mime="text/csv",
                        help="The filtered rows, written in chunks when you press; cells starting with =, +, - or @ "
