@@ -23,6 +23,7 @@ Table = ir.Table  # the type of a queried usage table, for the page code's signa
 # DuckDB's own bound is 80 % of the machine's memory: the 100,000,000-row dataset's Spend query grew the server past
 # 7 GB with it, and stays near 3.3 GB with this one (it spills to a temporary folder, never the working directory).
 DUCKDB_MEMORY_LIMIT = "3GB"
+_SPILL_FOLDERS: list[tempfile.TemporaryDirectory] = []
 
 
 def is_table(usage: object) -> bool:
@@ -35,10 +36,11 @@ def bound_memory(backend: BaseBackend) -> BaseBackend:
     """``backend``, on DuckDB with its memory bounded by ``DUCKDB_MEMORY_LIMIT`` and spilling to a temporary folder
     (set once per process)."""
     if backend.name == "duckdb":
-        spill = tempfile.mkdtemp(prefix="planner-duckdb-")
+        spill = tempfile.TemporaryDirectory(prefix="planner-duckdb-")  # removed when the process exits
+        _SPILL_FOLDERS.append(spill)
         with engine.lock(backend):
             backend.con.execute(f"SET memory_limit = '{DUCKDB_MEMORY_LIMIT}'")
-            backend.con.execute(f"SET temp_directory = '{spill}'")
+            backend.con.execute(f"SET temp_directory = '{spill.name}'")
     return backend
 
 
