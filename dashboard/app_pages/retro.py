@@ -148,10 +148,11 @@ if notes:
 join_on = st.sidebar.selectbox("Join billing and runs on", ["run_id", "project"], key="retro.join",
                                bind="query-params", help="Billing tags (run or project) matched against the run "
                                "export's run ids (Slurm job names) or projects.")
-if runs is not None and cache.queried(billing_usage):
+if billing is not None and runs is not None and (cache.queried(billing_usage) or cache.queried(runs.usage)):
+    queried_part = billing if cache.queried(billing_usage) else runs
     data_box.warning(f"**{markdown_text(runs.filename)}** is not joined: the join with a run export needs the billing "
-                     f"rows in memory, and **{markdown_text(billing.filename)}** is queried where it lies. "
-                     f"The figures are the billing dataset's alone; to join them, {view.needs_rows()}",
+                     f"and run rows in memory, and **{markdown_text(queried_part.filename)}** is queried where it "
+                     f"lies. The figures are the billing export's alone; to join them, {view.needs_rows()}",
                      icon=":material/link_off:")
     runs = None
 data_key = (billing and billing.key, runs and runs.key, join_on)

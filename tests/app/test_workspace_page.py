@@ -212,7 +212,8 @@ def test_what_needs_rows_in_memory_says_so(app, workspace, monkeypatch):
     at = _open(app, {"retro.dataset": "gcp", "retro.runs": "slurm_sample.txt"})
     assert not at.exception and not at.error, [e.value for e in at.error]
     warnings = [_unescaped(w.value) for w in at.warning]
-    assert any("is not joined: the join with a run export needs the billing rows in memory" in w for w in warnings)
+    joined = "is not joined: the join with a run export needs the billing and run rows in memory"
+    assert any(joined in w for w in warnings)
     assert any("spreading them over that usage day by day needs the rows in memory" in w for w in warnings)
     assert any("PLANNER_WORKSPACE_MEMORY_ROWS" in w for w in warnings)
     assert "excluding commitments" in [m.delta for m in at.metric if m.label == "$ per GPU-hour"][0]
