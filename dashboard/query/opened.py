@@ -7,6 +7,7 @@ module has a setting for it.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from functools import cache
@@ -23,6 +24,7 @@ Table = ir.Table  # the type of a queried usage table, for the page code's signa
 # DuckDB's own bound is 80 % of the machine's memory: the 100,000,000-row dataset's Spend query grew the server past
 # 7 GB with it, and stays near 3.3 GB with this one (it spills to a temporary folder, never the working directory).
 DUCKDB_MEMORY_LIMIT = "3GB"
+DUCKDB_MEMORY_SETTING = "PLANNER_DUCKDB_MEMORY_LIMIT"  # when an operator sets it, the engine's bound is left alone
 _SPILL_FOLDERS: list[tempfile.TemporaryDirectory] = []
 
 
@@ -34,8 +36,8 @@ def is_table(usage: object) -> bool:
 @cache
 def bound_memory(backend: BaseBackend) -> BaseBackend:
     """``backend``, on DuckDB with its memory bounded by ``DUCKDB_MEMORY_LIMIT`` and spilling to a temporary folder
-    (set once per process)."""
-    if backend.name == "duckdb":
+    (set once per process), unless ``PLANNER_DUCKDB_MEMORY_LIMIT`` is set (the engine's own setting then rules)."""
+    if backend.name == "duckdb" and not os.environ.get(DUCKDB_MEMORY_SETTING, "").strip():
         spill = tempfile.TemporaryDirectory(prefix="planner-duckdb-")  # removed when the process exits
         _SPILL_FOLDERS.append(spill)
         with engine.lock(backend):
