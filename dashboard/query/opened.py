@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+import weakref
 from collections.abc import Iterator
-from functools import cache
 
 import ibis
 import ibis.expr.operations as ops
@@ -26,6 +27,10 @@ Table = ir.Table  # the type of a queried usage table, for the page code's signa
 DUCKDB_MEMORY_LIMIT = "3GB"
 DUCKDB_MEMORY_SETTING = "PLANNER_DUCKDB_MEMORY_LIMIT"  # when an operator sets it, the engine's bound is left alone
 _SPILL_FOLDERS: list[tempfile.TemporaryDirectory] = []
+# The backends bounded, by id: backends of equal connection strings compare equal, so they are told apart by id, and
+# an entry goes with its backend (so a later backend at the same address is bounded in its turn).
+_BOUNDED: weakref.WeakValueDictionary[int, BaseBackend] = weakref.WeakValueDictionary()
+_BOUNDED_GUARD = threading.Lock()
 
 
 def is_table(usage: object) -> bool:
@@ -33,11 +38,15 @@ def is_table(usage: object) -> bool:
     return isinstance(usage, ir.Table)
 
 
-@cache
 def bound_memory(backend: BaseBackend) -> BaseBackend:
     """``backend``, on DuckDB with its memory bounded by ``DUCKDB_MEMORY_LIMIT`` and spilling to a temporary folder
     (set once per process), unless ``PLANNER_DUCKDB_MEMORY_LIMIT`` is set (the engine's own setting then rules)."""
-    if backend.name == "duckdb" and not os.environ.get(DUCKDB_MEMORY_SETTING, "").strip():
+    if backend.name != "duckdb" or os.environ.get(DUCKDB_MEMORY_SETTING, "").strip():
+        return backend
+    with _BOUNDED_GUARD:
+        if _BOUNDED.get(id(backend)) is backend:
+            return backend
+        _BOUNDED[id(backend)] = backend
         spill = tempfile.TemporaryDirectory(prefix="planner-duckdb-")  # removed when the process exits
         _SPILL_FOLDERS.append(spill)
         with engine.lock(backend):
