@@ -21,6 +21,7 @@ IMPORT_STORE_MB = "PLANNER_IMPORT_STORE_MB"
 WORKSPACE_DIR = "PLANNER_WORKSPACE_DIR"
 STREAM_BATCH_ROWS = "PLANNER_STREAM_BATCH_ROWS"
 DOWNLOAD_MAX_ROWS = "PLANNER_DOWNLOAD_MAX_ROWS"
+WORKSPACE_MEMORY_ROWS = "PLANNER_WORKSPACE_MEMORY_ROWS"
 ENGINE_URL = "PLANNER_ENGINE_URL"
 DEFAULT_ENGINE_URL = "duckdb"
 # What PLANNER_ENGINE_URL may hold: DuckDB in memory or in a file, a Spark master, or any other Ibis backend URL.
@@ -41,6 +42,9 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     IMPORT_STORE_MB: (2_000, 1, 1 << 20, "megabytes of imported tables the server holds for all browser sessions"),
     STREAM_BATCH_ROWS: (200_000, 1_000, 10_000_000, "rows a streamed import into the workspace reads at a time"),
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
+    WORKSPACE_MEMORY_ROWS: (2_000_000, 1, 1_000_000_000,
+                            "rows of a workspace dataset the Retrospective reads into memory; a larger one is queried "
+                            "where it lies"),
 }
 
 

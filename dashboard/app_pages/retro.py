@@ -130,6 +130,7 @@ billing, runs = imported["billing"], imported["runs"]
 if billing is None and runs is None:
     summary_line.info("Choose or upload a billing export or a run export to begin (open “Change data”).")
     st.stop()
+cache.require_engine()
 amortisation = {"status": "none", "label": ""}
 billing_usage = None
 if billing is not None:
@@ -147,6 +148,13 @@ if notes:
 join_on = st.sidebar.selectbox("Join billing and runs on", ["run_id", "project"], key="retro.join",
                                bind="query-params", help="Billing tags (run or project) matched against the run "
                                "export's run ids (Slurm job names) or projects.")
+if billing is not None and runs is not None and (cache.queried(billing_usage) or cache.queried(runs.usage)):
+    queried_part = billing if cache.queried(billing_usage) else runs
+    data_box.warning(f"**{markdown_text(runs.filename)}** is not joined: the join with a run export needs the billing "
+                     f"and run rows in memory, and **{markdown_text(queried_part.filename)}** is queried where it "
+                     f"lies. The figures are the billing export's alone; to join them, {view.needs_rows()}",
+                     icon=":material/link_off:")
+    runs = None
 data_key = (billing and billing.key, runs and runs.key, join_on)
 usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
 matched = stats["billing_gpu_hours_matched_share"]
@@ -181,7 +189,8 @@ dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
 with st.spinner("Adding up the view…", show_time=True):
     view.tiles(view_key, shown, stats, amortisation, figure_notes)
-if not len(shown):
+    shown_rows = cache.totals(view_key, shown)["rows"]
+if not shown_rows:
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
     st.stop()
 
@@ -238,4 +247,4 @@ with tabs[6], st.spinner(SLOW.format(TAB_NAMES[6]), show_time=True):
             st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict()))
         view.units_section(view_key, shown, plan)
 
-workspace_view.download_button(shown)
+workspace_view.download_button(shown, shown_rows)

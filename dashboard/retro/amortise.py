@@ -18,26 +18,32 @@ $/GPU-hour impossibly low. ``amortise_commitments`` turns the second kind into t
    stays on the charge's line, as unused commitment (idle capacity).
 
 So the covered rows' cost plus what is left on the lines equals the charges less the part after the export.
-``billed_cost`` (what was invoiced) is never changed.
+``billed_cost`` (what was invoiced) is never changed. Which of these applies (step 1) is one query
+(``commitment_status``), so a dataset queried where it lies (an Ibis table) is told apart the same way; spreading
+the charges (steps 2 and 3) works on the rows in memory, and such a dataset reports "needs_rows" instead.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.retro.gap import commitment_is_unused, commitment_mask, gpu_mask
+from dashboard.query import tables
+from dashboard.query import waste as waste_query
+from dashboard.retro.gap import commitment_mask, gpu_mask
 from dashboard.retro.labels import epoch_ns
 from dashboard.retro.periods import NS_PER_DAY, spread_by_day
 
-STATUSES: tuple[str, ...] = ("none", "provider", "amortised", "excluded")
+STATUSES: tuple[str, ...] = ("none", "provider", "amortised", "excluded", "needs_rows")
 LABELS: dict[str, str] = {
     "none": "",
     "provider": "commitments amortised",
     "amortised": "commitments amortised",
     "excluded": "excluding commitments",
+    "needs_rows": "excluding commitments",
 }
 
 
@@ -66,6 +72,20 @@ def _info(status: str, **figures: float) -> dict[str, Any]:
     return base | figures
 
 
+def commitment_status(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+    """Step 1 of the method as one query: ``_info`` of "none", "excluded" or "provider", or of "needs_rows" when
+    the charges are to be spread over the reserved usage (``amortise_commitments`` does it on the rows)."""
+    facts = waste_query.idle_capacity(tables.table_of(usage))
+    charges_usd = facts["commitment_usd"]
+    if not facts["commitment"]:
+        return _info("none")
+    if not facts["reserved_gpu"]:
+        return _info("excluded", commitment_usd=charges_usd)
+    if facts["unused"]:
+        return _info("provider", commitment_usd=charges_usd, unused_usd=charges_usd)
+    return _info("needs_rows", commitment_usd=charges_usd)
+
+
 def amortise_commitments(usage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The usage table with commitment charges spread over the reserved GPU usage they cover, and what was done.
 
@@ -76,15 +96,12 @@ def amortise_commitments(usage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, A
     ``unused_usd`` (left on the lines: days without covered usage, or the unused part an amortised export
     reports), ``after_export_usd`` (belongs to days after the export) and ``covered_gpu_hours``.
     """
+    status = commitment_status(usage)
+    if status["status"] != "needs_rows":
+        return usage, status
     commitment = commitment_mask(usage)
-    if not commitment.any():
-        return usage, _info("none")
     charges_usd = float(usage.loc[commitment, "cost"].sum())
     reserved_gpu = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    if not reserved_gpu.any():
-        return usage, _info("excluded", commitment_usd=charges_usd)
-    if commitment_is_unused(usage):
-        return usage, _info("provider", commitment_usd=charges_usd, unused_usd=charges_usd)
 
     export_end = max(usage["period_end"].max(), usage["period_start"].max()).ceil("D")  # midnight after the data
     export_end_day = (int(export_end.value) - 1) // NS_PER_DAY

@@ -23,15 +23,18 @@ Method (``join_usage``), for the chosen key (``run_id`` or ``project``):
 - Billing rows with no GPU-hours (storage, CPU, fees, credits, tax) are kept unchanged.
 
 The result has the canonical columns plus ``join_side``: "both" (run-export row priced from billing) or
-"billing" (billing row, or the part of it the run export does not cover).
+"billing" (billing row, or the part of it the run export does not cover). The join works on rows in memory; a
+billing table queried where it lies (an Ibis table) is returned as it is with a run export of None only.
 """
 
 from __future__ import annotations
 
+import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
 from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
+from dashboard.query import engine
 from dashboard.retro.periods import spread_by_day
 
 JOIN_KEYS: tuple[str, ...] = ("run_id", "project")
@@ -50,14 +53,22 @@ def _share(part: float, whole: float) -> float | None:
     return float(part / whole) if whole > 0 else None
 
 
-def _stats(on: str, billing: pd.DataFrame | None, runs: pd.DataFrame | None) -> dict:
+def _positive_gpu_hours(usage: pd.DataFrame | ir.Table) -> float:
+    """GPU-hours of ``usage`` with negative hours (corrections) read as 0."""
+    if isinstance(usage, ir.Table):
+        total = engine.execute(usage.gpu_hours.clip(lower=0).sum())
+        return 0.0 if pd.isna(total) else float(total)
+    return float(usage["gpu_hours"].clip(lower=0).sum())
+
+
+def _stats(on: str, billing: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | None) -> dict:
     """Stats skeleton: which side is missing, totals of the sides present, shares left None."""
     return {
         "on": on,
         "billing_missing": billing is None,
         "runs_missing": runs is None,
-        "billing_gpu_hours": None if billing is None else float(billing["gpu_hours"].clip(lower=0).sum()),
-        "runs_gpu_hours": None if runs is None else float(runs["gpu_hours"].clip(lower=0).sum()),
+        "billing_gpu_hours": None if billing is None else _positive_gpu_hours(billing),
+        "runs_gpu_hours": None if runs is None else _positive_gpu_hours(runs),
         "billing_gpu_hours_matched_share": None,
         "billing_cost_matched_share": None,
         "runs_gpu_hours_matched_share": None,
@@ -124,7 +135,7 @@ def _uncovered(
 
 
 def join_usage(
-    billing: pd.DataFrame | None, runs: pd.DataFrame | None, on: str = "run_id"
+    billing: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | None, on: str = "run_id"
 ) -> tuple[pd.DataFrame, dict]:
     """Combine a billing usage frame and a run-export frame (both canonical) on ``on`` ("run_id" or "project").
 
@@ -140,6 +151,8 @@ def join_usage(
     """
     if on not in JOIN_KEYS:
         raise ValueError(f"join key must be one of {', '.join(JOIN_KEYS)}, not {on!r}")
+    if isinstance(billing, ir.Table) and runs is not None:
+        raise ValueError("joining a run export needs the billing rows in memory; this billing table is queried")
     stats = _stats(on, billing, runs)
     if billing is None or runs is None:
         return (runs if billing is None else billing), stats

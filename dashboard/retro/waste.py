@@ -36,6 +36,7 @@ before it, which is row-level, and runs here on the candidate jobs the query ret
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import ibis.expr.types as ir
@@ -51,6 +52,8 @@ DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
 DUPLICATE_DURATION_TOLERANCE = 0.10  # relative to the earlier run's duration
 STORAGE_GROWTH_MIN = 0.05  # cost per day must grow by more than this share every month
 NEEDS_STATES = "Needs run states: a Slurm sacct or W&B runs export, or pass one as `runs` to join it."
+NEEDS_ROWS = ("Comparing each job with the jobs just before it needs the rows in memory: import a narrower dataset "
+              "(a shorter period or fewer teams).")
 
 
 KINDS: dict[str, str] = {
@@ -67,7 +70,12 @@ def _check(
             "usd": usd_value, "detail": detail, "rows": rows}
 
 
-def failed_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def _rows(fetch: Callable[..., pd.DataFrame], usage: ir.Table, with_rows: bool, *args) -> pd.DataFrame | None:
+    """The rows behind a figure (``fetch(usage, *args)``), or None when they are not to be read (``with_rows``)."""
+    return fetch(usage, *args) if with_rows else None
+
+
+def failed_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
     """Share of GPU-hours (with a known state) spent in failed runs."""
     usage = tables.table_of(usage)
     facts = waste_query.failed_runs(usage)
@@ -82,10 +90,10 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
         detail += f"; states known for {known_h / gpu_h:.0%} of all GPU-hours"
     cost = facts["failed_cost"] if facts["cost_known"] else None
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
-                  waste_query.failed_rows(usage), cost)
+                  _rows(waste_query.failed_rows, usage, with_rows), cost)
 
 
-def successful_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def successful_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
     usage = tables.table_of(usage)
     facts = waste_query.successful_runs(usage)
@@ -102,10 +110,10 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
     return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.",
-                  waste_query.completed_rows(usage))
+                  _rows(waste_query.completed_rows, usage, with_rows))
 
 
-def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def idle_capacity_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
     """Commitment paid for but not used, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
     facts = waste_query.idle_capacity(usage)
@@ -119,7 +127,7 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
             f"Commitment fees ({usd_sig(facts['commitment_usd'])}) are billed on their own lines and reserved usage "
             "shows no cost (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
             "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
-        ), waste_query.commitment_rows(usage))
+        ), _rows(waste_query.commitment_rows, usage, with_rows))
     unused_usd, untagged_usd = facts["commitment_usd"], facts["untagged_usd"]
     detail = f"{usd_sig(unused_usd)} of commitment paid with no usage"
     if facts["commitment"]:
@@ -129,10 +137,11 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
                    f"({usd_sig(untagged_usd)}) used with no run")
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
-    return _check("idle_capacity", "Idle capacity", total, "USD", detail, waste_query.idle_rows(usage), total)
+    return _check("idle_capacity", "Idle capacity", total, "USD", detail,
+                  _rows(waste_query.idle_rows, usage, with_rows), total)
 
 
-def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def duplicate_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
     """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
     usage = tables.table_of(usage)
     facts = waste_query.job_facts(usage)
@@ -144,6 +153,8 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
             "No run id occurs on more than one job, so repeats cannot be recognised (W&B ids are unique hashes). "
             "A Slurm sacct export, where run_id is the job name, answers it."
         ), None)
+    if not with_rows:
+        return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours", NEEDS_ROWS, None)
     runs = waste_query.repeat_candidates(usage)
     hours = ((runs["period_end"] - runs["period_start"]).dt.total_seconds() / 3600.0).to_numpy(dtype=float)
     keys = pd.DataFrame({column: runs[column].astype("string").fillna("") for column in
@@ -174,7 +185,7 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
-def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def storage_growth_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
     """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month."""
     usage = tables.table_of(usage)
     monthly = waste_query.storage_by_month(usage)
@@ -186,7 +197,7 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     if monthly["month"].nunique() < 2:
         return _check("storage_growth", "Storage growth", None, "USD/month",
                       "Storage lines cover one month only; an export of two or more months answers it.",
-                      waste_query.storage_rows(usage))
+                      _rows(waste_query.storage_rows, usage, with_rows))
     growing = []
     for line, series in monthly.groupby("name", sort=True):
         per_day = series["cost"].to_numpy() / pd.PeriodIndex(series["month"]).days_in_month.to_numpy()
@@ -199,11 +210,11 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
         ) + ". Growing every month: no sign of a retention policy."
     else:
         detail = f"No storage line grew every month ({monthly['name'].nunique()} lines checked)."
-    rows = waste_query.storage_rows(usage, [line for line, _ in growing])
+    rows = _rows(waste_query.storage_rows, usage, with_rows, [line for line, _ in growing])
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def untagged_spend_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
     usage = tables.table_of(usage)
     facts = waste_query.untagged_spend(usage)
@@ -214,7 +225,8 @@ def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     share = f" ({dollars / total:.0%} of spend)" if total > 0 else ""
     detail = (f"{usd_sig(dollars)} on {facts['count']:,} rows with no team, project or run tag{share}: support, tax, "
               "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
-    return _check("untagged_spend", "Untagged spend", dollars, "USD", detail, waste_query.untagged_rows(usage), dollars)
+    return _check("untagged_spend", "Untagged spend", dollars, "USD", detail,
+                  _rows(waste_query.untagged_rows, usage, with_rows), dollars)
 
 
 def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[str, Any]:
@@ -232,15 +244,18 @@ def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[st
     return {"total_usd": total, "share": share(total), "items": items}
 
 
-def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = None) -> list[dict[str, Any]]:
+def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = None,
+                    with_rows: bool = True) -> list[dict[str, Any]]:
     """The six checks in order. ``runs`` (a run export) is joined to ``usage`` (in memory) on run_id for the checks
-    that need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``."""
+    that need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``.
+    ``with_rows=False`` (a dataset queried where it lies) reads no rows behind the figures (``rows`` None) and
+    leaves the row-level duplicate-run comparison unanswered with ``NEEDS_ROWS``; every other figure is the same."""
     with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
     return [
-        failed_runs_check(with_states),
-        successful_runs_check(with_states),
-        idle_capacity_check(usage),
-        duplicate_runs_check(with_states),
-        storage_growth_check(usage),
-        untagged_spend_check(usage),
+        failed_runs_check(with_states, with_rows),
+        successful_runs_check(with_states, with_rows),
+        idle_capacity_check(usage, with_rows),
+        duplicate_runs_check(with_states, with_rows),
+        storage_growth_check(usage, with_rows),
+        untagged_spend_check(usage, with_rows),
     ]

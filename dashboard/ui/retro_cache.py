@@ -8,6 +8,10 @@ pickled, never modified by the pure functions that read them, released when the 
 derived from them is small and cached as data. Every figure is a query of the query layer (``dashboard.query``)
 over the table behind the frame: a filtered frame that keeps most rows is registered as the filter expression over
 its unfiltered table (``query.tables.register``), one that keeps few becomes a table of its own (``OWN_TABLE_SHARE``).
+A workspace dataset larger than ``PLANNER_WORKSPACE_MEMORY_ROWS`` comes as an Ibis table over its Parquet files
+(``queried``): the same wrappers run the same queries on it, its filtered view is the filter expression, and what
+needs rows in memory (the join with a run export, spreading commitments, the rows behind a waste figure and the
+duplicate-run comparison) says so instead.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from dashboard.core.scenario import scenario_from_json
 from dashboard.figures import retro_gap, retro_usage
 from dashboard.query import engine, tables, view
 from dashboard.query import spend as spend_query
+from dashboard.query.distinct import distinct_values
+from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
@@ -34,6 +40,11 @@ ENTRIES = 16
 # the rows kept, cheap when they are few, and every query then scans only them); a larger one is the filter
 # expression over the unfiltered table, so that nearly the whole table is not copied again.
 OWN_TABLE_SHARE = 0.5
+
+
+def queried(usage: pd.DataFrame | Table | None) -> bool:
+    """Whether ``usage`` is a dataset queried where it lies (an Ibis table), not rows in memory."""
+    return is_table(usage)
 
 
 def _new_table_bytes(result: pd.DataFrame | tuple, *inputs: pd.DataFrame | None) -> int:
@@ -66,12 +77,17 @@ def engine_problem() -> str | None:
     return None
 
 
-def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
-    """What the filters offer; the page stops here with a message when the query engine cannot be opened."""
+def require_engine() -> None:
+    """Stop the page with a message when the query engine cannot be opened (before the first query)."""
     problem = engine_problem()
     if problem:
         st.error(markdown_text(problem))
         st.stop()
+
+
+def options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
+    """What the filters offer; the page stops here with a message when the query engine cannot be opened."""
+    require_engine()
     return _options(data_key, _usage)
 
 
@@ -80,8 +96,13 @@ def _options(data_key: Hashable, _usage: pd.DataFrame) -> dict:
     return filters.filter_options(_usage)
 
 
-def filtered(data_key: Hashable, _usage: pd.DataFrame, start, end, teams, projects, pricing) -> pd.DataFrame:
-    """The filtered usage table, held for this session (one per unfiltered table) in the upload store."""
+def filtered(data_key: Hashable, _usage: pd.DataFrame | Table, start, end, teams, projects,
+             pricing) -> pd.DataFrame | Table:
+    """The filtered usage table, held for this session (one per unfiltered table) in the upload store; of a
+    queried table, the filter expression over it (nothing is read until a figure asks)."""
+    if queried(_usage):
+        return filters.filter_usage(_usage, start, end, teams, projects, pricing)
+
     def build() -> pd.DataFrame:
         with st.spinner("Filtering…"):
             rows = filters.filter_usage(_usage, start, end, teams, projects, pricing)
@@ -129,7 +150,7 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
 
 @st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")
 def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, go.Figure]:
-    checklist = waste.waste_checklist(_usage)
+    checklist = waste.waste_checklist(_usage, with_rows=not queried(_usage))
     summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
     return checklist, summary, retro_gap.waste_figure(checklist, summary)
 
@@ -164,11 +185,15 @@ def unit_view(data_key: Hashable, _usage: pd.DataFrame, active_params: float) ->
     return units.unit_costs(_usage, active_params=active_params)
 
 
-def amortised(data_key: Hashable, _billing: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+def amortised(data_key: Hashable, _billing: pd.DataFrame | Table) -> tuple[pd.DataFrame | Table, dict]:
     """The billing table with commitment charges spread over the reserved usage they cover (the input itself
-    when there is nothing to amortise) and what was done, held for this session in the bounded upload store."""
-    def build() -> tuple[pd.DataFrame, dict]:
-        with st.spinner("Amortising commitments…"):
+    when there is nothing to amortise) and what was done, held for this session in the bounded upload store. A
+    queried table is returned as it is with its ``commitment_status`` ("needs_rows" where spreading is due)."""
+    def build() -> tuple[pd.DataFrame | Table, dict]:
+        with st.spinner("Looking for commitments…" if queried(_billing) else "Amortising commitments…",
+                        show_time=True):
+            if queried(_billing):
+                return _billing, amortise.commitment_status(_billing)
             return amortise.amortise_commitments(_billing)
 
     return upload_store.held(("retro.amortised",), data_key, build, lambda result: _new_table_bytes(result, _billing))
@@ -179,3 +204,15 @@ def periods(data_key: Hashable, _usage: pd.DataFrame) -> tuple:
     """The whole export's quarter end and last covered day (the forecast rule's inputs)."""
     quarter = spend.data_quarter(_usage)
     return (quarter[1] if quarter else None), spend.data_end(_usage)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def totals(data_key: Hashable, _usage: pd.DataFrame | Table) -> dict[str, float]:
+    """Rows, GPU-hours and cost of the view (one query)."""
+    return spend_query.totals(tables.table_of(_usage))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def run_ids(data_key: Hashable, _usage: pd.DataFrame | Table) -> list[str]:
+    """The view's run ids, sorted (a DISTINCT query)."""
+    return distinct_values(tables.table_of(_usage), "run_id")

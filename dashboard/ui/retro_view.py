@@ -9,9 +9,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboard import settings
 from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query.opened import Table
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
@@ -99,6 +101,10 @@ def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list
                    "charges have no reserved GPU usage in this export to spread them over, so reserved capacity "
                    "looks free. Export the provider's amortised cost (FOCUS EffectiveCost, Azure amortized "
                    "cost) or include the reserved usage.", icon=":material/warning:")
+    if amortisation["status"] == "needs_rows":
+        st.warning(f"$ per GPU-hour excludes commitments: {usd_sig(amortisation['commitment_usd'])} of commitment "
+                   "charges are billed on their own lines with the reserved usage at $0, and spreading them over "
+                   f"that usage day by day needs the rows in memory: {needs_rows()}", icon=":material/warning:")
     sentence = commitment_sentence(amortisation)
     if sentence:
         st.caption(sentence)
@@ -106,7 +112,13 @@ def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list
         st.caption(note)
 
 
-def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisation: dict[str, Any],
+def needs_rows() -> str:
+    """What to do for a figure that needs the rows in memory, naming the setting that bounds them."""
+    return (f"import a narrower dataset (a shorter period or fewer teams) of at most "
+            f"{settings.limit(settings.WORKSPACE_MEMORY_ROWS):,} rows ({settings.WORKSPACE_MEMORY_ROWS}).")
+
+
+def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amortisation: dict[str, Any],
           notes: list[str]) -> None:
     """Headline numbers of the filtered view, with what changes them beside them."""
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
@@ -126,7 +138,7 @@ def tiles(key: Hashable, usage: pd.DataFrame, stats: dict[str, Any], amortisatio
                           "usd_per_gpu_hour", ""))
     columns[3].metric("Non-GPU cost", usd_sig(numbers["non_gpu_cost"]),
                       help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
-    columns[4].metric("Rows", f"{len(usage):,}")
+    columns[4].metric("Rows", f"{cache.totals(key, usage)['rows']:,}")
     if with_runs:
         columns[5].metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h",
                           help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
@@ -139,7 +151,7 @@ def budget_view(teams, projects, pricing, dates) -> str:
     return view_id(teams, projects, pricing, dates)
 
 
-def spend_section(key: Hashable, usage: pd.DataFrame, view: str, periods: tuple) -> None:
+def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods: tuple) -> None:
     """Spend per period and, below it, the running total against the budget of this view (``budgets``)."""
     left, middle, right, budget_column = st.columns(4)
     freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
@@ -174,7 +186,7 @@ def spend_section(key: Hashable, usage: pd.DataFrame, view: str, periods: tuple)
                f"proportion to time. {forecast}")
 
 
-def attribution_section(key: Hashable, usage: pd.DataFrame) -> None:
+def attribution_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     table, figure = cache.attribution_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
@@ -186,11 +198,11 @@ def attribution_section(key: Hashable, usage: pd.DataFrame) -> None:
     })
 
 
-def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: str, plan_label: str,
+def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_json: str, plan_label: str,
                 join_on: str) -> None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
     most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B)."""
-    run_ids = sorted(usage["run_id"].dropna().unique().tolist())
+    run_ids = cache.run_ids(key, usage)
     suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
     left, middle, right = st.columns([2, 2, 1])
     main_runs = left.multiselect("Main run (run ids)", run_ids, default=suggestion, key=f"retro.main_runs.{join_on}",
@@ -225,7 +237,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame, plan: Scenario, plan_json: s
     )
 
 
-def waste_section(key: Hashable, usage: pd.DataFrame) -> None:
+def waste_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     checklist, summary, figure = cache.waste_view(key, usage)
     share = "" if summary["share"] is None else f", {summary['share']:.0%} of spend"
     st.subheader(f"Waste found: {usd_sig(summary['total_usd'])}{share}")
@@ -242,19 +254,21 @@ def waste_section(key: Hashable, usage: pd.DataFrame) -> None:
                       help="Not waste: spend nobody can be asked about. " + untagged["detail"])
     st.plotly_chart(figure, width="stretch", key="retro.waste")
     ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
-    total_cost = float(usage["cost"].sum())
+    total_cost = cache.totals(key, usage)["cost"]
     for check in ranked:
         share = (f" · {check['usd'] / total_cost:.0%} of spend"
                  if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
         with st.expander(f"**{check['check']}** ({check['kind']}) — {_check_figure(check)}{share}", expanded=False):
             st.markdown(markdown_text(check["detail"]))
             rows = check["rows"]
+            if rows is None and check["figure"] is not None and cache.queried(usage):
+                st.caption(f"The rows behind this figure are listed for a dataset read into memory: {needs_rows()}")
             if rows is not None and len(rows):
                 st.caption(f"{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
 
 
-def load_section(key: Hashable, usage: pd.DataFrame, billing: pd.DataFrame | None) -> None:
+def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFrame | Table | None) -> None:
     summary, timeline, heatmap = cache.load_view(key, usage, billing)
     columns = st.columns(5)
     columns[0].metric("Peak GPUs", f"{summary['peak_gpus']:,.0f}")
@@ -275,7 +289,7 @@ def load_section(key: Hashable, usage: pd.DataFrame, billing: pd.DataFrame | Non
                "days; a Slurm or W&B export gives the real shape within a day.")
 
 
-def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
+def mix_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run)."""
     shares, figure = cache.mix_view(key, usage)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
@@ -311,7 +325,7 @@ def mix_section(key: Hashable, usage: pd.DataFrame) -> None:
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: pd.DataFrame, plan: Scenario) -> None:
+def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario) -> None:
     numbers = cache.unit_view(key, usage, plan.active)
     columns = st.columns(3)
     columns[0].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]))

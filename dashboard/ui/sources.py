@@ -27,6 +27,7 @@ from dashboard import ingest, settings
 from dashboard.ingest.bounded import LimitExceeded, read_regular_file
 from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.query.opened import Table
 from dashboard.retro.summary import summarize
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
@@ -42,11 +43,12 @@ NOT_QUOTED = "(value not shown)"
 
 @dataclass(frozen=True)
 class Imported:
-    """One imported file: the canonical usage table, the CLI's summary of it and its rejected rows."""
+    """One imported file: the canonical usage table (rows in memory, or an Ibis table of a workspace dataset queried
+    where it lies), the CLI's summary of it (its row accounting only for a queried table) and its rejected rows."""
 
     key: Hashable
     filename: str
-    usage: pd.DataFrame
+    usage: pd.DataFrame | Table
     summary: dict
     rejected: pd.DataFrame
 

@@ -2,8 +2,10 @@
 see its size and date range before any query, open it for the page, and download a view as a capped CSV.
 
 Datasets live in ``PLANNER_WORKSPACE_DIR`` (``dashboard.workspace``). Their metadata is a small JSON file, so
-the size line costs no query. A dataset of up to MEMORY_ROWS rows is read into the session's bounded store and
-analysed like an upload; a larger one is refused here with its size (the page reads it through the query layer).
+the size line costs no query. A dataset of up to ``PLANNER_WORKSPACE_MEMORY_ROWS`` rows (2,000,000) is read into
+the session's bounded store and analysed like an upload; a larger one is opened as an Ibis table over its Parquet
+files on the configured engine (``datasets.open_table``) and never read into pandas: every figure is a query over
+it, and its download streams the first rows of a query.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import streamlit as st
 from dashboard import settings
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.ingest.schema import UnreadableFile
-from dashboard.retro.summary import summarize
+from dashboard.query import engine, opened
+from dashboard.query.opened import Table
+from dashboard.retro.summary import accounting, summarize
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import Imported, LocalFile
@@ -27,7 +31,6 @@ from dashboard.workspace.datasets import DatasetError, Metadata
 from dashboard.workspace.imports import import_to_workspace
 
 NONE = "(none)"
-MEMORY_ROWS = 2_000_000  # datasets read into the session's store; larger ones go through the query layer
 CSV_CHUNK_ROWS = 100_000
 SPOOL_BYTES = 64 * 1024 * 1024  # a download is rendered in memory up to this size, then on disk
 
@@ -101,28 +104,37 @@ def dataset_key(info: Metadata) -> Hashable:
     return ("workspace", info.name, info.imported_at)
 
 
+def memory_rows() -> int:
+    """Rows of a dataset read into memory (``PLANNER_WORKSPACE_MEMORY_ROWS``); a larger one is queried."""
+    return settings.limit(settings.WORKSPACE_MEMORY_ROWS)
+
+
+def _queried_table(name: str) -> Table:
+    """Dataset ``name`` as an Ibis table over its Parquet files on the configured engine (memory bounded), its small
+    results kept while it is open."""
+    return opened.fixed(datasets.open_table(opened.bound_memory(engine.default()), name))
+
+
 def open_dataset(state_key: str, info: Metadata) -> Imported | None:
-    """The dataset as the page's import (held in the session's bounded store); None after a message."""
+    """The dataset as the page's import (held in the session's bounded store): its rows in memory up to
+    ``memory_rows()``, else an Ibis table over its Parquet files; None after a message."""
     key = dataset_key(info)
     held = upload_store.get(state_key, key)
     if held is not None:
         return held
-    if info.rows > MEMORY_ROWS:
-        st.warning(f"{markdown_text(info.name)} holds {info.rows:,} rows, more than the {MEMORY_ROWS:,} this page "
-                   "reads into memory. Query it with the command line (`python -m dashboard workspace export`) or a "
-                   "narrower import.")
-        return None
+    queried = info.rows > memory_rows()
     try:
         with st.spinner(f"Opening {markdown_text(info.name)} ({info.rows:,} rows)…", show_time=True):
-            usage = datasets.read_frame(info.name, MEMORY_ROWS)
+            usage = _queried_table(info.name) if queried else datasets.read_frame(info.name, memory_rows())
             report = datasets.report(info.name)
     except (DatasetError, OSError, ValueError) as error:
         st.error(markdown_text(f"The dataset {info.name} cannot be opened: {error}"))
         return None
-    imported = Imported(key, info.name, usage, summarize(usage, report), report.rejected)
+    summary = accounting(report) if queried else summarize(usage, report)
+    imported = Imported(key, info.name, usage, summary, report.rejected)
     try:
-        upload_store.put(state_key, key, imported,
-                         upload_store.table_bytes(usage) + upload_store.table_bytes(report.rejected))
+        upload_store.put(state_key, key, imported, (0 if queried else upload_store.table_bytes(usage))
+                         + upload_store.table_bytes(report.rejected))
     except upload_store.TooLarge as error:
         st.error(markdown_text(str(error)))
         return None
@@ -147,11 +159,30 @@ def _csv_file(frame: pd.DataFrame, rows: int) -> Callable[[], object]:
     return data
 
 
-def download_button(frame: pd.DataFrame, name_hint: str = "retrospective") -> None:
-    """The "Download this view (CSV)" button, capped at ``PLANNER_DOWNLOAD_MAX_ROWS`` rows with a message."""
+def _query_csv_file(table: Table, rows: int) -> Callable[[], object]:
+    """A deferred download: the first ``rows`` rows of the query ``table``, streamed from the engine and rendered in
+    chunks into a spooled file (never the whole view in memory)."""
+    def data():
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - Streamlit reads it
+        first = True
+        for chunk in opened.first_rows(table, rows, CSV_CHUNK_ROWS):
+            text = to_safe_csv(chunk)
+            spool.write(text if first else text.split(b"\n", 1)[1])
+            first = False
+        if first:
+            spool.write(to_safe_csv(pd.DataFrame(columns=list(table.columns))))
+        spool.seek(0)
+        return spool
+
+    return data
+
+
+def download_button(frame: pd.DataFrame | Table, rows: int, name_hint: str = "retrospective") -> None:
+    """The "Download this view (CSV)" button for the ``rows`` rows of ``frame`` (rows in memory, or a query whose
+    first rows are streamed), capped at ``PLANNER_DOWNLOAD_MAX_ROWS`` rows with a message."""
     cap = settings.limit(settings.DOWNLOAD_MAX_ROWS)
-    rows = len(frame)
-    st.download_button("Download this view (CSV)", data=_csv_file(frame, cap),
+    render = _query_csv_file(frame, cap) if opened.is_table(frame) else _csv_file(frame, cap)
+    st.download_button("Download this view (CSV)", data=render,
                        file_name=f"{name_hint}_{date.today():%Y%m%d}.csv", mime="text/csv",
                        help="The filtered rows, written in chunks when you press; cells starting with =, +, - or @ "
                        "are escaped for spreadsheets.")

@@ -1,10 +1,14 @@
 """AppTest: the Retrospective opens a workspace dataset by name, shows its size and date range, and draws the tiles
-of the same data uploaded; a large local file is imported into the workspace from the page; downloads are capped."""
+of the same data uploaded; a dataset above PLANNER_WORKSPACE_MEMORY_ROWS is queried where it lies, with the same
+tiles and every tab; a large local file is imported into the workspace from the page; downloads are capped."""
 
+import csv
+import json
 import re
 import shutil
 from pathlib import Path
 
+import ibis
 import pandas as pd
 import pytest
 from app_fixtures import APP, TIMEOUT_S
@@ -12,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from bench.ingest_bench import write_focus_csv
 from dashboard import settings
+from dashboard.format import count_sig, usd_sig
 from dashboard.ui import workspace_view
 from dashboard.workspace import datasets
 from dashboard.workspace.imports import import_to_workspace
@@ -121,3 +126,108 @@ def test_the_download_is_written_in_chunks_and_capped(monkeypatch):
     monkeypatch.setattr(workspace_view, "CSV_CHUNK_ROWS", 2)
     text = workspace_view._csv_file(frame, 4)().read().decode("utf-8")
     assert text.splitlines() == ["team,cost", "'=cmd,1.5", "b,-2.0", "c,3.0", "d,4.0"]
+
+
+TAB_NAMES = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
+HOUR = "2025-04-{:02d}T{:02d}:00:00Z"
+# (team, project, run, start, end, hours consumed, GPUs, pricing, EffectiveCost): five rows checked by hand below.
+ROWS = [
+    ("a", "p1", "r1", HOUR.format(1, 0), HOUR.format(1, 1), 1, 8, "Standard", 100.0),
+    ("a", "p1", "r1", HOUR.format(2, 0), HOUR.format(2, 1), 1, 8, "Standard", 100.0),
+    ("b", "p2", "r2", HOUR.format(3, 0), HOUR.format(3, 2), 2, 8, "Dynamic", 180.0),
+    ("b", "p2", None, HOUR.format(1, 0), "2025-05-01T00:00:00Z", None, None, "Standard", 46.0),  # storage
+    ("c", "p3", "r3", HOUR.format(10, 10), HOUR.format(10, 11), 1, 8, "Standard", 90.0),
+]
+GPU_HOURS = 8 + 8 + 16 + 8
+COST_USD = 100 + 100 + 180 + 46 + 90
+GPU_COST_USD = 100 + 100 + 180 + 90
+
+
+def _write_focus(path: Path) -> None:
+    header = ["ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory", "PricingCategory", "ServiceName", "ResourceId",
+              "SkuPriceDetails", "ConsumedQuantity", "ConsumedUnit", "BilledCost", "EffectiveCost", "BillingCurrency",
+              "Tags"]
+    with path.open("w", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(header)
+        for number, (team, project, run, start, end, hours, gpus, pricing, cost) in enumerate(ROWS):
+            tags = {"team": team, "project": project} | ({"run_id": run} if run else {})
+            sku = json.dumps({"InstanceType": "p5.48xlarge", "GpuCount": gpus}) if gpus else ""
+            writer.writerow([start, end, "Usage", pricing, "Amazon Elastic Compute Cloud" if gpus else "Amazon S3",
+                             f"res-{number}", sku, hours or "", "Hours" if hours else "", cost, cost, "USD",
+                             json.dumps(tags)])
+
+
+def _visit_every_tab(at) -> None:
+    for tab in TAB_NAMES:
+        at.session_state["retro.view"] = tab
+        at.run()
+        assert not at.exception, (tab, [e.value for e in at.exception])
+        assert not at.error, (tab, [e.value for e in at.error])
+        assert [t.label for t in at.tabs if len(t.children)] == [tab]
+
+
+def test_a_dataset_above_the_memory_rows_is_queried_with_the_same_tiles_and_every_tab(
+        app, workspace, tmp_path, monkeypatch):
+    _write_focus(tmp_path / "quarter.csv")
+    import_to_workspace(tmp_path / "quarter.csv", "small")
+    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "3")
+    at = _open(app, {"retro.dataset": "small", "retro.runs": NONE})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    held = next(iter(v for k, v in workspace_view.upload_store._HELD.items() if k[1] == "retro.billing_data"))
+    assert isinstance(held.value.usage, ibis.expr.types.Table)  # never read into pandas
+    queried = _tiles(at)
+    assert queried["Rows"] == "5"
+    assert queried["GPU-hours"] == count_sig(GPU_HOURS)
+    assert queried["Cost"] == usd_sig(COST_USD)
+    assert queried["Non-GPU cost"] == usd_sig(46.0)
+    assert queried["$ per GPU-hour"] == usd_sig(GPU_COST_USD / GPU_HOURS)
+    _visit_every_tab(at)
+
+    monkeypatch.delenv(settings.WORKSPACE_MEMORY_ROWS)
+    fresh = _open(AppTest.from_file(str(APP), default_timeout=TIMEOUT_S), {"retro.dataset": "small",
+                                                                            "retro.runs": NONE})
+    assert not fresh.exception and not fresh.error
+    assert _tiles(fresh) == queried
+
+
+def test_a_filter_on_a_queried_dataset_is_a_query(app, workspace, tmp_path, monkeypatch):
+    _write_focus(tmp_path / "quarter.csv")
+    import_to_workspace(tmp_path / "quarter.csv", "small")
+    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "3")
+    at = _open(app, {"retro.dataset": "small", "retro.runs": NONE})
+    assert at.multiselect(key="retro.teams").options == ["a", "b", "c"]
+    at.multiselect(key="retro.teams").set_value(["b"]).run()
+    assert not at.exception and not at.error
+    tiles = _tiles(at)
+    assert tiles["Rows"] == "2"
+    assert tiles["GPU-hours"] == count_sig(16)
+    assert tiles["Cost"] == usd_sig(180.0 + 46.0)
+    _visit_every_tab(at)
+
+
+def test_what_needs_rows_in_memory_says_so(app, workspace, monkeypatch):
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "gcp")  # commitment fees billed on their own lines
+    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "10")
+    at = _open(app, {"retro.dataset": "gcp", "retro.runs": "slurm_sample.txt"})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warnings = [_unescaped(w.value) for w in at.warning]
+    joined = "is not joined: the join with a run export needs the billing and run rows in memory"
+    assert any(joined in w for w in warnings)
+    assert any("spreading them over that usage day by day needs the rows in memory" in w for w in warnings)
+    assert any("PLANNER_WORKSPACE_MEMORY_ROWS" in w for w in warnings)
+    assert "excluding commitments" in [m.delta for m in at.metric if m.label == "$ per GPU-hour"][0]
+    at.session_state["retro.view"] = "Waste"
+    at.run()
+    assert not at.exception
+    assert any("listed for a dataset read into memory" in _unescaped(c.value) for c in at.caption)
+
+
+def test_the_download_of_a_query_streams_its_first_rows(monkeypatch):
+    frame = pd.DataFrame({"team": ["=cmd", "b", "c", "d", "e"], "cost": [1.5, -2.0, 3.0, 4.0, 5.0]})
+    table = ibis.duckdb.connect().create_table("view", frame)
+    monkeypatch.setattr(workspace_view, "CSV_CHUNK_ROWS", 2)
+    text = workspace_view._query_csv_file(table.order_by("cost"), 4)().read().decode("utf-8")
+    assert text.splitlines() == ["team,cost", "b,-2.0", "'=cmd,1.5", "c,3.0", "d,4.0"]
+    empty = workspace_view._query_csv_file(table.filter(table.cost > 9), 4)().read().decode("utf-8")
+    assert empty.splitlines() == ["team,cost"]
