@@ -14,7 +14,7 @@ import pandas as pd
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 
 __all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "commitment", "failed", "flag", "gpu", "has_null", "holds",
-           "label", "nonzero_gpu", "number", "reserved", "total"]
+           "label", "nonzero_cost", "nonzero_gpu", "number", "reserved", "total"]
 
 # Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations), lower case.
 COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
@@ -40,6 +40,11 @@ def nonzero_gpu(usage: ir.Table) -> ir.BooleanColumn:
     return holds(usage.gpu_hours.fill_null(0.0) != 0)
 
 
+def nonzero_cost(usage: ir.Table) -> ir.BooleanColumn:
+    """Rows with a cost present and non-zero."""
+    return holds(usage.cost.fill_null(0.0) != 0)
+
+
 def reserved(usage: ir.Table) -> ir.BooleanColumn:
     return holds(usage.pricing == "reserved")
 
@@ -52,7 +57,7 @@ def failed(usage: ir.Table, failed_states: tuple[str, ...]) -> ir.BooleanColumn:
 def commitment(usage: ir.Table) -> ir.BooleanColumn:
     """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
     commitment resource id (``dashboard.retro.gap.commitment_mask`` says which exports have them)."""
-    candidate = ~gpu(usage) & usage.run_id.isnull() & holds(usage.cost.fill_null(0.0) != 0)
+    candidate = ~gpu(usage) & usage.run_id.isnull() & nonzero_cost(usage)
     hit = (reserved(usage) | holds(usage.resource_id.lower().re_search(COMMITMENT_RESOURCE_PATTERN))
            | holds(usage.charge_kind == "commitment"))
     return ibis.ifelse(candidate, hit, False)  # the name test runs on the few candidate rows only

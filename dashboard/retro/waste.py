@@ -45,6 +45,7 @@ import pandas as pd
 from dashboard.format import count_sig, usd_sig
 from dashboard.query import tables
 from dashboard.query import waste as waste_query
+from dashboard.query.compiled import one_view
 from dashboard.retro.join import join_usage
 
 DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
@@ -236,11 +237,12 @@ def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = 
     """The six checks in order. ``runs`` (a run export) is joined to ``usage`` (in memory) on run_id for the checks
     that need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``."""
     with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
-    return [
-        failed_runs_check(with_states),
-        successful_runs_check(with_states),
-        idle_capacity_check(usage),
-        duplicate_runs_check(with_states),
-        storage_growth_check(usage),
-        untagged_spend_check(usage),
-    ]
+    with one_view():  # the checks' aggregates are one query, run once
+        return [
+            failed_runs_check(with_states),
+            successful_runs_check(with_states),
+            idle_capacity_check(usage),
+            duplicate_runs_check(with_states),
+            storage_growth_check(usage),
+            untagged_spend_check(usage),
+        ]
