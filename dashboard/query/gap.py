@@ -7,7 +7,7 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved
+from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved, rows_where
 from dashboard.query.compiled import built, execute, query
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
@@ -30,13 +30,14 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
 def _actual_expr(usage: ir.Table, main_run_ids: tuple[str, ...], failed_states: tuple[str, ...]) -> ir.Table:
     is_gpu = gpu(usage)
     has_run = usage.run_id.notnull()
-    runs_with_gpu = usage.filter(is_gpu & has_run).select("run_id").distinct().run_id  # a few hundred runs
+    runs_with_gpu = rows_where(usage, is_gpu & has_run).select("run_id").distinct().run_id  # a few hundred runs
+    host_run = holds(usage.run_id.isin(runs_with_gpu))
     # each row test once, in the one pass over the rows the sums below read
     rows = usage.select(
         "gpu_hours", "cost", "tokens", is_gpu=is_gpu, has_run=has_run,
         is_failed=failed(usage, failed_states) & has_run,
         main=holds(usage.run_id.isin(list(main_run_ids))) if main_run_ids else ibis.literal(False),
-        host=~is_gpu & holds(usage.run_id.isin(runs_with_gpu)), commitment=commitment(usage),
+        host=~is_gpu & host_run, commitment=commitment(usage),
         priced=nonzero_cost(usage), reserved_gpu=is_gpu & reserved(usage),
         state=usage.run_state.notnull())
     is_gpu, main, is_failed = rows.is_gpu, rows.main, rows.is_failed
@@ -64,7 +65,7 @@ def _actual_expr(usage: ir.Table, main_run_ids: tuple[str, ...], failed_states: 
 
 @built
 def _by_expr(usage: ir.Table, by: str) -> ir.Table:
-    rows = usage.filter(gpu(usage) & usage.run_id.notnull())
+    rows = rows_where(usage, gpu(usage) & usage.run_id.notnull())
     return rows.group_by(key=rows[by].cast("string")).agg(gpu_hours=rows.gpu_hours.sum())
 
 
@@ -78,7 +79,7 @@ def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
 
 @built
 def _run_ids_expr(usage: ir.Table, by: str, key: str) -> ir.Table:
-    rows = usage.filter(gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
+    rows = rows_where(usage, gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
     return rows.select("run_id").distinct()
 
 

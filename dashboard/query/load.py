@@ -13,7 +13,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import commitment, flag, gpu, reserved
+from dashboard.query.columns import commitment, flag, gpu, reserved, rows_where
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
 
@@ -95,7 +95,7 @@ def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
 
 def reserved_rows(usage: ir.Table) -> ir.Table:
     """The reserved tier's GPU rows."""
-    return usage.filter(gpu(usage) & reserved(usage))
+    return rows_where(usage, gpu(usage) & reserved(usage))
 
 
 @built

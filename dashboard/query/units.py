@@ -7,7 +7,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import flag, holds, nonzero_gpu, number
+from dashboard.query.columns import flag, holds, nonzero_gpu, number, rows_where
 from dashboard.query.compiled import built, execute, query
 
 SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens",
@@ -15,7 +15,7 @@ SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", 
 
 
 def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
-    return nonzero_gpu(usage) & holds(usage.tokens.fill_null(0.0) > 0)
+    return nonzero_gpu(usage) & holds(usage.tokens > 0)
 
 
 @query
@@ -48,7 +48,7 @@ def _unit_sums_expr(usage: ir.Table) -> ir.Table:
 
 @built
 def _token_hours_expr(usage: ir.Table) -> ir.Table:
-    rows = usage.filter(_with_tokens(usage))
+    rows = rows_where(usage, _with_tokens(usage))
     return rows.group_by("gpu_type").agg(gpu_hours=rows.gpu_hours.sum())
 
 

@@ -11,7 +11,7 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved
+from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved, rows_where
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import as_utc
 
@@ -38,7 +38,7 @@ def has_cost(usage: ir.Table) -> bool:
 
 @built
 def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> ir.Table:
-    return usage.filter(where(usage)).order_by("source_row")
+    return rows_where(usage, where(usage)).order_by("source_row")
 
 
 def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
@@ -83,7 +83,7 @@ def failed_runs(usage: ir.Table) -> dict[str, object]:
 
 @built
 def _by_state_expr(usage: ir.Table) -> ir.Table:
-    where = usage.filter(_failed(usage))
+    where = rows_where(usage, _failed(usage))
     return where.group_by("run_state").agg(gpu_hours=where.gpu_hours.sum())
 
 
@@ -198,7 +198,7 @@ def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
 def _storage(usage: ir.Table) -> ir.Table:
     """Storage lines with their ``name`` (resource id, else "team / project")."""
     named = usage.resource_id.notnull() | (usage.team.notnull() & usage.project.notnull())
-    lines = usage.filter(~gpu(usage) & usage.run_id.isnull() & ~commitment(usage) & holds(usage.cost > 0) & named)
+    lines = rows_where(usage, ~gpu(usage) & usage.run_id.isnull() & ~commitment(usage) & holds(usage.cost > 0) & named)
     return lines.mutate(name=ibis.coalesce(lines.resource_id, lines.team.concat(" / ", lines.project)))
 
 
