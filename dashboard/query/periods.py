@@ -12,6 +12,8 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
+from dashboard.query.columns import rows_where
+
 SECONDS_PER_DAY = 86_400
 SECONDS_PER_HOUR = 3_600
 
@@ -35,31 +37,31 @@ def _days(usage: ir.Table) -> tuple[ir.IntegerValue, ir.IntegerValue]:
     return first, ibis.ifelse(end > start, (end - 1) // SECONDS_PER_DAY, first)
 
 
-def _within_one_day(usage: ir.Table) -> ir.BooleanColumn:
-    """Whether a row's first and last day (``_days``) are the same, in few operations: it has no duration, or the
-    second before its end falls on its start day."""
+def _across_days(usage: ir.Table, first: ir.IntegerValue) -> ir.BooleanColumn:
+    """Whether a row touches a day after its ``first``: the second before its end (the start when missing or
+    earlier) falls after that day, in few operations."""
     start = usage.period_start.epoch_seconds()
-    end = ibis.coalesce(usage.period_end.epoch_seconds(), start)
-    return (end <= start) | ((end - 1) // SECONDS_PER_DAY == start // SECONDS_PER_DAY)
+    return ibis.coalesce(usage.period_end.epoch_seconds(), start) >= (first + 1) * SECONDS_PER_DAY + 1
 
 
 def day_pieces(usage: ir.Table, **values: ir.Value) -> ir.Table:
     """One row per (usage row, UTC day it touches): ``day`` (days since 1970-01-01), ``fraction`` of the row's
     duration in that day (the fractions of a row sum to 1), and ``values`` (expressions over ``usage``) carried along.
 
-    The rows within one day (most of a quarter of daily and hourly lines) are one piece each; only the others
-    build a list of their days to unnest. The two kinds are filtered from ``usage`` separately, each with a cheap
-    test on the stored times: a subquery used twice would be materialised whole by DuckDB."""
-    within = usage.filter(_within_one_day(usage))
-    within = within.select(day=within.period_start.epoch_seconds() // SECONDS_PER_DAY, **values,
-                           fraction=ibis.literal(1.0))
-    across = usage.filter(~_within_one_day(usage))
+    Every row gives the piece of its first day, in one pass without a filter; only the rows across days (few in a
+    quarter of daily and hourly lines) are read again, with a cheap test on the stored times, to build the list of
+    their later days to unnest. No subquery is used twice (DuckDB would materialise it whole)."""
+    start, end = start_end(usage)
+    first = start // SECONDS_PER_DAY
+    firsts = usage.select(day=first, **values, fraction=ibis.ifelse(
+        _across_days(usage, first), ((first + 1) * SECONDS_PER_DAY - start) / (end - start), 1.0))
+    across = rows_where(usage, _across_days(usage, first))
     start, end = start_end(across)
     first, last = _days(across)
-    pieces = across.select(start_s=start, end_s=end, day=ibis.range(first, last + 1).unnest(), **values)
-    overlap = (ibis.least(pieces.end_s, (pieces.day + 1) * SECONDS_PER_DAY)
-               - ibis.greatest(pieces.start_s, pieces.day * SECONDS_PER_DAY))
-    return ibis.union(within, pieces.select("day", *values, fraction=overlap / (pieces.end_s - pieces.start_s)),
+    later = across.select(start_s=start, end_s=end, day=ibis.range(first + 1, last + 1).unnest(), **values)
+    overlap = (ibis.least(later.end_s, (later.day + 1) * SECONDS_PER_DAY)
+               - ibis.greatest(later.start_s, later.day * SECONDS_PER_DAY))
+    return ibis.union(firsts, later.select("day", *values, fraction=overlap / (later.end_s - later.start_s)),
                       distinct=False)
 
 
