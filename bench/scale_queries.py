@@ -96,15 +96,17 @@ def _layer(tab: str, usage):
 
 
 def prepare(engine: str, workspace: str, name: str) -> None:
-    """Open dataset ``name`` of ``workspace`` on ``engine`` (the layer) and a DuckDB connection (the hand SQL)."""
+    """Open dataset ``name`` of ``workspace`` on ``engine`` (the layer) and a DuckDB connection set as the layer's
+    (the hand SQL)."""
     os.environ["PLANNER_WORKSPACE_DIR"] = workspace
     import duckdb
 
-    from dashboard.query.engine import connect
+    from dashboard.query.engine import configure_duckdb, connect
     from dashboard.workspace import datasets
 
     glob = str(datasets.usage_folder(name) / "**" / "*.parquet")
     _STATE["sql"] = duckdb.connect()
+    configure_duckdb(_STATE["sql"])  # the layer's memory limit, spill folder and insertion order
     _STATE["usage_sql"] = f"read_parquet('{glob}', hive_partitioning = true)"
     _STATE["engine"] = engine
     _STATE["table"] = datasets.open_table(connect(engine), name)

@@ -24,6 +24,9 @@ DOWNLOAD_MAX_ROWS = "PLANNER_DOWNLOAD_MAX_ROWS"
 WORKSPACE_MEMORY_ROWS = "PLANNER_WORKSPACE_MEMORY_ROWS"
 ENGINE_URL = "PLANNER_ENGINE_URL"
 DEFAULT_ENGINE_URL = "duckdb"
+DUCKDB_MEMORY_LIMIT = "PLANNER_DUCKDB_MEMORY_LIMIT"
+DEFAULT_DUCKDB_MEMORY_LIMIT = "2GB"
+_MEMORY = re.compile(r"[1-9]\d{0,6}(\.\d{1,3})?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 # What PLANNER_ENGINE_URL may hold: DuckDB in memory or in a file, a Spark master, or any other Ibis backend URL.
 ENGINE_URL_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("duckdb", re.compile(r"duckdb")),
@@ -113,3 +116,16 @@ def engine_url(text: str | None = None) -> str:
     shown = value.split("://")[0] + "://…" if "@" in value else value[:60]  # never echo a password
     raise SettingError(f"{ENGINE_URL} must be one of: {forms}; it is set to {shown!r}. Fix or unset it "
                        f"(default {DEFAULT_ENGINE_URL}).")
+
+
+def duckdb_memory_limit() -> str:
+    """The memory DuckDB's query engine may hold before it spills to disk: ``$PLANNER_DUCKDB_MEMORY_LIMIT`` (an
+    amount with its unit, e.g. "2GB", "1536MiB"), else ``DEFAULT_DUCKDB_MEMORY_LIMIT``."""
+    text = os.environ.get(DUCKDB_MEMORY_LIMIT, "").strip()
+    if not text:
+        return DEFAULT_DUCKDB_MEMORY_LIMIT
+    if not _MEMORY.fullmatch(text):
+        raise SettingError(f"{DUCKDB_MEMORY_LIMIT} must be an amount of memory with its unit (KB, MB, GB, TB or "
+                           f"KiB, MiB, GiB, TiB), such as 2GB; it is set to {text[:40]!r}. Fix or unset it "
+                           f"(default {DEFAULT_DUCKDB_MEMORY_LIMIT}).")
+    return text

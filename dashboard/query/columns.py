@@ -8,13 +8,14 @@ a pandas mask on NA is after ``fillna(False)``.
 from __future__ import annotations
 
 import ibis
+import ibis.expr.operations as ops
 import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 
 __all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "commitment", "failed", "flag", "gpu", "has_null", "holds",
-           "label", "nonzero_gpu", "number", "reserved", "total"]
+           "label", "nonzero_cost", "nonzero_gpu", "number", "reserved", "rows_where", "total"]
 
 # Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations), lower case.
 COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
@@ -30,6 +31,23 @@ def holds(test: ir.BooleanValue) -> ir.BooleanValue:
     return test.fill_null(False)
 
 
+def _bare(test: ops.Value) -> ops.Value:
+    """``test`` without the ``holds`` of its AND-ed terms."""
+    if isinstance(test, ops.And):
+        return ops.And(_bare(test.left), _bare(test.right))
+    if (isinstance(test, ops.Coalesce) and len(test.arg) == 2 and isinstance(test.arg[1], ops.Literal)
+            and test.arg[1].value is False):
+        return test.arg[0]
+    return test
+
+
+def rows_where(usage: ir.Table, test: ir.BooleanValue) -> ir.Table:
+    """The rows of ``usage`` for which ``test`` holds. A filter drops a NULL test as false already, so the ``holds``
+    of its AND-ed terms are dropped: a bare comparison is one an engine tests while it scans, and skips whole row
+    groups by their statistics (``tokens > 0`` on a bill without tokens reads none of them)."""
+    return usage.filter(_bare(test.op()).to_expr())
+
+
 def gpu(usage: ir.Table) -> ir.BooleanColumn:
     """Rows with GPU-hours > 0 (the plan-vs-actual, waste and load tests)."""
     return holds(usage.gpu_hours > 0)
@@ -37,7 +55,12 @@ def gpu(usage: ir.Table) -> ir.BooleanColumn:
 
 def nonzero_gpu(usage: ir.Table) -> ir.BooleanColumn:
     """Rows with GPU-hours present and non-zero (the purchase mix's and unit costs' GPU rows)."""
-    return holds(usage.gpu_hours.fill_null(0.0) != 0)
+    return holds(usage.gpu_hours != 0)
+
+
+def nonzero_cost(usage: ir.Table) -> ir.BooleanColumn:
+    """Rows with a cost present and non-zero."""
+    return holds(usage.cost != 0)
 
 
 def reserved(usage: ir.Table) -> ir.BooleanColumn:
@@ -52,7 +75,7 @@ def failed(usage: ir.Table, failed_states: tuple[str, ...]) -> ir.BooleanColumn:
 def commitment(usage: ir.Table) -> ir.BooleanColumn:
     """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
     commitment resource id (``dashboard.retro.gap.commitment_mask`` says which exports have them)."""
-    candidate = ~gpu(usage) & usage.run_id.isnull() & holds(usage.cost.fill_null(0.0) != 0)
+    candidate = ~gpu(usage) & usage.run_id.isnull() & nonzero_cost(usage)
     hit = (reserved(usage) | holds(usage.resource_id.lower().re_search(COMMITMENT_RESOURCE_PATTERN))
            | holds(usage.charge_kind == "commitment"))
     return ibis.ifelse(candidate, hit, False)  # the name test runs on the few candidate rows only

@@ -4,7 +4,9 @@ over a stand-in table of the usage table's schema (a builder decorated with ``bu
 arguments reuses it) and runs it with the stand-in replaced by the actual table or filtered view (its own SQL,
 compiled once per view). A small result over a pandas frame's view (whose
 rows never change) is kept while the view lives, so a figure asked for twice (the purchase mix's tiers by its chart
-and by the cost at another mix, the unit sums by the tiles and the Unit costs tab) runs once.
+and by the cost at another mix, the unit sums by the tiles and the Unit costs tab) runs once; inside ``one_view``
+small results are kept on any table (a workspace dataset's too) until the block ends, so the figures of one view
+of a tab that share a query (the waste checks' aggregates) read the rows once.
 
 Compiling an Ibis expression costs 5–30 ms, about half of each tab's time on a few hundred rows; the SQL text of a
 query over the stand-in names no data, so the cache is bounded by count alone. Results come back as Arrow and are
@@ -14,6 +16,7 @@ function runs as it is (``engine.execute``).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import uuid
@@ -49,6 +52,7 @@ class _Source:
 
 
 _SOURCE: contextvars.ContextVar[_Source | None] = contextvars.ContextVar("planner_query_source", default=None)
+_VIEW: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("planner_query_view", default=None)
 _SOURCE_SQL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _RESULTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _COMPILED: OrderedDict[tuple, str] = OrderedDict()
@@ -140,19 +144,35 @@ def execute(expr: ir.Expr) -> pd.DataFrame | pd.Series | object:
     return _result(expr, _fetch(source, text))
 
 
+@contextlib.contextmanager
+def one_view():
+    """Keep the small results of the queries run inside (on this thread) until the block ends, whatever their
+    table: the figures of one view of a tab are drawn from one reading of the rows. Nested blocks share the outer."""
+    if _VIEW.get() is not None:
+        yield
+        return
+    token = _VIEW.set(OrderedDict())
+    try:
+        yield
+    finally:
+        _VIEW.reset(token)
+
+
 def _fetch(source: _Source, text: str) -> pa.Table:
-    """The Arrow result of ``text``, kept by the source when small and its rows never change."""
-    if source.results is None:
+    """The Arrow result of ``text``, kept by the source when small and its rows never change (or inside
+    ``one_view``)."""
+    results = source.results if source.results is not None else _VIEW.get()
+    if results is None:
         return engine.fetch_sql(source.backend, text)
     with _GUARD:
-        table = source.results.get(text)
+        table = results.get(text)
     if table is None:
         table = engine.fetch_sql(source.backend, text)
         if table.num_rows <= KEPT_RESULT_ROWS:
             with _GUARD:
-                source.results[text] = table
-                while len(source.results) > KEPT_RESULTS:
-                    source.results.popitem(last=False)
+                results[text] = table
+                while len(results) > KEPT_RESULTS:
+                    results.popitem(last=False)
     return table
 
 

@@ -6,6 +6,11 @@
 knows engines apart: the queries are the same Ibis expressions on every backend. ``execute`` runs one expression
 and ``fetch_sql`` one SQL query under a per-backend lock, since an embedded DuckDB connection must not be used by
 two threads at once.
+
+A DuckDB connection holds at most ``PLANNER_DUCKDB_MEMORY_LIMIT`` (2GB by default) and spills larger aggregates to a
+folder of its own under the system's temporary folder, without keeping rows in insertion order (every query
+that needs an order says so), and compiles an instant's epoch seconds from the stored time-zone-aware timestamp
+itself (``DuckDBCompiler``).
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ import os
 import sys
 import tempfile
 import threading
+import uuid
 from functools import cache
+from pathlib import Path
 
 import ibis
 import pandas as pd
 import pyarrow as pa
 from ibis.backends import BaseBackend
+from ibis.backends.sql.compilers.duckdb import DuckDBCompiler as IbisDuckDBCompiler
 
 from dashboard import settings
 
@@ -57,12 +65,42 @@ def spark_session(master: str, work_dir: str | None = None):
     return builder.getOrCreate()
 
 
+class DuckDBCompiler(IbisDuckDBCompiler):
+    """Ibis's DuckDB SQL, but epoch seconds of a time-zone-aware timestamp (how a workspace dataset stores its
+    times) taken from the instant itself: Ibis casts it to a plain timestamp first, a calendar conversion per row
+    that makes the epoch about 12 times slower, for the same seconds (the connection's time zone is UTC)."""
+
+    def visit_ExtractEpochSeconds(self, op, *, arg):
+        if op.arg.dtype.timezone is not None:
+            return self.f.epoch(arg)
+        return super().visit_ExtractEpochSeconds(op, arg=arg)
+
+
+def duckdb_settings() -> dict[str, str]:
+    """What a new DuckDB connection of the planner is set to: its memory limit, a spill folder of its own (DuckDB
+    creates it when it first spills and removes it when the connection closes), and no insertion order to keep
+    (which lets large aggregates and scans spill)."""
+    spill = Path(tempfile.gettempdir()) / f"planner-duckdb-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    return {"memory_limit": settings.duckdb_memory_limit(), "temp_directory": str(spill),
+            "preserve_insertion_order": "false"}
+
+
+def configure_duckdb(con) -> None:
+    """Apply ``duckdb_settings`` to the DuckDB connection ``con``."""
+    for name, value in duckdb_settings().items():
+        con.execute(f"SET {name} = '{value}'")
+
+
 def connect(url: str | None = None) -> BaseBackend:
     """A new Ibis backend for ``url`` (``settings.engine_url`` validates it; None reads ``PLANNER_ENGINE_URL``)."""
     url = settings.engine_url(url)
     if is_spark(url):
         return ibis.pyspark.connect(spark_session(url))
-    return ibis.connect("duckdb://" if url == settings.DEFAULT_ENGINE_URL else url)
+    backend = ibis.connect("duckdb://" if url == settings.DEFAULT_ENGINE_URL else url)
+    if backend.name == "duckdb":
+        configure_duckdb(backend.con)
+        backend.compiler = DuckDBCompiler()
+    return backend
 
 
 @cache

@@ -3,10 +3,11 @@ GPU-hours per run or project that suggest the main run."""
 
 from __future__ import annotations
 
+import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
+from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved, rows_where
 from dashboard.query.compiled import built, execute, query
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
@@ -29,36 +30,42 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
 def _actual_expr(usage: ir.Table, main_run_ids: tuple[str, ...], failed_states: tuple[str, ...]) -> ir.Table:
     is_gpu = gpu(usage)
     has_run = usage.run_id.notnull()
-    is_failed = failed(usage, failed_states) & has_run
-    main = holds(usage.run_id.isin(list(main_run_ids))) if main_run_ids else is_gpu & ~is_gpu
+    runs_with_gpu = rows_where(usage, is_gpu & has_run).select("run_id").distinct().run_id  # a few hundred runs
+    host_run = holds(usage.run_id.isin(runs_with_gpu))
+    # each row test once, in the one pass over the rows the sums below read
+    rows = usage.select(
+        "gpu_hours", "cost", "tokens", is_gpu=is_gpu, has_run=has_run,
+        is_failed=failed(usage, failed_states) & has_run,
+        main=holds(usage.run_id.isin(list(main_run_ids))) if main_run_ids else ibis.literal(False),
+        host=~is_gpu & host_run, commitment=commitment(usage),
+        priced=nonzero_cost(usage), reserved_gpu=is_gpu & reserved(usage),
+        state=usage.run_state.notnull())
+    is_gpu, main, is_failed = rows.is_gpu, rows.main, rows.is_failed
     main_ok = is_gpu & main & ~is_failed
-    runs_with_gpu = usage.filter(is_gpu & has_run).run_id
-    host = ~is_gpu & holds(usage.run_id.isin(runs_with_gpu))
-    reserved_gpu = is_gpu & reserved(usage)
-    with_tokens = main_ok & usage.tokens.notnull()
-    return usage.aggregate(
-        gpu_hours=usage.gpu_hours.sum(where=is_gpu),
-        main_ok_gpu_hours=usage.gpu_hours.sum(where=main_ok),
-        main_gpu_hours=usage.gpu_hours.sum(where=is_gpu & main),
-        failed_gpu_hours=usage.gpu_hours.sum(where=is_gpu & is_failed),
-        experiment_gpu_hours=usage.gpu_hours.sum(where=is_gpu & has_run & ~main & ~is_failed),
-        unattributed_gpu_hours=usage.gpu_hours.sum(where=is_gpu & ~has_run),
-        token_gpu_hours=usage.gpu_hours.sum(where=with_tokens),
-        tokens=usage.tokens.sum(where=with_tokens),
-        costless_gpu_hours=usage.gpu_hours.sum(where=is_gpu & usage.cost.isnull()),
-        gpu_usd=usage.cost.sum(where=is_gpu),
-        host_usd=usage.cost.sum(where=host),
-        commitment_usd=usage.cost.sum(where=commitment(usage)),
-        cost_known=holds(usage.cost.fill_null(0.0) != 0).any(),
-        states_known=(is_gpu & has_run & usage.run_state.notnull()).any(),
-        reserved_gpu=reserved_gpu.any(),
-        reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
+    with_tokens = main_ok & rows.tokens.notnull()
+    return rows.aggregate(
+        gpu_hours=rows.gpu_hours.sum(where=is_gpu),
+        main_ok_gpu_hours=rows.gpu_hours.sum(where=main_ok),
+        main_gpu_hours=rows.gpu_hours.sum(where=is_gpu & main),
+        failed_gpu_hours=rows.gpu_hours.sum(where=is_gpu & is_failed),
+        experiment_gpu_hours=rows.gpu_hours.sum(where=is_gpu & rows.has_run & ~main & ~is_failed),
+        unattributed_gpu_hours=rows.gpu_hours.sum(where=is_gpu & ~rows.has_run),
+        token_gpu_hours=rows.gpu_hours.sum(where=with_tokens),
+        tokens=rows.tokens.sum(where=with_tokens),
+        costless_gpu_hours=rows.gpu_hours.sum(where=is_gpu & rows.cost.isnull()),
+        gpu_usd=rows.cost.sum(where=is_gpu),
+        host_usd=rows.cost.sum(where=rows.host),
+        commitment_usd=rows.cost.sum(where=rows.commitment),
+        cost_known=rows.priced.any(),
+        states_known=(is_gpu & rows.has_run & rows.state).any(),
+        reserved_gpu=rows.reserved_gpu.any(),
+        reserved_gpu_priced=(rows.reserved_gpu & rows.priced).any(),
     )
 
 
 @built
 def _by_expr(usage: ir.Table, by: str) -> ir.Table:
-    rows = usage.filter(gpu(usage) & usage.run_id.notnull())
+    rows = rows_where(usage, gpu(usage) & usage.run_id.notnull())
     return rows.group_by(key=rows[by].cast("string")).agg(gpu_hours=rows.gpu_hours.sum())
 
 
@@ -72,7 +79,7 @@ def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
 
 @built
 def _run_ids_expr(usage: ir.Table, by: str, key: str) -> ir.Table:
-    rows = usage.filter(gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
+    rows = rows_where(usage, gpu(usage) & usage.run_id.notnull() & holds(usage[by].cast("string") == key))
     return rows.select("run_id").distinct()
 
 

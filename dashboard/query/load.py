@@ -13,9 +13,9 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import commitment, flag, gpu, reserved
+from dashboard.query.columns import commitment, flag, gpu, reserved, rows_where
 from dashboard.query.compiled import built, execute, query
-from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, seconds
+from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
 
 ONE_SECOND = ibis.interval(seconds=1)
 
@@ -24,27 +24,34 @@ def _events(usage: ir.Table) -> ir.Table:
     """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
     ``covered``, the last hour the row covers, and whether the row is a ``reserved`` GPU row. A row covering one
     hour (most hourly lines) is one event; a longer one is three: its rate from the hour after its first, that
-    rate stopping at the hour holding its end, and its partial first and last hours directly."""
-    timed = seconds(usage.select("period_start", "period_end", "gpu_hours", reserved=gpu(usage) & reserved(usage)))
-    first = timed.start_s // SECONDS_PER_HOUR
-    last = timed.end_s // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
-    timed = timed.mutate(first=first, last=last, hours=timed.gpu_hours.fill_null(0.0), covered=ibis.greatest(
-        first, ibis.ifelse(timed.end_s % SECONDS_PER_HOUR == 0, last - 1, last)))
-    one = timed.filter(timed.covered == timed["first"])
-    many = timed.filter(timed.covered != timed["first"])
+    rate stopping at the hour holding its end, and its partial first and last hours directly.
+
+    The two kinds of row are filtered from ``usage`` separately (an engine may materialise a whole subquery used
+    twice), and a longer row's three events are one unnested list."""
+    hours, is_reserved = usage.gpu_hours.fill_null(0.0), gpu(usage) & reserved(usage)
+    start = usage.period_start.epoch_seconds()
+    first = start // SECONDS_PER_HOUR
+    # one hour ⇔ the end (the start when missing or earlier) is at most the end of the first hour
+    one_hour = ibis.coalesce(usage.period_end.epoch_seconds(), start) <= (first + 1) * SECONDS_PER_HOUR
+    one = usage.filter(one_hour)
+    one = one.select(hour=first, step=ibis.literal(0.0), direct=hours, covered=first, reserved=is_reserved)
+    many = usage.filter(~one_hour)
+    start, end = start_end(many)
+    first = start // SECONDS_PER_HOUR
+    last = end // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
+    covered = ibis.ifelse(end % SECONDS_PER_HOUR == 0, last - 1, last)  # after the first hour, as the row is longer
+    many = many.select(start_s=start, end_s=end, first=first, last=last, hours=hours, covered=covered,
+                       reserved=is_reserved)
+    many = many.mutate(event=ibis.literal([0, 1, 2]).unnest())
     rate = many.hours / ((many.end_s - many.start_s) / SECONDS_PER_HOUR)
     head_h = ((many["first"] + 1) * SECONDS_PER_HOUR - many.start_s) / SECONDS_PER_HOUR
     tail_h = (many.end_s - many["last"] * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
     zero = ibis.literal(0.0)
-    return ibis.union(
-        one.select(hour=one["first"], step=zero, direct=one.hours, covered=one.covered, reserved=one.reserved),
-        many.select(hour=many["first"] + 1, step=rate, direct=zero, covered=many.covered, reserved=many.reserved),
-        many.select(hour=many["last"], step=-rate, direct=rate * tail_h, covered=many.covered,
-                    reserved=many.reserved),
-        many.select(hour=many["first"], step=zero, direct=rate * head_h, covered=many.covered,
-                    reserved=many.reserved),
-        distinct=False,
-    )
+    return ibis.union(one, many.select(
+        hour=ibis.cases((many.event == 0, many["first"]), (many.event == 1, many["first"] + 1), else_=many["last"]),
+        step=ibis.cases((many.event == 1, rate), (many.event == 2, -rate), else_=zero),
+        direct=ibis.cases((many.event == 0, rate * head_h), (many.event == 2, rate * tail_h), else_=zero),
+        covered=many.covered, reserved=many.reserved), distinct=False)
 
 
 @built
@@ -88,7 +95,7 @@ def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
 
 def reserved_rows(usage: ir.Table) -> ir.Table:
     """The reserved tier's GPU rows."""
-    return usage.filter(gpu(usage) & reserved(usage))
+    return rows_where(usage, gpu(usage) & reserved(usage))
 
 
 @built

@@ -7,13 +7,13 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import flag, label, nonzero_gpu, number
+from dashboard.query.columns import flag, label, nonzero_gpu, number, rows_where
 from dashboard.query.compiled import built, execute, query
 
 
 @built
 def _tier_expr(usage: ir.Table) -> ir.Table:
-    gpu = usage.filter(nonzero_gpu(usage))
+    gpu = rows_where(usage, nonzero_gpu(usage))
     return gpu.group_by(pricing=label(gpu, "pricing")).agg(
         gpu_hours=gpu.gpu_hours.sum(), cost=gpu.cost.sum(), cost_null=gpu.cost.isnull().any())
 

@@ -11,6 +11,7 @@ import ibis.expr.types as ir
 
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query import attribution, gap, load, mix, spend, units, view, waste
+from dashboard.query.compiled import one_view
 
 
 def _spend(usage: ir.Table) -> tuple:
@@ -24,8 +25,9 @@ def _gap(usage: ir.Table) -> tuple:
 
 
 def _waste(usage: ir.Table) -> tuple:
-    return (waste.failed_runs(usage), waste.successful_runs(usage), waste.idle_capacity(usage),
-            waste.job_facts(usage), waste.storage_by_month(usage), waste.untagged_spend(usage))
+    with one_view():  # as dashboard.retro.waste.waste_checklist draws them
+        return (waste.failed_runs(usage), waste.successful_runs(usage), waste.idle_capacity(usage),
+                waste.job_facts(usage), waste.storage_by_month(usage), waste.untagged_spend(usage))
 
 
 TAB_QUERIES: dict[str, Callable[[ir.Table], object]] = {

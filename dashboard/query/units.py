@@ -7,7 +7,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import flag, holds, nonzero_gpu, number
+from dashboard.query.columns import flag, holds, nonzero_gpu, number, rows_where
 from dashboard.query.compiled import built, execute, query
 
 SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens",
@@ -15,7 +15,7 @@ SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", 
 
 
 def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
-    return nonzero_gpu(usage) & holds(usage.tokens.fill_null(0.0) > 0)
+    return nonzero_gpu(usage) & holds(usage.tokens > 0)
 
 
 @query
@@ -31,23 +31,24 @@ def unit_sums(usage: ir.Table) -> dict[str, object]:
 
 @built
 def _unit_sums_expr(usage: ir.Table) -> ir.Table:
-    gpu, tokens = nonzero_gpu(usage), _with_tokens(usage)
-    known = usage.cost.notnull()
-    return usage.aggregate(
-        priced=usage.currency.notnull().any(), non_gpu_cost=usage.cost.sum(where=~gpu),
-        non_gpu_null=usage.cost.isnull().any(where=~gpu),
-        gpu_hours=usage.gpu_hours.sum(where=gpu),
-        priced_gpu_hours=usage.gpu_hours.sum(where=gpu & known),
-        gpu_cost=usage.cost.sum(where=gpu & known),
-        tokens=usage.tokens.sum(where=tokens),
-        token_gpu_hours=usage.gpu_hours.sum(where=tokens),
-        priced_tokens=usage.tokens.sum(where=tokens & known),
-        token_cost=usage.cost.sum(where=tokens & known))
+    rows = usage.select("gpu_hours", "cost", "tokens", gpu=nonzero_gpu(usage), tokens_known=_with_tokens(usage),
+                        known=usage.cost.notnull(), priced=usage.currency.notnull())  # each row test once
+    gpu, tokens, known = rows.gpu, rows.tokens_known, rows.known
+    return rows.aggregate(
+        priced=rows.priced.any(), non_gpu_cost=rows.cost.sum(where=~gpu),
+        non_gpu_null=rows.cost.isnull().any(where=~gpu),
+        gpu_hours=rows.gpu_hours.sum(where=gpu),
+        priced_gpu_hours=rows.gpu_hours.sum(where=gpu & known),
+        gpu_cost=rows.cost.sum(where=gpu & known),
+        tokens=rows.tokens.sum(where=tokens),
+        token_gpu_hours=rows.gpu_hours.sum(where=tokens),
+        priced_tokens=rows.tokens.sum(where=tokens & known),
+        token_cost=rows.cost.sum(where=tokens & known))
 
 
 @built
 def _token_hours_expr(usage: ir.Table) -> ir.Table:
-    rows = usage.filter(_with_tokens(usage))
+    rows = rows_where(usage, _with_tokens(usage))
     return rows.group_by("gpu_type").agg(gpu_hours=rows.gpu_hours.sum())
 
 

@@ -11,7 +11,7 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query.columns import commitment, failed, flag, gpu, holds, number, reserved
+from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved, rows_where
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import as_utc
 
@@ -23,7 +23,7 @@ def states_known(usage: ir.Table) -> ir.BooleanColumn:
 
 def cost_known(usage: ir.Table) -> ir.BooleanScalar:
     """Some cost is non-zero (run exports carry none and read as cost 0)."""
-    return holds(usage.cost.fill_null(0.0) != 0).any()
+    return nonzero_cost(usage).any()
 
 
 @built
@@ -38,7 +38,7 @@ def has_cost(usage: ir.Table) -> bool:
 
 @built
 def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> ir.Table:
-    return usage.filter(where(usage)).order_by("source_row")
+    return rows_where(usage, where(usage)).order_by("source_row")
 
 
 def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
@@ -55,38 +55,35 @@ def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-@built
-def _scalars_expr(usage: ir.Table, values: Callable[[ir.Table], dict[str, ir.Scalar]]) -> ir.Table:
-    return usage.aggregate(**values(usage))
-
-
-def _scalars(usage: ir.Table, values: Callable[[ir.Table], dict[str, ir.Scalar]]) -> dict[str, object]:
-    """The aggregates ``values`` (a function of the table giving them by name) in one row."""
-    return execute(_scalars_expr(usage, values)).iloc[0].to_dict()
+def _scalars(usage: ir.Table, check: str) -> dict[str, object]:
+    """The aggregates of ``check`` (a key of ``CHECK_FACTS``) by name, from the one query of every check's
+    aggregates (``_checks_expr``): a tab's checks read the rows once (see ``compiled.one_view``)."""
+    row = execute(_checks_expr(usage)).iloc[0]
+    prefix = f"{check}__"
+    return {name.removeprefix(prefix): row[name] for name in row.index if name.startswith(prefix)}
 
 
 def _failed(usage: ir.Table) -> ir.BooleanColumn:
     return states_known(usage) & failed(usage, FAILED_STATES)
 
 
-def _failed_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
-    known, is_failed = states_known(usage), _failed(usage)
-    return dict(known=known.any(), known_h=usage.gpu_hours.sum(where=known),
-                failed_h=usage.gpu_hours.sum(where=is_failed), gpu_h=usage.gpu_hours.sum(where=gpu(usage)),
-                cost_known=cost_known(usage), failed_cost=usage.cost.sum(where=is_failed))
+def _failed_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
+    return dict(known=rows.known.any(), known_h=rows.gpu_hours.sum(where=rows.known),
+                failed_h=rows.gpu_hours.sum(where=rows.failed), gpu_h=rows.gpu_hours.sum(where=rows.gpu),
+                cost_known=rows.priced.any(), failed_cost=rows.cost.sum(where=rows.failed))
 
 
 @query
 def failed_runs(usage: ir.Table) -> dict[str, object]:
     """``known`` (any state known), ``known_h``, ``failed_h`` and ``gpu_h`` (all GPU rows), ``cost_known`` and
     ``failed_cost``."""
-    row = _scalars(usage, _failed_facts)
+    row = _scalars(usage, "failed_runs")
     return {name: flag(row[name]) if name in ("known", "cost_known") else number(row[name]) for name in row}
 
 
 @built
 def _by_state_expr(usage: ir.Table) -> ir.Table:
-    where = usage.filter(_failed(usage))
+    where = rows_where(usage, _failed(usage))
     return where.group_by("run_state").agg(gpu_hours=where.gpu_hours.sum())
 
 
@@ -106,19 +103,18 @@ def _completed(usage: ir.Table) -> ir.BooleanColumn:
     return states_known(usage) & holds(usage.run_state == "COMPLETED")
 
 
-def _successful_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
-    known, completed = states_known(usage), _completed(usage)
-    return dict(known=known.any(), cost_known=cost_known(usage),
-                part_cost=usage.cost.sum(where=completed), whole_cost=usage.cost.sum(where=known),
-                part_h=usage.gpu_hours.sum(where=completed), whole_h=usage.gpu_hours.sum(where=known),
-                total_cost=usage.cost.sum())
+def _successful_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
+    return dict(known=rows.known.any(), cost_known=rows.priced.any(),
+                part_cost=rows.cost.sum(where=rows.completed), whole_cost=rows.cost.sum(where=rows.known),
+                part_h=rows.gpu_hours.sum(where=rows.completed), whole_h=rows.gpu_hours.sum(where=rows.known),
+                total_cost=rows.cost.sum())
 
 
 @query
 def successful_runs(usage: ir.Table) -> dict[str, object]:
     """``known``, ``cost_known``, and the cost and GPU-hours of the COMPLETED rows (``part_*``), of the rows with a
     known state (``whole_*``) and of the whole table (``total_cost``)."""
-    row = _scalars(usage, _successful_facts)
+    row = _scalars(usage, "successful_runs")
     return {name: flag(row[name]) if name in ("known", "cost_known") else number(row[name]) for name in row}
 
 
@@ -131,16 +127,15 @@ def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
     return reserved(usage) & gpu(usage) & usage.run_id.isnull()
 
 
-def _idle_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
-    is_commitment = commitment(usage)
-    reserved_gpu = reserved(usage) & gpu(usage)
-    untagged = _untagged_reserved(usage)
-    return dict(commitment=is_commitment.any(), reserved_gpu=reserved_gpu.any(),
-                reserved_gpu_priced=(reserved_gpu & holds(usage.cost.fill_null(0.0) != 0)).any(),
-                lines=is_commitment.sum(), commitment_usd=usage.cost.sum(where=is_commitment),
-                first=usage.period_start.min(where=is_commitment), last=usage.period_start.max(where=is_commitment),
-                untagged=untagged.any(), untagged_h=usage.gpu_hours.sum(where=untagged),
-                untagged_usd=usage.cost.sum(where=untagged))
+def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
+    untagged = rows.reserved_gpu & rows.run_id.isnull()  # _untagged_reserved
+    return dict(commitment=rows.commitment.any(), reserved_gpu=rows.reserved_gpu.any(),
+                reserved_gpu_priced=(rows.reserved_gpu & rows.priced).any(),
+                lines=rows.commitment.sum(), commitment_usd=rows.cost.sum(where=rows.commitment),
+                first=rows.period_start.min(where=rows.commitment),
+                last=rows.period_start.max(where=rows.commitment),
+                untagged=untagged.any(), untagged_h=rows.gpu_hours.sum(where=untagged),
+                untagged_usd=rows.cost.sum(where=untagged))
 
 
 @query
@@ -148,7 +143,7 @@ def idle_capacity(usage: ir.Table) -> dict[str, object]:
     """Whether commitment lines or reserved GPU rows exist, whether the commitment cost is unused capacity (not an
     actual-cost view), the commitment lines' count, cost and first and last day, and the reserved GPU rows with no
     run's GPU-hours and cost."""
-    row = _scalars(usage, _idle_facts)
+    row = _scalars(usage, "idle_capacity")
     flags = ("commitment", "reserved_gpu", "reserved_gpu_priced", "untagged")
     facts = {name: flag(row[name]) for name in flags}
     facts |= {name: number(row[name]) for name in ("commitment_usd", "untagged_h", "untagged_usd")}
@@ -178,15 +173,14 @@ def _jobs(usage: ir.Table) -> ir.BooleanColumn:
     return states_known(usage) & usage.run_id.notnull() & holds(usage.period_end > usage.period_start)
 
 
-def _job_counts(usage: ir.Table) -> dict[str, ir.Scalar]:
-    jobs = _jobs(usage)
-    return dict(count=jobs.sum(), ids=usage.run_id.nunique(where=jobs))
+def _job_counts(rows: ir.Table) -> dict[str, ir.Scalar]:
+    return dict(count=rows.job.sum(), ids=rows.run_id.nunique(where=rows.job))
 
 
 @query
 def job_facts(usage: ir.Table) -> dict[str, bool]:
     """``jobs`` (any run row with a state and a duration) and ``repeated`` (a run id on more than one of them)."""
-    row = _scalars(usage, _job_counts)
+    row = _scalars(usage, "job_facts")
     count = int(number(row["count"]))
     return {"jobs": count > 0, "repeated": count > int(number(row["ids"]))}
 
@@ -204,7 +198,7 @@ def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
 def _storage(usage: ir.Table) -> ir.Table:
     """Storage lines with their ``name`` (resource id, else "team / project")."""
     named = usage.resource_id.notnull() | (usage.team.notnull() & usage.project.notnull())
-    lines = usage.filter(~gpu(usage) & usage.run_id.isnull() & ~commitment(usage) & holds(usage.cost > 0) & named)
+    lines = rows_where(usage, ~gpu(usage) & usage.run_id.isnull() & ~commitment(usage) & holds(usage.cost > 0) & named)
     return lines.mutate(name=ibis.coalesce(lines.resource_id, lines.team.concat(" / ", lines.project)))
 
 
@@ -238,25 +232,42 @@ def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFram
     return _utc_times(execute(_storage_rows_expr(usage, None if names is None else tuple(names))))
 
 
-def _untagged_facts(usage: ir.Table) -> dict[str, ir.Scalar]:
-    where = _untagged_costed(usage)
-    return dict(cost_known=cost_known(usage), dollars=usage.cost.sum(where=where), count=where.sum(),
-                total=usage.cost.sum())
+def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
+    return dict(cost_known=rows.priced.any(), dollars=rows.cost.sum(where=rows.untagged_costed),
+                count=rows.untagged_costed.sum(), total=rows.cost.sum())
 
 
 @query
 def untagged_spend(usage: ir.Table) -> dict[str, object]:
     """``cost_known``, the cost and count of rows with no team, project or run and a non-zero cost, and all cost."""
-    row = _scalars(usage, _untagged_facts)
+    row = _scalars(usage, "untagged_spend")
     return {"cost_known": flag(row["cost_known"]), "dollars": number(row["dollars"]),
             "count": int(number(row["count"])), "total": number(row["total"])}
 
 
 def _untagged_costed(usage: ir.Table) -> ir.BooleanColumn:
     return (usage.team.isnull() & usage.project.isnull() & usage.run_id.isnull()
-            & holds(usage.cost.fill_null(0.0) != 0))
+            & nonzero_cost(usage))
 
 
 @query
 def untagged_rows(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, _untagged_costed)
+
+
+CHECK_FACTS: dict[str, Callable[[ir.Table], dict[str, ir.Scalar]]] = {
+    "failed_runs": _failed_facts, "successful_runs": _successful_facts, "idle_capacity": _idle_facts,
+    "job_facts": _job_counts, "untagged_spend": _untagged_facts,
+}
+
+
+@built
+def _checks_expr(usage: ir.Table) -> ir.Table:
+    """Every check's aggregates (``CHECK_FACTS``, named "check__name") in one pass, each row test computed once."""
+    rows = usage.select(
+        "period_start", "gpu_hours", "cost", "run_id", gpu=gpu(usage), known=states_known(usage),
+        failed=_failed(usage), completed=_completed(usage), priced=nonzero_cost(usage),
+        commitment=commitment(usage), reserved_gpu=reserved(usage) & gpu(usage), job=_jobs(usage),
+        untagged_costed=_untagged_costed(usage))
+    return rows.aggregate(**{f"{check}__{name}": value for check, facts in CHECK_FACTS.items()
+                             for name, value in facts(rows).items()})

@@ -46,6 +46,7 @@ import pandas as pd
 from dashboard.format import count_sig, usd_sig
 from dashboard.query import tables
 from dashboard.query import waste as waste_query
+from dashboard.query.compiled import one_view
 from dashboard.retro.join import join_usage
 
 DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
@@ -251,11 +252,12 @@ def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = 
     ``with_rows=False`` (a dataset queried where it lies) reads no rows behind the figures (``rows`` None) and
     leaves the row-level duplicate-run comparison unanswered with ``NEEDS_ROWS``; every other figure is the same."""
     with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
-    return [
-        failed_runs_check(with_states, with_rows),
-        successful_runs_check(with_states, with_rows),
-        idle_capacity_check(usage, with_rows),
-        duplicate_runs_check(with_states, with_rows),
-        storage_growth_check(usage, with_rows),
-        untagged_spend_check(usage, with_rows),
-    ]
+    with one_view():  # the checks' aggregates are one query, run once
+        return [
+            failed_runs_check(with_states, with_rows),
+            successful_runs_check(with_states, with_rows),
+            idle_capacity_check(usage, with_rows),
+            duplicate_runs_check(with_states, with_rows),
+            storage_growth_check(usage, with_rows),
+            untagged_spend_check(usage, with_rows),
+        ]

@@ -112,7 +112,7 @@ def memory_rows() -> int:
 def _queried_table(name: str) -> Table:
     """Dataset ``name`` as an Ibis table over its Parquet files on the configured engine (memory bounded), its small
     results kept while it is open."""
-    return opened.fixed(datasets.open_table(opened.bound_memory(engine.default()), name))
+    return opened.fixed(datasets.open_table(engine.default(), name))
 
 
 def open_dataset(state_key: str, info: Metadata) -> Imported | None:

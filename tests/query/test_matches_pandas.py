@@ -2,6 +2,7 @@
 computation of the same figure (``retro_pandas_reference``: the implementations the layer replaced). Many small
 tables on DuckDB; a few on Spark, where every query costs a second or more."""
 
+import tempfile
 from datetime import timedelta
 
 import numpy as np
@@ -136,3 +137,17 @@ def test_duckdb_matches_pandas(duckdb_backend, usage, teams, start_day):
 def test_spark_matches_pandas(spark_backend, usage):
     table = tables.usage_table(spark_backend, usage)
     _check_core(usage, table)
+
+
+@settings(max_examples=12, deadline=None, phases=NO_SHRINK, suppress_health_check=[HealthCheck.too_slow])
+@given(usage=tables_of_usage)
+def test_stored_times_match_pandas(duckdb_backend, usage):
+    """The same figures from the table stored as a workspace dataset stores it (Parquet, time-zone-aware times, read
+    by DuckDB as TIMESTAMP WITH TIME ZONE), whose epoch seconds the layer takes without a cast."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/usage.parquet"
+        usage.to_parquet(path)
+        table = duckdb_backend.read_parquet(path)
+        assert table.schema()["period_start"].timezone == "UTC"
+        _check_core(usage, table)
+        _check_waste(usage, table)

@@ -1,28 +1,10 @@
-"""A dataset queried where it lies: its type test, DuckDB's memory bound and spill folder, and its first rows."""
+"""A dataset queried where it lies: its type test and its first rows."""
 
 import ibis
 import pandas as pd
 import pytest
 
 from dashboard.query import opened
-
-
-def _setting(backend, name: str) -> str:
-    return backend.con.sql(f"SELECT current_setting('{name}')").fetchone()[0]
-
-
-def test_duckdb_is_bounded_and_spills_to_a_temporary_folder(monkeypatch):
-    monkeypatch.delenv(opened.DUCKDB_MEMORY_SETTING, raising=False)
-    backend = opened.bound_memory(ibis.duckdb.connect())
-    assert _setting(backend, "memory_limit") == "2.7 GiB"  # 3 GB = 3e9 bytes = 2.79 GiB, printed rounded down
-    assert "planner-duckdb-" in _setting(backend, "temp_directory")
-
-
-def test_an_operators_setting_leaves_the_bound_alone(monkeypatch):
-    monkeypatch.setenv(opened.DUCKDB_MEMORY_SETTING, "8GB")
-    backend = ibis.duckdb.connect()
-    before = _setting(backend, "memory_limit")
-    assert _setting(opened.bound_memory(backend), "memory_limit") == before
 
 
 def test_first_rows_come_in_batches_and_stop_at_the_cap():
