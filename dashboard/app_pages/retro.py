@@ -189,7 +189,7 @@ dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
 with st.spinner("Adding up the view…", show_time=True):
     view.tiles(view_key, shown, stats, amortisation, figure_notes)
-    shown_rows = cache.totals(view_key, shown)["rows"] if cache.queried(shown) else len(shown)  # rows in memory: free
+    shown_rows = cache.row_count(view_key, shown)
 if not shown_rows:
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
     st.stop()

@@ -212,6 +212,11 @@ def totals(data_key: Hashable, _usage: pd.DataFrame | Table) -> dict[str, float]
     return spend_query.totals(tables.table_of(_usage))
 
 
+def row_count(data_key: Hashable, usage: pd.DataFrame | Table) -> int:
+    """Rows of the view: a frame's length (no query on a rerun), a queried table's count (`totals`)."""
+    return int(totals(data_key, usage)["rows"]) if queried(usage) else len(usage)
+
+
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def run_ids(data_key: Hashable, _usage: pd.DataFrame | Table) -> list[str]:
     """The view's run ids, sorted (a DISTINCT query)."""

@@ -138,8 +138,7 @@ def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amo
                           "usd_per_gpu_hour", ""))
     columns[3].metric("Non-GPU cost", usd_sig(numbers["non_gpu_cost"]),
                       help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
-    rows = cache.totals(key, usage)["rows"] if cache.queried(usage) else len(usage)  # rows in memory: no query
-    columns[4].metric("Rows", f"{rows:,}")
+    columns[4].metric("Rows", f"{cache.row_count(key, usage):,}")
     if with_runs:
         columns[5].metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h",
                           help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "

@@ -77,11 +77,16 @@ def test_a_dataset_shows_its_size_and_range_and_the_tiles_of_the_same_upload(app
     assert from_dataset["Rows"] == f"{len(raw):,}"
 
 
-def test_import_to_workspace_from_the_page(app, workspace, tmp_path, monkeypatch):
+@pytest.fixture
+def quarter_in_data_folder(tmp_path, monkeypatch):
+    """The bundled FOCUS quarter as `quarter.csv` in the data folder (`PLANNER_DATA_DIR`), for the path box."""
     data = tmp_path / "data"
     data.mkdir()
     shutil.copy(SAMPLES / "focus_sample.csv", data / "quarter.csv")
     monkeypatch.setenv(settings.DATA_DIR, str(data))
+
+
+def test_import_to_workspace_from_the_page(app, workspace, quarter_in_data_folder):
     at = _open(app, {"retro.runs": NONE})
     at.text_input(key="retro.billing_path").set_value("quarter.csv").run()
     at.text_input(key="retro.workspace.name").set_value("from-page").run()
@@ -95,11 +100,7 @@ def test_import_to_workspace_from_the_page(app, workspace, tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("bad", ["../outside", "a/b", ".hidden"])
-def test_a_bad_dataset_name_is_a_message(app, workspace, tmp_path, monkeypatch, bad):
-    data = tmp_path / "data"
-    data.mkdir()
-    shutil.copy(SAMPLES / "focus_sample.csv", data / "quarter.csv")
-    monkeypatch.setenv(settings.DATA_DIR, str(data))
+def test_a_bad_dataset_name_is_a_message(app, workspace, quarter_in_data_folder, bad):
     at = _open(app, {"retro.runs": NONE})
     at.text_input(key="retro.billing_path").set_value("quarter.csv").run()
     at.text_input(key="retro.workspace.name").set_value(bad).run()

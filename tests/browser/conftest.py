@@ -79,3 +79,12 @@ def _wait_for_app(page: Page) -> None:
 def wait_for_app():
     """The `wait_for_app(page)` helper (a fixture, as tests cannot import conftest under importlib mode)."""
     return _wait_for_app
+
+
+@pytest.fixture(params=[1440, 800], ids=["1440px", "800px"])
+def sized_page(request, browser):
+    """A page at 1,440 and at 800 px wide (the issue's widths); yields (width, page)."""
+    context = browser.new_context(viewport={"width": request.param, "height": 1000})
+    context.set_default_timeout(60_000)
+    yield request.param, context.new_page()
+    context.close()

@@ -50,14 +50,6 @@ TRUNCATED = """() => [...document.querySelectorAll(
     .filter(el => el.scrollWidth > el.clientWidth).map(el => el.textContent)"""
 
 
-@pytest.fixture(params=[1440, 800], ids=["1440px", "800px"])
-def sized_page(request, browser):
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    context.set_default_timeout(60_000)
-    yield request.param, context.new_page()
-    context.close()
-
-
 def test_no_tile_value_is_cut_off(sized_page, app_url, wait_for_app):
     width, page = sized_page
     page.goto(app_url)

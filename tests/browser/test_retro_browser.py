@@ -67,14 +67,6 @@ def test_the_gcp_sample_reads_its_amortised_price_per_gpu_hour(page, app_url, wa
     expect(page.locator(EXCEPTION)).to_have_count(0)
 
 
-@pytest.fixture(params=[1440, 800], ids=["1440px", "800px"])
-def sized_page(request, browser):
-    context = browser.new_context(viewport={"width": request.param, "height": 1000})
-    context.set_default_timeout(60_000)
-    yield request.param, context.new_page()
-    context.close()
-
-
 def test_no_tile_label_or_value_is_cut_off(sized_page, app_url, wait_for_app):
     width, page = sized_page
     page.goto(f"{app_url}/retrospective")
