@@ -54,12 +54,35 @@ SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query
     "Attribution": ("""SELECT coalesce(team, '(untagged)'), coalesce(project, '(untagged)'),
                        coalesce(run_id, '(untagged)'), sum(gpu_hours), sum(cost) FROM {usage}
                        GROUP BY ALL""",),
-    "Plan vs actual": ("SELECT coalesce(run_id, '(untagged)'), sum(gpu_hours) FROM {usage} GROUP BY 1",
-                       f"""SELECT sum(gpu_hours), sum(cost), sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
-                           sum(tokens), sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL),
-                           sum(gpu_hours) FILTER (WHERE run_id IN (SELECT run_id FROM {{usage}} GROUP BY run_id
-                                                                   ORDER BY sum(gpu_hours) DESC LIMIT 1))
-                           FROM {{usage}}"""),
+    "Plan vs actual": ("""SELECT run_id, sum(gpu_hours) FROM {usage} WHERE gpu_hours > 0 AND run_id IS NOT NULL
+                          GROUP BY 1""",
+                       f"""WITH r AS (SELECT *, coalesce(gpu_hours > 0, false) AS g,
+                                             coalesce(run_state IN {FAILED}, false) AND run_id IS NOT NULL AS f,
+                                             coalesce(run_id = (SELECT run_id FROM {{usage}} WHERE gpu_hours > 0
+                                                                GROUP BY run_id ORDER BY sum(gpu_hours) DESC
+                                                                LIMIT 1), false) AS m FROM {{usage}})
+                           SELECT sum(gpu_hours) FILTER (WHERE g), sum(gpu_hours) FILTER (WHERE g AND m AND NOT f),
+                                  sum(gpu_hours) FILTER (WHERE g AND m), sum(gpu_hours) FILTER (WHERE g AND f),
+                                  sum(gpu_hours) FILTER (WHERE g AND run_id IS NOT NULL AND NOT m AND NOT f),
+                                  sum(gpu_hours) FILTER (WHERE g AND run_id IS NULL),
+                                  sum(gpu_hours) FILTER (WHERE g AND m AND NOT f AND tokens IS NOT NULL),
+                                  sum(tokens) FILTER (WHERE g AND m AND NOT f AND tokens IS NOT NULL),
+                                  sum(gpu_hours) FILTER (WHERE g AND cost IS NULL), sum(cost) FILTER (WHERE g),
+                                  sum(cost) FILTER (WHERE CASE WHEN NOT g AND run_id IS NULL AND cost <> 0
+                                                    THEN pricing = 'reserved' OR charge_kind = 'commitment'
+                                                         OR regexp_matches(lower(resource_id),
+                                                                           'savingsplan|reservation|commitment')
+                                                    ELSE false END)
+                           FROM r""",
+                       """WITH r AS (SELECT count(*) FILTER (WHERE gpu_hours > 0) AS n,
+                                            count(*) FILTER (WHERE gpu_hours > 0 AND run_state IS NOT NULL) AS ns,
+                                            sum(cost) FILTER (WHERE NOT coalesce(gpu_hours > 0, false)) AS other
+                                     FROM {usage} WHERE run_id IS NOT NULL GROUP BY run_id)
+                          SELECT sum(other) FILTER (WHERE n > 0), bool_or(ns > 0) FROM r""",
+                       """SELECT EXISTS (SELECT 1 FROM {usage} WHERE cost <> 0),
+                                 EXISTS (SELECT 1 FROM {usage} WHERE gpu_hours > 0 AND pricing = 'reserved'),
+                                 EXISTS (SELECT 1 FROM {usage} WHERE gpu_hours > 0 AND pricing = 'reserved'
+                                         AND cost <> 0)"""),
     "Waste": (f"""SELECT sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
                   sum(cost) FILTER (WHERE run_state IN {FAILED}), count(*) FILTER (WHERE run_state IS NOT NULL),
                   sum(gpu_hours) FILTER (WHERE run_state = 'COMPLETED'),

@@ -7,6 +7,10 @@ in-memory tables until the process exits, which a server that imports all day ca
 caller say which expression a frame is (a filtered view of a table already bound), so the frame is never copied
 again. A frame must not be changed after its first query. Times are handed over as naive UTC timestamps
 (``naive_utc``); the queries read any timestamp as UTC.
+
+On DuckDB the view reads its Arrow copy through a LIMIT of every row, which stops DuckDB pushing a query's
+filters into the Arrow scan: there pyarrow evaluates them, three times slower than DuckDB's own filter (measured
+on a 1M-row upload: 130–160 ms against 41–48 ms for the purchase mix's query). Parquet datasets keep the pushdown.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
 
 TIME_COLUMNS: tuple[str, ...] = ("period_start", "period_end")
+EVERY_ROW = 2**63 - 1  # a LIMIT no table reaches
 _VIEWS: dict[int, tuple[weakref.ref, ir.Table]] = {}
 _VIEWS_GUARD = threading.Lock()
 FRAME_VIEWS: set[str] = set()  # names of the live views over pandas frames, whose rows never change
@@ -54,8 +59,9 @@ def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) 
         column: naive_utc(frame_or_source[column]) for column in TIME_COLUMNS if column in frame_or_source})
     name = f"usage_{uuid.uuid4().hex}"
     memtable = ibis.memtable(frame)
+    rows = memtable.limit(EVERY_ROW) if backend.name == "duckdb" else memtable
     with engine.lock(backend):
-        table = backend.create_view(name, memtable, overwrite=True)
+        table = backend.create_view(name, rows, overwrite=True)
     weakref.finalize(table.op(), _drop, backend, name, memtable)
     FRAME_VIEWS.add(name)
     return table

@@ -172,10 +172,12 @@ def _actual_totals(
     }
 
 
-def _decompose(
+def decompose(
     plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
-    failed_states: tuple[str, ...],
+    failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """``plan_vs_actual``'s parts and ``decomposition_summary``'s totals from one reading of the actual side (a
+    page that shows both asks once: on a workspace dataset each reading is a pass over its rows)."""
     p = _plan_totals(plan, scenario)
     a = _actual_totals(actual, list(main_run_ids), failed_states, p["plan_price_per_gpu_hour"])
     price_p = p["plan_price_per_gpu_hour"]
@@ -254,7 +256,7 @@ def plan_vs_actual(
     import to know it), ``note``; ``gpu_hours`` sums to actual - plan GPU-hours and ``usd`` to actual - plan dollars
     (the totals are in ``decomposition_summary``).
     """
-    return _decompose(plan, scenario, actual, main_run_ids, failed_states)[0]
+    return decompose(plan, scenario, actual, main_run_ids, failed_states)[0]
 
 
 def decomposition_summary(
@@ -272,7 +274,7 @@ def decomposition_summary(
     ``commitment_usd``, ``unused_commitment_usd``, ``gpu_hours_valued_at_plan_price``; ``cost_known``,
     ``states_known``, ``tokens_known``; ``gap_gpu_hours``, ``gap_usd`` and ``main_run_ids``.
     """
-    return _decompose(plan, scenario, actual, main_run_ids, failed_states)[1]
+    return decompose(plan, scenario, actual, main_run_ids, failed_states)[1]
 
 
 def plan_mismatch(summary: dict[str, Any]) -> str | None:

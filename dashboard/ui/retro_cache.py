@@ -136,8 +136,7 @@ def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_
              failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], go.Figure]:
     scenario = scenario_from_json(scenario_json)
     plan = scenario_outputs(scenario)
-    parts = gap.plan_vs_actual(plan, scenario, _usage, list(main_run_ids), failed_states)
-    summary = gap.decomposition_summary(plan, scenario, _usage, list(main_run_ids), failed_states)
+    parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
     key = "usd" if unit == "usd" else "gpu_hours"
     figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit)
     return parts, summary, figure

@@ -13,6 +13,8 @@ from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
+from dashboard.query.gap import actual_sums as gap_query_sums
+from dashboard.retro import gap
 from dashboard.retro.gap import (
     FAILED_STATES,
     GAP_COLUMNS,
@@ -20,6 +22,7 @@ from dashboard.retro.gap import (
     NEEDS_STATES,
     NEEDS_TOKENS,
     PARTS,
+    decompose,
     decomposition_summary,
     plan_mismatch,
     plan_vs_actual,
@@ -85,8 +88,10 @@ CASES = [
                          [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_each_deviation_lands_in_its_part(rows, hours, price_usd, idle_extra_usd):
     actual = usage(*rows)
-    parts = plan_vs_actual(PLAN, SCENARIO, actual, ["main"]).set_index("part")
-    summary = decomposition_summary(PLAN, SCENARIO, actual, ["main"])
+    parts, summary = decompose(PLAN, SCENARIO, actual, ["main"])
+    assert parts.equals(plan_vs_actual(PLAN, SCENARIO, actual, ["main"]))
+    assert summary == decomposition_summary(PLAN, SCENARIO, actual, ["main"])
+    parts = parts.set_index("part")
 
     assert parts["gpu_hours"].to_numpy() == pytest.approx([*hours, 0.0], abs=1e-9)
     expected_usd = [h * PLAN["blended_price_per_gpu_hour"] for h in hours] + [price_usd]
@@ -94,6 +99,14 @@ def test_each_deviation_lands_in_its_part(rows, hours, price_usd, idle_extra_usd
     assert parts["usd"].to_numpy() == pytest.approx(expected_usd, abs=1e-9)
     assert parts["gpu_hours"].sum() == pytest.approx(summary["actual_gpu_hours"] - PLAN_HOURS, abs=1e-9)
     assert parts["usd"].sum() == pytest.approx(summary["actual_usd"] - PLAN_USD, abs=1e-9)
+
+
+def test_decompose_reads_the_actual_side_once(monkeypatch):
+    readings = []
+    monkeypatch.setattr(gap.gap_query, "actual_sums",
+                        lambda *args: readings.append(args) or gap_query_sums(*args))
+    decompose(PLAN, SCENARIO, usage(*AS_PLANNED), ["main"])
+    assert len(readings) == 1
 
 
 def test_frame_shape_and_notes():
