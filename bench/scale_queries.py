@@ -32,11 +32,15 @@ FAILED = "('FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'CANCELLED', 'PREE
 _FILTERS = """SELECT min(period_start), max(period_start), list(DISTINCT coalesce(team, '(untagged)')),
                list(DISTINCT coalesce(project, '(untagged)')), list(DISTINCT coalesce(pricing, '(unknown)'))
                FROM {usage}"""
-_UNITS = """SELECT sum(cost), sum(gpu_hours), sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) <> 0),
-            sum(gpu_hours) FILTER (WHERE coalesce(gpu_hours, 0) <> 0), sum(tokens),
-            sum(gpu_hours) FILTER (WHERE tokens IS NOT NULL), count(*) FROM {usage}"""
+_UNITS = """WITH r AS (SELECT gpu_hours, cost, tokens, coalesce(gpu_hours <> 0, false) AS g,
+                              coalesce(gpu_hours <> 0 AND tokens > 0, false) AS t FROM {usage})
+            SELECT sum(gpu_hours) FILTER (WHERE g), sum(gpu_hours) FILTER (WHERE g AND cost IS NOT NULL),
+                   sum(cost) FILTER (WHERE g), sum(tokens) FILTER (WHERE t), sum(gpu_hours) FILTER (WHERE t),
+                   sum(tokens) FILTER (WHERE t AND cost IS NOT NULL), sum(cost) FILTER (WHERE t),
+                   sum(cost) FILTER (WHERE NOT g), count(*) FILTER (WHERE NOT g AND cost IS NULL) FROM r"""
+_PRICED = "SELECT EXISTS (SELECT 1 FROM {usage} WHERE currency IS NOT NULL)"
 SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query.tabs.TAB_QUERIES
-    "Filters and tiles": (_FILTERS, _UNITS),
+    "Filters and tiles": (_FILTERS, _UNITS, _PRICED),
     "Spend": ("""WITH t AS ({timed}), p AS (
                  SELECT coalesce(team, '(untagged)') AS g, gpu_hours, cost, s, e,
                         unnest(range(s // 86400, CASE WHEN e > s THEN (e - 1) // 86400 + 1 ELSE s // 86400 + 1 END))
@@ -99,8 +103,8 @@ SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query
     "Purchase mix": ("""SELECT coalesce(pricing, '(unknown)'), sum(gpu_hours), sum(cost) FROM {usage}
                         WHERE coalesce(gpu_hours, 0) <> 0 GROUP BY 1""",
                      "SELECT sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) = 0), count(cost) FROM {usage}"),
-    "Unit costs": (_UNITS, """SELECT gpu_type, sum(tokens), sum(gpu_hours) FROM {usage} WHERE tokens IS NOT NULL
-                              GROUP BY gpu_type"""),
+    "Unit costs": (_UNITS, _PRICED, """SELECT gpu_type, sum(tokens), sum(gpu_hours) FROM {usage}
+                                       WHERE tokens IS NOT NULL GROUP BY gpu_type"""),
 }
 TABS: tuple[str, ...] = tuple(SQL)
 

@@ -81,6 +81,13 @@ def commitment(usage: ir.Table) -> ir.BooleanColumn:
     return ibis.ifelse(candidate, hit, False)  # the name test runs on the few candidate rows only
 
 
+def found(usage: ir.Table, tests: dict[str, ir.BooleanValue]) -> ir.Table:
+    """One ``name`` row for each of ``tests`` some row of ``usage`` passes, from the first such row: an engine stops
+    reading there, where an ``any`` over the rows reads every one (4 s on 100M rows for three flags)."""
+    firsts = [rows_where(usage, test).select(name=ibis.literal(name)).limit(1) for name, test in tests.items()]
+    return firsts[0] if len(firsts) == 1 else ibis.union(*firsts, distinct=False)
+
+
 def total(value: ir.NumericValue, where: ir.BooleanValue | None = None) -> ir.NumericScalar:
     """Sum of ``value`` over the rows ``where`` holds, NULLs skipped (numpy's nansum; NULL for no rows)."""
     return value.sum(where=where)

@@ -11,7 +11,18 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query.columns import commitment, failed, flag, gpu, holds, nonzero_cost, number, reserved, rows_where
+from dashboard.query.columns import (
+    commitment,
+    failed,
+    flag,
+    found,
+    gpu,
+    holds,
+    nonzero_cost,
+    number,
+    reserved,
+    rows_where,
+)
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import as_utc
 
@@ -21,19 +32,15 @@ def states_known(usage: ir.Table) -> ir.BooleanColumn:
     return gpu(usage) & usage.run_state.notnull()
 
 
-def cost_known(usage: ir.Table) -> ir.BooleanScalar:
-    """Some cost is non-zero (run exports carry none and read as cost 0)."""
-    return nonzero_cost(usage).any()
-
-
 @built
-def _cost_known_expr(usage: ir.Table) -> ir.BooleanScalar:
-    return cost_known(usage)
+def _cost_known_expr(usage: ir.Table) -> ir.Table:
+    return found(usage, {"priced": nonzero_cost(usage)})
 
 
 @query
 def has_cost(usage: ir.Table) -> bool:
-    return flag(execute(_cost_known_expr(usage)))
+    """Some cost is non-zero (run exports carry none and read as cost 0)."""
+    return len(execute(_cost_known_expr(usage))) > 0
 
 
 @built
@@ -56,11 +63,14 @@ def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scalars(usage: ir.Table, check: str) -> dict[str, object]:
-    """The aggregates of ``check`` (a key of ``CHECK_FACTS``) by name, from the one query of every check's
-    aggregates (``_checks_expr``): a tab's checks read the rows once (see ``compiled.one_view``)."""
+    """The aggregates of ``check`` (a key of ``CHECK_FACTS``) and its flags (``CHECK_FLAGS``) by name, from the one
+    query of every check's aggregates (``_checks_expr``) and the one of every flag (``_flags_expr``): a tab's
+    checks read the rows once (see ``compiled.one_view``)."""
     row = execute(_checks_expr(usage)).iloc[0]
+    flags = set(execute(_flags_expr(usage))["name"])
     prefix = f"{check}__"
-    return {name.removeprefix(prefix): row[name] for name in row.index if name.startswith(prefix)}
+    return ({name.removeprefix(prefix): row[name] for name in row.index if name.startswith(prefix)}
+            | {name: test in flags for name, test in CHECK_FLAGS.get(check, {}).items()})
 
 
 def _failed(usage: ir.Table) -> ir.BooleanColumn:
@@ -68,9 +78,8 @@ def _failed(usage: ir.Table) -> ir.BooleanColumn:
 
 
 def _failed_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
-    return dict(known=rows.known.any(), known_h=rows.gpu_hours.sum(where=rows.known),
-                failed_h=rows.gpu_hours.sum(where=rows.failed), gpu_h=rows.gpu_hours.sum(where=rows.gpu),
-                cost_known=rows.priced.any(), failed_cost=rows.cost.sum(where=rows.failed))
+    return dict(known_h=rows.gpu_hours.sum(where=rows.known), failed_h=rows.gpu_hours.sum(where=rows.failed),
+                gpu_h=rows.gpu_hours.sum(where=rows.gpu), failed_cost=rows.cost.sum(where=rows.failed))
 
 
 @query
@@ -104,8 +113,7 @@ def _completed(usage: ir.Table) -> ir.BooleanColumn:
 
 
 def _successful_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
-    return dict(known=rows.known.any(), cost_known=rows.priced.any(),
-                part_cost=rows.cost.sum(where=rows.completed), whole_cost=rows.cost.sum(where=rows.known),
+    return dict(part_cost=rows.cost.sum(where=rows.completed), whole_cost=rows.cost.sum(where=rows.known),
                 part_h=rows.gpu_hours.sum(where=rows.completed), whole_h=rows.gpu_hours.sum(where=rows.known),
                 total_cost=rows.cost.sum())
 
@@ -129,12 +137,10 @@ def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
 
 def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
     untagged = rows.reserved_gpu & rows.run_id.isnull()  # _untagged_reserved
-    return dict(commitment=rows.commitment.any(), reserved_gpu=rows.reserved_gpu.any(),
-                reserved_gpu_priced=(rows.reserved_gpu & rows.priced).any(),
-                lines=rows.commitment.sum(), commitment_usd=rows.cost.sum(where=rows.commitment),
+    return dict(lines=rows.commitment.sum(), commitment_usd=rows.cost.sum(where=rows.commitment),
                 first=rows.period_start.min(where=rows.commitment),
                 last=rows.period_start.max(where=rows.commitment),
-                untagged=untagged.any(), untagged_h=rows.gpu_hours.sum(where=untagged),
+                untagged_h=rows.gpu_hours.sum(where=untagged),
                 untagged_usd=rows.cost.sum(where=untagged))
 
 
@@ -233,7 +239,7 @@ def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFram
 
 
 def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
-    return dict(cost_known=rows.priced.any(), dollars=rows.cost.sum(where=rows.untagged_costed),
+    return dict(dollars=rows.cost.sum(where=rows.untagged_costed),
                 count=rows.untagged_costed.sum(), total=rows.cost.sum())
 
 
@@ -261,12 +267,32 @@ CHECK_FACTS: dict[str, Callable[[ir.Table], dict[str, ir.Scalar]]] = {
 }
 
 
+FLAG_TESTS: dict[str, Callable[[ir.Table], ir.BooleanColumn]] = {  # a flag: some row passes the test
+    "known": states_known, "priced": nonzero_cost, "commitment": commitment,
+    "reserved_gpu": lambda usage: reserved(usage) & gpu(usage),
+    "reserved_gpu_priced": lambda usage: reserved(usage) & gpu(usage) & nonzero_cost(usage),
+    "untagged": _untagged_reserved,
+}
+CHECK_FLAGS: dict[str, dict[str, str]] = {  # each check's flags: its name for one, and the flag's test
+    "failed_runs": {"known": "known", "cost_known": "priced"},
+    "successful_runs": {"known": "known", "cost_known": "priced"},
+    "idle_capacity": {name: name for name in ("commitment", "reserved_gpu", "reserved_gpu_priced", "untagged")},
+    "untagged_spend": {"cost_known": "priced"},
+}
+
+
+@built
+def _flags_expr(usage: ir.Table) -> ir.Table:
+    """Every flag of ``FLAG_TESTS`` some row has, each from the first such row (``columns.found``)."""
+    return found(usage, {name: test(usage) for name, test in FLAG_TESTS.items()})
+
+
 @built
 def _checks_expr(usage: ir.Table) -> ir.Table:
     """Every check's aggregates (``CHECK_FACTS``, named "check__name") in one pass, each row test computed once."""
     rows = usage.select(
         "period_start", "gpu_hours", "cost", "run_id", gpu=gpu(usage), known=states_known(usage),
-        failed=_failed(usage), completed=_completed(usage), priced=nonzero_cost(usage),
+        failed=_failed(usage), completed=_completed(usage),
         commitment=commitment(usage), reserved_gpu=reserved(usage) & gpu(usage), job=_jobs(usage),
         untagged_costed=_untagged_costed(usage))
     return rows.aggregate(**{f"{check}__{name}": value for check, facts in CHECK_FACTS.items()
