@@ -104,7 +104,7 @@ SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query
                         WHERE coalesce(gpu_hours, 0) <> 0 GROUP BY 1""",
                      "SELECT sum(cost) FILTER (WHERE coalesce(gpu_hours, 0) = 0), count(cost) FROM {usage}"),
     "Unit costs": (_UNITS, _PRICED, """SELECT gpu_type, sum(tokens), sum(gpu_hours) FROM {usage}
-                                       WHERE tokens IS NOT NULL GROUP BY gpu_type"""),
+                                       WHERE gpu_hours <> 0 AND tokens > 0 GROUP BY gpu_type"""),
 }
 TABS: tuple[str, ...] = tuple(SQL)
 
