@@ -13,6 +13,8 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402  (after the path is set, so the pages' imports resolve)
 
+from dashboard.ui.warm import start_warm_up  # noqa: E402
+
 PAGES = Path(__file__).resolve().parent / "app_pages"
 # A file served by the app itself: a :material/…: page icon makes every browser fetch it from fonts.gstatic.com.
 ICON = Path(__file__).resolve().parent / "app_icon.svg"
@@ -28,3 +30,4 @@ navigation = st.navigation(
     ]
 )
 navigation.run()
+start_warm_up()  # once per server, after its first page is drawn

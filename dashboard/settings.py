@@ -25,6 +25,7 @@ WORKSPACE_MEMORY_ROWS = "PLANNER_WORKSPACE_MEMORY_ROWS"
 ENGINE_URL = "PLANNER_ENGINE_URL"
 DEFAULT_ENGINE_URL = "duckdb"
 DUCKDB_MEMORY_LIMIT = "PLANNER_DUCKDB_MEMORY_LIMIT"
+WARM_UP = "PLANNER_WARM_UP"
 DEFAULT_DUCKDB_MEMORY_LIMIT = "2GB"
 _MEMORY = re.compile(r"[1-9]\d{0,6}(\.\d{1,3})?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 # What PLANNER_ENGINE_URL may hold: DuckDB in memory or in a file, a Spark master, or any other Ibis backend URL.
@@ -129,3 +130,15 @@ def duckdb_memory_limit() -> str:
                            f"KiB, MiB, GiB, TiB), such as 2GB; it is set to {text[:40]!r}. Fix or unset it "
                            f"(default {DEFAULT_DUCKDB_MEMORY_LIMIT}).")
     return text
+
+
+def warm_up() -> bool:
+    """Whether a server warms the query layer once after its first page is drawn (``$PLANNER_WARM_UP``; "0",
+    "off" or "false" turn it off, as the tests do: its queries would run beside theirs)."""
+    text = os.environ.get(WARM_UP, "").strip().lower()
+    if text in ("", "1", "on", "true"):
+        return True
+    if text in ("0", "off", "false"):
+        return False
+    raise SettingError(f"{WARM_UP} must be on or off (1/0, true/false); it is set to {text[:40]!r}. Fix or unset it "
+                       "(default on).")

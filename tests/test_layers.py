@@ -35,7 +35,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
                      {"numpy", "pandas", "plotly", "pyarrow", "streamlit"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
-    "dashboard/app.py": (set(), {"streamlit"}),
+    "dashboard/app.py": ({"ui"}, {"streamlit"}),
 }
 
 
