@@ -67,6 +67,16 @@ def reserved(usage: ir.Table) -> ir.BooleanColumn:
     return holds(usage.pricing == "reserved")
 
 
+def reserved_gpu(usage: ir.Table) -> ir.BooleanColumn:
+    """The reserved tier's GPU rows."""
+    return gpu(usage) & reserved(usage)
+
+
+def reserved_gpu_priced(usage: ir.Table) -> ir.BooleanColumn:
+    """Reserved GPU rows with a non-zero cost (none of them has one in an actual-cost view)."""
+    return reserved_gpu(usage) & nonzero_cost(usage)
+
+
 def failed(usage: ir.Table, failed_states: tuple[str, ...]) -> ir.BooleanColumn:
     """Rows whose run_state is one of ``failed_states``."""
     return holds(usage.run_state.isin(list(failed_states))) if failed_states else ibis.literal(False)

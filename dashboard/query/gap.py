@@ -16,7 +16,8 @@ from dashboard.query.columns import (
     holds,
     nonzero_cost,
     number,
-    reserved,
+    reserved_gpu,
+    reserved_gpu_priced,
     rows_where,
 )
 from dashboard.query.compiled import built, execute, query
@@ -85,8 +86,8 @@ def _runs_expr(usage: ir.Table) -> ir.Table:
 
 _FLAG_TESTS = {  # a flag holds when some row passes its test
     "cost_known": nonzero_cost,
-    "reserved_gpu": lambda usage: gpu(usage) & reserved(usage),
-    "reserved_gpu_priced": lambda usage: gpu(usage) & reserved(usage) & nonzero_cost(usage),
+    "reserved_gpu": reserved_gpu,
+    "reserved_gpu_priced": reserved_gpu_priced,
 }
 
 

@@ -13,7 +13,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query.columns import commitment, flag, gpu, reserved, rows_where
+from dashboard.query.columns import commitment, flag, reserved_gpu, rows_where
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
 
@@ -28,7 +28,7 @@ def _events(usage: ir.Table) -> ir.Table:
 
     The two kinds of row are filtered from ``usage`` separately (an engine may materialise a whole subquery used
     twice), and a longer row's three events are one unnested list."""
-    hours, is_reserved = usage.gpu_hours.fill_null(0.0), gpu(usage) & reserved(usage)
+    hours, is_reserved = usage.gpu_hours.fill_null(0.0), reserved_gpu(usage)
     start = usage.period_start.epoch_seconds()
     first = start // SECONDS_PER_HOUR
     # one hour ⇔ the end (the start when missing or earlier) is at most the end of the first hour
@@ -95,12 +95,12 @@ def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
 
 def reserved_rows(usage: ir.Table) -> ir.Table:
     """The reserved tier's GPU rows."""
-    return rows_where(usage, gpu(usage) & reserved(usage))
+    return rows_where(usage, reserved_gpu(usage))
 
 
 @built
 def _span_expr(usage: ir.Table) -> ir.Table:
-    is_reserved = gpu(usage) & reserved(usage)
+    is_reserved = reserved_gpu(usage)
     window = is_reserved | commitment(usage)
     ends = ibis.greatest(ibis.coalesce(usage.period_end, usage.period_start), usage.period_start + ONE_SECOND)
     return usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),

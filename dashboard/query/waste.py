@@ -20,7 +20,8 @@ from dashboard.query.columns import (
     holds,
     nonzero_cost,
     number,
-    reserved,
+    reserved_gpu,
+    reserved_gpu_priced,
     rows_where,
 )
 from dashboard.query.compiled import built, execute, query
@@ -132,7 +133,7 @@ def completed_rows(usage: ir.Table) -> pd.DataFrame:
 
 
 def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
-    return reserved(usage) & gpu(usage) & usage.run_id.isnull()
+    return reserved_gpu(usage) & usage.run_id.isnull()
 
 
 def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
@@ -269,8 +270,8 @@ CHECK_FACTS: dict[str, Callable[[ir.Table], dict[str, ir.Scalar]]] = {
 
 FLAG_TESTS: dict[str, Callable[[ir.Table], ir.BooleanColumn]] = {  # a flag: some row passes the test
     "known": states_known, "priced": nonzero_cost, "commitment": commitment,
-    "reserved_gpu": lambda usage: reserved(usage) & gpu(usage),
-    "reserved_gpu_priced": lambda usage: reserved(usage) & gpu(usage) & nonzero_cost(usage),
+    "reserved_gpu": reserved_gpu,
+    "reserved_gpu_priced": reserved_gpu_priced,
     "untagged": _untagged_reserved,
 }
 CHECK_FLAGS: dict[str, dict[str, str]] = {  # each check's flags: its name for one, and the flag's test
@@ -293,7 +294,7 @@ def _checks_expr(usage: ir.Table) -> ir.Table:
     rows = usage.select(
         "period_start", "gpu_hours", "cost", "run_id", gpu=gpu(usage), known=states_known(usage),
         failed=_failed(usage), completed=_completed(usage),
-        commitment=commitment(usage), reserved_gpu=reserved(usage) & gpu(usage), job=_jobs(usage),
+        commitment=commitment(usage), reserved_gpu=reserved_gpu(usage), job=_jobs(usage),
         untagged_costed=_untagged_costed(usage))
     return rows.aggregate(**{f"{check}__{name}": value for check, facts in CHECK_FACTS.items()
                              for name, value in facts(rows).items()})
