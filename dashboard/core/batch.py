@@ -16,8 +16,12 @@ DEEPSEEK_BATCH_EXPONENT = 0.3271
 
 
 def default_global_batch_tokens(flops):
-    """DeepSeek LLM's optimal batch in tokens for training compute `flops` (arXiv 2401.02954, eq. 1)."""
-    return DEEPSEEK_BATCH_COEFFICIENT * np.asarray(flops, dtype=float) ** DEEPSEEK_BATCH_EXPONENT
+    """DeepSeek LLM's optimal batch in tokens for training compute `flops` (arXiv 2401.02954, eq. 1), in the
+    FLOPs' float precision (Monte Carlo's float32 draws stay float32)."""
+    flops = np.asarray(flops)
+    if flops.dtype.kind != "f":
+        flops = flops.astype(float)
+    return DEEPSEEK_BATCH_COEFFICIENT * flops**DEEPSEEK_BATCH_EXPONENT
 
 
 def global_batch_sequences(batch_tokens, seq_len):

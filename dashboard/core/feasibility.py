@@ -79,14 +79,17 @@ def _plan_one(key: bytes) -> dict[str, Any]:
 
 def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
     lay = layout.resolve(dict(p, n_heads=_heads(p)))
-    tp, pp = lay["tensor_parallel"], lay["pipeline_parallel"]
+    # The layout search works in float64; its degrees are small whole numbers, exact in float32, so the batch and
+    # idle factor keep the FLOPs' precision (Monte Carlo's float32 draws are not turned into float64).
+    tp, pp = (lay[key].astype(model_flops.dtype, copy=False) for key in ("tensor_parallel", "pipeline_parallel"))
+    data_parallel = lay["data_parallel"].astype(model_flops.dtype, copy=False)
     given = layout.compact(p["global_batch_tokens"])
     default = given.size == 1 and np.isnan(given[0])  # no row sets its batch: the law's batch for every row
     batch_tokens = batch.default_global_batch_tokens(model_flops) if default else np.where(
         np.isnan(p["global_batch_tokens"]), batch.default_global_batch_tokens(model_flops), p["global_batch_tokens"])
     sequences = batch.global_batch_sequences(batch_tokens, p["seq_len"])
     useful = batch.max_useful_gpus(sequences, p["micro_batch_size"], tp, pp)
-    micro_batches = batch.micro_batches_per_step(sequences, p["micro_batch_size"], lay["data_parallel"])
+    micro_batches = batch.micro_batches_per_step(sequences, p["micro_batch_size"], data_parallel)
     fits = lay["fits"]
     return {
         "layout": {key: lay[key] for key in LAYOUT_KEYS},

@@ -260,11 +260,17 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     and `proposed` (some layout key was left to the planner). One scenario's layout is cached by its inputs
     (the app estimates the same layout again for every change of a price, MFU or token count).
     """
-    key = one_scenario_key([p[name] for name in INPUTS])
+    # Shape computes in float64 whatever the inputs' precision, so a float32 row (a Monte Carlo chunk's constants)
+    # shares the float64 row's cached layout.
+    key = one_scenario_key([_float64(p[name]) for name in INPUTS])
     if key is not None:
         return {name: value.copy() for name, value in _resolve_one(key).items()}
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return _resolve(Shape(p))
+
+
+def _float64(x):
+    return x.astype(np.float64) if isinstance(x, np.ndarray) and x.dtype == np.float32 else x
 
 
 def one_scenario_key(values: list[np.ndarray]) -> bytes | None:
