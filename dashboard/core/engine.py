@@ -65,6 +65,10 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
 
 def _per_row(value: np.ndarray, like: np.ndarray) -> np.ndarray:
     """An input repeated as an output, one value per scenario (as many as `like`): a read-only view, not a copy."""
+    if isinstance(value, np.ndarray) and value.shape == np.shape(like):  # one scenario, or a full column
+        view = value.view()  # a tenth of broadcast_to's cost, which one scenario pays five times
+        view.flags.writeable = False
+        return view
     return np.broadcast_to(value, np.broadcast_shapes(np.shape(value), np.shape(like)))
 
 
@@ -335,10 +339,10 @@ class PlanResult(TypedDict):
 
 
 def _scalar(value: Any) -> Any:
+    if type(value) is np.ndarray:  # the first element, as `item` gives it in one call (most values are arrays)
+        return float(value.item(0))
     if isinstance(value, dict):
         return {key: _scalar(item) for key, item in value.items()}
-    if isinstance(value, np.ndarray):  # the first element, as `item` gives it in one call
-        return float(value.item(0))
     return float(np.asarray(value).reshape(-1)[0])
 
 

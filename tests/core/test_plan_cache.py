@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from dashboard.core import engine, feasibility, layout
 from dashboard.core.scenario import Scenario
@@ -77,3 +78,14 @@ def test_float32_draws_price_like_float64():
     rounded = engine.cost_arrays(draws)
     assert np.all(exact["plan"]["idle_factor"] == 1.0)
     np.testing.assert_allclose(rounded["cost_total_usd"], exact["cost_total_usd"], rtol=1e-5)
+
+
+def test_inputs_repeated_as_outputs_are_read_only_views():
+    # Writing to an output must never change the scenario arrays it was read from.
+    for arrays in (engine.scenario_arrays([SCENARIO]), engine.scenario_arrays([SCENARIO, SCENARIO])):
+        out = engine.output_arrays(arrays)
+        for repeated in (out["budget_usd"], out["tst"]["baseline_tokens"], out["cost_breakdown"]["people"]):
+            assert not repeated.flags.writeable
+            with pytest.raises(ValueError):
+                repeated[0] = -1.0
+        assert arrays["budget_usd"][0] == SCENARIO.budget_usd
