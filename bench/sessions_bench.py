@@ -67,6 +67,7 @@ def _import_in_new_session(browser, url: str, path: Path):
     page = context.new_page()
     page.goto(f"{url}/retrospective")
     page.wait_for_selector(IDLE_APP, state="attached")
+    page.get_by_text("Change data: samples, uploads, time zone, notes").click()  # the box the export's field is in
     page.get_by_text("Large export on this machine").click()
     box = page.get_by_role("textbox", name="File or folder of Parquet parts (replaces the choice above)")
     box.fill(str(path))
