@@ -1,16 +1,20 @@
 """Feasibility's cost: the engine with it against the engine as it was before it, as ratios of CPU time.
 
 "Today's engine" is the project at `BASE_COMMIT` (the commit before feasibility), its whole tree exported with
-`git archive` and run in a worker process: its vectorised `evaluate` over the same 100,000 random scenarios
-(`bench.engine_bench.random_arrays` of that tree, same seed) and one `estimate` of the same scenario. Each round
-times the engine with feasibility here and today's engine in the worker alternately, so a noisy neighbour slows
-both alike; the figures are the best of the rounds (medians beside them). CPU time (`time.process_time`) is the
-figure the targets are read against, wall-clock is printed beside it. `engine_feasibility_share` times today's
-`engine.py` here with its feasibility functions returning results computed beforehand: what feasibility alone
-costs. One scenario's plan is cached (the app estimates the same plan again for every price or MFU change), so
-the single estimate is timed both repeated and as a first estimate with the caches cleared; the layout search is
-timed with its cache cleared. Without git or that commit (a source archive), today's engine is approximated by the
-engine with the feasibility results computed beforehand, and the output says so.
+`git archive`: its vectorised `evaluate` over 100,000 random scenarios (`bench.engine_bench.random_arrays` of that
+tree, same seed) and one `estimate` of the same scenario. The engine with feasibility runs the same way in a worker
+process of its own (`output_arrays` over the same scenarios, half of them short of unique data, and one
+`scenario_outputs`): both sides start from a fresh process and repeat the same loop, so neither inherits the other
+benchmarks' heap. (In the `make bench` process, after `bench.engine_bench`, the engine with feasibility took no page
+faults and timed 0.95x; in a fresh process it takes about 19,000 per 100,000 scenarios, as today's engine takes
+13,000.) Each round times the two workers alternately, so a noisy neighbour slows both alike; the figures are the
+best of the rounds (medians beside them). CPU time (`time.process_time`) is the figure the targets are read
+against, wall-clock is printed beside it. `engine_feasibility_share` times today's `engine.py` here with its
+feasibility functions returning results computed beforehand: what feasibility alone costs. One scenario's plan is
+cached (the app estimates the same plan again for every price or MFU change), so the single estimate is timed both
+repeated and, here, as a first estimate with the caches cleared; the layout search is timed here with its cache
+cleared. Without git or that commit (a source archive), today's engine is approximated by the engine with the
+feasibility results computed beforehand, both timed here, and the output says so.
 """
 from __future__ import annotations
 
@@ -21,7 +25,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -36,19 +40,25 @@ TARGET_RATIO = 1.2
 BASE_COMMIT = "3e45b5a"  # the commit before issue 17 (feasibility)
 ROOT = Path(__file__).resolve().parents[1]
 SINGLE = {"total_params": 70e9, "tokens": 1.4e12, "n_layers": 80, "d_model": 8192, "gpu_count": 64}
-# Today's engine in its own tree: reads "vector" or "one <calls>" and answers the CPU and wall seconds per call.
+# One engine in its own tree: reads "vector" or "one <calls>" and answers the CPU and wall seconds per call.
+# "today" is the tree at BASE_COMMIT (evaluate / estimate, recompute as a boolean), "ours" this tree.
 _WORKER = """
 import json, sys, time
 import numpy as np
-from bench.engine_bench import random_arrays
 from dashboard.core import engine
 from dashboard.core.scenario import Scenario
-count, single = int(sys.argv[1]), json.loads(sys.argv[2])
-arrays = random_arrays(np.random.default_rng(0), count)
-scenario = Scenario(activation_recompute=True, **single)
+side, count, single = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+if side == "ours":
+    from bench.feasibility_bench import feasibility_arrays as draw
+    vector, one, recompute = engine.output_arrays, engine.scenario_outputs, "full"
+else:
+    from bench.engine_bench import random_arrays as draw
+    vector, one, recompute = engine.evaluate, engine.estimate, True
+arrays = draw(np.random.default_rng(0), count)
+scenario = Scenario(activation_recompute=recompute, **single)
 for line in sys.stdin:
     task, *calls = line.split()
-    call = (lambda: engine.evaluate(arrays)) if task == "vector" else (lambda: engine.estimate(scenario))
+    call = (lambda: vector(arrays)) if task == "vector" else (lambda: one(scenario))
     repeat = int(calls[0]) if calls else 1
     cpu, wall = time.process_time(), time.perf_counter()
     for _ in range(repeat):
@@ -65,15 +75,12 @@ def feasibility_arrays(rng: np.random.Generator, count: int) -> dict[str, np.nda
     return arrays
 
 
-class TodaysEngine:
-    """The engine at `BASE_COMMIT` in a worker process started in a `git archive` of that commit."""
+class EngineWorker:
+    """One engine (`side` "today" or "ours") in a worker process started in the tree at `folder`."""
 
-    def __init__(self, folder: Path) -> None:
-        archive = subprocess.run(["git", "archive", BASE_COMMIT, "dashboard", "bench", "data"], cwd=ROOT,
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    def __init__(self, folder: Path, side: str) -> None:
         self.worker = subprocess.Popen(
-            [sys.executable, "-c", _WORKER, str(SCENARIOS), json.dumps(SINGLE)], cwd=folder, text=True,
+            [sys.executable, "-c", _WORKER, side, str(SCENARIOS), json.dumps(SINGLE)], cwd=folder, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={"PYTHONPATH": str(folder), "PATH": "/usr/bin:/bin"})
 
     def timed(self, task: str, cpu: list[float], wall: list[float]) -> None:
@@ -88,12 +95,20 @@ class TodaysEngine:
         self.worker.wait()
 
 
-def todays_engine(folder: Path) -> TodaysEngine | None:
-    """Today's engine running in `folder`; None without git or the commit."""
+def todays_engine(folder: Path) -> EngineWorker | None:
+    """Today's engine, its tree exported into `folder`, running in a worker; None without git or the commit."""
     try:
-        return TodaysEngine(folder)
+        archive = subprocess.run(["git", "archive", BASE_COMMIT, "dashboard", "bench", "data"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+        return EngineWorker(folder, "today")
     except (OSError, subprocess.CalledProcessError):
         return None
+
+
+def our_engine() -> EngineWorker:
+    """The engine with feasibility, this tree, running in a worker."""
+    return EngineWorker(ROOT, "ours")
 
 
 def _feasibility_results(arrays: dict[str, np.ndarray]) -> tuple[dict, dict, dict]:
@@ -170,32 +185,39 @@ def main() -> None:
     arrays = feasibility_arrays(np.random.default_rng(0), SCENARIOS)
     with tempfile.TemporaryDirectory() as folder:
         base = todays_engine(Path(folder))
+        ours = our_engine() if base else None
         try:
-            samples = _rounds(arrays, base)
+            samples = _rounds(arrays, base, ours)
         finally:
-            if base:
-                base.close()
+            for worker in (base, ours):
+                if worker:
+                    worker.close()
     _print(samples, base is not None)
 
 
-def _rounds(arrays: dict[str, np.ndarray], base: TodaysEngine | None) -> dict[str, list[float]]:
+def _rounds(arrays: dict[str, np.ndarray], base: EngineWorker | None,
+            ours: EngineWorker | None) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = defaultdict(list)
-    with nullcontext() if base else _feasibility_precomputed(_feasibility_results(arrays)):
+    if base and ours:
         for _ in range(ROUNDS):
-            _timed(lambda: engine.output_arrays(arrays), samples["engine_cpu"], samples["engine_wall"])
-            if base:
-                base.timed("vector", samples["today_cpu"], samples["today_wall"])
-            else:
+            ours.timed("vector", samples["engine_cpu"], samples["engine_wall"])
+            base.timed("vector", samples["today_cpu"], samples["today_wall"])
+    else:
+        with _feasibility_precomputed(_feasibility_results(arrays)):
+            for _ in range(ROUNDS):
+                _timed(lambda: engine.output_arrays(arrays), samples["engine_cpu"], samples["engine_wall"])
                 _timed(lambda: engine.output_arrays(arrays), samples["today_cpu"], samples["today_wall"])
 
     scenario = Scenario(activation_recompute="full", **SINGLE)
     row = feasibility._layout_inputs(scenario)
     calls = SINGLE_CALLS // ROUNDS
     for _ in range(ROUNDS):
-        _timed(lambda: engine.scenario_outputs(scenario), samples["one_cpu"], samples["one_wall"], calls)
-        _timed(lambda: _first_estimate(scenario), samples["first_cpu"], samples["first_wall"], calls)
-        if base:
+        if base and ours:
+            ours.timed(f"one {calls}", samples["one_cpu"], samples["one_wall"])
             base.timed(f"one {calls}", samples["one_today_cpu"], samples["one_today_wall"])
+        else:
+            _timed(lambda: engine.scenario_outputs(scenario), samples["one_cpu"], samples["one_wall"], calls)
+        _timed(lambda: _first_estimate(scenario), samples["first_cpu"], samples["first_wall"], calls)
         _timed(lambda: _layout_search(row), samples["search_cpu"], samples["search_wall"], calls)
 
     if base:  # today's engine.py with its feasibility work done beforehand: what feasibility alone costs
@@ -208,7 +230,7 @@ def _rounds(arrays: dict[str, np.ndarray], base: TodaysEngine | None) -> dict[st
 
 
 def _print(samples: dict[str, list[float]], with_base: bool) -> None:
-    reference = (f"the project at {BASE_COMMIT}, run in its own worker process" if with_base
+    reference = (f"the project at {BASE_COMMIT}, and this tree, each run in its own worker process" if with_base
                  else "engine with feasibility precomputed (no git history)")
     target = f" (target <= {TARGET_RATIO}x)"
     print(f"# today's engine: {reference}; CPU and wall-clock, best (and median) of {ROUNDS} alternating rounds")

@@ -1,4 +1,5 @@
-"""The feasibility bench's reference: the project at the commit before feasibility, priced in its own process.
+"""The feasibility bench's two sides: the project at the commit before feasibility and this tree, each priced in
+its own process.
 
 No time is asserted: the worker runs the old engine's code and answers with CPU and wall seconds, and both sides
 draw the same random scenarios.
@@ -27,15 +28,18 @@ def _has_base_commit() -> bool:
 def test_the_worker_answers_cpu_and_wall_seconds_for_each_task(tmp_path):
     base = feasibility_bench.todays_engine(tmp_path)
     assert base is not None
+    ours = feasibility_bench.our_engine()
     try:
-        for task in ("vector", "one 3"):
-            cpu, wall = [], []
-            base.timed(task, cpu, wall)
-            assert len(cpu) == len(wall) == 1
-            assert 0.0 < cpu[0] < 60.0 and 0.0 < wall[0] < 60.0
+        for worker in (base, ours):
+            for task in ("vector", "one 3"):
+                cpu, wall = [], []
+                worker.timed(task, cpu, wall)
+                assert len(cpu) == len(wall) == 1
+                assert 0.0 < cpu[0] < 60.0 and 0.0 < wall[0] < 60.0
     finally:
         base.close()
-    assert base.worker.returncode == 0
+        ours.close()
+    assert base.worker.returncode == 0 and ours.worker.returncode == 0
     assert (tmp_path / "dashboard" / "core" / "engine.py").read_text().count("def evaluate(") == 1  # the old engine
 
 
