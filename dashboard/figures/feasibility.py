@@ -34,8 +34,10 @@ def memory_figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
     marks = {} if limit is None else {
         "shapes": [{"type": "line", "x0": limit, "x1": limit, "y0": -0.5, "y1": 0.5, "xref": "x", "yref": "y",
                     "line": {"color": BUDGET_COLOUR, "width": 3}}],
-        "annotations": [{"x": limit, "y": 0.5, "xref": "x", "yref": "y", "yanchor": "bottom", "showarrow": False,
-                         "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}}],
+        # Ending at the line, inside the plot: centred on it, the label ran past the axis's right end (the line sits
+        # near it whenever the plan fits) and was cut off in a narrow column.
+        "annotations": [{"x": limit, "y": 0.5, "xref": "x", "yref": "y", "xanchor": "right", "yanchor": "bottom",
+                         "showarrow": False, "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}}],
     }
     verdict = "fits" if memory["fits"] else "does not fit"
     subtitle = f"{row}: {memory['total_gb']:,.1f} GB per GPU — {verdict}" + (

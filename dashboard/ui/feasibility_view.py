@@ -48,9 +48,9 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
             st.markdown("\n".join((
                 f"**Layout:** {_layout_text(result['layout'])}",
                 "",
-                f"- **Optimizer steps:** {catalogue.text('optimizer_steps', result['optimizer_steps'])} of "
+                f"- **Optimizer steps:** {catalogue.text('optimizer_steps', result['optimizer_steps'])}, each of "
                 f"{result['global_batch_sequences']:,.0f} sequences",
-                f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (more than this idle)",
+                f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (GPUs beyond this would idle)",
                 f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
                 f"- **Pipeline bubble:** {100 * result['pipeline_bubble_fraction']:.1f} % of each step",
             )), help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")

@@ -19,7 +19,9 @@ def test_panel_shows_a_plan_that_runs(app):
     assert any(box.value.startswith("Runs on 512 GPUs") for box in at.success)
     expected = scenario_outputs(Scenario())
     lines = " ".join(block.value for block in at.markdown)
-    assert f"**Max useful GPUs:** {expected['max_useful_gpus']:,.0f} (more than this idle)" in lines
+    assert f"**Max useful GPUs:** {expected['max_useful_gpus']:,.0f} (GPUs beyond this would idle)" in lines
+    # 2T tokens in a batch of 2,247 sequences of 4,096 tokens (9.20M tokens): 2e12 / 9.2037e6 = 217k steps
+    assert "**Optimizer steps:** 217k, each of 2,247 sequences" in lines
     assert any(chart.proto.spec and "Memory per GPU" in chart.proto.spec for chart in at.get("plotly_chart"))
 
 

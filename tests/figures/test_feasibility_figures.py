@@ -19,6 +19,8 @@ def test_memory_bar_stacks_the_four_parts_against_the_gpu():
     assert values[3] == pytest.approx(result["memory"]["activations_gb"])
     assert figure.layout.barmode == "stack"
     assert figure.layout.shapes[0].x0 == 80
+    label = figure.layout.annotations[0]
+    assert (label.x, label.xanchor, label.text) == (80, "right", "GPU memory 80 GB")  # ends at the line, never past it
     assert figure.layout.title.subtitle.text.endswith("fits in 80 GB")
     assert figure.data[0].y[0] == "TP 8 · PP 1 · ZeRO-1"
 
