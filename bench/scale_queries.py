@@ -12,6 +12,8 @@ import math
 import os
 import re
 
+from dashboard.ingest.run_states import FAILED_STATES
+
 # One UTC-second view of the rows: start, end (not before start) and the labels the figures group by.
 _TIMED = """
 SELECT *, epoch(period_start)::BIGINT AS s,
@@ -28,7 +30,45 @@ SELECT hour, sum(step) AS step, sum(direct) AS direct FROM (
   UNION ALL SELECT f, 0.0, CASE WHEN f = l THEN h ELSE rate * ((f + 1) * 3600 - s) / 3600.0 END FROM r)
 GROUP BY hour
 """
-FAILED = "('FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'CANCELLED', 'PREEMPTED', 'CRASHED', 'KILLED')"
+FAILED = "(" + ", ".join(f"'{state}'" for state in FAILED_STATES) + ")"  # the run states the figures count as failed
+# A commitment line: no GPU-hours, no run, a non-zero cost, and a reserved tier, a commitment charge or a commitment
+# resource id (the name test only on those rows).
+_COMMITMENT = """CASE WHEN NOT coalesce(gpu_hours > 0, false) AND run_id IS NULL AND coalesce(cost <> 0, false)
+                      THEN coalesce(pricing = 'reserved' OR charge_kind = 'commitment'
+                                    OR regexp_matches(lower(resource_id), 'savingsplan|reservation|commitment'), false)
+                      ELSE false END"""
+_WASTE_CHECKS = f"""WITH r AS (
+  SELECT period_start, gpu_hours, cost, run_id, run_state,
+         coalesce(gpu_hours > 0, false) AS g,
+         coalesce(gpu_hours > 0, false) AND run_state IS NOT NULL AS k,
+         coalesce(gpu_hours > 0 AND pricing = 'reserved', false) AND run_id IS NULL AS ur,
+         {_COMMITMENT} AS c,
+         coalesce(gpu_hours > 0, false) AND run_state IS NOT NULL AND run_id IS NOT NULL
+           AND coalesce(period_end > period_start, false) AS j,
+         team IS NULL AND project IS NULL AND run_id IS NULL AND coalesce(cost <> 0, false) AS u
+  FROM {{usage}})
+SELECT sum(gpu_hours) FILTER (WHERE k), sum(gpu_hours) FILTER (WHERE k AND run_state IN {FAILED}),
+       sum(gpu_hours) FILTER (WHERE g), sum(cost) FILTER (WHERE k AND run_state IN {FAILED}),
+       sum(cost) FILTER (WHERE k AND run_state = 'COMPLETED'), sum(cost) FILTER (WHERE k),
+       sum(gpu_hours) FILTER (WHERE k AND run_state = 'COMPLETED'), sum(cost),
+       count(*) FILTER (WHERE c), sum(cost) FILTER (WHERE c), min(period_start) FILTER (WHERE c),
+       max(period_start) FILTER (WHERE c), sum(gpu_hours) FILTER (WHERE ur), sum(cost) FILTER (WHERE ur),
+       count(*) FILTER (WHERE j), count(DISTINCT run_id) FILTER (WHERE j),
+       sum(cost) FILTER (WHERE u), count(*) FILTER (WHERE u)
+FROM r"""
+_WASTE_FLAGS = f"""SELECT EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND run_state IS NOT NULL),
+                          EXISTS (SELECT 1 FROM {{usage}} WHERE cost <> 0),
+                          EXISTS (SELECT 1 FROM {{usage}} WHERE {_COMMITMENT}),
+                          EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND pricing = 'reserved'),
+                          EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND pricing = 'reserved' AND cost <> 0),
+                          EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND pricing = 'reserved'
+                                  AND run_id IS NULL)"""
+_WASTE_STORAGE = f"""SELECT coalesce(resource_id, team || ' / ' || project) AS name, year(period_start) AS y,
+                            month(period_start) AS m, sum(cost)
+                     FROM {{usage}}
+                     WHERE NOT coalesce(gpu_hours > 0, false) AND run_id IS NULL AND cost > 0 AND NOT ({_COMMITMENT})
+                       AND (resource_id IS NOT NULL OR (team IS NOT NULL AND project IS NOT NULL))
+                     GROUP BY ALL"""
 _FILTERS = """SELECT min(period_start), max(period_start), list(DISTINCT coalesce(team, '(untagged)')),
                list(DISTINCT coalesce(project, '(untagged)')), list(DISTINCT coalesce(pricing, '(unknown)'))
                FROM {usage}"""
@@ -87,15 +127,7 @@ SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query
                                  EXISTS (SELECT 1 FROM {usage} WHERE gpu_hours > 0 AND pricing = 'reserved'),
                                  EXISTS (SELECT 1 FROM {usage} WHERE gpu_hours > 0 AND pricing = 'reserved'
                                          AND cost <> 0)"""),
-    "Waste": (f"""SELECT sum(gpu_hours) FILTER (WHERE run_state IN {FAILED}),
-                  sum(cost) FILTER (WHERE run_state IN {FAILED}), count(*) FILTER (WHERE run_state IS NOT NULL),
-                  sum(gpu_hours) FILTER (WHERE run_state = 'COMPLETED'),
-                  sum(cost) FILTER (WHERE charge_kind = 'commitment'),
-                  sum(gpu_hours) FILTER (WHERE pricing = 'reserved' AND team IS NULL AND project IS NULL),
-                  sum(cost) FILTER (WHERE team IS NULL AND project IS NULL AND run_id IS NULL), sum(cost),
-                  bool_or(run_id IS NOT NULL AND run_state IS NOT NULL) FROM {{usage}}""",
-              """SELECT date_trunc('month', period_start), sum(cost) FROM {usage}
-                 WHERE coalesce(gpu_hours, 0) = 0 AND charge_kind IS DISTINCT FROM 'commitment' GROUP BY 1"""),
+    "Waste": (_WASTE_CHECKS, _WASTE_FLAGS, _WASTE_STORAGE),
     "Load profile": ("SELECT min(s // 3600), max(e // 3600) FROM ({timed})",
                      _LOAD.replace("{where}", "TRUE"),
                      """SELECT min(period_start), max(period_end) FROM {usage}

@@ -1,5 +1,5 @@
 """The hand-written SQL of `make bench-scale` computes what the query layer computes: on a generated FOCUS dataset,
-Plan vs actual's and Unit costs' hand queries give the layer's sums (so their ratio compares the same work)."""
+Plan vs actual's, Unit costs' and Waste's hand queries give the layer's sums (so their ratio compares the same work)."""
 
 import math
 
@@ -53,3 +53,21 @@ def test_unit_costs_hand_sql_gives_the_layers_sums(prepared):
     assert (row.iloc[8] > 0) == math.isnan(sums["non_gpu_cost"])
     assert bool(hand[1].iloc[0, 0]) == sums["has_prices"]
     assert len(hand[2]) == len(by_type)
+
+
+def test_waste_hand_sql_gives_the_layers_checks(prepared):
+    failed, successful, idle, jobs, storage, untagged = scale_queries.run("duckdb", "focus", "Waste", "layer")
+    checks, flags, months = scale_queries.run("duckdb", "focus", "Waste", "sql")
+    row = checks.iloc[0]
+    assert idle["lines"] > 0 and idle["untagged_h"] > 0 and len(storage) > 0  # the data exercise them
+    layer = [failed["known_h"], failed["failed_h"], failed["gpu_h"], failed["failed_cost"], successful["part_cost"],
+             successful["whole_cost"], successful["part_h"], successful["total_cost"], idle["lines"],
+             idle["commitment_usd"], None, None, idle["untagged_h"], idle["untagged_usd"], None, None,
+             untagged["dollars"], untagged["count"]]
+    assert all(_close(h, value) for h, value in zip(row, layer, strict=True) if value is not None)
+    assert (str(row.iloc[10].date()), str(row.iloc[11].date())) == idle["days"]
+    assert jobs == {"jobs": row.iloc[14] > 0, "repeated": row.iloc[14] > row.iloc[15]}
+    assert list(flags.iloc[0]) == [failed["known"], failed["cost_known"], idle["commitment"], idle["reserved_gpu"],
+                                   idle["reserved_gpu_priced"], idle["untagged"]]
+    assert len(months) == len(storage)
+    assert _close(months.iloc[:, 3].sum(), storage["cost"].sum())
