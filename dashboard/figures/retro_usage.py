@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard.figures.plan import figure
 from dashboard.format import count_sig, usd_sig
 from dashboard.retro.labels import UNKNOWN_PRICING, UNTAGGED
 from dashboard.safe_text import plotly_text
@@ -137,7 +138,7 @@ def spend_figure(
         "legend": LEGEND,
         "hovermode": "closest",
     }
-    return go.Figure(data=data, layout=layout)
+    return figure(data, layout)  # unchecked on the way in (drawn on every filter change); tests check it
 
 
 def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:

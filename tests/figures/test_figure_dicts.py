@@ -1,8 +1,11 @@
-"""The Plan page's figures skip plotly's property check when built (`figures.plan.figure`); here every chart of
-every preset and of the default plan goes through that check, and must come out of it unchanged."""
+"""The Plan page's figures and the Retrospective's spend chart skip plotly's property check when built
+(`figures.plan.figure`); here every chart of every preset and of the default plan, and the spend chart of every
+bundled billing sample, goes through that check, and must come out of it unchanged."""
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -10,9 +13,15 @@ import pytest
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
-from dashboard.figures import plan
+from dashboard.figures import plan, retro_usage
 from dashboard.figures.feasibility import memory_figure
 from dashboard.figures.plan_charts import CHARTS, plan_chart
+from dashboard.ingest.load import import_path
+from dashboard.retro import spend
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+BILLING_SAMPLES = ("focus_sample.csv", "aws_cur_sample.csv", "aws_cur2_sample.csv", "gcp_sample.csv",
+                   "azure_sample.csv")
 
 SCENARIOS = {"default": default_scenario(), **presets(),
              "custom GPU, TST": Scenario(gpu_type="custom", peak_tflops=500.0, method="tst")}
@@ -46,3 +55,23 @@ def test_a_named_template_is_spelled_out_as_plotly_would():
     built = plan.figure([{"type": "bar", "x": [1]}], {"template": "plotly_white"})
     assert built.to_dict()["layout"]["template"] == go.Figure(layout={"template": "plotly_white"}).to_dict()[
         "layout"]["template"]
+
+
+@pytest.fixture(scope="module")
+def sample_usage():
+    return {name: import_path(SAMPLES / name)[0] for name in BILLING_SAMPLES}
+
+
+@pytest.mark.parametrize("name", BILLING_SAMPLES)
+@pytest.mark.parametrize(("freq", "by", "metric", "budget_usd"), [
+    ("D", "team", "cost", 1e6), ("W", "project", "gpu_hours", None), ("D", "pricing", "cost", None)])
+def test_the_spend_chart_passes_plotly_s_check_unchanged(sample_usage, name, freq, by, metric, budget_usd):
+    # The Retrospective's spend chart is built unchecked too (it is drawn again on every filter change).
+    usage = sample_usage[name]
+    frame = spend.spend_over_time(usage, freq=freq, by=by)
+    daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(usage, metric=metric)
+    cumulative = spend.cumulative_with_forecast(daily, daily.index[-1].date() + pd.Timedelta(days=30))
+    figure = retro_usage.spend_figure(frame, cumulative, budget_usd, metric=metric)
+    checked = go.Figure(figure.to_dict())
+    assert json.loads(pio.to_json(checked)) == json.loads(pio.to_json(figure, validate=False))
+    assert len(figure.data) > 1
