@@ -49,6 +49,13 @@ def _period_days(spend_frame: pd.DataFrame) -> int:
     return 7 if len(steps) and steps.min() >= pd.Timedelta(days=7) else 1
 
 
+def _plain(values: pd.Series) -> np.ndarray:
+    """A column as the array plotly's check makes of it: UTC times as naive wall-clock times, numbers as floats."""
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+    return values.to_numpy()
+
+
 def _top_groups(spend_frame: pd.DataFrame, metric: str, max_groups: int) -> tuple[pd.DataFrame, dict[str, str]]:
     """The spend frame with all but the ``max_groups`` largest groups (by total ``metric``) summed into one
     "other" group per period ("(untagged)" and "(unknown)" are kept as they are), and a colour per group."""
@@ -95,7 +102,7 @@ def spend_figure(
     for group in groups:
         rows = spend_frame[spend_frame["group"] == group]
         data.append({
-            "type": "bar", "x": rows["period"], "y": rows[metric], "name": plotly_text(group),
+            "type": "bar", "x": _plain(rows["period"]), "y": _plain(rows[metric]), "name": plotly_text(group),
             "xperiod": period_days * MS_PER_DAY, "xperiodalignment": "middle", "marker": {"color": colours[group]},
             "yaxis": "y", "hovertemplate": f"%{{fullData.name}}<br>{per} of %{{x|%Y-%m-%d}}<br>{value}<extra></extra>",
         })
@@ -103,8 +110,9 @@ def spend_figure(
     day_label = cumulative_frame["day"].dt.strftime("%Y-%m-%d")
     shown = cumulative_frame["cumulative"].notna()
     data.append({
-        "type": "scatter", "x": day_end[shown], "y": cumulative_frame.loc[shown, "cumulative"], "name": "Cumulative",
-        "mode": "lines", "line": {"color": "#222222"}, "customdata": day_label[shown], "yaxis": "y2",
+        "type": "scatter", "x": _plain(day_end[shown]), "y": _plain(cumulative_frame.loc[shown, "cumulative"]),
+        "name": "Cumulative", "mode": "lines", "line": {"color": "#222222"}, "customdata": _plain(day_label[shown]),
+        "yaxis": "y2",
         "hovertemplate": f"Cumulative to end of %{{customdata}}<br>{value}<extra></extra>",
     })
     band = cumulative_frame["forecast"].notna()
@@ -112,8 +120,8 @@ def spend_figure(
         for name, column, fill in (("Forecast low", "forecast_low", "none"),
                                    ("Forecast (80 % band)", "forecast_high", "tonexty")):
             data.append({
-                "type": "scatter", "x": day_end[band], "y": cumulative_frame.loc[band, column], "name": name,
-                "mode": "lines", "fill": fill, "line": {"width": 0, "color": FORECAST_COLOUR},
+                "type": "scatter", "x": _plain(day_end[band]), "y": _plain(cumulative_frame.loc[band, column]),
+                "name": name, "mode": "lines", "fill": fill, "line": {"width": 0, "color": FORECAST_COLOUR},
                 "fillcolor": FORECAST_FILL, "showlegend": fill != "none", "yaxis": "y2",
                 "customdata": np.column_stack([day_label[band], cumulative_frame.loc[band, "forecast"]]),
                 "hovertemplate": f"{name} to end of %{{customdata[0]}}<br>{value}<br>"
