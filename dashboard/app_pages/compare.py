@@ -45,10 +45,15 @@ for entry in entries:
     if entry.scenario is None:
         st.warning(f"“{markdown_text(entry.name)}” can no longer be read: {markdown_text(entry.error)}. Delete it or "
                    "fix it in the database.")
+plan_options = compare_state.plan_options()
 if not usable:
-    st.info("No saved scenarios yet. Save the Plan page's scenario or import JSON files from the sidebar, or add "
-            "the bundled presets. Until then the Plan page's scenario is compared with its pinned baseline.")
-options = {**compare_state.plan_options(), **usable}
+    start = ("No saved scenarios yet. Save the Plan page's scenario or import JSON files from the sidebar, or add "
+             "the bundled presets.")
+    st.info(f"{start} Until then the Plan page's scenario is compared with its pinned baseline."
+            if compare_state.BASELINE_OPTION in plan_options else
+            f"{start} No baseline is pinned on the Plan page either: *Pin as baseline* there, then edit the plan, "
+            "and the two are compared here.")
+options = {**plan_options, **usable}
 
 compare_state.start_selection(list(options))
 top = st.container(horizontal=True, vertical_alignment="bottom")
@@ -77,7 +82,7 @@ if not presentation and usable:
 
 selected = list(state[SELECTED])
 if len(selected) < MIN_SCENARIOS:
-    st.info(f"Pick at least {MIN_SCENARIOS} saved scenarios to compare.")
+    st.info(f"Pick at least {MIN_SCENARIOS} scenarios to compare.")
     st.stop()
 saved_jsons = tuple(scenario_json(options[name]) for name in selected)
 if not compare_view.input_rows_differ([options[name] for name in selected]):

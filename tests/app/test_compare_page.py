@@ -66,6 +66,18 @@ def test_an_empty_store_says_how_to_start(app):
     assert "No saved scenarios yet" in at.info[0].value
 
 
+def test_an_empty_store_with_no_baseline_says_so(app):
+    # Nothing saved and nothing pinned: the page must not promise a comparison with a pinned baseline.
+    at = app.run()
+    at.session_state[plan_state.BASELINE] = None
+    at = at.switch_page(PAGE).run()
+    assert not at.exception
+    assert "pinned baseline" not in at.info[0].value
+    assert "No baseline is pinned on the Plan page either" in at.info[0].value
+    assert at.multiselect(key="compare.selected").value == [PLAN_OPTION]
+    assert at.info[1].value == "Pick at least 2 scenarios to compare."
+
+
 def test_saving_the_plan_scenario_keeps_it_across_restarts(app, store_url):
     at = _compare(app)
     at.sidebar.text_input[0].set_value("Option A (512 H100)")
@@ -204,7 +216,7 @@ def test_picking_one_scenario_asks_for_another(app, store_url):
     _save(store_url, Scenario(name="Option A"), Scenario(name="Option B", mfu=0.3))
     at = _compare(app)
     at.multiselect(key="compare.selected").set_value(["Option A"]).run()
-    assert at.info[0].value == "Pick at least 2 saved scenarios to compare."
+    assert at.info[0].value == "Pick at least 2 scenarios to compare."
 
 
 def test_a_corrupted_store_file_is_reported_and_kept(app, store_url):
