@@ -1,6 +1,7 @@
 """`python -m dashboard estimate|optimal`: JSON output, the same numbers as the engine, exit 2 on bad input."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +133,13 @@ def test_monte_carlo_with_every_range_collapsed_is_the_point_estimate(capsys):
     for q in ("p10", "p50", "p90"):
         assert result[q]["cost_total_usd"] == result["cost_total_usd"]
     assert result["prob_over_budget"] == 0.0
+
+
+def test_the_cli_loads_the_engine_only_for_commands_that_use_it():
+    # `ingest` and `workspace` pay only for the import layer at start-up (the README's ingest speed figure counts
+    # the interpreter's start): parsing the arguments must not load the plan model, its catalogue or pydantic.
+    code = ("import sys; from dashboard.cli import build_parser; build_parser().parse_args(['ingest', 'x.csv']); "
+            "print(sorted(m for m in sys.modules if m.startswith(('dashboard.core', 'pydantic'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.stdout.strip() == "[]", done.stderr

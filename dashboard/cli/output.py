@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dashboard.core import catalogue
+if TYPE_CHECKING:
+    from dashboard.core.catalogue import Entry
 
 
 def _finite(value: Any) -> Any:
@@ -37,7 +38,9 @@ def _format(value: Any) -> str:
 VALUE_WIDTH = 16
 
 
-def _lookup(name: str) -> catalogue.Entry | None:
+def _lookup(name: str) -> Entry | None:
+    from dashboard.core import catalogue  # here, not at import: `ingest` and `workspace` never load the engine
+
     try:
         return catalogue.entry(name)
     except KeyError:
