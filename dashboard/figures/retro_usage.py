@@ -50,7 +50,7 @@ def _period_days(spend_frame: pd.DataFrame) -> int:
 
 
 def _plain(values: pd.Series) -> np.ndarray:
-    """A column as the array plotly's check makes of it: UTC times as naive wall-clock times, numbers as floats."""
+    """A column as the array plotly's check makes of it: UTC times as naive wall-clock times, others as they are."""
     if isinstance(values.dtype, pd.DatetimeTZDtype):
         values = values.dt.tz_convert("UTC").dt.tz_localize(None)
     return values.to_numpy()

@@ -78,8 +78,9 @@ def _duckdb_table(backend: BaseBackend, name: str, rows: pa.Table) -> ir.Table:
 
 
 def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) -> ir.Table:
-    """``frame_or_source`` as a table bound to ``backend``: a pandas canonical usage frame becomes a view (dropped
-    when no expression over it is left); an Ibis table is returned as it is."""
+    """``frame_or_source`` as a table bound to ``backend``: a pandas canonical usage frame becomes a view, or on
+    DuckDB a temporary table when it has at most ``SMALL_FRAME_ROWS`` rows (either dropped when no expression over
+    it is left); an Ibis table is returned as it is."""
     if isinstance(frame_or_source, ir.Table):
         return frame_or_source
     frame = frame_or_source[[column for column in CANONICAL_COLUMNS if column in frame_or_source]].assign(**{
