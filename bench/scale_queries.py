@@ -112,11 +112,7 @@ SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query
                                   sum(gpu_hours) FILTER (WHERE g AND m AND NOT f AND tokens IS NOT NULL),
                                   sum(tokens) FILTER (WHERE g AND m AND NOT f AND tokens IS NOT NULL),
                                   sum(gpu_hours) FILTER (WHERE g AND cost IS NULL), sum(cost) FILTER (WHERE g),
-                                  sum(cost) FILTER (WHERE CASE WHEN NOT g AND run_id IS NULL AND cost <> 0
-                                                    THEN pricing = 'reserved' OR charge_kind = 'commitment'
-                                                         OR regexp_matches(lower(resource_id),
-                                                                           'savingsplan|reservation|commitment')
-                                                    ELSE false END)
+                                  sum(cost) FILTER (WHERE {_COMMITMENT})
                            FROM r""",
                        """WITH r AS (SELECT count(*) FILTER (WHERE gpu_hours > 0) AS n,
                                             count(*) FILTER (WHERE gpu_hours > 0 AND run_state IS NOT NULL) AS ns,
