@@ -33,7 +33,7 @@ WHAT = {"slurm": "a Slurm sacct job export", "wandb": "a W&B runs table", "focus
         "aws_cur": "an AWS Cost and Usage Report", "gcp": "a Google Cloud billing export",
         "azure": "an Azure cost export", "generic": "a generic usage file"}
 TAB_NAMES = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
-SLOW = "Computing the {} view…"  # shown only when a tab takes more than half a second (st.spinner's delay)
+SLOW = "Computing the {} view…"  # shown only when a tab takes more than half a second (`cache.busy`)
 FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
 
 
@@ -187,7 +187,7 @@ view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
 dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
-with st.spinner("Adding up the view…", show_time=True):
+with cache.busy("Adding up the view…", shown):
     view.tiles(view_key, shown, stats, amortisation, figure_notes)
     shown_rows = cache.row_count(view_key, shown)
 if not shown_rows:
@@ -196,16 +196,16 @@ if not shown_rows:
 
 tabs = st.tabs(TAB_NAMES, key="retro.view", bind="query-params")
 plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
-with tabs[0], st.spinner(SLOW.format(TAB_NAMES[0]), show_time=True):
+with tabs[0], cache.busy(SLOW.format(TAB_NAMES[0]), shown):
     if tabs[0].open:
         quarter_end, data_end = cache.periods(data_key, usage)
         if dates_narrowed and quarter_end and data_end:
             quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
         view.spend_section(view_key, shown, budget_view, (quarter_end, data_end))
-with tabs[1], st.spinner(SLOW.format(TAB_NAMES[1]), show_time=True):
+with tabs[1], cache.busy(SLOW.format(TAB_NAMES[1]), shown):
     if tabs[1].open:
         view.attribution_section(view_key, shown)
-with tabs[2], st.spinner(SLOW.format(TAB_NAMES[2]), show_time=True):
+with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
     if tabs[2].open:
         st.session_state["retro.plan"] = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
         plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan", on_change=_remember_plan,
@@ -226,21 +226,21 @@ with tabs[2], st.spinner(SLOW.format(TAB_NAMES[2]), show_time=True):
             view.gap_section(view_key, shown, plan, plan_json, plan.name, join_on)
         else:
             st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
-with tabs[3], st.spinner(SLOW.format(TAB_NAMES[3]), show_time=True):
+with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), shown):
     if tabs[3].open:
         view.waste_section(view_key, shown)
 billing_key = billing and (billing.key, filters)
-with tabs[4], st.spinner(SLOW.format(TAB_NAMES[4]), show_time=True):
+with tabs[4], cache.busy(SLOW.format(TAB_NAMES[4]), shown):
     if tabs[4].open:
         view.load_section(view_key, shown, billing and (cache.filtered(billing_key, billing_usage, *filters)
                                                         if narrowed else billing_usage))
-with tabs[5], st.spinner(SLOW.format(TAB_NAMES[5]), show_time=True):
+with tabs[5], cache.busy(SLOW.format(TAB_NAMES[5]), shown):
     if tabs[5].open and billing is not None:
         view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
                          else billing_usage)
     elif tabs[5].open:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
-with tabs[6], st.spinner(SLOW.format(TAB_NAMES[6]), show_time=True):
+with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), shown):
     if tabs[6].open:
         choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
         plan = presets()[choice] if choice in presets() else Scenario.model_validate_json(

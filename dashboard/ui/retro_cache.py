@@ -7,7 +7,8 @@ The joined and filtered tables are held for their session in the bounded `upload
 pickled, never modified by the pure functions that read them, released when the session ends); everything
 derived from them is small and cached as data. Every figure is a query of the query layer (``dashboard.query``)
 over the table behind the frame: a filtered frame that keeps most rows is registered as the filter expression over
-its unfiltered table (``query.tables.register``), one that keeps few becomes a table of its own (``OWN_TABLE_SHARE``).
+its unfiltered table (``query.tables.register``), one that keeps few becomes a table of its own (``OWN_TABLE_SHARE``;
+of a small frame's table, copied inside DuckDB by row id: ``query.tables.register_subset``).
 A workspace dataset larger than ``PLANNER_WORKSPACE_MEMORY_ROWS`` comes as an Ibis table over its Parquet files
 (``queried``): the same wrappers run the same queries on it, its filtered view is the filter expression, and what
 needs rows in memory (the join with a run export, spreading commitments, the rows behind a waste figure and the
@@ -17,6 +18,7 @@ duplicate-run comparison) says so instead.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import pandas as pd
@@ -47,6 +49,15 @@ def queried(usage: pd.DataFrame | Table | None) -> bool:
     return is_table(usage)
 
 
+def busy(text: str, usage: pd.DataFrame | Table | None) -> AbstractContextManager:
+    """A spinner with the elapsed time over work on ``usage``, shown when it takes more than half a second
+    (st.spinner's delay); none for a frame of at most ``tables.SMALL_FRAME_ROWS`` rows, whose views take a few
+    milliseconds (a spinner starts a timer thread, which costs more than they do)."""
+    if usage is None or (not queried(usage) and len(usage) <= tables.SMALL_FRAME_ROWS):
+        return nullcontext()
+    return st.spinner(text, show_time=True)
+
+
 def _new_table_bytes(result: pd.DataFrame | tuple, *inputs: pd.DataFrame | None) -> int:
     """Bytes of a derived table, 0 when it is one of its inputs (already counted in the upload store)."""
     frame = result[0] if isinstance(result, tuple) else result
@@ -57,7 +68,7 @@ def joined(data_key: Hashable, _billing: pd.DataFrame | None, _runs: pd.DataFram
            on: str) -> tuple[pd.DataFrame, dict]:
     """The joined usage table, held for this session in the bounded upload store."""
     def build() -> tuple[pd.DataFrame, dict]:
-        with st.spinner("Joining the billing and run exports…"):
+        with busy("Joining the billing and run exports…", _billing if _billing is not None else _runs):
             return join.join_usage(_billing, _runs, on=on)
 
     return upload_store.held(("retro.joined",), (data_key, on), build,
@@ -104,17 +115,19 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame | Table, start, end, teams
         return filters.filter_usage(_usage, start, end, teams, projects, pricing)
 
     def build() -> pd.DataFrame:
-        with st.spinner("Filtering…"):
+        with busy("Filtering…", _usage):
             rows = filters.filter_usage(_usage, start, end, teams, projects, pricing)
-            if isinstance(rows, pd.DataFrame) and len(rows) > OWN_TABLE_SHARE * len(_usage):
+            if len(rows) > OWN_TABLE_SHARE * len(_usage):
                 tables.register(rows, view.filtered(tables.table_of(_usage), start, end, teams, projects, pricing))
+            else:
+                tables.register_subset(rows, _usage)
             return rows
 
     return upload_store.held(("retro.filtered", data_key[0]), (data_key, start, end, teams, projects, pricing),
                              build, lambda result: _new_table_bytes(result, _usage))
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Adding up spend…")
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, metric: str,
                 budget_usd: float | None, period_end, data_end) -> go.Figure:
     """``period_end`` and ``data_end`` come from the whole export, so a filtered view of a closed quarter
@@ -125,13 +138,13 @@ def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, me
     return retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None, metric=metric)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Attributing spend…")
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, go.Figure]:
     table = attribution.attribution_table(_usage)
     return table, retro_usage.attribution_figure(table)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Comparing plan and actual…")
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_run_ids: tuple[str, ...],
              failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], go.Figure]:
     scenario = scenario_from_json(scenario_json)
@@ -147,14 +160,14 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
     return gap.suggest_main_runs(_usage, by=by)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Checking for waste…")
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, go.Figure]:
     checklist = waste.waste_checklist(_usage, with_rows=not queried(_usage))
     summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
     return checklist, summary, retro_gap.waste_figure(checklist, summary)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner="Counting concurrent GPUs…")
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def load_view(data_key: Hashable, _usage: pd.DataFrame,
               _billing: pd.DataFrame | None) -> tuple[dict, go.Figure, go.Figure]:
     """Concurrency from the (joined) usage; the reserved capacity from the billing rows, whose pricing tiers
@@ -189,8 +202,7 @@ def amortised(data_key: Hashable, _billing: pd.DataFrame | Table) -> tuple[pd.Da
     when there is nothing to amortise) and what was done, held for this session in the bounded upload store. A
     queried table is returned as it is with its ``commitment_status`` ("needs_rows" where spreading is due)."""
     def build() -> tuple[pd.DataFrame | Table, dict]:
-        with st.spinner("Looking for commitments…" if queried(_billing) else "Amortising commitments…",
-                        show_time=True):
+        with busy("Looking for commitments…" if queried(_billing) else "Amortising commitments…", _billing):
             if queried(_billing):
                 return _billing, amortise.commitment_status(_billing)
             return amortise.amortise_commitments(_billing)
