@@ -14,8 +14,7 @@ on a 1M-row upload: 130–160 ms against 41–48 ms for the purchase mix's query
 A frame of at most ``SMALL_FRAME_ROWS`` rows (a team's upload, the bundled samples, most filtered views of them) is
 copied into a DuckDB temporary table instead: an Arrow scan costs about 0.7 ms more per query than a table's, and
 a filter change on the samples runs three to five queries over a new view; the copy of 242 rows costs less than the
-view Ibis makes. Larger frames keep the view (copying 1M rows took 650 ms). A few rows of a small frame (a filtered
-view) are copied from its table by row id inside DuckDB (``register_subset``), with no conversion from pandas.
+view Ibis makes. Larger frames keep the view (copying 1M rows took 650 ms).
 """
 
 from __future__ import annotations
@@ -38,11 +37,9 @@ from dashboard.query import engine
 TIME_COLUMNS: tuple[str, ...] = ("period_start", "period_end")
 EVERY_ROW = 2**63 - 1  # a LIMIT no table reaches
 SMALL_FRAME_ROWS = 20_000  # frames up to this size become DuckDB tables, not views over their Arrow copy
-SUBSET_ROWS = 2_000  # a subset of a small frame's table up to this size is copied from it by row id
 _VIEWS: dict[int, tuple[weakref.ref, ir.Table]] = {}
 _VIEWS_GUARD = threading.Lock()
 FRAME_VIEWS: set[str] = set()  # names of the live views over pandas frames, whose rows never change
-_IN_FRAME_ORDER: set[str] = set()  # small frames' DuckDB tables, whose row ids are their frame's positions
 
 
 def naive_utc(times: pd.Series) -> pd.Series:
@@ -63,17 +60,15 @@ def _drop(backend: BaseBackend, name: str, memtable: ir.Table) -> None:
 def _drop_table(backend: BaseBackend, name: str) -> None:
     """Drop the temporary table ``name`` of a small frame."""
     FRAME_VIEWS.discard(name)
-    _IN_FRAME_ORDER.discard(name)
     with engine.lock(backend), contextlib.suppress(Exception):
         backend.con.execute(f'DROP TABLE IF EXISTS "{name}"')
 
 
 def _temp_table(backend: BaseBackend, name: str, schema: ibis.Schema) -> ir.Table:
     """The Ibis table of the DuckDB temporary table ``name`` just made, of the known ``schema`` (no DESCRIBE
-    query), dropped when no expression over it is left; its row ids are the positions of its frame."""
+    query), dropped when no expression over it is left."""
     table = ops.DatabaseTable(name, schema=schema, source=backend, namespace=ops.Namespace()).to_expr()
     weakref.finalize(table.op(), _drop_table, backend, name)
-    _IN_FRAME_ORDER.add(name)
     return table
 
 
@@ -87,29 +82,6 @@ def _duckdb_table(backend: BaseBackend, name: str, rows: pa.Table) -> ir.Table:
         finally:
             backend.con.unregister(staged)
     return _temp_table(backend, name, ibis.Schema.from_pyarrow(rows.schema))
-
-
-def register_subset(rows: pd.DataFrame, usage: pd.DataFrame) -> bool:
-    """Bind ``rows`` (rows of ``usage`` taken by position, ``usage`` with its default index kept as their labels)
-    to a copy of those rows of ``usage``'s table made by row id inside DuckDB, when that table is a small frame's
-    and ``rows`` are at most ``SUBSET_ROWS``: no conversion from pandas (a filter change on the bundled samples
-    made its copy in about 2 ms, against 9 ms through Arrow). False when it does not apply; ``rows`` then get a
-    table of their own at their first query."""
-    parent = table_of(usage)
-    index = usage.index
-    if (parent.op().name not in _IN_FRAME_ORDER or len(rows) > SUBSET_ROWS
-            or not (isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1)
-            or not pd.api.types.is_integer_dtype(rows.index)):
-        return False
-    backend = ibis.get_backend(parent)
-    name = f"usage_{uuid.uuid4().hex}"
-    with engine.lock(backend):
-        backend.con.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{parent.op().name}" '
-                            "WHERE rowid IN (SELECT UNNEST($1::BIGINT[])) ORDER BY rowid",
-                            [rows.index.to_numpy(dtype="int64")])
-    FRAME_VIEWS.add(name)
-    register(rows, _temp_table(backend, name, parent.schema()))
-    return True
 
 
 def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) -> ir.Table:

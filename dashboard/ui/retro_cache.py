@@ -7,8 +7,7 @@ The joined and filtered tables are held for their session in the bounded `upload
 pickled, never modified by the pure functions that read them, released when the session ends); everything
 derived from them is small and cached as data. Every figure is a query of the query layer (``dashboard.query``)
 over the table behind the frame: a filtered frame that keeps most rows is registered as the filter expression over
-its unfiltered table (``query.tables.register``), one that keeps few becomes a table of its own (``OWN_TABLE_SHARE``;
-of a small frame's table, copied inside DuckDB by row id: ``query.tables.register_subset``).
+its unfiltered table (``query.tables.register``), one that keeps few becomes a table of its own (``OWN_TABLE_SHARE``).
 A workspace dataset larger than ``PLANNER_WORKSPACE_MEMORY_ROWS`` comes as an Ibis table over its Parquet files
 (``queried``): the same wrappers run the same queries on it, its filtered view is the filter expression, and what
 needs rows in memory (the join with a run export, spreading commitments, the rows behind a waste figure and the
@@ -119,8 +118,6 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame | Table, start, end, teams
             rows = filters.filter_usage(_usage, start, end, teams, projects, pricing)
             if len(rows) > OWN_TABLE_SHARE * len(_usage):
                 tables.register(rows, view.filtered(tables.table_of(_usage), start, end, teams, projects, pricing))
-            else:
-                tables.register_subset(rows, _usage)
             return rows
 
     return upload_store.held(("retro.filtered", data_key[0]), (data_key, start, end, teams, projects, pricing),

@@ -214,6 +214,18 @@ def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
     assert (tiles["GPU-hours"], tiles["Rows"]) == (count_sig(expected["gpu_hours"].sum()), f"{len(expected):,}")
 
 
+@pytest.mark.parametrize("teams", [["llm-eval"], ["data"], ["research", "(untagged)"]], ids="+".join)
+def test_a_filter_over_the_joined_default_view_gives_the_bills_rows_of_the_teams_kept(app, teams):
+    """The page's first view joins the bundled bill with its Slurm runs (332 rows); a team's tiles are the sums of
+    that team's billing rows (the join never adds run hours to the bill), whichever rows the view keeps."""
+    expected = _filtered(_import("focus_sample.csv"), teams=teams)
+    at = _open(app)
+    at.multiselect(key="retro.teams").set_value(teams).run()
+    assert not at.exception and not at.error
+    tiles = _tiles(at)
+    assert (tiles["Cost"], tiles["GPU-hours"]) == (usd_sig(expected["cost"].sum()), count_sig(expected["gpu_hours"].sum()))
+
+
 # --- (3) unreadable uploads -----------------------------------------------------------------------------------------
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64)

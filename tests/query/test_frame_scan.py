@@ -59,36 +59,7 @@ TYPED = pd.DataFrame({
     "team": pd.array(["a", None, "b", "a"], dtype="string"), "gpu_hours": FRAME["gpu_hours"], "cost": FRAME["cost"]})
 
 
-def _rows(backend, table) -> list[tuple]:
-    return backend.con.sql(f'SELECT team, gpu_hours, cost FROM "{table.get_name()}"').fetchall()
-
-
 def test_a_small_frames_table_has_the_schema_duckdb_reports():
     backend = engine.connect("duckdb")
     table = tables.usage_table(backend, TYPED)  # its schema is taken from the Arrow copy, with no DESCRIBE
     assert table.schema() == backend.get_schema(table.get_name())
-
-
-def test_a_few_rows_of_a_small_frame_are_copied_from_its_table_by_row_id():
-    backend = engine.connect("duckdb")
-    tables.register(TYPED, tables.usage_table(backend, TYPED))
-    rows = TYPED.take([1, 3])
-    assert tables.register_subset(rows, TYPED)
-    table = tables.table_of(rows)
-    assert _rows(backend, table) == [(None, None, 3.0), ("a", 2.5, 5.0)]  # the second and fourth rows, in order
-    assert table.schema() == backend.get_schema(table.get_name())
-    assert table.get_name() in tables.FRAME_VIEWS
-
-
-@pytest.mark.parametrize(("parent", "positions", "why"), [
-    (TYPED.set_axis([10, 11, 12, 13]), [1, 3], "labels are not positions"),
-    (pd.concat([TYPED] * 600, ignore_index=True), list(range(tables.SUBSET_ROWS + 1)), "more rows than SUBSET_ROWS"),
-    (pd.concat([TYPED] * (tables.SMALL_FRAME_ROWS // 4 + 1), ignore_index=True), [1, 3], "a large frame's view"),
-])
-def test_other_subsets_get_a_table_of_their_own(parent, positions, why):
-    backend = engine.connect("duckdb")
-    tables.register(parent, tables.usage_table(backend, parent))
-    rows = parent.take(positions)
-    assert not tables.register_subset(rows, parent), why
-    own = tables.usage_table(backend, rows)
-    assert backend.con.sql(f'SELECT count(*) FROM "{own.get_name()}"').fetchone()[0] == len(positions)
