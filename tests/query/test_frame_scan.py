@@ -55,7 +55,8 @@ def test_a_large_frames_filter_is_duckdbs_not_the_arrow_scans():
 
 
 TYPED = pd.DataFrame({
-    "period_start": pd.to_datetime(["2026-01-01 00:00", "2026-01-01 01:00", "2026-01-02 00:00", "2026-01-03 00:00"], utc=True),
+    "period_start": pd.to_datetime(["2026-01-01 00:00", "2026-01-01 01:00", "2026-01-02 00:00", "2026-01-03 00:00"],
+                                   utc=True),
     "team": pd.array(["a", None, "b", "a"], dtype="string"), "gpu_hours": FRAME["gpu_hours"], "cost": FRAME["cost"]})
 
 
