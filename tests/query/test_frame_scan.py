@@ -3,14 +3,19 @@ the last expression over it; a larger one is a view whose query filters are not 
 pyarrow would evaluate them, three times slower than DuckDB's own filter on a 1M-row upload)."""
 
 import gc
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from dashboard import ingest
+from dashboard.ingest.schema import ReadOptions
 from dashboard.query import engine, tables
 from dashboard.query.columns import gpu, rows_where
 from dashboard.query.compiled import execute, query
+from dashboard.retro import amortise
 
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 FRAME = pd.DataFrame({"gpu_hours": [8.0, None, 0.0, 2.5], "cost": [16.0, 3.0, 1.0, 5.0]})
 LARGE = pd.concat([FRAME] * (tables.SMALL_FRAME_ROWS // len(FRAME) + 1), ignore_index=True)  # above the bound
 
@@ -60,7 +65,14 @@ TYPED = pd.DataFrame({
     "team": pd.array(["a", None, "b", "a"], dtype="string"), "gpu_hours": FRAME["gpu_hours"], "cost": FRAME["cost"]})
 
 
-def test_a_small_frames_table_has_the_schema_duckdb_reports():
+def _sample(name):
+    usage = ingest.import_path(SAMPLES / name, options=ReadOptions(timezone="UTC"))[0]
+    return amortise.amortise_commitments(usage)[0]
+
+
+@pytest.mark.parametrize("name", [*sorted(path.name for path in SAMPLES.glob("*_sample.*")), "typed"])
+def test_a_small_frames_table_has_the_schema_duckdb_reports(name):
+    """Its schema is taken from the Arrow copy, with no DESCRIBE query: it must be the one DuckDB gives."""
     backend = engine.connect("duckdb")
-    table = tables.usage_table(backend, TYPED)  # its schema is taken from the Arrow copy, with no DESCRIBE
+    table = tables.usage_table(backend, TYPED if name == "typed" else _sample(name))
     assert table.schema() == backend.get_schema(table.get_name())
