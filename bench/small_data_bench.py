@@ -3,8 +3,8 @@
 "Before" is the project at `BEFORE_LAYER` (the commit before the Retrospective's figures became queries), its tree
 exported with `git archive`; "now" is this tree. Each runs in a worker process of its own under
 `streamlit.testing.v1.AppTest`: the Plan page, then the Retrospective on its default view (the FOCUS and Slurm
-samples joined), then one pass of `SELECTIONS` Teams selections (each team alone, then all teams but it; a small
-and a near-full slice), `st.cache_data` cleared before the pass so every selection filters and adds up again. The
+samples joined), then `PASSES` passes over the Teams selections (each team alone, then all teams but it; a small
+and a near-full slice), `st.cache_data` cleared before each pass so every selection filters and adds up again. The
 two workers' passes alternate, so a noisy neighbour slows both alike; the figures are the medians over all passes
 (wall-clock, and the worker's CPU time, which waiting for a core does not count). The warm-up thread is off
 (`PLANNER_WARM_UP=0`). Without git or the commit (a source archive), only this tree is timed, and the output says
