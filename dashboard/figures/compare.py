@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from dashboard.core.compare import unique_names
 from dashboard.core.engine import LINE_ITEMS
 from dashboard.core.scenario import Scenario
+from dashboard.figures.axes import USD_AXIS
 from dashboard.figures.plan import BUDGET_COLOUR, LABELS, layout_of
 from dashboard.format import exact, number
 
@@ -113,7 +114,7 @@ def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale
         annotations=_totals(labels, ends, [_money(total) for total in totals], horizontal=True),
     )
     if scale == "usd":
-        layout["xaxis"]["tickprefix"] = "$"
+        layout["xaxis"].update(USD_AXIS)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -188,7 +189,7 @@ def range_figure(names: list[str], results: list[dict[str, Any]], summaries: lis
         "Total cost: point estimate, P10–P90 and budget", "total cost (USD)", "",
         subtitle=f"Monte Carlo over each option's input ranges: {_draws_note(summaries)}. A point estimate left "
                  "of its bar is below P10: the ranges lean towards higher cost.",
-        xaxis={"tickprefix": "$", **({"type": "log"} if scale == "log" else {"rangemode": "tozero"})},
+        xaxis={**USD_AXIS, **({"type": "log"} if scale == "log" else {"rangemode": "tozero"})},
         yaxis={"autorange": "reversed", "automargin": True},
         legend=LEGEND_BELOW, height=_height(labels), margin={"b": 120},
     )

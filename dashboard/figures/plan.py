@@ -17,6 +17,7 @@ import plotly.io as pio
 
 from dashboard.core.references import TST_RUN
 from dashboard.core.storage import TIERS
+from dashboard.figures.axes import USD_AXIS
 from dashboard.format import count, usd
 
 # The published TST run (dashboard.core.references), as the chart and the report read it.
@@ -120,7 +121,7 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
         "Cost by line item", "", "cost (USD)",
         subtitle=f"{_usd(total)}: {total / budget_usd:.0%} of the {_usd(budget_usd)} budget; items under "
                  f"{MIN_LABEL_SHARE:.0%} of the total are labelled on hover only",
-        yaxis={"tickprefix": "$", "range": [0.0, max(total, budget_usd) * HEADROOM]},
+        yaxis={**USD_AXIS, "range": [0.0, max(total, budget_usd) * HEADROOM]},
         xaxis={"automargin": True},
         showlegend=False,
         shapes=[
@@ -329,8 +330,8 @@ def spot_figure(curve: pd.DataFrame, current_spot_share: float) -> go.Figure:
     })
     layout = layout_of(
         f"Expected cost against spot share: {_usd(current_usd)} now", "spot share (% of GPU-hours)",
-        "expected cost (USD)", yaxis={"tickprefix": "$"},
-        yaxis2={"title": {"text": "failure rework (USD)"}, "overlaying": "y", "side": "right", "tickprefix": "$",
+        "expected cost (USD)", yaxis=dict(USD_AXIS),
+        yaxis2={"title": {"text": "failure rework (USD)"}, "overlaying": "y", "side": "right", **USD_AXIS,
                 "tickmode": "auto", "showgrid": False,
                 "range": [0.0, top_rework_usd * HEADROOM] if top_rework_usd > 0 else None},
         margin={"r": 70},

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard.figures.axes import COUNT_AXIS, USD_AXIS
 from dashboard.format import count_sig, usd_sig
 from dashboard.retro.waste import waste_summary
 from dashboard.safe_text import plotly_text
@@ -103,7 +104,7 @@ def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit
         "title": {"text": f"Plan vs actual ({axis_title}): {fmt(plan_total)} planned, {fmt(actual_total)} actual, "
                           f"gap {_signed(gap, fmt)}"},
         "xaxis": {"title": {"text": "part of the gap"}},
-        "yaxis": {"title": {"text": axis_title}, **({"tickprefix": "$"} if unit == "usd" else {})},
+        "yaxis": {"title": {"text": axis_title}, **(USD_AXIS if unit == "usd" else COUNT_AXIS)},
         "showlegend": False,
         "margin": {"l": 70, "r": 20, "t": 60, "b": 50},
     }
@@ -137,7 +138,7 @@ def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None
     layout = {
         "title": {"text": f"Waste found: {usd_sig(summary['total_usd'])}{share}",
                   "subtitle": {"text": plotly_text(" · ".join(notes))}},
-        "xaxis": {"title": {"text": "US dollars"}, "tickformat": "$~s"},
+        "xaxis": {"title": {"text": "US dollars"}, **USD_AXIS},
         "yaxis": {"title": {"text": "check"}, "autorange": "reversed"},
         "showlegend": False,
         "margin": {"l": 140, "r": 20, "t": 80, "b": 50},

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from dashboard.figures.axes import COUNT_AXIS, USD_AXIS
 from dashboard.figures.plan import figure
 from dashboard.format import count_sig, usd_sig
 from dashboard.retro.labels import UNKNOWN_PRICING, UNTAGGED
@@ -31,7 +32,7 @@ PALETTE: tuple[str, ...] = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a
                              "#b6e880", "#ff97ff", "#fecb52")  # plotly's default colours
 OTHER_COLOUR = "#7f7f7f"
 MAX_GROUPS = len(PALETTE)  # named groups drawn as their own bars, one colour each
-TICK_FORMAT: dict[str, str] = {"cost": "$~s", "gpu_hours": "~s"}  # round ticks: $500k, $1M, 20k
+TICKS: dict[str, dict[str, str]] = {"cost": USD_AXIS, "gpu_hours": COUNT_AXIS}
 BARS_DOMAIN, RUNNING_DOMAIN = [0.5, 1.0], [0.0, 0.42]  # two panels over one date axis
 FORECAST_COLOUR = "#7f7f7f"
 FORECAST_FILL = "rgba(127, 127, 127, 0.25)"
@@ -135,13 +136,13 @@ def spend_figure(
             "line": {"color": "#d62728", "dash": "dot"}, "yaxis": "y2",
             "hovertemplate": f"Budget {usd_sig(budget_usd)}<extra></extra>",
         })
-    tick = TICK_FORMAT[metric]
+    ticks = TICKS[metric]
     layout = {
         "title": {"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, and the running total"},
         "barmode": "relative",
         "xaxis": {"title": {"text": "Date (UTC)"}, "anchor": "y2"},
-        "yaxis": {"title": {"text": f"{unit} per {per}"}, "tickformat": tick, "domain": BARS_DOMAIN},
-        "yaxis2": {"title": {"text": cumulative_title}, "tickformat": tick, "rangemode": "tozero",
+        "yaxis": {"title": {"text": f"{unit} per {per}"}, **ticks, "domain": BARS_DOMAIN},
+        "yaxis2": {"title": {"text": cumulative_title}, **ticks, "rangemode": "tozero",
                    "domain": RUNNING_DOMAIN},
         "legend": LEGEND,
         "hovermode": "closest",

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from dashboard.core.uncertainty import MonteCarlo, TornadoBar
+from dashboard.figures.axes import USD_AXIS
 from dashboard.format import short, usd
 
 BINS = 60
@@ -115,7 +116,7 @@ def distribution_figure(mc: MonteCarlo) -> go.Figure:
                 f"{mc.draws:,} {mc.shape} draws (seed {mc.seed})."
             )},
         },
-        xaxis={"title": {"text": "Total cost ($)"}, "tickformat": "$~s"},
+        xaxis={"title": {"text": "Total cost ($)"}, **USD_AXIS},
         yaxis={"title": {"text": "Share of draws (%)"}},
         bargap=0.02, showlegend=False, margin={"l": 60, "r": 20, "t": 80, "b": 50},
     )
@@ -146,7 +147,7 @@ def tornado_figure(mc: MonteCarlo) -> go.Figure:
         subtitle += f"<br>No effect here: {', '.join(still)}."
     figure.update_layout(
         title={"text": "Which assumption moves total cost most", "subtitle": {"text": subtitle}},
-        xaxis={"title": {"text": "Total cost ($)"}, "tickformat": "$~s"},
+        xaxis={"title": {"text": "Total cost ($)"}, **USD_AXIS},
         yaxis={"title": {"text": ""}, "automargin": True},
         barmode="overlay", legend={"orientation": "h", "y": -0.2},
         margin={"l": 60, "r": 20, "t": 80 + 20 * subtitle.count("<br>"), "b": 50},

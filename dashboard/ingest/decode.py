@@ -19,7 +19,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,12 +56,24 @@ class Decoded:
 
 
 def clean_column_name(name: object, position: int) -> str:
-    """A header cell without BOM, surrounding whitespace or quotes; localized ``Name (English)`` → English."""
-    text = str(name).replace("\ufeff", "").strip().strip("'\"").strip()
-    match = _PARENTHESISED_NAME.match(text)
-    if match and not text.isascii():
-        text = match.group(1)
-    return text or f"column_{position + 1}"
+    """A header cell without BOM, surrounding whitespace or quotes (``column_N`` when empty)."""
+    return str(name).replace("\ufeff", "").strip().strip("'\"").strip() or f"column_{position + 1}"
+
+
+def column_names(header: Sequence[object]) -> list[str]:
+    """A header's cleaned, unique column names, a localized export's ``Name (EnglishName)`` cells read as the
+    English name: always when the name is not ASCII (``Maßeinheit (UnitOfMeasure)``), and every such cell when
+    most of the header is written that way with distinct English names (Azure's exports from a German portal:
+    ``UsageDateTime (UsageDateTime)``, ``Abonnement-GUID (SubscriptionGuid)``). An English header's odd
+    ``Cost (USD)`` keeps its name."""
+    names = [clean_column_name(cell, position) for position, cell in enumerate(header)]
+    english = [match.group(1) if (match := _PARENTHESISED_NAME.match(name)) else None for name in names]
+    given = [name for name in english if name is not None]
+    localized = 2 * len(given) > len(names) and len(set(given)) == len(given)
+    return _unique_names([
+        translated if translated is not None and (localized or not name.isascii()) else name
+        for name, translated in zip(names, english, strict=True)
+    ])
 
 
 def _unique_names(names: list[str]) -> list[str]:
@@ -130,7 +142,7 @@ def _categorical_series(column: pa.ChunkedArray) -> pd.Series:
 
 def _strings_frame(table: pa.Table, first_line: int, categorical: frozenset[str] = frozenset()) -> pd.DataFrame:
     """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
-    names = _unique_names([clean_column_name(n, i) for i, n in enumerate(table.column_names)])
+    names = column_names(table.column_names)
     columns = {}
     for name, column in zip(names, table.columns, strict=True):
         kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
@@ -432,7 +444,7 @@ def header_names(header_line: str, filename: str) -> tuple[str, list[str]]:
     """The delimiter of a header line and its cleaned, unique column names."""
     delimiter = _sniff_delimiter(header_line, filename)
     header = _header_cells(header_line, delimiter, filename)
-    return delimiter, _unique_names([clean_column_name(n, i) for i, n in enumerate(header)])
+    return delimiter, column_names(header)
 
 
 def selected_frame(table: pa.Table, as_category: set[str], first_line: int) -> pd.DataFrame:

@@ -13,9 +13,11 @@ import pytest
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
+from dashboard.core.uncertainty import monte_carlo
 from dashboard.figures import plan, retro_usage
 from dashboard.figures.feasibility import memory_figure
 from dashboard.figures.plan_charts import CHARTS, plan_chart
+from dashboard.figures.uncertainty import distribution_figure, tornado_figure
 from dashboard.ingest.load import import_path
 from dashboard.retro import spend
 
@@ -75,3 +77,30 @@ def test_the_spend_chart_passes_plotly_s_check_unchanged(sample_usage, name, fre
     checked = go.Figure(figure.to_dict())
     assert json.loads(pio.to_json(checked)) == json.loads(pio.to_json(figure, validate=False))
     assert len(figure.data) > 1
+
+
+def _axes(figure: go.Figure) -> dict[str, dict]:
+    layout = figure.to_dict()["layout"]
+    return {name: axis for name, axis in layout.items() if name.startswith(("xaxis", "yaxis"))}
+
+
+@pytest.mark.parametrize("scenario_name", ["default", "custom GPU, TST"])
+def test_no_chart_writes_its_ticks_in_si_prefixes(scenario_name, sample_usage):
+    # d3's "~s" writes 0.05 as "50m" (milli, read as millions next to a $) and a billion as "1G"; every value
+    # axis uses plotly's "B" format instead, whose suffixes are the tiles' k, M and B.
+    scenario = SCENARIOS[scenario_name]
+    figures = dict(_charts(scenario))
+    mc = monte_carlo(scenario, draws=2_000)
+    figures |= {"cost range": distribution_figure(mc), "tornado": tornado_figure(mc)}
+    usage = sample_usage["focus_sample.csv"]
+    for metric in ("cost", "gpu_hours"):
+        frame = spend.spend_over_time(usage, freq="D", by="team")
+        daily = spend.daily_from_days(frame, metric)
+        cumulative = spend.cumulative_with_forecast(daily, daily.index[-1].date() + pd.Timedelta(days=30))
+        figures[f"spend {metric}"] = retro_usage.spend_figure(frame, cumulative, None, metric=metric)
+    for name, figure in figures.items():
+        for axis_name, axis in _axes(figure).items():
+            assert "s" not in str(axis.get("tickformat", "")).replace("%", ""), (name, axis_name)
+            assert axis.get("exponentformat", "B") == "B", (name, axis_name)
+            if axis.get("tickprefix") == "$":
+                assert "tickformat" not in axis, (name, axis_name)

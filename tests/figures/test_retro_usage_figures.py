@@ -62,7 +62,9 @@ def test_spend_figure_stacks_groups_and_draws_cumulative_forecast_band_and_budge
     assert _title(fig.layout.xaxis) == "Date (UTC)" and fig.layout.xaxis.anchor == "y2"  # one date axis, at the bottom
     assert _title(fig.layout.yaxis) == "USD per day"
     assert _title(fig.layout.yaxis2) == "Cumulative cost (USD)"
-    assert fig.layout.yaxis2.tickformat == "$~s"  # round ticks: $500, $1k
+    # k/M/B ticks with plain decimals under a thousand ($0.06, not d3's "$60m" for six cents; $1B, not "$1G")
+    assert (fig.layout.yaxis2.tickprefix, fig.layout.yaxis2.exponentformat, fig.layout.yaxis2.tickformat) == (
+        "$", "B", None)
 
 
 def test_a_closed_period_draws_no_forecast():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dashboard.ingest import import_bytes
-from dashboard.ingest.decode import decode
+from dashboard.ingest.decode import column_names, decode
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile
 
 FOCUS_HEADER = "ChargePeriodStart;ChargePeriodEnd;BilledCost;EffectiveCost;BillingCurrency;ConsumedQuantity\n"
@@ -103,6 +103,35 @@ def test_column_plan_keeps_named_columns_and_reads_categoricals():
     assert list(decoded.table["Tags"].astype(str)) == ['{"team": "a"}', '{"team": "a"}']
     assert list(decoded.table["A"]) == ["1", "2"]
     assert list(decoded.table.index) == [2, 3]
+
+
+@pytest.mark.parametrize(("header", "names"), [
+    # Azure's export from a German portal: every localized cell names its English column in parentheses.
+    (["Abonnement-GUID (SubscriptionGuid)", "UsageDateTime (UsageDateTime)", "PreTaxCost (PreTaxCost)", "Currency"],
+     ["SubscriptionGuid", "UsageDateTime", "PreTaxCost", "Currency"]),
+    # A non-ASCII name is always read as its English one, even among plain English columns.
+    (["date", "costInBillingCurrency", "Maßeinheit (UnitOfMeasure)", "Tags"],
+     ["date", "costInBillingCurrency", "UnitOfMeasure", "Tags"]),
+    # An English header's units in parentheses stay: a minority of cells, or the same "name" twice.
+    (["Date", "Cost (USD)", "Project"], ["Date", "Cost (USD)", "Project"]),
+    (["Cost (USD)", "Credits (USD)", "Day"], ["Cost (USD)", "Credits (USD)", "Day"]),
+    # Cleaning and uniqueness as before: BOM, quotes, blanks, repeats.
+    (["\ufeff\"Name\"", " ", "Name"], ["Name", "column_2", "Name.2"]),
+])
+def test_column_names(header, names):
+    assert column_names(header) == names
+
+
+def test_an_azure_export_with_german_headers_imports_as_azure():
+    header = ("Abonnement-GUID (SubscriptionGuid),UsageDateTime (UsageDateTime),Kategorie der Verbrauchseinheit "
+              "(MeterCategory),Name der Verbrauchseinheit (MeterName),UsageQuantity (UsageQuantity),"
+              "PreTaxCost (PreTaxCost),Currency\n")
+    rows = "s1,2021-02-02,Storage,LRS,3,0.075,EUR\ns1,2021-02-03,Storage,LRS,2,0.05,EUR\n"
+    usage, report = import_bytes((header + rows).encode(), filename="Nutzung.csv")
+    assert report.format == "azure" and (report.rows_read, report.rows_used) == (2, 2)
+    assert usage["cost"].sum() == pytest.approx(0.125)  # 0.075 + 0.05, the PreTaxCost column
+    assert set(usage["currency"]) == {"EUR"}
+    assert list(usage["period_start"].dt.strftime("%Y-%m-%d")) == ["2021-02-02", "2021-02-03"]
 
 
 def test_fast_and_careful_paths_give_the_same_focus_rows(data_dir):

@@ -122,6 +122,9 @@ def expect_gcp(path: Path) -> dict:
 
 def expect_azure(path: Path) -> dict:
     frame = _frame(path)
+    if sum(bool(re.fullmatch(r".+ \(\w+\)", c)) for c in frame.columns) * 2 > len(frame.columns):
+        # a localized export (opencost's German header set): "Name (EnglishName)" names its English column
+        frame.columns = [re.sub(r"^.+ \((\w+)\)$", r"\1", c) for c in frame.columns]
     cost = _money(_col(frame, "costInBillingCurrency", "Cost", "PreTaxCost"))
     raw = _col(frame, "date", "UsageDateTime", "UsageDate")
     us = raw.str.fullmatch(r"\d{1,2}/\d{1,2}/\d{4}").fillna(False)
