@@ -170,7 +170,7 @@ with st.sidebar:
     st.header("Filters")
     start, end = bounds["start"], bounds["end"]
     chosen = st.session_state.get("retro.dates")
-    if chosen and not (start <= chosen[0] <= chosen[1] <= end):
+    if chosen and not (start and end and start <= chosen[0] <= chosen[1] <= end):  # another export's dates
         del st.session_state["retro.dates"]
     if start and end and start < end:
         start, end = st.slider("Dates (UTC)", min_value=start, max_value=end, value=(start, end), format="YYYY-MM-DD",
@@ -191,7 +191,10 @@ with cache.busy("Adding up the view…", shown):
     view.tiles(view_key, shown, stats, amortisation, figure_notes)
     shown_rows = cache.row_count(view_key, shown)
 if not shown_rows:
-    st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
+    if narrowed:
+        st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
+    else:
+        st.warning(view.no_rows_message(billing, runs, NONE))
     st.stop()
 
 tabs = st.tabs(TAB_NAMES, key="retro.view", bind="query-params")

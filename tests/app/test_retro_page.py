@@ -252,6 +252,25 @@ def test_an_unreadable_upload_is_explained_and_the_other_export_still_shows(app,
     assert _tiles(at) == _expected_tiles(_import(other))
 
 
+AZURE_NO_USABLE_ROW = b"UsageDateTime,MeterCategory,PreTaxCost,Currency\n2022-11-03,,,\n"  # OpenCost's BOM.csv, cut
+
+
+@pytest.mark.parametrize(("runs", "advice"), [
+    pytest.param(None, "", id="bill-alone"),
+    pytest.param("slurm_sample.txt", " The page follows the bill: to see **slurm\\_sample\\.txt** alone, remove "
+                 "**empty\\.csv** and choose (none) as the billing export.", id="beside-runs"),
+])
+def test_an_export_with_no_usable_row_is_said_after_another_export_s_dates(app, runs, advice):
+    # The bundled quarter's date slider is in the session when the upload arrives; the new export has no dates.
+    at = _open(app, {"retro.runs": runs or NONE})
+    assert at.slider(key="retro.dates").value == (date(2025, 4, 1), date(2025, 6, 30))
+    at.file_uploader(key="retro.billing_upload").set_value(("empty.csv", AZURE_NO_USABLE_ROW, "text/csv")).run()
+    assert not at.exception
+    assert [w.value for w in at.warning] == [
+        "**empty\\.csv** holds no row the Retrospective can use: of its 1 row, 1 rejected (line 2: PreTaxCost is "
+        "empty). The Import usage page lists every rejected and excluded row with its reason." + advice]
+
+
 # --- (4) every tab on the bundled data ------------------------------------------------------------------------------
 
 def _keys_and_labels(block):
