@@ -15,6 +15,7 @@ from dashboard.ui import upload_store
 from dashboard.ui.sources import (
     IMPORT_SLOT,
     SAMPLES,
+    UPLOAD_TYPES,
     choose_local,
     import_once,
     local_columns,
@@ -48,8 +49,8 @@ if source == "Local path":
         st.stop()
     source_key = local and local.key
 elif source == "Upload a file":
-    uploaded = st.file_uploader("Export file (.csv, .txt, .tsv, .parquet, optionally .gz or .zip)",
-                                type=["csv", "txt", "tsv", "parquet", "gz", "zip"], key="import_file")
+    uploaded = st.file_uploader("Export file (.csv, .txt, .tsv, .log, .parquet, optionally .gz or .zip)",
+                                type=UPLOAD_TYPES, key="import_file")
     source_key = uploaded and ("upload", uploaded.file_id)
 else:
     names = sample_names()

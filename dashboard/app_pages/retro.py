@@ -12,12 +12,19 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state, upload_store, workspace_view
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
-from dashboard.ui.sources import IMPORT_SLOT, SAMPLES, choose_local, import_once, local_path_help, sample_names
+from dashboard.ui.sources import (
+    IMPORT_SLOT,
+    SAMPLES,
+    UPLOAD_TYPES,
+    choose_local,
+    import_once,
+    local_path_help,
+    sample_names,
+)
 
 RUN_SAMPLES = ("slurm_sample.txt", "wandb_sample.csv")
 DEFAULT_BILLING = "focus_sample.csv"
 NONE = "(none)"
-UPLOAD_TYPES = ["csv", "txt", "tsv", "parquet", "gz", "zip"]
 ZONES = ["UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin", "Asia/Shanghai",
          "Asia/Singapore", "Asia/Tokyo"]
 PLAN_PAGE = "Scenario on the Plan page"

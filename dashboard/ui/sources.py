@@ -33,6 +33,8 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+# What the uploaders take: delimited text (sacct output is often saved as .log), Parquet, and either compressed.
+UPLOAD_TYPES: list[str] = ["csv", "txt", "tsv", "log", "parquet", "gz", "zip"]
 IMPORT_SLOT = "import_result"  # the Import usage page's upload-store slot, which the Retrospective may read
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_FOLDER_ENTRIES = 10_000  # files and folders looked at when walking a folder of Parquet parts

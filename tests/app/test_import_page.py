@@ -63,3 +63,24 @@ def test_uploaded_file_is_imported_and_summed(app):
     # focus_small.csv: 8 rows, 34 GPU-hours (see tests/ingest/test_formats.py for the arithmetic).
     assert _metric(at, "Rows read").value == "8"
     assert _metric(at, "GPU-hours").value == "34"
+
+
+HEADERLESS_SACCT = (b"4103947|4103947|ub-hpc|general|anon|2015-06-26T13:57:00|2015-06-28T02:55:50|TIMEOUT|"
+                    b"billing=256,cpu=32,node=1\n4103948|4103948|ub-hpc|general|anon|2015-06-26T13:57:00|"
+                    b"2015-06-28T02:55:50|COMPLETED|billing=8,cpu=8,node=1\n")  # `sacct -P -n`, as XDMoD keeps it
+
+
+def test_a_log_file_is_taken_and_a_headerless_sacct_log_is_explained(app):
+    # sacct output is often saved as .log (XDMoD's accounting logs): the uploaders take it, so the import can
+    # say what is wrong with it instead of the browser refusing the file type.
+    at = _open_import_page(app)
+    at.radio(key="import_source").set_value("Upload a file").run()
+    assert ".log" in at.get("file_uploader")[0].proto.type
+    at.file_uploader(key="import_file").set_value(("accounting.log", HEADERLESS_SACCT, "text/plain")).run()
+    assert not at.exception
+    with pytest.raises(UnreadableFile) as expected:
+        ingest.import_bytes(HEADERLESS_SACCT, filename="accounting.log")
+    assert "header line is missing" in str(expected.value)
+    assert [shown(e.value) for e in at.error] == [str(expected.value)]
+    at.switch_page("app_pages/retro.py").run()
+    assert all(".log" in uploader.proto.type for uploader in at.get("file_uploader"))
