@@ -119,7 +119,8 @@ OUTPUTS: dict[str, Entry] = _entries(
     ("budget_usd", "Budget", "$", "the scenario's budget line", ""),
     ("tst", "TST against baseline", "$", "both methods at matched loss", TST_RUN.source),
     ("budget_status", "Budget status", TEXT,
-     "'over' above the budget, 'warning' above the warning share of it, else 'within'", ""),
+     "'over' above the budget, 'warning' above the warning share of it, else 'within'; with the Monte Carlo, "
+     "'at risk' when the chance of overrun passes the threshold of dashboard.core.risk", ""),
     ("name", "Scenario", TEXT, "the scenario's name", ""),
 )
 

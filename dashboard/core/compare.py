@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from dashboard.core import catalogue, scaling
+from dashboard.core import catalogue, risk, scaling
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.core.scenario_query import scenario_to_query
@@ -125,7 +125,11 @@ def comparison_table(
 
     rows = [(INPUT_SECTION, label, key, values) for key, label, values in input_rows(scenarios, differing_only=True)]
     for key, label in HEADLINES:
-        rows.append((OUTPUT_SECTION, label, key, [result[key] for result in results]))
+        values = [result[key] for result in results]
+        if key == "budget_status" and ranges is not None:  # the Plan page's status: "at risk" from the overrun chance
+            values = [risk.budget_status(value, summary["prob_over_budget"])
+                      for value, summary in zip(values, ranges, strict=True)]
+        rows.append((OUTPUT_SECTION, label, key, values))
         if ranges is not None:
             rows.extend(
                 (OUTPUT_SECTION, range_label, f"{key}_{percentile}", [summary[percentile][key] for summary in ranges])

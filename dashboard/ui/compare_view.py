@@ -8,7 +8,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard.core import catalogue, compare
+from dashboard.core import catalogue, compare, risk
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.report.cells import count, format_delta, format_output, money
@@ -68,7 +68,7 @@ def saved_table(scenarios: dict[str, Scenario]) -> None:
         result = cached_estimate(scenario_json(scenario))
         rows.append({"Scenario": name, "Total cost": money(result["cost_total_usd"]),
                      "GPU-hours": count(result["gpu_hours_total"]), "Wall-clock (days)": result["wall_clock_days"],
-                     "Method": scenario.method, "Budget": result["budget_status"]})
+                     "Method": scenario.method, "Budget at the point estimate": result["budget_status"]})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"Wall-clock (days)": st.column_config.NumberColumn(format="%.1f")})
 
@@ -214,7 +214,8 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
     for position, column in enumerate(st.columns(count_, border=True)):
         result, summary = results[position], summaries[position]
         with column:
-            st.metric(catalogue.label("budget_status"), result["budget_status"] if result["feasible"] else "infeasible",
+            status = risk.budget_status(result["budget_status"], summary["prob_over_budget"])
+            st.metric(catalogue.label("budget_status"), status if result["feasible"] else "infeasible",
                       help=markdown_text("; ".join(result["feasibility_problems"])) or None)
             st.caption(f"{summary['prob_over_budget']:.0%} chance of exceeding the "
                        f"{money(result['budget_usd'])} budget")

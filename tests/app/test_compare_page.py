@@ -11,8 +11,10 @@ from dashboard.cli import main
 from dashboard.core import catalogue
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
+from dashboard.core.risk import budget_status
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario, default_scenario
+from dashboard.core.uncertainty import monte_carlo
 from dashboard.report.cells import count, money
 from dashboard.report.html import build_report
 from dashboard.store.scenario_store import ScenarioStore
@@ -210,6 +212,22 @@ def test_presentation_layout_has_one_column_of_large_numbers_per_option(app, sto
     assert len([c for c in at.caption if "chance of exceeding" in c.value]) == 2
     at.toggle(key="compare.presentation").set_value(False).run()
     assert at.sidebar.text_input and at.button  # back to editing
+
+
+def test_the_budget_status_is_the_plan_page_s_at_risk_rule(app, store_url):
+    # The default plan is within its budget at the point estimate ($446k of $500k) but 49.6 % of its Monte Carlo
+    # draws overrun it: the Plan page's tile says "at risk", and so must the comparison and the projector.
+    _save(store_url, Scenario(name="Option A"), Scenario(name="Option B", mfu=0.6))
+    at = _select(_compare(app), "Option A", "Option B")
+    assert not at.exception
+    # The Plan page's tile: risk.budget_status over its 10,000 draws (seed 0), as tests/app/test_plan_page.py checks.
+    statuses = [budget_status(scenario_outputs(s)["budget_status"], monte_carlo(s, 10_000, 0).prob_over_budget)
+                for s in (Scenario(name="Option A"), Scenario(name="Option B", mfu=0.6))]
+    assert statuses[0] == "at risk"
+    row = _row(_outputs(at), "Budget status")
+    assert [row[c] for c in _outputs(at).columns if c.startswith("Option")] == statuses
+    at.toggle(key="compare.presentation").set_value(True).run()
+    assert [m.value for m in at.metric if m.label == "Budget status"] == statuses
 
 
 def test_picking_one_scenario_asks_for_another(app, store_url):

@@ -91,9 +91,22 @@ def test_delta_is_a_number_only_between_numbers(changes, key, expected):
         assert delta == pytest.approx(expected)
 
 
-def summary(p10: float, p90: float) -> dict:
+def summary(p10: float, p90: float, prob_over_budget: float = 0.0) -> dict:
     return {q: {"cost_total_usd": v, "gpu_hours_total": v / 2, "wall_clock_days": v / 100} for q, v in
-            (("p10", p10), ("p90", p90))}
+            (("p10", p10), ("p90", p90))} | {"prob_over_budget": prob_over_budget}
+
+
+@pytest.mark.parametrize(("chances", "shown"), [
+    ((0.1, 0.3), ("within", "at risk")),  # the Plan page's rule: above a 20 % chance of overrun, "at risk"
+    ((0.2, 0.0), ("within", "within")),  # at the threshold itself, not yet
+])
+def test_with_ranges_the_budget_row_reads_as_the_plan_page_s_tile(chances, shown):
+    scenarios = [plan("A"), plan("B", mfu=0.2)]
+    assert [scenario_outputs(s)["budget_status"] for s in scenarios] == ["within", "within"]
+    ranges = [summary(700.0, 1100.0, chance) for chance in chances]
+    budget = row(table_for(scenarios, ranges), "budget_status")
+    assert (budget["A"], budget["B"]) == shown
+    assert tuple(row(table_for(scenarios), "budget_status")[["A", "B"]]) == ("within", "within")  # no ranges
 
 
 def test_ranges_add_p10_p90_rows_after_their_point_estimates():
