@@ -106,6 +106,14 @@ def inputs_table(scenarios: list[Scenario]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=["item", "key", *columns])
 
 
+def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | None = None) -> Any:
+    """A headline output as the Plan page shows it: with its Monte Carlo `summary`, the budget status reads "at
+    risk" when the chance of overrun passes the threshold (`risk.budget_status`)."""
+    if key == "budget_status" and summary is not None:
+        return risk.budget_status(result[key], summary["prob_over_budget"])
+    return result[key]
+
+
 def comparison_table(
     scenarios: list[Scenario], results: list[dict[str, Any]], ranges: list[dict[str, Any]] | None = None
 ) -> pd.DataFrame:
@@ -125,10 +133,8 @@ def comparison_table(
 
     rows = [(INPUT_SECTION, label, key, values) for key, label, values in input_rows(scenarios, differing_only=True)]
     for key, label in HEADLINES:
-        values = [result[key] for result in results]
-        if key == "budget_status" and ranges is not None:  # the Plan page's status: "at risk" from the overrun chance
-            values = [risk.budget_status(value, summary["prob_over_budget"])
-                      for value, summary in zip(values, ranges, strict=True)]
+        values = [headline_value(key, result, None if ranges is None else ranges[position])
+                  for position, result in enumerate(results)]
         rows.append((OUTPUT_SECTION, label, key, values))
         if ranges is not None:
             rows.extend(

@@ -197,7 +197,7 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
     for key, label in compare.HEADLINES:
         cells = []
         for result, summary in zip(results, summaries, strict=True):
-            text = _e(format_output(key, result[key]))
+            text = _e(format_output(key, compare.headline_value(key, result, summary)))
             if key in uncertainty.OUTPUTS:
                 low, high = (format_output(key, summary[q][key]) for q in ("p10", "p90"))
                 text += f'<span class="range">P10–P90 {_e(low)} – {_e(high)}</span>'

@@ -296,3 +296,14 @@ def test_four_options_with_long_names_stay_under_6_mb():
     long = [s.model_copy(update={"name": (s.name + " — " + "x" * 120)[:120]}) for s in presets().values()][:4]
     document = report.build_report(long, generated_at=GENERATED)  # 10,000 draws, as the app's download
     assert len(document.encode("utf-8")) < 6_000_000
+
+
+def test_the_budget_status_in_the_report_is_the_plan_page_s():
+    # The default plan is within its $500k budget at the point estimate ($446k), but about half of its draws overrun
+    # it: "at risk" on the Plan page's tile, so in both of the report's tables too.
+    scenarios = [default_scenario(), Scenario(name="Cheap", total_params=1e9, tokens=1e11, gpu_count=64)]
+    mcs = [uncertainty.monte_carlo(s, DRAWS) for s in scenarios]
+    assert mcs[0].prob_over_budget > 0.2 and mcs[1].prob_over_budget == 0.0
+    page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
+    assert page.row("headlines", "Budget status")[1:] == ["at risk", "within"]
+    assert page.row("comparison", "Budget status")[1:3] == ["at risk", "within"]
