@@ -5,7 +5,7 @@ $69, 26.6M), powers of ten for FLOPs (8.4×10²² FLOPs), GB/TB/PB for storage. 
 number in full (hover text, downloads). `signed` is `number` with its sign, for differences. The units are the
 keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its unit.
 
-`usd`, `count` and `short` are the older fixed-decimal formatters, still used by the retrospective pages.
+`short` labels sliders; `usd_sig` and `count_sig` are the Retrospective's three-figure forms of `number`.
 `table_decimals` is the rule for a table column of sums: whole units once any entry reaches 1,000.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-USD_STEPS = ((1e9, "B"), (1e6, "M"), (1e3, "k"))
 COUNT_STEPS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
 SIGNIFICANT = 3
 EXACT_SIGNIFICANT = 10
@@ -156,27 +155,6 @@ def exact(value: float | None, unit: str = "") -> str:
     text = significant(value, EXACT_SIGNIFICANT)
     tail = {"nats": "", "": "", "×": "×"}.get(unit, f" {unit}")
     return f"{text}{tail}"
-
-
-def usd(value: float, digits: int = 2) -> str:
-    """Dollars with a k/M/B suffix and the sign in front: -$1.25M."""
-    if not math.isfinite(value):
-        return "n/a"
-    sign = "-" if value < 0 else ""
-    for limit, suffix in USD_STEPS:
-        if abs(value) >= limit:
-            return f"{sign}${abs(value) / limit:,.{digits}f}{suffix}"
-    return f"{sign}${abs(value):,.2f}"
-
-
-def count(value: float, digits: int = 2) -> str:
-    """A large count with a k/M/B/T suffix: 26.62M; small values keep one decimal."""
-    if not math.isfinite(value):
-        return "n/a"
-    for limit, suffix in COUNT_STEPS:
-        if abs(value) >= limit:
-            return f"{value / limit:,.{digits}f}{suffix}"
-    return f"{value:,.1f}"
 
 
 def short(value: float) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from dashboard.core import batch, data_supply, layout, memory, mfu_reference
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
-from dashboard.format import count
+from dashboard.format import compact
 
 HEAD_DIM = 128  # default n_heads = d_model / 128 (Llama 2 and 3 head size)
 MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "total_gb")
@@ -233,12 +233,12 @@ def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], lis
             f"{scenario.gpu_count - useful:,} of {scenario.gpu_count:,} GPUs idle: a batch of "
             f"{result['global_batch_sequences']:,.0f} sequences keeps at most {useful:,} busy, so wall-clock stops "
             f"falling while the idle GPU-hours are billed — use {useful:,} GPUs, or a global batch of "
-            f"{count(tokens_needed)} tokens to use all {scenario.gpu_count:,}"
+            f"{compact(tokens_needed)} tokens to use all {scenario.gpu_count:,}"
         )
     if result["epochs"] is not None and result["epochs"] > 1.0:
         warnings.append(
-            f"data repeats: {result['epochs']:.1f} epochs over {count(scenario.unique_tokens)} unique tokens count "
-            f"as {count(result['effective_tokens'])} effective of {count(result['raw_tokens'])} read (Muennighoff "
+            f"data repeats: {result['epochs']:.1f} epochs over {compact(scenario.unique_tokens)} unique tokens count "
+            f"as {compact(result['effective_tokens'])} effective of {compact(result['raw_tokens'])} read (Muennighoff "
             "et al. 2023) and the predicted loss uses them — add unique data or train a larger model on fewer tokens"
         )
     generation = catalogue()[scenario.gpu_type].generation if scenario.gpu_type != CUSTOM else "custom"
@@ -256,6 +256,6 @@ def notes(scenario: Scenario, result: dict[str, Any]) -> list[str]:
                     f"{_layout_text(lay['tensor_parallel'], lay['pipeline_parallel'], lay['zero_stage'])}, "
                     f"data parallel {lay['data_parallel']:,}")
     if scenario.global_batch_tokens is None:
-        said.append(f"global batch {count(result['global_batch_tokens'])} tokens from DeepSeek LLM's batch law "
+        said.append(f"global batch {compact(result['global_batch_tokens'])} tokens from DeepSeek LLM's batch law "
                     "B_opt = 0.292·C^0.3271 (arXiv 2401.02954); set global_batch_tokens to change it")
     return said

@@ -18,12 +18,13 @@ import plotly.io as pio
 from dashboard.core.references import TST_RUN
 from dashboard.core.storage import TIERS
 from dashboard.figures.axes import USD_AXIS
-from dashboard.format import count, usd
+from dashboard.format import exact, number
 
 # The published TST run (dashboard.core.references), as the chart and the report read it.
 TST_REFERENCE_RUN = TST_RUN.as_dict()
 
-_usd = partial(usd, digits=1)
+_usd = partial(number, unit="$")  # the one format: $446k, $10.4k, $69
+_count = partial(number, unit="count")  # 59.6k, 2T
 LABELS = {"tst_pilot": "TST pilot", "tst_switching": "TST switching"}
 BUDGET_COLOUR = "#d62728"
 WARNING_COLOUR = "#ff7f0e"
@@ -109,7 +110,7 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
         "y": values + [total],
         "measure": ["relative"] * len(values) + ["total"],
         "text": [_usd(value) if shown else "" for value, shown in zip(values, labelled, strict=True)] + [_usd(total)],
-        "customdata": [_usd(value) for value in values + [total]],
+        "customdata": [exact(value, "$") for value in values + [total]],
         "textposition": "outside",
         "hovertemplate": "%{x}: %{customdata}<extra></extra>",
         "connector": {"line": {"color": NEUTRAL_LIGHT}},
@@ -225,7 +226,7 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline
     metrics = ("GPU-hours", "run + data $", "raw tokens")
     baseline = np.array([tst["baseline_gpu_hours"], tst["baseline_cost_usd"], tst["baseline_tokens"]])
     planned = np.array([tst["tst_gpu_hours"], tst["tst_cost_usd"], tst["tst_tokens"]])
-    formats = (count, _usd, count)
+    formats = (_count, _usd, _count)
     units = (" GPU-hours of the main run", " for the main run and data", " raw tokens read")
     with np.errstate(divide="ignore", invalid="ignore"):
         planned_pct = np.where(baseline > 0, planned / baseline * 100.0, np.nan)
@@ -258,8 +259,8 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline
             "customdata": [
                 f"{reference['label']}: {reference['tst_gpu_hours']:,.0f} {gpu}-hours vs baseline "
                 f"{reference['baseline_gpu_hours']:,.0f}",
-                f"{reference['label']}: {count(reference['tst_tokens'])} tokens vs baseline "
-                f"{count(reference['baseline_tokens'])}",
+                f"{reference['label']}: {_count(reference['tst_tokens'])} tokens vs baseline "
+                f"{_count(reference['baseline_tokens'])}",
             ],
             "hovertemplate": "%{customdata}<br>%{y:.1f} % of its baseline<extra>published run</extra>",
         })

@@ -14,14 +14,14 @@ import plotly.graph_objects as go
 
 from dashboard.core.uncertainty import MonteCarlo, TornadoBar
 from dashboard.figures.axes import USD_AXIS
-from dashboard.format import short, usd
+from dashboard.format import number, short
 
 BINS = 60
 BUDGET_COLOUR = "#d62728"
 PERCENTILE_COLOUR = "#444444"
 LOW_COLOUR = "#2ca02c"
 HIGH_COLOUR = "#9467bd"
-_usd = partial(usd, digits=1)
+_usd = partial(number, unit="$")
 # Vertical-line labels: estimated width per character as a share of the x range, padding, and row height.
 CHAR_WIDTH = 0.017
 LABEL_PAD = 0.01

@@ -13,7 +13,7 @@ import streamlit as st
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_what_ifs
 from dashboard.figures import uncertainty
-from dashboard.format import usd
+from dashboard.format import number, signed
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
 from dashboard.ui import compare_state, plan_state
@@ -109,14 +109,14 @@ def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
         row.number_input(label, min_value=low, max_value=max(high, value), step=step, format=fmt, key=what_if,
                          on_change=_set_retention, args=(key,))
     effects = _retention_effects(scenario.model_dump_json(by_alias=True))
-    st.caption(
-        f"Storage {usd(result['storage_cost_usd'])}: {usd(result['storage_retention_usd'])} of it for keeping "
-        f"{result['storage_retained_gb'] / 1000:,.1f} TB for {scenario.storage_retention_months:g} months after "
-        "training. What a change would do to the total:"
-    )
+    st.caption(markdown_text(  # literal: two "$" would start maths
+        f"Storage {number(result['storage_cost_usd'], '$')}: {number(result['storage_retention_usd'], '$')} of it "
+        f"for keeping {number(result['storage_retained_gb'], 'GB')} for {scenario.storage_retention_months:g} "
+        "months after training. What a change would do to the total:"
+    ))
     st.dataframe(
         {"what if": list(effects["what_if"]),
-         "total cost": [("+" if delta >= 0 else "−") + usd(abs(delta)) for delta in effects["delta_total_usd"]]},
+         "total cost": [signed(delta, "$") for delta in effects["delta_total_usd"]]},
         hide_index=True, width="stretch", key="plan.what_if.retention_effects",
     )
 

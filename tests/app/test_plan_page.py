@@ -11,7 +11,7 @@ from dashboard.core.presets import presets
 from dashboard.core.risk import budget_status
 from dashboard.core.scenario import Scenario, default_scenario, with_overrides
 from dashboard.core.uncertainty import monte_carlo
-from dashboard.format import usd
+from dashboard.format import number
 from dashboard.safe_text import markdown_text
 from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, log_options
 
@@ -363,7 +363,7 @@ def test_uncertainty_tabs_show_the_engine_percentiles_for_the_chosen_draws_and_s
     at.run()
     assert not at.exception
     mc = monte_carlo(default_scenario(), 1_000, 42)
-    expected = " · ".join(f"P{q} {usd(mc.percentile('cost_total_usd', q), digits=1)}" for q in (10, 50, 90))
+    expected = " · ".join(f"P{q} {number(mc.percentile('cost_total_usd', q), '$')}" for q in (10, 50, 90))
     assert _chart_title(at, "Total cost").startswith(f"Total cost: {expected}")
     assert "of 1,000 triangular draws (seed 42)" in _chart_title(at, "Total cost")
     assert any("1,000 draws, seed 42" in c.value for c in at.caption)

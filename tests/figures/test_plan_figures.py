@@ -42,7 +42,7 @@ def test_budget_waterfall_ends_in_the_hand_total(breakdown, labels, total):
     lines = {shape.label.text.split(" ")[0]: shape for shape in fig.layout.shapes}
     assert lines["budget"].y0 == lines["budget"].y1 == 2000.0
     assert lines["warning"].y0 == lines["warning"].y1 == pytest.approx(1800.0)
-    assert "$2.0k" in lines["budget"].label.text and "90%" in lines["warning"].label.text
+    assert "$2k" in lines["budget"].label.text and "90%" in lines["warning"].label.text
     assert "USD" in _title(fig.layout.yaxis)
     assert fig.layout.yaxis.range[1] >= 2000.0  # the budget line is inside the plot
 
@@ -85,7 +85,7 @@ COSTS = {"hot_checkpoints": 12_300.0, "archived_checkpoints": 4.0, "datasets": 1
 def test_storage_puts_the_hot_tier_on_its_own_axis_and_stacks_the_rest(datasets_gb, unit, scale):
     fig = plan.storage_figure(_timeline(datasets_gb), COSTS, retention_usd=100.0, total_usd=1e7, retention_months=12)
     assert [trace.name for trace in fig.data] == [
-        "hot checkpoints — $12.3k", "archived checkpoints — $4.00", "datasets — $1.2M", "logs — $0.50",
+        "hot checkpoints — $12.3k", "archived checkpoints — $4", "datasets — $1.25M", "logs — $0.5",
     ]
     hot, *rest = fig.data
     assert (hot.xaxis, hot.yaxis, hot.stackgroup) == ("x2", "y2", None)
@@ -107,9 +107,9 @@ def test_storage_puts_the_hot_tier_on_its_own_axis_and_stacks_the_rest(datasets_
         # $10,500 of $70M: 0.015 %.
         pytest.param(10_500.0, 7e7, "Storage: $10.5k, 0.015 % of the total — not a cost driver", id="small"),
         # $49,000 of $1M: 4.9 %, just under the 5 % line.
-        pytest.param(49_000.0, 1e6, "Storage: $49.0k, 4.9 % of the total — not a cost driver", id="under-5"),
+        pytest.param(49_000.0, 1e6, "Storage: $49k, 4.9 % of the total — not a cost driver", id="under-5"),
         # A big run keeping every checkpoint: $25,000 of $200,000 is 12.5 % -> "12 %".
-        pytest.param(25_000.0, 2e5, "Storage: $25.0k, 12 % of the total — a cost driver", id="driver"),
+        pytest.param(25_000.0, 2e5, "Storage: $25k, 12 % of the total — a cost driver", id="driver"),
     ],
 )
 def test_storage_title_is_a_verdict(storage_usd, total_usd, title):
@@ -120,8 +120,8 @@ def test_storage_title_counts_the_retention_and_subtitle_splits_it():
     # During the run 12,000 + 3,000 + 20,000 + 0 = $35,000; + $15,000 kept 6 months = $50,000 of $200,000: 25 %.
     costs = {"hot_checkpoints": 12_000.0, "archived_checkpoints": 3_000.0, "datasets": 20_000.0, "logs": 0.0}
     fig = plan.storage_figure(_timeline(300.0), costs, retention_usd=15_000.0, total_usd=2e5, retention_months=6)
-    assert fig.layout.title.text == "Storage: $50.0k, 25 % of the total — a cost driver"
-    assert fig.layout.title.subtitle.text == "$35.0k during the run + $15.0k kept 6 months after it"
+    assert fig.layout.title.text == "Storage: $50k, 25 % of the total — a cost driver"
+    assert fig.layout.title.subtitle.text == "$35k during the run + $15k kept 6 months after it"
 
 
 # The published run at $4 per B200-hour with a 10 % pilot and $1,000 switching (tests/core/test_engine.py):
@@ -152,7 +152,7 @@ def test_tst_reference_constant_is_the_published_run():
         # The published run: $24,247.6 of $49,244 is 49.2 %.
         pytest.param(24_247.6, 49_244.0, "Switching to TST saves $24.2k (49 %) net of pilot and switching",
                      id="published"),
-        pytest.param(-5_000.0, 50_000.0, "Switching to TST costs $5.0k (10 %) net of pilot and switching",
+        pytest.param(-5_000.0, 50_000.0, "Switching to TST costs $5k (10 %) net of pilot and switching",
                      id="loss"),
     ],
 )
@@ -170,7 +170,7 @@ def test_tst_bars_are_percent_of_baseline_and_the_published_run_is_a_marker():
     assert list(baseline.y) == [100.0, 100.0, 100.0]
     # 4,768 / 12,311 = 38.73 %; 19,072 / 49,244 = 38.73 %; 2 / 1.05 = 190.48 %.
     assert list(tst.y) == pytest.approx([38.73, 38.73, 190.48], abs=0.01)
-    assert list(tst.text) == ["4.77k", "$19.1k", "2.00T"]
+    assert list(tst.text) == ["4.77k", "$19.1k", "2T"]  # three significant figures, as the tiles
     # The published run has no dollars: markers on GPU-hours and tokens only, at its own TST share.
     assert list(published.x) == [baseline.x[0], baseline.x[2]]
     assert list(published.y) == pytest.approx([38.73, 190.48], abs=0.01)
