@@ -27,6 +27,7 @@ CHAR_WIDTH = 0.017
 LABEL_PAD = 0.01
 ROW_STEP = 0.08
 LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"
+LEGEND_MARGIN = 140  # px under the tornado's plot: tick labels, the axis title, then up to three legend rows
 
 
 def _percent(value: float) -> str:
@@ -149,9 +150,11 @@ def tornado_figure(mc: MonteCarlo) -> go.Figure:
         title={"text": "Which assumption moves total cost most", "subtitle": {"text": subtitle}},
         xaxis={"title": {"text": "Total cost ($)"}, **USD_AXIS},
         yaxis={"title": {"text": ""}, "automargin": True},
-        barmode="overlay", legend={"orientation": "h", "y": -0.2},
-        margin={"l": 60, "r": 20, "t": 80 + 20 * subtitle.count("<br>"), "b": 50},
-        height=max(320, 60 + 42 * len(moving)),
+        # The legend sits at the foot of the figure, under the axis title: in a half-width column its three
+        # entries wrap onto three rows, which a legend placed just below the plot drew over the title.
+        barmode="overlay", legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0},
+        margin={"l": 60, "r": 20, "t": 80 + 20 * subtitle.count("<br>"), "b": LEGEND_MARGIN},
+        height=max(320, 60 + 42 * len(moving)) + LEGEND_MARGIN - 50,
     )
     return figure
 

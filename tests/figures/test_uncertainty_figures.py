@@ -42,6 +42,11 @@ def test_tornado_puts_the_widest_swing_on_top_and_lists_inputs_without_effect(mc
     assert plan_line.name.startswith("plan $") and plan_line.mode == "lines"
     assert not figure.layout.annotations  # nothing written over the plot
     assert figure.layout.margin.t == 100  # room for the two-line subtitle
+    # The legend is anchored to the foot of the figure, under the axis title, with room for three wrapped rows
+    # (ticks ~20 px, title ~25 px, three rows of ~20 px) rather than just below the plot, over the title.
+    legend = figure.layout.legend
+    assert (legend.yref, legend.yanchor, legend.y) == ("container", "bottom", 0.0)
+    assert figure.layout.margin.b >= 20 + 25 + 3 * 20
     moving = [bar for bar in mc.tornado if bar.swing_usd > 0]
     # Plotly draws the first category at the bottom: the widest swing is the last label.
     assert list(low.y)[-1] == input_span(moving[0])
