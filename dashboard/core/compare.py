@@ -318,9 +318,10 @@ def summary_lines(names: list[str], results: list[dict[str, Any]], summaries: li
     risks = [summary["prob_over_budget"] for summary in summaries]
     riskiest = risks.index(max(risks))
     return [
-        f"Within budget: {', '.join(within) if within else 'none'}",
+        f"Within budget at the point estimate: {', '.join(within) if within else 'none'}",
         f"Cheapest: {names[cheapest]} ({money(costs[cheapest])})",
-        f"Highest overrun risk: {names[riskiest]}, {risks[riskiest]:.0%} chance of exceeding its budget",
+        f"Highest overrun risk: {names[riskiest]}, {catalogue.text('prob_over_budget', risks[riskiest])} chance of "
+        "exceeding its budget",
     ]
 
 

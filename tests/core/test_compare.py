@@ -276,9 +276,11 @@ def test_badges(results, risks, expected):
 
 def test_summary_lines():
     results = [result(300e3), result(257e3), result(1.2e6)]
-    summaries = [{"prob_over_budget": p} for p in (0.05, 0.2, 0.48)]
+    summaries = [{"prob_over_budget": p} for p in (0.05, 0.2, 0.999)]
+    # The chance in the table's own format (99.9 %, as its "Chance of exceeding the budget" row), not rounded to 100%.
     assert compare.summary_lines(["A", "B", "D"], results, summaries, money) == [
-        "Within budget: A, B", "Cheapest: B ($257k)", "Highest overrun risk: D, 48% chance of exceeding its budget",
+        "Within budget at the point estimate: A, B", "Cheapest: B ($257k)",
+        "Highest overrun risk: D, 99.9 % chance of exceeding its budget",
     ]
 
 

@@ -257,7 +257,7 @@ def test_the_summary_comes_first_with_budget_cheapest_risk_loss_and_plan_links()
     assert page.headings["h2"][0] == "Summary"
     text = "".join(page.text)
     lines = text[text.index("Within budget"):]
-    assert lines.startswith("Within budget: Slow, Fast")
+    assert lines.startswith("Within budget at the point estimate: Slow, Fast")
     assert "Cheapest: Fast ($" in lines and "Highest overrun risk: " in lines
     assert "Fast: predicted loss 2.372 nats per token" in lines  # 1.8172 + 482.01/1e9^0.3478 + 2085.43/1e11^0.3658
     assert "http://plan.example:8501/?name=Slow&total_params=1e%2B09&tokens=1e%2B11&gpu_count=64&mfu=0.2Fast: " in lines
