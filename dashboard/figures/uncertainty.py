@@ -12,6 +12,7 @@ from functools import partial
 import numpy as np
 import plotly.graph_objects as go
 
+from dashboard.core import catalogue
 from dashboard.core.uncertainty import MonteCarlo, TornadoBar
 from dashboard.figures.axes import USD_AXIS
 from dashboard.format import number, short
@@ -111,7 +112,8 @@ def distribution_figure(mc: MonteCarlo) -> go.Figure:
         title={
             "text": f"Total cost: P10 {_usd(lines[0][1])} · P50 {_usd(lines[1][1])} · P90 {_usd(lines[2][1])}",
             "subtitle": {"text": (
-                f"{mc.prob_over_budget:.0%} chance of exceeding the {_usd(mc.budget_usd)} budget; "
+                f"{catalogue.text('prob_over_budget', mc.prob_over_budget)} chance of exceeding the "
+                f"{_usd(mc.budget_usd)} budget; "
                 f"{_usd(mc.budget_for_confidence(0.8))} covers 80 %, {_usd(mc.budget_for_confidence(0.9))} covers "
                 f"90 %.<br>The plan's point estimate is at P{mc.point_rank('cost_total_usd'):.0f} of "
                 f"{mc.draws:,} {mc.shape} draws (seed {mc.seed})."

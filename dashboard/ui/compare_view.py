@@ -8,7 +8,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard.core import catalogue, compare, risk
+from dashboard.core import catalogue, compare
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.report.cells import count, format_delta, format_output, money
@@ -209,14 +209,15 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
                           delta=_delta(key, values, position), delta_color="inverse")
                 if key == "cost_total_usd":
                     run = runs[position]
-                    st.caption(f"P10–P90 {money(run.percentile('cost_total_usd', 10))} – "
-                               f"{money(run.percentile('cost_total_usd', 90))}")
+                    st.caption(markdown_text(  # literal: two "$" would start maths
+                        f"P10–P90 {money(run.percentile('cost_total_usd', 10))} – "
+                        f"{money(run.percentile('cost_total_usd', 90))}"))
     for position, column in enumerate(st.columns(count_, border=True)):
         result, summary = results[position], summaries[position]
         with column:
-            status = risk.budget_status(result["budget_status"], summary["prob_over_budget"])
+            status = compare.headline_value("budget_status", result, summary)
             st.metric(catalogue.label("budget_status"), status if result["feasible"] else "infeasible",
                       help=markdown_text("; ".join(result["feasibility_problems"])) or None)
-            st.caption(f"{summary['prob_over_budget']:.0%} chance of exceeding the "
-                       f"{money(result['budget_usd'])} budget")
+            st.caption(markdown_text(f"{catalogue.text('prob_over_budget', summary['prob_over_budget'])} chance of "
+                                     f"exceeding the {money(result['budget_usd'])} budget"))
     st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")

@@ -71,7 +71,7 @@ def match_caption(stats: dict[str, Any]) -> str:
 
 
 def _unused_rows(export: Any) -> str:
-    """Where an export's rows went, when none is used: "its 1 row was rejected (line 2: PreTaxCost is empty)"."""
+    """Where an export's rows went, when none is used: "of its 1 row, 1 rejected (line 2: PreTaxCost is empty)"."""
     summary = export.summary
     read, rejected, excluded = summary["rows_read"], summary["rows_rejected"], summary["rows_excluded"]
     parts = []

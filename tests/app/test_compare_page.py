@@ -1,6 +1,7 @@
 """AppTest: the Compare page saves, imports, renames, duplicates, deletes and compares stored scenarios."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -207,9 +208,12 @@ def test_presentation_layout_has_one_column_of_large_numbers_per_option(app, sto
     assert deltas == ["", f"+{money(cost_b - cost_a)} vs first"]  # MFU 0.3 instead of 0.4 costs more
     assert not at.button  # no editing controls on the projector
     assert not at.sidebar.text_input  # nor the sidebar's store controls
-    ranges = [c.value for c in at.caption if c.value.startswith("P10–P90 ")]
+    # Literal text (two "$" would start maths), the chance as the Plan tile writes it (49.6 %, not 50%).
+    ranges = [shown(c.value) for c in at.caption if shown(c.value).startswith("P10–P90 ")]
     assert len(ranges) == 2 and all(text.startswith("P10–P90 $") for text in ranges)
-    assert len([c for c in at.caption if "chance of exceeding" in c.value]) == 2
+    assert all("\\$" in c.value for c in at.caption if shown(c.value).startswith("P10–P90 "))
+    chances = [shown(c.value) for c in at.caption if "chance of exceeding" in c.value]
+    assert len(chances) == 2 and all(re.match(r"\d+(\.\d)? % chance of exceeding the \$", text) for text in chances)
     at.toggle(key="compare.presentation").set_value(False).run()
     assert at.sidebar.text_input and at.button  # back to editing
 
