@@ -126,6 +126,24 @@ def test_monte_carlo_adds_ranges_overrun_and_tornado(capsys):
     assert _monte_carlo_json(capsys, "--set", "method=tst", "--monte-carlo", "5000", "--seed", "9") == result
 
 
+def test_the_budget_status_follows_the_overrun_chance_as_on_the_plan_page(capsys):
+    # The default plan ($446k of $500k) is within its budget at the point estimate, but about half its draws
+    # exceed the budget: with --monte-carlo the CLI says "at risk", as the Plan tile, Compare and the report do.
+    point = _monte_carlo_json(capsys)
+    assert point["cost_total_usd"] <= point["budget_usd"] and point["budget_status"] == "within"
+    ranged = _monte_carlo_json(capsys, "--monte-carlo", "5000")
+    assert ranged["prob_over_budget"] > 0.2 and ranged["budget_status"] == "at risk"
+
+
+def test_a_cheap_plan_that_cannot_run_is_not_within_budget(capsys):
+    # 13B unsharded (TP 1, PP 1, ZeRO-0) holds 16 bytes × 13e9 = 208 GB of model states on every 80 GB GPU: it
+    # cannot run, so its few hundred dollars buy nothing.
+    result = _monte_carlo_json(capsys, "--set", "total_params=13e9", "--set", "tokens=1e9", "--set", "gpu_count=8",
+                               "--set", "tensor_parallel=1", "--set", "pipeline_parallel=1", "--set", "zero_stage=0")
+    assert result["cost_total_usd"] < result["budget_usd"] and result["feasible"] is False
+    assert result["budget_status"] == "infeasible"
+
+
 def test_monte_carlo_with_every_range_collapsed_is_the_point_estimate(capsys):
     flat = [f"range_{name}_{end}=1" for name in ("mfu", "price_reserved", "price_on_demand", "price_spot",
             "node_failures", "spot_interruptions", "tokens", "experiments", "tst_speedup") for end in ("low", "high")]

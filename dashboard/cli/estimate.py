@@ -13,12 +13,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_scenario_arguments(parser, positional=True)
     parser.add_argument("--monte-carlo", type=int, metavar="N",
                         help="add P10/P50/P90, the chance of exceeding the budget and the tornado from N draws "
-                             "over the scenario's range_* keys")
+                             "over the scenario's range_* keys; the budget status then follows that chance, as on "
+                             "the Plan page ('at risk' above the page's threshold)")
     parser.add_argument("--seed", type=int, default=0, help="random seed for --monte-carlo (default 0)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from dashboard.core.compare import headline_value
     from dashboard.core.engine import scenario_outputs
     from dashboard.core.scenario import ScenarioError
 
@@ -27,12 +29,15 @@ def run(args: argparse.Namespace) -> int:
     except ScenarioError as error:
         return fail(str(error))
     result = scenario_outputs(scenario)
+    summary = None
     if args.monte_carlo is not None:
         from dashboard.core.uncertainty import monte_carlo
 
         try:
-            result.update(monte_carlo(scenario, args.monte_carlo, args.seed).summary())
+            summary = monte_carlo(scenario, args.monte_carlo, args.seed).summary()
         except ValueError as error:
             return fail(f"--monte-carlo: {error}")
+        result.update(summary)
+    result["budget_status"] = headline_value("budget_status", result, summary)
     (print_json if args.json else print_table)(result)
     return 0

@@ -107,10 +107,12 @@ def inputs_table(scenarios: list[Scenario]) -> pd.DataFrame:
 
 
 def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | None = None) -> Any:
-    """A headline output as the Plan page shows it: with its Monte Carlo `summary`, the budget status reads "at
-    risk" when the chance of overrun passes the threshold (`risk.budget_status`)."""
-    if key == "budget_status" and summary is not None:
-        return risk.budget_status(result[key], summary["prob_over_budget"])
+    """A headline output as the Plan page shows it: the budget status by `risk.budget_status` ("infeasible" when
+    the plan cannot run; with its Monte Carlo `summary`, "at risk" when the chance of overrun passes the
+    threshold)."""
+    if key == "budget_status":
+        return risk.budget_status(result[key], None if summary is None else summary["prob_over_budget"],
+                                  feasible=result["feasible"])
     return result[key]
 
 
@@ -294,7 +296,9 @@ def match_note(name: str, before: Scenario, after: Scenario, before_usd: float, 
 
 def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> list[list[str]]:
     """Per option: "cheapest", "fastest", "lowest risk" where it alone holds the lowest total cost, wall-clock or
-    chance of exceeding its budget (a tie gives no badge)."""
+    chance of exceeding its budget among the options that can run (a tie, or a plan that cannot run, gives no
+    badge)."""
+    runs = [result["feasible"] for result in results]
     measures = {
         "cheapest": [result["cost_total_usd"] for result in results],
         "fastest": [result["wall_clock_days"] for result in results],
@@ -302,27 +306,36 @@ def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> li
     }
     earned: list[list[str]] = [[] for _ in results]
     for badge, values in measures.items():
-        lowest = min(values)
-        if values.count(lowest) == 1:
-            earned[values.index(lowest)].append(badge)
+        running = [value for value, run in zip(values, runs, strict=True) if run]
+        if not running:
+            continue
+        lowest = min(running)
+        if running.count(lowest) == 1:
+            earned[next(i for i, value in enumerate(values) if runs[i] and value == lowest)].append(badge)
     return earned
 
 
 def summary_lines(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]],
                   money: Any) -> list[str]:
-    """The three lines a reviewer reads first: within budget, cheapest, highest overrun risk."""
-    within = [name for name, result in zip(names, results, strict=True)
-              if result["cost_total_usd"] <= result["budget_usd"]]
+    """The lines a reviewer reads first: within budget, cheapest, highest overrun risk, and the options that cannot
+    run (neither within budget nor cheapest: their cost buys no run)."""
+    runs = [result["feasible"] for result in results]
+    within = [name for name, result, run in zip(names, results, runs, strict=True)
+              if run and result["cost_total_usd"] <= result["budget_usd"]]
     costs = [result["cost_total_usd"] for result in results]
-    cheapest = costs.index(min(costs))
+    running = [position for position, run in enumerate(runs) if run]
     risks = [summary["prob_over_budget"] for summary in summaries]
     riskiest = risks.index(max(risks))
-    return [
-        f"Within budget at the point estimate: {', '.join(within) if within else 'none'}",
-        f"Cheapest: {names[cheapest]} ({money(costs[cheapest])})",
-        f"Highest overrun risk: {names[riskiest]}, {catalogue.text('prob_over_budget', risks[riskiest])} chance of "
-        "exceeding its budget",
-    ]
+    lines = [f"Within budget at the point estimate: {', '.join(within) if within else 'none'}"]
+    if running:
+        cheapest = min(running, key=costs.__getitem__)
+        lines.append(f"Cheapest: {names[cheapest]} ({money(costs[cheapest])})")
+    lines.append(f"Highest overrun risk: {names[riskiest]}, {catalogue.text('prob_over_budget', risks[riskiest])} "
+                 "chance of exceeding its budget")
+    cannot = [name for name, run in zip(names, runs, strict=True) if not run]
+    if cannot:
+        lines.append(f"Cannot run as planned: {', '.join(cannot)}")
+    return lines
 
 
 def optimism_note(name: str, point_usd: float, p10_usd: float, point_rank: float, money: Any) -> str | None:

@@ -18,6 +18,7 @@ AT_RISK_PROBABILITY = 0.2  # a chance of overrun above this makes a "within" or 
 OPTIMISTIC_BELOW_PERCENTILE = 10.0  # a point estimate below this percentile of the draws is called optimistic
 OVERHEAD_MAX = 0.10  # checkpoint stalls plus failure rework above this share of compute is flagged
 AT_RISK = "at risk"
+INFEASIBLE = "infeasible"
 
 
 def _text(name: str, value: float) -> str:
@@ -32,7 +33,7 @@ class Headline:
     p90_usd: float
     prob_over_budget: float
     point_percentile: float
-    status: str  # within, warning, at risk, over
+    status: str  # within, warning, at risk, over, infeasible
 
     @property
     def range_text(self) -> str:
@@ -50,9 +51,14 @@ class Headline:
         return f"The estimate is optimistic: it is at P{self.point_percentile:.0f} of the range."
 
 
-def budget_status(engine_status: str, prob_over_budget: float, threshold: float = AT_RISK_PROBABILITY) -> str:
-    """The engine's status, or "at risk" when it is not over but the chance of overrun passes `threshold`."""
-    if engine_status != "over" and prob_over_budget > threshold:
+def budget_status(engine_status: str, prob_over_budget: float | None = None, *, feasible: bool = True,
+                  threshold: float = AT_RISK_PROBABILITY) -> str:
+    """The budget status every page, the report and the CLI show: "infeasible" when the plan cannot run (its cost
+    buys no run), else the engine's status, or "at risk" when it is not over but the chance of overrun (when a Monte
+    Carlo gave one) passes `threshold`."""
+    if not feasible:
+        return INFEASIBLE
+    if engine_status != "over" and prob_over_budget is not None and prob_over_budget > threshold:
         return AT_RISK
     return engine_status
 
@@ -64,7 +70,7 @@ def headline(result: PlanResult, mc: MonteCarlo, threshold: float = AT_RISK_PROB
         p90_usd=mc.percentile("cost_total_usd", 90),
         prob_over_budget=probability,
         point_percentile=mc.point_rank("cost_total_usd"),
-        status=budget_status(result["budget_status"], probability, threshold),
+        status=budget_status(result["budget_status"], probability, feasible=result["feasible"], threshold=threshold),
     )
 
 

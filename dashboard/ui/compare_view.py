@@ -68,7 +68,8 @@ def saved_table(scenarios: dict[str, Scenario]) -> None:
         result = cached_estimate(scenario_json(scenario))
         rows.append({"Scenario": name, "Total cost": money(result["cost_total_usd"]),
                      "GPU-hours": count(result["gpu_hours_total"]), "Wall-clock (days)": result["wall_clock_days"],
-                     "Method": scenario.method, "Budget at the point estimate": result["budget_status"]})
+                     "Method": scenario.method,
+                     "Budget at the point estimate": compare.headline_value("budget_status", result)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"Wall-clock (days)": st.column_config.NumberColumn(format="%.1f")})
 
@@ -216,7 +217,7 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
         result, summary = results[position], summaries[position]
         with column:
             status = compare.headline_value("budget_status", result, summary)
-            st.metric(catalogue.label("budget_status"), status if result["feasible"] else "infeasible",
+            st.metric(catalogue.label("budget_status"), status,
                       help=markdown_text("; ".join(result["feasibility_problems"])) or None)
             st.caption(markdown_text(f"{catalogue.text('prob_over_budget', summary['prob_over_budget'])} chance of "
                                      f"exceeding the {money(result['budget_usd'])} budget"))

@@ -32,6 +32,8 @@ def test_panel_says_why_a_plan_cannot_run_and_the_fix(app):
     assert not at.exception
     errors = [box.value for box in at.error]
     assert any("budget is infeasible" in text for text in errors)
+    # The budget tile says so too (as Compare, the report and the CLI do), not "over" or "within".
+    assert [m.value for m in at.metric if m.label.startswith("Budget:")] == ["infeasible"]
     # 16 B · 70e9 = 1,120 GB of states plus 2 · 4,096 · 4,096 B · 32 layers = 1.07 GB of activations.
     expected = markdown_text("does not fit: 1,121 GB of 80 GB per GPU at TP 1 · PP 1 · ZeRO-0 — use ")
     assert any(text.startswith(expected) and "ZeRO\\-3" in text for text in errors)

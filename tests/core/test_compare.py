@@ -255,8 +255,9 @@ def test_match_options_keeps_the_first_and_lists_what_failed():
     assert len(problems) == 1 and problems[0].startswith("C: at 100M parameters")
 
 
-def result(cost, days=10.0, budget=1e6, loss=2.0):
-    return {"cost_total_usd": cost, "wall_clock_days": days, "budget_usd": budget, "predicted_loss": loss}
+def result(cost, days=10.0, budget=1e6, loss=2.0, feasible=True):
+    return {"cost_total_usd": cost, "wall_clock_days": days, "budget_usd": budget, "predicted_loss": loss,
+            "feasible": feasible}
 
 
 @pytest.mark.parametrize(
@@ -265,6 +266,9 @@ def result(cost, days=10.0, budget=1e6, loss=2.0):
         pytest.param([result(300e3, 20), result(257e3, 30), result(900e3, 5)], [0.1, 0.2, 0.48],
                      [[], ["cheapest"], ["fastest"]], id="one-each-and-risk-to-the-first"),
         pytest.param([result(300e3, 20), result(300e3, 30)], [0.1, 0.1], [["fastest"], []], id="ties-earn-nothing"),
+        # The second is cheapest and fastest but cannot run: the badges go to the best of the plans that run.
+        pytest.param([result(300e3, 20), result(1e3, 2, feasible=False), result(400e3, 10)], [0.3, 0.0, 0.2],
+                     [["cheapest"], [], ["fastest", "lowest risk"]], id="a-plan-that-cannot-run-earns-nothing"),
     ],
 )
 def test_badges(results, risks, expected):
@@ -281,6 +285,27 @@ def test_summary_lines():
     assert compare.summary_lines(["A", "B", "D"], results, summaries, money) == [
         "Within budget at the point estimate: A, B", "Cheapest: B ($257k)",
         "Highest overrun risk: D, 99.9 % chance of exceeding its budget",
+    ]
+
+
+def test_summary_lines_leave_out_plans_that_cannot_run():
+    # C is the cheapest and within its budget, but cannot run: its cost buys no run.
+    results = [result(300e3), result(612, feasible=False), result(1.2e6)]
+    summaries = [{"prob_over_budget": p} for p in (0.05, 0.0, 0.999)]
+    assert compare.summary_lines(["A", "C", "D"], results, summaries, money) == [
+        "Within budget at the point estimate: A", "Cheapest: A ($300k)",
+        "Highest overrun risk: D, 99.9 % chance of exceeding its budget",
+        "Cannot run as planned: C",
+    ]
+
+
+def test_summary_lines_when_no_plan_can_run():
+    results = [result(300e3, feasible=False), result(500e3, feasible=False)]
+    summaries = [{"prob_over_budget": p} for p in (0.1, 0.3)]
+    assert compare.summary_lines(["A", "B"], results, summaries, money) == [
+        "Within budget at the point estimate: none",
+        "Highest overrun risk: B, 30 % chance of exceeding its budget",
+        "Cannot run as planned: A, B",
     ]
 
 

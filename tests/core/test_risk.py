@@ -23,6 +23,17 @@ def test_budget_status(status, probability, shown):
     assert risk.budget_status(status, probability) == shown
 
 
+@pytest.mark.parametrize(("status", "probability", "feasible", "shown"), [
+    ("within", None, True, "within"),  # no Monte Carlo: the point estimate's status
+    ("warning", None, True, "warning"),
+    ("within", 0.0, False, "infeasible"),  # a plan that cannot run buys nothing, however cheap
+    ("over", 0.95, False, "infeasible"),
+    ("within", None, False, "infeasible"),
+])
+def test_budget_status_of_a_plan_that_cannot_run(status, probability, feasible, shown):
+    assert risk.budget_status(status, probability, feasible=feasible) == shown
+
+
 def _mc(costs_usd, point_usd, budget_usd, tornado=()):
     samples = {"cost_total_usd": np.asarray(costs_usd, dtype=float)}
     return MonteCarlo(draws=len(costs_usd), seed=0, shape="triangular", budget_usd=budget_usd,
@@ -32,7 +43,7 @@ def _mc(costs_usd, point_usd, budget_usd, tornado=()):
 def test_headline_of_hundred_draws():
     # Draws $1k … $100k; the budget $90k is exceeded by 10 of them; the $5k point estimate is at P5.
     mc = _mc(np.arange(1, 101) * 1000.0, 5000.0, 90_000.0)
-    head = risk.headline({"budget_status": "within"}, mc)
+    head = risk.headline({"budget_status": "within", "feasible": True}, mc)
     assert head.range_text == "P10–P90 $10.9k–$90.1k"  # numpy's linear percentiles: 1 + 0.1·99 = 10.9
     assert head.overrun_text == "10 % chance of overrun"
     assert head.status == "within"
@@ -41,9 +52,10 @@ def test_headline_of_hundred_draws():
 
 def test_a_point_estimate_in_the_middle_is_not_called_optimistic():
     mc = _mc(np.arange(1, 101) * 1000.0, 50_000.0, 40_000.0)
-    head = risk.headline({"budget_status": "within"}, mc)
+    head = risk.headline({"budget_status": "within", "feasible": True}, mc)
     assert head.optimism is None
     assert head.status == "at risk"  # 60 of 100 draws above $40k
+    assert risk.headline({"budget_status": "within", "feasible": False}, mc).status == "infeasible"
 
 
 def test_plausibility_flags_dense_mfu_above_published_runs_only():
