@@ -94,8 +94,11 @@ OUTPUTS: dict[str, Entry] = _entries(
     ("stall_fraction", "Checkpoint-stall share", "fraction", "δ/τ (0 with asynchronous checkpoints)", "Young 1974"),
     ("rework_fraction", "Failure-rework share", "fraction", "(τ/2 + restart)/M", "Young 1974"),
     ("dataset_gb", "Dataset size", "GB", "raw tokens × bytes per token × versions kept", ""),
-    ("storage_cost_usd", "Storage cost", "$", "Σ tiers GB-hours × $/GB-month / 730", "AWS FSx Lustre; S3"),
-    ("storage_cost_by_tier", "Storage cost by tier", "$", "GB-hours of each tier × its $/GB-month / 730", ""),
+    ("storage_cost_usd", "Storage cost", "$",
+     "Σ tiers GB-hours × $/GB-month / 730 during the run, plus the storage kept after training",
+     "AWS FSx Lustre; S3"),
+    ("storage_cost_by_tier", "Storage cost by tier during the run", "$",
+     "GB-hours of each tier × its $/GB-month / 730 (the storage kept after training is its own line)", ""),
     ("raw_tokens", "Raw tokens read", "count", "training tokens × TST token multiplier (1 for the baseline)", ""),
     ("cost_breakdown", "Cost by line item", "$", "each line item in dollars", ""),
     ("cost_total_usd", "Total cost", "$",
@@ -175,7 +178,7 @@ LINE_ITEM_FORMULAS = {
     "experiments": ("Experiments", SIDE),
     "evaluation": ("Evaluation", SIDE),
     "debugging": ("Debugging", SIDE),
-    "storage": ("Storage", "Σ tiers GB-hours × $/GB-month / 730"),
+    "storage": ("Storage", "Σ tiers GB-hours × $/GB-month / 730, plus the storage kept after training"),
     "network_egress": ("Egress", "egress GB × $/GB"),
     "data_processing": ("Data processing", "raw tokens × $ per billion tokens / 10⁹"),
     "tst_pilot": ("TST pilot", "pilot fraction × baseline main-run cost (TST only)"),
@@ -214,7 +217,7 @@ OUTPUTS.update({
     for key, (label, formula) in LINE_ITEM_FORMULAS.items()
 })
 OUTPUTS.update({
-    f"storage_cost_by_tier.{key}": Entry(f"storage_cost_by_tier.{key}", f"Storage: {label}", "$",
+    f"storage_cost_by_tier.{key}": Entry(f"storage_cost_by_tier.{key}", f"Storage during the run: {label}", "$",
                                          "GB-hours of the tier × its $/GB-month / 730")
     for key, label in TIER_LABELS.items()
 })
