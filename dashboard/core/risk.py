@@ -142,9 +142,18 @@ def risks(scenario: Scenario, result: PlanResult) -> list[Note]:
     notes.append(Note(
         "Storage", f"peak {_text('storage_peak_gb', result['storage_peak_gb'])}",
         f"Storage peaks at {_text('storage_peak_gb', result['storage_peak_gb'])} and costs "
-        f"{_text('storage_cost_usd', result['storage_cost_usd'])} over the run; keeping the last "
-        f"{scenario.keep_last_checkpoints:,} checkpoints bounds the hot tier."))
+        f"{_text('storage_cost_usd', result['storage_cost_usd'])} {_storage_period(scenario, result)}; keeping "
+        f"the last {scenario.keep_last_checkpoints:,} checkpoints bounds the hot tier."))
     return notes
+
+
+def _storage_period(scenario: Scenario, result: PlanResult) -> str:
+    """What the storage cost covers: the run, and the months its checkpoints and data are kept after it."""
+    months = scenario.storage_retention_months
+    if months == 0:
+        return "over the run"
+    after = _text("storage_retention_usd", result["storage_retention_usd"])
+    return f"over the run and the {months:g} months kept after it ({after} of it after training)"
 
 
 def top_lever(mc: MonteCarlo) -> str | None:

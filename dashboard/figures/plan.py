@@ -25,6 +25,7 @@ TST_REFERENCE_RUN = TST_RUN.as_dict()
 
 _usd = partial(number, unit="$")  # the one format: $446k, $10.4k, $69
 _count = partial(number, unit="count")  # 59.6k, 2T
+_share = partial(number, unit="fraction")  # 88.3 %, 1,080 % (as the budget tile)
 LABELS = {"tst_pilot": "TST pilot", "tst_switching": "TST switching"}
 BUDGET_COLOUR = "#d62728"
 WARNING_COLOUR = "#ff7f0e"
@@ -120,14 +121,14 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
     }
     layout = layout_of(
         "Cost by line item", "", "cost (USD)",
-        subtitle=f"{_usd(total)}: {total / budget_usd:.0%} of the {_usd(budget_usd)} budget; items under "
-                 f"{MIN_LABEL_SHARE:.0%} of the total are labelled on hover only",
+        subtitle=f"{_usd(total)}: {_share(total / budget_usd)} of the {_usd(budget_usd)} budget; items under "
+                 f"{_share(MIN_LABEL_SHARE)} of the total are labelled on hover only",
         yaxis={**USD_AXIS, "range": [0.0, max(total, budget_usd) * HEADROOM]},
         xaxis={"automargin": True},
         showlegend=False,
         shapes=[
             _hline(budget_usd, f"budget {_usd(budget_usd)}", BUDGET_COLOUR, "solid", text_above=True),
-            _hline(warning_usd, f"warning at {warning_fraction:.0%}: {_usd(warning_usd)}", WARNING_COLOUR, "dash",
+            _hline(warning_usd, f"warning at {_share(warning_fraction)}: {_usd(warning_usd)}", WARNING_COLOUR, "dash",
                    text_above=False),
         ],
     )

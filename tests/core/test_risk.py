@@ -99,6 +99,17 @@ def test_risk_notes_use_storage_units():
     assert notes["Storage"].badge.endswith(" TB")  # the 2T-token corpus alone is 2 copies × 8 TB
 
 
+@pytest.mark.parametrize(("months", "period"), [
+    (0, "over the run;"),
+    # 18,572 GB kept × $0.023/GB-month (the default cold tier, S3 Standard) × 12 months = $5,126
+    (12, "over the run and the 12 months kept after it ($5.13k of it after training);"),
+])
+def test_the_storage_sentence_says_what_its_cost_covers(months, period):
+    scenario = Scenario(storage_retention_months=months)
+    notes = {n.topic: n for n in risk.risks(scenario, scenario_outputs(scenario))}
+    assert period in notes["Storage"].sentence
+
+
 def test_top_lever_sentence():
     mfu = next(item for item in INPUTS if item.key == "mfu")
     tokens = next(item for item in INPUTS if item.key == "tokens")

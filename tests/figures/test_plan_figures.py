@@ -42,7 +42,16 @@ def test_budget_waterfall_ends_in_the_hand_total(breakdown, labels, total):
     lines = {shape.label.text.split(" ")[0]: shape for shape in fig.layout.shapes}
     assert lines["budget"].y0 == lines["budget"].y1 == 2000.0
     assert lines["warning"].y0 == lines["warning"].y1 == pytest.approx(1800.0)
-    assert "$2k" in lines["budget"].label.text and "90%" in lines["warning"].label.text
+    assert "$2k" in lines["budget"].label.text and "90 %" in lines["warning"].label.text
+
+
+@pytest.mark.parametrize(("total", "opening"), [
+    (441_000.0, "$441k: 88.2 % of the $500k budget"),  # as the budget tile writes its share: 3 significant figures
+    (5_410_000.0, "$5.41M: 1,080 % of the $500k budget"),  # 10.82 × the budget, not "1082%"
+])
+def test_waterfall_subtitle_writes_the_budget_share_as_the_tile_does(total, opening):
+    fig = plan.budget_figure({"main_compute": total}, budget_usd=500_000.0, warning_fraction=0.9)
+    assert fig.layout.title.subtitle.text.startswith(opening + "; items under 1 % of the total")
     assert "USD" in _title(fig.layout.yaxis)
     assert fig.layout.yaxis.range[1] >= 2000.0  # the budget line is inside the plot
 
