@@ -247,6 +247,19 @@ for _statistic in (*(f"p{q}" for q in PERCENTILES), "mean"):
 TORNADO_ENDS = {"input_low": "input at its low end", "input_high": "input at its high end",
                 "low": "total cost, input low", "high": "total cost, input high"}
 
+# The three questions' answers (`questions.optimal_for_budget` / `optimal_for_target_loss`) besides the outputs and
+# inputs they repeat (sizes, tokens, FLOPs, loss, layout, budget).
+ANSWERS: dict[str, Entry] = _entries(
+    ("tokens_per_param", "Tokens per active parameter", "", "training tokens / active parameters",
+     "Hoffmann et al. 2022 (about 20 at the compute optimum)"),
+    ("gpu_hours", "GPU-hours", "count", "every GPU-hour of the answer's plan, side work included", ""),
+    ("cost_usd", "Total cost", "$", "the answer's plan priced with every line item", ""),
+    ("memory_limited", "Limited by GPU memory", TEXT,
+     "true when the compute-optimal model does not fit the GPUs, so the answer is the largest model that does", ""),
+    ("memory_per_gpu_gb", "Memory needed per GPU", "GB", "the answer's memory per GPU at its layout", ""),
+    ("target_loss", "Target loss", "nats", "the loss asked for", ""),
+)
+
 # Scenario inputs: label and display unit; the formula column holds nothing, the source is the field's description.
 INPUT_STYLE: dict[str, tuple[str, str]] = {
     "schema_": ("Scenario file version", "integer"),
@@ -343,7 +356,7 @@ def _derived(name: str) -> Entry | None:
 
 def entry(name: str) -> Entry:
     """The entry of an output, Monte Carlo figure or input by its (dotted) name; KeyError when there is none."""
-    for table in (OUTPUTS, MONTE_CARLO, INPUTS):
+    for table in (OUTPUTS, MONTE_CARLO, ANSWERS, INPUTS):
         if name in table:
             return table[name]
     found = _derived(name)

@@ -7,6 +7,7 @@ import pytest
 from dashboard.core import catalogue
 from dashboard.core.engine import LINE_ITEMS, PlanResult, TstComparison, scenario_outputs
 from dashboard.core.presets import presets
+from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.core.storage import TIERS
 from dashboard.core.uncertainty import monte_carlo
@@ -48,6 +49,16 @@ def test_every_monte_carlo_figure_has_an_entry_and_every_entry_is_one():
         assert catalogue.entry(name).label.startswith(catalogue.INPUTS[name.split(".")[1]].label)
 
 
+def test_every_answer_of_the_three_questions_has_an_entry_and_every_entry_is_one():
+    budget = optimal_for_budget(default_scenario(), 1e6)
+    loss = optimal_for_target_loss(default_scenario(), 2.0)
+    for answer in (budget, loss):
+        for name in _dotted(answer):
+            catalogue.entry(name)  # KeyError names a key the readable table would print without a label
+    repeated = set(catalogue.OUTPUTS) | set(catalogue.INPUTS)
+    assert (_dotted(budget) | _dotted(loss)) - _with_parents(repeated) == set(catalogue.ANSWERS)
+
+
 def test_every_scenario_key_has_an_entry_and_every_entry_is_a_key():
     keys = set(Scenario.model_fields) | {"schema"}  # the file spells schema_ as "schema"
     assert set(catalogue.INPUTS) == keys
@@ -56,7 +67,7 @@ def test_every_scenario_key_has_an_entry_and_every_entry_is_a_key():
 def test_every_entry_has_a_label_and_a_known_unit():
     from dashboard.format import UNITS
 
-    tables = (catalogue.OUTPUTS, catalogue.MONTE_CARLO, catalogue.INPUTS)
+    tables = (catalogue.OUTPUTS, catalogue.MONTE_CARLO, catalogue.ANSWERS, catalogue.INPUTS)
     entries = [entry for table in tables for entry in table.values()]
     assert all(entry.label for entry in entries)
     assert {entry.unit for entry in entries} <= set(UNITS) | {catalogue.TEXT}
