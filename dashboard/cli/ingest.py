@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     """Import ``args.file`` and print its summary; 2 with a one-line message when it cannot be read."""
     from dashboard.ingest import import_bytes, import_path
     from dashboard.ingest.bounded import inflate, read_regular_file
-    from dashboard.retro.summary import summarize
+    from dashboard.retro.summary import describe, summarize
 
     path = Path(args.file)
     if not path.exists():
@@ -109,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         print_table(
-            {k: v for k, v in summary.items() if k not in ("rejected_sample", "warnings") and v != {}}
+            {k: v for k, v in summary.items() if k not in ("rejected_sample", "warnings") and v != {}},
+            describe(summary),
         )
         for item in summary["rejected_sample"]:
             print(f"rejected line {item['line']}: {item['reason']}")

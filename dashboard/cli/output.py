@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -47,26 +48,37 @@ def _lookup(name: str) -> Entry | None:
         return None
 
 
-def _rows(result: dict[str, Any], prefix: str, depth: int) -> list[tuple[str, str, str]]:
+# (dotted name, value) -> (label, value text): how a command's own figures read in its table.
+Describe = Callable[[str, Any], tuple[str, str]]
+
+
+def _from_catalogue(name: str, value: Any) -> tuple[str, str]:
+    entry = _lookup(name)
+    label = entry.label if entry else ""
+    if isinstance(value, dict):
+        return label, ""
+    return label, entry.text(value) if entry and not isinstance(value, (list, tuple)) else _format(value)
+
+
+def _rows(result: dict[str, Any], prefix: str, depth: int, describe: Describe) -> list[tuple[str, str, str]]:
     """(indented key, value text, label) for every item, nested objects under their key's header row."""
     rows = []
     for key, value in result.items():
-        entry = _lookup(f"{prefix}{key}")
-        label = entry.label if entry else ""
+        label, text = describe(f"{prefix}{key}", value)
         indent = "  " * depth
         if isinstance(value, dict):
             rows.append((f"{indent}{key}:", "", label))
-            rows.extend(_rows(value, f"{prefix}{key}.", depth + 1))
+            rows.extend(_rows(value, f"{prefix}{key}.", depth + 1, describe))
         else:
-            text = entry.text(value) if entry and not isinstance(value, (list, tuple)) else _format(value)
             rows.append((f"{indent}{key}", text, label))
     return rows
 
 
-def print_table(result: dict[str, Any]) -> None:
+def print_table(result: dict[str, Any], describe: Describe = _from_catalogue) -> None:
     """Key / value / label lines, nested objects indented under their key; values and labels from the catalogue
-    (three significant figures, as the app shows them; `--json` gives the exact values)."""
-    rows = _rows(result, "", 0)
+    unless `describe` says otherwise (three significant figures, as the app shows them; `--json` gives the exact
+    values)."""
+    rows = _rows(result, "", 0, describe)
     key_width = max(len(row[0]) for row in rows)
     value_width = min(VALUE_WIDTH, max(len(row[1]) for row in rows))  # a long name runs over
     for key, text, label in rows:

@@ -1,13 +1,36 @@
-"""One import in figures: totals, period, per-team GPU-hours and cost, and the row accounting (the CLI's JSON)."""
+"""One import in figures: totals, period, per-team GPU-hours and cost, and the row accounting (the CLI's JSON), and
+each figure's label and display text for the CLI's readable table (`describe`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
+from dashboard.format import number
 from dashboard.ingest.schema import ImportReport
 from dashboard.retro.labels import group_labels
 
 REJECTED_SAMPLE_SIZE = 20
+COST = "cost"  # a unit of its own: dollars as "$441k", another currency as "441k EUR", none as unpriced
+# The readable table's label and unit of each summary key (nested keys by their last part).
+SUMMARY_FIELDS: dict[str, tuple[str, str]] = {
+    "format": ("Format", ""),
+    "rows_read": ("Rows read", "integer"),
+    "rows_used": ("Rows used", "integer"),
+    "rows_excluded": ("Rows excluded by a rule", "integer"),
+    "rows_rejected": ("Rows rejected", "integer"),
+    "excluded_by_rule": ("Rows excluded, by rule", "integer"),
+    "gpu_hours_total": ("GPU-hours", "count"),
+    "cost_total": ("Cost", COST),
+    "currency": ("Currency", ""),
+    "period_start": ("Period start (UTC)", ""),
+    "period_end": ("Period end (UTC)", ""),
+    "spot_share_of_gpu_hours": ("Spot share of GPU-hours", "fraction"),
+    "by_team": ("By team", ""),
+    "gpu_hours": ("GPU-hours", "count"),
+    "cost": ("Cost", COST),
+}
 
 
 def _iso(value: pd.Timestamp | None) -> str | None:
@@ -58,3 +81,36 @@ def summarize(usage: pd.DataFrame, report: ImportReport) -> dict:
         },
         "warnings": warnings,
     }
+
+
+def describe(summary: dict[str, Any]):
+    """``(name, value) -> (label, text)`` for the readable table of ``summary``: counts and dollars in the app's
+    three-significant-figure format, costs in the summary's currency ("unpriced" when the export has no prices,
+    as Slurm and W&B exports do not)."""
+    currency = summary.get("currency")
+
+    def text(unit: str, value: Any) -> str:
+        if value is None:
+            return "n/a" if unit != COST else "unpriced"
+        if unit == COST:
+            if currency is None:
+                return "unpriced"
+            return number(value, "$") if currency == "USD" else f"{number(value, 'count')} {currency}"
+        if unit == "" or isinstance(value, str):
+            return str(value)
+        return number(value, unit)
+
+    def of(name: str, value: Any) -> tuple[str, str]:
+        parts = name.split(".")
+        if isinstance(value, dict):
+            return (SUMMARY_FIELDS.get(parts[0], ("", ""))[0] if len(parts) == 1 else ""), ""
+        if parts[0] == "excluded_by_rule" and len(parts) > 1:
+            return "", text("integer", value)
+        if parts[0] == "by_team" and len(parts) == 2:
+            return "", ""
+        label, unit = SUMMARY_FIELDS.get(parts[-1], ("", ""))
+        if name == "currency" and value is None:
+            return label, "none (no prices)"
+        return label, text(unit, value)
+
+    return of

@@ -60,3 +60,12 @@ def test_unreadable_file_exit_2(tmp_path):
     path.write_text("Date,Amount\n2025-06-01,3\n")
     done = run(str(path))
     assert done.returncode == 2 and "--format generic" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_readable_table_labels_and_formats_every_figure(data_dir):
+    done = run(str(data_dir / "focus_small.csv"))
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+    # 233.87 USD in the app's format, with its label (the JSON keeps 233.87).
+    assert rows["cost_total"].split()[1:] == ["$234", "Cost"]
+    assert rows["rows_read"].endswith("Rows read")
