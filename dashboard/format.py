@@ -21,6 +21,7 @@ WHOLE_UNITS_FROM = 1_000.0  # a table column of sums drops its decimals once an 
 SCIENTIFIC_FROM = 1e15  # counts from here on are written as a power of ten
 SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 STORAGE_STEPS = ((1e6, "PB"), (1e3, "TB"), (1.0, "GB"))
+BYTE_STEPS = ((1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
 
 
 def _round(value: float, figures: int) -> float:
@@ -67,6 +68,15 @@ def _storage(gb: float) -> str:
     return f"{significant(rounded)} GB"
 
 
+def _bytes(count: float) -> str:
+    """A file's size: 20.3 kB, 1.9 GB (decimal prefixes, as the storage figures); under a kilobyte in bytes."""
+    rounded = _round(count, SIGNIFICANT)
+    for limit, suffix in BYTE_STEPS:
+        if abs(rounded) >= limit:
+            return f"{significant(rounded / limit)} {suffix}"
+    return f"{rounded:,.0f} bytes"
+
+
 def _suffixed(unit_text: str) -> Callable[[float], str]:
     return lambda value: f"{significant(value)}{unit_text}"
 
@@ -97,6 +107,7 @@ UNITS: dict[str, Callable[[float], str]] = {
     "months": _suffixed(" months"),
     "s": _suffixed(" s"),
     "GB": _storage,
+    "bytes": _bytes,
     "GB/s": _suffixed(" GB/s"),
     "TFLOP/s": lambda value: f"{compact(value)} TFLOP/s",
     "×": _suffixed("×"),

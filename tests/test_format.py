@@ -34,6 +34,10 @@ def test_short(value, text):
     (98.24, "GB", "98.2 GB"),
     (18_700, "GB", "18.7 TB"),
     (2_500_000, "GB", "2.5 PB"),
+    (20_340, "bytes", "20.3 kB"),  # a workspace dataset's size on disk, not "0.00 GB"
+    (1_903_456_789, "bytes", "1.9 GB"),
+    (999_700, "bytes", "1 MB"),
+    (512, "bytes", "512 bytes"),
     (2.582, "×", "2.58×"),
     (2.04781, "nats", "2.05"),
     (0, "$", "$0"),

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from dashboard.cli.output import fail, print_json
+from dashboard.format import number
 from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
 
 EXPORT_BATCH_ROWS = 200_000
@@ -68,7 +69,7 @@ def _list(args: argparse.Namespace) -> int:
         except datasets.DatasetError as error:
             print(f"{name}: {error}")
             continue
-        print(f"{name}: {info.rows:,} rows, {info.bytes / 1e9:.2f} GB, {info.start or '-'} to {info.end or '-'}, "
+        print(f"{name}: {info.rows:,} rows, {number(info.bytes, 'bytes')}, {info.start or '-'} to {info.end or '-'}, "
               f"from {info.source}")
     return 0
 

@@ -23,6 +23,7 @@ from dashboard.ingest.schema import UnreadableFile
 from dashboard.query import engine, opened
 from dashboard.query.opened import Table
 from dashboard.retro.summary import accounting, summarize
+from dashboard.format import number
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import Imported, LocalFile
@@ -39,7 +40,7 @@ def size_line(info: Metadata) -> str:
     """Markdown: a dataset's rows, size on disk, date range and source file (from its metadata only)."""
     start = info.start[:10] if info.start else "no dates"
     end = f" to {info.end[:10]}" if info.end else ""
-    return (f"Workspace dataset **{markdown_text(info.name)}**: {info.rows:,} rows · {info.bytes / 1e9:.2f} GB "
+    return (f"Workspace dataset **{markdown_text(info.name)}**: {info.rows:,} rows · {number(info.bytes, 'bytes')} "
             f"(Parquet) · {start}{end} · from {markdown_text(info.source)} "
             f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read)")
 

@@ -60,9 +60,10 @@ def test_a_dataset_shows_its_size_and_range_and_the_tiles_of_the_same_upload(app
     first = pd.to_datetime(raw[start_column], utc=True).min().date().isoformat()
     last = pd.to_datetime(raw[end_column], utc=True).max().date().isoformat()
     line = next(_unescaped(c.value) for c in at.caption if c.value.startswith("Workspace dataset"))
-    gigabytes = sum(p.stat().st_size for p in (workspace / "q2").rglob("*.parquet") if "usage" in p.parts) / 1e9
+    kilobytes = sum(p.stat().st_size for p in (workspace / "q2").rglob("*.parquet") if "usage" in p.parts) / 1e3
     assert f"{len(raw):,} rows" in line  # every sample row is used
-    assert f"{gigabytes:.2f} GB" in line
+    shown = re.search(r"rows · ([\d.]+) kB \(Parquet\)", line)  # some tens of kB, not "0.00 GB"
+    assert shown and float(shown.group(1)) == pytest.approx(kilobytes, rel=5e-3)
     assert f"{first} to {last}" in line
     assert f"from {name}" in line
     from_dataset = _tiles(at)

@@ -164,7 +164,7 @@ def derive(rows: Rows) -> dict[str, object]:
     running = int((rows.open & (state == "RUNNING").fillna(False).to_numpy(dtype=bool)).sum())
     if running:
         rows.warn(f"{count_text(running, 'job')} {'was' if running == 1 else 'were'} still running when sacct "
-                  "ran, so their GPU-hours are counted up to then.")
+                  f"ran, so {'its' if running == 1 else 'their'} GPU-hours are counted up to then.")
     parents = job_id.where(step).str.split(".").str[0]
     orphans = int((step & ~parents.isin(job_id[~step])).sum())
     if orphans:
