@@ -2,7 +2,8 @@
 
 A link carries the plan (`?mfu=0.35&gpu_count=1024`) and, under the `base.` prefix, the pinned baseline. Reading
 never raises: unknown keys, repeated keys and values that fail strict validation are dropped one by one with a
-warning, and a combination that is invalid as a whole falls back to the default scenario, also with a warning.
+warning; when the values left do not fit together (reserved + spot above 100 %, TP beyond a node), the fewest
+of them, the last given first, are dropped too, with the reason, and the others still apply.
 Warnings quote names and values as plain text; the page escapes them (`dashboard.safe_text`) when it shows them.
 """
 
@@ -68,6 +69,7 @@ def scenario_to_query(scenario: Scenario, baseline: Scenario | None = None) -> d
 def _decode(params: Mapping[str, list[str]], label: str, warnings: list[str]) -> Scenario:
     default = default_scenario()
     data = default.to_json_dict()
+    given: list[str] = []
     for key, values in params.items():
         if key not in data or key == "schema":
             warnings.append(f"{label}: ignored unknown parameter {preview(repr(key))}")
@@ -77,14 +79,43 @@ def _decode(params: Mapping[str, list[str]], label: str, warnings: list[str]) ->
             warnings.append(f"{label}: ignored {key!r}: value longer than {MAX_VALUE_CHARS} characters")
         else:
             data[key] = values[0] if key in TEXT_KEYS else _value(values[0])
+            given.append(key)
     for key, message in field_errors(data).items():
         warnings.append(f"{label}: ignored {message}")
         data[key] = default.to_json_dict()[key]
+        given.remove(key)
     try:
         return scenario_from_dict(data)
     except ScenarioError as error:
-        warnings.append(f"{label}: the values do not fit together ({error}); using the default scenario")
-        return default
+        return _without_conflicts(data, given, str(error), label, warnings)
+
+
+def _without_conflicts(data: dict[str, Any], given: list[str], error: str, label: str,
+                       warnings: list[str]) -> Scenario:
+    """The scenario of `data` with the fewest given keys set back to their defaults so that the rest fit together:
+    one key if one is enough (the last given first), else the last given keys until they fit."""
+    default = default_scenario().to_json_dict()
+
+    def dropped(keys: list[str]) -> Scenario | None:
+        try:
+            return scenario_from_dict({**data, **{key: default[key] for key in keys}})
+        except ScenarioError:
+            return None
+
+    for key in reversed(given):
+        scenario = dropped([key])
+        if scenario is not None:
+            warnings.append(f"{label}: ignored {key} = {preview(_text(data[key]))}: it does not fit with the "
+                            f"other values ({error})")
+            return scenario
+    for count in range(2, len(given) + 1):
+        keys = given[-count:]
+        scenario = dropped(keys)
+        if scenario is not None:
+            warnings.append(f"{label}: ignored {', '.join(keys)}: they do not fit with the other values ({error})")
+            return scenario
+    warnings.append(f"{label}: the values do not fit together ({error}); using the default scenario")
+    return default_scenario()
 
 
 def scenario_from_query(params: Mapping[str, str | list[str]]) -> QueryScenarios:

@@ -57,9 +57,20 @@ def test_bad_parameters_are_dropped_with_a_warning(params, kept, warning_fragmen
         assert warning_fragment in decoded.warnings[0]
 
 
-def test_values_that_do_not_fit_together_fall_back_to_the_default():
-    decoded = scenario_from_query({"reserved_share": "0.9", "spot_share": "0.5", BASELINE_PREFIX + "mfu": "0.3"})
-    assert decoded.scenario == default_scenario()
+@pytest.mark.parametrize(("params", "kept", "ignored"), [
+    # Default reserved share 80 %: 90 % reserved fits once the later 50 % spot is dropped.
+    ({"reserved_share": "0.9", "spot_share": "0.5"}, {"reserved_share": 0.9}, "ignored spot_share = 0.5"),
+    # A link to 1,024 GPUs stays a link to 1,024 GPUs when its TP of 16 cannot fit in an 8-GPU node.
+    ({"gpu_count": "1024", "tensor_parallel": "16"}, {"gpu_count": 1024}, "ignored tensor_parallel = 16"),
+    # Two conflicts, neither fixed by dropping one key: the last two given go, the GPU count stays.
+    ({"gpu_count": "1024", "spot_share": "0.5", "tensor_parallel": "16"}, {"gpu_count": 1024},
+     "ignored spot_share, tensor_parallel"),
+])
+def test_values_that_do_not_fit_together_drop_the_fewest_keys(params, kept, ignored):
+    decoded = scenario_from_query({**params, BASELINE_PREFIX + "mfu": "0.3"})
+    assert decoded.scenario == default_scenario().model_copy(update=kept)
     assert decoded.baseline.mfu == 0.3
-    assert "do not fit together" in decoded.warnings[0]
-    assert "exceeds 1" in decoded.warnings[0]
+    assert len(decoded.warnings) == 1 and ignored in decoded.warnings[0]
+    assert "does not fit" in decoded.warnings[0] or "do not fit" in decoded.warnings[0]
+
+
