@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
+from dashboard.format import number
 from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state, upload_store, workspace_view
@@ -142,7 +143,7 @@ amortisation = {"status": "none", "label": ""}
 billing_usage = None
 if billing is not None:
     billing_usage, amortisation = cache.amortised(billing.key, billing.usage)
-all_notes = [f"**{markdown_text(part.filename)}**: {markdown_text(warning)}"
+all_notes = [view.import_note(part.filename, warning)
              for part in (billing, runs) if part for warning in part.summary["warnings"]]
 figure_notes = [note for note in all_notes if FIGURE_NOTES.search(note)]
 notes = [note for note in all_notes if note not in figure_notes]
@@ -166,7 +167,7 @@ data_key = (billing and billing.key, runs and runs.key, join_on)
 usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
 matched = stats["billing_gpu_hours_matched_share"]
 summary_line.markdown(" + ".join(f"**{markdown_text(p.filename)}**" for p in (billing, runs) if p)
-                      + (f" · {matched:.0%} matched" if matched is not None else "")
+                      + (f" · {number(matched, 'fraction')} matched" if matched is not None else "")
                       + " · change below" + (f" · {len(notes)} import notes" if notes else ""))
 data_box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary['rows_used']:,} rows used of "
                             f"{p.summary['rows_read']:,}" for p in (billing, runs) if p) + ". "

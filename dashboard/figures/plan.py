@@ -326,7 +326,7 @@ def spot_figure(curve: pd.DataFrame, current_spot_share: float) -> go.Figure:
         for name, column, axis, width in series
     ]
     traces.append({
-        "type": "scatter", "mode": "markers", "name": f"current: {current_spot_share:.0%} spot",
+        "type": "scatter", "mode": "markers", "name": f"current: {number(current_spot_share, 'fraction')} spot",
         "x": [current_spot_share * 100.0], "y": [current_usd], "marker": {"size": 12, "symbol": "diamond"},
         "hovertemplate": "current plan<br>%{x:.0f} % spot: $%{y:,.0f}<extra></extra>",
     })

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.axes import COUNT_AXIS, USD_AXIS
-from dashboard.format import count_sig, usd_sig
+from dashboard.format import count_sig, number, usd_sig
 from dashboard.retro.waste import waste_summary
 from dashboard.safe_text import plotly_text
 
@@ -128,13 +128,14 @@ def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None
         "name": "waste",
         "x": [item["usd"] for item in items],
         "y": [item["check"] for item in items],
-        "text": [usd_sig(item["usd"]) + ("" if item["share"] is None else f" · {item['share']:.0%} of spend")
+        "text": [usd_sig(item["usd"])
+                 + ("" if item["share"] is None else f" · {number(item['share'], 'fraction')} of spend")
                  for item in items],
         "textposition": "auto",
         "marker": {"color": WASTE_COLOUR},
         "hovertemplate": "%{y}: %{text}<extra></extra>",
     }
-    share = "" if summary["share"] is None else f", {summary['share']:.0%} of spend"
+    share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
     layout = {
         "title": {"text": f"Waste found: {usd_sig(summary['total_usd'])}{share}",
                   "subtitle": {"text": plotly_text(" · ".join(notes))}},

@@ -1,8 +1,8 @@
-"""Counts and amounts in the import's messages, written as a sentence would: "1 row", "3 rows", "2.50 USD"."""
+"""Counts and amounts in the import's messages, written as a sentence would: "1 row", "3 rows", "$73.2k"."""
 
 from __future__ import annotations
 
-from dashboard.format import table_decimals
+from dashboard.format import number
 
 
 def count_text(count: int, noun: str) -> str:
@@ -11,6 +11,9 @@ def count_text(count: int, noun: str) -> str:
 
 
 def amount_text(amount: float, currency: str | None) -> str:
-    """``5,120 USD`` (no cents from 1,000 on, `format.table_decimals`), ``1.14 USD``; without a currency, the figure."""
-    figure = f"{amount:,.{table_decimals([amount])}f}"
+    """An amount in the app's three-significant-figure format: dollars as ``$73.2k``, another currency as
+    ``12.3k EUR``, without a currency the figure alone (``12.3k``)."""
+    if currency == "USD":
+        return number(amount, "$")
+    figure = number(amount, "count")
     return f"{figure} {currency}" if currency else figure

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count_sig, usd_sig
+from dashboard.format import count_sig, number, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query import gap as gap_query
 from dashboard.query import tables
@@ -192,7 +192,8 @@ def decompose(
         scale_note = (f"{count_sig(a['actual_tokens'])} tokens trained vs {count_sig(p['plan_tokens'])} planned, "
                       "at plan MFU")
         if coverage < 1:
-            scale_note += f"; tokens known for {coverage:.0%} of main-run GPU-hours, the rest assumed at that rate"
+            scale_note += (f"; tokens known for {number(coverage, 'fraction')} of main-run GPU-hours, the rest "
+                           "assumed at that rate")
         efficiency_note = "GPU-hours per token vs the plan (MFU, stalls); includes the scale x efficiency interaction"
     else:
         scale_h, efficiency_h = main_ok_h - base_h, 0.0

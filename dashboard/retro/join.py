@@ -33,6 +33,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
+from dashboard.format import number
 from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
 from dashboard.query import engine
 from dashboard.retro.periods import spread_by_day
@@ -208,7 +209,7 @@ def match_warning(stats: dict) -> str | None:
     if stats["billing_missing"] or stats["runs_missing"] or share is None or share >= LOW_MATCH_SHARE:
         return None
     other = "project" if stats["on"] == "run_id" else "run_id"
-    return (f"Only {share:.0%} of billed GPU-hours matched the run export on {stats['on']} "
+    return (f"Only {number(share, 'fraction')} of billed GPU-hours matched the run export on {stats['on']} "
             f"({stats['keys_matched']} keys). Run states, failures and tokens cover that share only, and the "
             f"run export's unmatched hours are not added to the bill. Try joining on {other}. W&B run ids are "
             "random hashes no bill carries: join a W&B table on project, or join the bill's run tags with the "

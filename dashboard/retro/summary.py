@@ -9,6 +9,7 @@ import pandas as pd
 
 from dashboard.format import number
 from dashboard.ingest.schema import ImportReport
+from dashboard.ingest.wording import amount_text
 from dashboard.retro.labels import group_labels
 
 REJECTED_SAMPLE_SIZE = 20
@@ -93,9 +94,7 @@ def describe(summary: dict[str, Any]):
         if value is None:
             return "n/a" if unit != COST else "unpriced"
         if unit == COST:
-            if currency is None:
-                return "unpriced"
-            return number(value, "$") if currency == "USD" else f"{number(value, 'count')} {currency}"
+            return "unpriced" if currency is None else amount_text(value, currency)
         if unit == "" or isinstance(value, str):
             return str(value)
         return number(value, unit)

@@ -43,7 +43,7 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.format import count_sig, usd_sig
+from dashboard.format import count_sig, number, usd_sig
 from dashboard.query import tables
 from dashboard.query import waste as waste_query
 from dashboard.query.compiled import one_view
@@ -88,7 +88,7 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) ->
     if len(by_state):
         detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.itertuples(index=False)) + ")"
     if known_h < gpu_h:
-        detail += f"; states known for {known_h / gpu_h:.0%} of all GPU-hours"
+        detail += f"; states known for {number(known_h / gpu_h, 'fraction')} of all GPU-hours"
     cost = facts["failed_cost"] if facts["cost_known"] else None
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
                   _rows(waste_query.failed_rows, usage, with_rows), cost)
@@ -105,7 +105,7 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True
         unit, total = "% of cost", facts["total_cost"]
         what = f"{usd_sig(part)} of the {usd_sig(whole)} spent on runs with a known state"
         if total > 0:
-            what += f" ({whole / total:.0%} of all cost in the table)"
+            what += f" ({number(whole / total, 'fraction')} of all cost in the table)"
     else:
         part, whole = facts["part_h"], facts["whole_h"]
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
@@ -180,7 +180,8 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
                                     dtype="string")
     repeat_h = float(rows["gpu_hours"].sum())
     detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
-              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count_sig(repeat_h)} GPU-hours. "
+              f"{number(DUPLICATE_DURATION_TOLERANCE, 'fraction')}) started less than a day before: "
+              f"{count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
     cost = float(rows["cost"].sum()) if waste_query.has_cost(usage) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
@@ -223,7 +224,7 @@ def untagged_spend_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
         return _check("untagged_spend", "Untagged spend", None, "USD",
                       "Needs a billing export: a run export carries no prices.", None)
     dollars, total = facts["dollars"], facts["total"]
-    share = f" ({dollars / total:.0%} of spend)" if total > 0 else ""
+    share = f" ({number(dollars / total, 'fraction')} of spend)" if total > 0 else ""
     detail = (f"{usd_sig(dollars)} on {facts['count']:,} rows with no team, project or run tag{share}: support, tax, "
               "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
     return _check("untagged_spend", "Untagged spend", dollars, "USD", detail,

@@ -56,8 +56,8 @@ def risk_tiles(columns: list[DeltaGenerator], result: PlanResult, base: PlanResu
         delta_color="inverse",
         help=markdown_text(f"Total / budget ({budget.text(result['budget_usd'])}): 'warning' above the warning "
                            "share, 'over' above 100 %, 'at risk' when the Monte Carlo chance of overrun passes "
-                           f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}; 'infeasible' when the plan "
-                           "cannot run (see Can it run?)."))
+                           f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}; 'infeasible' when the "
+                           "plan cannot run (see Can it run?)."))
     columns[-1].caption(markdown_text(headline.overrun_text))
 
 

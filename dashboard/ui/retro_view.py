@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard import settings
 from dashboard.core.scenario import Scenario
-from dashboard.format import count_sig, table_decimals, usd_sig
+from dashboard.format import count_sig, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.opened import Table
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
@@ -62,8 +62,9 @@ def match_caption(stats: dict[str, Any]) -> str:
         return "Run export only: costs are valued at the plan's $/GPU-hour where needed."
     billing_share = stats["billing_gpu_hours_matched_share"]
     runs_share = stats["runs_gpu_hours_matched_share"]
-    text = (f"Joined on **{stats['on']}**: {billing_share or 0:.0%} of billed GPU-hours and "
-            f"{runs_share or 0:.0%} of the run export's GPU-hours found a match ({stats['keys_matched']} keys).")
+    text = (f"Joined on **{stats['on']}**: {number(billing_share or 0, 'fraction')} of billed GPU-hours and "
+            f"{number(runs_share or 0, 'fraction')} of the run export's GPU-hours found a match "
+            f"({stats['keys_matched']} keys).")
     if stats.get("runs_gpu_hours_beyond_billing", 0) > 0.5:
         text += (f" {count_sig(stats['runs_gpu_hours_beyond_billing'])} run-export GPU-hours beyond the bill of "
                  "their key and day are left out (the bill says what was paid for).")
@@ -85,6 +86,16 @@ def _unused_rows(export: Any) -> str:
     rows = f"{read:,} row{'' if read == 1 else 's'}"
     return f"**{markdown_text(export.filename)}** holds no row the Retrospective can use: of its {rows}, " + (
         " and ".join(parts) or "none was kept") + "."
+
+
+def import_note(filename: str, warning: str) -> str:
+    """Markdown: an import note under its file's name, without the note's own "In <file>, " opening (the name is
+    already in front of it)."""
+    opening = f"In {filename}, "
+    if warning.startswith(opening) and len(warning) > len(opening):
+        rest = warning[len(opening):]
+        warning = rest[0].upper() + rest[1:]
+    return f"**{markdown_text(filename)}**: {markdown_text(warning)}"
 
 
 def no_rows_message(billing: Any, runs: Any, none_choice: str) -> str:
@@ -270,7 +281,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
 
 def waste_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     checklist, summary, figure = cache.waste_view(key, usage)
-    share = "" if summary["share"] is None else f", {summary['share']:.0%} of spend"
+    share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
     st.subheader(f"Waste found: {usd_sig(summary['total_usd'])}{share}")
     by_id = {check["id"]: check for check in checklist}
     kpi = by_id["successful_runs"]
@@ -287,7 +298,7 @@ def waste_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
     total_cost = cache.totals(key, usage)["cost"]
     for check in ranked:
-        share = (f" · {check['usd'] / total_cost:.0%} of spend"
+        share = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
                  if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
         with st.expander(f"**{check['check']}** ({check['kind']}) — {_check_figure(check)}{share}", expanded=False):
             st.markdown(markdown_text(check["detail"]))
@@ -363,7 +374,7 @@ def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario) ->
     columns[1].metric("$ per million tokens", usd_sig(numbers["usd_per_million_tokens"]),
                       help="Cost of rows that report tokens / their tokens × 10⁶.")
     mfu = numbers["mfu"]
-    columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{mfu:.1%}",
+    columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{number(mfu, 'fraction')}",
                       help=f"6 · {count_sig(plan.active)} active parameters (the plan's model) · tokens / "
                       "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
     for metric, reason in numbers["reasons"].items():

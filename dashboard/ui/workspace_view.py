@@ -19,11 +19,11 @@ import streamlit as st
 
 from dashboard import settings
 from dashboard.core.safe_csv import to_safe_csv
+from dashboard.format import number
 from dashboard.ingest.schema import UnreadableFile
 from dashboard.query import engine, opened
 from dashboard.query.opened import Table
 from dashboard.retro.summary import accounting, summarize
-from dashboard.format import number
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import Imported, LocalFile

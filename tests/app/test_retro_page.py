@@ -175,7 +175,7 @@ def test_a_failed_join_warns_and_never_adds_run_hours_to_the_bill(app):
     assert tiles["Runs without a bill"] == f"{count_sig(runs['gpu_hours'].sum())} GPU-h"
     assert tiles["Rows"] == f"{len(billing):,}"
     (warning,) = [w.value for w in at.warning]
-    assert warning.startswith("Only 0% of billed GPU-hours matched the run export on run_id")
+    assert warning.startswith("Only 0 % of billed GPU-hours matched the run export on run_id")
     assert "Try joining on project" in warning
     at.selectbox(key="retro.join").set_value("project").run()
     assert not at.warning  # the fix: 99 % of billed GPU-hours match on project
@@ -613,3 +613,15 @@ def test_table_sums_have_thousands_separators_and_no_cents(app, tab, column, exp
     config = next(config[column]["type_config"] for config in configs if column in config)
     assert {key: config.get(key) for key in expected} == expected
     assert "step" in expected or "step" not in config
+
+
+def test_an_import_note_names_its_file_once_and_writes_dollars_as_the_tiles(app):
+    # The bundled FOCUS sample's unused commitment: 73,248 USD (CommitmentDiscountStatus = Unused rows), as the
+    # tile caption beside it writes it, and under the file's name without "In focus_sample.csv, " again.
+    at = _open(app)
+    assert not at.exception
+    texts = [shown(block.value) for block in (*at.markdown, *at.caption)]
+    note = next(text for text in texts if "CommitmentDiscountStatus = Unused" in text)
+    assert "**focus_sample.csv**: Unused commitment (CommitmentDiscountStatus = Unused) is $73.2k of cost" in note
+    assert "In focus_sample.csv" not in note
+    assert any("**focus_sample.csv** + **slurm_sample.txt** · " in text and " % matched" in text for text in texts)

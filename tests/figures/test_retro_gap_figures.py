@@ -60,8 +60,8 @@ def test_waste_figure_ranks_the_waste_in_dollars_and_share_of_spend():
     (trace,) = figure.data
     assert list(trace.x) == [335.0, 80.0]  # largest first; storage growth, hygiene and the KPI are not waste
     assert list(trace.y) == ["Idle capacity", "Failed runs"]
-    assert list(trace.text) == ["$335 · 20% of spend", "$80 · 5% of spend"]
-    assert figure.layout.title.text == "Waste found: $415, 25% of spend"
+    assert list(trace.text) == ["$335 · 20.2 % of spend", "$80 · 4.82 % of spend"]
+    assert figure.layout.title.text == "Waste found: $415, 25 % of spend"
     subtitle = figure.layout.title.subtitle.text
     assert "Storage growth: $368 a month" in subtitle and "Not in dollars: Duplicate runs" in subtitle
 

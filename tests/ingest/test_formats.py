@@ -115,8 +115,8 @@ def test_gcp_commitment_fee_rows_carry_cost_but_no_gpu_hours():
 
 
 def test_azure_actual_cost_export_is_flagged(data_dir):
-    # azure_small.csv has one reservation purchase row of 5,120 USD (whole dollars from 1,000 on).
+    # azure_small.csv has one reservation purchase row of 5,120 USD, written as the app writes dollars.
     _, report = import_path(data_dir / "azure_small.csv")
     expected = ("azure_small.csv is the actual-cost dataset: reservations and savings plans are charged when "
-                "bought (1 purchase row, 5,120 USD)")
+                "bought (1 purchase row, $5.12k)")
     assert any(w.startswith(expected) for w in report.warnings)

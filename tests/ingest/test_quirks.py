@@ -80,7 +80,7 @@ def test_focus_10_gpu_instances_from_description_and_provider_columns():
     assert usage["gpu_type"].tolist()[:3] == ["A10G", "A10G", "H100"]
     assert [w for w in report.warnings if "GPU count" in w] == [
         "In focus10.csv, 1 row looks like GPU compute but its GPU count cannot be found, so it adds no GPU-hours; "
-        "it costs 1.14 USD. Add its instance type to data/aws_instance_types.csv (or the Azure / GCP table), or "
+        "it costs $1.14. Add its instance type to data/aws_instance_types.csv (or the Azure / GCP table), or "
         "export FOCUS 1.1+ with SkuPriceDetails."
     ]
 

@@ -287,7 +287,8 @@ def test_app_sample_reads_as_generated(zone):
     assert result.excluded["reason"].value_counts().to_dict() == {
         slurm.STEP_RULE: 405, slurm.NO_GPU_RULE: 11, slurm.NOT_STARTED_RULE: 2}
     assert set(result.usage["team"]) == {"llm-pretrain", "research", "data", "llm-eval"}
-    assert any("1 job was still running when sacct ran, so its GPU-hours" in warning for warning in result.warnings)  # the 30 June full suite
+    # the 30 June full suite
+    assert any("1 job was still running when sacct ran, so its GPU-hours" in warning for warning in result.warnings)
 
     main = result.usage[result.usage["run_id"] == "pretrain-13b"]
     assert main["run_state"].value_counts().to_dict() == {

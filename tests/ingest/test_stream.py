@@ -85,12 +85,17 @@ def test_notes_that_differ_between_batches_are_kept_per_batch_and_add_up():
     """The FOCUS sample's unused-commitment note, whole and in two batches: the amounts add up to the whole."""
     _, report = import_path(SAMPLES / "focus_sample.csv")
     _, streamed, _ = _streamed(SAMPLES / "focus_sample.csv", 135)
-    amount = re.compile(r"is ([\d,]+(?:\.\d\d)?) USD")  # whole dollars from 1,000 on (format.table_decimals)
-    whole = [float(amount.search(w).group(1).replace(",", "")) for w in report.warnings if amount.search(w)]
+    amount = re.compile(r"is \$([\d.]+)(k?) of cost")  # three significant figures: $73.2k
+
+    def dollars(text):
+        found = amount.search(text)
+        return float(found.group(1)) * (1e3 if found.group(2) else 1.0)
+
+    whole = [dollars(w) for w in report.warnings if amount.search(w)]
     parts = [w for w in streamed.warnings if amount.search(w)]
     assert [p.split(":")[0] for p in parts] == ["Lines 2–136", "Lines 137–243"]
-    # Each of the three figures is rounded to the dollar at most, so they agree within 3 × $0.50.
-    assert sum(float(amount.search(p).group(1).replace(",", "")) for p in parts) == pytest.approx(whole[0], abs=1.5)
+    # Each of the three figures is rounded to three significant figures (half a unit in the third: 0.5 %).
+    assert sum(dollars(p) for p in parts) == pytest.approx(whole[0], rel=0.01)
 
 
 def test_a_note_every_batch_gives_alike_is_kept_once(tmp_path):

@@ -139,14 +139,17 @@ def test_the_joined_hours_and_cost_never_exceed_the_bill(runs, matched_share):
     assert joined["cost"].sum() == pytest.approx(68.0 + 7.0)  # GPU rows and the storage line
 
 
-@pytest.mark.parametrize(("share", "warned"), [(None, False), (0.0, True), (0.79, True), (0.8, False), (1.0, False)])
-def test_a_low_match_is_warned_with_the_fix(share, warned):
+@pytest.mark.parametrize(("share", "warned", "written"), [
+    (None, False, ""), (0.0, True, "0 %"), (0.79, True, "79 %"), (0.0123, True, "1.23 %"), (0.8, False, ""),
+    (1.0, False, ""),
+])
+def test_a_low_match_is_warned_with_the_fix(share, warned, written):
     stats = {"billing_missing": False, "runs_missing": share is None, "on": "run_id", "keys_matched": 0,
              "billing_gpu_hours_matched_share": share}
     message = match_warning(stats)
     assert (message is not None) == warned
     if warned:
-        assert f"{share:.0%} of billed GPU-hours" in message and "joining on project" in message
+        assert f"Only {written} of billed GPU-hours" in message and "joining on project" in message
 
 
 def test_unknown_key_is_refused():

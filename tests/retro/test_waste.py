@@ -38,7 +38,7 @@ def test_failed_share_is_of_the_hours_with_a_known_state():
     assert check["unit"] == "% of GPU-hours"
     assert check["usd"] == pytest.approx(80.0)
     assert sorted(check["rows"]["run_id"]) == ["b", "c"]
-    assert "67%" in check["detail"]  # states known for 100 of 150 GPU-hours
+    assert "66.7 %" in check["detail"]  # states known for 100 of 150 GPU-hours
 
 
 def test_successful_share_is_of_the_cost_of_runs_with_a_known_state():

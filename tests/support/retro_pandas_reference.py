@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core import compute
-from dashboard.format import count_sig, usd_sig
+from dashboard.format import count_sig, number, usd_sig
 from dashboard.ingest.rows import take_strings
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import PRICING_VALUES
@@ -495,7 +495,7 @@ def failed_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
     if len(by_state):
         detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.items()) + ")"
     if known_h < hours[gpu_mask(usage)].sum():
-        detail += f"; states known for {known_h / hours[gpu_mask(usage)].sum():.0%} of all GPU-hours"
+        detail += f"; states known for {number(known_h / hours[gpu_mask(usage)].sum(), 'fraction')} of all GPU-hours"
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".", rows, cost)
 
@@ -512,7 +512,7 @@ def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
         unit, total = "% of cost", float(usage["cost"].sum())
         what = f"{usd_sig(part)} of the {usd_sig(whole)} spent on runs with a known state"
         if total > 0:
-            what += f" ({whole / total:.0%} of all cost in the table)"
+            what += f" ({number(whole / total, 'fraction')} of all cost in the table)"
     else:
         part, whole = float(rows["gpu_hours"].sum()), float(usage.loc[known, "gpu_hours"].sum())
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
@@ -589,7 +589,8 @@ def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
                                     dtype="string")
     repeat_h = float(rows["gpu_hours"].sum())
     detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
-              f"{DUPLICATE_DURATION_TOLERANCE:.0%}) started less than a day before: {count_sig(repeat_h)} GPU-hours. "
+              f"{number(DUPLICATE_DURATION_TOLERANCE, 'fraction')}) started less than a day before: "
+              f"{count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
@@ -638,7 +639,7 @@ def untagged_spend_check(usage: pd.DataFrame) -> dict[str, Any]:
     rows = usage.loc[untagged & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool)]
     dollars = float(rows["cost"].sum())
     total = float(usage["cost"].sum())
-    share = f" ({dollars / total:.0%} of spend)" if total > 0 else ""
+    share = f" ({number(dollars / total, 'fraction')} of spend)" if total > 0 else ""
     detail = (f"{usd_sig(dollars)} on {len(rows):,} rows with no team, project or run tag{share}: support, tax, "
               "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
     return _check("untagged_spend", "Untagged spend", dollars, "USD", detail, rows, dollars)
