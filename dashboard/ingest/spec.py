@@ -62,6 +62,7 @@ class Format:
     categorical: tuple[str, ...] = ()  # keys whose columns repeat few distinct values
     selective: bool = False  # the decoder may skip the columns this format does not name
     row_local: bool = True  # each row's canonical columns depend on that row alone, so batches may be read apart
+    priced: bool = True  # the export carries prices (a run log does not: its costs are 0 until the plan prices them)
     more_columns: Callable[[Sequence[str]], list[str]] = field(default=lambda header: [])  # header-dependent
 
     def aliases(self, *keys: str) -> tuple[str, ...]:

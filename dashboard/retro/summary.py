@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from dashboard.format import number
+from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ImportReport
 from dashboard.ingest.wording import amount_text
 from dashboard.retro.labels import group_labels
@@ -86,15 +87,19 @@ def summarize(usage: pd.DataFrame, report: ImportReport) -> dict:
 
 def describe(summary: dict[str, Any]):
     """``(name, value) -> (label, text)`` for the readable table of ``summary``: counts and dollars in the app's
-    three-significant-figure format, costs in the summary's currency ("unpriced" when the export has no prices,
-    as Slurm and W&B exports do not)."""
+    three-significant-figure format, costs in the summary's currency ("unpriced" for an export that carries no
+    prices, as Slurm and W&B exports do not; the bare figure when a bill names no currency)."""
     currency = summary.get("currency")
+    export = FORMATS.get(summary.get("format"))
+    priced = export is None or export.priced
 
     def text(unit: str, value: Any) -> str:
+        if unit == COST and not priced:
+            return "unpriced"
         if value is None:
-            return "n/a" if unit != COST else "unpriced"
+            return "n/a"
         if unit == COST:
-            return "unpriced" if currency is None else amount_text(value, currency)
+            return amount_text(value, currency) + ("" if currency else " (no currency column)")
         if unit == "" or isinstance(value, str):
             return str(value)
         return number(value, unit)
@@ -109,7 +114,7 @@ def describe(summary: dict[str, Any]):
             return "", ""
         label, unit = SUMMARY_FIELDS.get(parts[-1], ("", ""))
         if name == "currency" and value is None:
-            return label, "none (no prices)"
+            return label, "none (no prices)" if not priced else "not given"
         return label, text(unit, value)
 
     return of

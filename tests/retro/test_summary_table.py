@@ -4,9 +4,10 @@ import pytest
 
 from dashboard.retro.summary import describe
 
-USD = {"currency": "USD"}
-EUR = {"currency": "EUR"}
-UNPRICED = {"currency": None}
+USD = {"currency": "USD", "format": "focus"}
+EUR = {"currency": "EUR", "format": "focus"}
+UNPRICED = {"currency": None, "format": "slurm"}  # a run log: no prices at all
+NO_CURRENCY = {"currency": None, "format": "azure"}  # a bill without a currency column (OpenCost's Template.csv)
 
 
 @pytest.mark.parametrize(("summary", "name", "value", "row"), [
@@ -26,6 +27,10 @@ UNPRICED = {"currency": None}
     (UNPRICED, "cost_total", 0.0, ("Cost", "unpriced")),
     (UNPRICED, "by_team.data.cost", 0.0, ("Cost", "unpriced")),
     (UNPRICED, "currency", None, ("Currency", "none (no prices)")),
+    ({"currency": None, "format": "wandb"}, "cost_total", 0.0, ("Cost", "unpriced")),
+    # A bill's costs are costs even when it does not say in what: the figure, not "unpriced".
+    (NO_CURRENCY, "cost_total", 16.44, ("Cost", "16.4 (no currency column)")),
+    (NO_CURRENCY, "currency", None, ("Currency", "not given")),
     (USD, "period_start", "2025-04-01T00:00:00Z", ("Period start (UTC)", "2025-04-01T00:00:00Z")),
 ])
 def test_summary_rows(summary, name, value, row):

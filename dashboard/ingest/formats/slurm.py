@@ -207,6 +207,7 @@ FORMAT = Format(
     title="Slurm sacct --parsable2 output",
     noun="a Slurm sacct export",
     order=50,
+    priced=False,
     columns={
         "job": ("JobID",),
         "job_raw": ("JobIDRaw",),

@@ -213,6 +213,7 @@ FORMAT = Format(
     title="Weights & Biases runs table CSV",
     noun="a W&B runs export",
     order=60,
+    priced=False,
     columns={
         "state": ("State",),
         "created": ("Created",),
