@@ -21,6 +21,7 @@ from dashboard.ui.sources import (
     local_columns,
     local_path_help,
     sample_names,
+    summary_text,
 )
 
 AUTO = "Detect from the header"
@@ -138,8 +139,8 @@ tiles[2].metric("Excluded", f"{summary['rows_excluded']:,}", help="Dropped by a 
 tiles[3].metric("Rejected", f"{summary['rows_rejected']:,}", help="Unreadable rows, with line and reason below.")
 tiles[4].metric("GPU-hours", count_sig(summary["gpu_hours_total"]))
 currency = summary["currency"] or ""
-tiles[5].metric(f"Cost {markdown_text(currency)}".strip(), count_sig(summary["cost_total"]),
-                help=f"{summary['cost_total']:,.2f}")
+tiles[5].metric("Cost", summary_text(summary, "cost_total"),
+                help=markdown_text(f"{summary['cost_total']:,.2f} {currency or '(no currency given)'}"))
 
 left, right = st.columns(2)
 with left:

@@ -28,7 +28,7 @@ from dashboard.ingest.bounded import LimitExceeded, read_regular_file
 from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.query.opened import Table
-from dashboard.retro.summary import summarize
+from dashboard.retro.summary import describe, summarize
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
@@ -248,3 +248,8 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
     finally:
         bar.empty()
     return imported
+
+
+def summary_text(summary: dict, name: str) -> str:
+    """An import summary's figure as the CLI's readable table writes it ($951k, "unpriced" for a run log)."""
+    return describe(summary)(name, summary[name])[1]

@@ -63,6 +63,15 @@ def test_uploaded_file_is_imported_and_summed(app):
     # focus_small.csv: 8 rows, 34 GPU-hours (see tests/ingest/test_formats.py for the arithmetic).
     assert _metric(at, "Rows read").value == "8"
     assert _metric(at, "GPU-hours").value == "34"
+    assert _metric(at, "Cost").value == "$234"  # 233.87 USD, as the CLI's table and the Retrospective write it
+
+
+def test_a_run_log_s_cost_tile_says_unpriced_not_zero(app):
+    at = _open_import_page(app)
+    at.selectbox(key="import_zone").set_value("UTC")
+    at.selectbox(key="sample").set_value("slurm_sample.txt").run()
+    assert not at.exception and not at.error
+    assert _metric(at, "Cost").value == "unpriced"
 
 
 HEADERLESS_SACCT = (b"4103947|4103947|ub-hpc|general|anon|2015-06-26T13:57:00|2015-06-28T02:55:50|TIMEOUT|"
