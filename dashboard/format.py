@@ -1,7 +1,8 @@
 """Human-readable numbers for tiles, tables, chart labels and the CLI (pure, no streamlit).
 
 `number(value, unit)` is the one display format: three significant figures with a k/M/B/T suffix ($441k, $903,
-$69, 26.6M), powers of ten for FLOPs (8.4×10²² FLOPs), GB/TB/PB for storage. `exact(value, unit)` is the same
+$69, 26.6M), powers of ten for FLOPs (8.4×10²² FLOPs), GB/TB/PB for storage; a loss in nats to three decimals
+(2.065: options are compared at equal loss, and 0.01 nats matter). `exact(value, unit)` is the same
 number in full (hover text, downloads). `signed` is `number` with its sign, for differences. The units are the
 keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its unit.
 
@@ -111,7 +112,7 @@ UNITS: dict[str, Callable[[float], str]] = {
     "GB/s": _suffixed(" GB/s"),
     "TFLOP/s": lambda value: f"{compact(value)} TFLOP/s",
     "×": _suffixed("×"),
-    "nats": significant,
+    "nats": lambda loss: f"{loss:.3f}",
     "": significant,
 }
 

@@ -44,6 +44,10 @@ def input_label(key: str) -> str:
     return catalogue.label(key)
 
 
+def _loss(value: float) -> str:
+    return catalogue.text("predicted_loss", value)  # three decimals: 0.01 nats matter
+
+
 def _clashes(candidate: str, taken: set[str]) -> bool:
     """A column name already used, or one that is (or whose Δ column would be) another's Δ column name."""
     return (candidate in taken or f"{DELTA_PREFIX}{candidate}" in taken
@@ -207,7 +211,7 @@ def loss_banner(names: list[str], results: list[dict[str, Any]]) -> str | None:
         lead = "The cheaper options train a worse model"
     else:
         lead = f"{names[losses.index(worst)]} trains a worse model than {names[losses.index(best)]}"
-    return (f"{lead}: loss {worst:.3f} vs {best:.3f} (nats per token). Options with different predicted losses "
+    return (f"{lead}: loss {_loss(worst)} vs {_loss(best)} (nats per token). Options with different predicted losses "
             "buy different models; compare them at equal loss (“Match loss”).")
 
 
@@ -232,14 +236,14 @@ def match_loss(scenario: Scenario, target_loss: float, lever: str) -> Scenario:
         if remaining <= 0:
             floor = target_loss - remaining
             raise MatchError(f"{scenario.name}: at {short(scenario.active)} parameters no number of tokens brings the "
-                             f"loss below {floor:.3f}; match by model size instead")
+                             f"loss below {_loss(floor)}; match by model size instead")
         data["tokens"] = (fit.B / remaining) ** (1.0 / fit.beta)
     else:
         remaining = target_loss - fit.E - fit.B / scenario.tokens ** fit.beta
         if remaining <= 0:
             floor = target_loss - remaining
             raise MatchError(f"{scenario.name}: on {short(scenario.tokens)} tokens no model size brings the loss "
-                             f"below {floor:.3f}; match by tokens instead")
+                             f"below {_loss(floor)}; match by tokens instead")
         factor = (fit.A / remaining) ** (1.0 / fit.alpha) / scenario.active
         data["total_params"] = scenario.total_params * factor
         if scenario.active_params is not None:
@@ -290,7 +294,7 @@ def match_note(name: str, before: Scenario, after: Scenario, before_usd: float, 
         moved = f"parameters {count(before.total_params)} → {count(after.total_params)}"
     change = after_usd - before_usd
     sign = "+" if change >= 0 else "-"
-    return (f"{name}: {moved}, loss {option_loss(before):.3f} → {option_loss(after):.3f}; total cost "
+    return (f"{name}: {moved}, loss {_loss(option_loss(before))} → {_loss(option_loss(after))}; total cost "
             f"{money(before_usd)} → {money(after_usd)} ({sign}{money(abs(change))})")
 
 

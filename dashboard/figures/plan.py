@@ -363,9 +363,10 @@ def scaling_figure(curve: pd.DataFrame, points: dict[str, Any]) -> go.Figure:
             "marker": {"size": 13, "symbol": symbol}, "hovertemplate": hover,
         })
     subtitle = (
-        f"This plan {points['plan']['predicted_loss']:.3f}, compute-optimal {points['optimal']['predicted_loss']:.3f}"
+        f"This plan {number(points['plan']['predicted_loss'], 'nats')}, compute-optimal "
+        f"{number(points['optimal']['predicted_loss'], 'nats')}"
     )
-    layout = layout_of(f"Predicted loss at C = {points['model_flops']:.3g} FLOPs",
+    layout = layout_of(f"Predicted loss at C = {number(points['model_flops'], 'FLOPs')}",
                      "active parameters (billions, log scale)", "predicted loss (nats per token)", subtitle=subtitle,
                      xaxis=DECADES)
     return figure(traces, layout)

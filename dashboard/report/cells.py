@@ -1,8 +1,7 @@
 """Table cells of the comparison as text: scenario inputs, headline outputs and differences, with units.
 
-Labels, units and formats come from `dashboard.core.catalogue` (three significant figures, one money format); the
-report and the Compare page show the same text for the same number by calling these. Predicted loss is the one
-exception: options are compared at equal loss, and 0.01 nats matter, so it is shown to three decimals.
+Labels, units and formats come from `dashboard.core.catalogue` (three significant figures, one money format, a
+loss to three decimals); the report and the Compare page show the same text for the same number by calling these.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint
 DOLLAR_INPUT_MARKERS = ("price_", "_per_gb", "_per_billion_tokens", "_usd")
 COUNT_INPUTS = {"total_params", "active_params", "tokens", "egress_gb", "global_batch_tokens", "unique_tokens"}
 RANGE_SUFFIXES = ("_p10", "_p90")
-LOSS_KEY = "predicted_loss"
 
 
 def money(value: float) -> str:
@@ -34,7 +32,8 @@ def count(value: float) -> str:
 
 
 def loss(value: float) -> str:
-    return f"{value:.3f}"
+    """A predicted loss to three decimals (nats per token), as every page writes it."""
+    return fmt.number(value, "nats")
 
 
 def format_input(key: str, value: Any) -> str:
@@ -53,10 +52,7 @@ def _output_key(key: str) -> str:
 
 def format_output(key: str, value: Any) -> str:
     """A headline output (or its P10 / P90 row) for a table."""
-    base = _output_key(key)
-    if base == LOSS_KEY and not isinstance(value, str):
-        return loss(value)
-    return catalogue.entry(base).text(value)
+    return catalogue.entry(_output_key(key)).text(value)
 
 
 def format_delta(section: str, key: str, value: float) -> str:
@@ -67,6 +63,4 @@ def format_delta(section: str, key: str, value: float) -> str:
     if value == 0:
         return "0"
     base = _output_key(key) if section == compare.OUTPUT_SECTION else key
-    if base == LOSS_KEY:
-        return f"{value:+.3f}"
     return catalogue.entry(base).delta(value)

@@ -45,6 +45,8 @@ def test_plan_page_shows_the_default_scenario(app):
     expected = scenario_outputs(default_scenario())
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
     assert _metric(at, "GPU-hours").value == catalogue.text("gpu_hours_total", expected["gpu_hours_total"])
+    # The default's loss to three decimals, as Compare, the report and the scaling chart write it (not "2.06").
+    assert _metric(at, "Predicted loss").value == f"{expected['predicted_loss']:.3f}" == "2.065"
     assert at.query_params == {}
 
 

@@ -264,7 +264,7 @@ def test_scaling_curve_marks_optimum_and_plan():
         assert all(word in trace.hovertemplate for word in ("B active params", "B tokens", "loss"))
     assert (fig.layout.xaxis.type, fig.layout.xaxis.dtick) == ("log", 1)
     assert "billions, log scale" in _title(fig.layout.xaxis) and "nats" in _title(fig.layout.yaxis)
-    assert "8.4e+22 FLOPs" in fig.layout.title.text
+    assert "8.4×10²² FLOPs" in fig.layout.title.text
 
 
 def _default_figures() -> dict[str, go.Figure]:
