@@ -29,6 +29,7 @@ LABEL_PAD = 0.01
 ROW_STEP = 0.08
 LABEL_BACKGROUND = "rgba(255, 255, 255, 0.8)"
 LEGEND_MARGIN = 140  # px under the tornado's plot: tick labels, the axis title, then up to three legend rows
+CANNOT_RUN = "Cannot run as planned (see Can it run?): these draws price a run that does not fit.<br>"
 
 
 def _percent(value: float) -> str:
@@ -112,7 +113,8 @@ def distribution_figure(mc: MonteCarlo) -> go.Figure:
         title={
             "text": f"Total cost: P10 {_usd(lines[0][1])} · P50 {_usd(lines[1][1])} · P90 {_usd(lines[2][1])}",
             "subtitle": {"text": (
-                f"{catalogue.text('prob_over_budget', mc.prob_over_budget)} chance of exceeding the "
+                ("" if mc.feasible else CANNOT_RUN)
+                + f"{catalogue.text('prob_over_budget', mc.prob_over_budget)} chance of exceeding the "
                 f"{_usd(mc.budget_usd)} budget; "
                 f"{_usd(mc.budget_for_confidence(0.8))} covers 80 %, {_usd(mc.budget_for_confidence(0.9))} covers "
                 f"90 %.<br>The plan's point estimate is at P{mc.point_rank('cost_total_usd'):.0f} of "
@@ -121,7 +123,7 @@ def distribution_figure(mc: MonteCarlo) -> go.Figure:
         },
         xaxis={"title": {"text": "Total cost ($)"}, **USD_AXIS},
         yaxis={"title": {"text": "Share of draws (%)"}},
-        bargap=0.02, showlegend=False, margin={"l": 60, "r": 20, "t": 80, "b": 50},
+        bargap=0.02, showlegend=False, margin={"l": 60, "r": 20, "t": 80 if mc.feasible else 100, "b": 50},
     )
     return figure
 
@@ -145,7 +147,8 @@ def tornado_figure(mc: MonteCarlo) -> go.Figure:
     figure.add_vline(x=point, line=plan_line)
     figure.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=plan_line, name=f"plan {_usd(point)}",
                                 hoverinfo="skip"))
-    subtitle = "One input at a time at its low and high end; the others stay at their likely values."
+    subtitle = ("" if mc.feasible else CANNOT_RUN) + (
+        "One input at a time at its low and high end; the others stay at their likely values.")
     if still:
         subtitle += f"<br>No effect here: {', '.join(still)}."
     figure.update_layout(

@@ -91,3 +91,13 @@ def test_close_lines_get_labels_on_different_rows(mc):
     figure = distribution_figure(mc)
     heights = {a.text.split(" ")[0]: a.y for a in figure.layout.annotations}
     assert heights["plan"] != heights["budget"]
+
+
+def test_a_plan_that_cannot_run_says_so_on_its_range_charts():
+    # 70B unsharded on 64 GPUs: 1,121 GB per 80 GB GPU (tests/app/test_feasibility_panel.py), so every draw prices
+    # a run that does not fit, and the Cost range and Tornado tabs say so, as the budget tile does.
+    blocked = Scenario(total_params=70e9, gpu_count=64, tensor_parallel=1, pipeline_parallel=1, zero_stage=0)
+    for scenario, flagged in ((blocked, True), (Scenario(), False)):
+        run = monte_carlo(scenario, 500, 0)
+        for figure in (distribution_figure(run), tornado_figure(run)):
+            assert figure.layout.title.subtitle.text.startswith("Cannot run as planned") == flagged
