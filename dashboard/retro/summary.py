@@ -3,6 +3,7 @@ each figure's label and display text for the CLI's readable table (`describe`)."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -14,7 +15,7 @@ from dashboard.ingest.wording import amount_text
 from dashboard.retro.labels import group_labels
 
 REJECTED_SAMPLE_SIZE = 20
-COST = "cost"  # a unit of its own: dollars as "$441k", another currency as "441k EUR", none as unpriced
+COST = "cost"  # a unit of its own: dollars as "$441k", another currency as "441k EUR", a run log's as unpriced
 # The readable table's label and unit of each summary key (nested keys by their last part).
 SUMMARY_FIELDS: dict[str, tuple[str, str]] = {
     "format": ("Format", ""),
@@ -85,7 +86,7 @@ def summarize(usage: pd.DataFrame, report: ImportReport) -> dict:
     }
 
 
-def describe(summary: dict[str, Any]):
+def describe(summary: dict[str, Any]) -> Callable[[str, Any], tuple[str, str]]:
     """``(name, value) -> (label, text)`` for the readable table of ``summary``: counts and dollars in the app's
     three-significant-figure format, costs in the summary's currency ("unpriced" for an export that carries no
     prices, as Slurm and W&B exports do not; the bare figure when a bill names no currency)."""
@@ -110,8 +111,6 @@ def describe(summary: dict[str, Any]):
             return (SUMMARY_FIELDS.get(parts[0], ("", ""))[0] if len(parts) == 1 else ""), ""
         if parts[0] == "excluded_by_rule" and len(parts) > 1:
             return "", text("integer", value)
-        if parts[0] == "by_team" and len(parts) == 2:
-            return "", ""
         label, unit = SUMMARY_FIELDS.get(parts[-1], ("", ""))
         if name == "currency" and value is None:
             return label, "none (no prices)" if not priced else "not given"
