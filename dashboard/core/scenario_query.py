@@ -83,7 +83,8 @@ def _decode(params: Mapping[str, list[str]], label: str, warnings: list[str]) ->
     for key, message in field_errors(data).items():
         warnings.append(f"{label}: ignored {message}")
         data[key] = default.to_json_dict()[key]
-        given.remove(key)
+        if key in given:
+            given.remove(key)
     try:
         return scenario_from_dict(data)
     except ScenarioError as error:
