@@ -265,9 +265,15 @@ def _share_moved(moved: str, other: str) -> None:
         state[other] = 100 - state[moved]
 
 
+WHOLE_LABEL_BELOW = 1e6  # a whole number under this is written out (2,048 GPUs, not 2.048k)
+
+
 @lru_cache(maxsize=4096)
 def exact_label(value: float) -> str:
-    """A log slider's value as it is, with a k/M/B/T suffix: 671B, 13.37B, 1,024 (not the nearest step)."""
+    """A log slider's value as it is (not the nearest step): 671B, 13.37B with a suffix, a whole number under a
+    million written out with thousands separators (2,048, 16,384)."""
+    if abs(value) < WHOLE_LABEL_BELOW and float(value).is_integer():
+        return f"{value:,.0f}"
     return compact(value, EXACT_FIGURES)
 
 

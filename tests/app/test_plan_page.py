@@ -308,6 +308,8 @@ def test_a_log_slider_shows_the_exact_value(app):
     at.selectbox(key="plan.preset").set_value(name).run()
     assert _widget(at, "w.total_params").value == pytest.approx(671e9)  # not the 700B step
     assert _widget(at, "w.total_params").format_func(671e9) == "671B"
+    # DeepSeek-V3's 2,048 H800: the GPU count's label is the count, not "2.048k".
+    assert _widget(at, "w.gpu_count").format_func(2048) == "2,048"
 
 
 @pytest.mark.parametrize(("low", "high", "value", "position"), [
