@@ -43,6 +43,7 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
         chart.plotly_chart(_figure(result["memory"], result["layout"]), width="stretch", key="plan.chart.memory")
         with numbers:
             epochs = result["epochs"]
+            bubble = catalogue.text("pipeline_bubble_fraction", result["pipeline_bubble_fraction"])
             # Plain lines, not metric tiles: they fit the narrow column at any window width. One block, as every
             # element is a message and a render on each rerun.
             st.markdown("\n".join((
@@ -52,7 +53,7 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
                 f"{result['global_batch_sequences']:,.0f} sequences",
                 f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (GPUs beyond this would idle)",
                 f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
-                f"- **Pipeline bubble:** {100 * result['pipeline_bubble_fraction']:.1f} % of each step",
+                f"- **Pipeline bubble:** {bubble} of each step",
             )), help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
             st.caption("Steps = tokens / global batch; max useful GPUs = batch sequences / micro-batch × TP × PP; "
                        "epochs = tokens read / unique tokens (repeats count less, Muennighoff et al. 2023); "

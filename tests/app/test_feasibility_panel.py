@@ -22,6 +22,7 @@ def test_panel_shows_a_plan_that_runs(app):
     assert f"**Max useful GPUs:** {expected['max_useful_gpus']:,.0f} (GPUs beyond this would idle)" in lines
     # 2T tokens in a batch of 2,247 sequences of 4,096 tokens (9.20M tokens): 2e12 / 9.2037e6 = 217k steps
     assert "**Optimizer steps:** 217k, each of 2,247 sequences" in lines
+    assert "**Pipeline bubble:** 0 % of each step" in lines  # PP 1: no bubble, in the tiles' format (not "0.0 %")
     assert any(chart.proto.spec and "Memory per GPU" in chart.proto.spec for chart in at.get("plotly_chart"))
 
 
