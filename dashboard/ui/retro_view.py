@@ -17,7 +17,7 @@ from dashboard.query.opened import Table
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
-from dashboard.retro.units import LABELS
+from dashboard.retro.units import LABELS, NEEDS_TOKENS
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
 
@@ -86,6 +86,23 @@ def _unused_rows(export: Any) -> str:
     rows = f"{read:,} row{'' if read == 1 else 's'}"
     return f"**{markdown_text(export.filename)}** holds no row the Retrospective can use: of its {rows}, " + (
         " and ".join(parts) or "none was kept") + "."
+
+
+def _has_tokens(usage: pd.DataFrame) -> bool:
+    return bool((usage["tokens"].fillna(0) > 0).any())
+
+
+def unmatched_tokens(runs: Any, shown: pd.DataFrame | Table, join_on: str) -> str | None:
+    """Markdown: why the view has no tokens although the run export counts them (its runs with tokens matched no
+    billed row of the view on `join_on`); None when the view has tokens, or there is no such run export in memory."""
+    if runs is None or isinstance(runs.usage, Table) or isinstance(shown, Table):
+        return None
+    if not _has_tokens(runs.usage) or _has_tokens(shown):
+        return None
+    other = "project" if join_on == "run_id" else "run_id"
+    return (f"**{markdown_text(runs.filename)}** counts tokens, but none of its runs with tokens matched a billed row "
+            f"of this view on **{join_on}**, so their tokens are not in it. Try *Join billing and runs on*: "
+            f"**{other}** in the sidebar.")
 
 
 def import_note(filename: str, warning: str) -> str:
@@ -241,9 +258,10 @@ def attribution_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
 
 
 def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_json: str, plan_label: str,
-                join_on: str) -> None:
+                join_on: str, tokens_note: str | None = None) -> None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
-    most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B)."""
+    most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B).
+    `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count tokens."""
     run_ids = cache.run_ids(key, usage)
     suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
     left, middle, right = st.columns([2, 2, 1])
@@ -272,6 +290,9 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
         "known": st.column_config.CheckboxColumn("Known"),
         "needs": st.column_config.TextColumn("To know it, import"),
     })
+    efficiency = parts.loc[parts["part"] == "efficiency"]
+    if tokens_note and len(efficiency) and not bool(efficiency["known"].iloc[0]):
+        st.caption(f"Efficiency needs the main run's tokens: {tokens_note}")
     st.caption(
         f"The {len(PARTS)} parts add up exactly to actual − plan. Order of attribution: scale is valued at the "
         "plan's efficiency, so the scale × efficiency interaction lands in efficiency; hour parts are priced at "
@@ -367,7 +388,9 @@ def mix_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario) -> None:
+def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, tokens_note: str | None = None) -> None:
+    """Unit costs; `tokens_note` (`unmatched_tokens`) says why the token figures are missing when the run export
+    counts tokens but none reached the view."""
     numbers = cache.unit_view(key, usage, plan.active)
     columns = st.columns(3)
     columns[0].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]))
@@ -378,4 +401,7 @@ def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario) ->
                       help=f"6 · {count_sig(plan.active)} active parameters (the plan's model) · tokens / "
                       "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
     for metric, reason in numbers["reasons"].items():
-        st.caption(f"{LABELS[metric]} {reason}.")
+        if reason == NEEDS_TOKENS and tokens_note:
+            st.caption(f"{LABELS[metric]} needs runs with tokens in this view: {tokens_note}")
+        else:
+            st.caption(f"{LABELS[metric]} {reason}.")

@@ -625,3 +625,32 @@ def test_an_import_note_names_its_file_once_and_writes_dollars_as_the_tiles(app)
     assert "**focus_sample.csv**: Unused commitment (CommitmentDiscountStatus = Unused) is $73.2k of cost" in note
     assert "In focus_sample.csv" not in note
     assert any("**focus_sample.csv** + **slurm_sample.txt** · " in text and " % matched" in text for text in texts)
+
+
+@pytest.mark.parametrize(("join", "said"), [("run_id", True), ("project", False)])
+def test_missing_tokens_are_explained_by_the_join_when_the_run_export_counts_them(app, join, said):
+    # The W&B sample counts tokens, but its run ids are hashes no bill carries: joined on run_id, no token reaches
+    # the view, and Unit costs must not tell the user to load the W&B sample they have loaded. On project they do.
+    at = _open(app, {"retro.runs": "wandb_sample.csv", "retro.join": join})
+    at.session_state["retro.view"] = "Unit costs"
+    at.run()
+    assert not at.exception
+    captions = [shown(c.value) for c in at.caption]
+    explained = [c for c in captions if "wandb_sample.csv** counts tokens, but none of its runs" in c]
+    assert bool(explained) == said
+    if said:
+        assert all("load the W&B sample" not in c for c in captions)
+        assert any(c.startswith("$ per million tokens needs runs with tokens in this view") for c in captions)
+        assert "**project** in the sidebar" in explained[0]
+    else:
+        (value,) = [m.value for m in at.metric if m.label == "$ per million tokens"]
+        assert value.startswith("$")  # the tokens reached the view
+
+
+def test_plan_vs_actual_says_why_efficiency_is_unknown_when_the_run_export_counts_tokens(app):
+    at = _open(app, {"retro.runs": "wandb_sample.csv", "retro.join": "run_id"})
+    at.session_state["retro.view"] = "Plan vs actual"
+    at.run()
+    assert not at.exception
+    assert any(shown(c.value).startswith("Efficiency needs the main run's tokens: **wandb_sample.csv** counts tokens")
+               for c in at.caption)
