@@ -153,7 +153,8 @@ def _storage_period(scenario: Scenario, result: PlanResult) -> str:
     if months == 0:
         return "over the run"
     after = _text("storage_retention_usd", result["storage_retention_usd"])
-    return f"over the run and the {months:g} months kept after it ({after} of it after training)"
+    kept = f"{months:g} month" if months == 1 else f"{months:g} months"
+    return f"over the run and the {kept} kept after it ({after} of it after training)"
 
 
 def top_lever(mc: MonteCarlo) -> str | None:

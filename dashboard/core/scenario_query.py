@@ -2,8 +2,9 @@
 
 A link carries the plan (`?mfu=0.35&gpu_count=1024`) and, under the `base.` prefix, the pinned baseline. Reading
 never raises: unknown keys, repeated keys and values that fail strict validation are dropped one by one with a
-warning; when the values left do not fit together (reserved + spot above 100 %, TP beyond a node), the fewest
-of them, the last given first, are dropped too, with the reason, and the others still apply.
+warning; when the values left do not fit together (reserved + spot above 100 %, TP beyond a node), one of them is
+dropped if one is enough (the last given first), else the last given ones, as few as make the rest fit, with the
+reason, and the others still apply.
 Warnings quote names and values as plain text; the page escapes them (`dashboard.safe_text`) when it shows them.
 """
 

@@ -103,6 +103,7 @@ def test_risk_notes_use_storage_units():
     (0, "over the run;"),
     # 18,572 GB kept × $0.023/GB-month (the default cold tier, S3 Standard) × 12 months = $5,126
     (12, "over the run and the 12 months kept after it ($5.13k of it after training);"),
+    (1, "over the run and the 1 month kept after it ($427 of it after training);"),  # 18,572 GB × $0.023 × 1
 ])
 def test_the_storage_sentence_says_what_its_cost_covers(months, period):
     scenario = Scenario(storage_retention_months=months)
