@@ -61,21 +61,20 @@ def _money(value: float) -> str:
     return f"{'-' if value < 0 else ''}${compact(abs(value))}"
 
 
-def _storage(gb: float) -> str:
-    rounded = _round(gb, SIGNIFICANT)
-    for limit, suffix in STORAGE_STEPS:
-        if abs(rounded) >= limit:
-            return f"{significant(rounded / limit)} {suffix}"
-    return f"{significant(rounded)} GB"
+def _stepped(steps: tuple[tuple[float, str], ...], below: Callable[[float], str]) -> Callable[[float], str]:
+    """Three significant figures in the largest step's unit the value reaches; `below` writes smaller values."""
+    def text(value: float) -> str:
+        rounded = _round(value, SIGNIFICANT)
+        for limit, suffix in steps:
+            if abs(rounded) >= limit:
+                return f"{significant(rounded / limit)} {suffix}"
+        return below(rounded)
+
+    return text
 
 
-def _bytes(count: float) -> str:
-    """A file's size: 20.3 kB, 1.9 GB (decimal prefixes, as the storage figures); under a kilobyte in bytes."""
-    rounded = _round(count, SIGNIFICANT)
-    for limit, suffix in BYTE_STEPS:
-        if abs(rounded) >= limit:
-            return f"{significant(rounded / limit)} {suffix}"
-    return f"{rounded:,.0f} bytes"
+_storage = _stepped(STORAGE_STEPS, lambda gb: f"{significant(gb)} GB")  # 98.2 GB, 18.7 TB, 2.5 PB
+_bytes = _stepped(BYTE_STEPS, lambda count: f"{count:,.0f} bytes")  # a file's size: 20.3 kB, 1.9 GB, 512 bytes
 
 
 def _suffixed(unit_text: str) -> Callable[[float], str]:
