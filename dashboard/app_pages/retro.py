@@ -193,7 +193,6 @@ filters = (start, end, tuple(teams) or None, tuple(projects) or None, tuple(pric
 narrowed = any(filters[2:]) or (start, end) != (bounds["start"], bounds["end"])
 view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
-tokens_note = view.unmatched_tokens(runs, shown, join_on)
 dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
 with cache.busy("Adding up the view…", shown):
@@ -235,7 +234,8 @@ with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
             plan_json = json.dumps(presets()[plan_choice].to_json_dict())
         if plan_json:
             plan = Scenario.model_validate_json(plan_json)
-            view.gap_section(view_key, shown, plan, plan_json, plan.name, join_on, tokens_note)
+            view.gap_section(view_key, shown, plan, plan_json, plan.name, join_on,
+                             view.unmatched_tokens(runs, shown, join_on))
         else:
             st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), shown):
@@ -257,6 +257,6 @@ with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), shown):
         choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
         plan = presets()[choice] if choice in presets() else Scenario.model_validate_json(
             st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict()))
-        view.units_section(view_key, shown, plan, tokens_note)
+        view.units_section(view_key, shown, plan, view.unmatched_tokens(runs, shown, join_on))
 
 workspace_view.download_button(shown, shown_rows)
