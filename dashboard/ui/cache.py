@@ -32,15 +32,19 @@ class DrawnChart(BaseFigure):
 
     `st.plotly_chart` takes any plotly figure and reads nothing but its `to_dict()`, which for a `go.Figure` is a
     deep copy of the whole figure, template included (about 1 ms a chart, on every rerun, cached or not). This
-    figure hands over the dict it was made with, so a cached chart is copied once. It has no other figure method:
-    read the chart's figure from `dashboard.figures`, not from here.
+    figure hands over the dict it was made with, so a cached chart is copied once. A data cache pickles it as that
+    dict: a `go.Figure` comes out of the pickle by being built and checked again, property by property, on every
+    cache hit. It has no other figure method: read the chart's figure from `dashboard.figures`, not from here.
     """
 
-    def __init__(self, figure: go.Figure) -> None:  # not BaseFigure.__init__: nothing to validate or hold
-        self._spec = figure.to_dict()
+    def __init__(self, figure: go.Figure | dict[str, Any]) -> None:  # not BaseFigure.__init__: nothing to check
+        self._spec = figure if isinstance(figure, dict) else figure.to_dict()
 
     def to_dict(self) -> dict[str, Any]:
         return self._spec
+
+    def __reduce__(self) -> tuple[type[DrawnChart], tuple[dict[str, Any]]]:
+        return DrawnChart, (self._spec,)
 
 
 @st.cache_resource(max_entries=256, show_spinner=False, hash_funcs=SCENARIO_HASH)

@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.core import compare
@@ -18,7 +17,7 @@ from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.figures import compare as compare_figures
 from dashboard.report.cells import count, format_delta, format_input, format_output, loss, money
 from dashboard.report.html import DEFAULT_APP_URL, build_report
-from dashboard.ui.cache import cached_estimate, cached_monte_carlo
+from dashboard.ui.cache import DrawnChart, cached_estimate, cached_monte_carlo
 from dashboard.ui.plan_state import scenario_json
 
 DRAWS_AND_SEED = (DEFAULT_DRAWS, DEFAULT_SEED)
@@ -98,15 +97,15 @@ def csv_bytes(jsons: tuple[str, ...]) -> bytes:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
-def figure(jsons: tuple[str, ...], name: str, scale: str = "usd") -> go.Figure:
+def figure(jsons: tuple[str, ...], name: str, scale: str = "usd") -> DrawnChart:
     """One of the grouped charts: "cost", "timeline" or "range", on a scale of `compare_figures.SCALES`."""
     scenarios, results = _scenarios(jsons), _results(jsons)
     names = compare.unique_names([s.name for s in scenarios])
     if name == "cost":
-        return compare_figures.cost_breakdown_figure(names, results, scale)
+        return DrawnChart(compare_figures.cost_breakdown_figure(names, results, scale))
     if name == "timeline":
-        return compare_figures.timeline_figure(names, scenarios, results, scale)
-    return compare_figures.range_figure(names, results, ranges(jsons), scale)
+        return DrawnChart(compare_figures.timeline_figure(names, scenarios, results, scale))
+    return DrawnChart(compare_figures.range_figure(names, results, ranges(jsons), scale))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

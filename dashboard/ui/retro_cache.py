@@ -21,7 +21,6 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import settings
@@ -35,6 +34,7 @@ from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
+from dashboard.ui.cache import DrawnChart
 
 ENTRIES = 16
 # A filtered view keeping at most this share of the rows is handed to the engine as its own table (an Arrow copy of
@@ -126,30 +126,31 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame | Table, start, end, teams
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, metric: str,
-                budget_usd: float | None, period_end, data_end) -> go.Figure:
+                budget_usd: float | None, period_end, data_end) -> DrawnChart:
     """``period_end`` and ``data_end`` come from the whole export, so a filtered view of a closed quarter
     draws no forecast."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
     daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
     cumulative = spend.cumulative_with_forecast(daily, period_end or daily.index[-1].date(), data_end=data_end)
-    return retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None, metric=metric)
+    return DrawnChart(retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None,
+                                               metric=metric))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, go.Figure]:
+def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, DrawnChart]:
     table = attribution.attribution_table(_usage)
-    return table, retro_usage.attribution_figure(table)
+    return table, DrawnChart(retro_usage.attribution_figure(table))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_run_ids: tuple[str, ...],
-             failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], go.Figure]:
+             failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
     scenario = scenario_from_json(scenario_json)
     plan = scenario_outputs(scenario)
     parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
     key = "usd" if unit == "usd" else "gpu_hours"
     figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit)
-    return parts, summary, figure
+    return parts, summary, DrawnChart(figure)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -158,15 +159,15 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, go.Figure]:
+def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
     checklist = waste.waste_checklist(_usage, with_rows=not queried(_usage))
     summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
-    return checklist, summary, retro_gap.waste_figure(checklist, summary)
+    return checklist, summary, DrawnChart(retro_gap.waste_figure(checklist, summary))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def load_view(data_key: Hashable, _usage: pd.DataFrame,
-              _billing: pd.DataFrame | None) -> tuple[dict, go.Figure, go.Figure]:
+              _billing: pd.DataFrame | None) -> tuple[dict, DrawnChart, DrawnChart]:
     """Concurrency from the (joined) usage; the reserved capacity from the billing rows, whose pricing tiers
     the join blurs across a run."""
     series = load.hourly_concurrency(_usage)
@@ -174,14 +175,14 @@ def load_view(data_key: Hashable, _usage: pd.DataFrame,
     capacity, reserved = load.reserved_capacity(_usage if _billing is None else _billing) or (None, None)
     summary["reserved_capacity_gpus"] = capacity
     summary["idle_reserved_gpu_hours"] = float((capacity - reserved).clip(lower=0).sum()) if capacity else None
-    return summary, retro_usage.load_figure(series, summary, reserved, capacity), retro_usage.hour_of_week_figure(
-        load.hour_of_week(series))
+    return (summary, DrawnChart(retro_usage.load_figure(series, summary, reserved, capacity)),
+            DrawnChart(retro_usage.hour_of_week_figure(load.hour_of_week(series))))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def mix_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, go.Figure]:
+def mix_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, DrawnChart]:
     shares = mix.mix_shares(_usage)
-    return shares, retro_usage.mix_figure(shares)
+    return shares, DrawnChart(retro_usage.mix_figure(shares))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
