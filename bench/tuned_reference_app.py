@@ -1,5 +1,5 @@
-"""`bench.reference_app` served like the planner (`dashboard.ui.server`): browser connections without Nagle's delay
-and its start-up objects frozen, so the benches compare the two pages' own work on equal servers."""
+"""`bench.reference_app` served like the planner (`dashboard.ui.server`): its start-up objects frozen out of each
+rerun's garbage collection, so the benches compare the two pages' own work on equal servers."""
 
 import sys
 from pathlib import Path
@@ -18,7 +18,6 @@ REFERENCE = Path(__file__).with_name("reference_app.py")
 @st.cache_resource(show_spinner=False)
 def _tuned() -> bool:
     """Once per process, after the page's first run has loaded its modules (as the planner does after its first)."""
-    server.connections_without_delay()
     server.freeze_start_up(modules=())
     return True
 

@@ -13,7 +13,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402  (after the path is set, so the pages' imports resolve)
 
-from dashboard.ui.warm import connections_without_delay, start_warm_up  # noqa: E402
+from dashboard.ui.warm import start_warm_up  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 # A file served by the app itself: a :material/…: page icon makes every browser fetch it from fonts.gstatic.com.
@@ -29,6 +29,5 @@ navigation = st.navigation(
         st.Page(PAGES / "method.py", title="Method & sources", icon=":material/menu_book:"),
     ]
 )
-connections_without_delay()  # once per server, before its first page is sent
 navigation.run()
 start_warm_up()  # once per server, after its first page is drawn

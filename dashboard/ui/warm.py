@@ -1,7 +1,6 @@
-"""Once per server process: browser connections without Nagle's delay (before the first page is sent), then, in a
-background thread started after the first page is drawn so that it never delays it, the query layer's warm-up
-(``dashboard.query.warm``) and the freeze of the objects alive after start-up (``dashboard.ui.server``). The thread is
-off with ``PLANNER_WARM_UP=0``, as in the tests."""
+"""The server's one start-up thread, started after its first page is drawn so that it never delays it: the query
+layer's warm-up (``dashboard.query.warm``), then the freeze of the objects alive after start-up
+(``dashboard.ui.server``). Off with ``PLANNER_WARM_UP=0``, as in the tests."""
 
 from __future__ import annotations
 
@@ -13,12 +12,6 @@ import streamlit as st
 from dashboard import settings
 from dashboard.query import warm
 from dashboard.ui import server
-
-
-@st.cache_resource(show_spinner=False)
-def connections_without_delay() -> int:
-    """`server.connections_without_delay`, on the first call in the process; the sockets changed."""
-    return server.connections_without_delay()
 
 
 def start_up() -> None:
