@@ -32,7 +32,7 @@ PLAN = ("MFU (%)", [10.0 + 0.5 * i for i in range(SAMPLES)])  # 40 new values of
 REFERENCE = ("Frequency", [20 + i for i in range(SAMPLES)])  # 40 new values (default 10)
 
 
-def before_tree(folder: Path, commit: str) -> Path | None:
+def exported_tree(folder: Path, commit: str) -> Path | None:
     """The project at `commit`, exported into `folder`; None without git or the commit (a source archive)."""
     try:
         archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
@@ -48,7 +48,7 @@ def _ms(samples: list[float]) -> float:
 
 def main() -> None:
     with ExitStack() as stack:
-        before = before_tree(Path(stack.enter_context(tempfile.TemporaryDirectory())), BEFORE)
+        before = exported_tree(Path(stack.enter_context(tempfile.TemporaryDirectory())), BEFORE)
         apps = {"plan": (ROOT / "dashboard" / "app.py", ROOT, PLAN),
                 "reference": (ROOT / "bench" / "tuned_reference_app.py", ROOT, REFERENCE),
                 "stock reference": (ROOT / "bench" / "reference_app.py", ROOT, REFERENCE)}

@@ -32,6 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bench.browser_bench import served
+from bench.server_bench import exported_tree
 from bench.websocket_client import Session, connection, multiselect, slider
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,16 +92,6 @@ class PageWorker:
         self.worker.wait()
 
 
-def _before_layer(folder: Path) -> bool:
-    """Export the tree at `BEFORE_LAYER` into `folder`; False without git or the commit."""
-    try:
-        archive = subprocess.run(["git", "archive", BEFORE_LAYER], cwd=ROOT, capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        return False
-    return True
-
-
 def _ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1e3
 
@@ -113,7 +104,7 @@ def server_figures() -> None:
     """Both trees served as they ship; a filter change timed to its rerun's last message."""
     with ExitStack() as stack:
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        trees = {"now": ROOT} | ({"before": folder} if _before_layer(folder) else {})
+        trees = {"now": ROOT} | ({"before": folder} if exported_tree(folder, BEFORE_LAYER) else {})
         sessions, teams, dates = {}, {}, {}
         for side, tree in trees.items():
             url = stack.enter_context(served(tree / "dashboard" / "app.py", tree))
@@ -144,7 +135,7 @@ def server_figures() -> None:
 def script_figures() -> None:
     """Each tree's page script under AppTest in a worker of its own."""
     with tempfile.TemporaryDirectory() as folder:
-        before_tree = Path(folder) if _before_layer(Path(folder)) else None
+        before_tree = exported_tree(Path(folder), BEFORE_LAYER)
         workers = {"now": PageWorker(ROOT)} | ({"before": PageWorker(before_tree)} if before_tree else {})
         samples = {side: {"wall": [], "cpu": []} for side in workers}
         try:
