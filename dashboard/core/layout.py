@@ -34,24 +34,32 @@ SHARDED_BYTES = (0.0, 12.0, 14.0, 16.0)
 INPUTS = ("total_params", "active_params", "expert_parallel", "gpu_count", "gpus_per_node", "n_layers", "seq_len",
           "micro_batch_size", "d_model", "n_heads", "recompute_index", "gpu_memory_gb", "tensor_parallel",
           "pipeline_parallel", "zero_stage")
+MANTISSA_BITS = np.int64((1 << 52) - 1)  # the 52 fraction bits of a float64
 
 
-def _pow2(x, rounding):
-    """2 ** rounding(log2(max(x, 1))), in one buffer for arrays."""
-    y = np.fmax(x, 1.0)
-    if not isinstance(y, np.ndarray):
-        return np.exp2(rounding(np.log2(y)))
-    np.log2(y, out=y)
-    rounding(y, out=y)
-    return np.exp2(y, out=y)
+def _pow2(x, carry: bool):
+    """The power of two at or below max(x, 1) (`carry` False) or at or above it (True), computed on the float's bits.
+
+    Clearing the fraction bits rounds down to the exponent's power of two; adding all-ones to the fraction first
+    carries into the exponent unless the fraction was zero (an exact power). Infinity stays infinity (its fraction
+    is zero) at the price of two integer passes, where `log2` and `exp2` take a slow path for it.
+    """
+    y = np.fmax(np.asarray(x, dtype=float), 1.0)
+    if not isinstance(y, np.ndarray):  # one number: a one-element array whose bits can change
+        y = np.array(y)
+    bits = y.view(np.int64)
+    if carry:
+        bits += MANTISSA_BITS
+    bits &= ~MANTISSA_BITS
+    return y if y.ndim else y[()]
 
 
 def pow2_floor(x):
-    return _pow2(x, np.floor)
+    return _pow2(x, carry=False)
 
 
 def pow2_ceil(x):
-    return _pow2(x, np.ceil)
+    return _pow2(x, carry=True)
 
 
 def lowbit(x):

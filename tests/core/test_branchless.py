@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -46,7 +48,8 @@ def test_selector_serves_several_masks_without_changing_its_operands():
 # (x, largest power of two dividing it; 1 for odd, non-whole or non-positive x), worked by hand
 LOWBIT_CASES = [(96.0, 32.0), (64.0, 64.0), (7.0, 1.0), (7.5, 1.0), (0.0, 1.0), (-4.0, 1.0), (1024.0, 1024.0)]
 # (x, power of two at or below it, at or above it; at least 1)
-POW2_CASES = [(5.0, 4.0, 8.0), (8.0, 8.0, 8.0), (1.0, 1.0, 1.0), (0.3, 1.0, 1.0), (1000.0, 512.0, 1024.0)]
+POW2_CASES = [(5.0, 4.0, 8.0), (8.0, 8.0, 8.0), (1.0, 1.0, 1.0), (0.3, 1.0, 1.0), (1000.0, 512.0, 1024.0),
+              (math.inf, math.inf, math.inf), (1.5 * 2.0**1023, 2.0**1023, math.inf), (math.nan, 1.0, 1.0)]
 
 
 @pytest.mark.parametrize(("x", "expected"), LOWBIT_CASES)
