@@ -9,6 +9,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from dashboard.core import catalogue
 from dashboard.figures.plan import BUDGET_COLOUR, figure, layout_of
 
 PARTS = (
@@ -37,11 +38,12 @@ def memory_figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
         # Ending at the line, inside the plot: centred on it, the label ran past the axis's right end (the line sits
         # near it whenever the plan fits) and was cut off in a narrow column.
         "annotations": [{"x": limit, "y": 0.5, "xref": "x", "yref": "y", "xanchor": "right", "yanchor": "bottom",
-                         "showarrow": False, "text": f"GPU memory {limit:,.0f} GB", "font": {"color": BUDGET_COLOUR}}],
+                         "showarrow": False, "text": f"GPU memory {catalogue.text('memory.gpu_memory_gb', limit)}",
+                         "font": {"color": BUDGET_COLOUR}}],
     }
     verdict = "fits" if memory["fits"] else "does not fit"
-    subtitle = f"{row}: {memory['total_gb']:,.1f} GB per GPU — {verdict}" + (
-        "" if limit is None else f" in {limit:,.0f} GB")
+    subtitle = f"{row}: {catalogue.text('memory.total_gb', memory['total_gb'])} per GPU — {verdict}" + (
+        "" if limit is None else f" in {catalogue.text('memory.gpu_memory_gb', limit)}")
     return figure(traces, layout_of(
         "Memory per GPU", "GB per GPU (10⁹ bytes)", "", subtitle=subtitle, barmode="stack", height=330,
         **marks, template="plotly_white", yaxis={"showticklabels": False},

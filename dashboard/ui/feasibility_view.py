@@ -34,7 +34,8 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
     with st.container(border=True, key="plan.feasibility"):
         st.subheader("Can it run?")
         if result["feasible"]:
-            st.success(f"Runs on {scenario.gpu_count:,} GPUs: {result['memory']['total_gb']:,.1f} GB per GPU.",
+            st.success(f"Runs on {scenario.gpu_count:,} GPUs: "
+                       f"{catalogue.text('memory.total_gb', result['memory']['total_gb'])} per GPU.",
                        icon=":material/check_circle:")
         else:
             st.error("Cannot run as planned, so the budget is infeasible: the cost above buys a run that does "

@@ -25,6 +25,16 @@ def test_memory_bar_stacks_the_four_parts_against_the_gpu():
     assert figure.data[0].y[0] == "TP 8 · PP 1 · ZeRO-1"
 
 
+def test_memory_bar_writes_its_figures_in_the_one_format():
+    # Three significant figures, as the panel, the CLI and the report write them: 153 GB, not 153.0 GB.
+    memory = {"weights_gb": 17.5, "gradients_gb": 17.5, "optimizer_gb": 105.0, "activations_gb": 13.04,
+              "total_gb": 153.04, "gpu_memory_gb": 80.0, "fits": False}
+    layout = {"tensor_parallel": 8, "pipeline_parallel": 1, "zero_stage": 3}
+    figure = memory_figure(memory, layout)
+    assert figure.layout.title.subtitle.text == "TP 8 · PP 1 · ZeRO-3: 153 GB per GPU — does not fit in 80 GB"
+    assert figure.layout.annotations[0].text == "GPU memory 80 GB"
+
+
 def test_memory_bar_without_a_known_gpu_memory_has_no_line():
     result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0))
     figure = memory_figure(result["memory"], result["layout"])
