@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.engine_bench import SCENARIOS, random_arrays
+from bench.server_bench import exported_tree
 from dashboard.core import engine, feasibility, layout
 from dashboard.core.scenario import Scenario
 
@@ -97,13 +98,8 @@ class EngineWorker:
 
 def todays_engine(folder: Path) -> EngineWorker | None:
     """Today's engine, its tree exported into `folder`, running in a worker; None without git or the commit."""
-    try:
-        archive = subprocess.run(["git", "archive", BASE_COMMIT, "dashboard", "bench", "data"], cwd=ROOT,
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-        return EngineWorker(folder, "today")
-    except (OSError, subprocess.CalledProcessError):
-        return None
+    tree = exported_tree(folder, BASE_COMMIT)
+    return EngineWorker(tree, "today") if tree else None
 
 
 def our_engine() -> EngineWorker:
