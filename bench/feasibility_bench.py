@@ -5,10 +5,10 @@
 tree, same seed) and one `estimate` of the same scenario. The engine with feasibility runs the same way in a worker
 process of its own (`output_arrays` over the same scenarios, half of them short of unique data, and one
 `scenario_outputs`): both sides start from a fresh process and repeat the same loop, so neither inherits the other
-benchmarks' heap. (In the `make bench` process, after `bench.engine_bench`, the engine with feasibility took no page
-faults and timed 0.95x; in a fresh process it takes about 19,000 per 100,000 scenarios, as today's engine takes
-13,000.) Each round times the two workers alternately, so a noisy neighbour slows both alike; the figures are the
-best of the rounds (medians beside them). CPU time (`time.process_time`) is the figure the targets are read
+benchmarks' heap; 100,000 scenarios are many, so this tree prices them with its compiled loops
+(`dashboard.core.compiled`), which its worker compiles or loads in its first round. Each round times the two
+workers alternately, so a noisy neighbour slows both alike; the figures are the best of the rounds (medians beside
+them). CPU time (`time.process_time`) is the figure the targets are read
 against, wall-clock is printed beside it. `engine_feasibility_share` times today's `engine.py` here with its
 feasibility functions returning results computed beforehand: what feasibility alone costs. One scenario's plan is
 cached (the app estimates the same plan again for every price or MFU change), so the single estimate is timed both
@@ -35,8 +35,8 @@ from bench.server_bench import exported_tree
 from dashboard.core import engine, feasibility, layout
 from dashboard.core.scenario import Scenario
 
-ROUNDS = 11
-SINGLE_CALLS = 300
+ROUNDS = 31
+SINGLE_CALLS = 900  # single estimates over all rounds
 TARGET_RATIO = 1.2
 BASE_COMMIT = "3e45b5a"  # the commit before issue 17 (feasibility)
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,21 +121,19 @@ def _feasibility_results(arrays: dict[str, np.ndarray]) -> tuple[dict, dict, dic
 def _feasibility_precomputed(results: tuple[dict, dict, dict]):
     """Within the block the engine reads feasibility results computed before it (`_feasibility_results`)."""
     plan, extra, scarcity = results
-    saved = feasibility.plan_arrays, feasibility.outputs, feasibility.scarcity_factor, feasibility.tst_with_scarcity
+    saved = feasibility.plan_arrays, feasibility.outputs, feasibility.tst_with_scarcity
 
     def outputs(p, costs):
         costs.pop("plan")
-        return plan | extra
+        return plan | extra, None
 
     feasibility.plan_arrays = lambda p, flops: {"idle_factor": 1.0}
     feasibility.outputs = outputs
-    feasibility.scarcity_factor = lambda p: None
     feasibility.tst_with_scarcity = lambda factor, tst: scarcity
     try:
         yield
     finally:
-        (feasibility.plan_arrays, feasibility.outputs, feasibility.scarcity_factor,
-         feasibility.tst_with_scarcity) = saved
+        feasibility.plan_arrays, feasibility.outputs, feasibility.tst_with_scarcity = saved
 
 
 def _timed(call, cpu: list[float], wall: list[float], repeat: int = 1) -> None:

@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from dashboard.core import compute, feasibility, purchase, reliability, scaling, storage
+from dashboard.core import compiled, compute, feasibility, purchase, reliability, scaling, storage
 from dashboard.core.branchless import select
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
@@ -123,10 +123,12 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     )
     raw_tokens = arrays["tokens"] * select(is_tst, arrays["tst_token_multiplier"], 1.0)
     data_gb = storage.dataset_gb(raw_tokens, arrays["dataset_bytes_per_token"], arrays["dataset_versions"])
-    stored = storage.volumes(
-        run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"], data_gb,
-        arrays["logs_gb_per_day"],
-    )
+    stored_inputs = (run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"],
+                     data_gb, arrays["logs_gb_per_day"])
+    volumes = storage.volumes  # many float64 scenarios: the same closed form in one compiled pass
+    if compiled.applies(compiled.size_of(*stored_inputs), run_hours.dtype):
+        volumes = compiled.volumes
+    stored = volumes(*stored_inputs)
     storage_by_tier = storage.storage_cost(
         stored["gb_hours"], arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
     )
@@ -189,8 +191,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
 def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
     out = cost_arrays(arrays)
-    out.update(feasibility.outputs(arrays, out))
-    scarcity = feasibility.scarcity_factor(arrays)  # here its temporaries reuse the memory the layout search freed
+    feasible, scarcity = feasibility.outputs(arrays, out)
+    out.update(feasible)
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
     cost_total = out["cost_total_usd"]
     price = out["blended_price_per_gpu_hour"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import batch, data_supply, layout, memory, mfu_reference
+from dashboard.core import batch, compiled, data_supply, layout, memory, mfu_reference
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.format import compact
@@ -25,6 +25,8 @@ FEASIBLE_TEXT, INFEASIBLE_TEXT = "runs", "cannot run"
 # The inputs `plan_arrays` reads (with the model FLOPs).
 PLAN_INPUTS = tuple(dict.fromkeys(layout.INPUTS + ("global_batch_tokens", "tokens")))
 LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage")
+BATCH_KEYS = ("global_batch_tokens", "global_batch_sequences", "optimizer_steps", "micro_batches_per_step",
+              "pipeline_bubble_fraction", "max_useful_gpus", "busy_gpus", "idle_factor")
 
 
 def gpu_memory_gb_of(scenario: Scenario) -> float:
@@ -78,26 +80,23 @@ def _plan_one(key: bytes) -> dict[str, Any]:
 
 
 def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
-    lay = layout.resolve(dict(p, n_heads=_heads(p)))
-    # The layout search works in float64; its degrees are small whole numbers, exact in float32, so the batch and
-    # idle factor keep the FLOPs' precision (Monte Carlo's float32 draws are not turned into float64).
-    tp, pp = (lay[key].astype(model_flops.dtype, copy=False) for key in ("tensor_parallel", "pipeline_parallel"))
-    data_parallel = lay["data_parallel"].astype(model_flops.dtype, copy=False)
+    p = dict(p, n_heads=_heads(p))
     given = layout.compact(p["global_batch_tokens"])
     default = given.size == 1 and np.isnan(given[0])  # no row sets its batch: the law's batch for every row
     batch_tokens = batch.default_global_batch_tokens(model_flops) if default else np.where(
         np.isnan(p["global_batch_tokens"]), batch.default_global_batch_tokens(model_flops), p["global_batch_tokens"])
+    if compiled.applies(compiled.size_of(*(p[key] for key in PLAN_INPUTS), model_flops), model_flops.dtype):
+        return _result(p, compiled.plan(p, batch_tokens))
+    lay = layout.resolve(p)
+    # The layout search works in float64; its degrees are small whole numbers, exact in float32, so the batch and
+    # idle factor keep the FLOPs' precision (Monte Carlo's float32 draws are not turned into float64).
+    tp, pp = (lay[key].astype(model_flops.dtype, copy=False) for key in ("tensor_parallel", "pipeline_parallel"))
+    data_parallel = lay["data_parallel"].astype(model_flops.dtype, copy=False)
     sequences = batch.global_batch_sequences(batch_tokens, p["seq_len"])
     useful = batch.max_useful_gpus(sequences, p["micro_batch_size"], tp, pp)
     micro_batches = batch.micro_batches_per_step(sequences, p["micro_batch_size"], data_parallel)
-    fits = lay["fits"]
-    return {
-        "layout": {key: lay[key] for key in LAYOUT_KEYS},
-        "layout_proposed": lay["proposed"],
-        "layout_valid": lay["valid"],
-        "memory": {key: lay[key] for key in MEMORY_KEYS} | {
-            "gpu_memory_gb": p["gpu_memory_gb"], "fits": fits, "headroom_gb": p["gpu_memory_gb"] - lay["total_gb"],
-        },
+    return _result(p, lay | {
+        "headroom_gb": p["gpu_memory_gb"] - lay["total_gb"],
         "global_batch_tokens": batch_tokens,
         "global_batch_sequences": sequences,
         "optimizer_steps": p["tokens"] / (sequences * p["seq_len"]),
@@ -106,27 +105,42 @@ def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str,
         "max_useful_gpus": useful,
         "busy_gpus": np.fmin(p["gpu_count"], useful),
         "idle_factor": batch.idle_factor(p["gpu_count"], useful),
+    })
+
+
+def _result(p: dict[str, np.ndarray], plan: dict[str, np.ndarray]) -> dict[str, Any]:
+    """`plan_arrays`'s nested result from the flat layout, memory and batch arrays (`compiled.OUTPUTS`)."""
+    fits = plan["fits"]
+    return {
+        "layout": {key: plan[key] for key in LAYOUT_KEYS},
+        "layout_proposed": plan["proposed"],
+        "layout_valid": plan["valid"],
+        "memory": {key: plan[key] for key in MEMORY_KEYS} | {
+            "gpu_memory_gb": p["gpu_memory_gb"], "fits": fits, "headroom_gb": plan["headroom_gb"],
+        },
+        **{key: plan[key] for key in BATCH_KEYS},
         "feasible": fits,
     }
 
 
-def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> dict[str, Any]:
-    """The plan's feasibility outputs: `plan_arrays` (moved out of `cost_arrays`) plus epochs and effective tokens."""
+def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray]:
+    """The plan's feasibility outputs (`plan_arrays`, moved out of `cost_arrays`, with the epochs and effective tokens
+    of the data read) and how much longer TST trains when the unique data repeats (`tst_with_scarcity`)."""
     plan = dict(costs.pop("plan"))
-    unique = p["unique_tokens"]  # NaN (unlimited) never exceeds the tokens read, like infinity
     plan.pop("idle_factor")
-    plan["epochs"] = data_supply.epochs(costs["raw_tokens"], unique)
-    plan["effective_tokens"] = data_supply.effective_tokens(costs["raw_tokens"], unique)
-    return plan
-
-
-def scarcity_factor(p: dict[str, np.ndarray]) -> np.ndarray:
-    """How much longer TST trains when the unique data repeats (`data_supply.tst_scarcity_factor`)."""
-    return data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], p["unique_tokens"])
+    raw, unique = costs["raw_tokens"], p["unique_tokens"]  # NaN (unlimited) never exceeds the tokens read
+    size = compiled.size_of(raw, unique, p["tokens"], p["tst_token_multiplier"])
+    if compiled.applies(size, np.result_type(raw, unique)):
+        supplied = compiled.supply(raw, unique, p["tokens"], p["tst_token_multiplier"])
+        plan["epochs"], plan["effective_tokens"] = supplied["epochs"], supplied["effective_tokens"]
+        return plan, supplied["scarcity_factor"]
+    plan["epochs"] = data_supply.epochs(raw, unique)
+    plan["effective_tokens"] = data_supply.effective_tokens(raw, unique)
+    return plan, data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], unique)
 
 
 def tst_with_scarcity(factor: np.ndarray, tst: dict[str, Any]) -> dict[str, Any]:
-    """TST's extra run length (`scarcity_factor`) and net saving when the unique data repeats."""
+    """TST's extra run length (`outputs`'s factor) and net saving when the unique data repeats."""
     return {"scarcity_factor": factor,
             "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, factor)}
 

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 HOURS_PER_MONTH = 730.0
+COUNT_TOLERANCE = 1e-9  # ⌊T/τ⌋ counts a write that ends exactly at T despite rounding in T/τ
 TIERS = ("hot_checkpoints", "archived_checkpoints", "datasets", "logs")
 
 
 def checkpoints_written(run_hours, interval_hours):
     """Checkpoints completed during the run: ⌊T/τ⌋."""
-    return np.floor(run_hours / interval_hours + 1e-9)
+    return np.floor(run_hours / interval_hours + COUNT_TOLERANCE)
 
 
 def _count_hours(final_count, run_hours, step_hours):
