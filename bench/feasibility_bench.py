@@ -8,8 +8,8 @@ process of its own (`output_arrays` over the same scenarios, half of them short 
 benchmarks' heap; 100,000 scenarios are many, so this tree prices them with its compiled loops
 (`dashboard.core.compiled`), which its worker compiles or loads in its first round. Each round times the two
 workers alternately, so a noisy neighbour slows both alike; the figures are the best of the rounds (medians beside
-them). CPU time (`time.process_time`) is the figure the targets are read
-against, wall-clock is printed beside it. `engine_feasibility_share` times today's `engine.py` here with its
+them). CPU time (`time.process_time`) is the figure the targets are read against, wall-clock is printed beside it.
+`engine_feasibility_share` times today's `engine.py` here with its
 feasibility functions returning results computed beforehand: what feasibility alone costs. One scenario's plan is
 cached (the app estimates the same plan again for every price or MFU change), so the single estimate is timed both
 repeated and, here, as a first estimate with the caches cleared; the layout search is timed here with its cache

@@ -111,7 +111,7 @@ def test_every_engine_output_matches_the_numpy_engine(monkeypatch):
             np.testing.assert_allclose(loops[key], numpy_path[key], rtol=1e-12, atol=0.0, err_msg=key)
 
 
-def test_data_supply_matches_numpy_with_unlimited_repeated_and_exhausted_data(monkeypatch):
+def test_data_supply_matches_numpy_with_unlimited_repeated_and_exhausted_data():
     rng = np.random.default_rng(3)
     tokens = 10 ** rng.uniform(9, 13, ROWS)
     multiplier = rng.choice([1.0, 1.9, 3.0], ROWS)
