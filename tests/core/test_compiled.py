@@ -75,21 +75,44 @@ def _flat(result: dict, prefix: str = "") -> dict[str, np.ndarray]:
     return flat
 
 
-def _both(monkeypatch, function, *arguments):
-    """`function(*arguments)` through the compiled loops, then through NumPy (the threshold raised above ROWS)."""
+@pytest.fixture
+def loops_used(monkeypatch) -> list[str]:
+    """The names of the compiled module's entry points called in the test, in order (each still runs)."""
+    used: list[str] = []
+
+    def spy(name: str):
+        loop = getattr(compiled, name)
+
+        def called(*arguments):
+            used.append(name)
+            return loop(*arguments)
+        return called
+
+    for name in ("plan", "supply", "volumes"):
+        monkeypatch.setattr(compiled, name, spy(name))
+    return used
+
+
+def _both(monkeypatch, used: list[str], function, *arguments):
+    """`function(*arguments)` through the compiled loops, then through NumPy (the threshold raised above ROWS); each
+    side is checked to have taken its path, so a comparison can never be NumPy against itself."""
     through_loops = function(*arguments)
+    assert used, "the loops were not used"
+    used.clear()
     with monkeypatch.context() as patch:
         patch.setattr(compiled, "COMPILED_FROM", ROWS + 1)
         feasibility.clear_caches()
         through_numpy = function(*arguments)
+    assert not used, "the NumPy side used the loops"
     return through_loops, through_numpy
 
 
 @pytest.mark.parametrize(("name", "layout_keys"), LAYOUT_CASES, ids=[case[0] for case in LAYOUT_CASES])
-def test_the_compiled_plan_is_the_numpy_plan_to_the_bit(monkeypatch, name, layout_keys):
+def test_the_compiled_plan_is_the_numpy_plan_to_the_bit(monkeypatch, loops_used, name, layout_keys):
     arrays = _random_arrays(1, **layout_keys)
     flops = engine.cost_arrays(arrays)["model_flops"]
-    loops, numpy_path = (_flat(result) for result in _both(monkeypatch, feasibility.plan_arrays, arrays, flops))
+    both = _both(monkeypatch, loops_used, feasibility.plan_arrays, arrays, flops)
+    loops, numpy_path = (_flat(result) for result in both)
     assert loops.keys() == numpy_path.keys()
     for key in loops:
         np.testing.assert_array_equal(loops[key], numpy_path[key], err_msg=key)
@@ -97,9 +120,9 @@ def test_the_compiled_plan_is_the_numpy_plan_to_the_bit(monkeypatch, name, layou
     assert 0.05 < fits.mean() < 0.95 or name == "whole layout set", "the draws should mix plans that run and not"
 
 
-def test_every_engine_output_matches_the_numpy_engine(monkeypatch):
+def test_every_engine_output_matches_the_numpy_engine(monkeypatch, loops_used):
     arrays = _random_arrays(2)
-    loops, numpy_path = (_flat(result) for result in _both(monkeypatch, engine.output_arrays, arrays))
+    loops, numpy_path = (_flat(result) for result in _both(monkeypatch, loops_used, engine.output_arrays, arrays))
     assert loops.keys() == numpy_path.keys()
     for key in loops:
         if key == "tst.net_savings_with_scarcity_usd":  # a difference of two costs: compared at the costs' scale
@@ -144,7 +167,7 @@ def _same(scenario: Scenario) -> dict[str, np.ndarray]:
     return {key: np.repeat(value, ROWS) for key, value in engine.scenario_arrays([scenario]).items()}
 
 
-def test_hand_worked_figures_through_the_loops():
+def test_hand_worked_figures_through_the_loops(loops_used):
     # 70B, ZeRO-3 over 64 GPUs: 16 bytes × 70e9 / 64 = 17.5 GB of model states per GPU (ZeRO, arXiv 1910.02054).
     zero3 = Scenario(total_params=70e9, n_layers=80, d_model=8192, gpu_count=64, tensor_parallel=1,
                      pipeline_parallel=1, zero_stage=3, activation_recompute="full")
@@ -156,6 +179,7 @@ def test_hand_worked_figures_through_the_loops():
                      tensor_parallel=1, pipeline_parallel=1, gpu_count=1024)
     result = engine.output_arrays(_same(small))
     assert np.all(result["max_useful_gpus"] == 512) and np.all(result["busy_gpus"] == 512)
+    assert loops_used == ["plan", "volumes", "supply"] * 2
     # 4T tokens read from 1T unique: R = 3, D′ = 1T + 1T · 15.4 · (1 − e^(−3/15.4)) ≈ 3.73T (Muennighoff et al.).
     supplied = compiled.supply(np.full(ROWS, 4e12), 1e12, 4e12, 1.0)
     effective = supplied["effective_tokens"]
@@ -168,7 +192,7 @@ def test_hand_worked_figures_through_the_loops():
     assert np.all(volumes["peak_gb"] == 3.0 * 3) and np.all(volumes["retained_gb"] == 3.0 * 2)
 
 
-def test_published_layouts_fit_and_impossible_plans_do_not_through_the_loops():
+def test_published_layouts_fit_and_impossible_plans_do_not_through_the_loops(loops_used):
     llama = Scenario(total_params=405e9, n_layers=126, d_model=16384, n_heads=128, seq_len=8192, gpu_count=16384,
                      gpu_type="H100", tensor_parallel=8, pipeline_parallel=16, zero_stage=1,
                      activation_recompute="full")  # arXiv 2407.21783 Table 4
@@ -176,6 +200,7 @@ def test_published_layouts_fit_and_impossible_plans_do_not_through_the_loops():
                                 tensor_parallel=1, pipeline_parallel=1, zero_stage=0)
     assert np.all(engine.output_arrays(_same(llama))["feasible"])
     assert not np.any(engine.output_arrays(_same(seventy_on_eight))["feasible"])
+    assert loops_used.count("plan") == 2
 
 
 def test_the_model_constants_are_read_at_each_call_not_frozen_into_the_compiled_loop(monkeypatch):
