@@ -1,13 +1,8 @@
-"""Run every benchmark and print its figures (`make bench`); not part of `make test`."""
+"""`python -m bench [NAME...] [--list] [--write-docs]` (`make bench`): see `bench.harness`."""
 
-import importlib
+import sys
 
-BENCHMARKS = (
-    "bench.engine_bench", "bench.feasibility_bench", "bench.uncertainty_bench", "bench.ingest_bench",
-    "bench.plan_bench", "bench.server_bench", "bench.browser_bench", "bench.retro_bench", "bench.small_data_bench",
-    "bench.sessions_bench",
-)
+from bench.catalogue import CATALOGUE
+from bench.harness import main
 
-for name in BENCHMARKS:
-    print(f"# {name}")
-    importlib.import_module(name).main()
+sys.exit(main(sys.argv[1:], CATALOGUE))

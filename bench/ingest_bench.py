@@ -1,19 +1,17 @@
-"""Speed of `python -m dashboard ingest` on a 1,000,000-row FOCUS CSV against a bare pyarrow.csv read.
+"""`python -m dashboard ingest` of a 1,000,000-row FOCUS CSV against pyarrow's own reader of the same file
+(`pyarrow.csv.read_csv`), each as a whole subprocess (start-up and imports included): time, and peak memory.
 
-Both are timed as whole subprocesses (interpreter start-up and imports included), alternating the two
-commands so that a noisy neighbour slows both alike, and the ratio is of their medians over 5 runs each. Peak
-memory is the ingest child's maximum resident set size, measured in a fresh helper process so that
-``RUSAGE_CHILDREN`` holds that one child only.
+The generators (`write_focus_csv`, `focus_table`) are also the test suite's and `make bench-scale`'s data.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -21,11 +19,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
+from bench.harness import Measurement
+from bench.timing import paired_medians_s
+
 ROWS = 1_000_000
 RUNS = 5
-RATIO_TARGET = 2.0
-MEMORY_TARGET = 4.0
 
+# Runs a command as the only child of a fresh, small process, so that RUSAGE_CHILDREN is that child's peak alone.
 _PEAK_RSS = """
 import resource, subprocess, sys
 subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)
@@ -118,42 +118,40 @@ def focus_table(rows: int = ROWS, seed: int = 7, unreadable_every: int = 0) -> p
     )
 
 
-def _median_seconds(*commands: list[str]) -> list[float]:
-    """Median wall time of each command over RUNS rounds, the commands alternating within each round."""
-    times: list[list[float]] = [[] for _ in commands]
-    for _ in range(RUNS):
-        for command, samples in zip(commands, times, strict=True):
-            started = time.perf_counter()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-            samples.append(time.perf_counter() - started)
-    return [statistics.median(samples) for samples in times]
+@cache
+def _focus_csv() -> Path:
+    """The 1,000,000-row file, written once per run into a folder removed at exit."""
+    folder = tempfile.TemporaryDirectory()
+    atexit.register(folder.cleanup)
+    path = Path(folder.name) / "focus_1m.csv"
+    write_focus_csv(path)
+    return path
 
 
-def _peak_rss_bytes(command: list[str]) -> int:
-    """Peak resident memory of ``command`` (run as the only child of a fresh helper process)."""
-    out = subprocess.run(
-        [sys.executable, "-c", _PEAK_RSS, *command], check=True, capture_output=True, text=True
-    )
-    return int(out.stdout.strip()) * 1024  # ru_maxrss is in KiB on Linux
+def _commands() -> tuple[list[str], list[str]]:
+    """The ingest command and pyarrow's reader of the same file."""
+    path = _focus_csv()
+    return ([sys.executable, "-m", "dashboard", "ingest", str(path), "--json"],
+            [sys.executable, "-c", f"import pyarrow.csv; pyarrow.csv.read_csv({str(path)!r})"])
 
 
-def main() -> None:
-    """Generate the file, time both commands, print the figures against their targets."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "focus_1m.csv"
-        write_focus_csv(path)
-        size = path.stat().st_size
-        ingest = [sys.executable, "-m", "dashboard", "ingest", str(path), "--json"]
-        bare = [sys.executable, "-c", f"import pyarrow.csv; pyarrow.csv.read_csv({str(path)!r})"]
-        ingest_s, bare_s = _median_seconds(ingest, bare)
-        peak = _peak_rss_bytes(ingest)
-    print(f"ingest_1m_focus_file_mb: {size / 1e6:.1f}")
-    print(f"ingest_1m_focus_seconds: {ingest_s:.2f}")
-    print(f"pyarrow_read_csv_1m_seconds: {bare_s:.2f}")
-    print(f"ingest_1m_focus_ratio: {ingest_s / bare_s:.2f} (target <= {RATIO_TARGET})")
-    print(f"ingest_1m_focus_peak_rss_mb: {peak / 1e6:.1f}")
-    print(f"ingest_1m_focus_memory_ratio: {peak / size:.2f} (target < {MEMORY_TARGET})")
+def _file_size() -> str:
+    return f"{_focus_csv().stat().st_size / 1e6:.0f} MB file"
 
 
-if __name__ == "__main__":
-    main()
+def ingest_1m_rows() -> Measurement:
+    ingest, reader = _commands()
+    value_s, reference_s = paired_medians_s(lambda: subprocess.run(ingest, check=True, stdout=subprocess.DEVNULL),
+                                            lambda: subprocess.run(reader, check=True, stdout=subprocess.DEVNULL),
+                                            RUNS)
+    return Measurement(value_s, reference_s, f"{_file_size()}, median of {RUNS} alternating runs")
+
+
+def _peak_rss_mb(command: list[str]) -> float:
+    out = subprocess.run([sys.executable, "-c", _PEAK_RSS, *command], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip()) * 1024 / 1e6  # ru_maxrss is in KiB on Linux
+
+
+def ingest_1m_rows_peak_memory() -> Measurement:
+    ingest, reader = _commands()
+    return Measurement(_peak_rss_mb(ingest), _peak_rss_mb(reader), f"{_file_size()}, peak resident set of one run each")

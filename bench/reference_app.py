@@ -1,4 +1,5 @@
-"""Reference page for `bench.plan_bench`: one slider, one tile and four 100-point plotly charts that follow it."""
+"""Reference page of the server and browser benchmarks: one slider, one tile and four 100-point plotly charts
+that follow it."""
 
 import numpy as np
 import plotly.graph_objects as go

@@ -8,12 +8,14 @@ import streamlit as st
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.format import count_sig, table_decimals
 from dashboard.ingest.decode import decode
+from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
-from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import (
     IMPORT_SLOT,
+    RETRO_SLOTS,
     SAMPLES,
     UPLOAD_TYPES,
     choose_local,
@@ -28,14 +30,10 @@ AUTO = "Detect from the header"
 NO_ZONE = "(not set)"
 ZONES = [NO_ZONE, "UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin",
          "Asia/Shanghai", "Asia/Singapore", "Asia/Tokyo"]
-FORMAT_LABELS = {AUTO: AUTO, "focus": "FinOps FOCUS", "aws_cur": "AWS CUR (legacy or 2.0)",
-                 "gcp": "Google Cloud billing",
-                 "azure": "Azure cost details", "slurm": "Slurm sacct --parsable2", "wandb": "W&B runs table",
-                 "generic": "Generic CSV with a column mapping"}
 
 st.title("Import usage")
-st.caption("Billing exports (FOCUS, AWS CUR, GCP, Azure) and job or run exports (Slurm, W&B): every row is "
-           "used, excluded by a named rule, or rejected with its line number and reason.")
+st.caption("Billing exports and job or run exports, of the formats listed under Format: every row is used, "
+           "excluded by a named rule, or rejected with its line number and reason.")
 
 source = st.radio("Source", ["Bundled sample", "Upload a file", "Local path"], horizontal=True, key="import_source",
                   help="Uploads are limited to the size in .streamlit/config.toml; read bigger exports, or a folder "
@@ -61,7 +59,7 @@ else:
 
 options_col, zone_col, comma_col = st.columns(3)
 format_choice = options_col.selectbox("Format", [AUTO, *FORMATS], key="import_format",
-                                      format_func=FORMAT_LABELS.get)
+                                      format_func=lambda choice: FORMATS[choice].title if choice in FORMATS else AUTO)
 zone = zone_col.selectbox("Time zone of local times (Slurm)", ZONES, key="import_zone",
                           help="sacct prints the cluster's local time without an offset; say which zone it is.")
 decimal_comma = comma_col.checkbox("Decimal commas (1.234,5)", key="import_decimal_comma",
@@ -121,12 +119,13 @@ if imported is None:
     st.stop()
 summary = imported.summary
 usage = imported.usage
-st.success(f"{markdown_text(filename)}: read as **{FORMAT_LABELS[summary['format']]}**.")
+read_as = FORMATS[summary["format"]]
+slot = "runs" if read_as.kind == "runs" else "billing"  # a generic import goes with the bill
+st.success(f"{markdown_text(filename)}: read as **{read_as.title}**.")
 if st.button("Open in Retrospective", icon=":material/query_stats:", key="import_to_retro",
-             help="Use this import on the Retrospective page, as its run export (Slurm, W&B) or billing export, "
-             "without importing the file again."):
+             help=f"Use this import on the Retrospective page, as its {RETRO_SLOTS[slot]}, without importing the "
+             "file again."):
     # Only the import's key is handed over: the table stays in the bounded upload store.
-    slot = "runs" if summary["format"] in ("slurm", "wandb") else "billing"
     st.session_state.setdefault("retro.handoff", {})[slot] = {"key": imported.key, "filename": imported.filename}
     st.switch_page("app_pages/retro.py")
 for warning in summary["warnings"]:

@@ -8,6 +8,7 @@ import streamlit as st
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
 from dashboard.format import number
+from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state, upload_store, workspace_view
@@ -15,6 +16,7 @@ from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
 from dashboard.ui.sources import (
     IMPORT_SLOT,
+    RETRO_SLOTS,
     SAMPLES,
     UPLOAD_TYPES,
     choose_local,
@@ -35,11 +37,6 @@ SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organis
 HANDOFF = "retro.handoff"
 MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
 PLAN_CHOICE = "retro.plan_choice"  # the plan picked, kept while the Plan vs actual tab is closed
-RUN_FORMATS = ("slurm", "wandb")
-BILLING_FORMATS = ("focus", "aws_cur", "gcp", "azure")
-WHAT = {"slurm": "a Slurm sacct job export", "wandb": "a W&B runs table", "focus": "a FOCUS billing export",
-        "aws_cur": "an AWS Cost and Usage Report", "gcp": "a Google Cloud billing export",
-        "azure": "an Azure cost export", "generic": "a generic usage file"}
 TAB_NAMES = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
 SLOW = "Computing the {} view…"  # shown only when a tab takes more than half a second (`cache.busy`)
 FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
@@ -67,6 +64,11 @@ def _choose(label: str, samples: list[str], prefix: str, help_text: str):
     return ("sample", sample), sample, (SAMPLES / sample).read_bytes
 
 
+def _titles(kind: str) -> str:
+    """The titles of the registered formats of this kind, as a Markdown list."""
+    return "\n".join(f"- {fmt.title}" for fmt in FORMATS.values() if fmt.kind == kind)
+
+
 def _move(side: str, key) -> None:
     """Remember that the file in ``side``'s slot is to be used in the other slot."""
     st.session_state.setdefault(MOVED, {})[side] = key
@@ -87,8 +89,7 @@ data_box = st.expander("Change data: samples, uploads, time zone, notes", key="r
 billing_column, runs_column = data_box.columns(2)
 with billing_column:
     billing_samples = sorted((n for n in sample_names() if n not in RUN_SAMPLES), key=lambda n: n != DEFAULT_BILLING)
-    billing_choice = _choose("Billing export", billing_samples, "billing",
-                             "FOCUS, AWS CUR (legacy or 2.0), Google Cloud or Azure cost export.")
+    billing_choice = _choose("Billing export", billing_samples, "billing", _titles("billing"))
     with st.expander("Large export on this machine"):
         typed_path = st.text_input("File or folder of Parquet parts (replaces the choice above)",
                                    key="retro.billing_path", help=local_path_help()).strip()
@@ -96,7 +97,7 @@ with billing_column:
         workspace_view.import_controls(local, "retro.workspace")
         dataset = workspace_view.choose_dataset()
 with runs_column:
-    runs_choice = _choose("Run export", list(RUN_SAMPLES), "runs", "Slurm `sacct --parsable2` or a W&B runs table.")
+    runs_choice = _choose("Run export", list(RUN_SAMPLES), "runs", _titles("runs"))
     zone = st.selectbox("Time zone of Slurm times", ZONES, key="retro.zone",
                         help="sacct prints the cluster's local time without an offset; the samples use UTC.")
 
@@ -121,17 +122,17 @@ for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_c
     else:
         imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
                                                               options=options)
-for side, other, expected, foreign in (("billing", "runs", "billing export", RUN_FORMATS),
-                                       ("runs", "billing", "run export", BILLING_FORMATS)):
+for side, other in (("billing", "runs"), ("runs", "billing")):
     part = imported[side]
-    if part is None or part.summary["format"] not in foreign:  # a generic file may be either
+    fmt = part and FORMATS.get(part.summary["format"])
+    if not fmt or fmt.kind != other:  # a generic file ("either") fits both
         continue
     if st.session_state.get(MOVED, {}).get(side) == part.key:
         imported[other], imported[side] = part, None
         continue
-    data_box.warning(f"**{markdown_text(part.filename)}** is {WHAT.get(part.summary['format'], 'another export')}, "
-                     f"not a {expected}: it is not used in this slot.", icon=":material/swap_horiz:")
-    data_box.button(f"Use it as the {other.replace('runs', 'run')} export", key=f"retro.move.{side}",
+    data_box.warning(f"**{markdown_text(part.filename)}** is {fmt.noun}, not a {RETRO_SLOTS[side]}: it is not used "
+                     "in this slot.", icon=":material/swap_horiz:")
+    data_box.button(f"Use it as the {RETRO_SLOTS[other]}", key=f"retro.move.{side}",
                     on_click=_move, args=(side, part.key))
     imported[side] = None
 billing, runs = imported["billing"], imported["runs"]

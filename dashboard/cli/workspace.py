@@ -11,9 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from dashboard.cli.format_arg import add_format_argument
 from dashboard.cli.output import fail, print_json
 from dashboard.format import number
-from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
 
 EXPORT_BATCH_ROWS = 200_000
 
@@ -26,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     load = actions.add_parser("import", help="import an export into a dataset, in batches when it is large")
     load.add_argument("file", help="CSV/TSV (optionally .gz), Parquet file or folder of Parquet parts")
     load.add_argument("name", help="dataset name: letters, digits, '.', '_' or '-'")
-    load.add_argument("--format", choices=FORMATS, help="skip detection and read the file as this format")
+    add_format_argument(load)
     load.add_argument("--timezone", help="IANA time zone of naive local times")
     load.add_argument("--replace", action="store_true", help="replace a dataset of that name")
     load.set_defaults(func=_import)

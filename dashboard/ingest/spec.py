@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from dashboard.ingest.rows import Rows
@@ -52,6 +52,7 @@ class Format:
     id: str
     title: str  # what the export is, for lists of formats: "FOCUS 1.0–1.3 cost and usage (CSV or Parquet)"
     noun: str  # the export in a sentence: "a FOCUS export"
+    kind: Literal["billing", "runs", "either"]  # the Retrospective slot it fits: a bill, a run log, or either
     columns: Mapping[str, tuple[str, ...]]  # key -> the column's names in the versions of the export
     derive: Callable[[Rows], dict[str, object]]  # the cost rule: canonical columns from the table
     fingerprint: Fingerprint | None = None  # None: never detected, only chosen (generic)
@@ -64,6 +65,16 @@ class Format:
     row_local: bool = True  # each row's canonical columns depend on that row alone, so batches may be read apart
     priced: bool = True  # the export carries prices (a run log does not: its costs are 0 until the plan prices them)
     more_columns: Callable[[Sequence[str]], list[str]] = field(default=lambda header: [])  # header-dependent
+
+    @property
+    def required(self) -> tuple[tuple[str, ...], ...]:
+        """The column groups a file must have one column of each (none for a format that is only chosen)."""
+        return self.fingerprint.required if self.fingerprint is not None else ()
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """The keys typical of the format (none for a format that is only chosen)."""
+        return self.fingerprint.markers if self.fingerprint is not None else ()
 
     def aliases(self, *keys: str) -> tuple[str, ...]:
         """Every file column name the given keys may have."""

@@ -57,7 +57,7 @@ def match_caption(stats: dict[str, Any]) -> str:
     if stats["billing_missing"] and stats["runs_missing"]:
         return "No export loaded."
     if stats["runs_missing"]:
-        return "Billing export only: run states, tokens and failures need a Slurm or W&B export."
+        return "Billing export only: run states, tokens and failures need a run export."
     if stats["billing_missing"]:
         return "Run export only: costs are valued at the plan's $/GPU-hour where needed."
     billing_share = stats["billing_gpu_hours_matched_share"]
@@ -187,7 +187,7 @@ def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amo
     columns = [*st.columns(3), *st.columns(3)]
     columns[0].metric("Cost", usd_sig(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
                       help="Sum of the cost column, commitments amortised where the export allows, credits and "
-                      "fees included; n/a when no row carries a price (a Slurm or W&B export alone).")
+                      "fees included; n/a when no row carries a price (a run export alone).")
     columns[1].metric("GPU-hours", count_sig(numbers["gpu_hours"]),
                       help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
                       "are never added to them.")
@@ -349,7 +349,7 @@ def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFra
     st.plotly_chart(timeline, width="stretch", key="retro.load")
     st.plotly_chart(heatmap, width="stretch", key="retro.heatmap")
     st.caption("Each row's GPU-hours are spread evenly over its period, so daily billing lines show as flat "
-               "days; a Slurm or W&B export gives the real shape within a day.")
+               "days; a run export gives the real shape within a day.")
 
 
 def mix_section(key: Hashable, usage: pd.DataFrame | Table) -> None:

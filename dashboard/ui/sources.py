@@ -36,6 +36,7 @@ SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 # What the uploaders take: delimited text (sacct output is often saved as .log), Parquet, and either compressed.
 UPLOAD_TYPES: list[str] = ["csv", "txt", "tsv", "log", "parquet", "gz", "zip"]
 IMPORT_SLOT = "import_result"  # the Import usage page's upload-store slot, which the Retrospective may read
+RETRO_SLOTS = {"billing": "billing export", "runs": "run export"}  # the Retrospective's uploads, by format kind
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_FOLDER_ENTRIES = 10_000  # files and folders looked at when walking a folder of Parquet parts
 FOLDER_TTL_S = 60  # a folder's parts are walked again after this long (changes deeper than its top level)

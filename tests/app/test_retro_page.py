@@ -437,9 +437,9 @@ def test_the_price_per_gpu_hour_says_how_commitments_were_treated(app, name, wha
 
 
 @pytest.mark.parametrize(("slot", "name", "what", "button"), [
-    ("billing", "wandb_sample.csv", "a W&B runs table, not a billing export", "Use it as the run export"),
-    ("billing", "slurm_sample.txt", "a Slurm sacct job export, not a billing export", "Use it as the run export"),
-    ("runs", "focus_sample.csv", "a FOCUS billing export, not a run export", "Use it as the billing export"),
+    ("billing", "wandb_sample.csv", "a W&B runs export, not a billing export", "Use it as the run export"),
+    ("billing", "slurm_sample.txt", "a Slurm sacct export, not a billing export", "Use it as the run export"),
+    ("runs", "focus_sample.csv", "a FOCUS export, not a run export", "Use it as the billing export"),
 ])
 def test_a_file_in_the_wrong_slot_is_recognised_and_can_be_moved(app, slot, name, what, button):
     at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})

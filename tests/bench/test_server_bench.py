@@ -1,37 +1,20 @@
-"""The server benches' websocket client (`bench.websocket_client`) against real `streamlit run` servers: it moves a
-widget as a browser does and reads what the rerun drew. No time is asserted."""
-
-import os
-import sys
-from pathlib import Path
+"""The server benches' websocket client (`bench.websocket_client`) against real `streamlit run` servers started by
+the shared helper (`bench.served`): it moves a widget as a browser does and reads what the rerun drew. No time is
+asserted."""
 
 import numpy as np
 import pytest
-from served_app import free_port, served
 
+from bench.served import ROOT, ServerDidNotStart, serve
 from bench.websocket_client import Session, connection, multiselect, slider
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def serve(tmp_path):
-    def start(app: Path):
-        env = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{tmp_path / 'scenarios.db'}"}
-        port = free_port()
-        command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-                   "--server.address", "127.0.0.1", "--server.port", str(port)]
-        return served(command, port, ROOT, env)
-
-    return start
 
 
 def _metric(rerun) -> str:
     return next(element.metric.body for element in rerun.elements if element.WhichOneof("type") == "metric")
 
 
-def test_a_slider_move_reruns_the_tuned_reference_page_with_the_new_value(serve):
-    with serve(ROOT / "bench" / "tuned_reference_app.py") as url, connection(url) as socket_:
+def test_a_slider_move_reruns_the_tuned_reference_page_with_the_new_value():
+    with serve(ROOT / "bench" / "tuned_reference_app.py") as server, connection(server.url) as socket_:
         session = Session(socket_)
         frequency = session.rerun().widget("slider", "Frequency")
         moved = session.rerun(slider(frequency, 37))
@@ -41,8 +24,8 @@ def test_a_slider_move_reruns_the_tuned_reference_page_with_the_new_value(serve)
     assert moved.tile_s <= moved.finished_s
 
 
-def test_the_retrospective_filters_the_bench_moves_are_found_and_applied(serve):
-    with serve(ROOT / "dashboard" / "app.py") as url, connection(url) as socket_:
+def test_the_retrospective_filters_the_bench_moves_are_found_and_applied():
+    with serve(ROOT / "dashboard" / "app.py") as server, connection(server.url) as socket_:
         session = Session(socket_, page="retrospective")
         drawn = session.rerun()
         teams, dates = drawn.widget("multiselect", "Teams"), drawn.widget("slider", "Dates (UTC)")
@@ -54,3 +37,9 @@ def test_the_retrospective_filters_the_bench_moves_are_found_and_applied(serve):
     assert _metric(shorter) != _metric(one_team)  # 30 fewer days of that team
     with pytest.raises(SystemExit, match="no multiselect labelled"):
         drawn.widget("multiselect", "Nothing")
+
+
+def test_a_server_that_cannot_start_is_reported_with_its_stderr(tmp_path):
+    app = tmp_path / "missing.py"
+    with pytest.raises(ServerDidNotStart, match="missing.py"), serve(app):
+        pass

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from served_app import free_port, served
+from served_app import free_port, served, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "dashboard" / "app.py"
@@ -29,9 +29,7 @@ def app_url(tmp_path_factory):
     store = tmp_path_factory.mktemp("store") / "scenarios.db"
     env = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{store}"}
     port = free_port()
-    command = [str(PYTHON), "-m", "streamlit", "run", str(APP), "--server.headless", "true",
-               "--server.address", "127.0.0.1", "--server.port", str(port)]
-    with served(command, port, ROOT, env) as url:
+    with served(streamlit_command(APP, port, PYTHON), port, ROOT, env) as url:
         yield url
 
 

@@ -1,7 +1,8 @@
 """Every export format the importer reads, one module each with a ``FORMAT`` description.
 
 Adding a format is adding a module here (and its test): the registry below finds it, detection reads its
-fingerprint and refusals, and the engine reads its columns, rules and cost rule.
+fingerprint and refusals, the engine reads its columns, rules and cost rule, and the Import page, the
+Retrospective's upload slots and the CLI's ``--format`` offer it by its title and kind.
 """
 
 from __future__ import annotations

@@ -176,6 +176,7 @@ FORMAT = Format(
     id="aws_cur",
     title="AWS Cost and Usage Report, legacy CSV or CUR 2.0 / Athena",
     noun="an AWS CUR export",
+    kind="billing",
     order=20,
     columns=COLUMNS,
     fingerprint=Fingerprint(

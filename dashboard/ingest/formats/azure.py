@@ -58,7 +58,7 @@ def _service_type(text: object) -> tuple[str | None]:
 def derive(rows: Rows) -> dict[str, object]:
     """The Azure rules of the module docstring."""
     table, index = rows.table, rows.index
-    date_column = rows.col("date")
+    date_column = rows.name("date")
     us_dates = rows.text("date").str.match(_US_DATE).fillna(False).to_numpy(dtype=bool)
     start, bad = parse_datetime(table[date_column], timezone="UTC")
     if us_dates.any():
@@ -129,6 +129,7 @@ FORMAT = Format(
     id="azure",
     title="Azure Cost Management cost details (EA, MCA or pay-as-you-go)",
     noun="an Azure cost export",
+    kind="billing",
     order=40,
     columns={
         "date": ("date", "UsageDateTime", "UsageDate"),

@@ -237,6 +237,7 @@ FORMAT = Format(
     id="focus",
     title="FOCUS 1.0–1.3 cost and usage (CSV or Parquet)",
     noun="a FOCUS export",
+    kind="billing",
     order=10,
     columns={
         "start": ("ChargePeriodStart",),

@@ -102,7 +102,7 @@ def derive(rows: Rows) -> dict[str, object]:
     if rows.has("credits"):
         total, readable, committed = factorized(table[rows.col("credits")], _credits, 3)
         readable = pd.Series(readable, index=index).fillna(True).astype(bool)
-        rows.reject_bad(~readable, rows.col("credits"), "a list of credits")
+        rows.reject_bad(~readable, rows.name("credits"), "a list of credits")
         credit = pd.Series(total, index=index, dtype="float64").fillna(0.0)
         committed_credit = pd.Series(committed, index=index).fillna(False).to_numpy(dtype=bool)
     else:
@@ -176,6 +176,7 @@ FORMAT = Format(
     id="gcp",
     title="Google Cloud billing export (BigQuery flattened to CSV)",
     noun="a Google Cloud billing export",
+    kind="billing",
     order=30,
     columns={
         "start": ("usage_start_time",),

@@ -208,6 +208,7 @@ FORMAT = Format(
     id="generic",
     title="any usage CSV, with a column mapping",
     noun="a generic usage table",
+    kind="either",
     order=90,
     columns={},
     derive=derive,

@@ -206,6 +206,7 @@ FORMAT = Format(
     id="slurm",
     title="Slurm sacct --parsable2 output",
     noun="a Slurm sacct export",
+    kind="runs",
     order=50,
     priced=False,
     columns={

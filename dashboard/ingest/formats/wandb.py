@@ -146,7 +146,7 @@ def derive(rows: Rows) -> dict[str, object]:
 
     runtime_text = raw["runtime"].fillna(raw["runtime_raw"])
     runtime_s, runtime_bad = parse_duration_s(runtime_text)
-    runtime_column = rows.col("runtime") or rows.col("runtime_raw")
+    runtime_column = rows.col("runtime") or rows.name("runtime_raw")
     created, created_bad = parse_datetime(raw["created"])
 
     rows.exclude((state == "PENDING").fillna(False), NOT_STARTED_RULE)
@@ -212,6 +212,7 @@ FORMAT = Format(
     id="wandb",
     title="Weights & Biases runs table CSV",
     noun="a W&B runs export",
+    kind="runs",
     order=60,
     priced=False,
     columns={

@@ -1,0 +1,68 @@
+"""What `python -m bench` measures: one entry per figure, each with the reference it is compared with in the same
+run, its target (the highest ratio measured / reference that meets it) and whether a miss fails the run (`gate`).
+
+Gated: the figures computed in one process or timed as whole processes, whose ratios hold steady on a shared
+machine. Not gated: the figures timed through a server or a browser, which swing with the neighbours' load.
+"""
+
+from bench import browser_bench, estimate_bench, ingest_bench, server_bench, sessions_bench
+from bench.harness import Benchmark
+
+REFERENCE_PAGE = ("the reference page (`bench/reference_app.py`: one slider, one tile, four 100-point plotly "
+                  "charts) on a server set up like the planner's (`bench/tuned_reference_app.py`), its slider moved "
+                  "to a new value after each of the planner's reruns")
+
+CATALOGUE = (
+    Benchmark(
+        name="single_estimate", unit="ms", target=2.0, gate=True, measure=estimate_bench.single_estimate,
+        measures="One `engine.scenario_outputs` call (the CLI's `estimate`, the Plan page's tiles): every output as "
+                 "a plain number with the feasibility sentences, its plan cached as the app has it after the first "
+                 "estimate.",
+        reference="the vectorised engine (`engine.output_arrays`) on the same scenario as a one-row array"),
+    Benchmark(
+        name="sweep_201_points", unit="ms", target=0.1, gate=True, measure=estimate_bench.sweep_201_points,
+        measures="A 201-point sweep of the spot share through the vectorised engine (`sweeps.spot_share_curve`, "
+                 "the Plan page's spot chart at 201 points).",
+        reference="the same 201 scenarios estimated one `scenario_outputs` call at a time"),
+    Benchmark(
+        name="monte_carlo_plan_page", unit="ms", target=1.0, gate=True, measure=estimate_bench.monte_carlo_plan_page,
+        measures="The Plan page's Monte Carlo (`uncertainty.monte_carlo`): 10,000 draws of every uncertain input, "
+                 "priced in float32 chunks, with the tornado and the point estimate.",
+        reference="the 10,000 draws alone, drawn with NumPy's triangular sampler and priced in one float64 "
+                  "`engine.cost_arrays` call (no tornado)"),
+    Benchmark(
+        name="ingest_1m_rows", unit="s", target=2.0, gate=True, measure=ingest_bench.ingest_1m_rows,
+        measures="`python -m dashboard ingest FILE --json` of a 1,000,000-row FOCUS CSV (`bench.ingest_bench`), "
+                 "as a whole process: start-up, imports, reading, checks and the summary.",
+        reference="pyarrow's own reader (`pyarrow.csv.read_csv`) of the same file, as a whole process"),
+    Benchmark(
+        name="ingest_1m_rows_peak_memory", unit="MB", target=1.0, gate=True,
+        measure=ingest_bench.ingest_1m_rows_peak_memory,
+        measures="The peak resident memory of that ingest.",
+        reference="the peak resident memory of `pyarrow.csv.read_csv` of the same file"),
+    Benchmark(
+        name="plan_slider_move", unit="ms", target=1.3, gate=False, measure=server_bench.plan_slider_move,
+        measures="A Plan page slider move (MFU, each time to a new value) on a `streamlit run` server, from the "
+                 "rerun request to its last message, as the browser's websocket sees it (no drawing).",
+        reference=REFERENCE_PAGE),
+    Benchmark(
+        name="retro_filter_change", unit="ms", target=5.0, gate=False, measure=server_bench.retro_filter_change,
+        measures="A Teams filter change on the Retrospective's default view (the bundled FOCUS and Slurm samples) "
+                 "on a `streamlit run` server, to the rerun's last message; no selection is one a cache has seen.",
+        reference=REFERENCE_PAGE),
+    Benchmark(
+        name="browser_first_tile", unit="ms", target=1.5, gate=False, measure=browser_bench.first_tile,
+        measures="A new Chromium session on the Plan page, from navigation to the first tile on screen (a running "
+                 "server; needs /usr/bin/chromium).",
+        reference="the same for the reference page served like the planner"),
+    Benchmark(
+        name="browser_keypress", unit="ms", target=1.3, gate=False, measure=browser_bench.keypress,
+        measures="In Chromium, an ArrowRight on the Plan page's MFU slider until the first tile's text changes.",
+        reference="the same on the reference page's slider, served like the planner"),
+    Benchmark(
+        name="sessions_memory_after_close", unit="MB", target=1.5, gate=False,
+        measure=sessions_bench.memory_after_close,
+        measures="A `make run` server's resident memory once five Chromium sessions, each importing the "
+                 "1,000,000-row export (`PLANNER_IMPORT_STORE_MB=600`), have closed.",
+        reference="the same server's memory before the imports, after one session on the bundled samples"),
+)
