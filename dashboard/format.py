@@ -13,7 +13,7 @@ keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its uni
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 COUNT_STEPS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
 SIGNIFICANT = 3
@@ -136,8 +136,8 @@ def number(value: float | None, unit: str = "") -> str:
     """The display text of a number in its unit (see the module docstring); "n/a" for NaN or a missing value."""
     _check(unit)
     special = _special(value)
-    if special is not None:
-        return special
+    if special is not None or value is None:
+        return special or "n/a"
     return UNITS[unit](float(value))
 
 
@@ -151,8 +151,8 @@ def exact(value: float | None, unit: str = "") -> str:
     """The full value for hover text: ten significant figures, thousands separated, in the same unit."""
     _check(unit)
     special = _special(value)
-    if special is not None:
-        return special
+    if special is not None or value is None:
+        return special or "n/a"
     value = float(value)
     if unit == "FLOPs":
         return f"{power_of_ten(value, EXACT_SIGNIFICANT)} FLOPs"
@@ -202,14 +202,14 @@ def count_sig(value: float | None) -> str:
     return _three_figures(value)
 
 
-def table_decimals(values: object) -> int:
+def table_decimals(values: Iterable[object]) -> int:
     """Decimals for a table column of sums ($ or GPU-hours): 0 once any finite entry reaches 1,000, else 2.
 
     One rule per column, so the digits line up: "$951,204" and "$1,880" rather than "$951,204.37"."""
     largest = 0.0
     for value in values:
         try:
-            magnitude = abs(float(value))
+            magnitude = abs(float(value))  # type: ignore[arg-type]  # a cell of any type; non-numbers are skipped below
         except (TypeError, ValueError):
             continue
         if math.isfinite(magnitude):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from contextlib import suppress
 from pathlib import Path
 
+from dashboard.cli.format_arg import add_format_argument
 from dashboard.cli.output import fail, print_json, print_table
-from dashboard.ingest.schema import FORMATS, ReadOptions, UnreadableFile
-from dashboard.safe_text import preview
+from dashboard.ingest.bounded import checked_parts, checked_size
+from dashboard.ingest.schema import ReadOptions, UnreadableFile
 
 
 def _mapping(pairs: list[str]) -> dict[str, str] | None:
@@ -32,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "file", help="CSV/TSV/Parquet file (optionally .gz or .zip), or a folder of Parquet parts"
     )
-    parser.add_argument("--format", choices=FORMATS, help="skip detection and read the file as this format")
+    add_format_argument(parser)
     parser.add_argument("--timezone", help="IANA time zone of naive local times (required for Slurm)")
     parser.add_argument("--decimal-comma", action="store_true", help="numbers are written like 1.234,5")
     parser.add_argument(
@@ -46,42 +48,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-_DOT_DECIMAL = r"^\s*-?\d+\.(\d{1,2}|\d{4,})\s*$"  # a point that cannot be a thousands separator
-_SAMPLE_BYTES = 1 << 20
+def _checked_bytes(path: Path) -> int:
+    """The bytes of a regular file, or of the Parquet parts of a folder, refused (``LimitExceeded``) before anything
+    is read when they pass ``PLANNER_MAX_IMPORT_MB``."""
+    if path.is_dir():
+        return sum(part.stat().st_size for part in checked_parts(path.rglob("*.parquet"), path))
+    return checked_size(path)
 
 
-def _refuse_dot_decimals(data: bytes, filename: str) -> None:
-    """UnreadableFile when ``--decimal-comma`` meets a file whose numbers plainly use decimal points.
+def _summary(path: Path, format: str | None, options: ReadOptions) -> dict:
+    """The import summary of ``path``. From ``STREAM_MIN_BYTES`` on, as the workspace import does, the file is read
+    in batches and only the sums the summary needs are kept, so memory does not grow with the rows; a file the
+    batches cannot read (``NotStreamable``: blank lines, a zip, a run log) is read whole."""
+    from dashboard import settings
+    from dashboard.ingest import import_path
+    from dashboard.ingest.stream import NotStreamable, Totals, stream_import
+    from dashboard.retro.summary import summarize
+    from dashboard.workspace.imports import STREAM_MIN_BYTES
 
-    Read with decimal commas, ``105.1372`` becomes 1,051,372: a column whose cells (in the first MiB) mostly
-    have a point followed by other than three digits is evidence enough to refuse rather than inflate.
-    """
-    from dashboard.ingest.decode import decode
-
-    if data[:4] == b"PAR1":
-        raise UnreadableFile(f"--decimal-comma applies to delimited text, and {filename} is Parquet (its numbers "
-                             "are stored as numbers). Drop --decimal-comma.")
-    sample = data[:_SAMPLE_BYTES]
-    try:
-        table = decode(sample[: sample.rfind(b"\n") + 1] or sample, filename).table
-    except UnreadableFile:
-        return  # the whole file's import gives the real message
-    for column in table.columns:
-        cells = table[column].dropna()
-        if len(cells) and cells.str.match(_DOT_DECIMAL).mean() >= 0.5:
-            example = cells[cells.str.match(_DOT_DECIMAL)].iloc[0].strip()
-            raise UnreadableFile(
-                f"--decimal-comma reads '.' as a thousands separator, but column {preview(column)!r} of {filename} "
-                f"holds numbers with decimal points (e.g. {preview(example)!r}), which it would inflate. Drop "
-                "--decimal-comma."
-            )
+    if _checked_bytes(path) >= STREAM_MIN_BYTES:
+        totals = Totals()
+        with suppress(NotStreamable):  # read whole below, its sums so far dropped
+            report = stream_import(path, totals.add, format=format, options=options,
+                                   batch_rows=settings.limit(settings.STREAM_BATCH_ROWS))
+            return summarize(totals.table, report)
+    return summarize(*import_path(path, format=format, options=options))
 
 
 def run(args: argparse.Namespace) -> int:
     """Import ``args.file`` and print its summary; 2 with a one-line message when it cannot be read."""
-    from dashboard.ingest import import_bytes, import_path
-    from dashboard.ingest.bounded import inflate, read_regular_file
-    from dashboard.retro.summary import describe, summarize
+    from dashboard.retro.summary import describe
 
     path = Path(args.file)
     if not path.exists():
@@ -93,18 +89,12 @@ def run(args: argparse.Namespace) -> int:
         options = ReadOptions(
             timezone=args.timezone, decimal_comma=args.decimal_comma, mapping=_mapping(args.map)
         )
-        if args.decimal_comma and not path.is_dir():
-            data, filename = inflate(read_regular_file(path), path.name)
-            _refuse_dot_decimals(data, filename)
-            usage, report = import_bytes(data, filename=filename, format=args.format, options=options)
-        else:
-            usage, report = import_path(path, format=args.format, options=options)
+        summary = _summary(path, args.format, options)
     except (UnreadableFile, ValueError, OSError) as exc:
         return fail(" ".join(str(exc).split()))
     except MemoryError:
         return fail(f"{path.name} needs more memory than this machine has free. Export a shorter period or split "
                     "the export into parts and import them one by one.")
-    summary = summarize(usage, report)
     if args.json:
         print_json(summary)
     else:

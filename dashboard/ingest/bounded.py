@@ -105,7 +105,7 @@ def _gunzip(data: bytes, name: str, ceiling: int) -> bytes:
         start = position
         while not inflater.eof and start < len(data):
             end = min(start + _IN_CHUNK, len(data))
-            pending = view[start:end]
+            pending: memoryview | bytes = view[start:end]
             while pending and not inflater.eof:
                 out.write(inflater.decompress(pending, _OUT_CHUNK))
                 if out.tell() > ceiling:

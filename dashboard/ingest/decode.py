@@ -31,11 +31,15 @@ import pyarrow.parquet as pq
 from dashboard import settings
 from dashboard.ingest.bounded import LimitExceeded, inflate
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
+from dashboard.ingest.values import parse_number
 from dashboard.ingest.wording import count_text
+from dashboard.safe_text import preview
 
 DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
 _DECIMAL_COMMA_CELL = re.compile(r"^\s*-?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
+_DOT_DECIMAL_CELL = re.compile(r"^\s*-?\d+\.(\d{1,2}|\d{4,})\s*$")  # a point no thousands separator leaves
+_WITHOUT_DECIMAL_COMMAS = "Read it without decimal commas (untick \"Decimal commas\", or drop --decimal-comma)."
 _PARENTHESISED_NAME = re.compile(r"^.+\s\(([A-Za-z][A-Za-z0-9_/.:]*)\)$")
 _SNIFF_BYTES = 1 << 16
 
@@ -465,6 +469,27 @@ def detect_decimal_comma(frame: pd.DataFrame) -> bool:
         if len(cells) and cells.str.match(_DECIMAL_COMMA_CELL).mean() >= 0.9:
             return True
     return False
+
+
+def refuse_decimal_comma(frame: pd.DataFrame, delimiter: str | None, filename: str) -> None:
+    """``UnreadableFile`` when decimal commas, chosen by the user, contradict the file: it is Parquet (numbers
+    stored as numbers), or some column's cells mostly have a point followed by other than three digits, which
+    no thousands separator leaves (``950733.64`` would be read as 95,073,364). Looks at the first 1,000 rows."""
+    if delimiter is None:
+        raise UnreadableFile(f"{filename or 'The file'} is Parquet, whose numbers are stored as numbers, not "
+                             f"written with decimal commas. {_WITHOUT_DECIMAL_COMMAS}")
+    sample = frame.head(1000)
+    for column in sample.columns:
+        cells = sample[column].dropna().astype("string")
+        dotted = cells.str.match(_DOT_DECIMAL_CELL).to_numpy(dtype=bool)
+        if len(cells) and dotted.mean() >= 0.5:
+            example = str(cells[dotted].iloc[0]).strip()
+            inflated = parse_number(pd.Series([example]), decimal_comma=True)[0].iloc[0]
+            raise UnreadableFile(
+                f"Decimal commas were chosen for {filename or 'the file'}, but its column {preview(column)!r} holds "
+                f"numbers with decimal points (e.g. {preview(example)!r}, which they would read as {inflated:,.0f}). "
+                + _WITHOUT_DECIMAL_COMMAS
+            )
 
 
 def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> Decoded:

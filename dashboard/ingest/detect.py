@@ -21,7 +21,7 @@ NEAR_MISS_MARKERS = 3
 def known_formats_text() -> str:
     """One line per detectable format with its key columns, for refusal messages and help text."""
     return "; ".join(
-        f"{fid} ({fmt.title}: {', '.join(fmt.columns[group[0]][0] for group in fmt.fingerprint.required)})"
+        f"{fid} ({fmt.title}: {', '.join(fmt.columns[group[0]][0] for group in fmt.required)})"
         for fid, fmt in FORMATS.items()
         if fmt.fingerprint is not None
     )
@@ -30,7 +30,7 @@ def known_formats_text() -> str:
 def _marker_count(format_id: str, header: Sequence[str]) -> int:
     fmt = FORMATS[format_id]
     columns = resolve(fmt, header)
-    return sum(columns[key] is not None for key in fmt.fingerprint.markers)
+    return sum(columns[key] is not None for key in fmt.markers)
 
 
 def detect_format(columns: Sequence[str], filename: str = "") -> str:

@@ -44,12 +44,10 @@ def resolve(fmt: Format, header: Sequence[str]) -> dict[str, str | None]:
 
 def missing_groups(fmt: Format, header: Sequence[str]) -> list[str]:
     """Required column groups absent from ``header``, each shown as ``a`` or ``a / b``."""
-    if fmt.fingerprint is None:
-        return []
     columns = resolve(fmt, header)
     return [
         " / ".join(fmt.aliases(*group)[:3])
-        for group in fmt.fingerprint.required
+        for group in fmt.required
         if all(columns[key] is None for key in group)
     ]
 
@@ -57,7 +55,7 @@ def missing_groups(fmt: Format, header: Sequence[str]) -> list[str]:
 def missing_message(fmt: Format, missing: list[str], header: Sequence[str], filename: str) -> str:
     """Why a file read as ``fmt`` cannot be imported: the required columns it lacks, as one paragraph."""
     shown = ", ".join(map(str, list(header)[:12])) + (", …" if len(header) > 12 else "")
-    needed = "; ".join(" / ".join(fmt.aliases(*g)[:3]) for g in fmt.fingerprint.required)
+    needed = "; ".join(" / ".join(fmt.aliases(*g)[:3]) for g in fmt.required)
     lacks = "columns " + ", ".join(f"'{m}'" for m in missing) if len(missing) > 1 else f"column '{missing[0]}'"
     return (
         f"{filename or 'The file'} was read as {fmt.noun} ({fmt.title}) but lacks the {lacks}. "

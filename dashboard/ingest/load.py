@@ -10,7 +10,7 @@ import pandas as pd
 
 from dashboard.ingest.billing import single_currency
 from dashboard.ingest.bounded import checked_parts, read_regular_file
-from dashboard.ingest.decode import Decoded, decode, decode_arrow
+from dashboard.ingest.decode import Decoded, decode, decode_arrow, refuse_decimal_comma
 from dashboard.ingest.detect import detect_format
 from dashboard.ingest.engine import column_plan, read_table
 from dashboard.ingest.formats import FORMAT_IDS, FORMATS
@@ -27,8 +27,10 @@ def _no_progress(fraction: float, stage: str) -> None:
 def _import_decoded(
     decoded: Decoded, filename: str, format: str | None, options: ReadOptions, progress: Progress
 ) -> tuple[pd.DataFrame, ImportReport]:
-    """Detect, read and account for a decoded table."""
+    """Detect, read and account for a decoded table (refused when the decimal commas asked for contradict it)."""
     table = decoded.table
+    if options.decimal_comma:
+        refuse_decimal_comma(table, decoded.delimiter, filename)
     progress(0.35, "detecting format")
     format_id = format or detect_format(list(table.columns), filename)
     if format_id not in FORMATS:

@@ -30,6 +30,7 @@ from dashboard.ingest.decode import (
     detect_decimal_comma,
     header_line_of,
     header_names,
+    refuse_decimal_comma,
     selected_frame,
     to_utf8,
 )
@@ -37,7 +38,7 @@ from dashboard.ingest.detect import detect_format
 from dashboard.ingest.engine import column_plan, read_table
 from dashboard.ingest.formats import FORMAT_IDS, FORMATS
 from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
-from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile, issues_frame
+from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile, empty_usage, issues_frame
 
 BATCH_ROWS = 200_000
 _PREFIX_BYTES = (1 << 22) + (1 << 16)  # the longest header decode reads, plus its sniffing window
@@ -48,6 +49,30 @@ Sink = Callable[[pd.DataFrame], None]
 
 class NotStreamable(UnreadableFile):
     """A file the streamed reader cannot read row for row; the in-memory import can (the message says why)."""
+
+
+_GROUPS = ["team", "pricing", "currency"]
+_TOTALS = ["period_start", "period_end", "gpu_hours", "cost", *_GROUPS]
+
+
+class Totals:
+    """A sink that keeps what an import's summary reads: GPU-hours and cost summed by team, pricing and currency,
+    with each group's earliest start and latest end.
+
+    ``table`` has those columns of the usage table, and the file's totals, per-team sums, spot share, currency and
+    period; its memory grows with the groups, not with the rows.
+    """
+
+    def __init__(self) -> None:
+        self.table = empty_usage()[_TOTALS]
+
+    def add(self, usage: pd.DataFrame) -> None:
+        """Fold one batch of canonical rows into the sums."""
+        rows = usage[_TOTALS] if len(self.table) == 0 else pd.concat([self.table, usage[_TOTALS]], ignore_index=True)
+        sums = rows.groupby(_GROUPS, dropna=False, sort=False).agg(
+            period_start=("period_start", "min"), period_end=("period_end", "max"),
+            gpu_hours=("gpu_hours", "sum"), cost=("cost", "sum"))
+        self.table = sums.reset_index()[_TOTALS]
 
 
 @dataclass
@@ -192,6 +217,8 @@ def _stream_text(path: Path, compression: str | None, filename: str, format: str
         for table in _text_batches(path, compression, names, delimiter, keep, as_category, batch_rows, block_bytes):
             frame = selected_frame(table, as_category, first_line)
             if first_line == 2:
+                if options.decimal_comma:
+                    refuse_decimal_comma(frame, delimiter, filename)
                 if delimiter == ";" and detect_decimal_comma(frame):
                     options = replace(options, decimal_comma=True)
                     file_warnings.append("Numbers use decimal commas (semicolon-delimited file with values like "
@@ -216,7 +243,10 @@ def _stream_parquet(parts: list[Path], filename: str, format: str | None, option
                     batch_rows: int, progress: Progress) -> ImportReport:
     files = [pq.ParquetFile(part) for part in parts]
     total = sum(f.metadata.num_rows for f in files)
-    columns = decode_arrow(files[0].schema_arrow.empty_table()).table.columns
+    header = decode_arrow(files[0].schema_arrow.empty_table()).table
+    if options.decimal_comma:
+        refuse_decimal_comma(header, None, filename)
+    columns = header.columns
     format_id = format or detect_format(list(columns), filename)
     if format_id not in FORMATS:
         raise UnreadableFile(f"Unknown format {format_id!r}. Known formats: {', '.join(FORMAT_IDS)}.")

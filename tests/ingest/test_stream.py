@@ -16,7 +16,7 @@ import pytest
 from bench.ingest_bench import write_focus_csv
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
-from dashboard.ingest.stream import NotStreamable, stream_import
+from dashboard.ingest.stream import NotStreamable, Totals, stream_import
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
@@ -188,3 +188,34 @@ def test_streamed_import_fits_a_memory_limit_the_in_memory_import_exceeds(tmp_pa
     assert streamed["rejected_lines"] == expected["rejected_lines"]
     assert streamed["gpu_hours"] == pytest.approx(expected["gpu_hours"], rel=1e-12)
     assert streamed["cost"] == pytest.approx(expected["cost"], rel=1e-12)
+
+
+def _canonical(rows: list[tuple]) -> pd.DataFrame:
+    """Canonical rows of (team, pricing, start hour, end hour, GPU-hours, cost) in USD, hours of 2025-06-01 UTC."""
+    day = pd.Timestamp("2025-06-01", tz="UTC")
+    team, pricing, start, end, hours, cost = zip(*rows, strict=True)
+    return pd.DataFrame({
+        "period_start": pd.Series([day + pd.Timedelta(hours=h) for h in start], dtype="datetime64[ns, UTC]"),
+        "period_end": pd.Series([day + pd.Timedelta(hours=h) for h in end], dtype="datetime64[ns, UTC]"),
+        "gpu_hours": pd.Series(hours, dtype="float64"), "cost": pd.Series(cost, dtype="float64"),
+        "currency": pd.Series(["USD"] * len(rows), dtype="string"), "pricing": pd.Series(pricing, dtype="string"),
+        "team": pd.Series(team, dtype="string"),
+    })
+
+
+def test_totals_keep_the_sums_and_bounds_of_each_team_pricing_and_currency():
+    totals = Totals()
+    totals.add(_canonical([("a", "on_demand", 0, 1, 8.0, 10.0), (None, "spot", 2, 3, 4.0, 2.0)]))
+    totals.add(_canonical([("a", "on_demand", -1, 0, 8.0, 10.5), (None, "spot", 5, 6, 1.0, 0.25),
+                           ("a", "spot", 3, 4, 2.0, 1.0)]))
+    kept = totals.table.sort_values(["team", "pricing"], ignore_index=True)
+    day = pd.Timestamp("2025-06-01", tz="UTC")
+    assert kept["team"].tolist() == ["a", "a", pd.NA]
+    assert kept["pricing"].tolist() == ["on_demand", "spot", "spot"]
+    assert kept["gpu_hours"].tolist() == [16.0, 2.0, 5.0]  # 8 + 8; 2; 4 + 1
+    assert kept["cost"].tolist() == [20.5, 1.0, 2.25]  # 10 + 10.5; 1; 2 + 0.25
+    assert kept["period_start"].tolist() == [day - pd.Timedelta(hours=1), day + pd.Timedelta(hours=3),
+                                             day + pd.Timedelta(hours=2)]
+    assert kept["period_end"].tolist() == [day + pd.Timedelta(hours=1), day + pd.Timedelta(hours=4),
+                                           day + pd.Timedelta(hours=6)]
+    assert kept["currency"].tolist() == ["USD"] * 3
