@@ -19,7 +19,7 @@ PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file
 # format.py, safe_text.py, file_names.py and settings.py import nothing of the project, and every layer may import them.
 SHARED_LEAVES = {"format", "safe_text", "file_names", "settings"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
-    "dashboard/core": ({"core"}, {"numba", "numpy", "pandas", "pydantic"}),
+    "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
     "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyarrow", "pyspark"}),
     "dashboard/retro": ({"retro", "core", "ingest", "query"}, {"ibis", "numpy", "pandas"}),

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dashboard.core.branchless import select
-
 REPETITION_HALF_LIFE = 15.4  # R*_D, Muennighoff et al. 2023
 
 
 def epochs(tokens_read, unique_tokens):
     """Passes over the unique data; 0 when unique data is unlimited (infinite or NaN)."""
-    return select(np.isfinite(unique_tokens), tokens_read / unique_tokens, 0.0)
+    return np.where(np.isfinite(unique_tokens), tokens_read / unique_tokens, 0.0)
 
 
 def _repeated(tokens_read, unique):
@@ -26,7 +24,7 @@ def _repeated(tokens_read, unique):
 def _unrepeated(effective, unique):
     share = (effective - unique) / (unique * REPETITION_HALF_LIFE)
     with np.errstate(divide="ignore", invalid="ignore"):
-        repeats = select(share < 1.0, -REPETITION_HALF_LIFE * np.log1p(-np.fmin(share, 1.0)), np.inf)
+        repeats = np.where(share < 1.0, -REPETITION_HALF_LIFE * np.log1p(-np.fmin(share, 1.0)), np.inf)
     return unique * (1.0 + repeats)
 
 

@@ -3,8 +3,7 @@
 `plan_arrays` is what the engine's cost model needs (the layout search, memory at the chosen layout, the
 batch and how many GPUs it keeps busy); `outputs` adds the data supply and the keys `estimate --json`
 shows; `problems` explains one scenario's result in sentences, each with its fix. A plan is feasible when
-its layout divides the GPUs (TP within a node) and its memory per GPU fits. Many float64 scenarios at once go
-through `compiled`'s loops instead of the NumPy functions, with the same results.
+its layout divides the GPUs (TP within a node) and its memory per GPU fits.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import batch, compiled, data_supply, layout, memory, mfu_reference
+from dashboard.core import batch, data_supply, layout, memory, mfu_reference
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.format import compact
@@ -86,8 +85,6 @@ def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str,
     default = given.size == 1 and np.isnan(given[0])  # no row sets its batch: the law's batch for every row
     batch_tokens = batch.default_global_batch_tokens(model_flops) if default else np.where(
         np.isnan(p["global_batch_tokens"]), batch.default_global_batch_tokens(model_flops), p["global_batch_tokens"])
-    if compiled.applies(compiled.size_of(*(p[key] for key in PLAN_INPUTS), model_flops), model_flops.dtype):
-        return _result(p, compiled.plan(p, batch_tokens))
     lay = layout.resolve(p)
     # The layout search works in float64; its degrees are small whole numbers, exact in float32, so the batch and
     # idle factor keep the FLOPs' precision (Monte Carlo's float32 draws are not turned into float64).
@@ -110,7 +107,7 @@ def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str,
 
 
 def _result(p: dict[str, np.ndarray], plan: dict[str, np.ndarray]) -> dict[str, Any]:
-    """`plan_arrays`'s nested result from the flat layout, memory and batch arrays (`compiled.OUTPUTS`)."""
+    """`plan_arrays`'s nested result from the flat layout, memory and batch arrays."""
     fits = plan["fits"]
     return {
         "layout": {key: plan[key] for key in LAYOUT_KEYS},
@@ -130,11 +127,6 @@ def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> tuple[dict[str, 
     plan = dict(costs.pop("plan"))
     plan.pop("idle_factor")
     raw, unique = costs["raw_tokens"], p["unique_tokens"]  # NaN (unlimited) never exceeds the tokens read
-    size = compiled.size_of(raw, unique, p["tokens"], p["tst_token_multiplier"])
-    if compiled.applies(size, np.result_type(raw, unique)):
-        supplied = compiled.supply(raw, unique, p["tokens"], p["tst_token_multiplier"])
-        plan["epochs"], plan["effective_tokens"] = supplied["epochs"], supplied["effective_tokens"]
-        return plan, supplied["scarcity_factor"]
     plan["epochs"] = data_supply.epochs(raw, unique)
     plan["effective_tokens"] = data_supply.effective_tokens(raw, unique)
     return plan, data_supply.tst_scarcity_factor(p["tokens"], p["tst_token_multiplier"], unique)
@@ -250,7 +242,7 @@ def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], lis
             f"falling while the idle GPU-hours are billed — use {useful:,} GPUs, or a global batch of "
             f"{compact(tokens_needed)} tokens to use all {scenario.gpu_count:,}"
         )
-    if result["epochs"] is not None and result["epochs"] > 1.0:
+    if scenario.unique_tokens is not None and result["epochs"] > 1.0:  # `scalar` sets epochs for these
         warnings.append(
             f"data repeats: {result['epochs']:.1f} epochs over {compact(scenario.unique_tokens)} unique tokens count "
             f"as {compact(result['effective_tokens'])} effective of {compact(result['raw_tokens'])} read (Muennighoff "

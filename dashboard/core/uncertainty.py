@@ -264,7 +264,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
     base = {key: values.astype(dtype) for key, values in base.items()}
     keys = [item.input.key for item in ranges]
     sampler = _Sampler(ranges, scenario.range_shape, min(CHUNK_DRAWS, draws))
-    samples = {output: np.empty(draws, dtype=dtype) for output in OUTPUTS}
+    samples: dict[str, np.ndarray] = {output: np.empty(draws, dtype=dtype) for output in OUTPUTS}
     for start in range(0, draws, CHUNK_DRAWS):
         count = min(CHUNK_DRAWS, draws - start)
         arrays = dict(base)
@@ -285,7 +285,7 @@ def tornado(scenario: Scenario) -> tuple[TornadoBar, ...]:
         arrays[item.input.key][2 * row:2 * row + 2] = ends[row]
     cost = np.broadcast_to(engine.cost_arrays(arrays)["cost_total_usd"], (2 * len(ranges),))
     bars = [
-        TornadoBar(item.input, *ends[row], float(cost[2 * row]), float(cost[2 * row + 1]))
+        TornadoBar(item.input, ends[row][0], ends[row][1], float(cost[2 * row]), float(cost[2 * row + 1]))
         for row, item in enumerate(ranges)
     ]
     return tuple(sorted(bars, key=lambda bar: bar.swing_usd, reverse=True))
