@@ -39,6 +39,7 @@ DELIMITERS: tuple[str, ...] = (",", ";", "|", "\t")
 DELIMITER_NAMES = {",": "comma", ";": "semicolon", "|": "pipe", "\t": "tab"}
 _DECIMAL_COMMA_CELL = re.compile(r"^\s*-?(\d{1,3}(\.\d{3})+|\d+),\d+\s*$")
 _DOT_DECIMAL_CELL = re.compile(r"^\s*-?\d+\.(\d{1,2}|\d{4,})\s*$")  # a point no thousands separator leaves
+_COMMA_DECIMAL_CELL = re.compile(r"^\s*-?[\d.]*\d,\d+\s*$")  # a number written with a decimal comma
 _WITHOUT_DECIMAL_COMMAS = "Read it without decimal commas (untick \"Decimal commas\", or drop --decimal-comma)."
 _PARENTHESISED_NAME = re.compile(r"^.+\s\(([A-Za-z][A-Za-z0-9_/.:]*)\)$")
 _SNIFF_BYTES = 1 << 16
@@ -473,8 +474,9 @@ def detect_decimal_comma(frame: pd.DataFrame) -> bool:
 
 def refuse_decimal_comma(frame: pd.DataFrame, delimiter: str | None, filename: str) -> None:
     """``UnreadableFile`` when decimal commas, chosen by the user, contradict the file: it is Parquet (numbers
-    stored as numbers), or some column's cells mostly have a point followed by other than three digits, which
-    no thousands separator leaves (``950733.64`` would be read as 95,073,364). Looks at the first 1,000 rows."""
+    stored as numbers); it is comma-delimited yet no cell holds a decimal comma (such a file writes its decimals
+    with points); or some column's cells mostly have a point followed by other than three digits, which no
+    thousands separator leaves (``950733.64`` would be read as 95,073,364). Looks at the first 1,000 rows."""
     if delimiter is None:
         raise UnreadableFile(f"{filename or 'The file'} is Parquet, whose numbers are stored as numbers, not "
                              f"written with decimal commas. {_WITHOUT_DECIMAL_COMMAS}")
@@ -490,6 +492,14 @@ def refuse_decimal_comma(frame: pd.DataFrame, delimiter: str | None, filename: s
                 f"numbers with decimal points (e.g. {preview(example)!r}, which they would read as {inflated:,.0f}). "
                 + _WITHOUT_DECIMAL_COMMAS
             )
+    if delimiter == "," and not any(
+        bool(sample[column].dropna().astype("string").str.match(_COMMA_DECIMAL_CELL).any()) for column in sample.columns
+    ):
+        raise UnreadableFile(
+            f"Decimal commas were chosen for {filename or 'the file'}, but it is comma-delimited and none of its "
+            "cells holds a number with a decimal comma, so every '.' would be read as a thousands separator. "
+            + _WITHOUT_DECIMAL_COMMAS
+        )
 
 
 def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> Decoded:

@@ -35,8 +35,22 @@ def test_dot_decimals_under_decimal_commas_are_refused_naming_the_column_and_the
 
 def test_points_that_may_be_thousands_separators_are_read_as_asked():
     # '1.234' is one thousand two hundred and thirty-four with decimal commas: no contradiction.
-    usage, _ = import_bytes(_focus([("1.234", "1"), ("2.000", "1")]), filename="bill.csv", options=DECIMAL_COMMA)
+    usage, _ = import_bytes(_focus([("1.234", "1"), ("2.000", "1,5")], delimiter=";"), filename="bill.csv",
+                            options=DECIMAL_COMMA)
     assert usage["cost"].tolist() == [1234.0, 2000.0]
+
+
+def test_decimal_commas_on_a_comma_delimited_file_without_one_are_refused():
+    # Comma-delimited, and no cell holds a decimal comma: '1.234' would silently read as 1,234 instead of 1.234.
+    with pytest.raises(UnreadableFile, match="it is comma-delimited and none of its cells holds a number with a "
+                                             "decimal comma"):
+        import_bytes(_focus([("1.234", "1"), ("2.000", "1")]), filename="bill.csv", options=DECIMAL_COMMA)
+
+
+def test_a_comma_delimited_file_with_quoted_decimal_commas_reads():
+    data = _focus([('"1,5"', "1"), ('"2,25"', "1")])
+    usage, _ = import_bytes(data, filename="bill.csv", options=DECIMAL_COMMA)
+    assert usage["cost"].tolist() == [1.5, 2.25]
 
 
 def test_a_semicolon_file_with_decimal_commas_reads_with_the_option():
@@ -47,8 +61,8 @@ def test_a_semicolon_file_with_decimal_commas_reads_with_the_option():
 
 def test_a_column_mostly_of_whole_numbers_is_not_a_contradiction():
     # One dot decimal in four cells is under half: the choice stands ('7.5' then reads as 75, as asked).
-    usage, _ = import_bytes(_focus([("10", "1"), ("20", "1"), ("30", "1"), ("7.5", "1")]), filename="bill.csv",
-                            options=DECIMAL_COMMA)
+    usage, _ = import_bytes(_focus([("10", "1"), ("20", "1"), ("30", "1"), ("7.5", "1,5")], delimiter=";"),
+                            filename="bill.csv", options=DECIMAL_COMMA)
     assert usage["cost"].tolist() == [10.0, 20.0, 30.0, 75.0]
 
 
