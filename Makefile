@@ -15,11 +15,14 @@ $(BIN)/python:
 	  apt-get update && apt-get install -y python3-venv && $(PYTHON) -m venv $(VENV); \
 	} || { echo "Could not create $(VENV): install python3-venv (apt-get install python3-venv) and retry."; exit 1; }
 
+# The runtime only: no PySpark (the optional Spark engine, PLANNER_ENGINE_URL=local[N] or spark://…); add it with
+# .venv/bin/pip install -r requirements-spark.txt (needs Java 17).
 $(RUN_STAMP): requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
+# `make test` adds PySpark (requirements-spark.txt, the optional Spark engine) and the tools to the runtime.
+$(DEV_STAMP): requirements.txt requirements-spark.txt requirements-dev.txt $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
@@ -74,6 +77,7 @@ openjdk:
 
 test: $(DEV_STAMP) postgres-binaries openjdk | $(CHROMIUM)
 	$(BIN)/python -m ruff check .
+	$(BIN)/python -m mypy dashboard/core dashboard/ingest
 	$(BIN)/python -m pytest
 
 bench: $(DEV_STAMP)

@@ -2,10 +2,11 @@
 
 "duckdb" (the default) is DuckDB in memory and "duckdb:///path" a DuckDB file; "spark://host:port", "local[N]" and
 "local[*]" start (lazily, once per process) a PySpark session with that master; any other URL
-("bigquery://project/dataset", "snowflake://…", "trino://…") goes to ``ibis.connect`` unchanged. Only this module
-knows engines apart: the queries are the same Ibis expressions on every backend. ``execute`` runs one expression
-and ``fetch_sql`` one SQL query under a per-backend lock, since an embedded DuckDB connection must not be used by
-two threads at once.
+("bigquery://project/dataset", "snowflake://…", "trino://…") goes to ``ibis.connect`` unchanged. PySpark is optional
+(``requirements-spark.txt`` installs it, ``make run`` does not): without it a Spark master is refused with
+``SparkMissing``, one line saying how to add it. Only this module knows engines apart: the queries are the same
+Ibis expressions on every backend. ``execute`` runs one expression and ``fetch_sql`` one SQL query under a
+per-backend lock, since an embedded DuckDB connection must not be used by two threads at once.
 
 A DuckDB connection holds at most ``PLANNER_DUCKDB_MEMORY_LIMIT`` (2GB by default) and spills larger aggregates to a
 folder of its own under the system's temporary folder, without keeping rows in insertion order (every query
@@ -41,6 +42,12 @@ SPARK_CONFIG: dict[str, str] = {
 }
 _LOCKS: dict[int, threading.RLock] = {}
 _LOCKS_GUARD = threading.Lock()
+SPARK_MISSING = ("PySpark is not installed: run .venv/bin/pip install -r requirements-spark.txt (needs Java 17), "
+                 f"or unset {settings.ENGINE_URL} to use DuckDB.")
+
+
+class SparkMissing(settings.SettingError):
+    """A Spark master is selected but PySpark is not installed (``make run`` does not install it)."""
 
 
 def is_spark(url: str) -> bool:
@@ -48,10 +55,19 @@ def is_spark(url: str) -> bool:
     return url.startswith(("spark://", "local["))
 
 
+def require_pyspark() -> None:
+    """Refuse with ``SparkMissing`` (``SPARK_MISSING``, one line) when PySpark cannot be imported."""
+    try:
+        import pyspark  # noqa: F401  (imported here only: the default engine never loads it)
+    except ImportError:
+        raise SparkMissing(SPARK_MISSING) from None
+
+
 def spark_session(master: str, work_dir: str | None = None):
     """A PySpark session on ``master`` (the process's one session: Spark allows one per JVM), its warehouse and
     Derby metastore under ``work_dir`` (a fresh temporary folder by default, never the working directory), and
     its Python workers on this interpreter."""
+    require_pyspark()
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -92,9 +108,11 @@ def configure_duckdb(con) -> None:
 
 
 def connect(url: str | None = None) -> BaseBackend:
-    """A new Ibis backend for ``url`` (``settings.engine_url`` validates it; None reads ``PLANNER_ENGINE_URL``)."""
+    """A new Ibis backend for ``url`` (``settings.engine_url`` validates it; None reads ``PLANNER_ENGINE_URL``);
+    ``SparkMissing`` for a Spark master without PySpark installed."""
     url = settings.engine_url(url)
     if is_spark(url):
+        require_pyspark()
         return ibis.pyspark.connect(spark_session(url))
     backend = ibis.connect("duckdb://" if url == settings.DEFAULT_ENGINE_URL else url)
     if backend.name == "duckdb":

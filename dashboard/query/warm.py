@@ -5,19 +5,32 @@ not pay for them (the compiled SQL is kept by shape, ``compiled``)."""
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "samples" / "focus_sample.csv"
 
 
-def warm_up(sample: Path = SAMPLE) -> None:
-    """Import ``sample`` and run every tab's queries on it (``tabs.TAB_QUERIES``); the results are dropped. A
-    failure is logged, never raised: the pages then compile their queries when first drawn, as without it."""
+def warm_up(sample: Path = SAMPLE, stop: threading.Event | None = None) -> None:
+    """Import ``sample`` and run every tab's queries on it (``tabs.TAB_QUERIES``); the results are dropped. Ends
+    before the next tab once ``stop`` is set (the process is exiting). A failure is logged, never raised: the
+    pages then compile their queries when first drawn, as without it; an engine the settings cannot open (say
+    Spark without PySpark) is logged in one line, the pages say the same."""
+    log = logging.getLogger(__name__)
     try:
+        from dashboard import settings
         from dashboard.ingest import import_path
-        from dashboard.query import tables, tabs
+        from dashboard.query import engine, tables, tabs
 
-        usage = import_path(sample)[0]
-        tabs.time_tabs(tables.table_of(usage))
+        try:
+            backend = engine.default()
+        except settings.SettingError as error:
+            log.warning("the query layer's warm-up was skipped: %s", error)
+            return
+        usage = tables.table_of(import_path(sample)[0], backend)
+        for queries in tabs.TAB_QUERIES.values():
+            if stop is not None and stop.is_set():
+                return
+            queries(usage)
     except Exception:  # noqa: BLE001 (a warm-up that fails costs nothing but its time)
-        logging.getLogger(__name__).warning("the query layer's warm-up failed", exc_info=True)
+        log.warning("the query layer's warm-up failed", exc_info=True)
