@@ -154,7 +154,7 @@ def test_monte_carlo_with_every_range_collapsed_is_the_point_estimate(capsys):
 
 
 def test_the_cli_loads_the_engine_only_for_commands_that_use_it():
-    # `ingest` and `workspace` pay only for the import layer at start-up (the README's ingest speed figure counts
+    # `ingest` and `workspace` pay only for the import layer at start-up (docs/benchmarks.md's ingest figure counts
     # the interpreter's start): parsing the arguments must not load the plan model, its catalogue or pydantic.
     code = ("import sys; from dashboard.cli import build_parser; build_parser().parse_args(['ingest', 'x.csv']); "
             "print(sorted(m for m in sys.modules if m.startswith(('dashboard.core', 'pydantic'))))")

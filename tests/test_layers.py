@@ -1,4 +1,4 @@
-"""Layer rules from the README's layout table: what each folder may import, and that the pure layers never
+"""Layer rules from the table in docs/architecture.md: what each folder may import, and that the pure layers never
 import streamlit (neither in their source nor when loaded)."""
 
 import ast
@@ -15,7 +15,7 @@ PURE_PACKAGES = [
 ]
 PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file_names.py", "dashboard/settings.py"]
 
-# The README's "Layout and layer rules" table: folder -> (project layers it may import, third-party packages).
+# The layer table of docs/architecture.md: folder -> (project layers it may import, third-party packages).
 # format.py, safe_text.py, file_names.py and settings.py import nothing of the project, and every layer may import them.
 SHARED_LEAVES = {"format", "safe_text", "file_names", "settings"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {

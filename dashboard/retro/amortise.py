@@ -22,7 +22,7 @@ So the covered rows' cost plus what is left on the lines equals the charges less
 of these applies (step 1) is one query (``commitment_status``, the same rules; tests pin that both agree), and
 since spreading the charges (steps 2 and 3) needs the rows in memory, such a dataset reports "needs_rows" instead.
 Rows in memory are checked directly: a query over an upload's table here made every later filter change of a
-1,000,000-row upload about 100 ms slower (`bench.retro_bench`).
+1,000,000-row upload about 100 ms slower (measured when the choice was made).
 """
 
 from __future__ import annotations

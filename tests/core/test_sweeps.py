@@ -13,7 +13,7 @@ from dashboard.core.scenario import Scenario
 # Cost is compute GPU-hours times the blended price.
 BARE = {**COMPUTE_ONLY, "budget_usd": 1e9}
 
-# One node (8 GPUs): M = 24 h · 1000 / rate. Daly 2006's examples with δ = 5 min (README: M 24 h → 116.7 min,
+# One node (8 GPUs): M = 24 h · 1000 / rate. Daly 2006's examples with δ = 5 min (docs/method.md: M 24 h → 116.7 min,
 # M 6 h → 56.7 min); Young √(2δM) is 120 min and 60 min.
 DALY_CASES = [
     pytest.param(1000.0, 116.7, 120.0, id="M=24h"),
@@ -190,7 +190,7 @@ def test_scaling_curve_minimum_is_the_compute_optimum(fit, active_params, tokens
 
 
 def test_scaling_curve_plan_reproduces_chinchilla():
-    # Chinchilla 70B on 1.4T tokens predicts 1.937 with the Hoffmann et al. fit (README cross-check).
+    # Chinchilla 70B on 1.4T tokens predicts 1.937 with the Hoffmann et al. fit (docs/method.md cross-check).
     _, points = sweeps.scaling_curve(Scenario(total_params=70e9, tokens=1.4e12, scaling_fit="hoffmann2022"))
     assert points["plan"] == pytest.approx({"active_params": 70e9, "tokens": 1.4e12, "predicted_loss": 1.937}, abs=5e-4)
 
