@@ -13,6 +13,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402  (after the path is set, so the pages' imports resolve)
 
+from dashboard.ui.identity import sign_in_gate  # noqa: E402
 from dashboard.ui.warm import start_warm_up  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
@@ -29,5 +30,6 @@ navigation = st.navigation(
         st.Page(PAGES / "method.py", title="Method & sources", icon=":material/menu_book:"),
     ]
 )
+sign_in_gate()  # with [auth] in .streamlit/secrets.toml: sign in first (docs/serving.md)
 navigation.run()
 start_warm_up()  # once per server, after its first page is drawn

@@ -3,8 +3,10 @@
 `number(value, unit)` is the one display format: three significant figures with a k/M/B/T suffix ($441k, $903,
 $69, 26.6M), powers of ten for FLOPs (8.4×10²² FLOPs), GB/TB/PB for storage; a loss in nats to three decimals
 (2.065: options are compared at equal loss, and 0.01 nats matter). `exact(value, unit)` is the same
-number in full (hover text, downloads). `signed` is `number` with its sign, for differences. The units are the
-keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its unit.
+number in full (hover text, downloads). `signed` is `number` with its sign, for differences; `change` is the one
+delta text of the tiles, Compare, the presentation layout and the report ("≈ same" below the displayed precision
+or half a percent). The units are the keys of `UNITS`; `dashboard.core.catalogue` gives every output and input its
+unit.
 
 `short` labels sliders; `usd_sig` and `count_sig` are the Retrospective's three-figure forms of `number`.
 `table_decimals` is the rule for a table column of sums: whole units once any entry reaches 1,000.
@@ -89,6 +91,18 @@ def _flops(value: float) -> str:
     return f"{power_of_ten(value) if abs(value) >= 1e4 else significant(value)} FLOPs"
 
 
+DAYS_PER_YEAR = 365.25
+
+
+def _days(value: float) -> str:
+    """Days, and from a year on the years too: "23,400 days (64.1 years)" says at a glance what the count hides."""
+    text = f"{significant(value)} days"
+    if abs(value) < DAYS_PER_YEAR:
+        return text
+    years = significant(value / DAYS_PER_YEAR)
+    return f"{text} ({years} year{'' if years == '1' else 's'})"
+
+
 def _integer(value: float) -> str:
     return f"{value:,.0f}"
 
@@ -101,7 +115,7 @@ UNITS: dict[str, Callable[[float], str]] = {
     "FLOPs": _flops,
     "fraction": _percent,
     "pp": _suffixed(" pp"),
-    "days": _suffixed(" days"),
+    "days": _days,
     "h": _suffixed(" h"),
     "min": _suffixed(" min"),
     "months": _suffixed(" months"),
@@ -145,6 +159,30 @@ def signed(value: float, unit: str = "") -> str:
     """A difference with its sign in front: +$12.3k, -1.5 days, +0 when nothing changed."""
     text = number(abs(value), unit) if math.isfinite(value) else number(value, unit)
     return ("-" if value < 0 else "+") + text.lstrip("-") if math.isfinite(value) else text
+
+
+SAME = "≈ same"  # a difference too small to read as a change: grey, no arrow
+SAME_SHARE = 0.005  # below half a percent of the value compared against
+
+
+def is_same(value: float, base: float, unit: str = "") -> bool:
+    """True when `value` and `base` read as the same: they display alike in `unit`, or differ by less than
+    `SAME_SHARE` of `base` (non-finite values only when equal)."""
+    if not (math.isfinite(value) and math.isfinite(base)):
+        return value == base
+    if number(value, unit) == number(base, unit):
+        return True
+    return abs(value - base) < SAME_SHARE * abs(base)
+
+
+def change(value: float, base: float, unit: str = "") -> str:
+    """The difference `value` − `base` as every delta shows it: `SAME` when it is below the displayed precision
+    or half a percent (`is_same`), else signed in `unit` (a fraction's difference in percentage points)."""
+    if is_same(value, base, unit):
+        return SAME
+    if unit == "fraction":
+        return signed(100 * (value - base), "pp")
+    return signed(value - base, unit)
 
 
 def exact(value: float | None, unit: str = "") -> str:

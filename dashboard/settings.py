@@ -18,6 +18,8 @@ MAX_ARCHIVE_DEPTH = "PLANNER_MAX_ARCHIVE_DEPTH"
 MAX_COLUMNS = "PLANNER_MAX_COLUMNS"
 DATA_DIR = "PLANNER_DATA_DIR"
 IMPORT_STORE_MB = "PLANNER_IMPORT_STORE_MB"
+IMPORT_MEMORY_MB = "PLANNER_IMPORT_MEMORY_MB"
+IMPORT_WAIT_S = "PLANNER_IMPORT_WAIT_S"
 WORKSPACE_DIR = "PLANNER_WORKSPACE_DIR"
 STREAM_BATCH_ROWS = "PLANNER_STREAM_BATCH_ROWS"
 DOWNLOAD_MAX_ROWS = "PLANNER_DOWNLOAD_MAX_ROWS"
@@ -26,6 +28,9 @@ ENGINE_URL = "PLANNER_ENGINE_URL"
 DEFAULT_ENGINE_URL = "duckdb"
 DUCKDB_MEMORY_LIMIT = "PLANNER_DUCKDB_MEMORY_LIMIT"
 WARM_UP = "PLANNER_WARM_UP"
+ADMINS = "PLANNER_ADMINS"
+ADMIN_MAX_CHARS = 320  # the longest e-mail address; OIDC subjects are at most 255
+_ADMIN = re.compile(r"[^\s,\x00-\x1f\x7f]+")  # one e-mail or subject: no spaces, commas or control characters
 DEFAULT_DUCKDB_MEMORY_LIMIT = "2GB"
 _MEMORY = re.compile(r"[1-9]\d{0,6}(\.\d{1,3})?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 # What PLANNER_ENGINE_URL may hold: DuckDB in memory or in a file, a Spark master, or any other Ibis backend URL.
@@ -44,6 +49,9 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     MAX_ARCHIVE_DEPTH: (2, 1, 8, "archive layers unwrapped (a .csv.gz inside a .zip is 2)"),
     MAX_COLUMNS: (10_000, 10, 1_000_000, "columns in a file's header"),
     IMPORT_STORE_MB: (2_000, 1, 1 << 20, "megabytes of imported tables the server holds for all browser sessions"),
+    IMPORT_MEMORY_MB: (6_000, 50, 1 << 20,
+                       "megabytes of working memory all in-memory imports of one process may take together"),
+    IMPORT_WAIT_S: (30, 0, 3_600, "seconds an import waits for memory other imports hold before it is refused"),
     STREAM_BATCH_ROWS: (200_000, 1_000, 10_000_000, "rows a streamed import into the workspace reads at a time"),
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
     WORKSPACE_MEMORY_ROWS: (2_000_000, 1, 1_000_000_000,
@@ -142,3 +150,17 @@ def warm_up() -> bool:
         return False
     raise SettingError(f"{WARM_UP} must be on or off (1/0, true/false); it is set to {text[:40]!r}. Fix or unset it "
                        "(default on).")
+
+
+def admins() -> frozenset[str]:
+    """Who may rename, overwrite, delete and adopt anyone's saved scenario when sign-in is on: ``$PLANNER_ADMINS``,
+    comma-separated e-mails (matched ignoring case) or OIDC subjects (matched exactly); empty by default."""
+    text = os.environ.get(ADMINS, "")
+    items = [item.strip() for item in text.split(",")]
+    found = frozenset(item for item in items if item)
+    bad = next((item for item in found if len(item) > ADMIN_MAX_CHARS or not _ADMIN.fullmatch(item)), None)
+    if bad is not None:
+        raise SettingError(f"{ADMINS} must be comma-separated e-mail addresses or OIDC subjects, each 1–"
+                           f"{ADMIN_MAX_CHARS} characters without spaces; it holds {bad[:40]!r}. Fix or unset it "
+                           "(default: no administrators).")
+    return found

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MEMORY_KEYS = {"weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "total_gb", "gpu_memory_gb", "fits",
-               "headroom_gb"}
-LAYOUT_KEYS = {"data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage"}
+MEMORY_KEYS = {"weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "logits_gb", "reserve_gb", "total_gb",
+               "gpu_memory_gb", "fits", "headroom_gb"}
+LAYOUT_KEYS = {"data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
+               "virtual_pipeline_stages", "zero_stage"}
 
 
 def run_cli(*args):

@@ -58,3 +58,24 @@ def test_a_taken_name_needs_replace(capsys):
     assert main(["workspace", "import", str(FOCUS), "q"]) == 2
     assert "already has a dataset q" in capsys.readouterr().err
     assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "q", "--replace"]) == 0
+
+
+@pytest.mark.parametrize("command", [["workspace", "import", str(FOCUS), "tz"], ["ingest", str(FOCUS)]])
+@pytest.mark.parametrize("zone", ["A" * 100_000, "Nowhere/" + "x" * 200, "a\x00b"])
+def test_a_long_or_bad_timezone_is_quoted_in_a_short_preview(capsys, workspace, command, zone):
+    """Issue 35, item 8: a 100 KB --timezone was echoed whole in the one-line message."""
+    assert main([*command, "--timezone", zone]) == 2
+    error = capsys.readouterr().err
+    assert "is not a known time zone name" in error and error.count("\n") == 1
+    assert len(error) < 400
+    assert not workspace.exists() or not any(workspace.iterdir())
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux), a device that is always full")
+def test_export_to_a_full_device_is_one_line(capsys):
+    """Issue 35, item 7: `workspace export` to a full device gave a traceback."""
+    assert main(["workspace", "import", str(FOCUS), "q2"]) == 0
+    capsys.readouterr()
+    assert main(["workspace", "export", "q2", "/dev/full"]) == 2
+    error = capsys.readouterr().err
+    assert "No space left on the device of /dev/full: the CSV is incomplete" in error and error.count("\n") == 1

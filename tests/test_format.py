@@ -1,7 +1,10 @@
 """Number formatting shared by tiles, tables and charts."""
 
+import math
+
 import pytest
 
+from dashboard import format as fmt
 from dashboard.format import exact, number, short, signed, table_decimals
 
 
@@ -86,3 +89,31 @@ def test_an_unknown_unit_is_named():
 ])
 def test_table_decimals(values, decimals):
     assert table_decimals(values) == decimals
+
+
+@pytest.mark.parametrize(("days", "text"), [
+    (4.85, "4.85 days"),
+    (364.0, "364 days"),
+    (365.25, "365 days (1 year)"),
+    (23_400.0, "23,400 days (64.1 years)"),  # 23,400 / 365.25 = 64.07
+])
+def test_a_wall_clock_over_a_year_says_so(days, text):
+    assert number(days, "days") == text
+
+
+@pytest.mark.parametrize(("value", "base", "unit", "expected"), [
+    pytest.param(4.80183, 4.8, "days", "≈ same", id="below-the-displayed-precision"),  # both "4.8 days"
+    pytest.param(446_000.0, 444_000.0, "$", "≈ same", id="under-half-a-percent"),  # 2,000 / 444,000 = 0.45 %
+    pytest.param(2.066, 2.065, "nats", "≈ same", id="loss-0.05-percent"),  # shown 2.066 vs 2.065, 0.05 %
+    pytest.param(0.000765 + 1.0, 1.0, "$", "≈ same", id="a-fraction-of-a-cent"),  # the issue's "+$0.000765"
+    pytest.param(456_000.0, 446_000.0, "$", "+$10k", id="a-change"),  # 2.2 %
+    pytest.param(216_000.0, 446_000.0, "$", "-$230k", id="tst"),
+    pytest.param(0.93, 0.89, "fraction", "+4 pp", id="fractions-in-points"),
+    pytest.param(0.8905, 0.89, "fraction", "≈ same", id="a-share-that-does-not-move"),
+    pytest.param(1.0, 0.0, "count", "+1", id="from-zero"),
+    pytest.param(0.0, 0.0, "count", "≈ same", id="both-zero"),
+    pytest.param(math.inf, math.inf, "$", "≈ same", id="both-infinite"),
+])
+def test_change_reads_same_below_the_precision_or_half_a_percent(value, base, unit, expected):
+    assert fmt.change(value, base, unit) == expected
+    assert fmt.is_same(value, base, unit) == (expected == fmt.SAME)

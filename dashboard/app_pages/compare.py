@@ -6,13 +6,11 @@ from functools import partial
 import streamlit as st
 
 from dashboard.core.compare import MAX_SCENARIOS, MIN_SCENARIOS
-from dashboard.core.scenario import scenario_from_json
 from dashboard.core.scenario_bundle import export_bundle
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
-from dashboard.ui import compare_cache, compare_state, compare_view
+from dashboard.ui import compare_cache, compare_state, compare_view, identity
 from dashboard.ui.compare_state import MANAGED, NEW_NAME, PRESENTATION, SELECTED
-from dashboard.ui.plan_state import scenario_json
 from dashboard.ui.store_access import scenario_store
 
 state = st.session_state
@@ -41,6 +39,7 @@ if state.get(compare_state.MESSAGE):
     (st.success if kind == "success" else st.error)(markdown_text(text))
 
 usable = {entry.name: entry.scenario for entry in entries if entry.scenario is not None}
+owners = {entry.name: entry for entry in entries}
 for entry in entries:
     if entry.scenario is None:
         st.warning(f"“{markdown_text(entry.name)}” can no longer be read: {markdown_text(entry.error)}. Delete it or "
@@ -66,43 +65,59 @@ presentation = top.toggle("Presentation layout", key=PRESENTATION, bind="query-p
 
 if not presentation and usable:
     with st.expander(f"Saved scenarios ({len(usable)})", icon=":material/folder_open:"):
-        compare_view.saved_table(usable)
+        compare_view.saved_table(usable, {name: entry.owner for name, entry in owners.items()})
         if state.get(MANAGED) not in usable:
             state[MANAGED] = next(iter(usable))
         st.selectbox("Scenario", list(usable), key=MANAGED)
+        managed = owners[state[MANAGED]]
+        me = identity.current()
+        if me is not None and not me.may_change(managed.owner_subject):
+            st.caption(f"Saved by {markdown_text(managed.owner)}: you can open, duplicate and compare it; only its "
+                       "owner or an administrator can rename, overwrite or delete it.")
         st.text_input("New name (for rename or duplicate)", key=NEW_NAME, max_chars=120)
         actions = st.container(horizontal=True)
         actions.button("Open in Plan", on_click=compare_state.open_in_plan, icon=":material/tune:")
         actions.button("Rename", on_click=compare_state.rename, icon=":material/edit:")
         actions.button("Duplicate", on_click=compare_state.duplicate, icon=":material/content_copy:")
         actions.button("Delete", on_click=compare_state.delete, icon=":material/delete:")
+        if me is not None and me.admin and managed.owner_subject is None:
+            actions.button("Adopt", on_click=compare_state.adopt, icon=":material/person_add:",
+                           help="Make yourself this scenario's owner (for scenarios saved before sign-in).")
         chosen = [options[name] for name in state[SELECTED]] or [usable[state[MANAGED]]]
         actions.download_button(f"Export {len(chosen)} as JSON", data=export_bundle(chosen), mime="application/json",
                                 file_name="scenarios.json", icon=":material/download:", on_click="ignore")
+        st.markdown(f"**History of “{markdown_text(managed.name)}”**")
+        try:
+            compare_view.history(store.history(managed.name))
+        except StoreError as error:
+            st.error(f"The history cannot be read: {markdown_text(error)}.")
 
 selected = list(state[SELECTED])
+missing = compare_state.missing_note(list(options))
+if missing:
+    st.warning(markdown_text(missing), icon=":material/link_off:")
 if len(selected) < MIN_SCENARIOS:
     st.info(f"Pick at least {MIN_SCENARIOS} scenarios to compare.")
     st.stop()
-saved_jsons = tuple(scenario_json(options[name]) for name in selected)
-if not compare_view.input_rows_differ([options[name] for name in selected]):
+saved = tuple(options[name] for name in selected)
+if not compare_view.input_rows_differ(list(saved)):
     st.info("These options have the same inputs. Pin another baseline on the Plan page, or pick saved scenarios.")
-jsons = compare_view.match_controls(saved_jsons)
-compare_view.warnings(jsons)
+compared = compare_view.match_controls(saved)
+compare_view.warnings(compared)
 
 if presentation:
-    compare_view.presentation(jsons, compare_view.short_labels(selected))
+    compare_view.presentation(compared, compare_view.short_labels(selected))
 else:
-    compare_view.table(jsons)
+    compare_view.table(compared)
     compare_view.short_label_inputs(selected)
     report = st.container(horizontal=True, vertical_alignment="bottom")
     author = report.text_input("Author (optional)", key="compare.author", max_chars=120, width=300,
                                help="Printed beside the report's date.")
     today = datetime.now(UTC).date().isoformat()
     report.download_button("Download the report (HTML, opens offline)",
-                           data=partial(compare_cache.report_html, jsons, author, compare_state.app_url()),
+                           data=partial(compare_cache.report_html, compared, author, compare_state.app_url()),
                            file_name=f"budget-options-{today}.html", mime="text/html", on_click="ignore",
                            icon=":material/description:", type="primary",
                            help="A summary, headline numbers with P10–P90, every chart (interactive), the method, "
                                 "its sources and the caveats, in one file. The same as `python -m dashboard report`.")
-    compare_view.charts(jsons, [scenario_from_json(text) for text in jsons])
+    compare_view.charts(compared)

@@ -13,7 +13,7 @@ from dashboard.core import risk
 from dashboard.core.presets import presets
 from dashboard.file_names import download_name
 from dashboard.safe_text import markdown_text
-from dashboard.ui import feasibility_view, plan_charts_view, plan_controls, plan_state, plan_view
+from dashboard.ui import feasibility_view, layout_controls, plan_charts_view, plan_controls, plan_state, plan_view
 from dashboard.ui.cache import plan_monte_carlo, plan_result
 
 plan_state.start()
@@ -28,7 +28,8 @@ plan_charts_view.narrow_layout()
 st.title("Plan")
 plan_view.baseline_line(scenario, baseline)
 if invalid:
-    labels = ", ".join(markdown_text(control.label) for control in plan_controls.CONTROLS if control.key in invalid)
+    named = {control.key: control.label for control in plan_controls.CONTROLS} | layout_controls.labels()
+    labels = ", ".join(markdown_text(label) for key, label in named.items() if key in invalid)
     st.error(f"Not applied (marked in the sidebar): {labels}. Every other setting is in the numbers below.")
 if state.get(plan_state.UPLOAD_ERROR):
     st.error(markdown_text(state[plan_state.UPLOAD_ERROR]))
@@ -47,7 +48,7 @@ mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_contr
 headline = risk.headline(result, mc)
 plan_view.risk_tiles(columns, result, base_result, headline)
 plan_state.sync_link(scenario, baseline)
-plan_charts_view.share_buttons(st.query_params.to_dict())
+plan_charts_view.share_buttons(st.query_params.to_dict(), scenario)
 
 with st.sidebar:
     st.selectbox("Preset", list(presets()), index=None, key=plan_state.PRESET, on_change=plan_state.load_preset,
@@ -63,7 +64,9 @@ with st.sidebar:
                   on_change=plan_state.name_typed,
                   help="Until you type a name, it follows the inputs; empty the box to let it follow again.")
     for position, title in enumerate(plan_controls.GROUPS):
-        plan_controls.render_group(title, expanded=position < 2, invalid=invalid)
+        plan_controls.render_group(title, expanded=position < 2, invalid=invalid, scenario=scenario)
+        if title == "Hardware":
+            layout_controls.render_group(invalid)
     st.divider()
     st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
                      help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")

@@ -1,6 +1,5 @@
 """Retrospective page: where last quarter's GPU-hours and dollars went, what was waste, why the plan was missed."""
 
-import json
 import re
 
 import streamlit as st
@@ -11,7 +10,7 @@ from dashboard.format import number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
-from dashboard.ui import plan_state, upload_store, workspace_view
+from dashboard.ui import link_check, plan_state, upload_store, workspace_view
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
 from dashboard.ui.sources import (
@@ -40,6 +39,16 @@ PLAN_CHOICE = "retro.plan_choice"  # the plan picked, kept while the Plan vs act
 TAB_NAMES = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
 SLOW = "Computing the {} view…"  # shown only when a tab takes more than half a second (`cache.busy`)
 FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
+
+
+def _plan_page_scenario() -> Scenario:
+    """The Plan page's scenario as an object: the one it holds, else the text it hands other pages, else the
+    default (before the Plan page has run)."""
+    state = st.session_state
+    if isinstance(state.get(plan_state.PLAN), Scenario):
+        return state[plan_state.PLAN]
+    text = state.get(plan_state.SCENARIO)
+    return default_scenario() if text is None else Scenario.model_validate_json(text)
 
 
 def _choose(label: str, samples: list[str], prefix: str, help_text: str):
@@ -78,7 +87,9 @@ def _remember_plan() -> None:
     st.session_state[PLAN_CHOICE] = st.session_state["retro.plan"]
 
 
+link_values = link_check.given("retro.")  # the link's values, before the widgets below read them
 st.title("Retrospective")
+link_note = st.empty()
 st.caption("Last quarter from its billing export and, optionally, its job or run export: where the GPU-hours "
            "and dollars went, what was waste, and why actual differed from plan. Starts on the bundled sample "
            "quarter; every chart follows the filters in the sidebar.")
@@ -138,6 +149,7 @@ for side, other in (("billing", "runs"), ("runs", "billing")):
 billing, runs = imported["billing"], imported["runs"]
 if billing is None and runs is None:
     summary_line.info("Choose or upload a billing export or a run export to begin (open “Change data”).")
+    link_check.say_ignored(link_note, link_values, "retro.")
     st.stop()
 cache.require_engine()
 amortisation = {"status": "none", "label": ""}
@@ -200,6 +212,7 @@ with cache.busy("Adding up the view…", shown):
     view.tiles(view_key, shown, stats, amortisation, figure_notes)
     shown_rows = cache.row_count(view_key, shown)
 if not shown_rows:
+    link_check.say_ignored(link_note, link_values, "retro.")
     if narrowed:
         st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar.")
     else:
@@ -223,20 +236,18 @@ with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
         plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan", on_change=_remember_plan,
                                    help="The Plan page's current scenario, a preset, or a scenario file. Opens "
                                    "on the bundled quarter's own plan and keeps your choice after an upload.")
-        plan_json = st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict())
+        plan: Scenario | None = _plan_page_scenario()
         if plan_choice == PLAN_UPLOAD:
             uploaded = st.file_uploader("Scenario JSON", type=["json"], key="retro.plan_upload")
             try:
-                plan_json = json.dumps(scenario_from_json(uploaded.getvalue()).to_json_dict()) if uploaded else None
+                plan = scenario_from_json(uploaded.getvalue()) if uploaded else None
             except ScenarioError as error:
                 st.error(f"{markdown_text(uploaded.name)} was not loaded: {markdown_text(error)}.")
-                plan_json = None
+                plan = None
         elif plan_choice != PLAN_PAGE:
-            plan_json = json.dumps(presets()[plan_choice].to_json_dict())
-        if plan_json:
-            plan = Scenario.model_validate_json(plan_json)
-            view.gap_section(view_key, shown, plan, plan_json, plan.name, join_on,
-                             view.unmatched_tokens(runs, shown, join_on))
+            plan = presets()[plan_choice]
+        if plan is not None:
+            view.gap_section(view_key, shown, plan, plan.name, join_on, view.unmatched_tokens(runs, shown, join_on))
         else:
             st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), shown):
@@ -256,8 +267,8 @@ with tabs[5], cache.busy(SLOW.format(TAB_NAMES[5]), shown):
 with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), shown):
     if tabs[6].open:
         choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
-        plan = presets()[choice] if choice in presets() else Scenario.model_validate_json(
-            st.session_state.get(plan_state.SCENARIO) or json.dumps(default_scenario().to_json_dict()))
+        plan = presets()[choice] if choice in presets() else _plan_page_scenario()
         view.units_section(view_key, shown, plan, view.unmatched_tokens(runs, shown, join_on))
 
 workspace_view.download_button(shown, shown_rows)
+link_check.say_ignored(link_note, link_values, "retro.")

@@ -20,8 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dashboard.core.compare import headline_value
     from dashboard.core.engine import scenario_outputs
+    from dashboard.core.risk import budget_verdict
     from dashboard.core.scenario import ScenarioError
 
     try:
@@ -38,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             return fail(f"--monte-carlo: {error}")
         result.update(summary)
-    result["budget_status"] = headline_value("budget_status", result, summary)
+    result["budget_status"] = budget_verdict(result, summary)  # the Plan tile's, Compare's and the report's verdict
     (print_json if args.json else print_table)(result)
     return 0

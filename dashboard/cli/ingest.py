@@ -6,7 +6,7 @@ import argparse
 from contextlib import suppress
 from pathlib import Path
 
-from dashboard.cli.format_arg import add_format_argument
+from dashboard.cli.format_arg import add_format_argument, checked_timezone
 from dashboard.cli.output import fail, print_json, print_table
 from dashboard.ingest.bounded import checked_parts, checked_size
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                     "format); add --format generic, or drop --map to read a known export.")
     try:
         options = ReadOptions(
-            timezone=args.timezone, decimal_comma=args.decimal_comma, mapping=_mapping(args.map)
+            timezone=checked_timezone(args.timezone), decimal_comma=args.decimal_comma, mapping=_mapping(args.map)
         )
         summary = _summary(path, args.format, options)
     except (UnreadableFile, ValueError, OSError) as exc:

@@ -11,10 +11,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from dashboard.cli.format_arg import add_format_argument
+from dashboard.cli.format_arg import add_format_argument, checked_timezone
 from dashboard.cli.output import fail, print_json
 from dashboard.format import number
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.safe_text import preview
 
 EXPORT_BATCH_ROWS = 200_000
 
@@ -50,7 +51,8 @@ def _import(args: argparse.Namespace) -> int:
 
     try:
         info = import_to_workspace(Path(args.file), args.name, format=args.format,
-                                   options=ReadOptions(timezone=args.timezone), replace=args.replace)
+                                   options=ReadOptions(timezone=checked_timezone(args.timezone)),
+                                   replace=args.replace)
     except (DatasetError, UnreadableFile, OSError, ValueError) as error:
         return fail(" ".join(str(error).split()))
     except MemoryError:
@@ -81,24 +83,41 @@ def _export(args: argparse.Namespace) -> int:
     from dashboard.workspace import datasets
 
     try:
-        datasets.metadata(args.name)
+        at = datasets.current(args.name)  # one version throughout, while another import may replace it
+        datasets.metadata(args.name, at)
         sink = sys.stdout.buffer if args.out == "-" else open(args.out, "wb")  # noqa: SIM115 - closed below
     except (datasets.DatasetError, OSError) as error:
         return fail(" ".join(str(error).split()))
     rows, header = 0, False
     try:
-        for frame in datasets.batches(args.name, EXPORT_BATCH_ROWS):
-            kept = filter_usage(frame, args.start, args.end, args.team, args.project, args.pricing)
-            if header and not len(kept):
-                continue
-            text = to_safe_csv(kept)
-            sink.write(text.split(b"\n", 1)[1] if header else text)
-            header = True
-            rows += len(kept)
+        try:
+            for frame in datasets.batches(args.name, EXPORT_BATCH_ROWS, at):
+                kept = filter_usage(frame, args.start, args.end, args.team, args.project, args.pricing)
+                if header and not len(kept):
+                    continue
+                text = to_safe_csv(kept)
+                sink.write(text.split(b"\n", 1)[1] if header else text)
+                header = True
+                rows += len(kept)
+        finally:
+            if sink is not sys.stdout.buffer:
+                sink.close()  # flushes: a full disk may raise here
+            else:
+                sink.flush()
     except ValueError as error:
         return fail(" ".join(str(error).split()))
-    finally:
-        if sink is not sys.stdout.buffer:
-            sink.close()
+    except OSError as error:
+        return fail(_write_failure(args.out, error))
     print(f"{rows:,} rows written", file=sys.stderr)
     return 0
+
+
+def _write_failure(out: str, error: OSError) -> str:
+    """One line for a CSV that could not be written: a full device, or another error by its name."""
+    import errno
+
+    target = "standard output" if out == "-" else preview(out)
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"No space left on the device of {target}: the CSV is incomplete. Free some space or write it "
+                "elsewhere, and export again.")
+    return f"{target} could not be written ({error.strerror or type(error).__name__}): the CSV is incomplete."

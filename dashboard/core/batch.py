@@ -2,9 +2,10 @@
 
 The default global batch is DeepSeek LLM's fitted law for the optimal batch (arXiv 2401.02954 §3.1):
 B_opt = 0.292 · C^0.3271 tokens, with C the training compute in FLOPs (here the model FLOPs). The pipeline
-bubble of 1F1B is (PP − 1) / (m + PP − 1) with m micro-batches per step (Narayanan et al. 2021). A step has
-global-batch-sequences / micro-batch micro-batches to spread over data-parallel replicas of TP · PP GPUs, so
-at most (global batch sequences / micro-batch) · TP · PP GPUs are busy; GPUs beyond that idle but are billed.
+bubble of 1F1B is (PP − 1) / (v·m + PP − 1) with m micro-batches per step and v virtual stages (Narayanan et al.
+2021). A step has global-batch-sequences / micro-batch micro-batches to spread over data-parallel replicas of
+TP · PP · CP GPUs, so at most (global batch sequences / micro-batch) · TP · PP · CP GPUs are busy; GPUs beyond
+that idle but are billed.
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ def micro_batches_per_step(batch_sequences, micro_batch, data_parallel):
     return np.maximum(np.ceil(batch_sequences / (micro_batch * data_parallel)), 1.0)
 
 
-def pipeline_bubble_fraction(pipeline_parallel, micro_batches):
-    """Share of a 1F1B step a pipeline stage waits: (PP − 1) / (m + PP − 1)."""
-    return (pipeline_parallel - 1.0) / (micro_batches + pipeline_parallel - 1.0)
+def pipeline_bubble_fraction(pipeline_parallel, micro_batches, virtual_stages=1.0):
+    """Share of a 1F1B step a pipeline stage waits: (PP − 1) / (v·m + PP − 1); the interleaved schedule's v virtual
+    stages per GPU divide the bubble by v (Narayanan et al. 2021 §2.2.2)."""
+    return (pipeline_parallel - 1.0) / (virtual_stages * micro_batches + pipeline_parallel - 1.0)
 
 
 def idle_factor(gpu_count, useful_gpus):

@@ -111,12 +111,11 @@ def inputs_table(scenarios: list[Scenario]) -> pd.DataFrame:
 
 
 def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | None = None) -> Any:
-    """A headline output as the Plan page shows it: the budget status by `risk.budget_status` ("infeasible" when
+    """A headline output as the Plan page shows it: the budget status is `risk.budget_verdict` ("infeasible" when
     the plan cannot run; with its Monte Carlo `summary`, "at risk" when the chance of overrun passes the
     threshold)."""
     if key == "budget_status":
-        return risk.budget_status(result[key], None if summary is None else summary["prob_over_budget"],
-                                  feasible=result["feasible"])
+        return risk.budget_verdict(result, summary)
     return result[key]
 
 
@@ -152,7 +151,7 @@ def comparison_table(
     deltas = [f"{DELTA_PREFIX}{name}" for name in columns[1:]]
     records = []
     for section, label, key, values in rows:
-        record = {"section": section, "item": label, "key": key}
+        record: dict[str, Any] = {"section": section, "item": label, "key": key}
         record.update(zip(columns, values, strict=True))
         record.update({delta: _delta(value, values[0]) for delta, value in zip(deltas, values[1:], strict=True)})
         records.append(record)
@@ -321,24 +320,20 @@ def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> li
 
 def summary_lines(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]],
                   money: Any) -> list[str]:
-    """The lines a reviewer reads first: within budget, cheapest, highest overrun risk, and the options that cannot
-    run (neither within budget nor cheapest: their cost buys no run)."""
+    """The lines a reviewer reads first: each option's budget verdict (`risk.verdict_line`, the same verdict as its
+    status row), the cheapest of the options that can run, and the highest overrun risk."""
     runs = [result["feasible"] for result in results]
-    within = [name for name, result, run in zip(names, results, runs, strict=True)
-              if run and result["cost_total_usd"] <= result["budget_usd"]]
     costs = [result["cost_total_usd"] for result in results]
     running = [position for position, run in enumerate(runs) if run]
     risks = [summary["prob_over_budget"] for summary in summaries]
     riskiest = risks.index(max(risks))
-    lines = [f"Within budget at the point estimate: {', '.join(within) if within else 'none'}"]
+    verdicts = [risk.budget_verdict(result, summary) for result, summary in zip(results, summaries, strict=True)]
+    lines = [risk.verdict_line(names, verdicts, risks)]
     if running:
         cheapest = min(running, key=costs.__getitem__)
         lines.append(f"Cheapest: {names[cheapest]} ({money(costs[cheapest])})")
     lines.append(f"Highest overrun risk: {names[riskiest]}, {catalogue.text('prob_over_budget', risks[riskiest])} "
                  "chance of exceeding its budget")
-    cannot = [name for name, run in zip(names, runs, strict=True) if not run]
-    if cannot:
-        lines.append(f"Cannot run as planned: {', '.join(cannot)}")
     return lines
 
 

@@ -6,12 +6,11 @@ single-scenario path that all interfaces use and returns plain Python numbers.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from dashboard.core import compiled, compute, feasibility, purchase, reliability, scaling, storage
-from dashboard.core.branchless import select
+from dashboard.core import compute, feasibility, purchase, reliability, scaling, shape, storage
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 
@@ -36,7 +35,8 @@ LOSS_STEP = 0.01
 # `dashboard.core.uncertainty`, not by the model.
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
-    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute"}
+    if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
+                    "ffn_type"}
     and not name.startswith("range_")
 )
 
@@ -72,6 +72,25 @@ def _per_row(value: np.ndarray, like: np.ndarray) -> np.ndarray:
     return np.broadcast_to(value, np.broadcast_shapes(np.shape(value), np.shape(like)))
 
 
+def _storage_usd(arrays: dict[str, np.ndarray], run_hours: np.ndarray, interval_h: np.ndarray, ckpt_gb: np.ndarray,
+                 raw_tokens: np.ndarray) -> tuple[np.ndarray, dict[str, Any], dict[str, Any], np.ndarray, np.ndarray]:
+    """Storage of a run of `run_hours` reading `raw_tokens`: dataset GB, stored volumes, the cost of each tier during
+    the run, the cost of what is kept after it, and their sum (`cost_arrays`, and the other method's run in
+    `output_arrays`)."""
+    data_gb = storage.dataset_gb(raw_tokens, arrays["dataset_bytes_per_token"], arrays["dataset_versions"])
+    weights_gb = reliability.checkpoint_size_gb(arrays["total_params"], arrays["weight_archive_bytes_per_param"])
+    stored = storage.volumes(run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"],
+                             arrays["archive_every_nth"], data_gb, arrays["logs_gb_per_day"],
+                             weights_gb, arrays["weight_archives"])
+    by_tier = storage.storage_cost(
+        stored["gb_hours"], arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
+    )
+    retention_usd = storage.retention_cost(
+        stored["retained_gb"], arrays["storage_retention_months"], arrays["storage_cold_per_gb_month"]
+    )
+    return data_gb, stored, by_tier, retention_usd, sum(by_tier.values()) + retention_usd
+
+
 def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
@@ -79,6 +98,7 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     comparison).
     Inputs broadcast: arrays of length 1 stand for a value shared by every scenario.
     """
+    arrays = arrays | shape.resolve_arrays(arrays)  # shape keys left unset follow the size, row by row
     is_tst = arrays["is_tst"] > 0
     attention = np.where(
         arrays["attention_flops"] > 0,
@@ -92,7 +112,7 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], arrays["mfu"])
     plan = feasibility.plan_arrays(arrays, flops_model)
     gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
-    speedup = select(is_tst, arrays["tst_speedup"], 1.0)
+    speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
     gpu_hours_compute = gpu_hours_billed / speedup
 
     nodes = reliability.node_count(arrays["gpu_count"], arrays["gpus_per_node"])
@@ -121,22 +141,10 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         arrays["reserved_share"], arrays["spot_share"], arrays["price_reserved_per_gpu_hour"],
         arrays["price_on_demand_per_gpu_hour"], arrays["price_spot_per_gpu_hour"],
     )
-    raw_tokens = arrays["tokens"] * select(is_tst, arrays["tst_token_multiplier"], 1.0)
-    data_gb = storage.dataset_gb(raw_tokens, arrays["dataset_bytes_per_token"], arrays["dataset_versions"])
-    stored_inputs = (run_hours, interval_h, ckpt_gb, arrays["keep_last_checkpoints"], arrays["archive_every_nth"],
-                     data_gb, arrays["logs_gb_per_day"])
-    volumes = storage.volumes  # many float64 scenarios: the same closed form in one compiled pass
-    if compiled.applies(compiled.size_of(*stored_inputs), run_hours.dtype):
-        volumes = compiled.volumes
-    stored = volumes(*stored_inputs)
-    storage_by_tier = storage.storage_cost(
-        stored["gb_hours"], arrays["storage_hot_per_gb_month"], arrays["storage_cold_per_gb_month"]
-    )
+    raw_tokens = arrays["tokens"] * np.where(is_tst, arrays["tst_token_multiplier"], 1.0)
+    data_gb, stored, storage_by_tier, retention_usd, storage_usd = _storage_usd(
+        arrays, run_hours, interval_h, ckpt_gb, raw_tokens)
     kept_gb = stored["retained_gb"]
-    retention_usd = storage.retention_cost(
-        kept_gb, arrays["storage_retention_months"], arrays["storage_cold_per_gb_month"]
-    )
-    storage_usd = sum(storage_by_tier.values()) + retention_usd
     # The baseline method's main run, which TST's pilot is priced against (and `output_arrays` compares TST with).
     baseline_main_hours = gpu_hours_billed * (1.0 + stall + rework)
     pilot_usd = arrays["tst_pilot_fraction"] * baseline_main_hours * price
@@ -151,8 +159,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "storage": storage_usd,
         "network_egress": arrays["egress_gb"] * arrays["egress_per_gb"],
         "data_processing": raw_tokens * (arrays["data_cost_per_billion_tokens"] / 1e9),
-        "tst_pilot": select(is_tst, pilot_usd, 0.0),
-        "tst_switching": select(is_tst, arrays["tst_switching_cost_usd"], 0.0),
+        "tst_pilot": np.where(is_tst, pilot_usd, 0.0),
+        "tst_switching": np.where(is_tst, arrays["tst_switching_cost_usd"], 0.0),
         "people": _per_row(arrays["people_cost_usd"], price),
     }
     return {
@@ -188,6 +196,103 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     }
 
 
+# The parts of TST's saving, total(baseline) − total(TST) of the same plan, in the order the chart and report list them.
+SAVING_PARTS = (
+    ("main run", "saving_main_run_usd"),
+    ("experiments, evaluation, debugging", "saving_side_usd"),
+    ("data processing", "saving_data_usd"),
+    ("storage", "saving_storage_usd"),
+    ("pilot", "pilot_cost_usd"),
+    ("switching", "switching_cost_usd"),
+)
+# Storage moves with the run's length: each round re-prices it at the last break-even, cutting the error by the
+# share of storage in the GPU cost (1 % on the default plan: two rounds leave about 10⁻⁶).
+BREAK_EVEN_ROUNDS = 2
+
+
+def saving_parts(tst: dict[str, Any]) -> list[tuple[str, float]]:
+    """(label, dollars) of each part of TST's saving; the pilot and switching are costs, so they count negative.
+    The parts sum to `tst["net_savings_usd"]`."""
+    return [(label, -tst[key] if key in ("pilot_cost_usd", "switching_cost_usd") else tst[key])
+            for label, key in SAVING_PARTS]
+
+
+def tst_comparison(arrays: dict[str, np.ndarray], out: dict[str, Any]) -> dict[str, Any]:
+    """The same plan priced with each method: TST's saving is total(baseline) − total(TST), split into its parts.
+
+    Both methods run the whole plan: the main run, and experiments, evaluation and debugging as the same shares of
+    it (at the plan's method, so TST's speedup shortens them too; docs/method.md), data processing of each method's
+    raw tokens, storage over each run's length, TST's pilot and switching; egress and people are the same in both.
+    `out` is `cost_arrays` of the plan at its own method, whose total equals one of the two.
+    """
+    is_tst = arrays["is_tst"] > 0
+    speedup = arrays["tst_speedup"]
+    price = out["blended_price_per_gpu_hour"]
+    overhead = arrays["experiment_overhead"] + arrays["eval_overhead"] + arrays["debug_overhead"]
+    breakdown = out["cost_breakdown"]
+    baseline_main_hours = out["baseline_main_gpu_hours"]
+    main_b = baseline_main_hours * price
+    main_t = main_b / speedup
+    side_b, side_t = main_b * overhead, main_t * overhead
+    rate = arrays["data_cost_per_billion_tokens"] / 1e9
+    tokens_t = arrays["tokens"] * arrays["tst_token_multiplier"]
+    data_b, data_t = arrays["tokens"] * rate, tokens_t * rate
+    interval_h = arrays["checkpoint_interval_min"] / 60.0
+    ckpt_gb = out["checkpoint_size_gb"]
+    run_b = baseline_main_hours / arrays["gpu_count"]
+
+    def storage_at(run_hours: np.ndarray, raw_tokens: np.ndarray) -> np.ndarray:
+        return _storage_usd(arrays, run_hours, interval_h, ckpt_gb, raw_tokens)[-1]
+
+    # The plan's own method's storage is priced already; the other method's run is priced here.
+    other = storage_at(np.where(is_tst, run_b, run_b / speedup), np.where(is_tst, arrays["tokens"], tokens_t))
+    own = out["storage_cost_usd"]
+    storage_b, storage_t = np.where(is_tst, other, own), np.where(is_tst, own, other)
+    pilot, switching = out["tst_pilot_usd"], arrays["tst_switching_cost_usd"]
+    common = breakdown["network_egress"] + breakdown["people"]
+    total_b = main_b + side_b + data_b + storage_b + common
+    total_t = main_t + side_t + data_t + storage_t + pilot + switching + common
+
+    # Break-even: the speedup s with (main + side of the baseline) / s = total(baseline) − TST's data, storage at s,
+    # pilot, switching and the common lines; storage depends a little on s (the run's length), so iterate.
+    gpu_b = main_b + side_b
+    rest = total_b - data_t - pilot - switching - common
+    with np.errstate(divide="ignore", invalid="ignore"):
+        break_even = np.where(rest > storage_t, gpu_b / (rest - storage_t), np.inf)  # storage at the plan's s
+        for _ in range(BREAK_EVEN_ROUNDS):
+            storage_s = storage_at(np.where(np.isfinite(break_even), run_b / break_even, 0.0), tokens_t)
+            break_even = np.where(rest > storage_s, gpu_b / (rest - storage_s), np.inf)
+    # At 1× TST costs at least the baseline (the same run, as many raw tokens or more): below 1 is rounding.
+    break_even = np.maximum(break_even, 1.0)
+    return {
+        "baseline_gpu_hours": baseline_main_hours,
+        "tst_gpu_hours": baseline_main_hours / speedup,
+        "baseline_plan_gpu_hours": baseline_main_hours * (1.0 + overhead),
+        "tst_plan_gpu_hours": baseline_main_hours / speedup * (1.0 + overhead),
+        "baseline_cost_usd": total_b,
+        "tst_cost_usd": total_t,
+        "baseline_tokens": _per_row(arrays["tokens"], price),
+        "tst_tokens": tokens_t,
+        "baseline_main_run_usd": main_b,
+        "tst_main_run_usd": main_t,
+        "baseline_side_usd": side_b,
+        "tst_side_usd": side_t,
+        "baseline_data_cost_usd": data_b,
+        "tst_data_cost_usd": data_t,
+        "baseline_storage_usd": storage_b,
+        "tst_storage_usd": storage_t,
+        "pilot_cost_usd": pilot,
+        "switching_cost_usd": _per_row(switching, price),
+        "saving_main_run_usd": main_b - main_t,
+        "saving_side_usd": side_b - side_t,
+        "saving_data_usd": data_b - data_t,
+        "saving_storage_usd": storage_b - storage_t,
+        "net_savings_usd": total_b - total_t,
+        "speedup": _per_row(speedup, price),
+        "break_even_speedup": break_even,
+    }
+
+
 def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
     out = cost_arrays(arrays)
@@ -214,22 +319,6 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
             np.isfinite(tokens_better), out["gpu_hours_total"] * (tokens_better / arrays["tokens"] - 1.0), np.inf
         )
 
-    baseline_main_hours = out["baseline_main_gpu_hours"]
-    baseline_main_usd = baseline_main_hours * price
-    baseline_data_usd = arrays["tokens"] / 1e9 * arrays["data_cost_per_billion_tokens"]
-    tst_main_usd = baseline_main_usd / arrays["tst_speedup"]
-    tst_data_usd = arrays["tokens"] * arrays["tst_token_multiplier"] / 1e9 * arrays["data_cost_per_billion_tokens"]
-    pilot_usd = out["tst_pilot_usd"]
-    baseline_cost = baseline_main_usd + baseline_data_usd
-    tst_cost = tst_main_usd + tst_data_usd
-    # The speedup s at which baseline main + data = main / s + TST data + pilot + switching (the pilot is priced
-    # against the baseline run, so it does not depend on s); none when the fixed costs exceed the main run.
-    fixed_usd = tst_data_usd - baseline_data_usd + pilot_usd + arrays["tst_switching_cost_usd"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        break_even = np.where(
-            baseline_main_usd > fixed_usd, baseline_main_usd / (baseline_main_usd - fixed_usd), np.inf
-        )
-
     out.update({
         "checkpoint_interval_young_min": young_min,
         "checkpoint_interval_daly_min": daly_min,
@@ -238,39 +327,42 @@ def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "gpu_hours_per_0_01_loss": hours_per_step,
         "budget_usd": _per_row(arrays["budget_usd"], price),
         "budget_status_index": status_index,
-        "tst": {
-            "baseline_gpu_hours": baseline_main_hours,
-            "tst_gpu_hours": baseline_main_hours / arrays["tst_speedup"],
-            "baseline_cost_usd": baseline_cost,
-            "tst_cost_usd": tst_cost,
-            "baseline_tokens": _per_row(arrays["tokens"], price),
-            "tst_tokens": arrays["tokens"] * arrays["tst_token_multiplier"],
-            "baseline_data_cost_usd": baseline_data_usd,
-            "tst_data_cost_usd": tst_data_usd,
-            "pilot_cost_usd": pilot_usd,
-            "switching_cost_usd": _per_row(arrays["tst_switching_cost_usd"], price),
-            "net_savings_usd": baseline_cost - tst_cost - pilot_usd - arrays["tst_switching_cost_usd"],
-            "speedup": _per_row(arrays["tst_speedup"], price),
-            "break_even_speedup": break_even,
-        },
+        "tst": tst_comparison(arrays, out),
     })
-    out["tst"].update(feasibility.tst_with_scarcity(scarcity, out["tst"]))
+    tst = out["tst"]
+    # With scarce data TST trains `scarcity` times longer: everything of its run that grows with its length.
+    run_usd = tst["tst_main_run_usd"] + tst["tst_side_usd"] + tst["tst_data_cost_usd"] + tst["tst_storage_usd"]
+    tst.update(feasibility.tst_with_scarcity(scarcity, {"net_savings_usd": tst["net_savings_usd"],
+                                                        "tst_cost_usd": run_usd}))
     return out
 
 
 class TstComparison(TypedDict):
-    """Baseline against TST at matched loss for one scenario (see the catalogue's `tst.*` entries)."""
+    """The plan priced with each method at matched loss (see the catalogue's `tst.*` entries): `net_savings_usd` is
+    total(baseline) − total(TST), the sum of `saving_parts`."""
 
     baseline_gpu_hours: float
     tst_gpu_hours: float
+    baseline_plan_gpu_hours: float
+    tst_plan_gpu_hours: float
     baseline_cost_usd: float
     tst_cost_usd: float
     baseline_tokens: float
     tst_tokens: float
+    baseline_main_run_usd: float
+    tst_main_run_usd: float
+    baseline_side_usd: float
+    tst_side_usd: float
     baseline_data_cost_usd: float
     tst_data_cost_usd: float
+    baseline_storage_usd: float
+    tst_storage_usd: float
     pilot_cost_usd: float
     switching_cost_usd: float
+    saving_main_run_usd: float
+    saving_side_usd: float
+    saving_data_usd: float
+    saving_storage_usd: float
     net_savings_usd: float
     speedup: float
     break_even_speedup: float
@@ -353,4 +445,4 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
     result = _scalar(output_arrays(scenario_arrays([scenario])))
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
-    return feasibility.scalar(result, scenario)
+    return cast(PlanResult, feasibility.scalar(result, scenario))  # built key by key from `output_arrays`

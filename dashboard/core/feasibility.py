@@ -1,32 +1,38 @@
-"""Can the plan run? The layout, memory per GPU, batch and data supply of a plan, and one sentence per problem.
+"""Can the plan run? The layout, memory per GPU, batch and data supply of a plan, one sentence per problem, the fixes.
 
 `plan_arrays` is what the engine's cost model needs (the layout search, memory at the chosen layout, the
 batch and how many GPUs it keeps busy); `outputs` adds the data supply and the keys `estimate --json`
-shows; `problems` explains one scenario's result in sentences, each with its fix. A plan is feasible when
-its layout divides the GPUs (TP within a node) and its memory per GPU fits.
+shows; `problems` explains one scenario's result in sentences; `fixes` lists every change that lowers the
+memory per GPU, each priced (the engine re-prices the plan with the change), cheapest first. A plan is
+feasible when its layout divides the GPUs (TP within a node) and its tensors plus the reserve fit.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from dashboard.core import batch, data_supply, layout, memory, mfu_reference
+from dashboard.core import batch, data_supply, layout, memory, mfu_reference, shape
 from dashboard.core.hardware import CUSTOM, catalogue
-from dashboard.core.scenario import Scenario
-from dashboard.format import compact
+from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+from dashboard.format import compact, number
 
-HEAD_DIM = 128  # default n_heads = d_model / 128 (Llama 2 and 3 head size)
-MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "total_gb")
+MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "logits_gb", "reserve_gb", "total_gb")
 FEASIBLE_TEXT, INFEASIBLE_TEXT = "runs", "cannot run"
-# The inputs `plan_arrays` reads (with the model FLOPs).
-PLAN_INPUTS = tuple(dict.fromkeys(layout.INPUTS + ("global_batch_tokens", "tokens")))
-LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage")
+# The inputs `plan_arrays` reads (with the model FLOPs); the layout's batch_sequences comes from the batch.
+PLAN_INPUTS = tuple(key for key in dict.fromkeys(layout.INPUTS + ("global_batch_tokens", "tokens"))
+                    if key != "batch_sequences")
+LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel",
+               "zero_stage")
 BATCH_KEYS = ("global_batch_tokens", "global_batch_sequences", "optimizer_steps", "micro_batches_per_step",
               "pipeline_bubble_fraction", "max_useful_gpus", "busy_gpus", "idle_factor")
+FULL_RECOMPUTE_EXTRA = 8.0 / 6.0 - 1.0  # one more forward pass: 8ND hardware FLOPs for 6ND
+MAX_GPU_DOUBLINGS = 20
+FREE_TEXT = "no extra compute"
 
 
 def gpu_memory_gb_of(scenario: Scenario) -> float:
@@ -39,19 +45,16 @@ def gpu_memory_gb_of(scenario: Scenario) -> float:
 
 
 def scenario_columns(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
-    """Engine input columns that are not plain numbers: recompute mode, its 8ND flag, resolved GPU memory."""
+    """Engine input columns that are not plain numbers: recompute mode, its 8ND flag, attention kind, FFN kind
+    (NaN unset) and resolved GPU memory."""
     index = [memory.RECOMPUTE_MODES.index(s.activation_recompute) for s in scenarios]
     return {
         "recompute_index": np.array(index, dtype=float),
         "activation_recompute": np.array([s.activation_recompute == "full" for s in scenarios], dtype=float),
+        "attention_index": np.array([memory.ATTENTION_MODES.index(s.attention) for s in scenarios], dtype=float),
+        "ffn_gated": np.array([math.nan if s.ffn_type is None else float(s.ffn_type == "gated") for s in scenarios]),
         "gpu_memory_gb": np.array([gpu_memory_gb_of(s) for s in scenarios], dtype=float),
     }
-
-
-def _heads(p: dict[str, np.ndarray]) -> np.ndarray:
-    """Attention heads per row (one row when every row has the same, as the layout search broadcasts it)."""
-    heads, d_model = layout.compact(p["n_heads"]), layout.compact(p["d_model"])
-    return np.where(np.isnan(heads), np.maximum(np.rint(d_model / HEAD_DIM), 1.0), heads)
 
 
 def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
@@ -80,26 +83,27 @@ def _plan_one(key: bytes) -> dict[str, Any]:
 
 
 def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, Any]:
-    p = dict(p, n_heads=_heads(p))
     given = layout.compact(p["global_batch_tokens"])
     default = given.size == 1 and np.isnan(given[0])  # no row sets its batch: the law's batch for every row
     batch_tokens = batch.default_global_batch_tokens(model_flops) if default else np.where(
         np.isnan(p["global_batch_tokens"]), batch.default_global_batch_tokens(model_flops), p["global_batch_tokens"])
-    lay = layout.resolve(p)
+    sequences = batch.global_batch_sequences(batch_tokens, p["seq_len"])
+    lay = layout.resolve(dict(p, batch_sequences=sequences))
     # The layout search works in float64; its degrees are small whole numbers, exact in float32, so the batch and
     # idle factor keep the FLOPs' precision (Monte Carlo's float32 draws are not turned into float64).
-    tp, pp = (lay[key].astype(model_flops.dtype, copy=False) for key in ("tensor_parallel", "pipeline_parallel"))
+    tp, pp, cp = (lay[key].astype(model_flops.dtype, copy=False)
+                  for key in ("tensor_parallel", "pipeline_parallel", "context_parallel"))
     data_parallel = lay["data_parallel"].astype(model_flops.dtype, copy=False)
-    sequences = batch.global_batch_sequences(batch_tokens, p["seq_len"])
-    useful = batch.max_useful_gpus(sequences, p["micro_batch_size"], tp, pp)
+    useful = batch.max_useful_gpus(sequences, p["micro_batch_size"], tp, pp * cp)
     micro_batches = batch.micro_batches_per_step(sequences, p["micro_batch_size"], data_parallel)
     return _result(p, lay | {
+        "virtual_pipeline_stages": np.broadcast_to(p["virtual_pipeline_stages"], np.shape(tp)),
         "headroom_gb": p["gpu_memory_gb"] - lay["total_gb"],
         "global_batch_tokens": batch_tokens,
         "global_batch_sequences": sequences,
         "optimizer_steps": p["tokens"] / (sequences * p["seq_len"]),
         "micro_batches_per_step": micro_batches,
-        "pipeline_bubble_fraction": batch.pipeline_bubble_fraction(pp, micro_batches),
+        "pipeline_bubble_fraction": batch.pipeline_bubble_fraction(pp, micro_batches, p["virtual_pipeline_stages"]),
         "max_useful_gpus": useful,
         "busy_gpus": np.fmin(p["gpu_count"], useful),
         "idle_factor": batch.idle_factor(p["gpu_count"], useful),
@@ -110,7 +114,7 @@ def _result(p: dict[str, np.ndarray], plan: dict[str, np.ndarray]) -> dict[str, 
     """`plan_arrays`'s nested result from the flat layout, memory and batch arrays."""
     fits = plan["fits"]
     return {
-        "layout": {key: plan[key] for key in LAYOUT_KEYS},
+        "layout": {key: plan[key] for key in LAYOUT_KEYS + ("virtual_pipeline_stages",)},
         "layout_proposed": plan["proposed"],
         "layout_valid": plan["valid"],
         "memory": {key: plan[key] for key in MEMORY_KEYS} | {
@@ -156,85 +160,187 @@ def scalar(result: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
     return result
 
 
-def _layout_text(tp: int, pp: int, zero: int) -> str:
-    return f"TP {tp} · PP {pp} · ZeRO-{zero}"
+def _layout_text(tp: int, pp: int, zero: int, cp: int = 1) -> str:
+    return f"TP {tp} · PP {pp} · " + (f"CP {cp} · " if cp > 1 else "") + f"ZeRO-{zero}"
 
 
-def _layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarray]:
-    """One scenario as the arrays `layout.resolve` reads (unset keys as NaN), with some keys replaced."""
-    values = {
-        "total_params": scenario.total_params, "active_params": scenario.active,
-        "expert_parallel": scenario.expert_parallel, "gpu_count": scenario.gpu_count,
-        "gpus_per_node": scenario.gpus_per_node, "n_layers": scenario.n_layers, "seq_len": scenario.seq_len,
-        "micro_batch_size": scenario.micro_batch_size, "d_model": scenario.d_model,
-        "n_heads": scenario.n_heads or max(round(scenario.d_model / HEAD_DIM), 1),
-        "recompute_index": memory.RECOMPUTE_MODES.index(scenario.activation_recompute),
-        "gpu_memory_gb": gpu_memory_gb_of(scenario),
-        "tensor_parallel": scenario.tensor_parallel, "pipeline_parallel": scenario.pipeline_parallel,
-        "zero_stage": scenario.zero_stage,
-    } | overrides
-    return {key: np.array([math.nan if value is None else float(value)]) for key, value in values.items()}
+@dataclass(frozen=True)
+class Fix:
+    """One change that lowers the memory per GPU: its label in user words, the scenario keys it sets (apply with
+    `scenario.model_copy(update=changes)`), the memory per GPU and verdict with it, the extra compute it costs (a
+    fraction of the FLOPs) and the extra dollars (the engine's total with the change minus without), in words."""
+
+    label: str
+    changes: dict[str, object]
+    memory_gb: float
+    fits: bool
+    extra_compute_fraction: float
+    extra_cost_usd: float
+    cost_text: str
 
 
-def _memory_at(scenario: Scenario, tp: int, pp: int, zero: int, recompute: str | None = None) -> float:
-    """GB per GPU of the scenario at a given layout (the formulas of `dashboard.core.memory`, one scenario)."""
-    local = memory.params_per_gpu(scenario.total_params, scenario.active, tp, pp, scenario.expert_parallel)
-    states = memory.model_states_gb(local, scenario.total_params / scenario.gpu_count, zero)
-    heads = scenario.n_heads or max(round(scenario.d_model / HEAD_DIM), 1)
-    mode = memory.RECOMPUTE_MODES.index(recompute or scenario.activation_recompute)
-    layer = memory.layer_activation_bytes(scenario.seq_len, scenario.micro_batch_size, scenario.d_model, heads, tp,
-                                          mode)
-    return float(sum(states) + memory.activation_bytes(layer, scenario.n_layers, pp) / memory.GB)
+def layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarray]:
+    """One scenario as the arrays `layout.resolve` reads (its shape resolved, unset layout keys and the batch's
+    sequences NaN: the steady state of a long step), with some keys replaced."""
+    model = shape.model_shape(scenario)
+    values: dict[str, float | None] = {key: getattr(scenario, key) for key in layout.INPUTS
+                                       if key in Scenario.model_fields}
+    values |= {key: getattr(model, key) for key in ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_hidden_size",
+                                                    "vocab_size")}
+    values |= {"active_params": scenario.active, "ffn_gated": float(model.ffn_type == "gated"),
+               "recompute_index": memory.RECOMPUTE_MODES.index(scenario.activation_recompute),
+               "attention_index": memory.ATTENTION_MODES.index(scenario.attention),
+               "fp8_activations": float(scenario.fp8_activations), "gpu_memory_gb": gpu_memory_gb_of(scenario),
+               "batch_sequences": math.nan} | overrides
+    return {key: np.array([math.nan if values[key] is None else float(values[key])])  # type: ignore[arg-type]
+            for key in layout.INPUTS}
+
+
+_layout_inputs = layout_inputs
+
+
+def _first(value: Any) -> Any:
+    return np.asarray(value).reshape(-1)[0]
+
+
+@lru_cache(maxsize=512)
+def _evaluate(scenario: Scenario) -> dict[str, Any]:
+    """Memory per GPU, verdict, layout and total cost of one scenario, from the engine's arrays (no sentences)."""
+    from dashboard.core import engine  # the engine imports this module
+
+    out = engine.output_arrays(engine.scenario_arrays([scenario]))
+    return {"total_gb": float(_first(out["memory"]["total_gb"])), "fits": bool(_first(out["feasible"])),
+            "cost_usd": float(_first(out["cost_total_usd"])),
+            "layout": {key: int(_first(value)) for key, value in out["layout"].items()}}
+
+
+def _changed(scenario: Scenario, changes: dict[str, object]) -> Scenario | None:
+    """The scenario with the changes, validated; None when the changes make it invalid."""
+    try:
+        return scenario_from_dict(scenario.to_json_dict() | changes)
+    except ScenarioError:
+        return None
 
 
 def proposed_layout(scenario: Scenario) -> dict[str, Any]:
     """The layout the planner proposes when every layout key is left unset, with its memory per GPU."""
-    q = _layout_inputs(scenario, tensor_parallel=math.nan, pipeline_parallel=math.nan, zero_stage=math.nan)
-    lay = layout.resolve(q)
-    tp, pp, zero = (int(lay[key][0]) for key in ("tensor_parallel", "pipeline_parallel", "zero_stage"))
-    return {"tensor_parallel": tp, "pipeline_parallel": pp, "zero_stage": zero, "fits": bool(lay["fits"][0]),
-            "total_gb": _memory_at(scenario, tp, pp, zero)}
+    free = _changed(scenario, {"tensor_parallel": None, "pipeline_parallel": None, "zero_stage": None})
+    found = _evaluate(free if free is not None else scenario)
+    lay = found["layout"]
+    return {"tensor_parallel": lay["tensor_parallel"], "pipeline_parallel": lay["pipeline_parallel"],
+            "zero_stage": lay["zero_stage"], "fits": found["fits"], "total_gb": found["total_gb"]}
 
 
-def _memory_fix(scenario: Scenario, result: dict[str, Any]) -> str:
-    lay, limit = result["layout"], result["memory"]["gpu_memory_gb"]
-    tp, pp, zero = lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"]
-    node_tp = int(layout.pow2_floor(min(scenario.gpus_per_node, layout.lowbit(scenario.gpu_count / pp))))
-    options = []
-    if zero < 3:
-        options.append(("ZeRO-3", _memory_at(scenario, tp, pp, 3)))
-    if tp < node_tp:
-        options.append((f"TP {node_tp}", _memory_at(scenario, node_tp, pp, zero)))
+def _powers_above(value: int, limit: float) -> list[int]:
+    return [2**exponent for exponent in range(1, 31) if value < 2**exponent <= limit]
+
+
+def _options(scenario: Scenario, lay: dict[str, int]) -> list[tuple[str, list[tuple[str, dict[str, object]]]]]:
+    """Each kind of fix with its options, mildest first: (kind, [(label, changes), …]); kind "free" costs no FLOPs."""
+    kinds: list[tuple[str, list[tuple[str, dict[str, object]]]]] = []
+    if scenario.zero_stage is not None and scenario.zero_stage < 3:
+        stages = range(scenario.zero_stage + 1, 4)
+        kinds.append(("free", [(f"ZeRO-{stage}", {"zero_stage": stage}) for stage in stages]))
+    if scenario.attention == "eager":
+        kinds.append(("free", [("fused (flash) attention", {"attention": "flash"})]))
+    if scenario.activation_recompute == "none" and scenario.attention == "eager":
+        kinds.append(("free", [("selective activation recompute", {"activation_recompute": "selective"})]))
+    if scenario.tensor_parallel is not None:
+        kinds.append(("free", [(f"TP {tp}", {"tensor_parallel": tp})
+                               for tp in _powers_above(scenario.tensor_parallel, scenario.gpus_per_node)]))
+    if scenario.pipeline_parallel is not None:
+        layers = shape.model_shape(scenario).n_layers
+        kinds.append(("free", [(f"PP {pp}", {"pipeline_parallel": pp}) for pp in
+                               _powers_above(scenario.pipeline_parallel, layers / layout.MIN_LAYERS_PER_STAGE)]))
+    if any(getattr(scenario, key) is not None for key in ("tensor_parallel", "pipeline_parallel", "zero_stage")):
+        proposal = proposed_layout(scenario)
+        changes = {key: proposal[key] for key in ("tensor_parallel", "pipeline_parallel", "zero_stage")
+                   if proposal[key] != getattr(scenario, key)}
+        label = _layout_text(proposal["tensor_parallel"], proposal["pipeline_parallel"], proposal["zero_stage"])
+        kinds.append(("free", [(label, changes)] if changes else []))
+    if scenario.micro_batch_size > 1:
+        kinds.append(("free", [("micro-batch 1", {"micro_batch_size": 1})]))
     if scenario.activation_recompute != "full":
-        options.append(("full activation recompute", _memory_at(scenario, tp, pp, zero, "full")))
-    fitting = [f"{name} ({gb:,.0f} GB)" for name, gb in options if gb <= limit]
-    if fitting:
-        return "use " + " or ".join(fitting)
-    proposal = proposed_layout(scenario)
-    if proposal["fits"]:
-        chosen = _layout_text(proposal["tensor_parallel"], proposal["pipeline_parallel"], proposal["zero_stage"])
-        return f"use {chosen} ({proposal['total_gb']:,.0f} GB), the smallest layout that fits"
-    states_gb = 16.0 * scenario.total_params / memory.GB
+        kinds.append(("recompute", [("full activation recompute", {"activation_recompute": "full"})]))
+    counts = [scenario.gpu_count * 2**doubling for doubling in range(1, MAX_GPU_DOUBLINGS + 1)]
+    kinds.append(("gpus", [(f"{count:,} GPUs", {"gpu_count": count}) for count in counts]))
+    return kinds
+
+
+def _priced(kind: str, label: str, changes: dict[str, object], found: dict[str, Any], base: dict[str, Any],
+            scenario: Scenario) -> Fix:
+    if kind == "free":
+        return Fix(label, changes, found["total_gb"], found["fits"], 0.0, 0.0, FREE_TEXT)
+    extra = found["cost_usd"] - base["cost_usd"]
+    money = f"{'+' if extra >= 0 else '−'}{number(abs(extra), '$')}"
+    if kind == "recompute":
+        return Fix(label, changes, found["total_gb"], found["fits"], FULL_RECOMPUTE_EXTRA, extra,
+                   f"+{FULL_RECOMPUTE_EXTRA:.0%} compute, {money}".replace("%", " %"))
+    added = int(changes["gpu_count"]) - scenario.gpu_count  # type: ignore[call-overload]
+    return Fix(label, changes, found["total_gb"], found["fits"], 0.0, extra, f"+{added:,} GPUs, {money}")
+
+
+def fixes(scenario: Scenario) -> list[Fix]:
+    """Every change that lowers the plan's memory per GPU, priced, fitting fixes first and cheapest first.
+
+    Free fixes (a higher ZeRO stage, fused attention, selective recompute, more TP or PP, the planner's layout,
+    micro-batch 1) cost no FLOPs; full recompute adds a forward pass (+33 % compute, priced by re-running the
+    engine with it); more GPUs say how many and their price. Of each kind the mildest option that fits is listed
+    (else the one that saves the most); more GPUs only when some count up to 2²⁰ × fits. A plan that fits has none.
+    """
+    base = _evaluate(scenario)
+    if base["fits"]:
+        return []
+    found_fixes: list[Fix] = []
+    for kind, options in _options(scenario, base["layout"]):
+        chosen = None
+        for label, changes in options:
+            changed = _changed(scenario, changes)
+            if changed is None:
+                continue
+            chosen = _priced(kind, label, changes, _evaluate(changed), base, scenario)
+            if chosen.fits:
+                break
+        if chosen is not None and (chosen.fits or kind != "gpus") and all(
+                chosen.changes != fix.changes for fix in found_fixes):
+            found_fixes.append(chosen)
+    return sorted(found_fixes, key=lambda fix: (not fix.fits, max(fix.extra_cost_usd, 0.0),
+                                                fix.extra_compute_fraction > 0 or "gpu_count" in fix.changes))
+
+
+def _memory_fix(scenario: Scenario) -> str:
+    """The fixes that fit, in words (at most three, cheapest first), or what no layout of these GPUs can do."""
+    fitting = [fix for fix in fixes(scenario) if fix.fits]
+    words = [f"{fix.label} ({fix.memory_gb:,.0f} GB, {fix.cost_text})" for fix in fitting
+             if "gpu_count" not in fix.changes][:3]
+    if words:
+        return "use " + ", or ".join(words)
+    limit = gpu_memory_gb_of(scenario)
+    states_gb = memory.STATE_BYTES * scenario.total_params / memory.GB
     gpus = math.ceil(states_gb / limit / scenario.gpus_per_node) * scenario.gpus_per_node
-    return (f"no layout of {scenario.gpu_count:,} GPUs fits; the model states alone ({states_gb:,.0f} GB) need at "
-            f"least {gpus:,} GPUs of {limit:,.0f} GB with ZeRO-3, or GPUs with more memory")
+    sentence = (f"no layout of {scenario.gpu_count:,} GPUs fits; the model states alone ({states_gb:,.0f} GB) need at "
+                f"least {gpus:,} GPUs of {limit:,.0f} GB with ZeRO-3, or GPUs with more memory")
+    more = [fix for fix in fitting if "gpu_count" in fix.changes]
+    if more:
+        sentence += f" — {more[0].label} fit ({more[0].memory_gb:,.0f} GB, {more[0].cost_text})"
+    return sentence
 
 
 def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], list[str]]:
     """(problems that stop the plan running, warnings): one sentence each, with its fix."""
     blocking, warnings = [], []
     lay, mem = result["layout"], result["memory"]
-    text = _layout_text(lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"])
+    text = _layout_text(lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"], lay["context_parallel"])
     if not result["layout_valid"]:
         blocking.append(f"{text} does not divide {scenario.gpu_count:,} GPUs into data-parallel replicas "
-                        f"(or TP exceeds the {scenario.gpus_per_node}-GPU node): choose degrees whose product "
-                        "divides the GPUs")
+                        f"(or TP exceeds the {scenario.gpus_per_node}-GPU node, or PP the layers): choose degrees "
+                        "whose product divides the GPUs")
     elif not mem["fits"]:
         blocking.append(f"does not fit: {mem['total_gb']:,.0f} GB of {mem['gpu_memory_gb']:,.0f} GB per GPU at "
-                        f"{text} — {_memory_fix(scenario, result)}")
+                        f"{text} — {_memory_fix(scenario)}")
     if scenario.gpu_count > result["max_useful_gpus"]:
         useful = int(result["max_useful_gpus"])
-        replicas = scenario.gpu_count / (lay["tensor_parallel"] * lay["pipeline_parallel"])
+        replicas = scenario.gpu_count / (lay["tensor_parallel"] * lay["pipeline_parallel"] * lay["context_parallel"])
         tokens_needed = replicas * scenario.micro_batch_size * scenario.seq_len
         warnings.append(
             f"{scenario.gpu_count - useful:,} of {scenario.gpu_count:,} GPUs idle: a batch of "
@@ -255,9 +361,13 @@ def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], lis
 
 
 def notes(scenario: Scenario, result: dict[str, Any]) -> list[str]:
-    """What the planner chose for the user: the proposed layout and the default global batch."""
+    """What the planner chose for the user: the assumed shape, the proposed layout and the default global batch."""
     lay = result["layout"]
     said = []
+    model = shape.model_shape(scenario)
+    if any(key in model.assumed for key in ("n_layers", "d_model", "n_heads")):
+        said.append(f"assumed shape: {shape.describe(model)} — from the size ({model.source}); set n_layers, "
+                    "d_model and n_heads to change it")
     if result["layout_proposed"]:
         said.append(f"layout proposed by the planner for the keys left unset: "
                     f"{_layout_text(lay['tensor_parallel'], lay['pipeline_parallel'], lay['zero_stage'])}, "

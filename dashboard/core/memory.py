@@ -1,64 +1,150 @@
-"""GPU memory per GPU of a training layout: model states (ZeRO) and activations (Korthikanti et al. 2022).
+"""GPU memory per GPU of a training layout: model states, activations, logits and the framework's reserve.
 
-GB are 10⁹ bytes. Every function works on numpy arrays (or plain numbers) and broadcasts.
+GB here are the GPU makers' gigabytes, 2³⁰ bytes (an "80 GB" H100 holds 80 GiB; Korthikanti et al. report GiB).
+Every function works on numpy arrays (or plain numbers) and broadcasts.
 
-Model states, mixed-precision Adam (ZeRO, arXiv 1910.02054 §3.1): 2 bytes of bf16 weights, 2 of bf16
-gradients and 12 of fp32 master weights, Adam m and v per parameter. Tensor and pipeline parallelism
-divide the parameters a GPU holds by TP·PP; MoE expert parameters (approximated as total − active, the
-parameters a token does not use) are further divided by expert parallel. ZeRO then shards over data
-parallel: stage 1 the 12 optimizer bytes, stage 2 also the gradients, stage 3 also the weights. A fully
-sharded state is total / GPUs per GPU, whatever the layout (experts shard over DP / EP, each holding 1/EP).
+Model states, bf16 mixed-precision Adam as Megatron-LM keeps it: 2 bytes of bf16 weights, 4 of fp32 main
+gradients and 12 of fp32 master weights, Adam m and v per parameter, 18 in all (Megatron Core distributed
+optimizer guide, "bf16 parameters, fp32 gradients: 18"; ZeRO, arXiv 1910.02054 §3.1 for the 12). A GPU holds
+the layers of its pipeline stage: the middle stages ⌈L/PP⌉ layers, the first and last the fewer when PP does
+not divide L (Llama 3: 126 layers over 16 stages, 7 on each end stage), the ends also the embedding and output
+matrices (V·d each, untied). Tensor parallel divides what a stage holds; MoE routed experts are further divided
+by expert parallel. ZeRO then shards over the data-parallel (and context-parallel) replicas: stage 1 the 12
+optimizer bytes, stage 2 also the gradients, stage 3 also the weights (each expert over its DP·CP / EP copies).
 
-Activations (Korthikanti et al. 2022, arXiv 2205.05198, 16-bit, per transformer layer, sequence s,
-micro-batch b, hidden h, heads a, with sequence parallelism so TP divides everything):
-no recompute s·b·h·(34 + 5·a·s/h)/TP; selective recompute 34·s·b·h/TP; full recompute only the layer
-input, 2·s·b·h/TP. A 1F1B pipeline's first stage holds PP micro-batches of its ⌈L/PP⌉ layers.
+Activations per layer and micro-batch (Korthikanti et al. 2022, arXiv 2205.05198, 16-bit, with sequence
+parallelism so TP divides everything; s tokens per GPU after context parallel, b micro-batch, h width, a heads):
+s·b·(8h + 4h + 4h·kv/heads + experts·(FFN bytes)) / TP: 8h of norm and block inputs, 4h of Q and attention
+output, K and V by the K/V heads; the FFN keeps (4 + 2·gated)·ffn bytes per token (+2h of dispatched input
+for each routed expert; half with `fp8_activations`, DeepSeek-V3's FP8 caching). `eager` attention is the
+stack Korthikanti measured: it adds the 5·a·s bytes of attention scores (softmax, its dropout mask and output)
+and 2h of dropout masks; `flash` is a fused-attention stack without dropout (as Llama 3, DeepSeek-V3 and
+Mixtral train), which stores neither. Dense GPT with eager attention (kv = heads, plain 4h FFN) gives
+Korthikanti's s·b·h·(34 + 5·a·s/h). Selective recompute drops the score term; full recompute keeps only each
+layer's input, 2·s·b·h/TP. Without sequence parallelism the 10h of norms, dropout masks and block inputs are not
+divided by TP (used only to check Korthikanti's Fig. 1).
+
+In flight on the busiest stage: 1F1B keeps min(m, PP) micro-batches of the first stage's layers (min(m, PP − 1)
+of the second stage's), m micro-batches per step; the interleaved schedule with v virtual stages keeps
+min(m·v, 2(PP − 1) + (v − 1)·PP + 1) chunks of ⌈L/PP⌉/v layers, Korthikanti §4.2.3's L·(1 + (PP − 1)/(PP·v))
+when m is large. The last stage also keeps the fp32 logits of one micro-batch for the loss, 4·s·b·V/TP bytes
+(Korthikanti §4.3).
+
+Reserve: memory the framework takes beyond tensors, by default 1 GB of CUDA context (the CUDA runtime, cuBLAS
+and cuDNN kernels a PyTorch process loads), 1 GB of NCCL communication buffers, and 5 % of the GPU's memory lost
+to the caching allocator's fragmentation (PyTorch's allocator notes: "reserved but unallocated" memory).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-GB = 1e9
+GB = float(2**30)
 WEIGHT_BYTES = 2.0
-GRADIENT_BYTES = 2.0
+GRADIENT_BYTES = 4.0
 OPTIMIZER_BYTES = 12.0
+STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMIZER_BYTES
 RECOMPUTE_MODES = ("none", "selective", "full")
-# Bytes per s·b·h of one layer that do not grow with the sequence (Korthikanti eq. 1 and §4.2.2), by mode.
-LINEAR_BYTES = (34.0, 34.0, 2.0)
-# Whether the attention-score term 5·a·s/h is kept, by mode (selective and full recompute drop it).
-SCORE_TERM = (1.0, 0.0, 0.0)
+ATTENTION_MODES = ("flash", "eager")
+LOGIT_BYTES = 4.0  # fp32 logits kept for the cross-entropy (Korthikanti §4.3)
+CONTEXT_GB = 1.0  # CUDA context: runtime, cuBLAS and cuDNN kernels of a PyTorch process
+COMMUNICATION_GB = 1.0  # NCCL buffers of the data-, tensor- and pipeline-parallel groups
+FRAGMENTATION = 0.05  # share of the GPU's memory the caching allocator holds but cannot use
+UNKNOWN_GPU_RESERVE_GB = CONTEXT_GB + COMMUNICATION_GB  # a custom GPU without a memory figure
 
 
-def params_per_gpu(total_params, active_params, tensor_parallel, pipeline_parallel, expert_parallel):
-    """Parameters one GPU holds before ZeRO: (dense + experts / EP) / (TP · PP), experts = total − active."""
-    experts = total_params - active_params
-    return (active_params + experts / expert_parallel) / (tensor_parallel * pipeline_parallel)
+def reserve_gb(gpu_memory_gb, override_gb=np.nan) -> np.ndarray:
+    """The framework's reserve: the scenario's `memory_reserve_gb`, else context + buffers + fragmentation."""
+    memory = np.asarray(gpu_memory_gb, dtype=float)
+    default = np.where(np.isnan(memory), UNKNOWN_GPU_RESERVE_GB,
+                       CONTEXT_GB + COMMUNICATION_GB + FRAGMENTATION * memory)
+    return np.where(np.isnan(override_gb), default, override_gb)
 
 
-def model_states_gb(local_params, sharded_params, zero_stage):
-    """(weights, gradients, optimizer) GB per GPU for mixed-precision Adam at the given ZeRO stage.
+def stage_layers(n_layers, pipeline_parallel) -> tuple[np.ndarray, np.ndarray]:
+    """(first stage's layers, a middle stage's layers): ⌈L/PP⌉ in the middle; the ends take the shortfall, half
+    each (126 over 16: 8 and 7), at least one layer."""
+    layers, pp = np.asarray(n_layers, dtype=float), np.asarray(pipeline_parallel, dtype=float)
+    middle = np.ceil(layers / pp)
+    short = pp * middle - layers
+    first = np.where(pp > 1, np.fmax(middle - np.ceil(short / 2.0), 1.0), layers)
+    return first, middle
 
-    `local_params` is `params_per_gpu`; `sharded_params` is total parameters / GPUs, what a fully sharded
-    state leaves on each GPU.
-    """
-    weights = WEIGHT_BYTES / GB * np.where(zero_stage >= 3, sharded_params, local_params)
-    gradients = GRADIENT_BYTES / GB * np.where(zero_stage >= 2, sharded_params, local_params)
-    optimizer = OPTIMIZER_BYTES / GB * np.where(zero_stage >= 1, sharded_params, local_params)
+
+def embedding_params(vocab_size, d_model, total_params, expert) -> np.ndarray:
+    """Embedding and output matrices, V·d each (untied), at most half the dense parameters."""
+    return np.fmin(2.0 * vocab_size * d_model, 0.5 * np.fmax(total_params - expert, 0.0))
+
+
+def params_per_gpu(total_params, expert, embedding, n_layers, tensor_parallel, pipeline_parallel,
+                   expert_parallel) -> np.ndarray:
+    """Parameters the busiest GPU holds before ZeRO: its stage's layers (experts / EP) and, on an end stage, an
+    embedding matrix (both when PP = 1), over TP."""
+    first, middle = stage_layers(n_layers, pipeline_parallel)
+    per_layer = (total_params - expert - embedding) / n_layers + expert / (n_layers * expert_parallel)
+    ends = np.where(np.asarray(pipeline_parallel) > 1, 0.5 * embedding, embedding)
+    return np.fmax(middle * per_layer, first * per_layer + ends) / tensor_parallel
+
+
+def sharded_params(params_no_ep, tensor_parallel, pipeline_parallel, gpu_count) -> np.ndarray:
+    """What full sharding leaves per GPU: the stage's parameters (counted as with EP 1) over its DP·CP copies."""
+    return params_no_ep * tensor_parallel * pipeline_parallel / gpu_count
+
+
+def model_states_gb(local_params, sharded, zero_stage):
+    """(weights, gradients, optimizer) GB per GPU at the given ZeRO stage (`params_per_gpu`, `sharded_params`)."""
+    weights = WEIGHT_BYTES / GB * np.where(zero_stage >= 3, sharded, local_params)
+    gradients = GRADIENT_BYTES / GB * np.where(zero_stage >= 2, sharded, local_params)
+    optimizer = OPTIMIZER_BYTES / GB * np.where(zero_stage >= 1, sharded, local_params)
     return weights, gradients, optimizer
 
 
-def layer_activation_bytes(seq_len, micro_batch, d_model, n_heads, tensor_parallel, recompute_index):
-    """Bytes one layer keeps for the backward pass of one micro-batch (Korthikanti et al. 2022, with SP)."""
-    index = np.asarray(recompute_index, dtype=int)
-    linear = np.take(LINEAR_BYTES, index)
-    score = np.take(SCORE_TERM, index) * 5.0 * n_heads * seq_len / d_model
-    return seq_len * micro_batch * d_model * (linear + score) / tensor_parallel
+def layer_activation_bytes(seq_len, micro_batch, d_model, n_heads, n_kv_heads, ffn_hidden_size, ffn_gated,
+                           experts, tensor_parallel, context_parallel, recompute_index, attention_index,
+                           fp8_activations=0.0, sequence_parallel=True) -> np.ndarray:
+    """Bytes one layer keeps for the backward pass of one micro-batch (see the module text).
 
-
-def activation_bytes(layer_bytes, n_layers, pipeline_parallel):
-    """Activation bytes on the busiest GPU: the first pipeline stage, PP micro-batches of ⌈L/PP⌉ layers (1F1B).
-
-    `layer_bytes` is `layer_activation_bytes` at the run's TP.
+    `experts` is the FFN copies a token uses (top-k + shared for MoE, 1 dense); `recompute_index` indexes
+    `RECOMPUTE_MODES`, `attention_index` `ATTENTION_MODES`; `fp8_activations` (1) keeps the FFN's saved inputs at
+    one byte (DeepSeek-V3 §3.3.2 caches the MoE activations in FP8).
     """
-    return layer_bytes * np.ceil(n_layers / pipeline_parallel) * pipeline_parallel
+    h = np.asarray(d_model, dtype=float)
+    tokens = np.asarray(seq_len, dtype=float) / context_parallel * micro_batch
+    routed = np.asarray(experts, dtype=float) > 1
+    ffn = (4.0 + 2.0 * np.asarray(ffn_gated, dtype=float)) * ffn_hidden_size + np.where(routed, 2.0 * h, 0.0)
+    ffn = ffn * np.where(np.asarray(fp8_activations, dtype=float) > 0, 0.5, 1.0)
+    sharded = 4.0 * h + 4.0 * h * n_kv_heads / n_heads + experts * ffn
+    scores = np.where((np.asarray(attention_index) == 1) & (np.asarray(recompute_index) == 0),
+                      5.0 * n_heads * np.asarray(seq_len, dtype=float), 0.0)
+    eager = np.asarray(attention_index) == 1
+    replicated = (8.0 + 2.0 * eager) * h / np.where(sequence_parallel, tensor_parallel, 1.0)
+    kept = replicated + (sharded + scores) / tensor_parallel
+    return tokens * np.where(np.asarray(recompute_index) == 2, 2.0 * h / tensor_parallel, kept)
+
+
+def layers_in_flight(n_layers, pipeline_parallel, virtual_stages, micro_batches) -> np.ndarray:
+    """Layer activations (in layer-micro-batches) the busiest pipeline stage keeps at once (see the module text);
+    `micro_batches` may be infinite (the steady state Korthikanti assume)."""
+    pp = np.asarray(pipeline_parallel, dtype=float)
+    v = np.asarray(virtual_stages, dtype=float)
+    m = np.asarray(micro_batches, dtype=float)
+    first, middle = stage_layers(n_layers, pp)
+    one_f_one_b = np.fmax(np.fmin(m, pp) * first, np.fmin(m, pp - 1.0) * middle)
+    chunks = np.fmin(m * v, 2.0 * (pp - 1.0) + (v - 1.0) * pp + 1.0)
+    return np.where((v > 1) & (pp > 1), chunks * middle / v, one_f_one_b)
+
+
+def logits_gb(seq_len, micro_batch, vocab_size, tensor_parallel, context_parallel) -> np.ndarray:
+    """fp32 logits of one micro-batch on the last stage, GB."""
+    return LOGIT_BYTES * np.asarray(seq_len, dtype=float) / context_parallel * micro_batch * vocab_size / (
+        tensor_parallel * GB)
+
+
+def __getattr__(name: str) -> str:
+    """`VALIDATION_NOTE`: one line on how the model compares with published figures, for the memory bar (computed
+    by `dashboard.core.memory_validation` on first use, not typed)."""
+    if name == "VALIDATION_NOTE":
+        from dashboard.core.memory_validation import validation_note
+
+        return validation_note()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

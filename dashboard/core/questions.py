@@ -4,6 +4,10 @@
 result with the full engine, so every overhead and line item of the scenario is included. The MoE ratio
 active/total of the scenario is kept; the loss law is applied to active parameters.
 
+The model an answer proposes carries its own shape: the scenario's layers, width, heads, K/V heads and FFN
+width are dropped, so they follow the proposed size from the published shapes (`dashboard.core.shape`); the
+FFN kind and vocabulary (design choices, not size) are kept.
+
 Only plans that run on the scenario's GPU type and count are returned (`dashboard.core.feasibility`): when
 the compute-optimal model does not fit in memory, the answer is the largest model that fits, trained on
 more tokens to spend the budget (a) or to reach the loss (b), marked `memory_limited`; when no model fits
@@ -17,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import scaling
+from dashboard.core import scaling, shape
 from dashboard.core.engine import output_arrays, scenario_arrays, scenario_outputs
 from dashboard.core.scenario import Scenario
 
@@ -25,6 +29,18 @@ LOG10_FLOPS_RANGE = (12.0, 32.0)
 LOG10_PARAMS_RANGE = (6.0, 14.0)
 LOG10_TOKENS_RANGE = (6.0, 18.0)
 BISECTION_STEPS = 80
+
+
+SIZED_SHAPE_KEYS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_hidden_size")
+
+
+def _shape_free(scenario: Scenario) -> Scenario:
+    """The scenario with the shape keys that follow the size left unset (a proposed size takes its own shape)."""
+    return scenario.model_copy(update={key: None for key in SIZED_SHAPE_KEYS})
+
+
+def _shape_free_arrays(base: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return base | {key: np.full_like(np.asarray(base[key], dtype=float), np.nan) for key in SIZED_SHAPE_KEYS}
 
 
 def _fit(scenario: Scenario) -> scaling.LossFit:
@@ -35,7 +51,7 @@ def _sized(scenario: Scenario, flops: float) -> Scenario:
     fit = _fit(scenario)
     active, tokens = scaling.compute_optimal(flops, fit.A, fit.B, fit.alpha, fit.beta)
     ratio = scenario.active / scenario.total_params
-    return scenario.model_copy(
+    return _shape_free(scenario).model_copy(
         update={"total_params": float(active) / ratio, "active_params": float(active), "tokens": float(tokens)}
     )
 
@@ -58,7 +74,16 @@ def _answer(scenario: Scenario, memory_limited: bool = False) -> dict[str, Any]:
         "memory_limited": memory_limited,
         "layout": result["layout"],
         "memory_per_gpu_gb": result["memory"]["total_gb"],
+        "shape": _shape_answer(scenario),
     }
+
+
+def _shape_answer(scenario: Scenario) -> dict[str, Any]:
+    """The proposed model's shape: its keys, "126 layers × 16,384, 128 heads (8 KV)" and where it comes from."""
+    model = shape.model_shape(scenario)
+    return {"n_layers": model.n_layers, "d_model": model.d_model, "n_heads": model.n_heads,
+            "n_kv_heads": model.n_kv_heads, "ffn_hidden_size": model.ffn_hidden_size, "ffn_type": model.ffn_type,
+            "vocab_size": model.vocab_size, "description": shape.describe(model), "source": model.source}
 
 
 def _bisect_log_flops(score, target: float, log10_range: tuple[float, float] = LOG10_FLOPS_RANGE) -> float:
@@ -83,7 +108,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
     if not budget_usd > 0:
         raise ValueError("budget_usd must be > 0")
     fit = _fit(scenario)
-    base = scenario_arrays([scenario])
+    base = _shape_free_arrays(scenario_arrays([scenario]))
     ratio = scenario.active / scenario.total_params
 
     def cost(log_flops: np.ndarray) -> np.ndarray:
@@ -100,7 +125,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
     if scenario_outputs(sized)["feasible"]:
         return _answer(sized) | {"budget_usd": budget_usd}
     params = largest_fitting_params(scenario)
-    base = scenario_arrays([sized.model_copy(update=_params_update(scenario, params))])
+    base = scenario_arrays([sized.model_copy(update=_params_update(scenario, params))])  # sized: shape follows size
 
     def cost_at_tokens(log_tokens: np.ndarray) -> np.ndarray:
         arrays = {key: np.broadcast_to(value, log_tokens.shape) for key, value in base.items()}
@@ -153,8 +178,9 @@ def _no_fit(scenario: Scenario) -> str:
 
 
 def largest_fitting_params(scenario: Scenario) -> float:
-    """The largest active parameter count whose plan fits the scenario's GPUs (memory is monotone in size)."""
-    base = scenario_arrays([scenario])
+    """The largest active parameter count whose plan fits the scenario's GPUs, each size with its own shape (memory
+    grows with size, also across the published shapes)."""
+    base = _shape_free_arrays(scenario_arrays([scenario]))
     ratio = scenario.active / scenario.total_params
 
     def fits(log_active: np.ndarray) -> np.ndarray:

@@ -63,6 +63,32 @@ def budget_status(engine_status: str, prob_over_budget: float | None = None, *, 
     return engine_status
 
 
+# The verdict's groups in the order a summary lists them, each with its heading.
+VERDICT_HEADINGS = {"within": "Within budget", "warning": "Near the budget (warning)", AT_RISK: "At risk",
+                    "over": "Over", INFEASIBLE: "Cannot run"}
+
+
+def budget_verdict(result: PlanResult | dict, summary: dict | None = None) -> str:
+    """The one budget verdict of a plan (the Plan tile's rule, `budget_status`): its engine `result` and, when a
+    Monte Carlo ran, its `summary()` (for the chance of overrun). Compare, the presentation layout, the report and
+    `estimate --monte-carlo` all call this."""
+    return budget_status(result["budget_status"], None if summary is None else summary["prob_over_budget"],
+                         feasible=result["feasible"])
+
+
+def verdict_line(names: list[str], verdicts: list[str], probabilities: list[float]) -> str:
+    """The options grouped by verdict, in `VERDICT_HEADINGS`' order, each "at risk" option with its chance of
+    overrun: "Within budget: B. At risk: A (49.6 %), D (30.3 %). Over: C."."""
+    groups = []
+    for verdict, heading in VERDICT_HEADINGS.items():
+        members = [f"{name} ({_text('prob_over_budget', probability)})" if verdict == AT_RISK else name
+                   for name, given, probability in zip(names, verdicts, probabilities, strict=True)
+                   if given == verdict]
+        if members:
+            groups.append(f"{heading}: {', '.join(members)}.")
+    return " ".join(groups)
+
+
 def headline(result: PlanResult, mc: MonteCarlo, threshold: float = AT_RISK_PROBABILITY) -> Headline:
     probability = mc.prob_over_budget
     return Headline(

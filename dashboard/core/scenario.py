@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -15,7 +16,7 @@ from dashboard.core.json_input import JSONLimitError, load_json
 from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.safe_text import preview
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 DEFAULT_SCENARIO_JSON = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "default.json"
 
 
@@ -31,6 +32,7 @@ STRICT_TYPE_ERRORS = {
 }
 MAX_GPU_TYPE_CHARS = 60
 MAX_REASON_CHARS = 300
+MOE_AGREEMENT = 0.05  # active_params and the active count the MoE keys and shape give agree within 5 %
 
 
 def _low(factor: float, source: str) -> Any:
@@ -72,13 +74,15 @@ class Scenario(BaseModel):
     # Compute conventions
     attention_flops: bool = Field(False, description="Add 12·layers·d_model·seq_len FLOPs per token (PaLM App. B).")
     causal_attention_halving: bool = Field(True, description="Halve the attention term for causal masks.")
-    n_layers: int = Field(
-        32, ge=1, le=1000,
-        description="Transformer layers (for the attention term). Bounds: 1 to 1,000 (5× the deepest published).",
+    n_layers: int | None = Field(
+        None, ge=1, le=1000,
+        description="Transformer layers (attention FLOPs, memory). Unset: from the size (published shapes, "
+        "dashboard/core/shape.py). Bounds: 1 to 1,000 (5× the deepest published).",
     )
-    d_model: int = Field(
-        4096, ge=1, le=1_000_000,
-        description="Hidden size (for the attention term). Bounds: 1 to a million (30× the widest published).",
+    d_model: int | None = Field(
+        None, ge=1, le=1_000_000,
+        description="Hidden size (attention FLOPs, memory). Unset: from the size. Bounds: 1 to a million (30× the "
+        "widest published).",
     )
     seq_len: int = Field(
         4096, ge=1, le=10_000_000,
@@ -171,8 +175,22 @@ class Scenario(BaseModel):
         description="Checkpoints kept on the hot tier. Bounds: 1 (the one to restart from) to 100,000.",
     )
     archive_every_nth: int = Field(
+        0, ge=0, le=100_000,
+        description="Also copy every n-th full checkpoint (weights and optimizer state) to cold; 0 = never, the "
+        "default: a restart needs only the hot tier's last checkpoints (Pythia keeps its full checkpoints apart, "
+        "for research on optimizer states). Bounds: 0 to 100,000.",
+    )
+    weight_archives: int = Field(
         10, ge=0, le=100_000,
-        description="Copy every n-th checkpoint to cold; 0 = never. Bounds: 0 to 100,000.",
+        description="Weight-only snapshots archived to cold over the run, evenly spaced, the last the final model; "
+        "0 = none. Assumed 10 (one every tenth of the run): between Llama 3 and DeepSeek-V3, which publish the "
+        "final weights only, and research suites (Pythia: 154 checkpoints, OLMo: one every 1,000 steps). "
+        "Bounds: 0 to 100,000.",
+    )
+    weight_archive_bytes_per_param: float = Field(
+        2.0, ge=0.5, le=100,
+        description="Bytes per parameter of a weight snapshot: bf16 weights, without the fp32 master copy and "
+        "Adam moments (ZeRO's 2 of 16 bytes). Bounds: 0.5 (4-bit weights) to 100.",
     )
     storage_hot_per_gb_month: float = Field(
         0.14, ge=0, le=100,
@@ -324,7 +342,67 @@ class Scenario(BaseModel):
     )
     n_heads: int | None = Field(
         None, ge=1, le=100_000,
-        description="Attention heads. Unset: d_model / 128. Bounds: 1 to 100,000 (GPT-3 has 96).",
+        description="Attention heads. Unset: d_model / 128 when d_model is set, else from the size. Bounds: 1 to "
+        "100,000 (GPT-3 has 96).",
+    )
+    n_kv_heads: int | None = Field(
+        None, ge=1, le=100_000,
+        description="Key/value heads (grouped-query attention; Llama 3 405B: 8). Unset: n_heads, or from the size "
+        "with the heads. Bounds: 1 to 100,000, at most n_heads and dividing it.",
+    )
+    ffn_hidden_size: int | None = Field(
+        None, ge=1, le=10_000_000,
+        description="FFN inner width (per expert for MoE; Llama 3 405B: 53,248). Unset: from the size, 8/3·d_model "
+        "gated or 4·d_model plain when d_model is set, or what the MoE split gives. Bounds: 1 to 10 million.",
+    )
+    ffn_type: Literal["gated", "plain"] | None = Field(
+        None,
+        description="FFN kind: gated (SwiGLU, 3 matrices, as Llama) or plain (GeLU/ReLU, 2 matrices, as GPT-3). "
+        "Unset: from the size.",
+    )
+    vocab_size: int | None = Field(
+        None, ge=1, le=10_000_000,
+        description="Vocabulary (embedding and output matrices; the logits on the last stage). Unset: from the "
+        "size. Bounds: 1 to 10 million tokens.",
+    )
+    attention: Literal["flash", "eager"] = Field(
+        "flash",
+        description="flash: fused attention, no s×s scores kept (FlashAttention); eager: scores, softmax and "
+        "dropout kept (Korthikanti et al. 2022's 5·a·s/h term).",
+    )
+    fp8_activations: bool = Field(
+        False,
+        description="Keep the FFN's (and MoE experts') saved activations in FP8, one byte instead of two "
+        "(DeepSeek-V3, arXiv 2412.19437 §3.3.2).",
+    )
+    n_experts: int | None = Field(
+        None, ge=1, le=100_000,
+        description="MoE routed experts (DeepSeek-V3: 256). Unset: dense, or experts = total − active. Bounds: 1 to "
+        "100,000.",
+    )
+    experts_per_token: int | None = Field(
+        None, ge=1, le=100_000,
+        description="Routed experts each token uses (top-k; DeepSeek-V3: 8). Needed with n_experts. Bounds: 1 to "
+        "n_experts.",
+    )
+    n_shared_experts: int = Field(
+        0, ge=0, le=1000,
+        description="MoE experts every token uses (DeepSeek-V3: 1). Bounds: 0 to 1,000.",
+    )
+    virtual_pipeline_stages: int = Field(
+        1, ge=1, le=64,
+        description="Virtual stages per GPU of the interleaved 1F1B schedule: the bubble divided by it "
+        "(Narayanan et al. 2021). Bounds: 1 (plain 1F1B) to 64.",
+    )
+    context_parallel: int = Field(
+        1, ge=1, le=1024,
+        description="CP degree: a sequence's activations split over CP GPUs; data parallel = GPUs / (TP·PP·CP) "
+        "(Llama 3: 16 at 131K context). Bounds: 1 to 1,024.",
+    )
+    memory_reserve_gb: float | None = Field(
+        None, ge=0, le=100_000,
+        description="Memory the framework takes beyond tensors, GB. Unset: 1 GB CUDA context + 1 GB NCCL buffers "
+        "+ 5 % of the GPU's memory for allocator fragmentation. Bounds: 0 to 100 TB.",
     )
     gpu_memory_gb: float | None = Field(
         None, ge=1, le=100_000,
@@ -345,17 +423,22 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _layout_divides(self) -> Scenario:
-        tp, pp = self.tensor_parallel or 1, self.pipeline_parallel or 1
+        tp, pp, cp = self.tensor_parallel or 1, self.pipeline_parallel or 1, self.context_parallel
         if self.tensor_parallel is not None and tp > self.gpus_per_node:
             raise ValueError(
                 f"tensor_parallel = {tp} exceeds gpus_per_node = {self.gpus_per_node}: tensor parallelism stays "
                 "within a node"
             )
-        if self.gpu_count % (tp * pp):
-            raise ValueError(
-                f"tensor_parallel × pipeline_parallel = {tp * pp} does not divide gpu_count = {self.gpu_count}"
-            )
-        data_parallel = self.gpu_count // (tp * pp)
+        if self.gpu_count % (tp * pp * cp):
+            named = "tensor_parallel × pipeline_parallel" + (" × context_parallel" if cp > 1 else "")
+            raise ValueError(f"{named} = {tp * pp * cp} does not divide gpu_count = {self.gpu_count}")
+        if self.virtual_pipeline_stages > 1 and self.pipeline_parallel == 1:
+            raise ValueError(f"virtual_pipeline_stages = {self.virtual_pipeline_stages} needs pipeline_parallel of 2 "
+                             "or more (the virtual stages interleave a pipeline)")
+        if self.context_parallel > self.seq_len:
+            raise ValueError(f"context_parallel = {cp} exceeds seq_len = {self.seq_len}: each GPU holds at least "
+                             "one token of a sequence")
+        data_parallel = self.gpu_count // (tp * pp * cp)
         layout_given = self.tensor_parallel is not None and self.pipeline_parallel is not None
         if self.expert_parallel > data_parallel or (layout_given and data_parallel % self.expert_parallel):
             raise ValueError(
@@ -381,11 +464,56 @@ class Scenario(BaseModel):
             raise ValueError(f"active_params = {self.active_params:g} exceeds total_params = {self.total_params:g}")
         if self.gpu_type == CUSTOM and self.peak_tflops is None:
             raise ValueError("gpu_type 'custom' needs peak_tflops (dense BF16 TFLOP/s per GPU)")
+        if self.n_heads is not None and self.n_kv_heads is not None and self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_kv_heads = {self.n_kv_heads} does not divide n_heads = {self.n_heads} (each K/V "
+                             "head serves a whole group of query heads)")
         return self
+
+    @model_validator(mode="after")
+    def _experts_agree(self) -> Scenario:
+        n, k = self.n_experts, self.experts_per_token
+        if (n is None) != (k is None):
+            raise ValueError("n_experts and experts_per_token go together: set both (routed experts, and how many "
+                             "of them each token uses) or neither")
+        if n is None or k is None:
+            return self
+        if k > n:
+            raise ValueError(f"experts_per_token = {k} exceeds n_experts = {n}")
+        if self.active_params is None or self.ffn_hidden_size is not None:
+            derived = self._active_from_shape()
+            if derived <= 0:
+                raise ValueError(f"{n} experts of FFN width {self._shape().ffn_hidden_size:,} hold more than "
+                                 f"total_params = {self.total_params:g}: set active_params or a smaller "
+                                 "ffn_hidden_size")
+            if self.active_params is not None and abs(derived / self.active_params - 1.0) > MOE_AGREEMENT:
+                model = self._shape()
+                raise ValueError(
+                    f"active_params = {self.active_params:.3g} disagrees with the {derived:.3g} active parameters "
+                    f"that {n} experts (top-{k}) of FFN width {model.ffn_hidden_size:,} over {model.n_layers} layers "
+                    f"of {model.d_model:,} leave of total_params = {self.total_params:.3g}: correct one of them, or "
+                    "leave active_params or ffn_hidden_size unset")
+        return self
+
+    def _shape(self) -> Any:
+        from dashboard.core import shape  # shape reads scenarios; it imports nothing at module level from here
+
+        given = {key: getattr(self, key) for key in shape.SHAPE_KEYS}
+        return shape.shape_of(self.total_params, self.total_params, given)
+
+    def _active_from_shape(self) -> float:
+        from dashboard.core import shape
+
+        assert self.n_experts is not None and self.experts_per_token is not None
+        return shape.active_from_shape(self.total_params, self._shape(), self.n_experts, self.experts_per_token)
 
     @property
     def active(self) -> float:
-        return self.total_params if self.active_params is None else self.active_params
+        """Active parameters: `active_params`, else what the MoE keys and the shape give, else total_params."""
+        if self.active_params is not None:
+            return self.active_params
+        if self.n_experts is not None and self.experts_per_token is not None:
+            return self._active_from_shape()
+        return self.total_params
 
     def to_json_dict(self) -> dict[str, Any]:
         """The scenario as the flat JSON object the file format defines."""
@@ -424,11 +552,11 @@ def _quoted(value: Any) -> str:
     return preview(repr(value))
 
 
-def _message(first: dict[str, Any]) -> str:
+def _message(first: Mapping[str, Any]) -> str:
     loc = [str(part) for part in first["loc"]]
     key = "schema" if loc[:1] == ["schema_"] else ".".join(loc)
     if first["type"] == "extra_forbidden":
-        return f"unknown key {_quoted(key)}: see the README's scenario table for the allowed keys"
+        return f"unknown key {_quoted(key)}: see the scenario key table in docs/formats.md for the allowed keys"
     if not key:
         return first["msg"].removeprefix("Value error, ")
     value = _quoted(first.get("input"))

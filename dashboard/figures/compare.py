@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from dashboard.core.compare import unique_names
 from dashboard.core.engine import LINE_ITEMS
 from dashboard.core.scenario import Scenario
+from dashboard.figures import palette
 from dashboard.figures.axes import USD_AXIS
 from dashboard.figures.plan import BUDGET_COLOUR, LABELS, layout_of
 from dashboard.format import exact, number
@@ -31,8 +32,8 @@ TIMELINE_PARTS = (
     ("failure rework", "gpu_hours_rework"),
 )
 TIMELINE_HEADROOM = 1.2  # room right of the longest bar for its "N days" label
-POINT_COLOUR = "#1f77b4"
-RANGE_COLOUR = "#9ecae1"
+POINT_COLOUR = palette.POINT
+RANGE_COLOUR = palette.RANGE
 
 
 def scenario_labels(names: list[str]) -> list[str]:
@@ -99,6 +100,7 @@ def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale
                      if scale == "share" else values)
             traces.append({
                 "type": "bar", "orientation": "h", "name": _item_label(key), "x": shown, "y": labels,
+                "marker": {"color": palette.series(key, len(traces))},
                 "customdata": [_exact_money(value) for value in values],
                 "hovertemplate": f"{_item_label(key)}: %{{customdata}}<extra></extra>",
             })
@@ -132,6 +134,7 @@ def timeline_figure(names: list[str], scenarios: list[Scenario], results: list[d
                  if scale == "share" else days)
         traces.append({
             "type": "bar", "orientation": "h", "name": part, "x": shown, "y": labels, "customdata": days,
+            "marker": {"color": palette.series(part.replace(" ", "_"), len(traces))},
             "hovertemplate": f"{part}: %{{customdata:,.2f}} days<extra></extra>",
         })
     ends = [100.0] * len(totals) if scale == "share" else totals

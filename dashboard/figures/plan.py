@@ -15,10 +15,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from dashboard.core import engine
 from dashboard.core.references import TST_RUN
 from dashboard.core.storage import TIERS
+from dashboard.figures import palette
 from dashboard.figures.axes import USD_AXIS
-from dashboard.format import exact, number
+from dashboard.format import exact, number, signed
 
 # The published TST run (dashboard.core.references), as the chart and the report read it.
 TST_REFERENCE_RUN = TST_RUN.as_dict()
@@ -26,9 +28,9 @@ TST_REFERENCE_RUN = TST_RUN.as_dict()
 _usd = partial(number, unit="$")  # the one format: $446k, $10.4k, $69
 _count = partial(number, unit="count")  # 59.6k, 2T
 _share = partial(number, unit="fraction")  # 88.3 %, 1,080 % (as the budget tile)
-LABELS = {"tst_pilot": "TST pilot", "tst_switching": "TST switching"}
-BUDGET_COLOUR = "#d62728"
-WARNING_COLOUR = "#ff7f0e"
+LABELS = {"tst_pilot": "TST pilot", "tst_switching": "TST switching", "archived_checkpoints": "archives"}
+BUDGET_COLOUR = palette.BUDGET
+WARNING_COLOUR = palette.WARNING
 MARKER_DASHES = {"Young": "dot", "Daly": "dash", "current": "solid"}
 GB_PER_TB = 1000.0
 # Room above the tallest bar or line for its label, as a factor of the axis range.
@@ -37,14 +39,13 @@ HEADROOM = 1.12
 MIN_LABEL_SHARE = 0.01
 # Storage at or above this share of the total cost is called a cost driver.
 STORAGE_DRIVER_SHARE = 0.05
-# Neutral colours: storage tiers are not good or bad, so none is red or green.
-NEUTRAL_DARK = "#3b4a5a"
-NEUTRAL_LIGHT = "#9aa5b1"
-TIER_COLOURS = {"hot_checkpoints": NEUTRAL_DARK, "archived_checkpoints": "#6b7a89", "datasets": "#b7c0ca",
-                "logs": "#d9dee3"}
-BASELINE_COLOUR = NEUTRAL_LIGHT
-TST_COLOUR = "#1f77b4"
-REFERENCE_COLOUR = "#222222"
+# Neutral colours: storage tiers are not good or bad, so none is red or green (`dashboard.figures.palette`).
+NEUTRAL_DARK = palette.NEUTRAL_DARK
+NEUTRAL_LIGHT = palette.NEUTRAL_LIGHT
+TIER_COLOURS = palette.TIERS
+BASELINE_COLOUR = palette.BASELINE
+TST_COLOUR = palette.TST
+REFERENCE_COLOUR = palette.REFERENCE
 # Checkpoint counts change at writes and hold in between (a step after each point); logs grow linearly.
 STEPPED = {"hot_checkpoints": "hv", "archived_checkpoints": "hv"}
 # Log axes are labelled at whole decades only (1, 10, 100, ...).
@@ -76,6 +77,7 @@ def layout_of(title: str, x_title: str, y_title: str, subtitle: str = "", **extr
         "yaxis": {"title": {"text": y_title}},
         "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
         "legend": {"orientation": "h", "y": -0.2},
+        "colorway": list(palette.COLORWAY),  # the app's theme and the report's template draw the same colours
     }
     for key, value in extra.items():
         layout[key] = {**layout[key], **value} if key in layout else value
@@ -139,23 +141,37 @@ def _gb_unit(peak_gb: float) -> tuple[str, float]:
     return ("TB", GB_PER_TB) if peak_gb >= GB_PER_TB else ("GB", 1.0)
 
 
-def storage_verdict(storage_usd: float, total_usd: float) -> str:
-    """The storage chart's title: its cost, its share of the total and whether it drives the cost."""
+def archives_text(archive_count: int, archive_gb: float) -> str:
+    """ "10 weight archives of 14 GB (140 GB)", or "no weight archives"."""
+    if archive_count <= 0:
+        return "no weight archives"
+    plural = "s" if archive_count != 1 else ""
+    total = f" ({number(archive_count * archive_gb, 'GB')})" if archive_count > 1 else ""
+    return f"{archive_count:,} weight archive{plural} of {number(archive_gb, 'GB')}{total}"
+
+
+def storage_verdict(storage_usd: float, total_usd: float, archive_count: int | None = None,
+                    archive_gb: float = 0.0) -> str:
+    """The storage chart's title: its cost, its share of the total, whether it drives the cost and, when given,
+    the weight archives' count and size."""
     share = storage_usd / total_usd if total_usd > 0 else 0.0
     verdict = "a cost driver" if share >= STORAGE_DRIVER_SHARE else "not a cost driver"
-    return f"Storage: {_usd(storage_usd)}, {100 * share:.2g} % of the total — {verdict}"
+    archives = "" if archive_count is None else f"<br>{archives_text(archive_count, archive_gb)}"
+    return f"Storage: {_usd(storage_usd)}, {100 * share:.2g} % of the total — {verdict}{archives}"
 
 
 def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float], retention_usd: float,
-                   total_usd: float, retention_months: float, hot_start: pd.DataFrame | None = None) -> go.Figure:
+                   total_usd: float, retention_months: float, hot_start: pd.DataFrame | None = None,
+                   archive_count: int | None = None, archive_gb: float = 0.0) -> go.Figure:
     """Stored volume: the hot tier on its own axes at the top, the archives, datasets and logs stacked below over
     the run (days); the legend carries each tier's cost over the run.
 
     `timeline` is `storage.storage_timeline`'s long frame for the whole run; `hot_start`, the same for the first
     few checkpoints, draws the hot tier in hours so that its keep-last-K sawtooth shows (over a whole run of
     hundreds of writes the teeth are narrower than a pixel); without it the hot tier is drawn over the run.
-    `retention_usd` is what keeping the run's leftovers for `retention_months` after training costs. Each y axis
-    is in TB when its peak reaches 1,000 GB, else in GB.
+    `retention_usd` is what keeping the run's leftovers for `retention_months` after training costs; `archive_count`
+    weight archives of `archive_gb` each, when given, are named in the title. Each y axis is in TB when its peak
+    reaches 1,000 GB, else in GB.
     """
     days = timeline["hours"].to_numpy(dtype=float) / 24.0
     tiers = timeline["tier"].to_numpy()
@@ -188,54 +204,71 @@ def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float], reten
     subtitle = f"{_usd(run_usd)} during the run + {_usd(retention_usd)} kept {retention_months:g} months after it"
     hot_title = "hot tier over the run (days)" if hot_start is None else "hot tier, first checkpoints (hours)"
     layout = layout_of(
-        storage_verdict(run_usd + retention_usd, total_usd), "time since start (days)",
+        storage_verdict(run_usd + retention_usd, total_usd, archive_count, archive_gb), "time since start (days)",
         f"archives, data, logs ({rest_unit})", subtitle=subtitle,
         yaxis={"domain": [0.0, 0.5], "rangemode": "tozero"},
         xaxis2={"title": {"text": hot_title}, "anchor": "y2"},
         yaxis2={"title": {"text": f"hot ({hot_unit})"}, "domain": [0.68, 1.0], "anchor": "x2", "rangemode": "tozero"},
-        margin={"t": 80},
+        margin={"t": 80 if archive_count is None else 100},
     )
     return figure(traces, layout)
 
 
 def _scarcity_text(tst: dict[str, float]) -> str:
-    """With repeated data (`dashboard.core.data_supply`): how much longer TST trains and its net saving then."""
+    """With repeated data (`dashboard.core.data_supply`): how much longer TST trains and its saving then."""
     factor = tst.get("scarcity_factor", 1.0)
     if factor == 1.0:
         return ""
     if not math.isfinite(factor):
         return "; with the scenario's unique data TST cannot reach the baseline's loss"
     net = tst["net_savings_with_scarcity_usd"]
-    return (f"; with the scenario's unique data TST trains {factor:.2f}× longer: net "
-            f"{'saving' if net >= 0 else 'loss'} {_usd(abs(net))}")
+    return (f"; with the scenario's unique data TST trains {factor:.2f}× longer: it "
+            f"{'saves' if net >= 0 else 'costs'} {_usd(abs(net))}")
 
 
 def tst_title(net_usd: float, baseline_total_usd: float) -> str:
-    """The TST chart's answer: what switching saves (or costs) net of the pilot and switching."""
+    """The TST chart's answer: what switching the whole plan saves (or costs), total(baseline) − total(TST)."""
     share = abs(net_usd) / baseline_total_usd if baseline_total_usd > 0 else 0.0
     verb = "saves" if net_usd >= 0 else "costs"
-    return f"Switching to TST {verb} {_usd(abs(net_usd))} ({100 * share:.0f} %) net of pilot and switching"
+    return (f"Switching to TST {verb} {_usd(abs(net_usd))} ({100 * share:.0f} % of the plan's total), "
+            "pilot and switching included")
 
 
-def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline_total_usd: float) -> go.Figure:
-    """Baseline vs TST as % of the baseline for GPU-hours, $ and raw tokens; bars carry the absolute values.
+def saving_split_text(tst: dict[str, float]) -> str:
+    """The saving's parts as one line: "main run +$128k, experiments, evaluation, debugging +$140k, …"."""
+    return ", ".join(f"{label} {signed(value, '$')}" for label, value in engine.saving_parts(tst))
 
-    `tst` is the `tst` sub-dict of `engine.scenario_outputs`; `baseline_total_usd` is the plan's total cost with the
-    baseline method, against which the title's share is taken. `reference` (e.g. `TST_REFERENCE_RUN`) adds the
-    published run as a marker at its own TST share (it reports no dollars), not as bars of another run's size.
+
+TST_METRICS = (  # (bar label, baseline key, TST key, format, hover unit): every label says whose GPU-hours
+    ("main-run GPU-hours", "baseline_gpu_hours", "tst_gpu_hours", _count, " GPU-hours of the main run"),
+    ("plan GPU-hours", "baseline_plan_gpu_hours", "tst_plan_gpu_hours", _count,
+     " GPU-hours of the plan (main run, experiments, evaluation, debugging)"),
+    ("plan total $", "baseline_cost_usd", "tst_cost_usd", _usd, " for the whole plan"),
+    ("raw tokens", "baseline_tokens", "tst_tokens", _count, " raw tokens read"),
+)
+
+
+def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Figure:
+    """The plan with the baseline method against the same plan with TST, as % of the baseline: main-run and plan
+    GPU-hours, the plan's total and the raw tokens; bars carry the absolute values.
+
+    `tst` is the `tst` sub-dict of `engine.scenario_outputs`. The title's saving is total(baseline) − total(TST),
+    the same number as the difference of the Total cost tiles; the subtitle splits it into its parts.
+    `reference` (e.g. `TST_REFERENCE_RUN`) adds the published run as a marker at its own TST share (it reports no
+    dollars), not as bars of another run's size.
     """
-    metrics = ("GPU-hours", "run + data $", "raw tokens")
-    baseline = np.array([tst["baseline_gpu_hours"], tst["baseline_cost_usd"], tst["baseline_tokens"]])
-    planned = np.array([tst["tst_gpu_hours"], tst["tst_cost_usd"], tst["tst_tokens"]])
-    formats = (_count, _usd, _count)
-    units = (" GPU-hours of the main run", " for the main run and data", " raw tokens read")
+    metrics = [label for label, *_ in TST_METRICS]
+    baseline = np.array([tst[key] for _, key, _, _, _ in TST_METRICS], dtype=float)
+    planned = np.array([tst[key] for _, _, key, _, _ in TST_METRICS], dtype=float)
+    formats = [fmt for *_, fmt, _ in TST_METRICS]
+    units = [unit for *_, unit in TST_METRICS]
     with np.errstate(divide="ignore", invalid="ignore"):
         planned_pct = np.where(baseline > 0, planned / baseline * 100.0, np.nan)
     hover = "%{x}<br>%{customdata}<br>%{y:.1f} % of the baseline<extra>%{fullData.name}</extra>"
 
     def bars(name: str, pct: list[float | None], text: list[str], hover_text: list[str], colour: str):
         return {
-            "type": "bar", "name": name, "x": list(metrics), "y": pct, "text": text, "customdata": hover_text,
+            "type": "bar", "name": name, "x": metrics, "y": pct, "text": text, "customdata": hover_text,
             "textposition": "outside", "hovertemplate": hover, "marker": {"color": colour},
         }
 
@@ -252,13 +285,13 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline
         gpu = reference["gpu_type"]
         traces.append({
             "type": "scatter", "mode": "markers", "name": f"published run ({reference['source']})",
-            "x": [metrics[0], metrics[2]],
+            "x": [metrics[0], metrics[-1]],
             "y": [reference["tst_gpu_hours"] / reference["baseline_gpu_hours"] * 100.0,
                   reference["tst_tokens"] / reference["baseline_tokens"] * 100.0],
             "offsetgroup": "TST", "marker": {"symbol": "line-ew-open", "size": 28, "color": REFERENCE_COLOUR,
                                              "line": {"width": 3, "color": REFERENCE_COLOUR}},
             "customdata": [
-                f"{reference['label']}: {reference['tst_gpu_hours']:,.0f} {gpu}-hours vs baseline "
+                f"{reference['label']}: {reference['tst_gpu_hours']:,.0f} {gpu}-hours of the main run vs baseline "
                 f"{reference['baseline_gpu_hours']:,.0f}",
                 f"{reference['label']}: {_count(reference['tst_tokens'])} tokens vs baseline "
                 f"{_count(reference['baseline_tokens'])}",
@@ -269,16 +302,16 @@ def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None, baseline
         traces[0]["offsetgroup"] = "baseline"
     break_even = tst["break_even_speedup"]
     if math.isfinite(break_even):
-        subtitle = (f"Breaks even at a {break_even:.2f}× speedup; this plan assumes {tst['speedup']:.2f}×. "
-                    f"Pilot {_usd(tst['pilot_cost_usd'])}, switching {_usd(tst['switching_cost_usd'])}"
-                    f"{_scarcity_text(tst)}.")
+        verdict = (f"Breaks even at a {break_even:.2f}× speedup; this plan assumes {tst['speedup']:.2f}×"
+                   f"{_scarcity_text(tst)}.")
     else:
-        subtitle = (f"No speedup breaks even: the {_usd(tst['pilot_cost_usd'])} pilot, "
-                    f"{_usd(tst['switching_cost_usd'])} switching and extra data cost more than the main run"
-                    f"{_scarcity_text(tst)}.")
-    layout = layout_of(tst_title(tst["net_savings_usd"], baseline_total_usd), "", "% of the baseline",
-                     subtitle=subtitle, barmode="group", scattermode="group", yaxis={"ticksuffix": " %"},
-                     margin={"t": 80})
+        verdict = (f"No speedup breaks even: the {_usd(tst['pilot_cost_usd'])} pilot, "
+                   f"{_usd(tst['switching_cost_usd'])} switching and extra data cost more than the GPU-hours"
+                   f"{_scarcity_text(tst)}.")
+    subtitle = f"Saving by part: {saving_split_text(tst)}.<br>{verdict}"
+    layout = layout_of(tst_title(tst["net_savings_usd"], tst["baseline_cost_usd"]), "", "% of the baseline",
+                       subtitle=subtitle, barmode="group", scattermode="group", yaxis={"ticksuffix": " %"},
+                       margin={"t": 100})
     return figure(traces, layout)
 
 
@@ -308,35 +341,89 @@ def checkpoint_figure(curve: pd.DataFrame, young_min: float, daly_min: float, cu
     return figure(traces, layout)
 
 
-def spot_figure(curve: pd.DataFrame, current_spot_share: float) -> go.Figure:
-    """Expected total cost and its compute and rework parts against the spot share, the current share marked."""
+# Below this share of the current cost, another spot share "saves" nothing worth a verdict.
+SPOT_SAVING_SHARE = 0.005
+P90_DASH = "dash"
+COST_COLOUR = "#1f77b4"
+TIME_COLOUR = NEUTRAL_DARK
+
+
+def spot_verdict(curve: pd.DataFrame, current_spot_share: float, p90: pd.DataFrame | None = None) -> str:
+    """The spot chart's answer: the cheapest share by expected cost against the current one, and what it does to the
+    P90 wall-clock (the point estimate's wall-clock when no P90 is given)."""
+    share = curve["spot_share"].to_numpy(dtype=float)
+    cost = curve["cost_total_usd"].to_numpy(dtype=float)
+    current_usd = float(np.interp(current_spot_share, share, cost))
+    best = int(np.nanargmin(cost))
+    saving = current_usd - float(cost[best])
+    if saving <= SPOT_SAVING_SHARE * abs(current_usd):
+        return f"The current {_share(current_spot_share)} spot is the cheapest mix: {_usd(current_usd)}"
+    if p90 is not None:
+        days_share, days = p90["spot_share"].to_numpy(dtype=float), p90["wall_clock_p90_days"].to_numpy(dtype=float)
+        label = "P90 wall-clock"
+    else:
+        days_share, days = share, curve["wall_clock_days"].to_numpy(dtype=float)
+        label = "wall-clock"
+    more_days = float(np.interp(share[best], days_share, days) - np.interp(current_spot_share, days_share, days))
+    longer = signed(more_days, "days") if abs(more_days) >= 1 else signed(more_days * 24.0, "h")
+    return (f"{_share(float(share[best]))} spot saves {_usd(saving)} ({_share(saving / current_usd)}) against "
+            f"{_share(current_spot_share)} now<br>{label} {longer} — if the spot capacity is there")
+
+
+def spot_capacity_text(gpu_count: int, nodes: float, interruptions_per_1000_node_days: float) -> str:
+    """What the chart does not price: getting (and keeping) that much spot capacity at once."""
+    return (f"Capacity risk, not priced: spot capacity for {gpu_count:,} GPUs ({nodes:,.0f} nodes) at once is not "
+            f"guaranteed,<br>and a reclaim can leave the run waiting; the curves price reclaims only "
+            f"({interruptions_per_1000_node_days:g} per 1,000 node-days).")
+
+
+def spot_figure(curve: pd.DataFrame, current_spot_share: float, p90: pd.DataFrame | None = None,
+                capacity: str = "") -> go.Figure:
+    """Cost (top) and wall-clock (bottom) against the spot share, each on its own axis (no dual axis): expected
+    values as solid lines, P90 of the plan's Monte Carlo ranges (`sweeps.spot_share_p90`) dashed, the current
+    share marked and labelled inside the plot. `capacity` (the risk the curves do not price) is the subtitle."""
     share = curve["spot_share"].to_numpy(dtype=float)
     share_pct = share * 100.0
     total_usd = curve["cost_total_usd"].to_numpy(dtype=float)
+    days = curve["wall_clock_days"].to_numpy(dtype=float)
     current_usd = float(np.interp(current_spot_share, share, total_usd))
-    top_rework_usd = float(np.nanmax(curve["rework_usd"].to_numpy(dtype=float)))
-    series = (("expected total", "cost_total_usd", "y", 3), ("compute", "compute_usd", "y", 1.5),
-              ("failure rework (right axis)", "rework_usd", "y2", 1.5))
-    traces = [
-        {
-            "type": "scatter", "mode": "lines", "name": name, "x": share_pct,
-            "y": curve[column].to_numpy(dtype=float), "yaxis": axis, "line": {"width": width},
-            "hovertemplate": f"{name}<br>%{{x:.0f}} % spot: $%{{y:,.0f}}<extra></extra>",
-        }
-        for name, column, axis, width in series
-    ]
-    traces.append({
-        "type": "scatter", "mode": "markers", "name": f"current: {number(current_spot_share, 'fraction')} spot",
-        "x": [current_spot_share * 100.0], "y": [current_usd], "marker": {"size": 12, "symbol": "diamond"},
-        "hovertemplate": "current plan<br>%{x:.0f} % spot: $%{y:,.0f}<extra></extra>",
-    })
+    current_days = float(np.interp(current_spot_share, share, days))
+    usd_hover = "%{fullData.name}<br>%{x:.0f} % spot: $%{y:,.0f}<extra></extra>"
+    days_hover = "%{fullData.name}<br>%{x:.0f} % spot: %{y:,.2f} days<extra></extra>"
+
+    def line(name: str, x: np.ndarray, y: np.ndarray, axis: str, colour: str, dash: str, hover: str):
+        return {"type": "scatter", "mode": "lines", "name": name, "x": x, "y": y, "xaxis": "x",
+                "yaxis": axis, "line": {"width": 2.5 if dash == "solid" else 1.5, "color": colour, "dash": dash},
+                "hovertemplate": hover}
+
+    traces = [line("expected cost", share_pct, total_usd, "y", COST_COLOUR, "solid", usd_hover),
+              line("expected wall-clock", share_pct, days, "y2", TIME_COLOUR, "solid", days_hover)]
+    if p90 is not None:
+        p90_pct = p90["spot_share"].to_numpy(dtype=float) * 100.0
+        traces += [line("P90 cost", p90_pct, p90["cost_p90_usd"].to_numpy(dtype=float), "y", COST_COLOUR,
+                        P90_DASH, usd_hover),
+                   line("P90 wall-clock", p90_pct, p90["wall_clock_p90_days"].to_numpy(dtype=float), "y2",
+                        TIME_COLOUR, P90_DASH, days_hover)]
+    marker_text = f"now: {_share(current_spot_share)} spot"
+    for axis, value, hover in (("y", current_usd, usd_hover), ("y2", current_days, days_hover)):
+        traces.append({
+            "type": "scatter", "mode": "markers+text", "name": marker_text, "x": [current_spot_share * 100.0],
+            "y": [value], "xaxis": "x", "yaxis": axis, "text": [marker_text],
+            "textposition": "top right" if current_spot_share < 0.5 else "top left",
+            "marker": {"size": 11, "symbol": "diamond", "color": REFERENCE_COLOUR},
+            "showlegend": axis == "y", "legendgroup": "current", "hovertemplate": hover,
+        })
+    cost_top = max(float(np.nanmax(total_usd)), float(np.nanmax(p90["cost_p90_usd"])) if p90 is not None else 0.0)
+    days_top = max(float(np.nanmax(days)),
+                   float(np.nanmax(p90["wall_clock_p90_days"])) if p90 is not None else 0.0)
     layout = layout_of(
-        f"Expected cost against spot share: {_usd(current_usd)} now", "spot share (% of GPU-hours)",
-        "expected cost (USD)", yaxis=dict(USD_AXIS),
-        yaxis2={"title": {"text": "failure rework (USD)"}, "overlaying": "y", "side": "right", **USD_AXIS,
-                "tickmode": "auto", "showgrid": False,
-                "range": [0.0, top_rework_usd * HEADROOM] if top_rework_usd > 0 else None},
-        margin={"r": 70},
+        spot_verdict(curve, current_spot_share, p90), "spot share (% of GPU-hours)", "total cost (USD)",
+        subtitle=capacity,
+        xaxis={"anchor": "y2", "range": [-2.0, 102.0]},
+        yaxis={**USD_AXIS, "domain": [0.56, 1.0], "range": [0.0, cost_top * HEADROOM]},
+        yaxis2={"title": {"text": "wall-clock (days)"}, "domain": [0.0, 0.44], "anchor": "x",
+                "range": [0.0, days_top * HEADROOM]},
+        margin={"t": 120},
     )
     return figure(traces, layout)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.core import engine, storage, sweeps
+from dashboard.core import storage, sweeps
 from dashboard.core.scenario import Scenario
 from dashboard.figures import plan
 
@@ -24,27 +24,24 @@ def _storage(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
     interval_hours = scenario.checkpoint_interval_min / 60.0
     policy = (result["checkpoint_size_gb"], scenario.keep_last_checkpoints, scenario.archive_every_nth,
               result["dataset_gb"], scenario.logs_gb_per_day)
-    timeline = storage.storage_timeline(run_hours, interval_hours, *policy, max_points=STORAGE_POINTS_PER_TIER)
+    archive_gb = scenario.total_params * scenario.weight_archive_bytes_per_param / 1e9
+    archives = {"weights_gb": archive_gb, "archive_count": scenario.weight_archives}
+    timeline = storage.storage_timeline(run_hours, interval_hours, *policy, max_points=STORAGE_POINTS_PER_TIER,
+                                        **archives)
     start_writes = min(scenario.keep_last_checkpoints, HOT_START_TEETH) + HOT_START_TEETH
     start_hours = min(run_hours, start_writes * interval_hours)
     hot_start = storage.storage_timeline(start_hours, interval_hours, *policy, max_points=STORAGE_POINTS_PER_TIER)
     return plan.storage_figure(timeline, result["storage_cost_by_tier"], result["storage_retention_usd"],
-                               result["cost_total_usd"], scenario.storage_retention_months, hot_start=hot_start)
+                               result["cost_total_usd"], scenario.storage_retention_months, hot_start=hot_start,
+                               archive_count=scenario.weight_archives, archive_gb=archive_gb)
 
 
 def _scaling(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
     return plan.scaling_figure(*sweeps.scaling_curve(scenario))
 
 
-def baseline_total_usd(scenario: Scenario, result: dict[str, Any]) -> float:
-    """The plan's total cost with the baseline method (the plan's own total when it is the baseline)."""
-    if scenario.method == "baseline":
-        return result["cost_total_usd"]
-    return engine.scenario_outputs(scenario.model_copy(update={"method": "baseline"}))["cost_total_usd"]
-
-
 def _tst(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
-    return plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN, baseline_total_usd(scenario, result))
+    return plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN)
 
 
 def _checkpoint(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
@@ -55,7 +52,10 @@ def _checkpoint(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
 
 
 def _spot(scenario: Scenario, result: dict[str, Any]) -> go.Figure:
-    return plan.spot_figure(sweeps.spot_share_curve(scenario), scenario.spot_share)
+    capacity = plan.spot_capacity_text(scenario.gpu_count, result["node_count"],
+                                       scenario.spot_interruptions_per_1000_node_days)
+    return plan.spot_figure(sweeps.spot_share_curve(scenario), scenario.spot_share, sweeps.spot_share_p90(scenario),
+                            capacity)
 
 
 CHARTS: dict[str, Callable[[Scenario, dict[str, Any]], go.Figure]] = {

@@ -4,8 +4,10 @@ One file must not take a shared server down. A device (``/dev/zero``), a FIFO or
 is opened for reading; a file larger than ``PLANNER_MAX_IMPORT_MB`` (``dashboard.settings``, 4× the upload
 limit by default) is refused from its size, so an 8 GB sparse file is never read; gzip and zip layers are
 inflated piece by piece and refused as soon as the inflated bytes pass the same ceiling or the layers pass
-``PLANNER_MAX_ARCHIVE_DEPTH``. Refusals are ``LimitExceeded``: their messages name the bound and how to get
-past it, and never quote the file's content.
+``PLANNER_MAX_ARCHIVE_DEPTH``. The bytes inflated are charged as they come to the import's share of the process's
+memory budget (``dashboard.ingest.budget``), so bombs inflated by several sessions at once cannot add up past it.
+Refusals are ``LimitExceeded``: their messages name the bound and how to get past it, and never quote the file's
+content.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dashboard.ingest.schema import UnreadableFile
 
 _IN_CHUNK = 1 << 16  # compressed bytes fed to zlib at a time (bounds the copies of its unconsumed input)
 _OUT_CHUNK = 1 << 20  # inflated bytes produced at a time
+_CHARGE_STEP = 1 << 24  # inflated bytes charged to the import's memory reservation ahead of the output
 _GZIP = b"\x1f\x8b"
 _ZIP = b"PK\x03\x04"
 
@@ -95,8 +98,27 @@ def checked_parts(parts: Iterable[Path], folder: Path, *, bounded: bool = True) 
     return kept
 
 
+class _Meter:
+    """Checks an inflating layer's output: refused past ``ceiling`` bytes, and charged to the import's memory
+    reservation (``budget``: twice the output, plus the layer's input) a step ahead of the output."""
+
+    def __init__(self, name: str, ceiling: int, source: int) -> None:
+        self.name, self.ceiling, self.source, self.charged = name, ceiling, source, -1
+
+    def check(self, size: int) -> None:
+        if size > self.ceiling:
+            raise _too_big(self.name, 0, "inflates to")
+        if size > self.charged:
+            from dashboard.ingest import budget  # budget imports this module
+
+            self.charged = min(size + max(size // 8, _CHARGE_STEP), self.ceiling)
+            budget.need(budget.INFLATE_FACTOR * self.charged + self.source, self.name, "while inflating it")
+
+
 def _gunzip(data: bytes, name: str, ceiling: int) -> bytes:
     """Every gzip member of ``data`` inflated, refused as soon as the output passes ``ceiling`` bytes."""
+    meter = _Meter(name, ceiling, len(data))
+    meter.check(0)
     out = io.BytesIO()
     view = memoryview(data)
     position = 0
@@ -108,14 +130,12 @@ def _gunzip(data: bytes, name: str, ceiling: int) -> bytes:
             pending: memoryview | bytes = view[start:end]
             while pending and not inflater.eof:
                 out.write(inflater.decompress(pending, _OUT_CHUNK))
-                if out.tell() > ceiling:
-                    raise _too_big(name, 0, "inflates to")
+                meter.check(out.tell())
                 pending = inflater.unconsumed_tail
             start = end
         while not inflater.eof and (piece := inflater.decompress(b"", _OUT_CHUNK)):
             out.write(piece)  # output zlib still held when the input ran out
-            if out.tell() > ceiling:
-                raise _too_big(name, 0, "inflates to")
+            meter.check(out.tell())
         if not inflater.eof:
             raise zlib.error("the stream ends before its end-of-stream marker")
         position = start - len(inflater.unused_data)
@@ -140,12 +160,13 @@ def _unzip(data: bytes, name: str, ceiling: int) -> tuple[bytes, str]:
         member = members[0]
         if member.file_size > ceiling:
             raise _too_big(name, member.file_size, "inflates to")
+        meter = _Meter(name, ceiling, len(data))
+        meter.check(member.file_size)  # what the archive says (checked again as it inflates: it may lie)
         out = io.BytesIO()
         with archive.open(member) as stream:
             while piece := stream.read(_OUT_CHUNK):
                 out.write(piece)
-                if out.tell() > ceiling:
-                    raise _too_big(name, 0, "inflates to")
+                meter.check(out.tell())
     return out.getvalue(), member.filename
 
 

@@ -11,6 +11,11 @@ report assemblies and summing them blindly double counts, so the user is asked t
 Clean UTF-8 CSVs take a fast path through ``pyarrow.csv`` (reading only the columns the format's reader
 needs, when the caller says which); files with blank lines, multi-line cells or malformed rows go through
 Python's ``csv`` module so that every row keeps its true line number.
+
+Every step is bounded before it runs: inflated bytes (``bounded``), header columns, and the memory the table
+will take, estimated from a Parquet file's metadata (rows, columns, uncompressed bytes) or a text file's lines,
+columns and bytes, and reserved in the process's import memory budget (``budget``), so a file that would not
+fit is refused before its rows are read. Parquet is read row group by row group.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
 from dashboard import settings
+from dashboard.ingest import budget
 from dashboard.ingest.bounded import LimitExceeded, inflate
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
 from dashboard.ingest.values import parse_number
@@ -91,21 +97,84 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _decode_parquet(data: bytes, filename: str) -> Decoded:
-    """Read Parquet and turn every column into strings (maps and lists as JSON text)."""
+_PARQUET_TAIL = 8  # a Parquet file ends with its footer's length (4 bytes) and b"PAR1"
+METADATA_BYTES_FACTOR = 16  # memory parsing a Parquet footer takes, per byte of footer
+
+
+def parquet_limits(metadata: Sequence[pq.FileMetaData], name: str) -> tuple[int, int]:
+    """Refuse Parquet files past the bounds from their metadata alone, before any data is read: columns past
+    ``PLANNER_MAX_COLUMNS``, uncompressed column data past ``PLANNER_MAX_IMPORT_MB``, and rows × columns whose
+    string cells would not fit the import memory budget (``budget``). Their rows and columns."""
+    columns = max(m.num_columns for m in metadata)
+    ceiling = settings.limit(settings.MAX_COLUMNS)
+    if columns > ceiling:
+        raise LimitExceeded(
+            f"{name} has {columns:,} columns, more than the {ceiling:,} an import reads ({settings.MAX_COLUMNS}). "
+            "Export only the columns you need, or have the server's operator raise the limit."
+        )
+    rows = sum(m.num_rows for m in metadata)
+    uncompressed = sum(m.row_group(i).total_byte_size for m in metadata for i in range(m.num_row_groups))
+    if uncompressed > settings.megabytes(settings.MAX_IMPORT_MB):
+        raise LimitExceeded(
+            f"{name} holds {uncompressed / 1e6:,.0f} MB of uncompressed column data, more than the "
+            f"{settings.limit(settings.MAX_IMPORT_MB):,} MB one import reads ({settings.MAX_IMPORT_MB}). Export a "
+            "shorter period or split the export into parts and import them one by one, or import it into the "
+            "workspace (`python -m dashboard workspace import FILE NAME`)."
+        )
+    budget.need(budget.parquet_need(uncompressed, rows * columns), name, f"{rows:,} rows × {columns:,} columns")
+    return rows, columns
+
+
+def _parquet_footer_bytes(data: bytes) -> int:
+    """The length of a Parquet file's footer, from its last 8 bytes (0 when they do not end in PAR1)."""
+    if len(data) < 12 or data[-4:] != b"PAR1":
+        return 0
+    return int.from_bytes(data[-_PARQUET_TAIL:-4], "little")
+
+
+def _decode_parquet(data: bytes, filename: str, select: ColumnSelector | None = None) -> Decoded:
+    """Read Parquet row group by row group and turn every column into strings (maps and lists as JSON text).
+
+    The metadata is checked first (``parquet_limits``): a file past the bounds is refused before any column is
+    read. With ``select``, only the columns of the reader's plan are read, its categorical ones as Categoricals.
+    """
+    name = filename or "The Parquet file"
+    budget.need(METADATA_BYTES_FACTOR * _parquet_footer_bytes(data), name, "reading its metadata")
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        metadata = parquet.metadata
     except (pa.ArrowException, OSError) as exc:
         raise UnreadableFile(
             f"{filename or 'The file'} starts like a Parquet file but cannot be read ({exc}); it is probably "
             "truncated or corrupt. Export it again, or export CSV instead."
         ) from None
-    if table.num_rows == 0:
+    rows, _ = parquet_limits([metadata], name)
+    if rows == 0:
         raise UnreadableFile(
             f"{filename or 'The Parquet file'} has columns but no rows, so there is nothing to import. "
             "Check that the export covers the period you meant."
         )
-    return decode_arrow(table)
+    stored = parquet.schema_arrow.names
+    names = column_names(stored)
+    plan = select(names) if select and len(set(stored)) == len(stored) else None
+    wanted = {w.lower() for w in plan.keep} if plan else None
+    kept = [(s, n) for s, n in zip(stored, names, strict=True) if wanted is None or n.lower() in wanted]
+    categorical = frozenset(n for _, n in kept if plan and n.lower() in {c.lower() for c in plan.categorical})
+    chunks: dict[str, list[pa.ChunkedArray]] = {n: [] for _, n in kept}
+    try:
+        for group in range(metadata.num_row_groups):  # one row group's typed columns in memory at a time
+            table = parquet.read_row_group(group, columns=None if wanted is None else [s for s, _ in kept])
+            for name, column in _string_columns(table, [n for _, n in kept], categorical).items():
+                chunks[name].append(column)
+            del table
+    except (pa.ArrowException, OSError) as exc:
+        raise UnreadableFile(
+            f"{filename or 'The file'} starts like a Parquet file but cannot be read ({exc}); it is probably "
+            "truncated or corrupt. Export it again, or export CSV instead."
+        ) from None
+    columns = {name: pa.chunked_array([c for part in parts for c in part.chunks], parts[0].type)
+               for name, parts in chunks.items()}
+    return Decoded(table=_columns_frame(columns, 2, rows), delimiter=None)
 
 
 def decode_arrow(table: pa.Table, first_line: int = 2, categorical: frozenset[str] = frozenset()) -> Decoded:
@@ -145,23 +214,35 @@ def _categorical_series(column: pa.ChunkedArray) -> pd.Series:
     return pd.Series(column.unify_dictionaries().to_pandas(), dtype="category")
 
 
-def _strings_frame(table: pa.Table, first_line: int, categorical: frozenset[str] = frozenset()) -> pd.DataFrame:
-    """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
-    names = column_names(table.column_names)
+def _string_columns(table: pa.Table, names: list[str], categorical: frozenset[str]) -> dict[str, pa.ChunkedArray]:
+    """An Arrow table's columns as large strings (``categorical`` text ones dictionary-encoded), named ``names``."""
     columns = {}
     for name, column in zip(names, table.columns, strict=True):
         kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
         if name in categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             coded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
-            columns[name] = _categorical_series(coded.cast(pa.dictionary(pa.int32(), pa.large_string())))
+            columns[name] = coded.cast(pa.dictionary(pa.int32(), pa.large_string()))
             continue
         values = _column_as_strings(column)
-        columns[name] = (
-            pd.Series(values, dtype="string") if isinstance(values, list) else _string_series(values)
-        )
-    frame = pd.DataFrame(columns)
-    frame.index = pd.RangeIndex(first_line, first_line + table.num_rows, name="line")
+        columns[name] = (pa.chunked_array([pa.array(values, pa.large_string())], pa.large_string())
+                         if isinstance(values, list) else values.cast(pa.large_string()))
+    return columns
+
+
+def _columns_frame(columns: dict[str, pa.ChunkedArray], first_line: int, rows: int) -> pd.DataFrame:
+    """String (and dictionary-encoded) Arrow columns as a DataFrame indexed by source line from ``first_line``."""
+    frame = pd.DataFrame({
+        name: _categorical_series(column) if pa.types.is_dictionary(column.type) else _string_series(column)
+        for name, column in columns.items()
+    })
+    frame.index = pd.RangeIndex(first_line, first_line + rows, name="line")
     return frame
+
+
+def _strings_frame(table: pa.Table, first_line: int, categorical: frozenset[str] = frozenset()) -> pd.DataFrame:
+    """An Arrow table as an all-string DataFrame indexed by source line, starting at ``first_line``."""
+    names = column_names(table.column_names)
+    return _columns_frame(_string_columns(table, names, categorical), first_line, table.num_rows)
 
 
 def _check_not_binary(sample: bytes, filename: str) -> None:
@@ -340,18 +421,19 @@ def _line_count(data: bytes) -> int:
     return newlines + (0 if data.endswith(b"\n") else 1)
 
 
-def _fast_read(text: bytes, names: list[str], delimiter: str, keep: list[str], categorical: set[str]
-               ) -> pa.Table | None:
-    """Read ``keep`` columns with pyarrow if every line is exactly one well-formed row; else None.
+def _fast_read(text: bytes, names: list[str], delimiter: str, keep: list[str], categorical: set[str],
+               lines: int) -> pa.Table | None:
+    """Read ``keep`` columns with pyarrow if every one of the text's ``lines`` is exactly one well-formed row; else
+    None.
 
-    Blank lines and cells with line breaks make the row count differ from the line count, and malformed rows
-    reach the invalid-row handler; either sends the file to the careful path.
+    Blank lines and cells with line breaks make the row count differ from the line count, and a malformed row
+    stops the read at the invalid-row handler (nothing of it is kept); either sends the file to the careful path.
     """
-    invalid: list[object] = []
+    invalid = [0]
 
     def on_invalid(row: object) -> str:
-        invalid.append(row)
-        return "skip"
+        invalid[0] += 1
+        return "error"
 
     try:
         table = pa_csv.read_csv(
@@ -372,7 +454,7 @@ def _fast_read(text: bytes, names: list[str], delimiter: str, keep: list[str], c
         )
     except pa.ArrowInvalid:
         return None
-    if invalid or table.num_rows + 1 != _line_count(text):
+    if invalid[0] or table.num_rows + 1 != lines:
         return None
     return table
 
@@ -400,8 +482,9 @@ def short_rows_warning(count: int, filename: str) -> list[str]:
 
 
 def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """Read with Python's csv module, keeping true line numbers; short rows are padded (their count is
-    returned), rows that cannot be aligned with the header are rejected."""
+    """Read with Python's csv module, keeping true line numbers; short rows' missing trailing cells are empty
+    (filled as the frame is built, never as padded rows; their count is returned), rows that cannot be aligned
+    with the header are rejected."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[list[str]] = []
     lines: list[int] = []
@@ -419,15 +502,19 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
             if not width:
                 width = len(record)
                 continue
+            last_short = len(record) < width
+            if last_short:
+                short += 1
+                rows.append(record)  # not padded: the frame below fills the missing cells
+                lines.append(start)
+                continue
             aligned, reason = align_fields(record, width)
             if aligned is None:
                 bad_lines.append(start)
                 bad_reasons.append(reason)
                 continue
-            short += len(record) < width
             rows.append(aligned)
             lines.append(start)
-            last_short = len(record) < width
     except csv.Error as exc:
         raise UnreadableFile(
             f"{filename or 'The file'} cannot be split into rows near line {previous_end + 1} ({exc}); a quoted "
@@ -439,7 +526,11 @@ def _careful_read(text: str, delimiter: str, filename: str) -> tuple[pd.DataFram
         bad_lines.append(lines.pop())
         bad_reasons.append(f"expected {width} fields, found fewer and the file ends here (file truncated?)")
         rows.pop()
-    frame = pd.DataFrame(rows, columns=range(width) if width else None, dtype="string")
+    cells = np.full((len(rows), width), None, dtype=object)  # short rows' missing cells stay None (empty)
+    for position, record in enumerate(rows):
+        cells[position, : len(record)] = record
+    del rows
+    frame = pd.DataFrame(cells, columns=range(width), dtype="string")
     frame = frame.where(frame != "")
     frame.index = pd.Index(lines, dtype="int64", name="line")
     return frame, issues_frame(bad_lines, bad_reasons), short
@@ -520,12 +611,20 @@ def _decode_text(data: bytes, filename: str, select: ColumnSelector | None) -> D
     wanted = {w.lower() for w in plan.keep} if plan else None
     keep = names if wanted is None else [n for n in names if n.lower() in wanted]
     as_category = {n for n in keep if plan and n.lower() in {c.lower() for c in plan.categorical}}
+    lines = _line_count(text)
+    name = filename or "The file"
     if not head.startswith(("\r", "\n")) and last_line.count(b'"') % 2 == 0:
-        table = _fast_read(text, names, delimiter, keep, as_category)
+        budget.need(budget.text_need(len(text), lines * len(keep), careful=False), name,
+                    f"{lines:,} lines × {len(keep):,} columns")
+        table = _fast_read(text, names, delimiter, keep, as_category, lines)
     if table is not None:
         frame = selected_frame(table, as_category, 2)
         rejected = issues_frame()
     else:
+        # Every line may become a row as wide as the header (short rows' missing cells included): refused here,
+        # from the line count, before the csv module reads a row.
+        budget.need(budget.text_need(len(text), lines * len(names), careful=True), name,
+                    f"{lines:,} lines × {len(names):,} columns, read row by row")
         frame, rejected, short = _careful_read(text.decode("utf-8"), delimiter, filename)
         warnings += short_rows_warning(short, filename)
         frame.columns = names[: frame.shape[1]] if frame.shape[1] else names
@@ -558,19 +657,24 @@ def decode(data: bytes, filename: str = "", select: ColumnSelector | None = None
     """Turn the bytes of an uploaded export (CSV/TSV, Parquet, optionally gzip or zip) into a string table.
 
     ``select`` may give a ColumnPlan once the header is known: the other columns may be dropped and the
-    plan's categorical columns come back as pandas Categoricals (on the fast path only).
+    plan's categorical columns come back as pandas Categoricals (on the fast CSV path and for Parquet).
+
+    Decoding holds a share of the process's import memory budget (``budget``; the caller's, when it holds one),
+    grown from what it learns before each costly step and refused past it.
     """
     if not data or not data[:_SNIFF_BYTES].strip():
         raise UnreadableFile(
             f"{filename or 'The file'} is empty: it holds no header and no rows. "
             "Upload a billing export with a header row and at least one data row."
         )
-    data, filename = inflate(data, filename)
-    if data[:4] == b"PAR1":
-        return _decode_parquet(data, filename)
-    if not data[:_SNIFF_BYTES].strip():
-        raise UnreadableFile(
-            f"{filename or 'The file'} is empty after decompression. "
-            "Upload a billing export with a header row and at least one data row."
-        )
-    return _decode_text(data, filename, select)
+    with budget.reserved(filename):
+        data, filename = inflate(data, filename)
+        if data[:4] == b"PAR1":
+            return _decode_parquet(data, filename, select)
+        if not data[:_SNIFF_BYTES].strip():
+            raise UnreadableFile(
+                f"{filename or 'The file'} is empty after decompression. "
+                "Upload a billing export with a header row and at least one data row."
+            )
+        budget.need(budget.FAST_TEXT_FACTOR * len(data), filename or "The file", "decoding its text")
+        return _decode_text(data, filename, select)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from dashboard.ingest import budget
 from dashboard.ingest.billing import single_currency
-from dashboard.ingest.bounded import checked_parts, read_regular_file
-from dashboard.ingest.decode import Decoded, decode, decode_arrow, refuse_decimal_comma
+from dashboard.ingest.bounded import LimitExceeded, checked_parts, checked_size, read_regular_file
+from dashboard.ingest.decode import Decoded, decode, decode_arrow, parquet_limits, refuse_decimal_comma
 from dashboard.ingest.detect import detect_format
 from dashboard.ingest.engine import column_plan, read_table
 from dashboard.ingest.formats import FORMAT_IDS, FORMATS
@@ -73,8 +74,17 @@ def import_bytes(
 
     ``format`` overrides detection (one of ``FORMAT_IDS``); ``progress(fraction, stage)`` is called as work
     proceeds. Raises ``UnreadableFile`` with a one-paragraph message when the file cannot be imported.
+    The import holds a share of the process's import memory budget until it returns (``budget``): it waits up
+    to ``PLANNER_IMPORT_WAIT_S`` for other imports to give memory back, and is refused (``LimitExceeded``, its
+    ``ImportsBusy`` kind when others hold the memory) when its estimate does not fit.
     """
     progress = progress or _no_progress
+    with budget.reserved(filename, waiting=lambda stage: progress(0.0, stage)):
+        return _import_bytes(data, filename, format, options, progress)
+
+
+def _import_bytes(data: bytes, filename: str, format: str | None, options: ReadOptions, progress: Progress
+                  ) -> tuple[pd.DataFrame, ImportReport]:
     progress(0.0, "decoding file")
     detected: dict[str, str] = {}
 
@@ -97,9 +107,16 @@ def import_path(
     options: ReadOptions = DEFAULT_OPTIONS,
     progress: Progress | None = None,
 ) -> tuple[pd.DataFrame, ImportReport]:
-    """Import a file, or a folder of Parquet parts (read as one table, rows numbered across parts)."""
+    """Import a file, or a folder of Parquet parts (read as one table, rows numbered across parts), within the
+    process's import memory budget as ``import_bytes``."""
     path = Path(path)
     progress = progress or _no_progress
+    with budget.reserved(path.name, waiting=lambda stage: progress(0.0, stage)):
+        return _import_path(path, format, options, progress)
+
+
+def _import_path(path: Path, format: str | None, options: ReadOptions, progress: Progress
+                 ) -> tuple[pd.DataFrame, ImportReport]:
     if path.is_dir():
         import pyarrow.parquet as pq
 
@@ -111,7 +128,10 @@ def import_path(
             )
         progress(0.0, "reading Parquet parts")
         try:
+            parquet_limits([pq.ParquetFile(part).metadata for part in parts], f"The Parquet parts in {path.name}")
             table = pq.read_table([str(p) for p in parts]) if len(parts) > 1 else pq.read_table(parts[0])
+        except LimitExceeded:
+            raise
         except (OSError, ValueError) as exc:
             raise UnreadableFile(
                 f"The Parquet parts in {path.name} cannot be read together ({exc}). Check that "
@@ -120,6 +140,7 @@ def import_path(
         return _import_decoded(decode_arrow(table), path.name, format, options, progress)
     if not path.exists():
         raise UnreadableFile(f"{path} does not exist.")
+    budget.need(checked_size(path), path.name, "reading the file")
     return import_bytes(
         read_regular_file(path), filename=path.name, format=format, options=options, progress=progress
     )

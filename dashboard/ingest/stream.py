@@ -75,24 +75,57 @@ class Totals:
         self.table = sums.reset_index()[_TOTALS]
 
 
+ISSUES_SAMPLE_ROWS = 10_000  # excluded and rejected rows kept with their line and reason; the rest are counted
+
+
+@dataclass
+class SampledReport(ImportReport):
+    """An import report whose ``excluded`` and ``rejected`` frames hold the first rows only, with the full counts."""
+
+    excluded_count: int = 0
+    rejected_count: int = 0
+
+    @property
+    def rows_excluded(self) -> int:
+        return self.excluded_count
+
+    @property
+    def rows_rejected(self) -> int:
+        return self.rejected_count
+
+
 @dataclass
 class _Book:
-    """What the batches add up to: the report's parts, the currencies seen and the notes of each batch."""
+    """What the batches add up to: the report's parts (the first ISSUES_SAMPLE_ROWS excluded and rejected rows,
+    and how many there were), the currencies seen and the notes of each batch."""
 
     format_id: str
     rows_read: int = 0
     rows_used: int = 0
     excluded: list[pd.DataFrame] = field(default_factory=list)
     rejected: list[pd.DataFrame] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=lambda: {"excluded": 0, "rejected": 0})
     notes: list[tuple[int, int, list[str]]] = field(default_factory=list)  # first line, last line, notes
     currencies: set[str] = field(default_factory=set)
+
+    def keep(self, kind: str, part: pd.DataFrame) -> None:
+        """Count the excluded or rejected rows ``part``; keep them while fewer than ISSUES_SAMPLE_ROWS are kept."""
+        kept = getattr(self, kind)
+        room = ISSUES_SAMPLE_ROWS - sum(len(p) for p in kept)
+        if room > 0:
+            kept.append(part.iloc[:room])
+        self.counts[kind] += len(part)
 
     def report(self, file_warnings: list[str]) -> ImportReport:
         """The import report of every batch together."""
         excluded = _joined(self.excluded)
         rejected = _joined(self.rejected)
-        return ImportReport(format=self.format_id, rows_read=self.rows_read, rows_used=self.rows_used,
-                            excluded=excluded, rejected=rejected, warnings=file_warnings + _merged(self.notes))
+        listed = [f"{self.counts[kind]:,} rows were {kind}; the first {ISSUES_SAMPLE_ROWS:,} are listed with their "
+                  "line and reason." for kind in ("excluded", "rejected") if self.counts[kind] > ISSUES_SAMPLE_ROWS]
+        return SampledReport(format=self.format_id, rows_read=self.rows_read, rows_used=self.rows_used,
+                             excluded=excluded, rejected=rejected,
+                             warnings=file_warnings + _merged(self.notes) + listed,
+                             excluded_count=self.counts["excluded"], rejected_count=self.counts["rejected"])
 
 
 def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -123,9 +156,9 @@ def _read_batch(book: _Book, frame: pd.DataFrame, filename: str, options: ReadOp
         single_currency(pd.Series(sorted(book.currencies), dtype="string"), filename)
     book.rows_read += len(frame)
     book.rows_used += len(usage)
-    for kept, part in ((book.excluded, result.excluded), (book.rejected, result.rejected)):
+    for kind, part in (("excluded", result.excluded), ("rejected", result.rejected)):
         if len(part):
-            kept.append(part)
+            book.keep(kind, part)
     if len(frame):
         book.notes.append((int(frame.index[0]), int(frame.index[-1]), result.warnings))
     if len(usage):

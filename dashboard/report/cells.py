@@ -14,8 +14,11 @@ from dashboard.core import catalogue, compare
 
 NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint_write_s": "size ÷ bandwidth",
              "tensor_parallel": "proposed", "pipeline_parallel": "proposed", "zero_stage": "proposed",
-             "global_batch_tokens": "DeepSeek law", "n_heads": "d_model / 128", "gpu_memory_gb": "catalogue",
-             "unique_tokens": "unlimited"}
+             "global_batch_tokens": "DeepSeek law", "n_heads": "from the size", "gpu_memory_gb": "catalogue",
+             "unique_tokens": "unlimited", "n_layers": "from the size", "d_model": "from the size",
+             "n_kv_heads": "from the size", "ffn_hidden_size": "from the size", "ffn_type": "from the size",
+             "vocab_size": "from the size", "n_experts": "dense", "experts_per_token": "dense",
+             "memory_reserve_gb": "1 + 1 GB + 5 %"}
 DOLLAR_INPUT_MARKERS = ("price_", "_per_gb", "_per_billion_tokens", "_usd")
 COUNT_INPUTS = {"total_params", "active_params", "tokens", "egress_gb", "global_batch_tokens", "unique_tokens"}
 RANGE_SUFFIXES = ("_p10", "_p90")
@@ -55,12 +58,20 @@ def format_output(key: str, value: Any) -> str:
     return catalogue.entry(_output_key(key)).text(value)
 
 
-def format_delta(section: str, key: str, value: float) -> str:
-    """A difference against the first scenario with its sign (fractions in percentage points); blank where there
-    is none."""
-    if math.isnan(value):
+def format_delta(section: str, key: str, value: Any, first: Any) -> str:
+    """`value` against the first scenario's `first` with its sign (fractions in percentage points), "≈ same" when
+    the difference is below the displayed precision or half a percent (`dashboard.format.change`, as the Plan
+    tiles); blank where either is not a number."""
+    if not (_is_number(value) and _is_number(first)) or math.isnan(value) or math.isnan(first):
         return ""
-    if value == 0:
-        return "0"
     base = _output_key(key) if section == compare.OUTPUT_SECTION else key
-    return catalogue.entry(base).delta(value)
+    return catalogue.entry(base).change(float(value), float(first))
+
+
+def is_same(text: str) -> bool:
+    """True for a delta that reads "≈ same" (drawn grey, with no arrow)."""
+    return text == fmt.SAME
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

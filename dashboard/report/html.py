@@ -25,8 +25,8 @@ from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
 from dashboard.figures import uncertainty as uncertainty_figures
-from dashboard.figures.plan import TST_REFERENCE_RUN
-from dashboard.report.cells import count, format_delta, format_input, format_output, money
+from dashboard.figures.plan import TST_REFERENCE_RUN, saving_split_text
+from dashboard.report.cells import count, format_delta, format_input, format_output, is_same, money
 from dashboard.report.theme import themed
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ thead th { background: #f2f2f2; }
 tbody th { min-width: 13rem; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.diff { background: #fff3c4; font-weight: 600; }
+td.same { color: #888; }
 tr.group th { background: #e8eef7; }
 .range { display: block; color: #555; font-size: .85em; }
 .key { display: block; color: #666; font-size: .8em; }
@@ -230,7 +231,9 @@ def comparison_html(table: pd.DataFrame) -> str:
                 continue
             cells = [_value_cell(fmt(row["key"], row[column]), row[column], highlight=mask.at[index, column])
                      for column in columns]
-            cells += [_cell(_e(format_delta(section, row["key"], row[delta])), "num") for delta in deltas]
+            for column in columns[1:len(deltas) + 1]:  # one Δ column per scenario after the first
+                text = format_delta(section, row["key"], row[column], row[columns[0]])
+                cells.append(_cell(_e(text), "num same" if is_same(text) else "num"))
             rows.append(f"<tr>{_item(row['item'])}{''.join(cells)}</tr>")
         return rows
 
@@ -269,6 +272,15 @@ class _Charts:
         return f'<figure class="chart" aria-label="{_e(caption)}">{div}</figure>'
 
 
+def tst_saving_text(tst: dict[str, Any]) -> str:
+    """TST's saving as the chart's title and the Total cost tiles' difference give it: total(baseline) − total(TST)
+    of the same plan, with its parts."""
+    verb = "saves" if tst["net_savings_usd"] >= 0 else "costs"
+    return (f"switching the plan to TST {verb} {money(abs(tst['net_savings_usd']))} "
+            f"({money(tst['baseline_cost_usd'])} with the baseline, {money(tst['tst_cost_usd'])} with TST): "
+            f"{saving_split_text(tst)}")
+
+
 def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws: int, seed: int) -> str:
     """The four caveats: equal loss, pilot validation, what is not counted, Monte Carlo assumptions."""
     names = compare.unique_names([scenario.name for scenario in scenarios])
@@ -299,8 +311,7 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
     if tst:
         items = "".join(
             f"<li>{_e(name)}: {scenario.tst_speedup:.2f}× speedup assumed, pilot "
-            f"{_e(money(result['tst']['pilot_cost_usd']))}, net saving "
-            f"{_e(money(result['tst']['net_savings_usd']))}</li>"
+            f"{_e(money(result['tst']['pilot_cost_usd']))}; {_e(tst_saving_text(result['tst']))}</li>"
             for name, scenario, result in tst
         )
         pilot += f"<p>Scenarios here that rely on TST:</p><ul>{items}</ul>"

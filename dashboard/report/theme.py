@@ -1,4 +1,4 @@
-"""The report's own plotly template and an explicit colour on every trace.
+"""The report's own plotly template and an explicit colour on every trace (the app's, `dashboard.figures.palette`).
 
 Importing streamlit makes its placeholder template (`#000001`…) plotly's default, and only a running Streamlit
 page swaps those placeholders for real colours; a figure exported from the app would draw in near-black. Every
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-# plotly's own default look ("plotly" template), spelled out so that nothing depends on pio.templates.default.
-COLORWAY = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880", "#FF97FF",
-            "#FECB52")
+from dashboard.figures import palette
+
+# plotly's own default look ("plotly" template), spelled out so that nothing depends on pio.templates.default,
+# with the app's colours (`dashboard.figures.palette`): a series is the same colour in the app and the report.
+COLORWAY = palette.COLORWAY
 _AXIS = {"gridcolor": "white", "linecolor": "white", "zerolinecolor": "white", "zerolinewidth": 2, "ticks": "",
          "automargin": True, "title": {"standoff": 15}}
 TEMPLATE = go.layout.Template(layout={
@@ -26,7 +28,7 @@ TEMPLATE = go.layout.Template(layout={
     "xaxis": _AXIS,
     "yaxis": _AXIS,
 })
-WATERFALL_COLOURS = {"increasing": "#3D9970", "decreasing": "#FF4136", "totals": "#4499FF"}
+WATERFALL_COLOURS = palette.WATERFALL
 FILL_OPACITY = 0.5
 MARKER_TRACES = {"bar", "histogram", "funnel", "box", "violin", "scatterpolar", "pie"}
 LINE_TRACES = {"scatter", "scattergl"}
@@ -64,7 +66,7 @@ def themed(figure: go.Figure) -> go.Figure:
     copy = go.Figure(figure)
     copy.layout.template = TEMPLATE
     for index, trace in enumerate(copy.data):
-        _colour_trace(trace, COLORWAY[index % len(COLORWAY)])
+        _colour_trace(trace, COLORWAY[index % len(COLORWAY)])  # as the app draws it from the layout colorway
     return copy
 
 

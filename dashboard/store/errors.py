@@ -29,3 +29,7 @@ class StoreReadOnlyError(StoreUnavailableError):
 
 class StoreFullError(StoreUnavailableError):
     """The database has no space left to write."""
+
+
+class NotAllowedError(StoreError):
+    """The acting user may not change this scenario (it belongs to someone else); nothing was changed."""

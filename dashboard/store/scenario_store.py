@@ -6,6 +6,14 @@ StoreError. A transaction that PostgreSQL aborts as a deadlock or serialisation 
 with jittered backoff: `dashboard.store.driver_errors`); a read-only or full store is named as such. A stored
 scenario's ``name`` field is kept equal to its store name, so exported files and re-imports carry the name the
 user chose.
+
+Every write names its actor (`dashboard.store.identity.Identity`, explicitly; the anonymous local user by default).
+A scenario records its owner (OIDC subject and e-mail) and created/updated times; rename, overwrite and delete are
+refused with NotAllowedError, nothing changed, unless the actor may change it (its owner, an administrator, or,
+for a scenario without owner, the anonymous local user). Every save, overwrite, rename, duplicate, delete and
+adoption writes a row to the ``scenario_audit`` table in the same transaction: who, what, when and the previous
+value. Opening a store made before owners existed adds the owner columns and the audit table (SQLite and
+PostgreSQL); its rows keep no owner until an administrator adopts them.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from typing import Any, TypeVar
 from sqlalchemy import (
     Column,
     DateTime,
+    Index,
     Integer,
     MetaData,
     Table,
@@ -33,6 +42,8 @@ from sqlalchemy import (
     create_engine,
     delete,
     func,
+    inspect,
+    null,
     select,
     update,
 )
@@ -50,18 +61,20 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 from sqlalchemy.pool import StaticPool
-from sqlalchemy.schema import CreateTable
+from sqlalchemy.schema import CreateIndex, CreateTable
 
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_json
 from dashboard.store import driver_errors, sqlite_file
 from dashboard.store.errors import (
     NameTakenError,
+    NotAllowedError,
     ScenarioNotFoundError,
     StoreError,
     StoreFullError,
     StoreReadOnlyError,
     StoreUnavailableError,
 )
+from dashboard.store.identity import LOCAL, Identity, shown_owner
 from dashboard.store.names import validate_name
 from dashboard.store.urls import display_url, parse_url
 
@@ -78,9 +91,31 @@ scenarios_table = Table(
     Column("scenario_json", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # Who saved it first (None: saved before sign-in existed, or by the anonymous local user). Added on open to a
+    # store made before owners existed (OWNER_COLUMNS).
+    Column("owner_subject", Text, nullable=True),
+    Column("owner_email", Text, nullable=True),
     UniqueConstraint("name", name="scenarios_name_key"),
 )
+OWNER_COLUMNS = ("owner_subject", "owner_email")
+audit_table = Table(
+    "scenario_audit",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("scenario_id", Integer, nullable=False),  # scenarios.id (no foreign key: a deleted scenario's rows stay)
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("action", Text, nullable=False),  # one of ACTIONS
+    Column("name", Text, nullable=False),  # the scenario's name after the change (the deleted name for a delete)
+    Column("previous_name", Text, nullable=True),  # rename: the old name; duplicate: the copied scenario's name
+    Column("previous_json", Text, nullable=True),  # overwrite and delete: the scenario as it was
+    Column("previous_owner_email", Text, nullable=True),  # adopt: who owned it (None: nobody)
+    Column("actor_subject", Text, nullable=True),  # None: the anonymous local user
+    Column("actor_email", Text, nullable=True),
+)
+Index("scenario_audit_scenario_id", audit_table.c.scenario_id)
+ACTIONS = ("save", "overwrite", "rename", "duplicate", "delete", "adopt")
 _t = scenarios_table
+_a = audit_table
 T = TypeVar("T")
 
 
@@ -92,6 +127,44 @@ class StoredScenario:
     scenario: Scenario | None
     updated_at: datetime
     error: str | None = None
+    owner_subject: str | None = None
+    owner_email: str | None = None
+    created_at: datetime | None = None
+
+    @property
+    def owner(self) -> str:
+        """The owner as a page shows it: the e-mail, "(no owner)"; never the subject."""
+        return shown_owner(self.owner_subject, self.owner_email)
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One change to a saved scenario: who (subject and e-mail; both None for the local user), what, when, and
+    the value before (``previous_name`` for a rename or duplicate, ``previous_json`` for an overwrite or delete)."""
+
+    at: datetime
+    action: str
+    name: str
+    actor_subject: str | None
+    actor_email: str | None
+    previous_name: str | None = None
+    previous_json: str | None = None
+    previous_owner_email: str | None = None
+
+    @property
+    def actor(self) -> str:
+        """Who, as a page shows it: the e-mail only."""
+        if self.actor_subject is None:
+            return "(local user)"
+        return self.actor_email or "(a user without an e-mail)"
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: int
+    scenario_json: str
+    owner_subject: str | None
+    owner_email: str | None
 
 
 def _now() -> datetime:
@@ -145,6 +218,8 @@ class ScenarioStore:
         self.display_url = display_url(url)  # as the user wrote it, password hidden
         self.notice: str | None = None
         self._random = random.Random()
+        self._has_owners = True  # False: an old store opened read-only, so its owner columns could not be added
+        self._has_audit = True  # False: likewise for the audit table
         self._path = sqlite_file.file_path(self.url.database) if self._is_sqlite else None
         if self._path is not None:
             if "\x00" in str(self._path):
@@ -209,7 +284,8 @@ class ScenarioStore:
             self._recover()
 
     def _prepare(self) -> None:
-        """Check that a SQLite file reads as a database, then create the table if it is missing."""
+        """Check that a SQLite file reads as a database, then create the tables if missing and add the owner columns
+        to a store made before owners existed (its rows keep no owner)."""
         with self._writer() as connection:
             if self._path is not None:
                 sqlite_file.raise_unless_ok(connection.exec_driver_sql("PRAGMA quick_check").fetchall())
@@ -217,8 +293,45 @@ class ScenarioStore:
                 # Two programs creating the table at once would clash in PostgreSQL's catalog even with
                 # IF NOT EXISTS; this transaction-scoped lock makes the second wait and then find the table.
                 connection.execute(select(func.pg_advisory_xact_lock(CREATE_TABLE_LOCK_ID)))
-            if not connection.dialect.has_table(connection, _t.name):  # a read-only store still opens for reading
+            # A read-only store still opens for reading: nothing is created unless it is missing.
+            if not connection.dialect.has_table(connection, _t.name):
                 connection.execute(CreateTable(_t, if_not_exists=True))
+            else:
+                self._migrate(connection)
+            if not connection.dialect.has_table(connection, _a.name):
+                self._has_audit = self._in_savepoint(connection, lambda: self._create_audit(connection))
+
+    def _migrate(self, connection: Connection) -> None:
+        """Add the owner columns to a scenarios table made before they existed (no owner for its rows)."""
+        present = {column["name"] for column in inspect(connection).get_columns(_t.name)}
+        missing = [name for name in OWNER_COLUMNS if name not in present]
+        if not missing:
+            return
+
+        def add() -> None:
+            for name in missing:  # fixed names from OWNER_COLUMNS, never user text
+                connection.exec_driver_sql(f"ALTER TABLE {_t.name} ADD COLUMN {name} TEXT")
+
+        if not self._in_savepoint(connection, add):
+            self._has_owners = False
+
+    @staticmethod
+    def _create_audit(connection: Connection) -> None:
+        connection.execute(CreateTable(_a, if_not_exists=True))
+        for index in _a.indexes:
+            connection.execute(CreateIndex(index, if_not_exists=True))
+
+    @staticmethod
+    def _in_savepoint(connection: Connection, work: Callable[[], None]) -> bool:
+        """Run schema changes in a savepoint; False (and nothing changed) when the store is read-only."""
+        try:
+            with connection.begin_nested():
+                work()
+        except DBAPIError as error:
+            if driver_errors.cause(error) != driver_errors.READ_ONLY:
+                raise
+            return False
+        return True
 
     def _recover(self) -> None:
         """Move a damaged SQLite file aside (unless another program just did) and start a fresh store."""
@@ -302,42 +415,75 @@ class ScenarioStore:
             time.sleep(driver_errors.backoff_s(attempt, self._random))
         raise AssertionError("unreachable")
 
-    def _insert(self, connection: Connection, name: str, text: str) -> None:
-        now = _now()
-        try:
-            connection.execute(plain_insert(_t).values(name=name, scenario_json=text, created_at=now, updated_at=now))
-        except IntegrityError:
-            raise NameTakenError(
-                f"a scenario named {name!r} already exists: choose another name or overwrite it"
-            ) from None
+    def _audit(self, connection: Connection, actor: Identity, action: str, scenario_id: int, name: str,
+               **previous: str | None) -> None:
+        connection.execute(plain_insert(_a).values(
+            scenario_id=scenario_id, at=_now(), action=action, name=name, actor_subject=actor.subject,
+            actor_email=actor.email, **previous))
 
-    def _upsert(self, connection: Connection, name: str, text: str) -> None:
-        """Insert, or replace the scenario of that name, in one statement (no window for a clash)."""
+    def _row(self, connection: Connection, name: str, *, lock: bool = False) -> _Row:
+        """The row saved as ``name`` (locked for this transaction when ``lock``); ScenarioNotFoundError if none."""
+        owners = (_t.c.owner_subject, _t.c.owner_email) if self._has_owners else (null(), null())
+        query = select(_t.c.id, _t.c.scenario_json, *owners).where(_t.c.name == name)
+        found = connection.execute(query.with_for_update() if lock else query).first()
+        if found is None:
+            raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: pick one of the saved names")
+        return _Row(found[0], found[1], found[2], found[3])
+
+    @staticmethod
+    def _check_allowed(actor: Identity, row: _Row, name: str, doing: str) -> None:
+        if actor.may_change(row.owner_subject):
+            return
+        if row.owner_subject is None:
+            why = "it has no owner, and only an administrator (PLANNER_ADMINS) may change or adopt it"
+        else:
+            why = (f"it belongs to {shown_owner(row.owner_subject, row.owner_email)}, and only its owner or an "
+                   "administrator (PLANNER_ADMINS) may rename, overwrite or delete it")
+        raise NotAllowedError(f"you may not {doing} {name!r}: {why}; nothing was changed. Duplicate it to change "
+                              "a copy of your own")
+
+    def _insert_new(self, connection: Connection, name: str, text: str, actor: Identity) -> int | None:
+        """Insert a new row and return its id; None, with nothing written, when the name is taken (or being taken
+        by a transaction not yet committed, which this waits for). Never fails on the clash, so the transaction
+        goes on (PostgreSQL aborts a transaction whose statement raised)."""
         now = _now()
         make = postgresql_insert if connection.dialect.name == "postgresql" else sqlite_insert
-        statement = make(_t).values(name=name, scenario_json=text, created_at=now, updated_at=now)
-        statement = statement.on_conflict_do_update(
-            index_elements=[_t.c.name],
-            set_={"scenario_json": statement.excluded.scenario_json, "updated_at": statement.excluded.updated_at},
-        )
-        connection.execute(statement)
+        owner = {"owner_subject": actor.subject, "owner_email": actor.email} if self._has_owners else {}
+        statement = (make(_t).values(name=name, scenario_json=text, created_at=now, updated_at=now, **owner)
+                     .on_conflict_do_nothing(index_elements=[_t.c.name]).returning(_t.c.id))
+        return connection.execute(statement).scalar_one_or_none()
 
-    def _stored_json(self, connection: Connection, name: str, *, lock: bool = False) -> str:
-        query = select(_t.c.scenario_json).where(_t.c.name == name)
-        text = connection.execute(query.with_for_update() if lock else query).scalar_one_or_none()
-        if text is None:
-            raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: pick one of the saved names")
-        return text
+    def _write(self, connection: Connection, name: str, text: str, actor: Identity, *, overwrite: bool) -> None:
+        """Save ``text`` as ``name``: a new row owned by ``actor``, or, with ``overwrite`` and the actor's right to
+        change it, the existing row's scenario (its owner kept). Audited either way."""
+        for _ in range(driver_errors.MAX_ATTEMPTS):
+            scenario_id = self._insert_new(connection, name, text, actor)
+            if scenario_id is not None:
+                self._audit(connection, actor, "save", scenario_id, name)
+                return
+            if not overwrite:
+                raise NameTakenError(f"a scenario named {name!r} already exists: choose another name or overwrite it")
+            try:
+                row = self._row(connection, name, lock=True)
+            except ScenarioNotFoundError:  # deleted between the two statements: insert again
+                continue
+            self._check_allowed(actor, row, name, "overwrite")
+            connection.execute(update(_t).where(_t.c.id == row.id).values(scenario_json=text, updated_at=_now()))
+            self._audit(connection, actor, "overwrite", row.id, name, previous_json=row.scenario_json)
+            return
+        raise StoreUnavailableError(f"could not save {name!r}: other programs kept saving and deleting it; try again")
 
     # -- public API ------------------------------------------------------------------------------------
 
-    def save(self, name: str, scenario: Scenario, *, overwrite: bool = False) -> None:
-        """Save under ``name``; an existing name raises NameTakenError unless ``overwrite``."""
+    def save(self, name: str, scenario: Scenario, *, overwrite: bool = False, actor: Identity = LOCAL) -> None:
+        """Save under ``name`` as ``actor``'s; an existing name raises NameTakenError unless ``overwrite``, and
+        overwriting a scenario the actor may not change raises NotAllowedError."""
         name = validate_name(name)
         text = _payload(name, scenario)
-        self._run(lambda connection: (self._upsert if overwrite else self._insert)(connection, name, text))
+        self._run(lambda connection: self._write(connection, name, text, actor, overwrite=overwrite))
 
-    def import_scenarios(self, scenarios: Iterable[Scenario], *, overwrite: bool = False) -> list[str]:
+    def import_scenarios(self, scenarios: Iterable[Scenario], *, overwrite: bool = False,
+                         actor: Identity = LOCAL) -> list[str]:
         """Save every scenario under its own ``name`` in one transaction: all are saved, or none is."""
         items = list(scenarios)
         names = [validate_name(scenario.name) for scenario in items]
@@ -348,11 +494,10 @@ class ScenarioStore:
             seen.add(name)
         # Rows are written in name order, so two imports of the same names lock them in the same order.
         rows = sorted((name, _payload(name, scenario)) for name, scenario in zip(names, items, strict=True))
-        write = self._upsert if overwrite else self._insert
 
         def work(connection: Connection) -> None:
             for name, text in rows:
-                write(connection, name, text)
+                self._write(connection, name, text, actor, overwrite=overwrite)
 
         self._run(work)
         return names
@@ -363,20 +508,22 @@ class ScenarioStore:
 
     def entries(self) -> list[StoredScenario]:
         """Every saved scenario, ordered by name; one whose JSON no longer validates carries ``error``."""
-        query = select(_t.c.name, _t.c.scenario_json, _t.c.updated_at)
-        rows = self._run(lambda connection: connection.execute(query).all(), write=False)
+        owners = (_t.c.owner_subject, _t.c.owner_email) if self._has_owners else (null(), null())
+        query = select(_t.c.name, _t.c.scenario_json, _t.c.updated_at, _t.c.created_at, *owners)
+        rows: list[Any] = list(self._run(lambda connection: connection.execute(query).all(), write=False))
         found = []
-        for name, text, updated_at in rows:
+        for name, text, updated_at, created_at, owner_subject, owner_email in rows:
+            about = {"owner_subject": owner_subject, "owner_email": owner_email, "created_at": _utc(created_at)}
             try:
-                found.append(StoredScenario(name, scenario_from_json(text), _utc(updated_at)))
+                found.append(StoredScenario(name, scenario_from_json(text), _utc(updated_at), None, **about))
             except ScenarioError as error:
-                found.append(StoredScenario(name, None, _utc(updated_at), self._invalid(name, error)))
+                found.append(StoredScenario(name, None, _utc(updated_at), self._invalid(name, error), **about))
         return sorted(found, key=lambda entry: (entry.name.casefold(), entry.name))
 
     def load(self, name: str) -> Scenario:
         """The scenario saved as ``name``; ScenarioNotFoundError, or StoreError if it no longer validates."""
         name = validate_name(name)
-        text = self._run(lambda connection: self._stored_json(connection, name), write=False)
+        text = self._run(lambda connection: self._row(connection, name).scenario_json, write=False)
         try:
             return scenario_from_json(text)
         except ScenarioError as error:
@@ -389,39 +536,102 @@ class ScenarioStore:
             "overwrite it with a corrected scenario or delete it"
         )
 
-    def rename(self, old: str, new: str) -> None:
-        """Give a saved scenario a new name (its ``name`` field follows)."""
+    def rename(self, old: str, new: str, *, actor: Identity = LOCAL) -> None:
+        """Give a saved scenario a new name (its ``name`` field follows); NotAllowedError unless ``actor`` may."""
         old, new = validate_name(old), validate_name(new)
 
         def work(connection: Connection) -> None:
-            text = self._stored_json(connection, old, lock=True)
+            row = self._row(connection, old, lock=True)
+            self._check_allowed(actor, row, old, "rename")
             if new == old:
                 return
             try:
-                values = {"name": new, "scenario_json": _renamed(text, new), "updated_at": _now()}
-                connection.execute(update(_t).where(_t.c.name == old).values(**values))
+                values = {"name": new, "scenario_json": _renamed(row.scenario_json, new), "updated_at": _now()}
+                connection.execute(update(_t).where(_t.c.id == row.id).values(**values))
             except IntegrityError:
                 raise NameTakenError(
                     f"cannot rename {old!r}: a scenario named {new!r} already exists; choose another name"
                 ) from None
+            self._audit(connection, actor, "rename", row.id, new, previous_name=old)
 
         self._run(work)
 
-    def duplicate(self, name: str, new_name: str) -> None:
-        """Save a copy of ``name`` as ``new_name``."""
+    def duplicate(self, name: str, new_name: str, *, actor: Identity = LOCAL) -> None:
+        """Save a copy of ``name`` as ``new_name``, owned by ``actor`` (anyone may copy any scenario)."""
         name, new_name = validate_name(name), validate_name(new_name)
-        self._run(lambda connection: self._insert(
-            connection, new_name, _renamed(self._stored_json(connection, name), new_name)))
 
-    def delete(self, name: str) -> None:
-        """Remove a saved scenario; ScenarioNotFoundError if there is none of that name."""
+        def work(connection: Connection) -> None:
+            text = _renamed(self._row(connection, name).scenario_json, new_name)
+            scenario_id = self._insert_new(connection, new_name, text, actor)
+            if scenario_id is None:
+                raise NameTakenError(
+                    f"a scenario named {new_name!r} already exists: choose another name or overwrite it")
+            self._audit(connection, actor, "duplicate", scenario_id, new_name, previous_name=name)
+
+        self._run(work)
+
+    def delete(self, name: str, *, actor: Identity = LOCAL) -> None:
+        """Remove a saved scenario; ScenarioNotFoundError if there is none of that name, NotAllowedError unless
+        ``actor`` may change it."""
         name = validate_name(name)
 
         def work(connection: Connection) -> None:
-            if not connection.execute(delete(_t).where(_t.c.name == name)).rowcount:
-                raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: nothing was deleted")
+            try:
+                row = self._row(connection, name, lock=True)
+            except ScenarioNotFoundError:
+                raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: nothing was deleted") from None
+            self._check_allowed(actor, row, name, "delete")
+            connection.execute(delete(_t).where(_t.c.id == row.id))
+            self._audit(connection, actor, "delete", row.id, name, previous_json=row.scenario_json)
 
         self._run(work)
+
+    def adopt(self, name: str, *, actor: Identity) -> None:
+        """Make ``actor`` (an administrator) the owner of a scenario; NotAllowedError for anyone else."""
+        name = validate_name(name)
+        if not actor.admin or actor.anonymous:
+            raise NotAllowedError(f"you may not adopt {name!r}: only an administrator (PLANNER_ADMINS) who is "
+                                  "signed in may take over a scenario")
+
+        def work(connection: Connection) -> None:
+            row = self._row(connection, name, lock=True)
+            if actor.owns(row.owner_subject):
+                return
+            values = {"owner_subject": actor.subject, "owner_email": actor.email, "updated_at": _now()}
+            connection.execute(update(_t).where(_t.c.id == row.id).values(**values))
+            self._audit(connection, actor, "adopt", row.id, name, previous_owner_email=(
+                shown_owner(row.owner_subject, row.owner_email) if row.owner_subject is not None else None))
+
+        self._run(work)
+
+    def history(self, name: str) -> list[AuditEntry]:
+        """The changes to the scenario now saved as ``name``, oldest first (from its last save on; a name deleted
+        and saved again starts afresh)."""
+        name = validate_name(name)
+        if not self._has_audit:
+            return []
+
+        def work(connection: Connection) -> list[Any]:
+            row = self._row(connection, name)
+            query = select(_a.c.at, _a.c.action, _a.c.name, _a.c.actor_subject, _a.c.actor_email,
+                           _a.c.previous_name, _a.c.previous_json, _a.c.previous_owner_email)
+            return list(connection.execute(query.where(_a.c.scenario_id == row.id).order_by(_a.c.id)).all())
+
+        rows = self._run(work, write=False)
+        # A SQLite row id can be reused after a delete: what an earlier scenario of that id did ends at its delete.
+        last_delete = max((index for index, found in enumerate(rows) if found.action == "delete"), default=-1)
+        return [AuditEntry(_utc(at), action, row_name, subject, email, previous_name, previous_json, previous_owner)
+                for at, action, row_name, subject, email, previous_name, previous_json, previous_owner
+                in rows[last_delete + 1:]]
+
+    def audit_trail(self) -> list[AuditEntry]:
+        """Every audited change in the store, oldest first."""
+        if not self._has_audit:
+            return []
+        query = select(_a.c.at, _a.c.action, _a.c.name, _a.c.actor_subject, _a.c.actor_email,
+                       _a.c.previous_name, _a.c.previous_json, _a.c.previous_owner_email).order_by(_a.c.id)
+        rows: list[Any] = list(self._run(lambda connection: connection.execute(query).all(), write=False))
+        return [AuditEntry(_utc(row[0]), *row[1:]) for row in rows]
 
     def close(self) -> None:
         """Release the database connections; the store is not usable afterwards."""
@@ -437,4 +647,4 @@ class ScenarioStore:
         return f"ScenarioStore({self.display_url!r})"
 
 
-__all__ = ["ScenarioStore", "StoredScenario", "scenarios_table"]
+__all__ = ["AuditEntry", "ScenarioStore", "StoredScenario", "audit_table", "scenarios_table"]

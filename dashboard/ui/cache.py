@@ -1,8 +1,8 @@
 """Bounded cache wrappers around the pure engine and figure builders (pages call them only through these).
 
 The Plan page passes its `Scenario` object; the caches key it by its JSON (`hash_funcs`), so one plan is priced
-once however many tiles and charts read it. The `*_json` forms take a scenario's JSON text, for pages that hold
-scenarios as text.
+once however many tiles and charts read it. Compare and the Retrospective pass `Scenario` objects too: scenarios are
+never handed over as JSON text to be parsed again.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import streamlit as st
 from plotly.basedatatypes import BaseFigure
 
 from dashboard.core.engine import PlanResult, scenario_outputs
-from dashboard.core.scenario import Scenario, scenario_from_json
+from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import MonteCarlo, monte_carlo
 from dashboard.figures import uncertainty
 from dashboard.figures.plan_charts import plan_chart
@@ -73,19 +73,3 @@ def plan_monte_carlo(scenario: Scenario, draws: int, seed: int) -> MonteCarlo:
 def range_chart(scenario: Scenario, name: str, draws: int, seed: int) -> DrawnChart:
     """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario, ready to draw."""
     return DrawnChart(uncertainty.CHARTS[name](plan_monte_carlo(scenario, draws, seed)))
-
-
-def cached_estimate(scenario_json: str) -> PlanResult:
-    """`plan_result` of a scenario given as JSON text (validated again here)."""
-    return plan_result(scenario_from_json(scenario_json))
-
-
-def plan_figure(scenario_json: str, name: str) -> DrawnChart:
-    """`chart` of a scenario given as JSON text."""
-    return chart(scenario_from_json(scenario_json), name)
-
-
-def cached_monte_carlo(scenario_json: str, draws: int, seed: int) -> MonteCarlo:
-    """`plan_monte_carlo` of a scenario given as JSON text."""
-    return plan_monte_carlo(scenario_from_json(scenario_json), draws, seed)
-

@@ -16,7 +16,7 @@ from dashboard.core.scenario import Scenario, ScenarioError, default_scenario
 from dashboard.core.scenario_bundle import read_bundle
 from dashboard.report.html import DEFAULT_APP_URL
 from dashboard.store.errors import StoreError
-from dashboard.ui import plan_controls, plan_state
+from dashboard.ui import identity, plan_controls, plan_state
 from dashboard.ui.store_access import scenario_store
 
 MESSAGE = "compare.message"
@@ -29,6 +29,7 @@ MANAGED = "compare.managed"
 NEW_NAME = "compare.new_name"
 GO_TO_PLAN = "compare.go_to_plan"
 PRESENTATION = "compare.presentation"
+MISSING = "compare.missing"  # names a shared link asked for that the store lacks
 NAME_CHARS = 120
 # The Plan page's live scenario and pinned baseline as options; "▸" is not allowed in a saved name, so these never
 # clash with one.
@@ -59,15 +60,31 @@ def _named(scenario: Scenario, role: str) -> Scenario:
 
 def start_selection(options: list[str]) -> None:
     """Default to the Plan page's baseline and scenario (with no baseline pinned, the scenario and the first saved
-    one) unless the link or the session chose; drop names that vanished."""
+    one) unless the link or the session chose; drop names that vanished. The names a shared link asks for that
+    this store lacks are kept in `MISSING` for `missing_note`."""
     state = st.session_state
     if SELECTED not in state:
         if SELECTED not in st.query_params:
             state[SELECTED] = options[:2]
+        else:
+            state[MISSING] = [name for name in st.query_params.get_all(SELECTED) if name not in options]
         return
     kept = [name for name in state[SELECTED] if name in options]
     if kept != list(state[SELECTED]):
         state[SELECTED] = kept
+
+
+def missing_note(options: list[str]) -> str | None:
+    """What a shared link named that this store still lacks, and how to add it; None when nothing is missing."""
+    missing = [name for name in st.session_state.get(MISSING, []) if name not in options]
+    if not missing:
+        return None
+    listed = ", ".join(f"“{name}”" for name in missing)
+    many = len(missing) > 1
+    return (f"The link asks for {listed}, which {'are' if many else 'is'} not in this store. Ask whoever shared "
+            f"the link to export {'them' if many else 'it'} (Compare → Saved scenarios → Export as JSON) and import "
+            "the file with *Import scenario JSON files* in the sidebar, or to send the Plan link of each "
+            f"and save {'them' if many else 'it'} here; then pick {'them' if many else 'it'} above.")
 
 
 def app_url() -> str:
@@ -97,7 +114,7 @@ def save_plan() -> None:
     scenario = plan_scenario()
     name = (state.get(SAVE_NAME) or "").strip() or scenario.name
     try:
-        scenario_store().save(name, scenario, overwrite=bool(state.get(OVERWRITE)))
+        scenario_store().save(name, scenario, overwrite=bool(state.get(OVERWRITE)), actor=identity.actor())
     except StoreError as error:
         _say("error", f"Not saved: {error}.")
         return
@@ -119,7 +136,8 @@ def import_files() -> None:
             _say("error", f"Nothing imported: {uploaded.name}: {error}.")
             return
     try:
-        names = scenario_store().import_scenarios(scenarios, overwrite=bool(state.get(OVERWRITE)))
+        names = scenario_store().import_scenarios(scenarios, overwrite=bool(state.get(OVERWRITE)),
+                                                  actor=identity.actor())
     except StoreError as error:
         _say("error", f"Nothing imported: {error}.")
         return
@@ -133,7 +151,8 @@ def add_presets() -> None:
     try:
         store = scenario_store()
         taken = set(store.names())
-        names = store.import_scenarios([scenario for name, scenario in presets().items() if name not in taken])
+        names = store.import_scenarios([scenario for name, scenario in presets().items() if name not in taken],
+                                       actor=identity.actor())
     except StoreError as error:
         _say("error", f"Presets not added: {error}.")
         return
@@ -145,7 +164,7 @@ def rename() -> None:
     state = st.session_state
     old, new = state.get(MANAGED), (state.get(NEW_NAME) or "").strip()
     try:
-        scenario_store().rename(old, new)
+        scenario_store().rename(old, new, actor=identity.actor())
     except StoreError as error:
         _say("error", f"Not renamed: {error}.")
         return
@@ -158,7 +177,7 @@ def duplicate() -> None:
     state = st.session_state
     name, new = state.get(MANAGED), (state.get(NEW_NAME) or "").strip()
     try:
-        scenario_store().duplicate(name, new)
+        scenario_store().duplicate(name, new, actor=identity.actor())
     except StoreError as error:
         _say("error", f"Not duplicated: {error}.")
         return
@@ -170,13 +189,24 @@ def delete() -> None:
     state = st.session_state
     name = state.get(MANAGED)
     try:
-        scenario_store().delete(name)
+        scenario_store().delete(name, actor=identity.actor())
     except StoreError as error:
         _say("error", f"Not deleted: {error}.")
         return
     state[SELECTED] = [n for n in state.get(SELECTED, []) if n != name]
     state.pop(MANAGED, None)
     _say("success", f"Deleted “{name}”.")
+
+
+def adopt() -> None:
+    """Make the signed-in administrator the owner of the managed scenario (one saved before sign-in existed)."""
+    name = st.session_state.get(MANAGED)
+    try:
+        scenario_store().adopt(name, actor=identity.actor())
+    except StoreError as error:
+        _say("error", f"Not adopted: {error}.")
+        return
+    _say("success", f"“{name}” is now yours.")
 
 
 def open_in_plan() -> None:

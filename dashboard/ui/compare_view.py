@@ -8,17 +8,18 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from dashboard.core import catalogue, compare
+from dashboard.core import catalogue, compare, risk
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
-from dashboard.report.cells import count, format_delta, format_output, money
+from dashboard.report.cells import count, format_delta, format_output, is_same, money
 from dashboard.safe_text import markdown_text
+from dashboard.store.scenario_store import AuditEntry
 from dashboard.ui import compare_cache, compare_state
-from dashboard.ui.cache import cached_estimate, cached_monte_carlo, plan_figure
+from dashboard.ui.cache import chart, plan_monte_carlo, plan_result
 from dashboard.ui.compare_state import OVERWRITE, SAVE_NAME, UPLOAD, UPLOAD_ROUND
-from dashboard.ui.plan_state import scenario_json
 
 HIGHLIGHT = "background-color: #fff3bf"
+SAME_STYLE = "color: #888"  # a Δ too small to read as a change
 ROW_PX = 35  # st.dataframe's row height: the table shows every row without scrolling (up to 900 px)
 MATCH = "compare.match"
 LABELS = "compare.labels"
@@ -61,12 +62,13 @@ def store_controls(display_url: str) -> None:
     st.caption(f"Store: `{display_url}`")
 
 
-def saved_table(scenarios: dict[str, Scenario]) -> None:
-    """Every saved scenario with its headline numbers."""
+def saved_table(scenarios: dict[str, Scenario], owners: dict[str, str] | None = None) -> None:
+    """Every saved scenario with its owner (e-mail only) and headline numbers."""
     rows = []
     for name, scenario in scenarios.items():
-        result = cached_estimate(scenario_json(scenario))
-        rows.append({"Scenario": name, "Total cost": money(result["cost_total_usd"]),
+        result = plan_result(scenario)
+        rows.append({"Scenario": name, "Owner": (owners or {}).get(name, "(no owner)"),
+                     "Total cost": money(result["cost_total_usd"]),
                      "GPU-hours": count(result["gpu_hours_total"]), "Wall-clock (days)": result["wall_clock_days"],
                      "Method": scenario.method,
                      "Budget at the point estimate": compare.headline_value("budget_status", result)})
@@ -74,8 +76,32 @@ def saved_table(scenarios: dict[str, Scenario]) -> None:
                  column_config={"Wall-clock (days)": st.column_config.NumberColumn(format="%.1f")})
 
 
+HISTORY_ACTIONS = {"save": "saved", "overwrite": "overwrote (the earlier inputs are kept in the audit table)",
+                   "rename": "renamed", "duplicate": "saved as a copy", "delete": "deleted", "adopt": "adopted"}
+
+
+def history(entries: list[AuditEntry]) -> None:
+    """A saved scenario's changes, newest first: when, who (e-mail only), what and the earlier name or owner."""
+    if not entries:
+        st.caption("No recorded changes: it was saved before the store kept a history.")
+        return
+    rows = []
+    for entry in reversed(entries):
+        earlier = entry.previous_name if entry.action in ("rename", "duplicate") else entry.previous_owner_email
+        rows.append({"When (UTC)": entry.at.strftime("%Y-%m-%d %H:%M:%S"), "Who": entry.actor,
+                     "What": HISTORY_ACTIONS.get(entry.action, entry.action), "Name": entry.name,
+                     "Before": {"rename": f"was “{earlier}”", "duplicate": f"copy of “{earlier}”",
+                                "adopt": f"owner was {earlier or '(no owner)'}"}.get(entry.action, "")})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="compare.history")
+
+
 def _styled(shown: pd.DataFrame, mask: pd.DataFrame):
-    return shown.style.apply(lambda _: mask.map(lambda differs: HIGHLIGHT if differs else ""), axis=None)
+    """Changed cells highlighted; a Δ that reads "≈ same" in grey."""
+    def css(_: pd.DataFrame) -> pd.DataFrame:
+        same = shown.map(lambda text: isinstance(text, str) and is_same(text))
+        return mask.map(lambda differs: HIGHLIGHT if differs else "").mask(same, SAME_STYLE)
+
+    return shown.style.apply(css, axis=None)
 
 
 def _dataframe(shown: pd.DataFrame, mask: pd.DataFrame, names: dict[str, str], label: str) -> None:
@@ -87,18 +113,18 @@ def _dataframe(shown: pd.DataFrame, mask: pd.DataFrame, names: dict[str, str], l
                  height=min(ROW_PX * (len(shown) + 1) + 3, 900))
 
 
-def table(jsons: tuple[str, ...]) -> None:
+def table(scenarios: tuple[Scenario, ...]) -> None:
     """Headline outputs first, the inputs that differ in a collapsible section; changed cells highlighted."""
     st.subheader("Headline outputs")
-    shown, mask, names = compare_cache.display(jsons, compare.OUTPUT_SECTION)
+    shown, mask, names = compare_cache.display(scenarios, compare.OUTPUT_SECTION)
     _dataframe(shown, mask, names, "Output")
-    inputs, input_mask, input_names = compare_cache.display(jsons, compare.INPUT_SECTION)
+    inputs, input_mask, input_names = compare_cache.display(scenarios, compare.INPUT_SECTION)
     with st.expander(f"Inputs that differ ({len(inputs)})", icon=":material/tune:"):
         if inputs.empty:
             st.caption("Every input is the same in all options.")
         else:
             _dataframe(inputs, input_mask, input_names, "Input")
-    st.download_button("Download the table (CSV)", data=partial(compare_cache.csv_bytes, jsons),
+    st.download_button("Download the table (CSV)", data=partial(compare_cache.csv_bytes, scenarios),
                        file_name="comparison.csv",
                        mime="text/csv", on_click="ignore", icon=":material/table_view:",
                        help="Raw values, one column per scenario and one Δ column per scenario after the first; "
@@ -109,30 +135,30 @@ def input_rows_differ(scenarios: list[Scenario]) -> bool:
     return bool(compare.input_rows(scenarios, differing_only=True))
 
 
-def warnings(jsons: tuple[str, ...]) -> None:
+def warnings(scenarios: tuple[Scenario, ...]) -> None:
     """The loss-comparability banner and, per option, a point estimate below P10 explained."""
-    results = [cached_estimate(text) for text in jsons]
+    results = [plan_result(scenario) for scenario in scenarios]
     names = compare.unique_names([result["name"] for result in results])
     banner = compare.loss_banner(names, results)
     if banner:
         st.warning(markdown_text(banner), icon=":material/balance:")
-    for name, text, result in zip(names, jsons, results, strict=True):
-        mc = cached_monte_carlo(text, *compare_cache.DRAWS_AND_SEED)
+    for name, scenario, result in zip(names, scenarios, results, strict=True):
+        mc = plan_monte_carlo(scenario, *compare_cache.DRAWS_AND_SEED)
         note = compare.optimism_note(name, result["cost_total_usd"], mc.percentile("cost_total_usd", 10),
                                      mc.point_rank("cost_total_usd"), money)
         if note:
             st.info(markdown_text(note), icon=":material/trending_up:")
 
 
-def match_controls(jsons: tuple[str, ...]) -> tuple[str, ...]:
+def match_controls(scenarios: tuple[Scenario, ...]) -> tuple[Scenario, ...]:
     """The "match loss" choice; returns the options to show (moved to the first one's loss when asked)."""
     lever = st.segmented_control(
         "Match loss", list(MATCH_CHOICES), key=MATCH, bind="query-params", format_func=MATCH_CHOICES.get,
         help="Options with different predicted losses buy different models. Move each option's training tokens "
              "(or its model size) so its predicted loss equals the first option's, and see what that costs.")
     if not lever or lever == AS_SAVED:
-        return jsons
-    moved, notes, problems = compare_cache.matched(jsons, lever)
+        return scenarios
+    moved, notes, problems = compare_cache.matched(scenarios, lever)
     for note in notes:
         st.caption(markdown_text(note))
     for problem in problems:
@@ -140,20 +166,20 @@ def match_controls(jsons: tuple[str, ...]) -> tuple[str, ...]:
     return moved
 
 
-def charts(jsons: tuple[str, ...], scenarios: list[Scenario]) -> None:
+def charts(scenarios: tuple[Scenario, ...]) -> None:
     """Cost breakdown, timeline and P10–P90 ranges per option on one scale, then the TST view of each TST option."""
     scale = st.segmented_control("Scale", list(compare_figures.SCALES), key=SCALE, bind="query-params",
                                  format_func=compare_figures.SCALES.get, default="usd",
                                  help="“% of total” shows each option's own split; “log” keeps a small option "
                                       "visible beside a large one.") or "usd"
-    st.plotly_chart(compare_cache.figure(jsons, "cost", scale), width="stretch", key="compare.chart.cost")
-    st.plotly_chart(compare_cache.figure(jsons, "timeline", scale), width="stretch", key="compare.chart.timeline")
-    st.plotly_chart(compare_cache.figure(jsons, "range", "log" if scale == "log" else "usd"), width="stretch",
+    st.plotly_chart(compare_cache.figure(scenarios, "cost", scale), width="stretch", key="compare.chart.cost")
+    st.plotly_chart(compare_cache.figure(scenarios, "timeline", scale), width="stretch", key="compare.chart.timeline")
+    st.plotly_chart(compare_cache.figure(scenarios, "range", "log" if scale == "log" else "usd"), width="stretch",
                     key="compare.chart.range")
-    tst = [(text, scenario) for text, scenario in zip(jsons, scenarios, strict=True) if scenario.method == "tst"]
-    for position, (text, scenario) in enumerate(tst):
+    tst = [scenario for scenario in scenarios if scenario.method == "tst"]
+    for position, scenario in enumerate(tst):
         st.subheader(f"TST against baseline: {markdown_text(scenario.name)}")
-        st.plotly_chart(plan_figure(text, "TST vs baseline"), width="stretch", key=f"compare.chart.tst.{position}")
+        st.plotly_chart(chart(scenario, "TST vs baseline"), width="stretch", key=f"compare.chart.tst.{position}")
 
 
 def short_label_inputs(names: list[str]) -> None:
@@ -183,21 +209,25 @@ def _header_html(name: str, short: str, badges: list[str], loss: str) -> str:
             f'<div class="cmp-loss">loss {html.escape(loss)}</div><div class="cmp-badges">{chips}</div></div>')
 
 
-def _delta(key: str, values: list[float], position: int) -> str | None:
+def _delta(key: str, values: list[float], position: int) -> dict[str, str | None]:
+    """`st.metric`'s delta arguments against the first option: "≈ same" in grey with no arrow when too small."""
     if position == 0:
-        return None
-    return f"{format_delta(compare.OUTPUT_SECTION, key, values[position] - values[0])} vs first"
+        return {"delta": None}
+    text = format_delta(compare.OUTPUT_SECTION, key, values[position], values[0])
+    if is_same(text):
+        return {"delta": text, "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": f"{text} vs first", "delta_color": "inverse"}
 
 
-def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
+def presentation(scenarios: tuple[Scenario, ...], short_labels: list[str]) -> None:
     """A grid for a projector: one row per metric across all options, fixed-height headers, Δ against the first."""
     st.html(PRESENTATION_CSS)
-    results = [cached_estimate(text) for text in jsons]
-    runs = [cached_monte_carlo(text, *compare_cache.DRAWS_AND_SEED) for text in jsons]
+    results = [plan_result(scenario) for scenario in scenarios]
+    runs = [plan_monte_carlo(scenario, *compare_cache.DRAWS_AND_SEED) for scenario in scenarios]
     summaries = [run.summary() for run in runs]
     names = compare.unique_names([result["name"] for result in results])
     earned = compare.badges(results, summaries)
-    count_ = len(jsons)
+    count_ = len(scenarios)
     for column, name, short, badges, result in zip(st.columns(count_), names, short_labels, earned, results,
                                                    strict=True):
         column.html(_header_html(name, short or name, badges, format_output("predicted_loss",
@@ -206,8 +236,7 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
         values = [result[key] for result in results]
         for position, column in enumerate(st.columns(count_, border=True)):
             with column:
-                st.metric(catalogue.label(key), format_output(key, values[position]),
-                          delta=_delta(key, values, position), delta_color="inverse")
+                st.metric(catalogue.label(key), format_output(key, values[position]), **_delta(key, values, position))
                 if key == "cost_total_usd":
                     run = runs[position]
                     st.caption(markdown_text(  # literal: two "$" would start maths
@@ -216,9 +245,9 @@ def presentation(jsons: tuple[str, ...], short_labels: list[str]) -> None:
     for position, column in enumerate(st.columns(count_, border=True)):
         result, summary = results[position], summaries[position]
         with column:
-            status = compare.headline_value("budget_status", result, summary)
+            status = risk.budget_verdict(result, summary)
             st.metric(catalogue.label("budget_status"), status,
                       help=markdown_text("; ".join(result["feasibility_problems"])) or None)
             st.caption(markdown_text(f"{catalogue.text('prob_over_budget', summary['prob_over_budget'])} chance of "
                                      f"exceeding the {money(result['budget_usd'])} budget"))
-    st.plotly_chart(compare_cache.figure(jsons, "range"), width="stretch", key="compare.chart.range")
+    st.plotly_chart(compare_cache.figure(scenarios, "range"), width="stretch", key="compare.chart.range")

@@ -1,7 +1,9 @@
-"""The Plan page's "Can it run?" panel: memory per GPU, the layout, steps, the batch's GPU limit and data epochs.
+"""The Plan page's "Can it run?" panel: the model's shape, memory per GPU, the layout, steps, the batch's GPU limit,
+data epochs and the fixes, each with an Apply button.
 
-Numbers and sentences come from `engine.scenario_outputs` (`dashboard.core.feasibility`); this module only lays
-them out.
+Numbers and sentences come from `engine.scenario_outputs`, the fixes from `dashboard.core.feasibility.fixes` and the
+shape from `dashboard.core.shape`; this module only lays them out. Apply sets the fix's keys in the plan and in the
+sidebar's widgets (`plan_state.apply_changes`, a callback, so it runs before the widgets are drawn).
 """
 
 from __future__ import annotations
@@ -10,11 +12,16 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.core import catalogue
+from dashboard.core import catalogue, feasibility, memory, shape
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
-from dashboard.ui.cache import DrawnChart
+from dashboard.ui import layout_controls, plan_state
+from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
+
+SHAPE_EXPANDER = "plan.shape"
+# The keys `shape.model_shape` may assume that make a shape "assumed" on the page (the rest only complete it).
+SHAPE_KEYS = ("n_layers", "d_model", "n_heads")
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -23,14 +30,70 @@ def _figure(memory: dict[str, Any], layout: dict[str, int]) -> DrawnChart:
     return DrawnChart(memory_figure(memory, layout))
 
 
-def _layout_text(layout: dict[str, int]) -> str:
-    return (f"TP {layout['tensor_parallel']} · PP {layout['pipeline_parallel']} · DP {layout['data_parallel']:,} · "
-            f"ZeRO-{layout['zero_stage']}" + (f" · EP {layout['expert_parallel']}"
-                                              if layout["expert_parallel"] > 1 else ""))
+@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def _fixes(scenario: Scenario) -> list[feasibility.Fix]:
+    """The fixes of a plan, cheapest first (a resource: the page only reads them)."""
+    return feasibility.fixes(scenario)
+
+
+def _layout_text(layout: dict[str, int], scenario: Scenario) -> str:
+    """ "TP 8 · PP 16 (× 2 virtual) · CP 2 · DP 64 · ZeRO-1 · EP 8": degrees of 1 beyond TP and PP are left out."""
+    virtual = layout.get("virtual_pipeline_stages", scenario.virtual_pipeline_stages)
+    context = layout.get("context_parallel", scenario.context_parallel)
+    parts = [f"TP {layout['tensor_parallel']}",
+             f"PP {layout['pipeline_parallel']}" + (f" (× {virtual} virtual)" if virtual > 1 else ""),
+             *([f"CP {context}"] if context > 1 else []),
+             f"DP {layout['data_parallel']:,}", f"ZeRO-{layout['zero_stage']}",
+             *([f"EP {layout['expert_parallel']}"] if layout["expert_parallel"] > 1 else [])]
+    return " · ".join(parts)
+
+
+def shape_text(model: shape.ModelShape) -> str:
+    """ "Assumed shape: 126 layers × 16,384, 128 heads (8 KV) — from the size" (or "Shape: … as given")."""
+    described = shape.describe(model)
+    if any(key in model.assumed for key in SHAPE_KEYS):
+        return f"Assumed shape: {described} — from the size"
+    if model.assumed:
+        return f"Shape: {described} — as given, the rest from the size"
+    return f"Shape: {described} — as given"
+
+
+def _shape(scenario: Scenario, invalid: dict[str, str]) -> None:
+    """The model's shape in one line, and an expander with a box per shape key (empty boxes follow the size)."""
+    model = shape.model_shape(scenario)
+    text, _, source = shape_text(model).partition(" — ")
+    label, _, described = text.partition(": ")
+    st.markdown(f"**{label}:** {markdown_text(described)} — {source}", help=markdown_text(model.source))
+    expander = st.expander("Change the model shape", key=SHAPE_EXPANDER, on_change="rerun",
+                           expanded=any(control.key in invalid for control in layout_controls.SHAPE_CONTROLS))
+    if expander.open is False:
+        return
+    with expander:
+        layout_controls.render_shape(invalid, {key: getattr(model, key) for key in model.assumed})
+        st.caption("Empty boxes follow the parameter count (the shape shown in grey); the memory and the layout "
+                   "use the shape above.")
+
+
+def _fix_list(scenario: Scenario) -> None:
+    """Every fix with its memory per GPU and price, fitting and cheapest first, each with an Apply button (a plan
+    that fits has none)."""
+    fixes = _fixes(scenario)
+    if not fixes:
+        return
+    st.markdown("**Fixes, cheapest first:**")
+    for index, fix in enumerate(fixes):
+        words, button = st.columns([6, 1], vertical_alignment="center")
+        verdict = "fits" if fix.fits else "still does not fit"
+        words.markdown(f"Use {markdown_text(fix.label)}: {catalogue.text('memory.total_gb', fix.memory_gb)} per "
+                       f"GPU, {verdict} · {markdown_text(fix.cost_text)}")
+        button.button("Apply", key=f"plan.fix.{index}", on_click=plan_state.apply_changes,
+                      args=(fix.label, dict(fix.changes)), help="Sets these keys in the plan and the sidebar; the "
+                      "notice above offers an undo.")
 
 
 def panel(scenario: Scenario, result: dict[str, Any]) -> None:
     """The panel under the tiles; the budget reads "infeasible" here when the plan cannot run."""
+    invalid = st.session_state.get(plan_state.INVALID) or {}
     with st.container(border=True, key="plan.feasibility"):
         st.subheader("Can it run?")
         if result["feasible"]:
@@ -40,28 +103,33 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
         else:
             st.error("Cannot run as planned, so the budget is infeasible: the cost above buys a run that does "
                      "not fit.", icon=":material/block:")
+        _shape(scenario, invalid)
         chart, numbers = st.columns([3, 2])
         chart.plotly_chart(_figure(result["memory"], result["layout"]), width="stretch", key="plan.chart.memory")
+        chart.caption(markdown_text(memory.VALIDATION_NOTE))
         with numbers:
             epochs = result["epochs"]
             bubble = catalogue.text("pipeline_bubble_fraction", result["pipeline_bubble_fraction"])
             # Plain lines, not metric tiles: they fit the narrow column at any window width. One block, as every
             # element is a message and a render on each rerun.
             st.markdown("\n".join((
-                f"**Layout:** {_layout_text(result['layout'])}",
+                f"**Layout:** {_layout_text(result['layout'], scenario)}",
                 "",
                 f"- **Optimizer steps:** {catalogue.text('optimizer_steps', result['optimizer_steps'])}, each of "
                 f"{result['global_batch_sequences']:,.0f} sequences",
                 f"- **Max useful GPUs:** {result['max_useful_gpus']:,.0f} (GPUs beyond this would idle)",
                 f"- **Data epochs:** {'unlimited data' if epochs is None else f'{epochs:,.2f}'}",
                 f"- **Pipeline bubble:** {bubble} of each step",
-            )), help="Data parallel = GPUs / (TP · PP); keys left unset are proposed by the planner.")
+            )), help="Data parallel = GPUs / (TP · PP · CP); keys left unset are proposed by the planner "
+               "(set them under *Layout and memory* in the sidebar).")
             st.caption("Steps = tokens / global batch; max useful GPUs = batch sequences / micro-batch × TP × PP; "
                        "epochs = tokens read / unique tokens (repeats count less, Muennighoff et al. 2023); "
-                       "bubble = (PP − 1) / (m + PP − 1) with m micro-batches per step.")
+                       "bubble = (PP − 1) / (m + PP − 1) with m micro-batches per step, divided by v with v virtual "
+                       "stages (interleaved 1F1B).")
         for sentence in result["feasibility_problems"]:
             st.error(markdown_text(sentence), icon=":material/error:")
         for sentence in result["feasibility_warnings"]:
             st.warning(markdown_text(sentence), icon=":material/warning:")
+        _fix_list(scenario)
         if result["feasibility_notes"]:
             st.caption("  \n".join(markdown_text(sentence) for sentence in result["feasibility_notes"]))

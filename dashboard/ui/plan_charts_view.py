@@ -1,9 +1,11 @@
 """The Plan page's charts: two columns of tabs (`plan_tabs`), the what-ifs beside the TST and storage charts, the
-save-for-comparison and copy-link buttons, and the layout for narrow windows."""
+save-for-comparison (with overwrite or "save as … (2)" in place) and copy-link buttons, and the layout for narrow
+windows."""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -11,12 +13,12 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.core.scenario import Scenario
-from dashboard.core.sweeps import retention_what_ifs
+from dashboard.core.sweeps import retention_keeps, retention_what_ifs
 from dashboard.figures import uncertainty
 from dashboard.format import number, signed
 from dashboard.safe_text import markdown_text
-from dashboard.store.errors import StoreError
-from dashboard.ui import compare_state, plan_state
+from dashboard.store.errors import NameTakenError, StoreError
+from dashboard.ui import compare_state, identity, plan_state
 from dashboard.ui.cache import chart, plan_result, range_chart
 from dashboard.ui.plan_controls import CONTROLS, DRAWS, SEED
 from dashboard.ui.plan_tabs import CHART_TABS, TAB_KEYS
@@ -25,10 +27,12 @@ from dashboard.ui.store_access import scenario_store
 TST_WHAT_IF_KEYS = ("tst_speedup", "tst_token_multiplier", "tst_pilot_fraction")
 RETENTION_KEYS = {
     "keep_last_checkpoints": ("Hot checkpoints kept", 1, 100_000, 1, "%d"),
-    "archive_every_nth": ("Archive every n-th (0 = never)", 0, 100_000, 1, "%d"),
+    "weight_archives": ("Weight archives over the run", 0, 100_000, 1, "%d"),
+    "archive_every_nth": ("Full checkpoints archived: every n-th (0 = never)", 0, 100_000, 1, "%d"),
     "storage_retention_months": ("Kept after training (months)", 0.0, 1200.0, 1.0, "%.1f"),
 }
 SAVE_MESSAGE = "plan.save_message"
+SAVE_CONFLICT = "plan.save_conflict"  # a name already saved: overwrite it, or save as "name (2)"
 COPY_LINK = "plan.copy_link"  # the Copy link popover's open state
 # Below about 1,100 px the two chart columns stack; the six tiles wrap to three a row, and a tile's value may
 # shrink but is never cut off.
@@ -109,13 +113,16 @@ def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
         row.number_input(label, min_value=low, max_value=max(high, value), step=step, format=fmt, key=what_if,
                          on_change=_set_retention, args=(key,))
     effects = _retention_effects(scenario.model_dump_json(by_alias=True))
+    kept = (f"{number(result['storage_retention_usd'], '$')} of it for keeping "
+            f"{number(result['storage_retained_gb'], 'GB')} {retention_keeps(scenario, result['wall_clock_days'] * 24)}"
+            if scenario.storage_retention_months else "nothing kept after training")
     st.caption(markdown_text(  # literal: two "$" would start maths
-        f"Storage {number(result['storage_cost_usd'], '$')}: {number(result['storage_retention_usd'], '$')} of it "
-        f"for keeping {number(result['storage_retained_gb'], 'GB')} for {scenario.storage_retention_months:g} "
-        "months after training. What a change would do to the total:"
+        f"Storage {number(result['storage_cost_usd'], '$')}: {kept}. Weight archives hold the weights only (no "
+        "optimizer state). What a change would do to the total, and what each change keeps:"
     ))
     st.dataframe(
         {"what if": list(effects["what_if"]),
+         "what it keeps": list(effects["keeps"]),
          "total cost": [signed(delta, "$") for delta in effects["delta_total_usd"]]},
         hide_index=True, width="stretch", key="plan.what_if.retention_effects",
     )
@@ -148,34 +155,176 @@ def _chart(name: str, scenario: Scenario) -> None:
         _retention_what_if(scenario, plan_result(scenario))
 
 
-def save_for_comparison() -> None:
-    """Save the Plan's scenario under its name in the store the Compare page reads, and pick it there."""
+def next_free_name(name: str, taken: list[str] | set[str]) -> str:
+    """ "Name (2)", or the next number free in the store ("Name (3)" when "(2)" is taken; "Name (2)" itself moves
+    on to "Name (3)"), within the name limit."""
+    folded = {existing.casefold() for existing in taken}
+    match = re.fullmatch(r"(.*) \((\d+)\)", name)
+    base, number_ = (match.group(1), int(match.group(2)) + 1) if match else (name, 2)
+    while True:
+        suffix = f" ({number_})"
+        candidate = f"{base[:plan_state.NAME_MAX_CHARS - len(suffix)]}{suffix}"
+        if candidate.casefold() not in folded:
+            return candidate
+        number_ += 1
+
+
+def _saved(state: Any, name: str) -> None:
+    """After a save: pick the scenario on Compare and say so."""
+    chosen = [picked for picked in state.get(compare_state.SELECTED, []) if picked != name]
+    state[compare_state.SELECTED] = [*chosen, name][-4:]
+    state.pop(SAVE_CONFLICT, None)
+    state[SAVE_MESSAGE] = ("success", f"Saved “{name}” for comparison: the Compare page shows it.")
+
+
+def _save(name: str, *, overwrite: bool) -> bool:
+    """Save the Plan's scenario under `name`; on a store error, say why. True when it was saved."""
     state = st.session_state
     scenario = Scenario.model_validate_json(state[plan_state.SCENARIO])
+    if name != scenario.name:
+        scenario = scenario.model_copy(update={"name": name})
     try:
-        scenario_store().save(scenario.name, scenario)
+        scenario_store().save(name, scenario, overwrite=overwrite, actor=identity.actor())
+    except NameTakenError:
+        state[SAVE_CONFLICT] = name  # offered in place: overwrite it, or save as "name (2)"
+        return False
+    except StoreError as error:
+        state[SAVE_MESSAGE] = ("error", f"Not saved: {error}.")
+        return False
+    _saved(state, name)
+    return True
+
+
+def save_for_comparison() -> None:
+    """Save the Plan's scenario under its name in the store the Compare page reads, and pick it there; a name that
+    is already saved is offered for overwriting, or for saving as "name (2)", right under the button."""
+    state = st.session_state
+    state.pop(SAVE_CONFLICT, None)
+    _save(Scenario.model_validate_json(state[plan_state.SCENARIO]).name, overwrite=False)
+
+
+def overwrite_saved() -> None:
+    """Replace the saved scenario of the same name with this plan."""
+    name = st.session_state.get(SAVE_CONFLICT)
+    if name:
+        _save(name, overwrite=True)
+
+
+def save_as_next() -> None:
+    """Save this plan as "name (2)" (the next free number) and name the plan so."""
+    state = st.session_state
+    name = state.get(SAVE_CONFLICT)
+    if not name:
+        return
+    try:
+        new = next_free_name(name, scenario_store().names())
     except StoreError as error:
         state[SAVE_MESSAGE] = ("error", f"Not saved: {error}.")
         return
-    chosen = [name for name in state.get(compare_state.SELECTED, []) if name != scenario.name]
-    state[compare_state.SELECTED] = [*chosen, scenario.name][-4:]
-    state[SAVE_MESSAGE] = ("success", f"Saved “{scenario.name}” for comparison: the Compare page shows it.")
+    if _save(new, overwrite=False):
+        state["w.name"] = new  # the plan is now known by the name it was saved under
+        state[plan_state.NAMED] = True
 
 
-def share_buttons(link: dict[str, str]) -> None:
-    """"Save for comparison" and "Copy link" (the page address with every setting and the open tabs)."""
-    row = st.container(horizontal=True)
+def cancel_save() -> None:
+    st.session_state.pop(SAVE_CONFLICT, None)
+
+
+def _save_conflict(scenario: Scenario) -> None:
+    """The choice a taken name leaves: overwrite it, or save as the next free "name (n)"."""
+    state = st.session_state
+    name = state.get(SAVE_CONFLICT)
+    if name is None:
+        return
+    if name != scenario.name:
+        state.pop(SAVE_CONFLICT)  # the plan was renamed since: the question no longer applies
+        return
+    try:
+        new = next_free_name(name, scenario_store().names())
+    except StoreError as error:
+        st.error(markdown_text(f"Not saved: {error}."))
+        return
+    with st.container(key="plan-save-conflict"):
+        st.warning(markdown_text(f"A scenario named “{name}” is already saved. Overwrite it with this plan, or save "
+                                 f"this plan as “{new}”?"), icon=":material/warning:")
+        row = st.container(horizontal=True)
+        row.button(f"Overwrite “{name}”", on_click=overwrite_saved, key="plan.save_overwrite",
+                   icon=":material/save_as:")
+        row.button(f"Save as “{new}”", on_click=save_as_next, key="plan.save_as", icon=":material/library_add:")
+        row.button("Cancel", on_click=cancel_save, key="plan.save_cancel")
+
+
+COPY_BUTTON_HTML = """
+<div class="plan-copy-link">
+  <button type="button" class="plan-copy-link-button"
+    title="Copies the address of this exact view: every setting, the baseline and the open charts">Copy link</button>
+  <span class="plan-copy-link-note" role="status" aria-live="polite"></span>
+</div>
+<style>
+.plan-copy-link { display: flex; align-items: center; gap: 0.5rem; }
+.plan-copy-link-button {
+  font: inherit; font-size: 1rem; line-height: 1.6; padding: 0.25rem 0.75rem; min-height: 2.5rem;
+  border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; background: transparent; color: inherit;
+  cursor: pointer;
+}
+.plan-copy-link-button:hover, .plan-copy-link-button:focus-visible { border-color: #ff4b4b; color: #ff4b4b; }
+.plan-copy-link-note { font-size: 0.875rem; opacity: 0.75; }
+</style>
+<script>
+(() => {
+  const copied = "Copied: the address of this exact view";
+  const blocked = "Not copied: the browser blocked the clipboard. Use Show link and copy the address there.";
+  const fallback = (text) => {
+    const box = document.createElement("textarea");
+    box.value = text;
+    box.setAttribute("readonly", "");
+    box.style.position = "fixed";
+    box.style.opacity = "0";
+    document.body.appendChild(box);
+    box.select();
+    let done = false;
+    try { done = document.execCommand("copy"); } catch (error) { done = false; }
+    box.remove();
+    return done;
+  };
+  for (const button of document.querySelectorAll(".plan-copy-link-button")) {
+    const note = button.parentElement.querySelector(".plan-copy-link-note");
+    button.onclick = async () => {
+      const address = window.location.href;
+      let done = false;
+      try {
+        await navigator.clipboard.writeText(address);
+        done = true;
+      } catch (error) {
+        done = fallback(address);
+      }
+      note.textContent = done ? copied : blocked;
+      clearTimeout(button.copiedTimer);
+      button.copiedTimer = setTimeout(() => { note.textContent = ""; }, 6000);
+    };
+  }
+})();
+</script>
+"""
+
+
+def share_buttons(link: dict[str, str], scenario: Scenario | None = None) -> None:
+    """"Save for comparison", "Copy link" (a visible button that copies the page address, with every setting and
+    the open tabs, and says "Copied") and "Show link" (the same address in a box)."""
+    row = st.container(horizontal=True, vertical_alignment="center")
     row.button("Save for comparison", on_click=save_for_comparison, icon=":material/bookmark_add:",
                key="plan.save_for_comparison",
                help="Saves this scenario under its name in the scenario store; compare it on the Compare page.")
+    row.html(COPY_BUTTON_HTML, width="content", unsafe_allow_javascript=True)
     # Filled only while open (a rerun opens it): two fewer messages and renders on every other rerun.
-    copy_link = row.popover("Copy link", icon=":material/link:", key=COPY_LINK, on_change="rerun")
-    if copy_link.open:
+    show_link = row.popover("Show link", icon=":material/link:", key=COPY_LINK, on_change="rerun")
+    if show_link.open:
         page = urlsplit(st.context.url or "")
         address = urlunsplit((page.scheme, page.netloc, page.path or "/", urlencode(link), ""))
-        copy_link.caption("The address of this exact view (every setting, the baseline and the open charts). "
-                          "Copy it with the button at the right of the box.")
-        copy_link.code(address, language=None, wrap_lines=True)
+        show_link.caption("The address of this exact view (every setting, the baseline and the open charts).")
+        show_link.code(address, language=None, wrap_lines=True)
+    if scenario is not None:
+        _save_conflict(scenario)
     message = st.session_state.pop(SAVE_MESSAGE, None)
     if message:
         kind, text = message

@@ -20,10 +20,13 @@ from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario
 from dashboard.format import compact
 from dashboard.safe_text import markdown_text
+from dashboard.ui import layout_controls
 
-Kind = Literal["log", "slider", "number", "select", "toggle", "range"]
+Kind = Literal["log", "slider", "number", "select", "toggle", "range", "mix"]
 MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
 EXACT_FIGURES = 6
+MIX = "purchase_mix"  # the three-part control that sets reserved_share and spot_share (on-demand is the rest)
+MIX_KEYS = ("reserved_share", "spot_share")
 
 
 def log_grid(low: float, high: float) -> tuple[float, ...]:
@@ -108,10 +111,10 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                 0, 100, 0.1, help="Reclaims on the spot share of nodes; assumed 3.3 (AWS advisor band 5-10 %/month)."),
     ),
     "Purchase mix and prices": (
-        Control("reserved_share", "Reserved share (%)", "slider", 0.01, 0, 100, 1.0,
-                help="Share of GPU-hours on reserved capacity; reserved + spot ≤ 100 %, on-demand is the rest."),
-        Control("spot_share", "Spot share (%)", "slider", 0.01, 0, 100, 1.0,
-                help="Share of GPU-hours on spot; adds spot interruptions to the failure rate."),
+        Control(MIX, "Purchase mix (% of GPU-hours): reserved | spot | on-demand", "mix", 0.01, 0, 100, 1.0,
+                help="One control for the three shares: reserved runs from 0 to the left handle, spot between the "
+                     "handles and on-demand from the right handle to 100 %, so they always add up to 100 %. Spot "
+                     "adds spot interruptions to the failure rate."),
         Control("price_reserved_per_gpu_hour", "Reserved price ($/GPU-hour)", "number", 1.0, 0, 1000, 0.01,
                 help="Default: H100 1-year contract index, Jun 2026 (SemiAnalysis, as quoted)."),
         Control("price_on_demand_per_gpu_hour", "On-demand price ($/GPU-hour)", "number", 1.0, 0, 1000, 0.01,
@@ -170,7 +173,7 @@ GROUPS["Uncertainty ranges"] = (
 )
 CONTROLS: tuple[Control, ...] = tuple(c for group in GROUPS.values() for c in group)
 RANGE_KEYS = {f"{c.key}_{end}": c.key for c in CONTROLS if c.kind == "range" for end in ("low", "high")}
-SHARES = ("w.reserved_share", "w.spot_share")
+RANGE_KEYS.update(dict.fromkeys(MIX_KEYS, MIX))
 MOE_TOGGLE = "w.moe"
 PERSIST = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
@@ -206,6 +209,9 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
         if control.kind == "range":
             values[control.widget] = (data[f"{control.key}_low"], data[f"{control.key}_high"])
             continue
+        if control.kind == "mix":
+            values[control.widget] = mix_handles(scenario.reserved_share, scenario.spot_share)
+            continue
         value = data[control.key]
         if control.kind == "log":
             values[control.number] = control.to_widget(float(value))
@@ -214,7 +220,7 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
             values[control.widget] = control.to_widget(float(value))
         else:
             values[control.widget] = value
-    return values
+    return values | layout_controls.widget_values(scenario)
 
 
 def load(scenario: Scenario) -> None:
@@ -240,8 +246,11 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
             data[control.key] = control.to_scenario(state[control.widget])
         elif control.kind == "range":
             data[f"{control.key}_low"], data[f"{control.key}_high"] = state[control.widget]
+        elif control.kind == "mix":
+            data["reserved_share"], data["spot_share"] = mix_shares(state[control.widget])
         else:
             data[control.key] = state[control.widget]
+    data.update(layout_controls.read(base))
     if not state[MOE_TOGGLE]:
         data["active_params"] = None
     if data["gpu_type"] != CUSTOM:
@@ -258,11 +267,25 @@ def _number_typed(control: Control) -> None:
     st.session_state[control.widget] = float(control.to_scenario(st.session_state[control.number]))
 
 
-def _share_moved(moved: str, other: str) -> None:
-    """Reserved and spot shares add up to at most 100 %: moving one past that moves the other down."""
-    state = st.session_state
-    if state[moved] + state[other] > 100:
-        state[other] = 100 - state[moved]
+MIX_DIGITS = 9  # percent handles are rounded here, so 0.8 shows as 80 and not 80.00000000000001
+
+
+def mix_handles(reserved_share: float, spot_share: float) -> tuple[float, float]:
+    """The purchase-mix control's two handles, in percent: reserved ends at the left one, spot at the right one."""
+    return round(100 * reserved_share, MIX_DIGITS), round(100 * (reserved_share + spot_share), MIX_DIGITS)
+
+
+def mix_shares(handles: tuple[float, float]) -> tuple[float, float]:
+    """Reserved and spot shares (fractions) from the two handles; on-demand is what is left of 100 %."""
+    left, right = sorted(handles)
+    return left / 100, round(right - left, MIX_DIGITS) / 100
+
+
+def mix_text(reserved_share: float, spot_share: float) -> str:
+    """ "Reserved 80 % · spot 0 % · on-demand 20 %" of a plan's applied mix."""
+    on_demand = max(0.0, 1.0 - reserved_share - spot_share)
+    return (f"Reserved {100 * reserved_share:.3g} % · spot {100 * spot_share:.3g} % · "
+            f"on-demand {100 * on_demand:.3g} %")
 
 
 WHOLE_LABEL_BELOW = 1e6  # a whole number under this is written out (2,048 GPUs, not 2.048k)
@@ -275,6 +298,11 @@ def exact_label(value: float) -> str:
     if abs(value) < WHOLE_LABEL_BELOW and float(value).is_integer():
         return f"{value:,.0f}"
     return compact(value, EXACT_FIGURES)
+
+
+def exact_name(label: str) -> str:
+    """A label after "Exact": lower-cased at its start unless it opens with an acronym ("GPU count", "MFU (%)")."""
+    return label if label[:2].isupper() else f"{label[0].lower()}{label[1:]}"
 
 
 def _bounds(control: Control, value: float) -> tuple[float, float]:
@@ -297,16 +325,16 @@ def render(control: Control, disabled: bool = False) -> None:
         left.select_slider(control.label, options=log_options(control.options, state[control.widget]),
                            key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
                            args=(control,), disabled=disabled, persist_state=PERSIST)
-        right.number_input(f"Exact {control.label[0].lower()}{control.label[1:]}", min_value=low, max_value=high,
+        right.number_input(f"Exact {exact_name(control.label)}", min_value=low, max_value=high,
                            step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
                            args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST)
     elif control.kind == "slider":
         low, high = _bounds(control, state[control.widget])
-        shares = control.widget in SHARES
-        other = SHARES[1 - SHARES.index(control.widget)] if shares else None
         st.slider(control.label, min_value=low, max_value=high, step=control.step, key=control.widget,
-                  help=control.help, disabled=disabled, persist_state=PERSIST,
-                  on_change=_share_moved if shares else "rerun", args=(control.widget, other) if shares else None)
+                  help=control.help, disabled=disabled, persist_state=PERSIST, on_change="rerun")
+    elif control.kind == "mix":  # one widget, no callback moving another: what it shows is what is read and priced
+        st.slider(control.label, min_value=0.0, max_value=100.0, step=control.step, format="%g %%",
+                  key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST, on_change="rerun")
     elif control.kind == "number":
         low, high = _bounds(control, state[control.widget])
         st.number_input(control.label, min_value=low, max_value=high, step=control.step, format=control.fmt,
@@ -323,19 +351,15 @@ def render(control: Control, disabled: bool = False) -> None:
         st.toggle(control.label, key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
 
 
-def on_demand_share() -> float:
-    """The on-demand share in percent: what reserved and spot leave."""
-    state = st.session_state
-    return max(0.0, 100.0 - state[SHARES[0]] - state[SHARES[1]])
-
-
-def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | None = None) -> None:
+def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | None = None,
+                 scenario: Scenario | None = None) -> None:
     """One labelled group of controls, drawn only while its expander is open (values persist when closed).
 
     Controls that do not apply right now (active parameters of a dense model, the peak of a catalogue GPU,
     TST settings under the baseline method) are shown disabled; a control whose value was not applied
-    (`invalid`: control key → reason) says why under it. (The group's title stays as it is: a new title would
-    be a new expander, closed again.)
+    (`invalid`: control key → reason) says why under it. Under the purchase mix, the shares of `scenario` (the plan
+    as priced this run) are written out. (The group's title stays as it is: a new title would be a new expander,
+    closed again.)
     """
     state = st.session_state
     invalid = invalid or {}
@@ -354,8 +378,9 @@ def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | N
             render(control, disabled=disabled)
             if control.key in invalid:
                 st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")
-            if control.widget == SHARES[1]:
-                st.caption(f"On-demand: {on_demand_share():g} % (the remainder)")
+            if control.kind == "mix" and scenario is not None:
+                st.caption(f"Priced: {mix_text(scenario.reserved_share, scenario.spot_share)}",
+                           help="The mix in the numbers and the link; the handles above show the same mix.")
         if title == "Uncertainty ranges":
             st.select_slider("Monte Carlo draws", DRAW_OPTIONS, key=DRAWS, format_func="{:,}".format,
                              persist_state=PERSIST,

@@ -11,11 +11,14 @@ Callbacks here run before the page script, so they may set widget values.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from typing import Any
 
 import streamlit as st
 
+from dashboard.core import catalogue as plan_catalogue
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.presets import presets
 from dashboard.core.scenario import (
@@ -28,6 +31,7 @@ from dashboard.core.scenario import (
 from dashboard.core.scenario_query import BASELINE_PREFIX, scenario_from_query, scenario_to_query
 from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.format import compact
+from dashboard.store.names import NAME_PUNCTUATION
 from dashboard.ui import plan_controls as controls
 from dashboard.ui import plan_tabs
 
@@ -44,6 +48,7 @@ NOTICES = "plan.notices"
 UPLOAD_ERROR = "plan.upload_error"
 PRESET = "plan.preset"
 EDITED = " (edited)"
+EDITED_PATTERN = r" \(edited(: .*)?\)$"
 NAME_LINK_KEY = "name"
 
 
@@ -51,14 +56,106 @@ def scenario_json(scenario: Scenario) -> str:
     return json.dumps(scenario.to_json_dict())
 
 
-def describe(scenario: Scenario) -> str:
-    """A name that says what the plan is: "7B dense, 2T tokens on 512 H100"."""
+NAME_MAX_CHARS = 120  # the scenario file's and the store's limit
+# Inputs the description's head already names ("7B dense, 2T tokens on 512 H100, TST"); every other input that
+# differs is named after it.
+DESCRIBED_KEYS = frozenset({"name", "total_params", "active_params", "tokens", "gpu_count", "gpu_type", "method"})
+SHARE_KEYS = ("reserved_share", "spot_share")
+# Short labels for the differences a name lists first (the rest use the catalogue's labels).
+NAME_LABELS = {"mfu": "MFU", "price_reserved_per_gpu_hour": "reserved", "price_on_demand_per_gpu_hour": "on-demand",
+               "price_spot_per_gpu_hour": "spot"}
+# Characters a store name cannot hold (dashboard.store.names), as words.
+NAME_SAFE = str.maketrans({"$": "USD ", "/": " per ", "×": "x", "·": ",", "≤": "", "≥": "", "→": "", "₀": ""})
+NOT_IN_NAMES = re.compile(r"[^\w " + re.escape(NAME_PUNCTUATION) + r"]")  # anything else the store refuses
+TAG_CHARS = 6
+EDITED_BASE_CHARS = 90  # an edited plan's name keeps this much of its origin's: room is left for "+1 more #tag"
+
+
+def _head(scenario: Scenario) -> str:
     size = compact(scenario.total_params)
     shape = "dense" if scenario.active_params is None else f"MoE ({compact(scenario.active)} active)"
     method = ", TST" if scenario.method == "tst" else ""
     gpu = "custom GPUs" if scenario.gpu_type == CUSTOM else catalogue()[scenario.gpu_type].label.split(" (")[0]
     gpu = gpu.removesuffix(" SXM").removeprefix("AMD ")
     return f"{size} {shape}, {compact(scenario.tokens)} tokens on {scenario.gpu_count:,} {gpu}{method}"
+
+
+def _usd(value: float) -> str:
+    return f"{value:,.2f} USD".replace(".00 USD", " USD")
+
+
+def name_differences(reference: Scenario, scenario: Scenario, skip: frozenset[str] = frozenset({"name"})) -> list[str]:
+    """The inputs of `scenario` that differ from `reference`, in words a store name may hold: MFU first, then the
+    prices and the purchase mix, then the rest in the scenario file's order ("MFU 35 %", "spot 2.10 USD",
+    "mix 50 % reserved, 30 % spot")."""
+    old, new = reference.model_dump(), scenario.model_dump()
+    changed = [key for key in new if key not in skip and old[key] != new[key]]
+    parts = []
+    for key in NAME_LABELS:
+        if key in changed:
+            value = new[key]
+            parts.append(f"MFU {100 * value:.3g} %" if key == "mfu" else f"{NAME_LABELS[key]} {_usd(value)}")
+    if any(key in changed for key in SHARE_KEYS):
+        parts.append(f"mix {100 * scenario.reserved_share:.3g} % reserved, {100 * scenario.spot_share:.3g} % spot")
+    for key in changed:
+        if key in NAME_LABELS or key in SHARE_KEYS:
+            continue
+        entry = plan_catalogue.INPUTS[key]
+        parts.append(f"{entry.label} {entry.text(new[key])}".translate(NAME_SAFE))
+    return [" ".join(NOT_IN_NAMES.sub(" ", part).split()) for part in parts]
+
+
+def _tag(scenario: Scenario) -> str:
+    """A short digest of the inputs: two plans whose listed differences are cut short still get different names."""
+    text = json.dumps(scenario.model_dump(exclude={"name"}), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:TAG_CHARS]
+
+
+def _listed(prefix: str, parts: list[str], suffix: str, scenario: Scenario) -> str:
+    """`prefix` + the parts joined + `suffix`, within the name limit: parts that do not fit are counted and the
+    inputs' digest added, so the name stays unique to the inputs."""
+    full = f"{prefix}{', '.join(parts)}{suffix}"
+    if len(full) <= NAME_MAX_CHARS:
+        return full
+    shown: list[str] = []
+    for part in parts:
+        rest = len(parts) - len(shown) - 1
+        trial = f"{prefix}{', '.join([*shown, part])}, +{rest} more #{_tag(scenario)}{suffix}"
+        if len(trial) > NAME_MAX_CHARS:
+            break
+        shown.append(part)
+    more = f"+{len(parts) - len(shown)} more #{_tag(scenario)}"
+    text = f"{prefix}{', '.join([*shown, more])}{suffix}"
+    return text if len(text) <= NAME_MAX_CHARS else f"{text[:NAME_MAX_CHARS - TAG_CHARS - 2]} #{_tag(scenario)}"
+
+
+def describe(scenario: Scenario) -> str:
+    """A name that says what the plan is and how it differs from the default: "7B dense, 2T tokens on 512 H100",
+    "7B dense, 2T tokens on 512 H100, MFU 35 %, mix 50 % reserved, 30 % spot"."""
+    parts = name_differences(default_scenario(), scenario, DESCRIBED_KEYS)
+    return _listed(f"{_head(scenario)}, ", parts, "", scenario) if parts else _head(scenario)
+
+
+_KEYS_LONGEST_FIRST = sorted((key for key in plan_catalogue.INPUTS if key not in {"schema", "schema_"}), key=len,
+                             reverse=True)
+_KEYED_VALUE = re.compile(r"\b(" + "|".join(_KEYS_LONGEST_FIRST) + r") = ([-+]?[0-9][0-9.e+-]*)")
+_KEY = re.compile(r"\b(" + "|".join(_KEYS_LONGEST_FIRST) + r")\b")
+
+
+def _keyed_value(match: re.Match) -> str:
+    entry = plan_catalogue.INPUTS[match.group(1)]
+    try:
+        return f"{entry.label} {entry.text(float(match.group(2)))}"
+    except (TypeError, ValueError):
+        return f"{entry.label} {match.group(2)}"
+
+
+def plain_message(message: str) -> str:
+    """A validation message in the Plan page's words: scenario keys become their labels and their values are
+    written as the page writes them ("active_params = 3.7e+10 exceeds total_params = 2e+10" -> "Active parameters
+    (MoE) 37B exceeds Total parameters 20B")."""
+    message = _KEYED_VALUE.sub(_keyed_value, message)
+    return _KEY.sub(lambda match: plan_catalogue.INPUTS[match.group(1)].label, message)
 
 
 def _same_inputs(a: Scenario, b: Scenario) -> bool:
@@ -68,7 +165,7 @@ def _same_inputs(a: Scenario, b: Scenario) -> bool:
 def follow_name(origin: Scenario, scenario: Scenario) -> str:
     """The name of a plan nobody has named: the origin's name while nothing changed; a description of the
     inputs when the origin's name was one (or is the default's, which fits only the default's inputs); else the
-    origin's name with "(edited)"."""
+    origin's name with what was edited ("Llama 3.1 405B … (edited: MFU 30 %)")."""
     default = default_scenario()
     if origin.name == default.name:  # the default's name fits the default's inputs only
         return default.name if _same_inputs(default, scenario) else describe(scenario)
@@ -76,7 +173,9 @@ def follow_name(origin: Scenario, scenario: Scenario) -> str:
         return origin.name
     if origin.name == describe(origin):
         return describe(scenario)
-    return origin.name if origin.name.endswith(EDITED) else f"{origin.name[:120 - len(EDITED)]}{EDITED}"
+    base = re.sub(EDITED_PATTERN, "", origin.name)
+    parts = name_differences(origin, scenario)
+    return _listed(f"{base[:EDITED_BASE_CHARS]} (edited: ", parts, ")", scenario)
 
 
 def _as_scenario(value: Any) -> Scenario | None:
@@ -156,7 +255,7 @@ def update() -> Scenario:
             try:
                 scenario_from_dict(trial, strict=False)
             except ScenarioError as error:
-                invalid[controls.control_of(key)] = str(error)
+                invalid[controls.control_of(key)] = plain_message(str(error))
                 continue
             data = trial
         scenario = scenario_from_dict(data, strict=False)
@@ -187,6 +286,23 @@ def load_preset() -> None:
     scenario = presets()[choice]
     _load(scenario, f"Loaded preset: {scenario.name}.", undo=True)
     state[PRESET] = None
+
+
+def apply_changes(label: str, changes: dict[str, Any]) -> None:
+    """A callback: set some of the plan's keys (a fix from the "Can it run?" panel) and every widget to match,
+    with an undo. Keys without a widget reach the plan directly; the name follows the edit as any other."""
+    state = st.session_state
+    previous: Scenario = state[PLAN]
+    try:
+        scenario = scenario_from_dict({**previous.to_json_dict(), **changes}, strict=False)
+    except ScenarioError as error:
+        state[NOTICES] = [f"Not applied: {label}: {error}."]
+        return
+    controls.load(scenario)
+    _set_plan(scenario)
+    state[UNDO] = previous
+    state[OFFER_PIN] = None
+    state[NOTICES] = [f"Applied: {label}."]
 
 
 def undo_preset() -> None:

@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 from dashboard.core import catalogue, risk
 from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
-from dashboard.format import number, signed
+from dashboard.format import SAME, change, number
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view
 
@@ -19,11 +19,18 @@ TILES = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_milli
 CHIP_LIMIT = 6  # differences shown as chips; the rest are counted
 
 
-def _delta(name: str, value: float, base: float) -> str | None:
-    difference = value - base
-    if abs(difference) <= 1e-9 * max(abs(value), abs(base), 1.0):
-        return None
-    return catalogue.entry(name).delta(difference)
+def _delta(text: str | None) -> dict[str, str | None]:
+    """`st.metric`'s delta arguments: red when it costs more, "≈ same" in grey with no arrow (`format.change`)."""
+    if text is None:
+        return {"delta": None}
+    if text == SAME:
+        return {"delta": text, "delta_color": "off", "delta_arrow": "off"}
+    return {"delta": text, "delta_color": "inverse"}
+
+
+def _change(name: str, value: float, base: float) -> str:
+    """The tile's delta against the baseline, as Compare and the report write it."""
+    return catalogue.entry(name).change(value, base)
 
 
 def _help(name: str, value: float) -> str:
@@ -38,8 +45,7 @@ def tiles(result: PlanResult, base: PlanResult | None) -> list[DeltaGenerator]:
     for column, name in zip(columns, TILES, strict=False):
         value = result[name]
         column.metric(catalogue.label(name), catalogue.text(name, value),
-                      None if base is None else _delta(name, value, base[name]), delta_color="inverse",
-                      help=_help(name, value))
+                      **_delta(None if base is None else _change(name, value, base[name])), help=_help(name, value))
     return columns
 
 
@@ -52,8 +58,7 @@ def risk_tiles(columns: list[DeltaGenerator], result: PlanResult, base: PlanResu
     base_share = None if base is None else base["cost_total_usd"] / base["budget_usd"]
     columns[-1].metric(
         f"Budget: {number(share, 'fraction')} used", headline.status,
-        None if base_share is None or abs(share - base_share) < 1e-12 else signed(100 * (share - base_share), "pp"),
-        delta_color="inverse",
+        **_delta(None if base_share is None else change(share, base_share, "fraction")),
         help=markdown_text(f"Total / budget ({budget.text(result['budget_usd'])}): 'warning' above the warning "
                            "share, 'over' above 100 %, 'at risk' when the Monte Carlo chance of overrun passes "
                            f"{catalogue.text('prob_over_budget', risk.AT_RISK_PROBABILITY)}; 'infeasible' when the "

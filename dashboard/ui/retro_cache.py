@@ -25,7 +25,7 @@ import streamlit as st
 
 from dashboard import settings
 from dashboard.core.engine import scenario_outputs
-from dashboard.core.scenario import scenario_from_json
+from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap, retro_usage
 from dashboard.query import engine, tables, view
 from dashboard.query import spend as spend_query
@@ -34,7 +34,7 @@ from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
-from dashboard.ui.cache import DrawnChart
+from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
 
 ENTRIES = 16
 # A filtered view keeping at most this share of the rows is handed to the engine as its own table (an Arrow copy of
@@ -142,10 +142,9 @@ def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataF
     return table, DrawnChart(retro_usage.attribution_figure(table))
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario_json: str, main_run_ids: tuple[str, ...],
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario: Scenario, main_run_ids: tuple[str, ...],
              failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
-    scenario = scenario_from_json(scenario_json)
     plan = scenario_outputs(scenario)
     parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
     key = "usd" if unit == "usd" else "gpu_hours"

@@ -257,8 +257,8 @@ def attribution_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
     })
 
 
-def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_json: str, plan_label: str,
-                join_on: str, tokens_note: str | None = None) -> None:
+def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_label: str, join_on: str,
+                tokens_note: str | None = None) -> None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
     most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B).
     `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count tokens."""
@@ -275,7 +275,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
                                 "productive: remove TIMEOUT here if your scheduler ends jobs on a time limit.")
     unit = right.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
                                    format_func={"usd": "$", "gpu_hours": "GPU-hours"}.get) or "usd"
-    parts, summary, figure = cache.gap_view(key, usage, plan_json, tuple(main_runs), tuple(failed), unit)
+    parts, summary, figure = cache.gap_view(key, usage, plan, tuple(main_runs), tuple(failed), unit)
     mismatch = plan_mismatch(summary)
     if mismatch:
         st.warning(mismatch, icon=":material/compare_arrows:")

@@ -140,6 +140,10 @@ def choose_local(typed: str) -> LocalFile | None:
         _error(f"Reading files on this machine is off on this server (it listens beyond localhost). Upload the "
                  f"file instead, or have the server's operator set {settings.DATA_DIR} to the folder of exports.")
         return None
+    if "\x00" in typed:
+        _error("That path holds a NUL character, which no file name on this machine can hold; nothing was read. "
+               "Type the path again.")
+        return None
     given = Path(typed).expanduser()
     path = Path(os.path.realpath(given if given.is_absolute() else folder / given))
     if not _inside(path, folder):

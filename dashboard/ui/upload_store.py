@@ -8,12 +8,19 @@ used tables of any session are released first (that session imports again on its
 larger than the whole bound is refused. Tables of sessions the server no longer has open are released by
 `release_ended`, which runs on every store call and every few seconds in a server. Download buttons get
 `csv_download`, which holds its table weakly, so that Streamlit's own copy of a closed session does not keep it.
+
+Closed sessions themselves are shut down by the same sweeper (`close_ended`) once they have been disconnected for
+CLOSED_SESSION_GRACE_S. Streamlit keeps a disconnected session for a reconnect (`server.disconnectedSessionTTL`,
+120 s) and, when that passes, drops it without shutting it down, so its uploaded files' bytes stayed in the
+uploaded-file manager for as long as the server ran (ten 100 MB uploads held 1 GB after every tab had closed).
+A tab that reconnects within the grace resumes its session; later, it starts a new one.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -29,6 +36,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from dashboard import settings
 
 SWEEP_SECONDS = 5.0
+CLOSED_SESSION_GRACE_S = 30.0  # a disconnected session is shut down (its uploads freed) after this long
 NO_SESSION = "(no session)"
 
 
@@ -51,6 +59,7 @@ except (OSError, AttributeError):
 _LOCK = threading.RLock()
 _HELD: OrderedDict[tuple[str, Hashable], _Held] = OrderedDict()  # least recently used first
 _SWEEPER: list[threading.Thread] = []
+_SESSIONS: dict[str, float | None] = {}  # session ids seen by a script -> when first seen disconnected (monotonic)
 
 
 def table_bytes(frame: pd.DataFrame | None) -> int:
@@ -65,7 +74,13 @@ def bound_bytes() -> int:
 
 def _session() -> str:
     context = get_script_run_ctx(suppress_warning=True)
-    return context.session_id if context is not None else NO_SESSION
+    if context is None:
+        return NO_SESSION
+    if context.session_id not in _SESSIONS:
+        with _LOCK:
+            _SESSIONS.setdefault(context.session_id, None)
+        _start_sweeper()
+    return context.session_id
 
 
 def _return_freed_memory() -> None:
@@ -89,12 +104,53 @@ def release_ended() -> None:
         _return_freed_memory()
 
 
+def close_ended(now: float | None = None) -> list[str]:
+    """Shut down the sessions this store has seen that have been disconnected for CLOSED_SESSION_GRACE_S, and drop
+    their uploaded files (Streamlit keeps them otherwise; see the module's notes); the session ids closed.
+
+    Uses Streamlit's thread-safe calls only: the session is marked not resumable and closed on the event loop
+    (``clear_user_info_for_session``), and its files are removed under the uploaded-file manager's lock.
+    """
+    if not Runtime.exists():
+        return []
+    runtime = Runtime.instance()
+    now = time.monotonic() if now is None else now
+    closed = []
+    with _LOCK:
+        known = list(_SESSIONS.items())
+    for session_id, since in known:
+        if runtime.is_active_session(session_id):
+            if since is not None:
+                with _LOCK:
+                    _SESSIONS[session_id] = None
+            continue
+        if since is None:
+            with _LOCK:
+                _SESSIONS[session_id] = now
+            continue
+        if now - since < CLOSED_SESSION_GRACE_S:
+            continue
+        try:
+            runtime.clear_user_info_for_session(session_id)  # not resumable, then closed on the event loop
+            runtime.uploaded_file_mgr.remove_session_files(session_id)  # also for one Streamlit already dropped
+        except Exception:  # noqa: BLE001 - a server shutting down; the next sweep tries again
+            continue
+        with _LOCK:
+            _SESSIONS.pop(session_id, None)
+        closed.append(session_id)
+    if closed:
+        _return_freed_memory()
+    return closed
+
+
 def _sweep() -> None:
-    """Release ended sessions' tables every SWEEP_SECONDS (a daemon thread, one per server)."""
+    """Release ended sessions' tables every SWEEP_SECONDS, and shut down sessions closed for longer than
+    CLOSED_SESSION_GRACE_S (a daemon thread, one per server)."""
     pause = threading.Event()
     while True:
         pause.wait(SWEEP_SECONDS)
         release_ended()
+        close_ended()
 
 
 def _start_sweeper() -> None:
@@ -192,3 +248,4 @@ def clear() -> None:
     """Release everything (tests)."""
     with _LOCK:
         _HELD.clear()
+        _SESSIONS.clear()

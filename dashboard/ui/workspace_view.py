@@ -10,7 +10,7 @@ it, and its download streams the first rows of a query.
 
 from __future__ import annotations
 
-import tempfile
+import io
 from collections.abc import Callable, Hashable
 from datetime import date
 
@@ -28,12 +28,11 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import Imported, LocalFile
 from dashboard.workspace import datasets
-from dashboard.workspace.datasets import DatasetError, Metadata
-from dashboard.workspace.imports import import_to_workspace
+from dashboard.workspace.datasets import DatasetError, DatasetExists, Metadata
+from dashboard.workspace.imports import import_to_workspace, no_space
 
 NONE = "(none)"
 CSV_CHUNK_ROWS = 100_000
-SPOOL_BYTES = 64 * 1024 * 1024  # a download is rendered in memory up to this size, then on disk
 
 
 def size_line(info: Metadata) -> str:
@@ -45,13 +44,63 @@ def size_line(info: Metadata) -> str:
             f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read)")
 
 
+def _taken_line(name: str) -> str:
+    """Markdown: what the dataset ``name`` holds now, for the question whether to replace it."""
+    try:
+        info = datasets.metadata(name)
+    except DatasetError:
+        return f"The workspace already has a dataset **{markdown_text(name)}**."
+    return (f"The workspace already has a dataset **{markdown_text(name)}**: {info.rows:,} rows from "
+            f"{markdown_text(info.source)}, imported {markdown_text(info.imported_at.replace('T', ' '))} UTC.")
+
+
+def _confirmed(name: str, local: LocalFile, key: str, clicked: bool) -> bool | None:
+    """Whether to import over the taken name ``name``: True once "Replace" is pressed, None while the question is
+    open or after "Cancel". The question is asked (kept in the session) when "Import to workspace" met a taken
+    name, and dropped when the name or the file changes."""
+    asked = f"{key}.asked"
+    question = (name, local.key)
+    if st.session_state.get(asked) not in (None, question):
+        del st.session_state[asked]
+    if clicked:
+        taken = datasets.exists(name)
+        if taken:
+            st.session_state[asked] = question
+        else:
+            st.session_state.pop(asked, None)
+            return False
+    if st.session_state.get(asked) != question:
+        return None
+    st.warning(f"{_taken_line(name)} Replace it with {markdown_text(local.filename)}? Everyone who opens "
+               f"{markdown_text(name)} then sees the new rows; choose another name to keep both.")
+    yes, no = st.columns(2)
+    if yes.button(f"Replace {markdown_text(name)}", key=f"{key}.replace", type="primary"):
+        del st.session_state[asked]
+        return True
+    no.button("Cancel", key=f"{key}.cancel", on_click=lambda: st.session_state.pop(asked, None))
+    return None
+
+
 def import_controls(local: LocalFile | None, key: str) -> None:
-    """A dataset name and an "Import to workspace" button for the local file ``local`` (streamed when large)."""
+    """A dataset name and an "Import to workspace" button for the local file ``local`` (streamed when large).
+
+    A name the workspace already has is never replaced silently: the page asks first (like the CLI's
+    ``--replace``), and a name taken by another session while this import ran is asked about afterwards.
+    """
     name = st.text_input("Dataset name for the workspace", key=f"{key}.name", placeholder="e.g. q2-2025_focus",
                          help=f"Letters, digits, '.', '_' or '-'. Stored under {settings.workspace_dir()} "
                               f"({settings.WORKSPACE_DIR}).").strip()
-    if not st.button("Import to workspace", key=f"{key}.import", disabled=local is None or not name,
-                     help="Reads the file in batches of rows, so an export larger than memory can be imported."):
+    clicked = st.button("Import to workspace", key=f"{key}.import", disabled=local is None or not name,
+                        help="Reads the file in batches of rows, so an export larger than memory can be imported.")
+    if local is None or not name:
+        st.session_state.pop(f"{key}.asked", None)
+        return
+    try:
+        replace = _confirmed(name, local, key, clicked)
+    except DatasetError as error:
+        st.error(markdown_text(str(error)))
+        return
+    if replace is None:
         return
     with st.status(f"Importing {markdown_text(local.filename)} into {markdown_text(name)}…",
                    expanded=True) as status:
@@ -61,7 +110,11 @@ def import_controls(local: LocalFile | None, key: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=markdown_text(stage))
 
         try:
-            info = import_to_workspace(local.path, name, progress=show, replace=True)
+            info = import_to_workspace(local.path, name, progress=show, replace=replace)
+        except DatasetExists:
+            status.update(label="Not imported: the name was taken meanwhile", state="error")
+            st.session_state[f"{key}.asked"] = (name, local.key)
+            st.rerun()
         except (DatasetError, UnreadableFile) as error:
             status.update(label="Not imported", state="error")
             st.error(markdown_text(str(error)))
@@ -73,7 +126,12 @@ def import_controls(local: LocalFile | None, key: str) -> None:
             return
         except OSError as error:
             status.update(label="Not imported", state="error")
-            st.error(f"The workspace could not be written ({markdown_text(error.strerror or type(error).__name__)}).")
+            if no_space(error):
+                st.error("The workspace's disk is full, so nothing was imported and the workspace is as it was. "
+                         "Free some space there, or ask the server's operator to.")
+            else:
+                st.error(f"The workspace could not be written "
+                         f"({markdown_text(error.strerror or type(error).__name__)}); nothing was imported.")
             return
         status.update(label=f"Imported {info.rows:,} rows into {markdown_text(name)}", state="complete")
     st.session_state["retro.dataset"] = name
@@ -110,10 +168,10 @@ def memory_rows() -> int:
     return settings.limit(settings.WORKSPACE_MEMORY_ROWS)
 
 
-def _queried_table(name: str) -> Table:
-    """Dataset ``name`` as an Ibis table over its Parquet files on the configured engine (memory bounded), its small
-    results kept while it is open."""
-    return opened.fixed(datasets.open_table(engine.default(), name))
+def _queried_table(name: str, at) -> Table:
+    """Dataset ``name`` (its version folder ``at``) as an Ibis table over its Parquet files on the configured engine
+    (memory bounded), its small results kept while it is open."""
+    return opened.fixed(datasets.open_table(engine.default(), name, at))
 
 
 def open_dataset(state_key: str, info: Metadata) -> Imported | None:
@@ -126,8 +184,9 @@ def open_dataset(state_key: str, info: Metadata) -> Imported | None:
     queried = info.rows > memory_rows()
     try:
         with st.spinner(f"Opening {markdown_text(info.name)} ({info.rows:,} rows)…", show_time=True):
-            usage = _queried_table(info.name) if queried else datasets.read_frame(info.name, memory_rows())
-            report = datasets.report(info.name)
+            at = datasets.version_of(info)  # the import ``info`` describes, even if another replaces it now
+            usage = _queried_table(info.name, at) if queried else datasets.read_frame(info.name, memory_rows(), at)
+            report = datasets.report(info.name, at)
     except (DatasetError, OSError, ValueError) as error:
         st.error(markdown_text(f"The dataset {info.name} cannot be opened: {error}"))
         return None
@@ -142,38 +201,40 @@ def open_dataset(state_key: str, info: Metadata) -> Imported | None:
     return imported
 
 
-def _csv_file(frame: pd.DataFrame, rows: int) -> Callable[[], object]:
-    """A deferred download: the first ``rows`` rows of ``frame`` rendered in chunks into a spooled file."""
+def _csv_file(frame: pd.DataFrame, rows: int) -> Callable[[], str | bytes]:
+    """A deferred download: the first ``rows`` rows of ``frame`` rendered in chunks, as bytes (what Streamlit's
+    deferred download takes; it refused the spooled file this returned before). ``rows`` is the download cap, so
+    the bytes stay bounded."""
     render = upload_store.csv_download(frame, lambda held: held)
 
-    def data():
+    def data() -> str | bytes:
         held = render()
         if isinstance(held, str):
             return held  # the store released the table
-        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - Streamlit reads it
+        out = io.BytesIO()
         for start in range(0, min(rows, len(held)), CSV_CHUNK_ROWS):
             chunk = to_safe_csv(held.iloc[start:min(start + CSV_CHUNK_ROWS, rows)])
-            spool.write(chunk if start == 0 else chunk.split(b"\n", 1)[1])
-        spool.seek(0)
-        return spool
+            out.write(chunk if start == 0 else chunk.split(b"\n", 1)[1])
+        if not out.tell():
+            out.write(to_safe_csv(held.iloc[:0]))
+        return out.getvalue()
 
     return data
 
 
-def _query_csv_file(table: Table, rows: int) -> Callable[[], object]:
-    """A deferred download: the first ``rows`` rows of the query ``table``, streamed from the engine and rendered in
-    chunks into a spooled file (never the whole view in memory)."""
-    def data():
-        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - Streamlit reads it
+def _query_csv_file(table: Table, rows: int) -> Callable[[], bytes]:
+    """A deferred download: the first ``rows`` rows of the query ``table``, streamed from the engine in chunks and
+    rendered as bytes (at most ``rows`` rows, the download cap; never the whole view)."""
+    def data() -> bytes:
+        out = io.BytesIO()
         first = True
         for chunk in opened.first_rows(table, rows, CSV_CHUNK_ROWS):
             text = to_safe_csv(chunk)
-            spool.write(text if first else text.split(b"\n", 1)[1])
+            out.write(text if first else text.split(b"\n", 1)[1])
             first = False
         if first:
-            spool.write(to_safe_csv(pd.DataFrame(columns=list(table.columns))))
-        spool.seek(0)
-        return spool
+            out.write(to_safe_csv(pd.DataFrame(columns=list(table.columns))))
+        return out.getvalue()
 
     return data
 

@@ -5,12 +5,24 @@ A dataset is the folder ``<workspace>/<name>/`` holding ``usage/`` (the canonica
 report's excluded and rejected rows as ``excluded.parquet`` and ``rejected.parquet``. Names are short words
 of letters, digits, ``.``, ``_`` and ``-`` that start with a letter or digit, so no name reaches outside the
 workspace folder; a name is checked before any path is built from it.
+
+Versions. ``<workspace>/<name>`` is a symbolic link to one version folder ``<workspace>/.versions/<name>.<id>``;
+an import builds a new version there and switches the link with one ``rename`` (atomic), so a reader that
+resolves the link once (``current``, and the ``at`` argument of the readers below) sees one whole version, never a
+mix. A replaced version is marked (``superseded``) and deleted ``REPLACED_GRACE_S`` later, so a reader still
+inside it finishes. The first use of a workspace folder in a process sweeps version folders no link names that
+are older than ``BUILD_MAX_AGE_S`` (builds of killed imports), and replaced ones past their grace (``sweep``).
+A dataset written before versions (a plain folder) is still read, and moved into ``.versions`` when replaced.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +33,7 @@ import pyarrow.parquet as pq
 
 from dashboard import settings
 from dashboard.ingest.schema import ImportReport, issues_frame
+from dashboard.ingest.stream import SampledReport
 from dashboard.workspace.writer import PARTITION, SCHEMA, to_frame
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -29,10 +42,22 @@ USAGE = "usage"
 EXCLUDED = "excluded.parquet"
 REJECTED = "rejected.parquet"
 VERSION = 1
+VERSIONS = ".versions"  # the version folders, inside the workspace folder
+SUPERSEDED = ".superseded"  # a file in a replaced version folder: when it was replaced (its mtime)
+LEGACY_BUILDS = (".import-", ".replaced-")  # hidden build folders of the imports before versions
+NEW_LINK = ".link-"  # a link made beside a dataset's link, then renamed over it
+BUILD_MAX_AGE_S = 24 * 3600  # a version folder no link names is a killed import's build after this long
+REPLACED_GRACE_S = 3600  # a replaced version is kept this long for the readers still inside it
+_swept: set[Path] = set()
+_sweep_lock = threading.Lock()
 
 
 class DatasetError(ValueError):
     """A dataset name that is not allowed, or a dataset that is missing or damaged; the message says which."""
+
+
+class DatasetExists(DatasetError):
+    """The name is taken and the import was not asked to replace it."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,7 @@ class Metadata:
     streamed: bool  # read in batches (False: the in-memory import)
     report: dict = field(default_factory=dict)  # format, rows_read, rows_used, rows_excluded, rows_rejected, warnings
     version: int = VERSION
+    build: str = ""  # the version folder's name in .versions ("" for a dataset written before versions)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)
@@ -74,17 +100,83 @@ def checked_name(name: str) -> str:
 
 
 def root() -> Path:
-    """The workspace folder (``PLANNER_WORKSPACE_DIR``)."""
-    return settings.workspace_dir()
+    """The workspace folder (``PLANNER_WORKSPACE_DIR``); swept (``sweep``) the first time a process uses it."""
+    base = settings.workspace_dir()
+    if base not in _swept:
+        with _sweep_lock:
+            if base not in _swept:
+                _swept.add(base)
+                sweep(base)
+    return base
+
+
+def versions_folder() -> Path:
+    """The folder of version folders (``<workspace>/.versions``)."""
+    return root() / VERSIONS
 
 
 def folder(name: str) -> Path:
-    """The folder of dataset ``name`` (checked), inside the workspace folder."""
+    """The path of dataset ``name`` (checked) in the workspace folder: the link to its current version (or the
+    folder of a dataset written before versions)."""
     base = root()
     path = base / checked_name(name)
-    if path.resolve().parent != base.resolve():
+    if not _allowed(path.resolve(), base.resolve()):
         raise DatasetError(f"The dataset {name} leads outside the workspace folder, so it is not opened.")
     return path
+
+
+def _allowed(resolved: Path, base: Path) -> bool:
+    """A dataset's resolved folder is its own folder in the workspace, or a version folder."""
+    return resolved.parent == base or resolved.parent == base / VERSIONS
+
+
+def current(name: str) -> Path:
+    """The folder of the current version of dataset ``name``, the link resolved once: read every part of one
+    import through it (``at=``) to see that import whole while another replaces it."""
+    return Path(os.path.realpath(folder(name)))
+
+
+def _at(name: str, at: Path | None) -> Path:
+    return current(name) if at is None else at
+
+
+def sweep(base: Path | None = None, now: float | None = None) -> list[Path]:
+    """Delete the version folders of ``base`` (the workspace folder) that no dataset link names and that are older
+    than ``BUILD_MAX_AGE_S`` (a killed import's build) or were replaced more than ``REPLACED_GRACE_S`` ago, and
+    the hidden build folders of older imports past ``BUILD_MAX_AGE_S``; the folders deleted. Errors are ignored
+    (another process may sweep the same folder)."""
+    base = settings.workspace_dir() if base is None else base
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    try:
+        entries = list(base.iterdir())
+        linked = {Path(os.path.realpath(p)) for p in entries if p.is_symlink() and NAME.fullmatch(p.name)}
+        candidates = list((base / VERSIONS).iterdir()) if (base / VERSIONS).is_dir() else []
+        candidates += [p for p in entries if p.name.startswith(LEGACY_BUILDS)]
+    except OSError:
+        return removed
+    for path in entries:  # links a killed import made and never renamed
+        try:
+            if path.name.startswith(NEW_LINK) and path.is_symlink() and now - path.lstat().st_mtime > BUILD_MAX_AGE_S:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    for path in candidates:
+        try:
+            if path.resolve() in linked or not path.is_dir() or path.is_symlink():
+                continue
+            marker = path / SUPERSEDED
+            if marker.exists():
+                expired = now - marker.stat().st_mtime > REPLACED_GRACE_S
+            else:
+                expired = now - path.stat().st_mtime > BUILD_MAX_AGE_S
+            if expired:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
 
 
 def write_metadata(path: Path, metadata: Metadata, report: ImportReport) -> None:
@@ -94,9 +186,9 @@ def write_metadata(path: Path, metadata: Metadata, report: ImportReport) -> None
     (path / METADATA).write_text(metadata.to_json(), encoding="utf-8")
 
 
-def metadata(name: str) -> Metadata:
-    """The metadata of dataset ``name``; DatasetError when it is missing or damaged."""
-    path = folder(name) / METADATA
+def metadata(name: str, at: Path | None = None) -> Metadata:
+    """The metadata of dataset ``name`` (of its version folder ``at``); DatasetError when missing or damaged."""
+    path = _at(name, at) / METADATA
     try:
         return Metadata.from_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -108,16 +200,34 @@ def metadata(name: str) -> Metadata:
                            "file again.") from None
 
 
-def report(name: str) -> ImportReport:
-    """The import report of dataset ``name``, with its excluded and rejected rows."""
-    info = metadata(name).report
-    path = folder(name)
+def report(name: str, at: Path | None = None) -> ImportReport:
+    """The import report of dataset ``name``, with its excluded and rejected rows (the first ones of a streamed
+    import, which keeps a sample) and their counts."""
+    path = _at(name, at)
+    info = metadata(name, path).report
     issues = []
     for file in (EXCLUDED, REJECTED):
         frame = pd.read_parquet(path / file)
         issues.append(issues_frame(frame["line"], frame["reason"]))
-    return ImportReport(format=info["format"], rows_read=info["rows_read"], rows_used=info["rows_used"],
-                        excluded=issues[0], rejected=issues[1], warnings=list(info["warnings"]))
+    return SampledReport(format=info["format"], rows_read=info["rows_read"], rows_used=info["rows_used"],
+                         excluded=issues[0], rejected=issues[1], warnings=list(info["warnings"]),
+                         excluded_count=info.get("rows_excluded", len(issues[0])),
+                         rejected_count=info.get("rows_rejected", len(issues[1])))
+
+
+def version_of(info: Metadata) -> Path:
+    """The version folder ``info`` was read from (the current one for a dataset written before versions)."""
+    if info.build:
+        path = versions_folder() / info.build
+        if path.parent == versions_folder() and path.is_dir():
+            return path
+    return current(info.name)
+
+
+def exists(name: str) -> bool:
+    """True when the workspace has a dataset (or a damaged one) called ``name`` (checked)."""
+    path = folder(name)
+    return path.exists() or path.is_symlink()
 
 
 def names() -> list[str]:
@@ -129,18 +239,19 @@ def names() -> list[str]:
                   if p.is_dir() and NAME.fullmatch(p.name) and ".." not in p.name and (p / METADATA).is_file())
 
 
-def usage_folder(name: str) -> Path:
-    """The month-partitioned Parquet folder of dataset ``name``."""
-    return folder(name) / USAGE
+def usage_folder(name: str, at: Path | None = None) -> Path:
+    """The month-partitioned Parquet folder of dataset ``name`` (of its current version, or of ``at``)."""
+    return _at(name, at) / USAGE
 
 
-def open_table(backend, name: str):
+def open_table(backend, name: str, at: Path | None = None):
     """Dataset ``name`` as an Ibis table of ``backend`` (its ``read_parquet``), the canonical columns only.
 
     DuckDB reads the month folders with ``hive_partitioning``; other engines (Spark) find them themselves.
     """
-    path = usage_folder(name)
-    metadata(name)  # a clear message for a missing dataset
+    at = _at(name, at)
+    metadata(name, at)  # a clear message for a missing dataset
+    path = usage_folder(name, at)
     if getattr(backend, "name", "") == "duckdb":
         table = backend.read_parquet(str(path / "**" / "*.parquet"), hive_partitioning=True)
     else:
@@ -148,20 +259,21 @@ def open_table(backend, name: str):
     return table.drop(PARTITION) if PARTITION in table.columns else table
 
 
-def batches(name: str, batch_rows: int) -> Iterator[pd.DataFrame]:
+def batches(name: str, batch_rows: int, at: Path | None = None) -> Iterator[pd.DataFrame]:
     """Dataset ``name`` as canonical frames of at most ``batch_rows`` rows, month by month (bounded memory)."""
-    for part in sorted(usage_folder(name).rglob("*.parquet")):
+    for part in sorted(usage_folder(name, at).rglob("*.parquet")):
         for batch in pq.ParquetFile(part).iter_batches(batch_size=batch_rows):
             yield to_frame(pa.Table.from_batches([batch]))
 
 
-def read_frame(name: str, max_rows: int) -> pd.DataFrame:
+def read_frame(name: str, max_rows: int, at: Path | None = None) -> pd.DataFrame:
     """Dataset ``name`` as a canonical pandas frame, refused with a DatasetError above ``max_rows`` rows."""
-    info = metadata(name)
+    at = _at(name, at)
+    info = metadata(name, at)
     if info.rows > max_rows:
         raise DatasetError(f"The dataset {name} holds {info.rows:,} rows, more than the {max_rows:,} read into "
                            "memory here; its figures are computed where it lies.")
-    parts = sorted(usage_folder(name).rglob("*.parquet"))
+    parts = sorted(usage_folder(name, at).rglob("*.parquet"))
     if not parts:
         return to_frame(SCHEMA.empty_table())
     return to_frame(pq.read_table([str(p) for p in parts], partitioning=None))

@@ -4,14 +4,19 @@ A file under ``STREAM_MIN_BYTES`` goes through today's in-memory import (``inges
 exports keep its speed; a larger one through ``ingest.stream``, whose memory does not grow with the file.
 A file the streamed reader cannot read row for row (blank lines, cells with line breaks, a zip, another
 encoding) falls back to the in-memory import when it is within ``PLANNER_MAX_IMPORT_MB``, and is refused with
-the reason otherwise. The dataset is built in a hidden folder and moved into place when complete, so a failed
-import leaves the workspace as it was.
+the reason otherwise. The dataset is built in a new version folder (``<workspace>/.versions``) and its link is
+switched to it in one rename when it is complete (``datasets``), so readers see the old version or the new one,
+and a failed import (a full disk, a bad file, a closed writer that raises) deletes its build folder in every path
+and leaves the workspace as it was.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 import uuid
+from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +25,17 @@ from dashboard.ingest import import_path
 from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
 from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
-from dashboard.workspace.datasets import USAGE, DatasetError, Metadata, checked_name, folder, root, write_metadata
+from dashboard.workspace import datasets
+from dashboard.workspace.datasets import (
+    SUPERSEDED,
+    USAGE,
+    DatasetExists,
+    Metadata,
+    checked_name,
+    folder,
+    root,
+    write_metadata,
+)
 from dashboard.workspace.writer import MonthWriter
 
 STREAM_MIN_BYTES = 64_000_000
@@ -41,7 +56,7 @@ def _in_memory(source: Path, writer: MonthWriter, format: str | None, options: R
 
 
 def _metadata(name: str, source: Path, size: int, writer: MonthWriter, report: ImportReport,
-              streamed: bool) -> Metadata:
+              streamed: bool, build: str) -> Metadata:
     usage = writer.folder
     months = sorted(p.name.split("=", 1)[1] for p in usage.glob("*=*") if p.is_dir()) if usage.is_dir() else []
     return Metadata(
@@ -52,28 +67,74 @@ def _metadata(name: str, source: Path, size: int, writer: MonthWriter, report: I
         report={"format": report.format, "rows_read": report.rows_read, "rows_used": report.rows_used,
                 "rows_excluded": report.rows_excluded, "rows_rejected": report.rows_rejected,
                 "warnings": list(report.warnings)},
+        build=build,
     )
+
+
+def _taken(name: str) -> DatasetExists:
+    return DatasetExists(f"The workspace already has a dataset {name}; choose another name or replace it.")
+
+
+def _supersede(old: Path) -> None:
+    """Mark the replaced version folder ``old``: it is deleted ``REPLACED_GRACE_S`` from now (``datasets.sweep``)."""
+    with suppress(OSError):
+        (old / SUPERSEDED).touch()
+
+
+def _switch(name: str, building: Path, replace: bool) -> None:
+    """Make the version folder ``building`` dataset ``name``'s current one: a new link, or (``replace``) a new link
+    renamed over the old one, atomically. DatasetExists when the name was taken meanwhile and not ``replace``."""
+    target = folder(name)
+    relative = Path(datasets.VERSIONS) / building.name
+    if not replace:
+        try:
+            os.symlink(relative, target, target_is_directory=True)
+        except FileExistsError:
+            raise _taken(name) from None
+        return
+    link = root() / f"{datasets.NEW_LINK}{name}-{uuid.uuid4().hex[:8]}"
+    os.symlink(relative, link, target_is_directory=True)
+    try:
+        old = datasets.current(name) if target.is_symlink() else None
+        if target.exists() and not target.is_symlink():  # a dataset written before versions: moved in first
+            old = datasets.versions_folder() / f"{name}.legacy-{uuid.uuid4().hex[:8]}"
+            target.rename(old)
+            try:
+                os.replace(link, target)
+            except OSError:
+                old.rename(target)  # put it back
+                raise
+        else:
+            os.replace(link, target)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(link)
+    if old is not None and old != building:
+        _supersede(old)
 
 
 def import_to_workspace(source: str | Path, name: str, *, format: str | None = None,
                         options: ReadOptions = DEFAULT_OPTIONS, batch_rows: int | None = None,
                         progress: Progress | None = None, replace: bool = False,
-                        stream_min_bytes: int = STREAM_MIN_BYTES) -> Metadata:
+                        stream_min_bytes: int | None = None) -> Metadata:
     """Import the file or Parquet folder ``source`` into the workspace dataset ``name``; its metadata.
 
-    Raises DatasetError for a bad or taken name (unless ``replace``), UnreadableFile as the import does.
+    Raises DatasetExists for a taken name (unless ``replace``), DatasetError for a bad name, UnreadableFile as the
+    import does, OSError when the workspace cannot be written (nothing of the import is left behind).
     """
     source = Path(source)
     target = folder(checked_name(name))
-    if target.exists() and not replace:
-        raise DatasetError(f"The workspace already has a dataset {name}; choose another name or replace it.")
+    if (target.exists() or target.is_symlink()) and not replace:
+        raise _taken(name)
     if not source.exists():
         raise UnreadableFile(f"{source.name} does not exist.")
     batch_rows = batch_rows or settings.limit(settings.STREAM_BATCH_ROWS)
+    stream_min_bytes = STREAM_MIN_BYTES if stream_min_bytes is None else stream_min_bytes
     size = _source_bytes(source)
-    building = root() / f".import-{name}-{uuid.uuid4().hex[:8]}"
+    building = datasets.versions_folder() / f"{name}.{uuid.uuid4().hex[:12]}"
     building.mkdir(parents=True)
     writer = MonthWriter(building / USAGE)
+    committed = False
     try:
         streamed = size >= stream_min_bytes
         if streamed:
@@ -81,7 +142,7 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
                 report = stream_import(source, writer.write, format=format, options=options,
                                        batch_rows=batch_rows, progress=progress)
             except NotStreamable as reason:
-                writer.close()
+                writer.abort()
                 shutil.rmtree(building / USAGE, ignore_errors=True)
                 writer = MonthWriter(building / USAGE)
                 if size > settings.megabytes(settings.MAX_IMPORT_MB):
@@ -94,17 +155,18 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
         if not streamed:
             report = _in_memory(source, writer, format, options, batch_rows, progress)
         writer.close()
-        info = _metadata(name, source, size, writer, report, streamed)
+        info = _metadata(name, source, size, writer, report, streamed, building.name)
         write_metadata(building, info, report)
-        if target.exists():
-            old = root() / f".replaced-{name}-{uuid.uuid4().hex[:8]}"
-            target.rename(old)
-            building.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            building.rename(target)
-        return info
+        _switch(name, building, replace)
+        committed = True
     finally:
-        writer.close()
-        if building.exists():
+        if not committed:
+            writer.abort()  # never raises: the build folder below goes in every path
             shutil.rmtree(building, ignore_errors=True)
+    datasets.sweep(root())  # replaced versions past their grace
+    return info
+
+
+def no_space(error: OSError) -> bool:
+    """True for a full disk or an exceeded quota."""
+    return error.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -7,6 +7,7 @@ not read nanosecond Parquet timestamps); the export's times are whole seconds.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
@@ -81,6 +82,18 @@ class MonthWriter:
                 setattr(self, attr, value if seen is None else pick(seen, value))
 
     def close(self) -> None:
-        for writer in self._open.values():
-            writer.close()
-        self._open.clear()
+        """Close every open file; the first error (a full disk while flushing) is raised once all are closed."""
+        first: BaseException | None = None
+        while self._open:
+            _, writer = self._open.popitem()
+            try:
+                writer.close()
+            except Exception as error:  # noqa: BLE001 - raised below, after the other files are closed
+                first = first or error
+        if first is not None:
+            raise first
+
+    def abort(self) -> None:
+        """Close every open file and ignore errors: the files are about to be deleted."""
+        with suppress(Exception):
+            self.close()

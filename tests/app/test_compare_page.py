@@ -360,3 +360,30 @@ def test_identical_options_say_so(app, store_url):
     assert not at.exception
     assert "No saved scenarios yet" in at.info[0].value
     assert at.info[1].value.startswith("These options have the same inputs.")
+
+
+def test_compare_deltas_under_half_a_percent_read_same_in_grey_with_no_arrow(app, store_url):
+    # MFU 40 % against 40.1 %: GPU-hours, cost and wall-clock 1 − 40/40.1 = 0.25 % lower, under half a percent;
+    # the same predicted loss.
+    _save(store_url, Scenario(name="Option A"), Scenario(name="Option B", mfu=0.401))
+    at = _select(_compare(app), "Option A", "Option B")
+    assert not at.exception
+    table = _outputs(at)
+    for item in ("Total cost", "GPU-hours", "Wall-clock", "Predicted loss"):
+        assert _row(table, item).iloc[-1] == "≈ same", item  # the Δ column
+    at.toggle(key="compare.presentation").set_value(True).run()
+    assert not at.exception
+    for label in ("Total cost", "GPU-hours", "Predicted loss"):
+        first, second = [m for m in at.metric if m.label == label]
+        assert first.delta == "" and second.delta == "≈ same", label
+        assert (second.proto.color, second.proto.direction) == (2, 2), label  # GRAY, no arrow
+
+
+def test_a_link_naming_scenarios_the_store_lacks_says_which_and_how_to_add_them(store_url):
+    _save(store_url, Scenario(name="Alpha"))
+    opened = AppTest.from_file(str(COMPARE_SCRIPT), default_timeout=60)
+    opened.query_params["compare.selected"] = ["Gamma", "Alpha", "Delta"]
+    opened.run()
+    assert not opened.exception
+    note = next(w.value for w in opened.warning if "not in this store" in w.value)
+    assert "“Gamma”, “Delta”" in shown(note) and "Export as JSON" in note and "Import scenario JSON files" in note

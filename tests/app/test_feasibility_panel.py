@@ -35,6 +35,7 @@ def test_panel_says_why_a_plan_cannot_run_and_the_fix(app):
     assert any("budget is infeasible" in text for text in errors)
     # The budget tile says so too (as Compare, the report and the CLI do), not "over" or "within".
     assert [m.value for m in at.metric if m.label.startswith("Budget:")] == ["infeasible"]
-    # 16 B · 70e9 = 1,120 GB of states plus 2 · 4,096 · 4,096 B · 32 layers = 1.07 GB of activations.
-    expected = markdown_text("does not fit: 1,121 GB of 80 GB per GPU at TP 1 · PP 1 · ZeRO-0 — use ")
+    # 18 B · 70e9 = 1,173.4 GB (of 2³⁰ bytes) of states, 2 · 4,096 · 8,192 B · 80 layers = 5 GB of activations (the
+    # Llama 2 70B shape the size takes), 4 · 4,096 · 32,000 B = 0.49 GB of logits and a 6 GB reserve: 1,185 GB.
+    expected = markdown_text("does not fit: 1,185 GB of 80 GB per GPU at TP 1 · PP 1 · ZeRO-0 — use ZeRO-3 (")
     assert any(text.startswith(expected) and "ZeRO\\-3" in text for text in errors)

@@ -153,3 +153,15 @@ def test_a_folder_the_server_may_not_read_is_a_message(app, folder, monkeypatch)
     monkeypatch.setattr(os, "scandir", refuse)  # as for a non-root server on a folder it may not list
     at = _import_page(app, "locked")
     assert "permission denied" in _errors(at)[0] and not at.exception
+
+
+@pytest.mark.parametrize("page", ["imports", "retro"])
+def test_a_nul_byte_in_a_local_path_is_a_message(app, folder, page):
+    """Issue 35, item 8: a NUL byte in a typed path raised ValueError on the page."""
+    if page == "imports":
+        at = _import_page(app, "focus_small.csv\x00.txt")
+    else:
+        at = app.run().switch_page("app_pages/retro.py").run()
+        at.text_input(key="retro.billing_path").set_value("focus\x00small.csv").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("NUL character" in e for e in _errors(at)), _errors(at)

@@ -33,7 +33,7 @@ def _button(at, label):
     ("storage,tst", "Storage: ", "Switching to TST"),
     ("cost-range,checkpoint", "Total cost: P10", "Checkpoint interval"),
     ("scaling,tornado", "Predicted loss", "Which assumption"),
-    ("budget,spot", "Cost by line item", "Expected cost against spot share"),
+    ("budget,spot", "Cost by line item", "100 % spot saves"),  # spot $2.42 is under the $2.65 reserved price
 ])
 def test_a_link_opens_the_charts_it_names_and_keeps_them(app, charts, left, right):
     app.query_params["charts"] = charts
@@ -77,10 +77,57 @@ def test_save_for_comparison_saves_the_plan_and_picks_it_on_compare(app, store_u
     saved = ScenarioStore(store_url).load("Bigger run")
     assert (saved.gpu_count, saved.name) == (1024, "Bigger run")
     assert at.session_state[SELECTED] == ["Bigger run"]
-    _button(at, "Save for comparison").click()  # the same name again: told, nothing overwritten
+    _button(at, "Save for comparison").click()  # the same name again: nothing overwritten until asked
     at.run()
-    assert not at.exception
-    assert any("already exists" in e.value for e in at.error)
+    assert not at.exception and not at.error
+    assert any("“Bigger run” is already saved" in w.value for w in at.warning)
+    assert {"Overwrite “Bigger run”", "Save as “Bigger run (2)”"} <= {b.label for b in at.button}
+    assert ScenarioStore(store_url).names() == ["Bigger run"]
+
+
+def test_a_taken_name_can_be_overwritten_in_place(app, store_url):
+    ScenarioStore(store_url).save("Bigger run", Scenario(name="Bigger run", gpu_count=2048))
+    app.query_params["name"] = "Bigger run"
+    app.query_params["gpu_count"] = "1024"
+    at = app.run()
+    _button(at, "Save for comparison").click()
+    at.run()
+    _button(at, "Overwrite “Bigger run”").click()
+    at.run()
+    assert not at.exception and not at.error
+    assert any("Saved “Bigger run” for comparison" in s.value for s in at.success)
+    assert ScenarioStore(store_url).load("Bigger run").gpu_count == 1024  # was 2,048
+    assert not any(b.label.startswith("Overwrite") for b in at.button)  # the question is answered
+
+
+def test_a_taken_name_can_be_saved_as_the_next_number(app, store_url):
+    store = ScenarioStore(store_url)
+    store.save("Bigger run", Scenario(name="Bigger run", gpu_count=2048))
+    store.save("Bigger run (2)", Scenario(name="Bigger run (2)", gpu_count=4096))
+    app.query_params["name"] = "Bigger run"
+    app.query_params["gpu_count"] = "1024"
+    at = app.run()
+    _button(at, "Save for comparison").click()
+    at.run()
+    _button(at, "Save as “Bigger run (3)”").click()  # "(2)" is taken too
+    at.run()
+    assert not at.exception and not at.error
+    assert store.load("Bigger run (3)").gpu_count == 1024
+    assert (store.load("Bigger run").gpu_count, store.load("Bigger run (2)").gpu_count) == (2048, 4096)
+    assert at.text_input(key="w.name").value == "Bigger run (3)"  # the plan is now called what it was saved as
+    assert at.session_state[SELECTED] == ["Bigger run (3)"]
+
+
+@pytest.mark.parametrize(("name", "taken", "expected"), [
+    ("Plan", [], "Plan (2)"),
+    ("Plan", ["plan (2)"], "Plan (3)"),  # names are compared without case
+    ("Plan (2)", ["Plan", "Plan (2)"], "Plan (3)"),  # a numbered name moves on, not "Plan (2) (2)"
+    ("x" * 120, [], "x" * 116 + " (2)"),  # within the 120-character limit
+])
+def test_next_free_name(name, taken, expected):
+    from dashboard.ui.plan_charts_view import next_free_name
+
+    assert next_free_name(name, taken) == expected
 
 
 def test_copy_link_shows_the_address_with_the_settings_and_the_open_charts(app):
@@ -89,7 +136,7 @@ def test_copy_link_shows_the_address_with_the_settings_and_the_open_charts(app):
     at = app.run()
     assert not at.exception
     assert not at.code  # the popover is filled only while open
-    at.session_state["plan.copy_link"] = True  # as a click on "Copy link" leaves it
+    at.session_state["plan.copy_link"] = True  # as a click on "Show link" leaves it
     at.run()
     (address,) = [code.value for code in at.code]
     query = parse_qs(urlsplit(address).query)
@@ -124,13 +171,17 @@ def test_the_tst_what_if_is_editable_under_the_baseline_method_and_reaches_the_l
     # A baseline plan's cost does not depend on TST's speedup; the chart's answer does.
     assert _metric(at, "Total cost").value == before_total
     result = scenario_outputs(Scenario(tst_speedup=1.5))
+    tst_total = scenario_outputs(Scenario(tst_speedup=1.5, method="tst"))["cost_total_usd"]
+    # The chart's saving is the difference of the two plans' totals (the Total cost tile's delta).
+    assert result["tst"]["net_savings_usd"] == pytest.approx(result["cost_total_usd"] - tst_total, rel=1e-9)
     assert plan.tst_title(result["tst"]["net_savings_usd"], result["cost_total_usd"]) in _titles(at)
 
 
 @pytest.mark.parametrize(("key", "value", "overrides"), [
     ("storage_retention_months", 36.0, {"storage_retention_months": 36.0}),
     ("keep_last_checkpoints", 10, {"keep_last_checkpoints": 10}),
-    ("archive_every_nth", 0, {"archive_every_nth": 0}),
+    ("archive_every_nth", 10, {"archive_every_nth": 10}),
+    ("weight_archives", 20, {"weight_archives": 20}),
 ])
 def test_a_retention_what_if_changes_the_plan_its_total_and_the_link(app, key, value, overrides):
     app.query_params["charts"] = "storage,tst"

@@ -13,7 +13,7 @@ from dashboard.core.scenario import Scenario, default_scenario, with_overrides
 from dashboard.core.uncertainty import monte_carlo
 from dashboard.format import number
 from dashboard.safe_text import markdown_text
-from dashboard.ui.plan_controls import CONTROLS, GROUPS, log_grid, log_options
+from dashboard.ui.plan_controls import CONTROLS, GROUPS, MIX, MIX_KEYS, log_grid, log_options
 
 
 def _metric(at, prefix):
@@ -64,8 +64,7 @@ CONTROL_CASES = {
     "checkpoint_async": ({}, True),
     "node_failures_per_1000_node_days": ({}, 20.0),
     "spot_interruptions_per_1000_node_days": ({"spot_share": "0.2"}, 50.0),
-    "reserved_share": ({}, 50.0),
-    "spot_share": ({}, 10.0),
+    "purchase_mix": ({}, (50.0, 60.0)),  # reserved 50 %, spot 10 %, on-demand 40 %
     "price_reserved_per_gpu_hour": ({}, 2.0),
     "price_on_demand_per_gpu_hour": ({}, 9.0),
     "price_spot_per_gpu_hour": ({"spot_share": "0.2"}, 1.0),
@@ -140,7 +139,7 @@ def test_each_control_changes_a_metric_and_the_link(app, key, case):
     at.run()
     assert not at.exception and not at.error
     assert _tiles(at) != before
-    assert key in at.query_params
+    assert set(MIX_KEYS if key == MIX else [key]) <= set(at.query_params)
 
 
 def test_a_link_reproduces_every_number(app):
@@ -197,8 +196,30 @@ def test_deltas_compare_against_the_pinned_baseline(app):
     assert _metric(at, "Total cost").delta == catalogue.text("cost_total_usd", doubled - default).replace("$", "+$", 1)
     assert any(markdown_text("MFU 40 % → 20 %") in c.value for c in at.caption)  # the chip of what differs
     next(b for b in at.button if b.label == "Pin as baseline").click().run()
-    assert _metric(at, "Total cost").delta == ""
+    assert _metric(at, "Total cost").delta == "≈ same"  # the plan is its own baseline now
     assert at.query_params["base.mfu"] == "0.2"
+
+
+GRAY, NO_ARROW = 2, 2  # st.metric's proto: MetricColor.GRAY, MetricDirection.NONE
+
+
+def test_deltas_under_half_a_percent_read_same_in_grey_with_no_arrow(app):
+    at = app.run()
+    next(b for b in at.button if b.label == "Pin as baseline").click().run()
+    _widget(at, "w.mfu").set_value(40.1)
+    at.run()
+    assert not at.exception
+    # MFU 40 % -> 40.1 % cuts the GPU-hours, the cost and the wall-clock by 1 − 40/40.1 = 0.25 %, under half a
+    # percent; the predicted loss does not move at all; the budget share moves 0.25 % of itself.
+    for prefix in ("Total cost", "GPU-hours", "Wall-clock", "$ per million tokens", "Predicted loss", "Budget"):
+        tile = _metric(at, prefix)
+        assert tile.delta == "≈ same", prefix
+        assert (tile.proto.color, tile.proto.direction) == (GRAY, NO_ARROW), prefix
+    _widget(at, "w.mfu").set_value(38.0)
+    at.run()
+    # 40 / 38 = 1.053: a 5.3 % rise in cost is a change, red (more cost) with an arrow.
+    tile = _metric(at, "Total cost")
+    assert tile.delta.startswith("+$") and tile.proto.direction != NO_ARROW and tile.proto.color != GRAY
 
 
 def test_uploading_a_scenario_changes_the_numbers(app):
@@ -228,19 +249,29 @@ def test_bad_scenario_upload_shows_an_error_and_keeps_the_previous_state(app):
     assert _widget(at, "w.mfu").value == pytest.approx(33.0)
 
 
-def test_an_impossible_purchase_mix_cannot_be_entered(app):
-    at = _open_group_of(app.run(), "spot_share")
-    _widget(at, "w.spot_share").set_value(50.0)  # with 80 % reserved: reserved moves down to 50 %
+def test_the_purchase_mix_is_one_control_whose_parts_add_to_100_percent(app):
+    at = _open_group_of(app.run(), MIX)
+    assert _widget(at, "w.purchase_mix").value == pytest.approx((80.0, 80.0))  # the default: 80 % reserved, no spot
+    assert any(c.value == "Priced: Reserved 80 % · spot 0 % · on-demand 20 %" for c in at.caption)
+    _widget(at, "w.purchase_mix").set_value((50.0, 100.0))  # reserved to 50 %, spot from 50 % to 100 %
     at.run()
     assert not at.exception and not at.error
-    assert _widget(at, "w.reserved_share").value == pytest.approx(50.0)
-    assert any("On-demand: 0 % (the remainder)" in c.value for c in at.caption)
+    assert any(c.value == "Priced: Reserved 50 % · spot 50 % · on-demand 0 %" for c in at.caption)
     assert (at.query_params["reserved_share"], at.query_params["spot_share"]) == ("0.5", "0.5")
-    _widget(at, "w.reserved_share").set_value(90.0)  # and the other way: spot moves down to 10 %
+    _widget(at, "w.purchase_mix").set_value((90.0, 100.0))  # reserved 90 %, spot the 10 % left
     at.run()
-    assert _widget(at, "w.spot_share").value == pytest.approx(10.0)
+    assert _widget(at, "w.purchase_mix").value == pytest.approx((90.0, 100.0))
+    assert any(c.value == "Priced: Reserved 90 % · spot 10 % · on-demand 0 %" for c in at.caption)
     expected = scenario_outputs(with_overrides(default_scenario(), ["reserved_share=0.9", "spot_share=0.1"]))
     assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", expected["cost_total_usd"])
+
+
+def test_a_linked_mix_sets_both_handles(app):
+    app.query_params["reserved_share"] = "0.6"
+    app.query_params["spot_share"] = "0.25"
+    at = _open_group_of(app.run(), MIX)
+    assert _widget(at, "w.purchase_mix").value == pytest.approx((60.0, 85.0))
+    assert any(c.value == "Priced: Reserved 60 % · spot 25 % · on-demand 15 %" for c in at.caption)
 
 
 def test_with_one_invalid_input_the_other_edits_still_reach_the_tiles_and_the_link(app):
@@ -250,7 +281,10 @@ def test_with_one_invalid_input_the_other_edits_still_reach_the_tiles_and_the_li
     at.run()
     assert not at.exception
     assert any("Total parameters" in e.value for e in at.error)
-    assert any("Not applied" in c.value and markdown_text("active_params") in c.value for c in at.caption)
+    # In the Plan page's words, not the scenario keys: 5e9 active against the 3e9 total typed.
+    assert any("Not applied" in c.value and markdown_text("Active parameters (MoE) 5B exceeds Total parameters 3B")
+               in c.value for c in at.caption)
+    assert not any("active_params" in c.value for c in at.caption)
     _widget(at, "w.mfu").set_value(25.0)
     at.run()
     expected = scenario_outputs(with_overrides(default_scenario(), ["active_params=5e9", "mfu=0.25"]))
@@ -281,7 +315,28 @@ def test_an_edited_preset_gains_edited(app):
     at.selectbox(key="plan.preset").set_value(name).run()
     _widget(at, "w.mfu").set_value(30.0)
     at.run()
-    assert at.text_input(key="w.name").value == f"{name} (edited)"
+    assert at.text_input(key="w.name").value == f"{name} (edited: MFU 30 %)"
+
+
+def test_two_plans_that_differ_in_mfu_get_different_names(app):
+    at = app.run()
+    _widget(at, "w.mfu").set_value(30.0)
+    at.run()
+    first = at.text_input(key="w.name").value
+    _widget(at, "w.mfu").set_value(35.0)
+    at.run()
+    second = at.text_input(key="w.name").value
+    assert (first, second) == ("7B dense, 2T tokens on 512 H100, MFU 30 %", "7B dense, 2T tokens on 512 H100, MFU 35 %")
+    assert at.query_params["name"] == second
+
+
+def test_the_automatic_name_lists_the_prices_and_the_mix(app):
+    at = _open_group_of(app.run(), MIX)
+    _widget(at, "w.purchase_mix").set_value((50.0, 80.0))
+    _widget(at, "w.price_spot_per_gpu_hour").set_value(2.1)
+    at.run()
+    assert at.text_input(key="w.name").value == (
+        "7B dense, 2T tokens on 512 H100, spot 2.10 USD, mix 50 % reserved, 30 % spot")
 
 
 def test_the_budget_tile_shows_the_overrun_probability_the_engine_computes(app):
@@ -337,13 +392,13 @@ def test_percent_controls_give_exact_fractions(app):
 
 
 def test_closing_a_group_keeps_its_values(app):
-    at = _open_group_of(app.run(), "spot_share")
-    _widget(at, "w.spot_share").set_value(10.0)
+    at = _open_group_of(app.run(), MIX)
+    _widget(at, "w.purchase_mix").set_value((80.0, 90.0))
     at.run()
     with_spot = _tiles(at)
     at.session_state["plan.group.Purchase mix and prices"] = False
     at.run()
-    assert not any(w.key == "w.spot_share" for w in at.slider)
+    assert not any(w.key == "w.purchase_mix" for w in at.slider)
     assert _tiles(at) == with_spot
     assert at.query_params["spot_share"] == "0.1"
 
@@ -414,8 +469,12 @@ def test_a_link_without_a_name_is_named_after_its_inputs(app):
 @pytest.mark.parametrize(("origin", "edited", "name"), [
     (default_scenario(), default_scenario(), default_scenario().name),
     (default_scenario(), Scenario(tokens=3e12, gpu_count=1024), "7B dense, 3T tokens on 1,024 H100"),
-    (Scenario(name="Ours"), Scenario(name="Ours", mfu=0.3), "Ours (edited)"),
-    (Scenario(name="Ours (edited)"), Scenario(mfu=0.3), "Ours (edited)"),  # not "(edited) (edited)"
+    (Scenario(name="Ours"), Scenario(name="Ours", mfu=0.3), "Ours (edited: MFU 30 %)"),
+    (Scenario(name="Ours (edited)"), Scenario(mfu=0.3), "Ours (edited: MFU 30 %)"),  # not "(edited) (edited…)"
+    (Scenario(name="Ours (edited: MFU 30 %)"), Scenario(mfu=0.3, budget_usd=1e6),
+     "Ours (edited: MFU 30 %, Budget USD 1M)"),  # against the origin's own inputs (MFU 40 %)
+    (default_scenario(), Scenario(mfu=0.35, reserved_share=0.5, spot_share=0.3),
+     "7B dense, 2T tokens on 512 H100, MFU 35 %, mix 50 % reserved, 30 % spot"),
     (Scenario(name="Ours"), Scenario(name="Ours"), "Ours"),
     (Scenario(name="70B dense, 2T tokens on 512 H100", total_params=70e9),
      Scenario(total_params=70e9, active_params=7e9, gpu_type="B200"), "70B MoE (7B active), 2T tokens on 512 B200"),
@@ -434,3 +493,40 @@ def test_controls_show_what_they_hold(app):
     interval = _widget(at, "w.checkpoint_interval_min")
     assert type(interval).__name__ == "SelectSlider"  # a log slider with an exact box beside it
     assert interval.format_func(30.0) == "30"
+
+
+@pytest.mark.parametrize(("message", "plain"), [
+    ("active_params = 3.7e+10 exceeds total_params = 2e+10",
+     "Active parameters (MoE) 37B exceeds Total parameters 20B"),
+    ("tensor_parallel = 16 exceeds gpus_per_node = 8: tensor parallelism stays within a node",
+     "Tensor parallel (TP) 16 exceeds GPUs per node 8: tensor parallelism stays within a node"),
+])
+def test_messages_use_the_plan_pages_labels(message, plain):
+    from dashboard.ui.plan_state import plain_message
+
+    assert plain_message(message) == plain
+
+
+@pytest.mark.parametrize(("label", "shown"), [
+    ("GPU count", "GPU count"), ("Training tokens (billions)", "training tokens (billions)"), ("MFU (%)", "MFU (%)"),
+])
+def test_exact_boxes_keep_acronyms(label, shown):
+    from dashboard.ui.plan_controls import exact_name
+
+    assert exact_name(label) == shown
+
+
+def test_a_long_automatic_name_stays_unique_and_storable():
+    from dashboard.store.names import validate_name
+    from dashboard.ui.plan_state import describe
+
+    # Ten inputs differ from the default; the last two plans differ only in one that does not fit in 120 characters.
+    common = dict(mfu=0.35, reserved_share=0.5, spot_share=0.3, price_spot_per_gpu_hour=2.1,
+                  price_reserved_per_gpu_hour=3.0, price_on_demand_per_gpu_hour=7.0, budget_usd=1e6,
+                  experiment_overhead=2.0, checkpoint_interval_min=60.0)
+    first, second = describe(Scenario(**common, n_layers=40)), describe(Scenario(**common, n_layers=48))
+    assert first != second
+    assert first.startswith("7B dense, 2T tokens on 512 H100, MFU 35 %, reserved 3 USD, on-demand 7 USD, "
+                            "spot 2.10 USD, ")
+    assert "more #" in first and len(first) <= 120 and len(second) <= 120
+    assert validate_name(first) == first and validate_name(second) == second

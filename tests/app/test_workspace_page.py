@@ -3,6 +3,7 @@ of the same data uploaded; a dataset above PLANNER_WORKSPACE_MEMORY_ROWS is quer
 tiles and every tab; a large local file is imported into the workspace from the page; downloads are capped."""
 
 import csv
+import io
 import json
 import re
 import shutil
@@ -126,7 +127,7 @@ def test_a_view_above_the_download_cap_says_so(app, workspace, tmp_path, monkeyp
 def test_the_download_is_written_in_chunks_and_capped(monkeypatch):
     frame = pd.DataFrame({"team": ["=cmd", "b", "c", "d", "e"], "cost": [1.5, -2.0, 3.0, 4.0, 5.0]})
     monkeypatch.setattr(workspace_view, "CSV_CHUNK_ROWS", 2)
-    text = workspace_view._csv_file(frame, 4)().read().decode("utf-8")
+    text = workspace_view._csv_file(frame, 4)().decode("utf-8")
     assert text.splitlines() == ["team,cost", "'=cmd,1.5", "b,-2.0", "c,3.0", "d,4.0"]
 
 
@@ -229,7 +230,157 @@ def test_the_download_of_a_query_streams_its_first_rows(monkeypatch):
     frame = pd.DataFrame({"team": ["=cmd", "b", "c", "d", "e"], "cost": [1.5, -2.0, 3.0, 4.0, 5.0]})
     table = ibis.duckdb.connect().create_table("view", frame)
     monkeypatch.setattr(workspace_view, "CSV_CHUNK_ROWS", 2)
-    text = workspace_view._query_csv_file(table.order_by("cost"), 4)().read().decode("utf-8")
+    text = workspace_view._query_csv_file(table.order_by("cost"), 4)().decode("utf-8")
     assert text.splitlines() == ["team,cost", "b,-2.0", "'=cmd,1.5", "c,3.0", "d,4.0"]
-    empty = workspace_view._query_csv_file(table.filter(table.cost > 9), 4)().read().decode("utf-8")
+    empty = workspace_view._query_csv_file(table.filter(table.cost > 9), 4)().decode("utf-8")
     assert empty.splitlines() == ["team,cost"]
+
+
+def _download_through_streamlit(monkeypatch, open_page) -> str:
+    """Press "Download this view (CSV)" as the server does: the deferred callable the page registered, run by
+    Streamlit's media file manager (`execute_deferred`, which refused the spooled file the page returned before),
+    and the stored file's bytes."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    registered = []
+    add_deferred = MediaFileManager.add_deferred
+
+    def record(self, *args, **kwargs):
+        file_id = add_deferred(self, *args, **kwargs)
+        registered.append((self, file_id, kwargs.get("file_name")))
+        return file_id
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record)
+    at = open_page()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    (manager, file_id, file_name), = [r for r in registered if (r[2] or "").startswith("retrospective_")]
+    url = manager.execute_deferred(file_id)
+    return manager._storage.get_file(url.rsplit("/", 1)[1]).content.decode("utf-8")
+
+
+def test_download_this_view_serves_the_rows_through_the_page(app, monkeypatch):
+    """Issue 35, item 8: the view's rows held in memory (the bundled FOCUS sample, 242 rows; a team's 59 or so)."""
+    url = {"retro.runs": NONE, "retro.teams": "llm-pretrain"}
+    text = _download_through_streamlit(monkeypatch, lambda: _open(app, url))
+    frame = pd.read_csv(io.StringIO(text))
+    raw = pd.read_csv(SAMPLES / "focus_sample.csv", dtype=str)
+    assert 0 < len(frame) == raw["Tags"].str.contains('"team": "llm-pretrain"').sum() < len(raw)
+    assert set(frame["team"]) == {"llm-pretrain"}
+
+
+def test_download_this_view_of_a_queried_dataset_through_the_page(app, workspace, tmp_path, monkeypatch):
+    _write_focus(tmp_path / "quarter.csv")
+    import_to_workspace(tmp_path / "quarter.csv", "small")
+    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "3")  # queried where it lies
+    text = _download_through_streamlit(monkeypatch, lambda: _open(app, {"retro.dataset": "small",
+                                                                         "retro.runs": NONE}))
+    frame = pd.read_csv(io.StringIO(text))
+    assert len(frame) == len(ROWS)
+    assert frame["cost"].sum() == pytest.approx(COST_USD)
+
+
+def _import_from_page(at, name: str):
+    at.text_input(key="retro.billing_path").set_value("quarter.csv").run()
+    at.text_input(key="retro.workspace.name").set_value(name).run()
+    return at.button(key="retro.workspace.import").click().run()
+
+
+def test_a_second_session_importing_a_taken_name_is_asked(app, workspace, quarter_in_data_folder, tmp_path):
+    """Issue 35, item 4: a second user's import no longer replaces the first user's dataset silently."""
+    first = _import_from_page(_open(app, {"retro.runs": NONE}), "shared")
+    assert not first.exception and not first.error
+    before = datasets.metadata("shared")
+    data = Path(settings.data_dir(False))
+    _write_focus(data / "quarter.csv")  # the second user's file: 5 rows, not the sample's 242
+
+    second = _import_from_page(_open(AppTest.from_file(str(APP), default_timeout=TIMEOUT_S), {"retro.runs": NONE}),
+                               "shared")
+    assert not second.exception and not second.error, [e.value for e in second.error]
+    asked = [_unescaped(w.value) for w in second.warning if "already has a dataset" in _unescaped(w.value)]
+    assert len(asked) == 1 and "242 rows from quarter.csv" in asked[0] and "Replace it with quarter.csv?" in asked[0]
+    assert datasets.metadata("shared") == before  # nothing replaced yet
+    second.run()  # the question stays until answered
+    assert any("already has a dataset" in _unescaped(w.value) for w in second.warning)
+
+    second.button(key="retro.workspace.cancel").click().run()
+    assert not any("already has a dataset" in _unescaped(w.value) for w in second.warning)
+    assert datasets.metadata("shared") == before
+
+    second.button(key="retro.workspace.import").click().run()
+    second.button(key="retro.workspace.replace").click().run()
+    assert not second.exception and not second.error, [e.value for e in second.error]
+    assert datasets.metadata("shared").rows == 5
+    assert datasets.names() == ["shared"]
+    assert _tiles(second)["Rows"] == "5"
+
+
+def test_a_new_name_is_imported_without_a_question(app, workspace, quarter_in_data_folder):
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "other")
+    at = _import_from_page(_open(app, {"retro.runs": NONE}), "fresh")
+    assert not any("already has a dataset" in _unescaped(w.value) for w in at.warning)
+    assert datasets.names() == ["fresh", "other"]
+
+
+def test_a_full_disk_during_an_import_from_the_page_is_a_message(app, workspace, quarter_in_data_folder,
+                                                                  monkeypatch):
+    """Issue 35, item 7: ENOSPC from the writer: a message, and the workspace as it was (no build folder)."""
+    import errno
+
+    from dashboard.workspace import writer
+
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "kept")
+    before = sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*"))
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer.MonthWriter, "write", full)
+    at = _import_from_page(_open(app, {"retro.runs": NONE}), "new")
+    assert not at.exception
+    assert any("The workspace's disk is full, so nothing was imported" in _unescaped(e.value) for e in at.error)
+    assert sorted(str(p.relative_to(workspace)) for p in workspace.rglob("*")) == before
+
+
+def test_a_streamed_import_from_the_page_keeps_a_sample_of_its_rejected_rows(app, workspace, tmp_path, monkeypatch):
+    """Issue 35, item 8: the streamed import kept every rejected row in memory; now the first ones and the count."""
+    from dashboard.ingest import stream
+    from dashboard.workspace import imports
+
+    data = tmp_path / "data"
+    data.mkdir()
+    write_focus_csv(data / "quarter.csv", rows=3_000, unreadable_every=3)  # 1,000 rows with "not a date"
+    monkeypatch.setenv(settings.DATA_DIR, str(data))
+    monkeypatch.setattr(imports, "STREAM_MIN_BYTES", 0)  # streamed, as a file of 64 MB or more is
+    monkeypatch.setattr(stream, "ISSUES_SAMPLE_ROWS", 50)
+    monkeypatch.setenv(settings.STREAM_BATCH_ROWS, "1000")
+    at = _import_from_page(_open(app, {"retro.runs": NONE}), "streamed")
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    info = datasets.metadata("streamed")
+    assert info.streamed and info.report["rows_rejected"] == 1_000
+    stored = datasets.report("streamed")
+    assert len(stored.rejected) == 50 and stored.rows_rejected == 1_000
+    used = info.report["rows_used"]
+    assert any(f"{used:,} rows used of 3,000" in _unescaped(c.value) for c in at.caption)
+    shown = " ".join(_unescaped(e.value) for kind in ("caption", "markdown", "info", "warning")
+                     for e in getattr(at, kind))
+    assert "1,000 rows were rejected; the first 50 are listed" in shown
+
+
+def test_a_name_taken_by_another_session_during_the_import_is_asked_about(app, workspace, quarter_in_data_folder,
+                                                                           monkeypatch):
+    from dashboard.workspace import imports
+
+    real, other = imports._switch, []
+
+    def another_session_first(name, building, replace):
+        if not other:
+            other.append(import_to_workspace(SAMPLES / "gcp_sample.csv", name))  # finishes while ours runs
+        return real(name, building, replace)
+
+    monkeypatch.setattr(imports, "_switch", another_session_first)
+    at = _import_from_page(_open(app, {"retro.runs": NONE}), "raced")
+    assert not at.exception
+    assert datasets.metadata("raced") == other[0]  # the other session's import is kept
+    assert any("already has a dataset **raced**" in w.value or "already has a dataset" in _unescaped(w.value)
+               for w in at.warning)
+    assert len(list((workspace / datasets.VERSIONS).iterdir())) == 1  # our build was deleted

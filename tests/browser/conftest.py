@@ -29,7 +29,10 @@ def app_url(tmp_path_factory):
     store = tmp_path_factory.mktemp("store") / "scenarios.db"
     env = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{store}"}
     port = free_port()
-    with served(streamlit_command(APP, port, PYTHON), port, ROOT, env) as url:
+    no_secrets = store.parent / "secrets.toml"  # sign-in off, whatever .streamlit/secrets.toml this machine has
+    no_secrets.write_text("", encoding="utf-8")
+    command = [*streamlit_command(APP, port, PYTHON), "--secrets.files", str(no_secrets)]
+    with served(command, port, ROOT, env) as url:
         yield url
 
 

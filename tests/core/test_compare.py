@@ -256,8 +256,10 @@ def test_match_options_keeps_the_first_and_lists_what_failed():
 
 
 def result(cost, days=10.0, budget=1e6, loss=2.0, feasible=True):
+    # The engine's point-estimate status with the default 90 % warning share.
+    status = "over" if cost > budget else "warning" if cost > 0.9 * budget else "within"
     return {"cost_total_usd": cost, "wall_clock_days": days, "budget_usd": budget, "predicted_loss": loss,
-            "feasible": feasible}
+            "feasible": feasible, "budget_status": status}
 
 
 @pytest.mark.parametrize(
@@ -281,9 +283,9 @@ def test_badges(results, risks, expected):
 def test_summary_lines():
     results = [result(300e3), result(257e3), result(1.2e6)]
     summaries = [{"prob_over_budget": p} for p in (0.05, 0.2, 0.999)]
-    # The chance in the table's own format (99.9 %, as its "Chance of exceeding the budget" row), not rounded to 100%.
+    # B's 20 % is not above the 20 % threshold: within. The chance in the table's own format (99.9 %).
     assert compare.summary_lines(["A", "B", "D"], results, summaries, money) == [
-        "Within budget at the point estimate: A, B", "Cheapest: B ($257k)",
+        "Within budget: A, B. Over: D.", "Cheapest: B ($257k)",
         "Highest overrun risk: D, 99.9 % chance of exceeding its budget",
     ]
 
@@ -293,9 +295,8 @@ def test_summary_lines_leave_out_plans_that_cannot_run():
     results = [result(300e3), result(612, feasible=False), result(1.2e6)]
     summaries = [{"prob_over_budget": p} for p in (0.05, 0.0, 0.999)]
     assert compare.summary_lines(["A", "C", "D"], results, summaries, money) == [
-        "Within budget at the point estimate: A", "Cheapest: A ($300k)",
+        "Within budget: A. Over: D. Cannot run: C.", "Cheapest: A ($300k)",
         "Highest overrun risk: D, 99.9 % chance of exceeding its budget",
-        "Cannot run as planned: C",
     ]
 
 
@@ -303,10 +304,22 @@ def test_summary_lines_when_no_plan_can_run():
     results = [result(300e3, feasible=False), result(500e3, feasible=False)]
     summaries = [{"prob_over_budget": p} for p in (0.1, 0.3)]
     assert compare.summary_lines(["A", "B"], results, summaries, money) == [
-        "Within budget at the point estimate: none",
+        "Cannot run: A, B.",
         "Highest overrun risk: B, 30 % chance of exceeding its budget",
-        "Cannot run as planned: A, B",
     ]
+
+
+def test_the_summary_groups_each_option_by_its_own_status():
+    # A and D are under budget at the point estimate but overrun in 49.6 % and 30.3 % of draws (above 20 %): at
+    # risk; B is within; C's $1.2M is over its $1M; E near the budget (950k > 90 % of 1M, 10 % chance); F cannot run.
+    results = [result(600e3), result(300e3), result(1.2e6), result(700e3), result(950e3), result(100e3, feasible=False)]
+    summaries = [{"prob_over_budget": p} for p in (0.496, 0.05, 0.9, 0.303, 0.1, 0.0)]
+    names = ["A", "B", "C", "D", "E", "F"]
+    line = compare.summary_lines(names, results, summaries, money)[0]
+    assert line == ("Within budget: B. Near the budget (warning): E. At risk: A (49.6 %), D (30.3 %). Over: C. "
+                    "Cannot run: F.")
+    statuses = [compare.headline_value("budget_status", r, s) for r, s in zip(results, summaries, strict=True)]
+    assert statuses == ["at risk", "within", "over", "at risk", "warning", "infeasible"]
 
 
 @pytest.mark.parametrize(

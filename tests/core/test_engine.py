@@ -34,11 +34,13 @@ def test_tst_reproduces_the_published_run():
     assert tst["baseline_gpu_hours"] == pytest.approx(12311)
     assert tst["tst_gpu_hours"] == pytest.approx(4768)
     assert tst["tst_tokens"] == pytest.approx(2e12)
-    # $: baseline 12,311·4 = 49,244; TST 4,768·4 = 19,072; pilot 10 % of 49,244; switching 1,000.
+    # $: baseline 12,311·4 = 49,244; TST 4,768·4 = 19,072; pilot 10 % of 49,244; switching 1,000. The bare plan
+    # has nothing else, so its totals are: baseline 49,244, TST 19,072 + 4,924.4 + 1,000 = 24,996.4.
     assert tst["baseline_cost_usd"] == pytest.approx(49_244)
-    assert tst["tst_cost_usd"] == pytest.approx(19_072)
+    assert tst["tst_cost_usd"] == pytest.approx(24_996.4)
     assert tst["pilot_cost_usd"] == pytest.approx(4_924.4)
     assert tst["net_savings_usd"] == pytest.approx(49_244 - 19_072 - 4_924.4 - 1_000)
+    assert tst["saving_main_run_usd"] == pytest.approx(49_244 - 19_072)
 
 
 def test_tst_method_prices_the_tst_run_and_its_extra_line_items():

@@ -6,74 +6,137 @@ import numpy as np
 import pytest
 from bare_plan import COMPUTE_ONLY
 
-from dashboard.core import batch, data_supply, memory, mfu_reference
+from dashboard import format as fmt
+from dashboard.core import batch, data_supply, feasibility, memory, mfu_reference, shape
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.feasibility import proposed_layout
+from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 
 BARE = {**COMPUTE_ONLY, "reserved_share": 1.0, "spot_share": 0.0}
-GB = 1e9
+GIB = 2.0**30  # the planner's GB: GPU memory is sold in GiB ("80 GB" = 80 · 2³⁰ bytes)
 
 
-def states(total, active, tp, pp, ep, gpus, zero):
-    local = memory.params_per_gpu(total, active, tp, pp, ep)
-    return [float(x) for x in memory.model_states_gb(local, total / gpus, zero)]
+def states(total, expert, layers, tp, pp, ep, gpus, zero):
+    local = memory.params_per_gpu(total, expert, 0.0, layers, tp, pp, ep)
+    sharded = memory.sharded_params(memory.params_per_gpu(total, expert, 0.0, layers, tp, pp, 1), tp, pp, gpus)
+    return [float(x) for x in memory.model_states_gb(local, sharded, zero)]
 
 
-# (weights, gradients, optimizer) GB per GPU, worked by hand from 2 + 2 + 12 bytes per parameter (ZeRO §3.1).
-@pytest.mark.parametrize(("total", "active", "tp", "pp", "ep", "gpus", "zero", "expected"), [
-    # 70B, ZeRO-3 over 64 GPUs: 16 B · 70e9 / 64 = 17.5 GB of model states, 2.1875 + 2.1875 + 13.125.
-    pytest.param(70e9, 70e9, 1, 1, 1, 64, 3, (2.1875, 2.1875, 13.125), id="70B-zero3-64"),
-    # 70B, TP 8, ZeRO-1, DP 8: weights and grads 2 · 70e9 / 8 = 17.5 GB each; optimizer 12 · 70e9 / 64 = 13.125 GB.
-    pytest.param(70e9, 70e9, 8, 1, 1, 64, 1, (17.5, 17.5, 13.125), id="70B-tp8-zero1-dp8"),
-    # 7B with no sharding: 14 + 14 + 84 = 112 GB, more than an 80 GB GPU.
-    pytest.param(7e9, 7e9, 1, 1, 1, 8, 0, (14.0, 14.0, 84.0), id="7B-no-sharding"),
-    # 70B, ZeRO-2 over 64: weights whole (140 GB), gradients 2 · 70e9 / 64, optimizer 12 · 70e9 / 64.
-    pytest.param(70e9, 70e9, 1, 1, 1, 64, 2, (140.0, 2.1875, 13.125), id="70B-zero2-64"),
-    # 10B-A1B MoE, EP 8: a GPU holds 1e9 + 9e9 / 8 = 2.125e9 parameters: 4.25 + 4.25 + 25.5 GB.
-    pytest.param(10e9, 1e9, 1, 1, 8, 64, 0, (4.25, 4.25, 25.5), id="moe-ep8"),
-    # 405B at TP 8 · PP 16, ZeRO-1 over 16,384: 405e9 / 128 = 3.164e9 local; optimizer 12 · 405e9 / 16,384.
-    pytest.param(405e9, 405e9, 8, 16, 1, 16384, 1, (6.328125, 6.328125, 0.296630859375), id="405B-tp8-pp16"),
+# (weights, gradients, optimizer) GB per GPU, worked by hand from 2 + 4 + 12 bytes per parameter (bf16 weights, fp32
+# main gradients as Megatron keeps them, fp32 master weights and Adam moments), no embedding here.
+@pytest.mark.parametrize(("total", "expert", "layers", "tp", "pp", "ep", "gpus", "zero", "expected"), [
+    # 70B, ZeRO-3 over 64 GPUs: 70e9 / 64 parameters each, 18 bytes of them.
+    pytest.param(70e9, 0, 80, 1, 1, 1, 64, 3, (2 * 70e9 / 64 / GIB, 4 * 70e9 / 64 / GIB, 12 * 70e9 / 64 / GIB),
+                 id="70B-zero3-64"),
+    # 70B, TP 8, ZeRO-1, DP 8: weights and gradients of 70e9 / 8 parameters; optimizer 12 · 70e9 / 64.
+    pytest.param(70e9, 0, 80, 8, 1, 1, 64, 1, (2 * 70e9 / 8 / GIB, 4 * 70e9 / 8 / GIB, 12 * 70e9 / 64 / GIB),
+                 id="70B-tp8-zero1-dp8"),
+    # 7B with no sharding: 14e9 + 28e9 + 84e9 bytes (117 GB of 2³⁰ bytes), more than an 80 GB GPU.
+    pytest.param(7e9, 0, 32, 1, 1, 1, 8, 0, (14e9 / GIB, 28e9 / GIB, 84e9 / GIB), id="7B-no-sharding"),
+    # 70B, ZeRO-2 over 64: weights whole (140e9 bytes), gradients 4 · 70e9 / 64, optimizer 12 · 70e9 / 64.
+    pytest.param(70e9, 0, 80, 1, 1, 1, 64, 2, (140e9 / GIB, 4 * 70e9 / 64 / GIB, 12 * 70e9 / 64 / GIB),
+                 id="70B-zero2-64"),
+    # 10B-A1B MoE without the MoE keys: experts = total − active = 9e9, EP 8: 1e9 + 9e9 / 8 = 2.125e9 held.
+    pytest.param(10e9, 9e9, 16, 1, 1, 8, 64, 0, (4.25e9 / GIB, 8.5e9 / GIB, 25.5e9 / GIB), id="moe-ep8"),
+    # Mixtral 8x7B (46.7B, 12.88B active, top-2 of 8): experts 8/6 · 33.82e9 = 45.09e9, dense 1.61e9; EP 8 holds
+    # 1.61e9 + 45.09e9 / 8 = 7.25e9; ZeRO-3 over 8 GPUs shards each expert over its one copy: 46.7e9 / 8.
+    pytest.param(46.7e9, 8 / 6 * (46.7e9 - 12.88e9), 32, 1, 1, 8, 8, 3,
+                 (2 * 46.7e9 / 8 / GIB, 4 * 46.7e9 / 8 / GIB, 12 * 46.7e9 / 8 / GIB), id="mixtral-ep8-zero3"),
+    # 405B at TP 8 · PP 16 (126 layers: 8 on a middle stage), ZeRO-1 over 16,384: 8 · 405e9 / 126 / 8 local; the
+    # optimizer over DP = 128 copies of the stage.
+    pytest.param(405e9, 0, 126, 8, 16, 1, 16384, 1,
+                 (2 * 405e9 / 126 / GIB, 4 * 405e9 / 126 / GIB, 12 * 405e9 / 126 / 128 / GIB), id="405B-tp8-pp16"),
 ])
-def test_model_states_by_hand(total, active, tp, pp, ep, gpus, zero, expected):
-    assert states(total, active, tp, pp, ep, gpus, zero) == pytest.approx(expected, rel=1e-12)
+def test_model_states_by_hand(total, expert, layers, tp, pp, ep, gpus, zero, expected):
+    assert states(total, expert, layers, tp, pp, ep, gpus, zero) == pytest.approx(expected, rel=1e-12)
 
 
-# GPT-3 175B (s = 2,048, h = 12,288, a = 96), micro-batch 1, TP 8 with sequence parallelism:
-# s·b·h = 25,165,824. No recompute: 34 + 5·96·2,048/12,288 = 34 + 80 = 114 bytes each, / 8 = 358,612,992 bytes.
-# Selective: 34 · 25,165,824 / 8 = 106,954,752. Full: the layer input, 2 · 25,165,824 / 8 = 6,291,456.
-@pytest.mark.parametrize(("mode", "expected_bytes"), [
-    ("none", 358_612_992), ("selective", 106_954_752), ("full", 6_291_456),
+def test_the_moe_split_follows_the_expert_keys():
+    # Top-2 of 8 experts: a token leaves 6 of 8 unused, so the experts are 8/6 of the unused parameters.
+    assert float(shape.expert_params(46.7e9, 12.88e9, 8, 2)) == pytest.approx(8 / 6 * 33.82e9)
+    assert float(shape.expert_params(10e9, 1e9, math.nan, math.nan)) == 9e9  # without the keys: total − active
+    # Mixtral's shape gives its published 12.9B active: 46.7e9 − 6 · 32 layers · 3 · 4,096 · 14,336.
+    mixtral = Scenario(**MIXTRAL)
+    assert mixtral.active == pytest.approx(46.7e9 - 6 * 32 * 3 * 4096 * 14336)
+    assert mixtral.active == pytest.approx(12.9e9, rel=0.01)
+
+
+def test_active_params_that_disagree_with_the_experts_are_refused():
+    with pytest.raises(ScenarioError, match=r"active_params = 2e\+10 disagrees with the 1.29e\+10 active"):
+        scenario_from_dict({**Scenario().to_json_dict(), **MIXTRAL, "active_params": 20e9})
+    assert Scenario(**MIXTRAL, active_params=12.9e9).active == 12.9e9  # within 5 %
+
+
+# GPT-3 175B (s = 2,048, h = 12,288, a = 96, plain 4h FFN), micro-batch 1, TP 8 with sequence parallelism:
+# s·b·h = 25,165,824. Eager, no recompute: 34 + 5·96·2,048/12,288 = 114 bytes each, / 8 = 358,612,992 bytes.
+# Selective: 34 · 25,165,824 / 8 = 106,954,752. Full: the layer input, 2 · 25,165,824 / 8 = 6,291,456. Flash, no
+# dropout: 8 + 4 + 4 + 16 = 32 bytes each, 100,663,296.
+@pytest.mark.parametrize(("mode", "attention", "expected_bytes"), [
+    ("none", "eager", 358_612_992), ("selective", "eager", 106_954_752), ("full", "eager", 6_291_456),
+    ("none", "flash", 100_663_296),
 ])
-def test_korthikanti_gpt3_layer(mode, expected_bytes):
+def test_korthikanti_gpt3_layer(mode, attention, expected_bytes):
     index = memory.RECOMPUTE_MODES.index(mode)
-    assert float(memory.layer_activation_bytes(2048, 1, 12288, 96, 8, index)) == pytest.approx(expected_bytes)
+    got = memory.layer_activation_bytes(2048, 1, 12288, 96, 96, 49152, 0, 1, 8, 1, index,
+                                        memory.ATTENTION_MODES.index(attention))
+    assert float(got) == pytest.approx(expected_bytes)
 
 
-def test_first_pipeline_stage_holds_pp_micro_batches_of_its_layers():
-    # GPT-3, 96 layers at PP 8: 12 layers × 8 micro-batches = 96 layer-micro-batches; selective: 96 · 106,954,752 B.
-    per_layer = 106_954_752
-    assert float(memory.activation_bytes(per_layer, 96, 8)) == pytest.approx(96 * per_layer)
-    # Uneven stages: 126 layers at PP 16 put 8 on the first stage, holding 16 micro-batches: 128 layer-micro-batches.
-    assert float(memory.activation_bytes(1.0, 126, 16)) == 128
+def test_llama3_layer_with_grouped_query_attention_and_swiglu():
+    # 16,384 wide, 128 heads / 8 KV, gated FFN 53,248, flash, TP 8, s = 8,192: per token 8h + 4h + 4h · 8/128 + 6 ·
+    # 53,248 = 520,192 bytes, × 8,192 / 8 = 532,676,608 per layer.
+    got = memory.layer_activation_bytes(8192, 1, 16384, 128, 8, 53248, 1, 1, 8, 1, 0, 0)
+    assert float(got) == pytest.approx(532_676_608)
+    # Context parallel 16 splits the sequence: a sixteenth.
+    assert float(memory.layer_activation_bytes(8192, 1, 16384, 128, 8, 53248, 1, 1, 8, 16, 0, 0)) == pytest.approx(
+        532_676_608 / 16)
 
 
+def test_the_busiest_pipeline_stage_by_hand():
+    # GPT-3, 96 layers at PP 8: 12 layers × 8 micro-batches = 96 layer-micro-batches.
+    assert float(memory.layers_in_flight(96, 8, 1, math.inf)) == 96
+    # 126 layers over 16 stages: 7 on each end stage, 8 in the middle (Llama 3); the first stage keeps 16 micro-batches
+    # of 7 layers (112), the second 15 of 8 (120).
+    assert [float(x) for x in memory.stage_layers(126, 16)] == [7.0, 8.0]
+    assert float(memory.layers_in_flight(126, 16, 1, math.inf)) == 120
+    # Interleaved, v = 3 at PP 8 (Korthikanti §4.2.3): 2·7 + 2·8 + 1 = 31 chunks of 4 layers = 96 · (1 + 7/24).
+    assert float(memory.layers_in_flight(96, 8, 3, math.inf)) == 124
+    # With only 16 micro-batches of 2 chunks a step, all 32 chunks of 4 layers (the warm-up would hold 47).
+    assert float(memory.layers_in_flight(126, 16, 2, 16)) == 128
+    # Fewer micro-batches than stages: only those are in flight.
+    assert float(memory.layers_in_flight(96, 8, 1, 2)) == 24
+
+
+def test_the_interleaved_bubble_is_divided_by_the_virtual_stages():
+    assert float(batch.pipeline_bubble_fraction(16, 16, 2)) == pytest.approx(15 / 47)
+
+
+LLAMA3 = dict(total_params=405.9e9, n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_hidden_size=53248,
+              ffn_type="gated", vocab_size=128256, seq_len=8192, gpu_type="H100", tensor_parallel=8,
+              pipeline_parallel=16, zero_stage=2, attention="flash", activation_recompute="none",
+              global_batch_tokens=16777216)
+MIXTRAL = dict(total_params=46.7e9, n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_hidden_size=14336,
+               ffn_type="gated", vocab_size=32000, n_experts=8, experts_per_token=2)
 PUBLISHED = {
-    # arXiv 2407.21783 Table 4: 16,384 H100-80GB, TP 8 / PP 16 / DP 128, sequence 8,192, one sequence per micro-batch.
-    "llama3-405b": dict(total_params=405e9, n_layers=126, d_model=16384, n_heads=128, seq_len=8192, gpu_type="H100",
-                        gpu_count=16384, tensor_parallel=8, pipeline_parallel=16, zero_stage=1),
-    # BLOOM: 384 A100-80GB at TP 4 / PP 12 / DP 8 with ZeRO-1, micro-batch 2, 70 layers of 14,336, 112 heads.
-    "bloom-176b": dict(total_params=176e9, n_layers=70, d_model=14336, n_heads=112, seq_len=2048, gpu_type="A100",
-                       gpu_count=384, tensor_parallel=4, pipeline_parallel=12, zero_stage=1, micro_batch_size=2),
-    # Megatron-Turing NLG: 2,240 A100-80GB at TP 8 / PP 35 / DP 8, 105 layers of 20,480, 128 heads (no ZeRO here).
-    "mt-nlg-530b": dict(total_params=530e9, n_layers=105, d_model=20480, n_heads=128, seq_len=2048, gpu_type="A100",
-                        gpu_count=2240, tensor_parallel=8, pipeline_parallel=35, zero_stage=0),
+    # arXiv 2407.21783 Table 3-4, §3.3.2: TP 8 / PP 16, 8K sequences, no activation checkpointing, FSDP (ZeRO-2-like).
+    "llama3-405b-8192": LLAMA3 | {"gpu_count": 8192},
+    "llama3-405b-16384": LLAMA3 | {"gpu_count": 16384, "virtual_pipeline_stages": 2},
+    # BLOOM: 384 A100-80GB at TP 4 / PP 12 / DP 8 with ZeRO-1, micro-batch 2, 70 layers of 14,336, 112 heads,
+    # vocabulary 250,880 (bigscience tr11-176B-ml README); read here with selective recompute and eager attention.
+    "bloom-176b": dict(total_params=176.2e9, n_layers=70, d_model=14336, n_heads=112, ffn_type="plain",
+                       vocab_size=250880, seq_len=2048, gpu_type="A100", gpu_count=384, tensor_parallel=4,
+                       pipeline_parallel=12, zero_stage=1, micro_batch_size=2, attention="eager",
+                       activation_recompute="selective", global_batch_tokens=4194304),
+    # Mixtral 8x7B on one node of 8 H200 with expert parallel 8 (arXiv 2401.04088 for the shape).
+    "mixtral-8x7b": MIXTRAL | dict(gpu_type="H200", gpu_count=8, tensor_parallel=1, pipeline_parallel=1,
+                                   expert_parallel=8, seq_len=4096),
 }
 
 
 @pytest.mark.parametrize("run", sorted(PUBLISHED))
-def test_published_layouts_fit_with_full_recompute(run):
-    result = scenario_outputs(Scenario(**PUBLISHED[run], activation_recompute="full"))
+def test_published_layouts_fit_without_full_recompute(run):
+    result = scenario_outputs(Scenario(**PUBLISHED[run]))
     assert result["layout_valid"] and result["memory"]["fits"] and result["feasible"]
     assert result["feasibility_problems"] == []
     layout = result["layout"]
@@ -81,19 +144,38 @@ def test_published_layouts_fit_with_full_recompute(run):
     assert layout["data_parallel"] == spec["gpu_count"] // (spec["tensor_parallel"] * spec["pipeline_parallel"])
 
 
+def test_the_deepseek_v3_preset_fits_at_its_own_layout():
+    result = scenario_outputs(presets()["DeepSeek-V3: 671B MoE (37B active), 14.8T tokens on 2,048 H800"])
+    assert result["feasible"] and result["layout"]["expert_parallel"] == 64 and result["layout"]["tensor_parallel"] == 1
+
+
 def test_llama3_memory_by_hand():
-    # 6.33 + 6.33 + 0.30 GB of states; activations 2·8,192·16,384/8 B × 8 layers × 16 micro-batches = 4.29 GB.
-    mem = scenario_outputs(Scenario(**PUBLISHED["llama3-405b"], activation_recompute="full"))["memory"]
-    assert mem["activations_gb"] == pytest.approx(2 * 8192 * 16384 / 8 * 8 * 16 / GB)
-    assert mem["total_gb"] == pytest.approx(6.328125 * 2 + 0.296630859375 + 4.294967296)
+    mem = scenario_outputs(Scenario(**PUBLISHED["llama3-405b-16384"]))["memory"]
+    embedding = 2 * 128256 * 16384
+    per_layer = (405.9e9 - embedding) / 126
+    local = max(8 * per_layer, 7 * per_layer + embedding / 2) / 8  # a middle stage's 8 layers, over TP 8
+    assert mem["weights_gb"] == pytest.approx(2 * local / GIB)
+    assert mem["gradients_gb"] == pytest.approx(4 * local / 128 / GIB)  # ZeRO-2 over DP 128
+    assert mem["optimizer_gb"] == pytest.approx(12 * local / 128 / GIB)
+    # 2,048 sequences over DP 128: 16 micro-batches of 2 chunks, all 32 chunks of 4 layers in flight.
+    assert mem["activations_gb"] == pytest.approx(532_676_608 * 128 / GIB)
+    assert mem["logits_gb"] == pytest.approx(4 * 8192 * 128256 / 8 / GIB)
+    assert mem["reserve_gb"] == pytest.approx(1 + 1 + 0.05 * 80)
+    parts = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "logits_gb", "reserve_gb")
+    assert mem["total_gb"] == pytest.approx(sum(mem[key] for key in parts))
     assert mem["headroom_gb"] == pytest.approx(80 - mem["total_gb"])
 
 
+def test_the_reserve_can_be_set():
+    mem = scenario_outputs(Scenario(**PUBLISHED["llama3-405b-16384"], memory_reserve_gb=20.0))
+    assert mem["memory"]["reserve_gb"] == 20.0 and not mem["feasible"]
+
+
 @pytest.mark.parametrize("spec", [
-    # 70B on 8 H100 with no sharding: 16 B · 70e9 = 1,120 GB on one GPU.
+    # 70B on 8 H100 with no sharding: 18 B · 70e9 on one GPU.
     pytest.param(dict(total_params=70e9, gpu_type="H100", gpu_count=8, tensor_parallel=1, pipeline_parallel=1,
                       zero_stage=0), id="70B-8xH100-no-sharding"),
-    # 175B on 8 A100-80GB even with ZeRO-3: 16 B · 175e9 / 8 = 350 GB of states per GPU.
+    # 175B on 8 A100-80GB even with ZeRO-3: 18 B · 175e9 / 8 = 367 GB of states per GPU.
     pytest.param(dict(total_params=175e9, gpu_type="A100", gpu_count=8, zero_stage=3, activation_recompute="full"),
                  id="175B-8xA100-zero3"),
 ])
@@ -104,44 +186,60 @@ def test_plans_that_cannot_run(spec):
     assert result["feasibility_problems"][0].startswith("does not fit: ")
 
 
-def test_no_sharding_message_names_the_gb_and_a_fix():
-    # 7B, no sharding, on 8 H100: 112 GB of states; ZeRO-3 leaves 14 GB; TP 8 leaves 14 GB of states.
+def test_no_sharding_message_names_the_gb_and_the_free_fixes():
+    # 7B, no sharding, on 8 H100: 117 GB of states; ZeRO-1 leaves 6 · 7e9 + 12 · 7e9 / 8 bytes (48.9 GB), TP 2 half.
     result = scenario_outputs(Scenario(total_params=7e9, gpu_count=8, tensor_parallel=1, pipeline_parallel=1,
                                        zero_stage=0, activation_recompute="full"))
     sentence = result["feasibility_problems"][0]
     assert sentence.startswith(f"does not fit: {result['memory']['total_gb']:,.0f} GB of 80 GB per GPU")
-    assert "use ZeRO-3 (" in sentence and "TP 8 (" in sentence
+    assert "use ZeRO-1 (" in sentence and "TP 2 (" in sentence and "no extra compute" in sentence
 
 
 def test_175b_on_8_gpus_says_how_many_are_needed():
-    # 2,800 GB of states at 80 GB each: 35 GPUs, rounded up to whole nodes of 8: 40.
+    # 18 B · 175e9 = 2,934 GB of states at 80 GB each: 37 GPUs, rounded up to whole nodes of 8: 40.
     sentence = scenario_outputs(Scenario(total_params=175e9, gpu_type="A100", gpu_count=8))["feasibility_problems"][0]
-    assert "at least 40 GPUs" in sentence
+    assert "at least 40 GPUs" in sentence and "64 GPUs fit" in sentence
 
 
 def test_proposal_is_tp_within_a_node_first():
-    # 70B on 64 H100 with full recompute: ZeRO-1 at TP 8 holds 17.5 + 17.5 + 13.1 GB and fits, smaller TP does not
-    # (TP 4: 35 + 35 + 13.1 = 83 GB).
+    # 70B on 64 H100 with full recompute: ZeRO-1 at TP 8 holds 6 · 70e9 / 8 + 12 · 70e9 / 64 bytes (61 GB) and fits;
+    # TP 4 does not (98 + 12 GB).
     scenario = Scenario(total_params=70e9, n_layers=80, d_model=8192, gpu_count=64, activation_recompute="full")
     result = scenario_outputs(scenario)
     assert result["layout"] == {"data_parallel": 8, "tensor_parallel": 8, "pipeline_parallel": 1,
-                                "expert_parallel": 1, "zero_stage": 1}
+                                "expert_parallel": 1, "context_parallel": 1, "zero_stage": 1,
+                                "virtual_pipeline_stages": 1}
     assert result["layout_proposed"]
     assert any(note.startswith("layout proposed by the planner") for note in result["feasibility_notes"])
     assert proposed_layout(scenario)["tensor_parallel"] == 8
 
 
 def test_proposal_adds_pipeline_stages_after_the_node():
-    # 405B on 16,384 H100 at ZeRO-1: TP 8 alone holds 405e9 · 4 B / 8 = 202 GB; PP 4 brings it to 50.6 + 0.3 GB.
+    # 405B on 16,384 H100 at ZeRO-1: TP 8 alone holds 6 · 405e9 / 8 bytes (283 GB); PP 4 still 71 GB of weights and
+    # gradients (+ the rest), PP 8 fits.
     result = scenario_outputs(Scenario(total_params=405e9, n_layers=126, d_model=16384, seq_len=8192, gpu_count=16384,
                                activation_recompute="full"))
-    assert (result["layout"]["tensor_parallel"], result["layout"]["pipeline_parallel"]) == (8, 4)
+    assert (result["layout"]["tensor_parallel"], result["layout"]["pipeline_parallel"]) == (8, 8)
     assert result["layout"]["zero_stage"] == 1 and result["feasible"]
+
+
+def test_a_slider_size_carries_its_shape():
+    # 405B with no shape keys: the Llama 3.1 405B shape, not the default 7B's.
+    result = scenario_outputs(Scenario(total_params=405e9))
+    model = shape.model_shape(Scenario(total_params=405e9))
+    assert (model.n_layers, model.d_model, model.n_heads, model.n_kv_heads) == (126, 16384, 128, 8)
+    assert shape.describe(model) == "126 layers × 16,384, 128 heads (8 KV)"
+    assert any(note.startswith("assumed shape: 126 layers × 16,384") for note in result["feasibility_notes"])
 
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"tensor_parallel": 16}, "tensor_parallel = 16 exceeds gpus_per_node = 8"),
     ({"tensor_parallel": 3}, "tensor_parallel × pipeline_parallel = 3 does not divide gpu_count = 512"),
+    ({"tensor_parallel": 8, "pipeline_parallel": 2, "context_parallel": 3},
+     "tensor_parallel × pipeline_parallel × context_parallel = 48 does not divide gpu_count = 512"),
+    ({"pipeline_parallel": 1, "virtual_pipeline_stages": 2}, "virtual_pipeline_stages = 2 needs pipeline_parallel"),
+    ({"n_experts": 8}, "n_experts and experts_per_token go together"),
+    ({"n_heads": 32, "n_kv_heads": 5}, "n_kv_heads = 5 does not divide n_heads = 32"),
     ({"tensor_parallel": 8, "pipeline_parallel": 2, "expert_parallel": 64},
      "expert_parallel = 64 does not divide the data-parallel size 32"),
     ({"activation_recompute": "sometimes"}, "activation_recompute = 'sometimes'"),
@@ -176,7 +274,7 @@ def test_1b_batch_keeps_at_most_512_gpus_busy():
 
 
 def test_pipeline_bubble_by_hand():
-    # PP 16 with 16 micro-batches: 15 / 31 of each step idle.
+    # PP 16 with 16 micro-batches: 15 / 31 of each step idle (the 48 % a 405B without interleaving showed).
     assert float(batch.pipeline_bubble_fraction(16, 16)) == pytest.approx(15 / 31)
 
 
@@ -212,8 +310,10 @@ def test_tst_saving_with_scarce_data_by_hand():
     assert factor == pytest.approx(1.0612, rel=1e-3)
     result = scenario_outputs(Scenario(method="tst", tokens=1.05e12, unique_tokens=0.5e12))
     tst = result["tst"]
-    assert tst["net_savings_with_scarcity_usd"] == pytest.approx(
-        tst["net_savings_usd"] - (factor - 1) * tst["tst_cost_usd"])
+    # TST's main run, side work, data and storage grow with its length; the pilot and switching do not.
+    grows = tst["tst_main_run_usd"] + tst["tst_side_usd"] + tst["tst_data_cost_usd"] + tst["tst_storage_usd"]
+    assert grows == pytest.approx(tst["tst_cost_usd"] - tst["pilot_cost_usd"] - tst["switching_cost_usd"])
+    assert tst["net_savings_with_scarcity_usd"] == pytest.approx(tst["net_savings_usd"] - (factor - 1) * grows)
     # Beyond U · (1 + R*) = 16.4 U of effective data, TST can never match: no saving at any price.
     assert math.isinf(float(data_supply.tst_scarcity_factor(1.05e12, 2 / 1.05, 0.01e12)))
 
@@ -244,7 +344,7 @@ def test_published_mfu_table_is_sourced():
 def test_vectorised_and_single_agree():
     from dashboard.core.engine import output_arrays, scenario_arrays
 
-    scenarios = [Scenario(**PUBLISHED[name], activation_recompute="full") for name in sorted(PUBLISHED)]
+    scenarios = [Scenario(**PUBLISHED[name]) for name in sorted(PUBLISHED)]
     scenarios += [Scenario(total_params=175e9, gpu_type="A100", gpu_count=8), Scenario(**ONE_B, gpu_count=1024)]
     batch_result = output_arrays(scenario_arrays(scenarios))
     for i, scenario in enumerate(scenarios):
@@ -252,3 +352,40 @@ def test_vectorised_and_single_agree():
         assert single["memory"]["total_gb"] == pytest.approx(batch_result["memory"]["total_gb"][i], rel=1e-12)
         assert single["feasible"] == bool(batch_result["feasible"][i])
         assert single["cost_total_usd"] == pytest.approx(float(np.asarray(batch_result["cost_total_usd"])[i]))
+
+
+def test_fixes_are_priced_and_the_free_ones_come_first():
+    # The 405B at its published layout on 8,192 H100 with eager attention (Korthikanti's score term kept). Fused
+    # attention and selective recompute fit at no extra compute; full recompute fits too but adds a forward pass,
+    # priced by the engine (+33 % of the compute: $23.6M at the all-reserved H100 price, about $30M at the default mix).
+    scenario = Scenario(**PUBLISHED["llama3-405b-8192"] | {"attention": "eager", "tokens": 15.6e12, **BARE})
+    assert not scenario_outputs(scenario)["feasible"]
+    fixes = feasibility.fixes(scenario)
+    labels = [fix.label for fix in fixes if fix.fits]
+    assert labels[:2] == ["fused (flash) attention", "selective activation recompute"]
+    free, full = fixes[0], next(fix for fix in fixes if fix.label == "full activation recompute")
+    assert full.fits
+    assert (free.changes, free.extra_compute_fraction, free.extra_cost_usd, free.cost_text) == (
+        {"attention": "flash"}, 0.0, 0.0, "no extra compute")
+    assert full.changes == {"activation_recompute": "full"}
+    assert full.extra_compute_fraction == pytest.approx(1 / 3)
+    base, recomputed = (scenario_outputs(s)["cost_total_usd"] for s in (scenario, scenario.model_copy(
+        update=full.changes)))
+    assert full.extra_cost_usd == pytest.approx(recomputed - base)
+    assert full.cost_text == f"+33 % compute, +{fmt.number(recomputed - base, '$')}"
+    assert 20e6 < full.extra_cost_usd < 35e6  # a third of 26.6M GPU-hours at $2.65
+    for fix in fixes:
+        applied = scenario_outputs(scenario.model_copy(update=fix.changes))
+        assert applied["feasible"] is fix.fits and applied["memory"]["total_gb"] == pytest.approx(fix.memory_gb)
+    sentence = scenario_outputs(scenario)["feasibility_problems"][0]
+    assert "use fused (flash) attention (" in sentence and sentence.index("fused") < sentence.index("full")
+
+
+def test_more_gpus_say_how_many_and_their_price():
+    fixes = feasibility.fixes(Scenario(total_params=175e9, gpu_type="A100", gpu_count=8))
+    more = next(fix for fix in fixes if "gpu_count" in fix.changes)
+    assert more.fits and more.changes == {"gpu_count": 64} and more.cost_text.startswith("+56 GPUs, ")
+
+
+def test_a_plan_that_fits_needs_no_fix():
+    assert feasibility.fixes(Scenario()) == []

@@ -10,30 +10,37 @@ import pytest
 from dashboard.core import layout
 
 NAN = math.nan
-# 1B dense parameters on 8 GPUs, 4 layers, full recompute: one layer keeps 2·s·b·h = 2·1000·1·1000 = 2 MB at TP 1.
-# At ZeRO-1 a GPU holds 4 bytes per local parameter (bf16 weights and gradients, 1e9 / (TP·PP) of them) and 12 per
-# sharded one (1e9 / 8 = 1.25e8 → 1.5 GB), plus 2 MB / TP · ⌈4 / PP⌉ · PP of activations.
-SMALL = dict(total_params=1e9, active_params=1e9, expert_parallel=1.0, gpu_count=8.0, gpus_per_node=8.0,
-             n_layers=4.0, seq_len=1000.0, micro_batch_size=1.0, d_model=1000.0, n_heads=8.0, recompute_index=2.0,
-             gpu_memory_gb=4.0, tensor_parallel=NAN, pipeline_parallel=NAN, zero_stage=NAN)
+GIB = 2.0**30
+# 2³⁰ dense parameters on 8 GPUs, 8 layers, full recompute, no vocabulary and no reserve: one layer keeps
+# 2·s·b·h = 2·1,024·1·1,024 bytes = 2 MiB at TP 1 (1/512 GB; GB here are 2³⁰ bytes). At ZeRO-1 a GPU holds 6 bytes
+# per local parameter (bf16 weights, fp32 gradients: 2 + 4 GB at TP·PP = 1) and 12 per sharded one (2³⁰ / 8 →
+# 1.5 GB), plus 8 layers × 2 MiB / TP of activations (the first stage keeps PP micro-batches of its 8 / PP layers).
+SMALL = dict(total_params=GIB, active_params=GIB, n_experts=NAN, experts_per_token=NAN, n_shared_experts=0.0,
+             expert_parallel=1.0, gpu_count=8.0, gpus_per_node=8.0, n_layers=8.0, seq_len=1024.0,
+             micro_batch_size=1.0, d_model=1024.0, n_heads=8.0, n_kv_heads=8.0, ffn_hidden_size=4096.0,
+             ffn_gated=0.0, vocab_size=0.0, recompute_index=2.0, attention_index=0.0, fp8_activations=0.0,
+             context_parallel=1.0, virtual_pipeline_stages=1.0, batch_sequences=NAN, gpu_memory_gb=4.0,
+             memory_reserve_gb=0.0, tensor_parallel=NAN, pipeline_parallel=NAN, zero_stage=NAN)
+# A no-recompute eager layer of s = 32,768, h = 1,024, 8 heads, plain 4h FFN keeps s·(34h + 5·8·s) bytes at TP 1
+# (Korthikanti's 34 + 5as/h): 41.0625 GB.
+LONG_LAYER_GB = 32768 * (34 * 1024 + 5 * 8 * 32768) / GIB
 # (changes to SMALL, expected TP, PP, ZeRO stage, total GB, fits)
 CASES = {
-    # TP 1: 4 + 1.5 + 0.008 = 5.508 GB > 4; TP 2: 2 + 1.5 + 0.004 = 3.504 GB.
-    "the TP step": ({}, 2, 1, 1, 3.504, True),
-    # TP stops at the 2-GPU node (3.504 GB > 2.4); PP 2 at TP 2: 1 + 1.5 + 0.004 = 2.504; PP 4: 0.5 + 1.5 + 0.004.
-    "the PP step": ({"gpus_per_node": 2.0, "gpu_memory_gb": 2.4}, 2, 4, 1, 2.004, True),
-    # ZeRO-1 and 2 hold at least 2.004 GB, ZeRO-3 2 GB of states plus activations: the last stage at TP 2, PP 4.
-    "nothing fits": ({"gpus_per_node": 2.0, "gpu_memory_gb": 1.9}, 2, 4, 3, 2.004, False),
-    # A custom GPU of unknown memory: the first candidate, ZeRO-1 at TP 1 (4 + 1.5 + 0.008 GB).
-    "a custom GPU": ({"gpu_memory_gb": NAN}, 1, 1, 1, 5.508, True),
-    # TP 4 and ZeRO-2 given: 0.5 GB of weights, 14 · 1.25e8 bytes sharded, 2 MB / 4 · 4 layers of activations.
-    "user keys": ({"tensor_parallel": 4.0, "zero_stage": 2.0}, 4, 1, 2, 2.252, True),
-    # 200B parameters on 1,024 GPUs, 12 layers of s = 32,768, h = 1,024, 8 heads, no recompute: a layer keeps
-    # s·h·(34 + 5·8·s/h) = 44.09 GB at TP 1. ZeRO-1 and 2 hold at least 47.9 and 42.0 GB (TP 16, PP 4); ZeRO-3 at TP 16
-    # holds 16 · 200e9 / 1,024 bytes of states and 12 layers of 2.76 GB.
+    # TP 1: 2 + 4 + 1.5 + 1/64 = 7.52 GB > 4; TP 2: 1 + 2 + 1.5 + 1/128 = 4.51 > 4; TP 4: 0.5 + 1 + 1.5 + 1/256.
+    "the TP step": ({}, 4, 1, 1, 3.00390625, True),
+    # TP stops at the 2-GPU node (4.51 GB > 2.4); PP 2 at TP 2: 0.5 + 1 + 1.5 + 1/128 = 3.0078; PP 4: 0.25 + 0.5 + 1.5.
+    "the PP step": ({"gpus_per_node": 2.0, "gpu_memory_gb": 2.4}, 2, 4, 1, 2.2578125, True),
+    # PP stops at 4 (2 layers a stage); at TP 2 · PP 4 every stage holds 2.2578 GB: the last stage, largest degrees.
+    "nothing fits": ({"gpus_per_node": 2.0, "gpu_memory_gb": 1.9}, 2, 4, 3, 2.2578125, False),
+    # A custom GPU of unknown memory: the first candidate, ZeRO-1 at TP 1.
+    "a custom GPU": ({"gpu_memory_gb": NAN}, 1, 1, 1, 7.515625, True),
+    # TP 4 and ZeRO-2 given: 0.5 GB of weights, 4 · 2³⁰ / 8 bytes of gradients, 1.5 of optimizer, 1/256 activations.
+    "user keys": ({"tensor_parallel": 4.0, "zero_stage": 2.0}, 4, 1, 2, 2.50390625, True),
+    # 200B on 1,024 GPUs, 12 layers of the long eager layer above at TP 16 (30.8 GB): ZeRO-1 and 2 hold more than
+    # 36 GB at every TP and PP (ZeRO-2 at TP 16 · PP 4: 8.7 + 30.8); ZeRO-3 at TP 16 · PP 1 holds 18 · 200e9 / 1,024.
     "ZeRO-3 at TP 16": ({"total_params": 2e11, "active_params": 2e11, "gpu_count": 1024.0, "gpus_per_node": 16.0,
-                         "n_layers": 12.0, "seq_len": 32768.0, "d_model": 1024.0, "recompute_index": 0.0,
-                         "gpu_memory_gb": 40.0}, 16, 1, 3, 3.125 + 12 * 32768 * 1024 * 1314 / 16 / 1e9, True),
+                         "n_layers": 12.0, "seq_len": 32768.0, "recompute_index": 0.0, "attention_index": 1.0,
+                         "gpu_memory_gb": 36.0}, 16, 1, 3, 18 * 2e11 / 1024 / GIB + 12 * LONG_LAYER_GB / 16, True),
 }
 
 
@@ -62,16 +69,34 @@ def test_a_batch_gives_each_row_the_layout_it_gets_alone():
     result = layout.resolve({key: np.array([row[key] for row in rows]) for key in layout.INPUTS})
     for index, (_, *expected) in enumerate(CASES.values()):
         _check(result, index, tuple(expected))
-    # ZeRO-0 at TP 1 holds 16 bytes per local parameter: 4 GB at PP 4 plus 2 MB · 4 layers, over 4 GB at every PP.
-    _check(result, len(CASES), (1, 4, 0, 4.008, False))
+    # ZeRO-0 at TP 1 holds 18 bytes per local parameter: 4.5 GB at PP 4 plus 8 layers of 2 MiB, over 4 GB at every PP.
+    _check(result, len(CASES), (1, 4, 0, 4.515625, False))
     assert result["proposed"].tolist() == [True] * len(CASES) + [True]  # PP is left free in every row
 
 
 def test_the_breakdown_and_data_parallel_of_a_layout():
-    result = layout.resolve({key: np.array([value, value]) for key, value in SMALL.items()})  # TP 2, PP 1, ZeRO-1
-    assert result["weights_gb"].tolist() == [1.0, 1.0] and result["gradients_gb"].tolist() == [1.0, 1.0]
-    assert result["optimizer_gb"].tolist() == [1.5, 1.5] and result["activations_gb"].tolist() == [0.004, 0.004]
-    assert result["data_parallel"].tolist() == [4.0, 4.0] and result["valid"].all()
+    result = layout.resolve({key: np.array([value, value]) for key, value in SMALL.items()})  # TP 4, PP 1, ZeRO-1
+    assert result["weights_gb"].tolist() == [0.5, 0.5] and result["gradients_gb"].tolist() == [1.0, 1.0]
+    assert result["optimizer_gb"].tolist() == [1.5, 1.5]
+    assert result["activations_gb"].tolist() == [1 / 256, 1 / 256]
+    assert result["logits_gb"].tolist() == [0.0, 0.0] and result["reserve_gb"].tolist() == [0.0, 0.0]
+    assert result["data_parallel"].tolist() == [2.0, 2.0] and result["valid"].all()
+
+
+def test_the_planner_keeps_two_layers_a_stage():
+    # 8 layers: PP stops at 4 even when nothing fits (before, a 7B at 32K context was given one layer a stage).
+    row = SMALL | {"gpus_per_node": 1.0, "gpu_memory_gb": 0.5}
+    result = layout.resolve({key: np.array([value]) for key, value in row.items()})
+    assert float(result["pipeline_parallel"][0]) == 4.0 and not result["fits"][0]
+
+
+def test_context_parallel_divides_the_data_parallel_replicas_and_the_activations():
+    base = {key: np.array([value]) for key, value in (SMALL | {"tensor_parallel": 1.0, "pipeline_parallel": 1.0,
+                                                              "zero_stage": 1.0, "gpu_memory_gb": 100.0}).items()}
+    one = layout.resolve(base)
+    two = layout.resolve(base | {"context_parallel": np.array([2.0])})
+    assert float(two["data_parallel"][0]) == float(one["data_parallel"][0]) / 2 == 4.0
+    assert float(two["activations_gb"][0]) == pytest.approx(float(one["activations_gb"][0]) / 2)
 
 
 # (x, largest power of two dividing it; 1 for odd, non-whole or non-positive x), worked by hand

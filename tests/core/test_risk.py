@@ -101,9 +101,11 @@ def test_risk_notes_use_storage_units():
 
 @pytest.mark.parametrize(("months", "period"), [
     (0, "over the run;"),
-    # 18,572 GB kept × $0.023/GB-month (the default cold tier, S3 Standard) × 12 months = $5,126
-    (12, "over the run and the 12 months kept after it ($5.13k of it after training);"),
-    (1, "over the run and the 1 month kept after it ($427 of it after training);"),  # 18,572 GB × $0.023 × 1
+    # Kept after training: the 2T-token corpus (2 copies × 8,000 GB), 10 weight archives of 7B × 2 bytes (140 GB),
+    # the last 3 checkpoints of 98 GB (294 GB) and 4.847 days of logs at 5 GB/day (24.2 GB): 16,458 GB.
+    # × $0.023/GB-month (the default cold tier, S3 Standard) × 12 months = $4,542
+    (12, "over the run and the 12 months kept after it ($4.54k of it after training);"),
+    (1, "over the run and the 1 month kept after it ($379 of it after training);"),  # 16,458 GB × $0.023 × 1
 ])
 def test_the_storage_sentence_says_what_its_cost_covers(months, period):
     scenario = Scenario(storage_retention_months=months)

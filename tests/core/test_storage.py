@@ -130,3 +130,40 @@ def test_engine_bills_retention_on_the_cold_tier(months):
     assert result["storage_retention_usd"] == pytest.approx(extra_usd)
     assert result["cost_breakdown"]["storage"] == pytest.approx(during_run["cost_breakdown"]["storage"] + extra_usd)
     assert result["cost_total_usd"] == pytest.approx(during_run["cost_total_usd"] + extra_usd)
+
+
+def test_weight_archives_by_hand():
+    # T = 10 h, τ = 1 h, K = 3 full checkpoints of 100 GB, no full archives; 5 weight archives of 10 GB at
+    # k·T/5 = 2, 4, 6, 8, 10 h. Held over the run: (10−2) + (10−4) + (10−6) + (10−8) + 0 = 20 h × 10 GB = 200 GB-h.
+    # Left at the end: 3 × 100 + 5 × 10 = 350 GB; peak: that + the 4th full checkpoint while the 10th is written.
+    stored = storage.volumes(10.0, 1.0, 100.0, 3, 0, 0.0, 0.0, 10.0, 5)
+    assert stored["gb_hours"]["archived_checkpoints"] == pytest.approx(200.0)
+    assert stored["retained_gb"] == pytest.approx(350.0)
+    assert stored["peak_gb"] == pytest.approx(450.0)
+    frame = storage.storage_timeline(10.0, 1.0, 100.0, 3, 0, 0.0, 0.0, weights_gb=10.0, archive_count=5)
+    archived = frame[frame.tier == "archived_checkpoints"]
+    # Just before the 5th write (5 h) the archives of 2 h and 4 h are held; at the end all five.
+    assert archived[archived.hours == 5.0].gb.tolist() == [20.0, 20.0]
+    assert archived.gb.iloc[-1] == 50.0
+    step = 0.001
+    t = np.arange(0, 10.0, step) + step / 2
+    held = np.minimum(np.floor(t / 2.0), 5) * 10.0
+    assert stored["gb_hours"]["archived_checkpoints"] == pytest.approx(held.sum() * step, rel=1e-3)
+
+
+def test_default_archives_are_ten_weight_snapshots():
+    # 1B parameters: a full checkpoint is 14 GB (bf16 weights + fp32 master + Adam m, v), a weight archive 2 GB
+    # (bf16 only); ten archives are 20 GB. On 8 GPUs with no failures, 1e10 tokens at 40 % of 989 TFLOP/s take
+    # 6 · 1e9 · 1e10 / (0.4 · 989e12) / 3,600 = 42.13 GPU-hours, 5.266 h of wall-clock: 10 half-hourly writes, the
+    # last 3 kept (42 GB). Left after training: 42 + 20 GB + 1e10 · 4 B · 2 copies = 80 GB of data + 5 GB a day of
+    # logs for 5.266 h (1.097 GB) = 143.1 GB.
+    from dashboard.core.engine import scenario_outputs
+    from dashboard.core.scenario import Scenario
+
+    scenario = Scenario(total_params=1e9, tokens=1e10, gpu_count=8, node_failures_per_1000_node_days=0.0,
+                        checkpoint_async=True, experiment_overhead=0.0)
+    assert (scenario.weight_archives, scenario.weight_archive_bytes_per_param, scenario.archive_every_nth) == (10, 2, 0)
+    result = scenario_outputs(scenario)
+    run_hours = 6 * 1e9 * 1e10 / (0.4 * 989e12) / 3600 / 8
+    assert result["wall_clock_days"] * 24 == pytest.approx(run_hours, rel=1e-3)
+    assert result["storage_retained_gb"] == pytest.approx(3 * 14 + 10 * 2 + 80 + 5 * run_hours / 24, rel=1e-4)

@@ -1,4 +1,4 @@
-"""TST's break-even speedup: the speedup at which the net saving after pilot and switching is zero."""
+"""TST's break-even speedup: the speedup at which the saving, total(baseline) − total(TST) of the plan, is zero."""
 
 import math
 
@@ -31,5 +31,5 @@ def test_free_switching_breaks_even_at_no_speedup():
 
 
 def test_no_speedup_breaks_even_when_the_fixed_costs_exceed_the_run():
-    # A $1T switching cost is more than the whole $0.2M main run.
+    # A $1T switching cost is more than the whole $0.45M plan.
     assert math.isinf(scenario_outputs(Scenario(tst_switching_cost_usd=1e12))["tst"]["break_even_speedup"])

@@ -19,6 +19,7 @@ DRAWS = 100_000
 FLAT = {key: 1.0 for item in INPUTS for key in (f"range_{item.range_name}_low", f"range_{item.range_name}_high")}
 # 1B dense, 100B tokens, 40 % MFU on H100, all reserved: 6·1e9·1e11 / (989e12 · 0.4 · 3600) GPU-hours.
 PLAN = dict(COMPUTE_ONLY, total_params=1e9, tokens=1e11, mfu=0.4, reserved_share=1.0, spot_share=0.0,
+            global_batch_tokens=512 * 4096,  # 512 sequences: every one of the 512 GPUs busy
             price_reserved_per_gpu_hour=2.0, budget_usd=1e9)
 GPU_HOURS = 6 * 1e9 * 1e11 / (989e12 * 0.4 * 3600)
 Z90 = 1.2815515655446004  # standard normal 90th percentile

@@ -94,7 +94,7 @@ COSTS = {"hot_checkpoints": 12_300.0, "archived_checkpoints": 4.0, "datasets": 1
 def test_storage_puts_the_hot_tier_on_its_own_axis_and_stacks_the_rest(datasets_gb, unit, scale):
     fig = plan.storage_figure(_timeline(datasets_gb), COSTS, retention_usd=100.0, total_usd=1e7, retention_months=12)
     assert [trace.name for trace in fig.data] == [
-        "hot checkpoints — $12.3k", "archived checkpoints — $4", "datasets — $1.25M", "logs — $0.5",
+        "hot checkpoints — $12.3k", "archives — $4", "datasets — $1.25M", "logs — $0.5",
     ]
     hot, *rest = fig.data
     assert (hot.xaxis, hot.yaxis, hot.stackgroup) == ("x2", "y2", None)
@@ -125,6 +125,17 @@ def test_storage_title_is_a_verdict(storage_usd, total_usd, title):
     assert plan.storage_verdict(storage_usd, total_usd) == title
 
 
+@pytest.mark.parametrize(("count", "archive_gb", "tail"), [
+    pytest.param(10, 14.0, "<br>10 weight archives of 14 GB (140 GB)", id="default-7B"),  # 7B × 2 bytes = 14 GB
+    pytest.param(1, 1342.0, "<br>1 weight archive of 1.34 TB", id="final-only"),  # 671B × 2 bytes
+    pytest.param(0, 14.0, "<br>no weight archives", id="none"),
+])
+def test_storage_title_names_the_archives_count_and_size(count, archive_gb, tail):
+    # $4,608 of $445,885 is 1.03 % -> "1 %".
+    title = plan.storage_verdict(4_608.0, 445_885.0, count, archive_gb)
+    assert title == f"Storage: $4.61k, 1 % of the total — not a cost driver{tail}"
+
+
 def test_storage_title_counts_the_retention_and_subtitle_splits_it():
     # During the run 12,000 + 3,000 + 20,000 + 0 = $35,000; + $15,000 kept 6 months = $50,000 of $200,000: 25 %.
     costs = {"hot_checkpoints": 12_000.0, "archived_checkpoints": 3_000.0, "datasets": 20_000.0, "logs": 0.0}
@@ -133,14 +144,18 @@ def test_storage_title_counts_the_retention_and_subtitle_splits_it():
     assert fig.layout.title.subtitle.text == "$35k during the run + $15k kept 6 months after it"
 
 
-# The published run at $4 per B200-hour with a 10 % pilot and $1,000 switching (tests/core/test_engine.py):
-# baseline $49,244, TST $19,072, net 49,244 − 19,072 − 4,924.4 − 1,000 = $24,247.6.
-# Break-even speedup: main run 49,244 (no data cost) = 49,244 / s + 4,924.4 + 1,000 -> s = 49,244 / 43,319.6 = 1.137.
+# The published run at $4 per B200-hour with a 10 % pilot and $1,000 switching (tests/core/test_engine.py), a bare
+# plan (no side work, data or storage cost): baseline total $49,244; TST 19,072 + 4,924.4 + 1,000 = $24,996.4;
+# saving 49,244 − 24,996.4 = $24,247.6 (main run +30,172, pilot −4,924.4, switching −1,000).
+# Break-even speedup: 49,244 = 49,244 / s + 4,924.4 + 1,000 -> s = 49,244 / 43,319.6 = 1.137.
 PUBLISHED_TST = {
-    "baseline_gpu_hours": 12_311.0, "tst_gpu_hours": 4_768.0, "baseline_cost_usd": 49_244.0,
-    "tst_cost_usd": 19_072.0, "baseline_tokens": 1.05e12, "tst_tokens": 2e12, "pilot_cost_usd": 4_924.4,
-    "switching_cost_usd": 1_000.0, "net_savings_usd": 24_247.6, "speedup": 12_311 / 4_768,
-    "break_even_speedup": 49_244 / 43_319.6,
+    "baseline_gpu_hours": 12_311.0, "tst_gpu_hours": 4_768.0, "baseline_plan_gpu_hours": 12_311.0,
+    "tst_plan_gpu_hours": 4_768.0, "baseline_cost_usd": 49_244.0, "tst_cost_usd": 24_996.4,
+    "baseline_tokens": 1.05e12, "tst_tokens": 2e12, "baseline_main_run_usd": 49_244.0, "tst_main_run_usd": 19_072.0,
+    "baseline_side_usd": 0.0, "tst_side_usd": 0.0, "baseline_data_cost_usd": 0.0, "tst_data_cost_usd": 0.0,
+    "baseline_storage_usd": 0.0, "tst_storage_usd": 0.0, "pilot_cost_usd": 4_924.4, "switching_cost_usd": 1_000.0,
+    "saving_main_run_usd": 30_172.0, "saving_side_usd": 0.0, "saving_data_usd": 0.0, "saving_storage_usd": 0.0,
+    "net_savings_usd": 24_247.6, "speedup": 12_311 / 4_768, "break_even_speedup": 49_244 / 43_319.6,
 }
 
 
@@ -155,46 +170,52 @@ def test_tst_reference_constant_is_the_published_run():
 @pytest.mark.parametrize(
     ("net_usd", "baseline_total_usd", "title"),
     [
-        # The default plan: $93,551 of a $441,346 baseline total is 21.2 %.
-        pytest.param(93_551.29, 441_346.47, "Switching to TST saves $93.6k (21 %) net of pilot and switching",
+        # A default-sized plan: $229,919 of a $445,885 baseline total is 51.6 %.
+        pytest.param(229_919.41, 445_885.17,
+                     "Switching to TST saves $230k (52 % of the plan's total), pilot and switching included",
                      id="default-plan"),
         # The published run: $24,247.6 of $49,244 is 49.2 %.
-        pytest.param(24_247.6, 49_244.0, "Switching to TST saves $24.2k (49 %) net of pilot and switching",
+        pytest.param(24_247.6, 49_244.0,
+                     "Switching to TST saves $24.2k (49 % of the plan's total), pilot and switching included",
                      id="published"),
-        pytest.param(-5_000.0, 50_000.0, "Switching to TST costs $5k (10 %) net of pilot and switching",
+        pytest.param(-5_000.0, 50_000.0,
+                     "Switching to TST costs $5k (10 % of the plan's total), pilot and switching included",
                      id="loss"),
     ],
 )
 def test_tst_title_is_the_answer(net_usd, baseline_total_usd, title):
-    fig = plan.tst_figure({**PUBLISHED_TST, "net_savings_usd": net_usd}, None, baseline_total_usd)
+    fig = plan.tst_figure({**PUBLISHED_TST, "net_savings_usd": net_usd, "baseline_cost_usd": baseline_total_usd},
+                          None)
     assert fig.layout.title.text == title
 
 
 def test_tst_bars_are_percent_of_baseline_and_the_published_run_is_a_marker():
-    fig = plan.tst_figure(PUBLISHED_TST, plan.TST_REFERENCE_RUN, 49_244.0)
+    fig = plan.tst_figure(PUBLISHED_TST, plan.TST_REFERENCE_RUN)
     baseline, tst, published = fig.data
     assert (baseline.type, tst.type, published.type) == ("bar", "bar", "scatter")
     assert (baseline.name, tst.name) == ("baseline", "TST")
     assert published.mode == "markers" and "2605.06546" in published.name
-    assert list(baseline.y) == [100.0, 100.0, 100.0]
-    # 4,768 / 12,311 = 38.73 %; 19,072 / 49,244 = 38.73 %; 2 / 1.05 = 190.48 %.
-    assert list(tst.y) == pytest.approx([38.73, 38.73, 190.48], abs=0.01)
-    assert list(tst.text) == ["4.77k", "$19.1k", "2T"]  # three significant figures, as the tiles
-    # The published run has no dollars: markers on GPU-hours and tokens only, at its own TST share.
-    assert list(published.x) == [baseline.x[0], baseline.x[2]]
+    # Every GPU-hours label says whose: the main run's or the whole plan's.
+    assert list(baseline.x) == ["main-run GPU-hours", "plan GPU-hours", "plan total $", "raw tokens"]
+    assert list(baseline.y) == [100.0, 100.0, 100.0, 100.0]
+    # 4,768 / 12,311 = 38.73 % (main run and plan); 24,996.4 / 49,244 = 50.76 %; 2 / 1.05 = 190.48 %.
+    assert list(tst.y) == pytest.approx([38.73, 38.73, 50.76, 190.48], abs=0.01)
+    assert list(tst.text) == ["4.77k", "4.77k", "$25k", "2T"]  # three significant figures, as the tiles
+    # The published run has no dollars: markers on main-run GPU-hours and tokens only, at its own TST share.
+    assert list(published.x) == [baseline.x[0], baseline.x[3]]
     assert list(published.y) == pytest.approx([38.73, 190.48], abs=0.01)
-    assert "4,768 B200-hours vs baseline 12,311" in published.customdata[0]
+    assert "4,768 B200-hours of the main run vs baseline 12,311" in published.customdata[0]
     assert published.offsetgroup == tst.offsetgroup  # drawn over the TST bar, not beside it
-    assert max(len(label) for label in baseline.x) <= 12  # short category labels
     subtitle = fig.layout.title.subtitle.text
+    # The saving split into its parts, summing to the title's $24.2k: 30,172 − 4,924.4 − 1,000 = 24,247.6.
+    assert "main run +$30.2k" in subtitle and "pilot -$4.92k" in subtitle and "switching -$1k" in subtitle
     assert "Breaks even at a 1.14× speedup; this plan assumes 2.58×" in subtitle
-    assert "Pilot " in subtitle and "switching " in subtitle
     assert "%" in _title(fig.layout.yaxis)
 
 
 def test_tst_subtitle_says_when_no_speedup_breaks_even():
-    fig = plan.tst_figure({**PUBLISHED_TST, "break_even_speedup": float("inf")}, None, 49_244.0)
-    assert fig.layout.title.subtitle.text.startswith("No speedup breaks even")
+    fig = plan.tst_figure({**PUBLISHED_TST, "break_even_speedup": float("inf")}, None)
+    assert "No speedup breaks even" in fig.layout.title.subtitle.text
 
 
 CURVE = pd.DataFrame({"interval_min": [10.0, 40.0, 160.0], "stall_pct": [4.0, 1.0, 0.25],
@@ -224,26 +245,66 @@ def test_checkpoint_curves_and_markers(young, daly, current, markers):
     assert "(min" in _title(fig.layout.xaxis) and "%" in _title(fig.layout.yaxis)
 
 
+SPOT_CURVE = pd.DataFrame({"spot_share": [0.0, 0.5, 1.0], "cost_total_usd": [100.0, 80.0, 60.0],
+                           "compute_usd": [95.0, 74.0, 53.0], "rework_usd": [1.0, 2.0, 3.0],
+                           "wall_clock_days": [10.0, 10.5, 11.0]})
+SPOT_P90 = pd.DataFrame({"spot_share": [0.0, 0.5, 1.0], "cost_p90_usd": [120.0, 100.0, 90.0],
+                         "wall_clock_p90_days": [12.0, 13.0, 14.0]})
+
+
 @pytest.mark.parametrize(
-    ("current", "expected_usd"),
+    ("current", "expected_usd", "expected_days"),
     [
-        pytest.param(0.25, 90.0, id="between-points"),  # halfway from $100 to $80
-        pytest.param(1.0, 60.0, id="all-spot"),
+        pytest.param(0.25, 90.0, 10.25, id="between-points"),  # halfway from $100 to $80, 10 to 10.5 days
+        pytest.param(1.0, 60.0, 11.0, id="all-spot"),
     ],
 )
-def test_spot_curve_marks_the_current_share(current, expected_usd):
-    curve = pd.DataFrame({"spot_share": [0.0, 0.5, 1.0], "cost_total_usd": [100.0, 80.0, 60.0],
-                          "compute_usd": [95.0, 74.0, 53.0], "rework_usd": [1.0, 2.0, 3.0]})
-    fig = plan.spot_figure(curve, current)
-    assert [trace.name for trace in fig.data[:3]] == ["expected total", "compute", "failure rework (right axis)"]
-    assert list(fig.data[0].x) == [0.0, 50.0, 100.0]
-    assert list(fig.data[0].y) == [100.0, 80.0, 60.0]
-    assert fig.data[2].yaxis == "y2"
-    marker = fig.data[3]
-    assert marker.x == (current * 100,)
-    assert marker.y == pytest.approx((expected_usd,))
+def test_spot_curve_marks_the_current_share_on_both_panels(current, expected_usd, expected_days):
+    fig = plan.spot_figure(SPOT_CURVE, current, SPOT_P90, "Capacity risk, not priced: …")
+    names = [trace.name for trace in fig.data]
+    assert names[:4] == ["expected cost", "expected wall-clock", "P90 cost", "P90 wall-clock"]
+    assert list(fig.data[0].x) == [0.0, 50.0, 100.0] and list(fig.data[0].y) == [100.0, 80.0, 60.0]
+    assert list(fig.data[3].y) == [12.0, 13.0, 14.0]
+    cost_marker, days_marker = fig.data[4:]
+    assert cost_marker.x == days_marker.x == (current * 100,)
+    assert cost_marker.y == pytest.approx((expected_usd,)) and days_marker.y == pytest.approx((expected_days,))
+    assert cost_marker.text == (f"now: {current * 100:.0f} % spot",)  # labelled inside the plot, not only in a legend
+    assert fig.layout.title.subtitle.text.startswith("Capacity risk")
     assert "%" in _title(fig.layout.xaxis)
-    assert "USD" in _title(fig.layout.yaxis) and "USD" in _title(fig.layout.yaxis2)
+
+
+def test_spot_chart_has_one_axis_per_quantity_and_no_dual_axis():
+    fig = plan.spot_figure(SPOT_CURVE, 0.25, SPOT_P90)
+    layout = fig.layout
+    assert layout.yaxis.overlaying is None and layout.yaxis2.overlaying is None
+    assert layout.yaxis.domain[0] > layout.yaxis2.domain[1]  # stacked: cost above, wall-clock below
+    assert "USD" in _title(layout.yaxis) and "days" in _title(layout.yaxis2)
+    assert {trace.yaxis for trace in fig.data if "cost" in trace.name} == {"y"}
+    assert {trace.yaxis for trace in fig.data if "wall-clock" in trace.name} == {"y2"}
+    assert {trace.xaxis for trace in fig.data} == {"x"}  # one shared spot-share axis
+
+
+@pytest.mark.parametrize(("curve", "current", "title"), [
+    # Cheapest at 100 %: $60 against $90 at 25 % saves $30, 33.3 %; P90 wall-clock 14 against 12.5 days: +1.5.
+    pytest.param(SPOT_CURVE, 0.25, "100 % spot saves $30 (33.3 %) against 25 % now<br>P90 wall-clock +1.5 days — "
+                 "if the spot capacity is there", id="spot-cheaper"),
+    # Cheapest where the plan already is.
+    pytest.param(SPOT_CURVE.assign(cost_total_usd=[60.0, 80.0, 100.0]), 0.0,
+                 "The current 0 % spot is the cheapest mix: $60", id="already-cheapest"),
+])
+def test_spot_title_is_a_verdict(curve, current, title):
+    assert plan.spot_verdict(curve, current, SPOT_P90) == title
+    assert plan.spot_figure(curve, current, SPOT_P90).layout.title.text == title
+
+
+def test_spot_chart_of_a_plan_states_its_capacity_risk():
+    from dashboard.figures.plan_charts import plan_chart
+
+    scenario = default_scenario()  # 512 H100 in 64 nodes of 8
+    fig = plan_chart("Spot share", scenario, scenario_outputs(scenario))
+    assert "512 GPUs (64 nodes)" in fig.layout.title.subtitle.text
+    assert fig.layout.title.text.startswith("100 % spot saves")  # spot at $2.42 is under the $2.65 reserved price
+    assert "P90 wall-clock" in fig.layout.title.text
 
 
 def test_scaling_curve_marks_optimum_and_plan():
@@ -281,11 +342,12 @@ def _default_figures() -> dict[str, go.Figure]:
         "budget": plan.budget_figure(result["cost_breakdown"], scenario.budget_usd, scenario.budget_warning_fraction),
         "storage": plan.storage_figure(timeline, result["storage_cost_by_tier"], result["storage_retention_usd"],
                                        result["cost_total_usd"], scenario.storage_retention_months),
-        "tst": plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN, result["cost_total_usd"]),
+        "tst": plan.tst_figure(result["tst"], plan.TST_REFERENCE_RUN),
         "checkpoint": plan.checkpoint_figure(
             sweeps.checkpoint_tradeoff(scenario), result["checkpoint_interval_young_min"],
             result["checkpoint_interval_daly_min"], scenario.checkpoint_interval_min),
-        "spot": plan.spot_figure(sweeps.spot_share_curve(scenario), scenario.spot_share),
+        "spot": plan.spot_figure(sweeps.spot_share_curve(scenario), scenario.spot_share,
+                                 sweeps.spot_share_p90(scenario)),
         "scaling": plan.scaling_figure(scaling, points),
     }
 
@@ -312,8 +374,8 @@ def test_storage_draws_the_hot_tier_sawtooth_from_the_first_checkpoints():
 
 
 @pytest.mark.parametrize(("archive_every_nth", "verdict"), [
-    # Llama 3.1 405B keeping its last 3 checkpoints: its 5.7 TB checkpoints are well under 5 % of ~$90M.
-    pytest.param(10, "not a cost driver", id="keep-last-3"),
+    # Llama 3.1 405B keeping its last 3 checkpoints and 10 weight archives: well under 5 % of ~$90M.
+    pytest.param(0, "not a cost driver", id="keep-last-3"),
     # Keeping every one of its ~3,700 checkpoints (archive every write): about 21 PB on the cold tier.
     pytest.param(1, "a cost driver", id="keep-every-checkpoint"),
 ])
@@ -324,4 +386,6 @@ def test_the_405b_run_that_keeps_every_checkpoint_is_told_storage_drives_its_cos
     llama = next(s for name, s in presets().items() if name.startswith("Llama 3.1 405B"))
     scenario = llama.model_copy(update={"archive_every_nth": archive_every_nth})
     title = plan_chart("Storage growth", scenario, scenario_outputs(scenario)).layout.title.text
-    assert title.endswith(f"of the total — {verdict}")
+    # 405.9B (Table 3's exact count) × 2 bytes = 811.8 GB a weight archive, ten of them 8,118 GB.
+    assert llama.total_params == 405.9e9
+    assert title.endswith(f"of the total — {verdict}<br>10 weight archives of 812 GB (8.12 TB)")

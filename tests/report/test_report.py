@@ -9,7 +9,7 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 from dashboard.cli import main
-from dashboard.core import uncertainty
+from dashboard.core import catalogue, uncertainty
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.report import cells
@@ -206,21 +206,29 @@ def test_markdown_section_is_the_body_under_its_heading():
 
 
 @pytest.mark.parametrize(
-    ("section", "key", "value", "expected"),
+    ("section", "key", "value", "first", "expected"),
     [
-        ("Output", "cost_total_usd", 1_250_000.0, "+$1.25M"),
-        ("Output", "gpu_hours_total_p90", -2_500.0, "-2.5k"),
-        ("Output", "overhead_fraction", 0.0125, "+1.25 pp"),
-        ("Output", "predicted_loss", -0.1234, "-0.123"),
-        ("Input", "tokens", 3e12, "+3T"),
-        ("Input", "price_spot_per_gpu_hour", -0.5, "-$0.5"),
-        ("Input", "price_reserved_per_gpu_hour", 0.2346, "+$0.235"),  # three significant figures
-        ("Input", "gpu_count", 0.0, "0"),
-        ("Input", "mfu", float("nan"), ""),
+        ("Output", "cost_total_usd", 1_450_000.0, 200_000.0, "+$1.25M"),
+        ("Output", "gpu_hours_total_p90", 7_500.0, 10_000.0, "-2.5k"),
+        ("Output", "overhead_fraction", 0.0625, 0.05, "+1.25 pp"),
+        ("Output", "predicted_loss", 2.0, 2.1234, "-0.123"),
+        ("Input", "tokens", 5e12, 2e12, "+3T"),
+        ("Input", "price_spot_per_gpu_hour", 1.0, 1.5, "-$0.5"),
+        ("Input", "price_reserved_per_gpu_hour", 2.2346, 2.0, "+$0.235"),  # three significant figures
+        ("Input", "gpu_count", 64, 64, "≈ same"),
+        ("Input", "mfu", float("nan"), 0.4, ""),
+        ("Input", "method", "tst", "baseline", ""),
+        # Below half a percent: $446,000 against $445,000 is 0.22 %; 2.066 nats against 2.065 is 0.05 %.
+        ("Output", "cost_total_usd", 446_000.0, 445_000.0, "≈ same"),
+        ("Output", "predicted_loss", 2.066, 2.065, "≈ same"),
+        # Below the displayed precision: 4.80 days and 4.8018 days both read "4.8 days".
+        ("Output", "wall_clock_days", 4.8018, 4.8, "≈ same"),
+        # One percent is a change: $101k against $100k.
+        ("Output", "cost_total_usd", 101_000.0, 100_000.0, "+$1k"),
     ],
 )
-def test_format_delta(section, key, value, expected):
-    assert cells.format_delta(section, key, value) == expected
+def test_format_delta(section, key, value, first, expected):
+    assert cells.format_delta(section, key, value, first) == expected
 
 
 @pytest.mark.parametrize("count_", [0, 5])
@@ -257,7 +265,7 @@ def test_the_summary_comes_first_with_budget_cheapest_risk_loss_and_plan_links()
     assert page.headings["h2"][0] == "Summary"
     text = "".join(page.text)
     lines = text[text.index("Within budget"):]
-    assert lines.startswith("Within budget at the point estimate: Slow, Fast")
+    assert lines.startswith("Within budget: Slow, Fast.")
     assert "Cheapest: Fast ($" in lines and "Highest overrun risk: " in lines
     assert "Fast: predicted loss 2.372 nats per token" in lines  # 1.8172 + 482.01/1e9^0.3478 + 2085.43/1e11^0.3658
     assert "http://plan.example:8501/?name=Slow&total_params=1e%2B09&tokens=1e%2B11&gpu_count=64&mfu=0.2Fast: " in lines
@@ -307,3 +315,21 @@ def test_the_budget_status_in_the_report_is_the_plan_page_s():
     page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
     assert page.row("headlines", "Budget status")[1:] == ["at risk", "within"]
     assert page.row("comparison", "Budget status")[1:3] == ["at risk", "within"]
+
+
+def test_the_summary_and_every_status_row_give_one_verdict_per_option():
+    # One plan at each status: the default plan is under its $500k budget at the point estimate ($446k) but more
+    # than 20 % of its draws overrun: at risk; "Cheap" (421 GPU-hours) is within; "Tight" is the default plan with
+    # a $100k budget: over; "Too big" (2T parameters on 8 GPUs) does not fit in memory: it cannot run.
+    scenarios = [default_scenario(), Scenario(name="Cheap", total_params=1e9, tokens=1e11, gpu_count=64),
+                 Scenario(name="Tight", budget_usd=100_000.0), Scenario(name="Too big", total_params=2e12, gpu_count=8)]
+    chance = uncertainty.monte_carlo(scenarios[0], DRAWS).prob_over_budget
+    assert chance > 0.2
+    page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
+    expected = ["at risk", "within", "over", "infeasible"]
+    assert page.row("headlines", "Budget status")[1:] == expected
+    assert page.row("comparison", "Budget status")[1:5] == expected
+    name = scenarios[0].name
+    text = "".join(page.text)
+    assert (f"Within budget: Cheap. At risk: {name} ({catalogue.text('prob_over_budget', chance)}). Over: Tight. "
+            "Cannot run: Too big.") in text

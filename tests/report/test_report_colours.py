@@ -16,7 +16,6 @@ from dashboard.core.presets import presets
 from dashboard.report.html import DEFAULT_APP_URL
 from dashboard.report.theme import COLORWAY, trace_colours
 from dashboard.ui import compare_cache
-from dashboard.ui.plan_state import scenario_json
 
 ROOT = Path(__file__).resolve().parents[2]
 PLACEHOLDER = re.compile(r"^#0000(0[1-9]|[1-3]\d|40)$")  # streamlit: "#000001" … "#000040"
@@ -39,7 +38,7 @@ def plotly_figures(document: str) -> list[go.Figure]:
 @pytest.fixture(scope="module")
 def app_report() -> str:
     assert pio.templates.default == "streamlit", "the test must run where streamlit's template is the default"
-    return compare_cache.report_html(tuple(scenario_json(s) for s in SCENARIOS), "", DEFAULT_APP_URL)
+    return compare_cache.report_html(tuple(SCENARIOS), "", DEFAULT_APP_URL)
 
 
 def test_the_app_process_really_has_the_placeholder_template():

@@ -4,7 +4,7 @@ written once per test session into a temporary folder (tests/support/hostile_cor
 from pathlib import Path
 
 import pytest
-from app_fixtures import APP, app, clear_caches, store_url  # noqa: F401 - fixtures pytest finds by name
+from app_fixtures import APP, app, clear_caches, no_sign_in, store_url  # noqa: F401 - fixtures pytest finds by name
 from hostile_corpus import write_corpus
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ingest"

@@ -99,6 +99,7 @@ def _drop_table(url: str) -> None:
     engine = create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
     with engine.begin() as connection:
         connection.execute(text("DROP TABLE IF EXISTS scenarios"))
+        connection.execute(text("DROP TABLE IF EXISTS scenario_audit"))
     engine.dispose()
 
 

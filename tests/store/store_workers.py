@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dashboard.core.scenario import Scenario
+from dashboard.store.identity import Identity
 from dashboard.store.scenario_store import ScenarioStore
 
 
@@ -16,6 +17,31 @@ def save_names(url: str, prefix: str, count: int, start, results) -> None:
         results.put((prefix, "ok"))
     except Exception as error:  # reported to the parent test, which fails with it
         results.put((prefix, f"{type(error).__name__}: {error}"))
+
+
+def save_as(url: str, subject: str, count: int, start, results) -> None:
+    """As the user `subject`, save `subject 0..count-1`, overwrite each once and try to delete the other user's
+    `other 0..`; report (subject, 'ok' or the error text, refusals seen)."""
+    from dashboard.store.errors import NotAllowedError, ScenarioNotFoundError
+
+    actor = Identity(subject, f"{subject}@example.org")
+    other = "b" if subject == "a" else "a"
+    refused = 0
+    try:
+        with ScenarioStore(url) as store:
+            start.wait(60)
+            for number in range(count):
+                store.save(f"{subject} {number}", Scenario(gpu_count=number + 1), actor=actor)
+                store.save(f"{subject} {number}", Scenario(gpu_count=number + 100), overwrite=True, actor=actor)
+                try:
+                    store.delete(f"{other} {number}", actor=actor)
+                except NotAllowedError:
+                    refused += 1
+                except ScenarioNotFoundError:  # not saved yet by the other process
+                    pass
+        results.put((subject, "ok", refused))
+    except Exception as error:  # reported to the parent test, which fails with it
+        results.put((subject, f"{type(error).__name__}: {error}", refused))
 
 
 def churn(url: str, worker: int, shared: list[str], seconds: float, start, results) -> None:

@@ -6,7 +6,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.ui import upload_store
+from dashboard.ui import identity, upload_store
 
 APP = Path(__file__).resolve().parents[2] / "dashboard" / "app.py"
 TIMEOUT_S = 60
@@ -18,6 +18,13 @@ def store_url(tmp_path, monkeypatch) -> str:
     url = f"sqlite:///{tmp_path / 'scenarios.db'}"
     monkeypatch.setenv("PLANNER_STORE_URL", url)
     return url
+
+
+@pytest.fixture(autouse=True)
+def no_sign_in(monkeypatch):
+    """Sign-in off, whatever `.streamlit/secrets.toml` this machine has (a test turns it on by patching
+    `dashboard.ui.identity`, as tests/app/test_compare_owners.py does)."""
+    monkeypatch.setattr(identity, "providers", lambda: [])
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,16 @@ from dashboard.workspace.imports import import_to_workspace
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 
 
+def _visible(workspace: Path) -> list[str]:
+    return sorted(p.name for p in workspace.iterdir() if not p.name.startswith("."))
+
+
+def _tree(workspace: Path) -> list[str]:
+    """Every path under the workspace folder (links not followed), with each file's size."""
+    return sorted(f"{p.relative_to(workspace)}:{p.lstat().st_size if p.is_file() else ''}"
+                  for p in workspace.rglob("*"))
+
+
 @pytest.fixture
 def workspace(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "workspace"
@@ -91,16 +101,22 @@ def test_a_taken_name_is_refused_unless_replaced(workspace):
         import_to_workspace(SAMPLES / "gcp_sample.csv", "q")
     info = import_to_workspace(SAMPLES / "gcp_sample.csv", "q", replace=True)
     assert info.source == "gcp_sample.csv"
-    assert sorted(p.name for p in workspace.iterdir()) == ["q"]
+    assert _visible(workspace) == ["q"]
+    live = datasets.current("q")
+    assert live.parent == workspace / datasets.VERSIONS and live.name == info.build
+    replaced = [p for p in (workspace / datasets.VERSIONS).iterdir() if p != live]
+    assert len(replaced) == 1 and (replaced[0] / datasets.SUPERSEDED).exists()  # kept for readers, then swept
 
 
 def test_a_failed_import_leaves_the_workspace_as_it_was(workspace, tmp_path):
     import_to_workspace(SAMPLES / "focus_sample.csv", "kept")
     bad = tmp_path / "bad.csv"
     bad.write_text("just,some,columns\n1,2,3\n", encoding="utf-8")
+    before = _tree(workspace)
     with pytest.raises(UnreadableFile):
         import_to_workspace(bad, "kept", replace=True)
-    assert sorted(p.name for p in workspace.iterdir()) == ["kept"]
+    assert _visible(workspace) == ["kept"]
+    assert _tree(workspace) == before
     assert datasets.metadata("kept").source == "focus_sample.csv"
 
 

@@ -1,0 +1,330 @@
+"""The memory model (`dashboard.core.memory`) against published figures, and the script that writes
+docs/memory-validation.md: `python -m dashboard.core.memory_validation [--check]`.
+
+Three checks, each case with the planner's figure, the published one and the error:
+
+- Korthikanti et al. 2022 (arXiv 2205.05198) Fig. 1, GiB per GPU on 8 × A100-80GB tensor parallel, sequence 2,048,
+  their Table 3 configurations: parameters + optimizer state of one pipeline stage, activations without recompute
+  (eager attention, no sequence parallelism) and with sequence parallelism + selective recompute.
+- Published layouts that ran must fit without full recompute; plans that cannot run must not.
+- `../shared/reference/measured-runs.csv` (published measured runs): every row whose configuration is complete
+  (shape, layout, micro-batch, ZeRO stage, recompute and a catalogue GPU) must be accepted and fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import re
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from dashboard.core import memory
+from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "memory-validation.md"
+MEASURED_RUNS_CSV = ROOT.parent / "shared" / "reference" / "measured-runs.csv"
+KORTHIKANTI = "Korthikanti et al. 2022, arXiv 2205.05198, Fig. 1 (configurations of Table 3)"
+STATES_TOLERANCE, ACTIVATIONS_TOLERANCE = 0.02, 0.05
+SEQ_LEN, VOCAB, TP = 2048, 51200, 8
+
+
+@dataclass(frozen=True)
+class FigureCase:
+    """One model of Korthikanti's Fig. 1: its Table 3 configuration and the three published GiB per GPU."""
+
+    name: str
+    total_params: float
+    n_layers: int
+    d_model: int
+    n_heads: int
+    pipeline_parallel: int
+    virtual_stages: int  # interleaving: 3 for 175B and 530B (§6)
+    micro_batch: int
+    states_gib: float
+    no_recompute_gib: float
+    selective_gib: float
+
+
+FIGURE_1 = (
+    FigureCase("22B", 22.07e9, 48, 6144, 64, 1, 1, 4, 45.56, 59.25, 9.56),
+    FigureCase("175B", 174.6e9, 96, 12288, 96, 8, 3, 1, 45.56, 66.84, 12.35),
+    FigureCase("530B", 529.6e9, 105, 20480, 128, 35, 3, 1, 31.64, 114.02, 23.08),
+    FigureCase("1T", 1008e9, 128, 25600, 160, 64, 1, 1, 32.96, 131.25, 26.56),
+)
+
+
+def figure_1(case: FigureCase) -> dict[str, float]:
+    """The planner's three figures for one Fig. 1 model (GB of 2³⁰ bytes, as the paper's GiB).
+
+    Fig. 1 counts the transformer layers of one stage (18 bytes × 12·L·h² / (TP·PP), no embedding): the figure
+    compared is a middle stage when PP > 1, the whole model at PP 1 (its embeddings included).
+    """
+    embedding = memory.embedding_params(VOCAB, case.d_model, case.total_params, 0.0)
+    if case.pipeline_parallel > 1:
+        params = float(case.total_params - embedding) / case.pipeline_parallel / TP
+    else:
+        params = float(memory.params_per_gpu(case.total_params, 0.0, embedding, case.n_layers, TP, 1, 1))
+    in_flight = memory.layers_in_flight(case.n_layers, case.pipeline_parallel, case.virtual_stages, math.inf)
+
+    def activations(recompute: str, sequence_parallel: bool) -> float:
+        layer = memory.layer_activation_bytes(
+            SEQ_LEN, case.micro_batch, case.d_model, case.n_heads, case.n_heads, 4 * case.d_model, 0.0, 1.0, TP, 1,
+            memory.RECOMPUTE_MODES.index(recompute), memory.ATTENTION_MODES.index("eager"),
+            sequence_parallel=sequence_parallel)
+        return float(layer * in_flight / memory.GB)
+
+    return {"states": float(memory.STATE_BYTES * params / memory.GB), "no_recompute": activations("none", False),
+            "selective": activations("selective", True)}
+
+
+def figure_1_rows() -> list[dict[str, Any]]:
+    """Each Fig. 1 figure: model, quantity, predicted, published, relative error, tolerance."""
+    rows = []
+    for case in FIGURE_1:
+        got = figure_1(case)
+        for key, label, target, tolerance in (
+                ("states", "parameters + optimizer", case.states_gib, STATES_TOLERANCE),
+                ("no_recompute", "activations, no recompute (eager)", case.no_recompute_gib, ACTIVATIONS_TOLERANCE),
+                ("selective", "activations, SP + selective", case.selective_gib, ACTIVATIONS_TOLERANCE)):
+            rows.append({"model": case.name, "quantity": label, "predicted": got[key], "published": target,
+                         "error": got[key] / target - 1.0, "tolerance": tolerance})
+    return rows
+
+
+LLAMA3 = dict(total_params=405.9e9, n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_hidden_size=53248,
+              ffn_type="gated", vocab_size=128256, seq_len=8192, gpu_type="H100", tensor_parallel=8,
+              pipeline_parallel=16, zero_stage=2, attention="flash", activation_recompute="none",
+              global_batch_tokens=16777216)
+MIXTRAL = dict(total_params=46.7e9, n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_hidden_size=14336,
+               ffn_type="gated", vocab_size=32000, n_experts=8, experts_per_token=2)
+# (name, scenario keys, source, whether it ran)
+LAYOUTS: tuple[tuple[str, dict[str, Any], str, bool], ...] = (
+    ("Llama 3 405B, TP 8 · PP 16, 8,192 H100", LLAMA3 | {"gpu_count": 8192},
+     "arXiv 2407.21783 Table 3-4, §3.3.2 (8K, no activation checkpointing)", True),
+    ("Llama 3 405B, TP 8 · PP 16 (2 virtual), 16,384 H100", LLAMA3 | {"gpu_count": 16384, "virtual_pipeline_stages": 2},
+     "arXiv 2407.21783 Table 4 (interleaved schedule, §3.3.2)", True),
+    ("DeepSeek-V3, PP 16 · EP 64, 2,048 H800", {}, "arXiv 2412.19437 §3.1-3.3, §4.2 (the bundled preset)", True),
+    ("BLOOM 176B, TP 4 · PP 12 · ZeRO-1, 384 A100-80GB",
+     dict(total_params=176.2e9, n_layers=70, d_model=14336, n_heads=112, ffn_type="plain", vocab_size=250880,
+          seq_len=2048, gpu_type="A100", gpu_count=384, tensor_parallel=4, pipeline_parallel=12, zero_stage=1,
+          micro_batch_size=2, attention="eager", activation_recompute="selective", global_batch_tokens=4194304),
+     "bigscience tr11-176B-ml README (read with selective recompute, not its full)", True),
+    ("Mixtral 8x7B, EP 8, 8 H200",
+     MIXTRAL | dict(gpu_type="H200", gpu_count=8, tensor_parallel=1, pipeline_parallel=1, expert_parallel=8,
+                    seq_len=4096), "arXiv 2401.04088 (shape); sequence 4,096 assumed", True),
+    ("70B on 8 H100, no sharding", dict(total_params=70e9, gpu_type="H100", gpu_count=8, tensor_parallel=1,
+                                         pipeline_parallel=1, zero_stage=0), "cannot run", False),
+    ("175B on 8 A100-80GB, ZeRO-3, full recompute",
+     dict(total_params=175e9, gpu_type="A100", gpu_count=8, zero_stage=3, activation_recompute="full"),
+     "cannot run", False),
+)
+
+
+def layout_scenario(keys: dict[str, Any]) -> Scenario:
+    if not keys:
+        from dashboard.core.presets import presets
+
+        return next(s for name, s in presets().items() if name.startswith("DeepSeek-V3"))
+    return Scenario(**keys)
+
+
+def layout_rows() -> list[dict[str, Any]]:
+    """Each published layout (and each plan that cannot run): GB per GPU, GPU memory, verdict, expected verdict."""
+    from dashboard.core.engine import scenario_outputs
+
+    rows = []
+    for name, keys, source, ran in LAYOUTS:
+        result = scenario_outputs(layout_scenario(keys))
+        mem = result["memory"]
+        rows.append({"case": name, "source": source, "total_gb": mem["total_gb"], "gpu_gb": mem["gpu_memory_gb"],
+                     "fits": result["feasible"], "expected": ran})
+    return rows
+
+
+# Measured runs: the CSV's words for the keys the planner reads.
+GPU_NAMES = {"A100-80GB": "A100", "H100-SXM-80GB": "H100", "H800": "H800"}
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _zero_stage(text: str) -> int | None:
+    lowered = text.lower()
+    if lowered.startswith("none"):
+        return 0
+    found = re.match(r"zero-(\d)", lowered)
+    if found:
+        return int(found.group(1))
+    if lowered.startswith("fsdp: optimizer states and grads sharded"):
+        return 2
+    return None
+
+
+def _recompute(text: str) -> str | None:
+    word = text.split(" ")[0].strip().lower()
+    return word if word in memory.RECOMPUTE_MODES else None
+
+
+def run_scenario(row: dict[str, str]) -> Scenario | None:
+    """The measured run as a scenario, or None when its configuration is not complete (a shape, layout,
+    micro-batch, ZeRO stage or recompute key not stated, or a GPU outside the catalogue). A row that does not
+    validate raises ScenarioError: a complete published configuration must be accepted."""
+    numbers = {key: _number(row[key]) for key in ("total_params_b", "active_params_b", "n_layers", "d_model",
+                                                  "n_heads", "n_kv_heads", "ffn_hidden_size", "vocab_size",
+                                                  "seq_len", "num_gpus", "tp", "pp", "micro_batch",
+                                                  "global_batch_tokens")}
+    zero, recompute = _zero_stage(row["zero_fsdp"]), _recompute(row["recompute"])
+    if any(value is None for value in numbers.values()) or zero is None or recompute is None or (
+            row["gpu_type"] not in GPU_NAMES or row["arch"] != "dense"):
+        return None
+    virtual = _number(row["vpp"])
+    keys: dict[str, Any] = {
+        "name": f"{row['row_id']}: {row['model']}", "total_params": float(numbers["total_params_b"] or 0.0) * 1e9,
+        "n_layers": numbers["n_layers"], "d_model": numbers["d_model"], "n_heads": numbers["n_heads"],
+        "n_kv_heads": numbers["n_kv_heads"], "ffn_hidden_size": numbers["ffn_hidden_size"],
+        "ffn_type": "gated" if "swiglu" in row["ffn_type"].lower() else "plain", "vocab_size": numbers["vocab_size"],
+        "seq_len": numbers["seq_len"], "gpu_type": GPU_NAMES[row["gpu_type"]], "gpu_count": numbers["num_gpus"],
+        "tensor_parallel": numbers["tp"], "pipeline_parallel": numbers["pp"], "zero_stage": zero,
+        "micro_batch_size": numbers["micro_batch"], "global_batch_tokens": numbers["global_batch_tokens"],
+        "activation_recompute": recompute,
+        "attention": "eager" if row["flash_attention"].lower().startswith("no") else "flash",
+        "virtual_pipeline_stages": int(virtual) if virtual else 1,
+    }
+    return scenario_from_dict({key: int(value) if isinstance(value, float) and value.is_integer() and key not in {
+        "total_params", "global_batch_tokens"} else value for key, value in keys.items()})
+
+
+def measured_rows(path: Path = MEASURED_RUNS_CSV) -> list[dict[str, str]]:
+    """The measured runs' rows, as text, from the shared CSV."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def measured_run_results(rows: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Each complete row: id, model, layout, GB per GPU, GPU memory and verdict (`accepted` False on refusal)."""
+    from dashboard.core.engine import scenario_outputs
+
+    results = []
+    for row in rows:
+        try:
+            scenario = run_scenario(row)
+        except ScenarioError as error:
+            results.append({"row_id": row["row_id"], "model": row["model"], "accepted": False, "error": str(error)})
+            continue
+        if scenario is None:
+            continue
+        result = scenario_outputs(scenario)
+        lay = result["layout"]
+        results.append({"row_id": row["row_id"], "model": row["model"], "accepted": True,
+                        "layout": f"TP {lay['tensor_parallel']} · PP {lay['pipeline_parallel']} · "
+                                  f"DP {lay['data_parallel']} · ZeRO-{lay['zero_stage']}",
+                        "recompute": scenario.activation_recompute, "total_gb": result["memory"]["total_gb"],
+                        "gpu_gb": result["memory"]["gpu_memory_gb"], "fits": result["feasible"]})
+    return results
+
+
+@cache
+def validation_note() -> str:
+    """One line for the memory bar: how far the model is from Korthikanti's Fig. 1 and how many published layouts
+    that ran fit (computed, not typed)."""
+    figure = figure_1_rows()
+    states = max(abs(row["error"]) for row in figure if row["quantity"].startswith("parameters"))
+    activations = max(abs(row["error"]) for row in figure if row["quantity"].startswith("activations"))
+    layouts = [row for row in layout_rows() if row["expected"]]
+    fitting = sum(row["fits"] for row in layouts)
+    return (f"Memory model checked against Korthikanti et al. 2022 (model states within {states:.1%}, activations "
+            f"within {activations:.1%}) and {fitting} of {len(layouts)} published layouts that ran fit; "
+            "see docs/memory-validation.md").replace("%", " %")
+
+
+def _gb(value: float | None) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.1f}"
+
+
+def document(rows: list[dict[str, str]] | None) -> str:
+    """docs/memory-validation.md: every case with the planner's figure, the published one and the error."""
+    lines = [
+        "# Memory model: validation",
+        "",
+        "Written by `python -m dashboard.core.memory_validation` from `dashboard/core/memory.py`; do not edit by "
+        "hand. GB are 2³⁰ bytes (GiB), as GPU memory is sold and as Korthikanti et al. report it. The method is in "
+        "`docs/method.md` (Memory per GPU).",
+        "",
+        f"## {KORTHIKANTI}",
+        "",
+        "8 × A100-80GB tensor parallel, sequence 2,048, vocabulary 51,200, each model's Table 3 pipeline and "
+        "micro-batch (interleaving 3 for 175B and 530B). Parameters + optimizer: 18 bytes per parameter of one "
+        "stage's layers (a middle stage; at PP 1 the whole model). Activations without recompute: eager attention, "
+        "no sequence parallelism; with SP + selective recompute: Korthikanti's 34·s·b·h/TP per layer.",
+        "",
+        "| Model | Quantity | Planner (GiB) | Published (GiB) | Error | Target |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for row in figure_1_rows():
+        lines.append(f"| {row['model']} | {row['quantity']} | {row['predicted']:.2f} | {row['published']:.2f} | "
+                     f"{row['error']:+.1%} | ±{row['tolerance']:.0%} |".replace("%", " %"))
+    lines += [
+        "",
+        "## Published layouts",
+        "",
+        "Layouts that ran must fit without full recompute; plans that cannot run must not. Memory per GPU is "
+        "weights + gradients + optimizer + activations + logits + the framework reserve.",
+        "",
+        "| Case | Source | GB per GPU | GPU GB | Planner | Expected |",
+        "|---|---|---:|---:|---|---|",
+    ]
+    for row in layout_rows():
+        lines.append(f"| {row['case']} | {row['source']} | {_gb(row['total_gb'])} | {_gb(row['gpu_gb'])} | "
+                     f"{'fits' if row['fits'] else 'does not fit'} | {'fits' if row['expected'] else 'does not fit'} |")
+    lines += ["", "## Measured runs (`shared/reference/measured-runs.csv`)", ""]
+    if rows is None:
+        lines.append("The shared reference file was not found when this page was written.")
+    else:
+        results = measured_run_results(rows)
+        lines += [
+            f"{len(rows)} rows; {len(results)} have a complete configuration (shape, layout, micro-batch, ZeRO stage, "
+            "recompute and a catalogue GPU) and are checked: each must be accepted and fit. The others lack a "
+            "micro-batch, a TP degree, a ZeRO stage or a recompute setting, run on TPUs or unnamed Ampere GPUs, or "
+            "are MoE with multi-head latent attention.",
+            "",
+            "| Row | Model | Layout | Recompute | GB per GPU | GPU GB | Planner |",
+            "|---|---|---|---|---:|---:|---|",
+        ]
+        for result in results:
+            if not result["accepted"]:
+                lines.append(f"| {result['row_id']} | {result['model']} | refused: {result['error']} | | | | |")
+                continue
+            lines.append(f"| {result['row_id']} | {result['model']} | {result['layout']} | {result['recompute']} | "
+                         f"{_gb(result['total_gb'])} | {_gb(result['gpu_gb'])} | "
+                         f"{'fits' if result['fits'] else 'does not fit'} |")
+    lines += ["", f"Summary shown under the memory bar: {validation_note()}.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write docs/memory-validation.md from the memory model.")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page on disk differs")
+    args = parser.parse_args(argv)
+    rows = measured_rows() if MEASURED_RUNS_CSV.exists() else None
+    text = document(rows)
+    if args.check:
+        same = DOC.exists() and DOC.read_text(encoding="utf-8") == text
+        print("docs/memory-validation.md is " + ("up to date" if same else "stale: run the script"))
+        return 0 if same else 1
+    DOC.write_text(text, encoding="utf-8")
+    print(f"wrote {DOC.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
