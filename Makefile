@@ -81,7 +81,19 @@ openjdk:
 	  }; \
 	fi
 
-test: $(DEV_STAMP) postgres-binaries openjdk | $(CHROMIUM)
+# The proxy example's test (tests/security/test_proxy_rate_limit.py) runs Debian's nginx in front of a served app;
+# it skips, saying so, without it.
+.PHONY: nginx
+nginx:
+	@if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update && apt-get install -y nginx; \
+	  fi; \
+	  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || \
+	    echo "!!! nginx is missing: the proxy example's test will be SKIPPED. Install it with: sudo apt-get install nginx"; \
+	fi
+
+test: $(DEV_STAMP) postgres-binaries openjdk nginx | $(CHROMIUM)
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m mypy dashboard/core dashboard/ingest
 	$(BIN)/python -m pytest

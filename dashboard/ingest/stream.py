@@ -75,12 +75,13 @@ class Totals:
         self.table = sums.reset_index()[_TOTALS]
 
 
-ISSUES_SAMPLE_ROWS = 10_000  # excluded and rejected rows kept with their line and reason; the rest are counted
+ISSUES_SAMPLE_ROWS = 10_000  # rejected rows kept with their line and reason; the rest are counted
 
 
 @dataclass
 class SampledReport(ImportReport):
-    """An import report whose ``excluded`` and ``rejected`` frames hold the first rows only, with the full counts."""
+    """An import report whose ``rejected`` frame holds the first rows only, with the full count (``excluded`` is
+    whole: the summary breaks it down by rule)."""
 
     excluded_count: int = 0
     rejected_count: int = 0
@@ -96,8 +97,8 @@ class SampledReport(ImportReport):
 
 @dataclass
 class _Book:
-    """What the batches add up to: the report's parts (the first ISSUES_SAMPLE_ROWS excluded and rejected rows,
-    and how many there were), the currencies seen and the notes of each batch."""
+    """What the batches add up to: the report's parts (every excluded row; the first ISSUES_SAMPLE_ROWS rejected
+    rows and how many there were), the currencies seen and the notes of each batch."""
 
     format_id: str
     rows_read: int = 0
@@ -109,9 +110,10 @@ class _Book:
     currencies: set[str] = field(default_factory=set)
 
     def keep(self, kind: str, part: pd.DataFrame) -> None:
-        """Count the excluded or rejected rows ``part``; keep them while fewer than ISSUES_SAMPLE_ROWS are kept."""
+        """Count the excluded or rejected rows ``part``; keep every excluded row, and rejected ones while fewer than
+        ISSUES_SAMPLE_ROWS are kept (a file of unreadable rows would otherwise hold them all in memory)."""
         kept = getattr(self, kind)
-        room = ISSUES_SAMPLE_ROWS - sum(len(p) for p in kept)
+        room = ISSUES_SAMPLE_ROWS - sum(len(p) for p in kept) if kind == "rejected" else len(part)
         if room > 0:
             kept.append(part.iloc[:room])
         self.counts[kind] += len(part)
@@ -120,8 +122,8 @@ class _Book:
         """The import report of every batch together."""
         excluded = _joined(self.excluded)
         rejected = _joined(self.rejected)
-        listed = [f"{self.counts[kind]:,} rows were {kind}; the first {ISSUES_SAMPLE_ROWS:,} are listed with their "
-                  "line and reason." for kind in ("excluded", "rejected") if self.counts[kind] > ISSUES_SAMPLE_ROWS]
+        listed = [f"{self.counts['rejected']:,} rows were rejected; the first {ISSUES_SAMPLE_ROWS:,} are listed "
+                  "with their line and reason."] if self.counts["rejected"] > ISSUES_SAMPLE_ROWS else []
         return SampledReport(format=self.format_id, rows_read=self.rows_read, rows_used=self.rows_used,
                              excluded=excluded, rejected=rejected,
                              warnings=file_warnings + _merged(self.notes) + listed,

@@ -374,13 +374,14 @@ def test_a_name_taken_by_another_session_during_the_import_is_asked_about(app, w
 
     def another_session_first(name, building, replace):
         if not other:
-            other.append(import_to_workspace(SAMPLES / "gcp_sample.csv", name))  # finishes while ours runs
+            other.append(None)
+            other[0] = import_to_workspace(SAMPLES / "gcp_sample.csv", name)  # finishes while ours runs
         return real(name, building, replace)
 
     monkeypatch.setattr(imports, "_switch", another_session_first)
     at = _import_from_page(_open(app, {"retro.runs": NONE}), "raced")
     assert not at.exception
     assert datasets.metadata("raced") == other[0]  # the other session's import is kept
-    assert any("already has a dataset **raced**" in w.value or "already has a dataset" in _unescaped(w.value)
-               for w in at.warning)
+    asked = [_unescaped(w.value) for w in at.warning if "already has a dataset" in _unescaped(w.value)]
+    assert len(asked) == 1 and "from gcp_sample.csv" in asked[0]
     assert len(list((workspace / datasets.VERSIONS).iterdir())) == 1  # our build was deleted

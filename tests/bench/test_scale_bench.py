@@ -27,6 +27,7 @@ def test_the_scale_bench_runs_at_a_tiny_size(tmp_path):
         assert f"spark_{tab}_seconds" in figures or "spark_skipped" in figures
         if f"spark_{tab}_seconds" in figures:
             assert figures[f"spark_{tab}_seconds"].endswith("(same shapes)"), (tab, figures[f"spark_{tab}_seconds"])
-    datasets = sorted(p.name for p in (tmp_path / "workspace").iterdir())
+    # Each dataset name links to its version under the hidden `.versions` folder.
+    datasets = sorted(p.name for p in (tmp_path / "workspace").iterdir() if not p.name.startswith("."))
     assert datasets == ["csv-import", "focus-20000", "focus-4000"]
     assert len(list((tmp_path / "focus_parts_20000").glob("*.parquet"))) == 3  # 8,000 + 8,000 + 4,000 rows

@@ -323,3 +323,12 @@ def test_every_row_is_used_excluded_or_rejected_once(rows):
     assert sorted(lines) == list(table.index)
     assert (result.usage["gpu_hours"] >= 0).all()
     assert {name: str(dtype) for name, dtype in result.usage.dtypes.items()} == CANONICAL_COLUMNS
+
+
+def test_a_very_long_time_zone_is_refused_quoting_only_its_start():
+    # 100,000 characters: ZoneInfo raises OSError (file name too long); the refusal quotes a short prefix.
+    from dashboard.ingest.formats.slurm import _require_timezone
+
+    with pytest.raises(UnreadableFile, match="is not a known time zone name") as refused:
+        _require_timezone(ReadOptions(timezone="A" * 100_000))
+    assert len(str(refused.value)) < 400

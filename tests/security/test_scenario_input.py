@@ -65,7 +65,7 @@ def test_unphysical_values_are_refused_with_the_allowed_range(key, value, allowe
     assert str(error.value) == f"{key} = {value!r} is out of range {allowed}"
 
 
-LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "expert_parallel")  # bounded together by the GPU count
+LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel")  # bounded together by the GPU count
 NUMERIC_KEYS = [key for key, field in Scenario.model_fields.items()
                 if any(getattr(meta, "ge", None) is not None for meta in field.metadata)]
 
@@ -108,6 +108,10 @@ def test_every_allowed_extreme_prices_to_finite_numbers(key, end):
         data["active_params"] = None
     if key in LAYOUT_KEYS and end == "le":  # TP within a node; TP · PP and EP divide the GPUs
         data.update(gpus_per_node=1024, gpu_count=4096 * 1024)
+    if key in ("n_experts", "experts_per_token"):  # the two go together, top-k within the experts
+        partner = "experts_per_token" if key == "n_experts" else "n_experts"
+        data[partner] = 1 if key == "n_experts" else data[key]
+        data["active_params"] = 1e9  # given, so no expert width is derived from 7B over 100,000 experts
     result = scenario_outputs(Scenario.model_validate(data))
     assert _finite_outputs(result) == []
     assert result["budget_status"] in ("within", "warning", "over")

@@ -38,6 +38,7 @@ from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.ingest.spec import Fingerprint, Format, Refusal
 from dashboard.ingest.values import parse_datetime, parse_duration_s, parse_number
 from dashboard.ingest.wording import count_text
+from dashboard.safe_text import preview
 
 STEP_RULE = "slurm job step (counted in parent job)"
 NOT_STARTED_RULE = "slurm job never started"
@@ -93,9 +94,9 @@ def _require_timezone(options: ReadOptions) -> str:
         )
     try:
         ZoneInfo(options.timezone)
-    except (ZoneInfoNotFoundError, ValueError) as error:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as error:  # OSError: a name too long for a file name
         raise UnreadableFile(
-            f"'{options.timezone}' is not a known time zone name; give an IANA name such as "
+            f"{preview(options.timezone)!r} is not a known time zone name; give an IANA name such as "
             "Europe/Berlin, America/New_York or UTC."
         ) from error
     return options.timezone
