@@ -65,7 +65,8 @@ def test_unphysical_values_are_refused_with_the_allowed_range(key, value, allowe
     assert str(error.value) == f"{key} = {value!r} is out of range {allowed}"
 
 
-LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel")  # bounded together by the GPU count
+# Bounded together by the GPU count.
+LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "expert_parallel", "context_parallel")
 NUMERIC_KEYS = [key for key, field in Scenario.model_fields.items()
                 if any(getattr(meta, "ge", None) is not None for meta in field.metadata)]
 
