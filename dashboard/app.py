@@ -13,7 +13,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit as st  # noqa: E402  (after the path is set, so the pages' imports resolve)
 
-from dashboard.ui.identity import sign_in_gate  # noqa: E402
+from dashboard.ui.identity import current, sign_in_gate  # noqa: E402
 from dashboard.ui.warm import start_warm_up  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
@@ -28,7 +28,8 @@ navigation = st.navigation(
         st.Page(PAGES / "retro.py", title="Retrospective", icon=":material/query_stats:", url_path="retrospective"),
         st.Page(PAGES / "imports.py", title="Import usage", icon=":material/upload_file:"),
         st.Page(PAGES / "method.py", title="Method & sources", icon=":material/menu_book:"),
-    ]
+    ],
+    position="hidden" if current() is None else "sidebar",  # signed out (sign-in on): no page links, only sign-in
 )
 sign_in_gate()  # with [auth] in .streamlit/secrets.toml: sign in first (docs/serving.md)
 navigation.run()

@@ -129,5 +129,6 @@ def test_alice_saves_bob_sees_her_scenario_cannot_delete_it_and_signs_out(browse
     bob.wait_for_url(f"{signed_app_url}/**")
     wait_for_app(bob)
     expect(bob.get_by_role("heading", name="Sign in to the pretraining cost planner")).to_be_visible()
+    expect(bob.locator('[data-testid="stSidebarNav"]')).to_have_count(0)  # no page links before signing in
     for page in (alice, bob):
         page.context.close()
