@@ -111,8 +111,9 @@ def _plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str,
 
 
 def _result(p: dict[str, np.ndarray], plan: dict[str, np.ndarray]) -> dict[str, Any]:
-    """`plan_arrays`'s nested result from the flat layout, memory and batch arrays."""
-    fits = plan["fits"]
+    """`plan_arrays`'s nested result from the flat layout, memory and batch arrays. A GPU whose memory is not known
+    (a custom GPU without `gpu_memory_gb`) never fits: nothing says its memory holds the plan."""
+    fits = plan["fits"] & ~np.isnan(p["gpu_memory_gb"])
     return {
         "layout": {key: plan[key] for key in LAYOUT_KEYS + ("virtual_pipeline_stages",)},
         "layout_proposed": plan["proposed"],
@@ -288,6 +289,8 @@ def fixes(scenario: Scenario) -> list[Fix]:
     engine with it); more GPUs say how many and their price. Of each kind the mildest option that fits is listed
     (else the one that saves the most); more GPUs only when some count up to 2²⁰ × fits. A plan that fits has none.
     """
+    if math.isnan(gpu_memory_gb_of(scenario)):  # nothing to fit against: the GPU's memory must be given first
+        return []
     base = _evaluate(scenario)
     if base["fits"]:
         return []
@@ -335,6 +338,9 @@ def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], lis
         blocking.append(f"{text} does not divide {scenario.gpu_count:,} GPUs into data-parallel replicas "
                         f"(or TP exceeds the {scenario.gpus_per_node}-GPU node, or PP the layers): choose degrees "
                         "whose product divides the GPUs")
+    elif mem["gpu_memory_gb"] is None:
+        blocking.append(f"the custom GPU's memory is not given: set its memory (GB per GPU) to check that "
+                        f"{mem['total_gb']:,.0f} GB per GPU at {text} fits")
     elif not mem["fits"]:
         blocking.append(f"does not fit: {mem['total_gb']:,.0f} GB of {mem['gpu_memory_gb']:,.0f} GB per GPU at "
                         f"{text} — {_memory_fix(scenario)}")

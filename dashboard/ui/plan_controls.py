@@ -49,6 +49,7 @@ class Control:
     help: str = ""
     fmt: str = "%.2f"  # printf format of the number box
     integer: bool = False  # whole numbers: the box shows no decimals and the scenario gets an int
+    placeholder: str = ""  # a number box that may be empty (the key unset), this text saying what empty means
 
     def to_scenario(self, shown: float) -> float:
         """Widget units to scenario units; percent divides by 100 so 35 % is exactly 0.35."""
@@ -90,6 +91,9 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                 help="Dense BF16 peak from data/hardware.csv (never the sparse figure)."),
         Control("peak_tflops", "Custom peak (dense BF16 TFLOP/s per GPU)", "number", 1.0, 1, 100_000, 1.0,
                 help="Used only with the custom GPU type."),
+        Control("gpu_memory_gb", "Custom memory (GB per GPU)", "number", 1.0, 1, 100_000, 1.0, fmt="%.0f",
+                placeholder="not given: the plan cannot be checked",
+                help="Used only with the custom GPU type: until it is given, no plan on that GPU is said to run."),
         Control("gpu_count", "GPU count", "log", 1.0, 1, 10_000_000, 1,
                 options=tuple(float(2**k) for k in range(18)), fmt="%d", integer=True,
                 help="GPUs in the main run; sets wall-clock days."),
@@ -217,7 +221,7 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
             values[control.number] = control.to_widget(float(value))
             values[control.widget] = float(value)
         elif control.kind in ("slider", "number"):
-            values[control.widget] = control.to_widget(float(value))
+            values[control.widget] = None if value is None and control.placeholder else control.to_widget(float(value))
         else:
             values[control.widget] = value
     return values | layout_controls.widget_values(scenario)
@@ -243,7 +247,8 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
             value = control.to_scenario(state[control.number])
             data[control.key] = int(round(value)) if control.integer else value
         elif control.kind in ("slider", "number"):
-            data[control.key] = control.to_scenario(state[control.widget])
+            shown = state[control.widget]
+            data[control.key] = None if shown is None and control.placeholder else control.to_scenario(shown)
         elif control.kind == "range":
             data[f"{control.key}_low"], data[f"{control.key}_high"] = state[control.widget]
         elif control.kind == "mix":
@@ -255,6 +260,7 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
         data["active_params"] = None
     if data["gpu_type"] != CUSTOM:
         data["peak_tflops"] = None
+        data["gpu_memory_gb"] = base["gpu_memory_gb"]  # a catalogue GPU keeps its file's override, if any
     data["name"] = state["w.name"] or base["name"]
     return data
 
@@ -336,9 +342,11 @@ def render(control: Control, disabled: bool = False) -> None:
         st.slider(control.label, min_value=0.0, max_value=100.0, step=control.step, format="%g %%",
                   key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST, on_change="rerun")
     elif control.kind == "number":
-        low, high = _bounds(control, state[control.widget])
+        shown = state[control.widget]
+        low, high = _bounds(control, control.low if shown is None else shown)
         st.number_input(control.label, min_value=low, max_value=high, step=control.step, format=control.fmt,
-                        key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
+                        key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST,
+                        placeholder=control.placeholder or None)
     elif control.kind == "range":
         low_value, high_value = state[control.widget]
         st.slider(control.label, min_value=min(control.low, low_value), max_value=max(control.high, high_value),
@@ -372,7 +380,7 @@ def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | N
         for control in GROUPS[title]:
             disabled = (
                 (control.key == "active_params" and not state[MOE_TOGGLE])
-                or (control.key == "peak_tflops" and state["w.gpu_type"] != CUSTOM)
+                or (control.key in ("peak_tflops", "gpu_memory_gb") and state["w.gpu_type"] != CUSTOM)
                 or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
             )
             render(control, disabled=disabled)

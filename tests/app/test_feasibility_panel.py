@@ -39,3 +39,18 @@ def test_panel_says_why_a_plan_cannot_run_and_the_fix(app):
     # Llama 2 70B shape the size takes), 4 · 4,096 · 32,000 B = 0.49 GB of logits and a 6 GB reserve: 1,185 GB.
     expected = markdown_text("does not fit: 1,185 GB of 80 GB per GPU at TP 1 · PP 1 · ZeRO-0 — use ZeRO-3 (")
     assert any(text.startswith(expected) and "ZeRO\\-3" in text for text in errors)
+
+
+def test_a_custom_gpu_runs_only_once_its_memory_is_given(app):
+    # From a file or link without its memory, the custom GPU cannot be said to hold the plan.
+    at = _open(app, Scenario(gpu_type="custom", peak_tflops=500.0))
+    assert not at.exception
+    assert at.number_input(key="w.gpu_memory_gb").value is None  # shown empty, not a guessed 80 GB
+    assert any(markdown_text("the custom GPU's memory is not given") in box.value for box in at.error)
+    assert not any(box.value.startswith("Runs on") for box in at.success)
+    # Its memory box is on the page, enabled for the custom GPU: 1 GB cannot hold a 7B plan, 80 GB can.
+    at.number_input(key="w.gpu_memory_gb").set_value(1).run()
+    assert any(box.value.startswith(markdown_text("does not fit:")) and "of 1 GB per GPU" in box.value
+               for box in at.error)
+    at.number_input(key="w.gpu_memory_gb").set_value(80).run()
+    assert any(box.value.startswith("Runs on 512 GPUs") for box in at.success)

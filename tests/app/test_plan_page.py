@@ -56,7 +56,9 @@ CONTROL_CASES = {
     "active_params": ({"active_params": "1e9", "total_params": "1e10"}, 3.0),
     "tokens": ({}, 5000.0),
     "gpu_type": ({}, "b200"),
-    "peak_tflops": ({"gpu_type": "custom", "peak_tflops": "500"}, 700.0),
+    "peak_tflops": ({"gpu_type": "custom", "peak_tflops": "500", "gpu_memory_gb": "80"}, 700.0),
+    # Its memory not given, the custom GPU's plan cannot be checked (budget "infeasible"); given, it runs.
+    "gpu_memory_gb": ({"gpu_type": "custom", "peak_tflops": "500"}, 80.0),
     "gpu_count": ({}, 2048.0),
     "mfu": ({}, 25.0),
     "checkpoint_interval_min": ({}, 120.0),

@@ -389,3 +389,12 @@ def test_more_gpus_say_how_many_and_their_price():
 
 def test_a_plan_that_fits_needs_no_fix():
     assert feasibility.fixes(Scenario()) == []
+
+
+def test_a_custom_gpu_without_its_memory_is_not_feasible():
+    result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0))
+    assert result["memory"]["gpu_memory_gb"] is None and not result["feasible"]
+    assert result["feasibility_problems"][0].startswith("the custom GPU's memory is not given")
+    assert feasibility.fixes(Scenario(gpu_type="custom", peak_tflops=500.0)) == []
+    given = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, gpu_memory_gb=80.0))
+    assert given["feasible"] and given["memory"]["gpu_memory_gb"] == 80.0
