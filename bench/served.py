@@ -92,3 +92,13 @@ def serve(app: Path, cwd: Path = ROOT, env: dict[str, str] | None = None) -> Ite
         environment = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{Path(store) / 'scenarios.db'}", **(env or {})}
         with running(streamlit_command(app, port), port, cwd, environment) as server:
             yield server
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """VmRSS and VmHWM of a process, in MB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0]) * 1024 / 1e6
+    return fields

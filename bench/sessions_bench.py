@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench.browser_bench import CHROMIUM, IDLE_APP
 from bench.harness import Measurement, Skipped
-from bench.served import ROOT, free_port, running, streamlit_command
+from bench.served import ROOT, free_port, memory_mb, running, streamlit_command
 from dashboard.ui.upload_store import CLOSED_SESSION_GRACE_S, SWEEP_SECONDS
 
 SESSIONS = 10
@@ -34,14 +34,6 @@ _WRITE = ("import sys; from pathlib import Path; from bench.ingest_bench import 
           "write_focus_csv(Path(sys.argv[1]), rows=int(sys.argv[2]))")
 
 
-def _memory_mb(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM of a process, in MB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            fields[name] = int(value.split()[0]) * 1024 / 1e6
-    return fields
 
 
 def _upload_in_new_session(browser, url: str, path: Path, rows: int):
@@ -61,10 +53,10 @@ def _upload_in_new_session(browser, url: str, path: Path, rows: int):
 
 def _settled(pid: int) -> float:
     """The server's VmRSS once two readings 3 s apart differ by less than 5 MB (at most SETTLE_S)."""
-    settled, deadline = _memory_mb(pid)["VmRSS"], time.monotonic() + SETTLE_S
+    settled, deadline = memory_mb(pid)["VmRSS"], time.monotonic() + SETTLE_S
     while time.monotonic() < deadline:
         time.sleep(3)
-        now = _memory_mb(pid)["VmRSS"]
+        now = memory_mb(pid)["VmRSS"]
         if abs(now - settled) < 5:
             return now
         settled = now
@@ -95,8 +87,8 @@ def memory_after_close(sessions: int = SESSIONS, rows: int = UPLOAD_ROWS) -> Mea
                 warm.close()
                 before = _settled(server.pid)
                 contexts = [_upload_in_new_session(browser, url, path, rows) for _ in range(sessions)]
-                peak = _memory_mb(server.pid)["VmHWM"]
-                loaded = _memory_mb(server.pid)["VmRSS"]
+                peak = memory_mb(server.pid)["VmHWM"]
+                loaded = memory_mb(server.pid)["VmRSS"]
                 for context in contexts:
                     context.close()
                 browser.close()

@@ -34,7 +34,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
 from bench.harness import Measurement
-from bench.served import ROOT, free_port, running, streamlit_command
+from bench.served import ROOT, free_port, memory_mb, running, streamlit_command
 from bench.websocket_client import TIMEOUT_S, connection
 
 FOCUS_SMALL = ROOT / "tests" / "data" / "ingest" / "focus_small.csv"
@@ -102,16 +102,6 @@ PAYLOADS: dict[str, tuple[str, Callable[[], bytes]]] = {  # name: (file name, ge
 }
 
 
-# The server's memory.
-
-def memory_mb(pid: int) -> dict[str, float]:
-    """VmRSS and VmHWM of a process, in MB."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            fields[name] = int(value.split()[0]) * 1024 / 1e6
-    return fields
 
 
 class PeakWatch:

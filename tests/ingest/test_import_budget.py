@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_corpus import gzip_bomb
 
+from bench.upload_bench import many_rows
 from dashboard.ingest import budget, import_bytes, import_path
 from dashboard.ingest.bounded import LimitExceeded
 from dashboard.ingest.decode import decode, decode_arrow
@@ -50,14 +51,6 @@ class PeakGrowth:
         self.mb = _status("VmHWM") - self.base
 
 
-def parquet_of_many_rows(rows: int = 400_000_000, group: int = 20_000_000) -> bytes:
-    """A few MB of Parquet holding ``rows`` identical rows (run-length encoded), written a row group at a time."""
-    block = pa.table({"ChargePeriodStart": pa.array(np.zeros(group, dtype=np.int8))})
-    out = io.BytesIO()
-    with pq.ParquetWriter(out, block.schema, compression="zstd") as writer:
-        for _ in range(rows // group):
-            writer.write_table(block, row_group_size=group)
-    return out.getvalue()
 
 
 def parquet_of_many_columns(columns: int) -> bytes:
@@ -83,7 +76,7 @@ def no_reads(monkeypatch):
 
 
 def test_parquet_of_400_million_rows_is_refused_from_its_metadata(no_reads):
-    data = parquet_of_many_rows()
+    data = many_rows()
     assert len(data) < 3 * MB
     with PeakGrowth() as peak, pytest.raises(LimitExceeded) as refused:
         import_bytes(data, filename="rows.parquet")
