@@ -95,12 +95,11 @@ DAYS_PER_YEAR = 365.25
 
 
 def _days(value: float) -> str:
-    """Days, and from a year on the years too: "23,400 days (64.1 years)" says at a glance what the count hides."""
-    text = f"{significant(value)} days"
+    """Days, and from a year on years: "64.1 years" says at a glance what "23,400 days" hides, and fits a tile."""
     if abs(value) < DAYS_PER_YEAR:
-        return text
-    years = significant(value / DAYS_PER_YEAR)
-    return f"{text} ({years} year{'' if years == '1' else 's'})"
+        return f"{significant(value)} days"
+    years = value / DAYS_PER_YEAR
+    return f"{years:.1f} years" if abs(years) < 100 else f"{years:,.0f} years"
 
 
 def _integer(value: float) -> str:

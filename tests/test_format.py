@@ -94,8 +94,10 @@ def test_table_decimals(values, decimals):
 @pytest.mark.parametrize(("days", "text"), [
     (4.85, "4.85 days"),
     (364.0, "364 days"),
-    (365.25, "365 days (1 year)"),
-    (23_400.0, "23,400 days (64.1 years)"),  # 23,400 / 365.25 = 64.07
+    (365.25, "1.0 years"),
+    (23_400.0, "64.1 years"),  # 23,400 / 365.25 = 64.07
+    (366.0, "1.0 years"),  # 366 / 365.25 = 1.002
+    (40_000.0, "110 years"),  # 109.5
 ])
 def test_a_wall_clock_over_a_year_says_so(days, text):
     assert number(days, "days") == text

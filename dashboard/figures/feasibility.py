@@ -14,7 +14,7 @@ from dashboard.figures.plan import BUDGET_COLOUR, figure, layout_of
 
 PARTS = (
     ("weights_gb", "weights (bf16)", "#1f77b4"),
-    ("gradients_gb", "gradients (bf16)", "#9467bd"),
+    ("gradients_gb", "gradients (fp32)", "#9467bd"),
     ("optimizer_gb", "optimizer (fp32 master, Adam m, v)", "#ff7f0e"),
     ("activations_gb", "activations (Korthikanti et al. 2022)", "#2ca02c"),
     ("logits_gb", "logits and loss (last stage)", "#17becf"),
@@ -51,7 +51,7 @@ def memory_figure(memory: dict[str, Any], layout: dict[str, int]) -> go.Figure:
     subtitle = f"{row}: {catalogue.text('memory.total_gb', memory['total_gb'])} per GPU — {verdict}" + (
         "" if limit is None else f" in {catalogue.text('memory.gpu_memory_gb', limit)}")
     return figure(traces, layout_of(
-        "Memory per GPU", "GB per GPU (10⁹ bytes)", "", subtitle=subtitle, barmode="stack", height=330,
+        "Memory per GPU", "GB per GPU (2³⁰ bytes)", "", subtitle=subtitle, barmode="stack", height=330,
         **marks, template="plotly_white", yaxis={"showticklabels": False},
         legend={"y": -0.45, "traceorder": "normal"}, margin={"l": 20, "b": 110},
         xaxis={"range": [0, axis_top]},
