@@ -122,6 +122,8 @@ UNITS: dict[str, Callable[[float], str]] = {
     "GB": _storage,
     "bytes": _bytes,
     "GB/s": _suffixed(" GB/s"),
+    "TB/s": _suffixed(" TB/s"),
+    "tokens/s": lambda value: f"{compact(value)} tokens/s",
     "TFLOP/s": lambda value: f"{compact(value)} TFLOP/s",
     "×": _suffixed("×"),
     "nats": lambda loss: f"{loss:.3f}",

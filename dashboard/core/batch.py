@@ -4,7 +4,7 @@ The default global batch is DeepSeek LLM's fitted law for the optimal batch (arX
 B_opt = 0.292 · C^0.3271 tokens, with C the training compute in FLOPs (here the model FLOPs). The pipeline
 bubble of 1F1B is (PP − 1) / (v·m + PP − 1) with m micro-batches per step and v virtual stages (Narayanan et al.
 2021). A step has global-batch-sequences / micro-batch micro-batches to spread over data-parallel replicas of
-TP · PP · CP GPUs, so at most (global batch sequences / micro-batch) · TP · PP · CP GPUs are busy; GPUs beyond
+TP · PP · CP GPUs, so at most ⌈global batch sequences / micro-batch⌉ · TP · PP · CP GPUs are busy; GPUs beyond
 that idle but are billed.
 """
 
@@ -31,8 +31,9 @@ def global_batch_sequences(batch_tokens, seq_len):
 
 
 def max_useful_gpus(batch_sequences, micro_batch, tensor_parallel, pipeline_parallel):
-    """The most GPUs one step keeps busy: one micro-batch per data-parallel replica of TP · PP GPUs."""
-    return np.maximum(np.floor(batch_sequences / micro_batch), 1.0) * tensor_parallel * pipeline_parallel
+    """The most GPUs one step keeps busy: one micro-batch per data-parallel replica of TP · PP GPUs, the last
+    micro-batch possibly part-full (128 sequences at micro-batch 3 keep 43 replicas busy)."""
+    return np.maximum(np.ceil(batch_sequences / micro_batch), 1.0) * tensor_parallel * pipeline_parallel
 
 
 def micro_batches_per_step(batch_sequences, micro_batch, data_parallel):

@@ -173,7 +173,7 @@ OUTPUTS.update(_entries(
     ("optimizer_steps", "Optimizer steps", "count", "training tokens / global batch tokens", ""),
     ("pipeline_bubble_fraction", "Pipeline bubble", "fraction", "(PP − 1) / (v · m + PP − 1)",
      "Narayanan et al. 2021"),
-    ("max_useful_gpus", "Most GPUs the batch keeps busy", "integer", "⌊sequences / micro-batch⌋ × TP × PP × CP", ""),
+    ("max_useful_gpus", "Most GPUs the batch keeps busy", "integer", "⌈sequences / micro-batch⌉ × TP × PP × CP", ""),
     ("busy_gpus", "GPUs kept busy", "integer", "min(GPUs, most GPUs the batch keeps busy)", ""),
     ("epochs", "Data epochs", "×", "tokens read / unique tokens (none when unlimited)", ""),
     ("effective_tokens", "Effective training tokens", "count", "U + U·R*·(1 − e^(−R/R*)), R = epochs − 1, R* = 15.4",
@@ -184,6 +184,44 @@ OUTPUTS.update(_entries(
     ("feasibility_warnings", "Feasibility warnings", TEXT, "MFU against published runs and the bubble ceiling",
      "data/published_mfu.csv"),
     ("feasibility_notes", "Feasibility notes", TEXT, "what the planner proposed or assumed", ""),
+))
+
+# Throughput (`dashboard.core.step_time`, `dashboard.core.throughput`): the step time and the predicted MFU.
+STEP_TIME = "dashboard/core/step_time.py; docs/throughput-validation.md"
+OUTPUTS.update(_entries(
+    ("mfu_used", "MFU used", "fraction", "the scenario's mfu, else the layout's predicted MFU (as HFU with full "
+     "recompute)", STEP_TIME),
+    ("throughput", "Throughput", "s", "step time of the layout and its parts", STEP_TIME),
+    ("throughput.step_time_s", "Step time", "s", "compute + TP, CP and EP traffic + bubble and sends + exposed DP "
+     "traffic, per optimizer step", STEP_TIME),
+    ("throughput.compute_s", "Compute", "s", "GEMMs at a width-dependent share of the peak, attention scores and "
+     "memory-bound work at HBM bandwidth, forward, backward and recompute", STEP_TIME),
+    ("throughput.tp_comm_s", "Tensor-parallel traffic", "s", "4 + 4 ring collectives of T·h bf16 values per layer",
+     "Korthikanti et al. 2022"),
+    ("throughput.cp_comm_s", "Context-parallel traffic (exposed)", "s", "K and V passed round the ring, beyond "
+     "the attention compute", STEP_TIME),
+    ("throughput.ep_comm_s", "Expert-parallel all-to-all", "s", "2 + 2 all-to-alls of T·k·h bf16 values per MoE "
+     "layer", STEP_TIME),
+    ("throughput.pp_bubble_s", "Pipeline bubble and sends", "s", "(PP − 1)/v micro-batch times + stage-to-stage "
+     "sends", "Narayanan et al. 2021"),
+    ("throughput.dp_comm_exposed_s", "Data-parallel traffic (exposed)", "s", "gradient all-reduce (ZeRO-3: weight "
+     "gathers too) beyond the compute that hides it", ZERO),
+    ("throughput.tokens_per_s_per_gpu", "Tokens per second per GPU", "tokens/s",
+     "global batch tokens / (step time × busy GPUs)", STEP_TIME),
+    ("throughput.mfu_predicted", "Predicted MFU", "fraction", "model FLOPs of a step / (step time × busy GPUs × "
+     "dense BF16 peak)", STEP_TIME),
+    ("throughput.mfu_as_input", "Predicted MFU as the mfu key reads it", "fraction",
+     "the predicted MFU, as HFU (× 8/6) with full recompute", STEP_TIME),
+    ("throughput.mfu_error", "Predicted MFU's error band", "fraction",
+     "mean error on Korthikanti et al.'s K-1 to K-8, constants fitted on the other measured runs", STEP_TIME),
+    ("throughput.validated", "Inside the validated region", TEXT, "GPU generation, precision, size and GPU count "
+     "within the measured runs'", STEP_TIME),
+    ("throughput.region_notes", "Outside the validated region", TEXT, "one phrase per way the plan leaves it", ""),
+    ("throughput.mfu_source", "MFU source", TEXT, "'entered' (the scenario's mfu) or 'predicted'", ""),
+    ("throughput.runner_up_tensor_parallel", "Runner-up layout: TP", "integer",
+     "the next fastest fitting candidate of the layout search (none when the layout is given)", STEP_TIME),
+    ("throughput.runner_up_pipeline_parallel", "Runner-up layout: PP", "integer", "as the runner-up's TP", STEP_TIME),
+    ("throughput.runner_up_step_time_s", "Runner-up step time", "s", "the runner-up's predicted step", STEP_TIME),
 ))
 
 LINE_ITEM_FORMULAS = {
@@ -380,6 +418,10 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "memory_reserve_gb": ("Framework memory reserve", "GB"),
     "gpu_memory_gb": ("GPU memory", "GB"),
     "unique_tokens": ("Unique training tokens", "count"),
+    "precision": ("Linear-layer precision (bf16 / fp8)", TEXT),
+    "hbm_tb_per_s": ("GPU memory bandwidth", "TB/s"),
+    "nvlink_gb_per_s": ("NVLink bandwidth per GPU", "GB/s"),
+    "network_gb_per_s": ("Network bandwidth per GPU", "GB/s"),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

@@ -32,6 +32,11 @@ INPUT_KEYS = tuple(name for name in Scenario.model_fields if name not in {"schem
 # Headline outputs in the Plan page's order, with its labels (units are in the formatted values).
 HEADLINES = tuple((key, catalogue.label(key)) for key in (*catalogue.HEADLINE_OUTPUTS, "feasibility_status"))
 
+# How fast each option runs (`dashboard.core.throughput`), after the headlines: the MFU the plan prices with, the
+# layout's predicted step and MFU.
+THROUGHPUT_ROWS = tuple((key, catalogue.label(key)) for key in (
+    "mfu_used", "throughput.mfu_predicted", "throughput.step_time_s", "throughput.tokens_per_s_per_gpu"))
+
 # Monte Carlo rows (`MonteCarlo.summary()` percentiles), each placed after its point estimate's row.
 RANGE_ROWS = {
     key: tuple((percentile, catalogue.label(f"{percentile}.{key}")) for percentile in ("p10", "p90"))
@@ -116,13 +121,17 @@ def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | N
     threshold)."""
     if key == "budget_status":
         return risk.budget_verdict(result, summary)
-    return result[key]
+    value: Any = result
+    for part in key.split("."):  # "throughput.step_time_s": a nested output
+        value = value[part]
+    return value
 
 
 def comparison_table(
     scenarios: list[Scenario], results: list[dict[str, Any]], ranges: list[dict[str, Any]] | None = None
 ) -> pd.DataFrame:
-    """Differing inputs, then headline outputs (and P10/P90 rows with `ranges`), one column per scenario.
+    """Differing inputs, then headline outputs (and P10/P90 rows with `ranges`), then how fast each runs
+    (`THROUGHPUT_ROWS`), one column per scenario.
 
     `results` are `engine.scenario_outputs` of each scenario and `ranges` their `MonteCarlo.summary()`, in the same
     order. Columns: section, item, key, one per scenario named by its name (made unique), then `Δ <name>` for
@@ -146,6 +155,8 @@ def comparison_table(
                 (OUTPUT_SECTION, range_label, f"{key}_{percentile}", [summary[percentile][key] for summary in ranges])
                 for percentile, range_label in RANGE_ROWS.get(key, ())
             )
+    rows.extend((OUTPUT_SECTION, label, key, [headline_value(key, result) for result in results])
+                for key, label in THROUGHPUT_ROWS)
 
     columns = unique_names([scenario.name for scenario in scenarios])
     deltas = [f"{DELTA_PREFIX}{name}" for name in columns[1:]]

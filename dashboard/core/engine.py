@@ -10,7 +10,7 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from dashboard.core import compute, feasibility, purchase, reliability, scaling, shape, storage
+from dashboard.core import compute, feasibility, purchase, reliability, scaling, shape, storage, throughput
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 
@@ -36,7 +36,7 @@ LOSS_STEP = 0.01
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
     if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
-                    "ffn_type"}
+                    "ffn_type", "precision"}
     and not name.startswith("range_")
 )
 
@@ -109,8 +109,10 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     )
     flops_model = compute.model_flops(arrays["active_params"], arrays["tokens"], attention)
     flops_total = compute.hardware_flops(flops_model, arrays["activation_recompute"] > 0)
-    gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], arrays["mfu"])
     plan = feasibility.plan_arrays(arrays, flops_model)
+    rates = throughput.outputs(arrays, plan, flops_model, flops_total)
+    mfu = throughput.used_mfu(arrays, rates["mfu_as_input"])
+    gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], mfu)
     gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
     speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
     gpu_hours_compute = gpu_hours_billed / speedup
@@ -193,6 +195,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "cost_breakdown": breakdown,
         "cost_total_usd": sum(breakdown.values()),
         "plan": plan,
+        "mfu_used": mfu,
+        "throughput": rates,
     }
 
 
@@ -408,6 +412,8 @@ class PlanResult(TypedDict):
     predicted_loss: float
     gpu_hours_per_0_01_loss: float
     budget_usd: float
+    mfu_used: float
+    throughput: dict[str, Any]  # `dashboard.core.throughput.scalar`
     tst: TstComparison
     budget_status: str  # one of BUDGET_STATUSES
     name: str
@@ -445,4 +451,8 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
     result = _scalar(output_arrays(scenario_arrays([scenario])))
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
+    generation = catalogue()[scenario.gpu_type].generation if scenario.gpu_type != CUSTOM else CUSTOM
+    result["throughput"] = throughput.scalar(result["throughput"], generation, scenario.precision,
+                                             scenario.total_params, scenario.gpu_count, scenario.mfu,
+                                             scenario.n_experts is not None or scenario.active < scenario.total_params)
     return cast(PlanResult, feasibility.scalar(result, scenario))  # built key by key from `output_arrays`

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import batch, data_supply, layout, memory, mfu_reference, shape
+from dashboard.core import batch, data_supply, layout, memory, mfu_reference, shape, step_time
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.format import compact, number
@@ -44,11 +44,29 @@ def gpu_memory_gb_of(scenario: Scenario) -> float:
     return catalogue()[scenario.gpu_type].memory_gb
 
 
+def links_of(scenario: Scenario) -> dict[str, float]:
+    """The step-time model's hardware figures: the peak at the run's precision (TFLOP/s), HBM TB/s and NVLink and
+    network GB/s per GPU; the scenario's overrides, else the catalogue's (NaN for a custom GPU without them)."""
+    known = None if scenario.gpu_type == CUSTOM else catalogue()[scenario.gpu_type]
+    peak = scenario.peak_tflops if scenario.peak_tflops is not None else (
+        known.peak_bf16_dense_tflops if known else math.nan)
+    fp8 = known.peak_fp8_dense_tflops if known else math.nan
+    if scenario.precision == "fp8" and not math.isnan(fp8):
+        peak *= fp8 / known.peak_bf16_dense_tflops  # type: ignore[union-attr]  # an override keeps FP8's ratio
+    values = {"run_peak_tflops": peak}
+    for key in ("hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s"):
+        given = getattr(scenario, key)
+        values[key] = given if given is not None else (getattr(known, key) if known else math.nan)
+    return values
+
+
 def scenario_columns(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     """Engine input columns that are not plain numbers: recompute mode, its 8ND flag, attention kind, FFN kind
-    (NaN unset) and resolved GPU memory."""
+    (NaN unset), resolved GPU memory and the step-time model's hardware figures (`links_of`)."""
     index = [memory.RECOMPUTE_MODES.index(s.activation_recompute) for s in scenarios]
+    links = [links_of(s) for s in scenarios]
     return {
+        **{key: np.array([row[key] for row in links], dtype=float) for key in layout.LINK_KEYS},
         "recompute_index": np.array(index, dtype=float),
         "activation_recompute": np.array([s.activation_recompute == "full" for s in scenarios], dtype=float),
         "attention_index": np.array([memory.ATTENTION_MODES.index(s.attention) for s in scenarios], dtype=float),
@@ -122,6 +140,7 @@ def _result(p: dict[str, np.ndarray], plan: dict[str, np.ndarray]) -> dict[str, 
             "gpu_memory_gb": p["gpu_memory_gb"], "fits": fits, "headroom_gb": plan["headroom_gb"],
         },
         **{key: plan[key] for key in BATCH_KEYS},
+        "step_seconds": {key: plan[key] for key in ("step_time_s", *step_time.PARTS, *layout.RUNNER_UP_KEYS)},
         "feasible": fits,
     }
 
@@ -131,6 +150,7 @@ def outputs(p: dict[str, np.ndarray], costs: dict[str, Any]) -> tuple[dict[str, 
     of the data read) and how much longer TST trains when the unique data repeats (`tst_with_scarcity`)."""
     plan = dict(costs.pop("plan"))
     plan.pop("idle_factor")
+    plan.pop("step_seconds")  # in the engine's `throughput` outputs
     raw, unique = costs["raw_tokens"], p["unique_tokens"]  # NaN (unlimited) never exceeds the tokens read
     plan["epochs"] = data_supply.epochs(raw, unique)
     plan["effective_tokens"] = data_supply.effective_tokens(raw, unique)
@@ -192,7 +212,8 @@ def layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarra
                "recompute_index": memory.RECOMPUTE_MODES.index(scenario.activation_recompute),
                "attention_index": memory.ATTENTION_MODES.index(scenario.attention),
                "fp8_activations": float(scenario.fp8_activations), "gpu_memory_gb": gpu_memory_gb_of(scenario),
-               "batch_sequences": math.nan} | overrides
+               "batch_sequences": math.nan, "shape_assumed": float(bool({"n_layers", "d_model"} & set(model.assumed)))
+               } | links_of(scenario) | overrides
     return {key: np.array([math.nan if values[key] is None else float(values[key])])  # type: ignore[arg-type]
             for key in layout.INPUTS}
 
@@ -361,9 +382,22 @@ def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], lis
             "et al. 2023) and the predicted loss uses them — add unique data or train a larger model on fewer tokens"
         )
     generation = catalogue()[scenario.gpu_type].generation if scenario.gpu_type != CUSTOM else "custom"
-    warnings += mfu_reference.mfu_warnings(scenario.mfu, generation, scenario.total_params,
+    warnings += mfu_reference.mfu_warnings(result["mfu_used"], generation, scenario.total_params,
                                            result["pipeline_bubble_fraction"])
     return blocking, warnings
+
+
+def _why_fastest(result: dict[str, Any]) -> str:
+    """", the fastest that fits: 12.1 s a step; TP 4 · PP 8 would be 13.4 s" — the proposal's predicted step and the
+    search's runner-up (empty when the step time is unknown; only the step when no other candidate fits)."""
+    rates = result["throughput"]
+    seconds = rates["step_time_s"]
+    if seconds is None or not result["feasible"]:
+        return ""
+    if rates["runner_up_step_time_s"] is None:
+        return f", the only candidate that fits: {seconds:,.3g} s a step"
+    return (f", the fastest that fits: {seconds:,.3g} s a step; TP {rates['runner_up_tensor_parallel']:.0f} · "
+            f"PP {rates['runner_up_pipeline_parallel']:.0f} would be {rates['runner_up_step_time_s']:,.3g} s")
 
 
 def notes(scenario: Scenario, result: dict[str, Any]) -> list[str]:
@@ -377,7 +411,7 @@ def notes(scenario: Scenario, result: dict[str, Any]) -> list[str]:
     if result["layout_proposed"]:
         said.append(f"layout proposed by the planner for the keys left unset: "
                     f"{_layout_text(lay['tensor_parallel'], lay['pipeline_parallel'], lay['zero_stage'])}, "
-                    f"data parallel {lay['data_parallel']:,}")
+                    f"data parallel {lay['data_parallel']:,}" + _why_fastest(result))
     if scenario.global_batch_tokens is None:
         said.append(f"global batch {compact(result['global_batch_tokens'])} tokens from DeepSeek LLM's batch law "
                     "B_opt = 0.292·C^0.3271 (arXiv 2401.02954); set global_batch_tokens to change it")

@@ -1,4 +1,5 @@
-"""Accelerator catalogue: dense BF16 peak and memory per accelerator, read from data/hardware.csv."""
+"""Accelerator catalogue: dense BF16 (and FP8) peak, memory, HBM bandwidth and links per accelerator, read from
+data/hardware.csv."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ class Accelerator:
     source: str
     memory_source: str
     generation: str
+    peak_fp8_dense_tflops: float  # NaN: no FP8 tensor cores (FP8 runs at the BF16 peak)
+    hbm_tb_per_s: float
+    nvlink_gb_per_s: float  # per GPU and direction, within a node
+    network_gb_per_s: float  # per GPU, between nodes
+    network_source: str
 
 
 def _normalise(name: str) -> str:
@@ -40,6 +46,11 @@ def catalogue() -> dict[str, Accelerator]:
                 source=row["source"],
                 memory_source=row["memory_source"],
                 generation=row["generation"],
+                peak_fp8_dense_tflops=float(row["peak_fp8_dense_tflops"] or "nan"),
+                hbm_tb_per_s=float(row["hbm_tb_per_s"]),
+                nvlink_gb_per_s=float(row["nvlink_gb_per_s"]),
+                network_gb_per_s=float(row["network_gb_per_s"]),
+                network_source=row["network_source"],
             )
             for row in csv.DictReader(handle)
         }

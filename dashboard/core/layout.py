@@ -1,14 +1,17 @@
 """The parallel layout of a run (TP, PP, ZeRO stage; EP, CP and virtual stages as given) and the planner's proposal.
 
-Data parallel = GPUs / (TP · PP · CP). A layout key the user leaves unset (NaN in the arrays) is proposed: the first
-layout whose memory per GPU (`dashboard.core.memory`) fits, trying for each ZeRO stage in turn (1, 2, 3) tensor
-parallel within a node (1, 2, 4, … up to the node) and then pipeline parallel (2, 4, 8, … stages at the node's
-TP). The search starts at ZeRO-1 because stage 1 adds no communication over plain data parallel (ZeRO, arXiv
-1910.02054 §7). Proposed degrees are powers of two with TP · PP · CP · EP dividing the GPUs (so data parallel is a
-multiple of expert parallel), and a proposed pipeline keeps at least 2 layers per stage. When nothing fits, the
-most memory-saving layout tried (the last stage at the largest degrees) is returned, marked as not fitting.
-Arrays of scenarios are searched at once: the memory of every candidate of every scenario as one candidates ×
-scenarios array, checked a ZeRO stage at a time. The shape keys must be resolved (`dashboard.core.shape`).
+Data parallel = GPUs / (TP · PP · CP). A layout key the user leaves unset (NaN in the arrays) is proposed: at the
+first ZeRO stage (1, 2, 3 in turn) where some candidate's memory per GPU (`dashboard.core.memory`) fits, the
+candidate with the shortest predicted step (`dashboard.core.step_time`). The candidates, in the planner's order:
+tensor parallel within a node (1, 2, 4, … up to the node), pipeline parallel (2, 4, 8, … stages) at the node's TP,
+then each smaller TP with each of those pipelines. Where the step time is unknown (a GPU without link figures) the
+first candidate that fits in that order is proposed. The search starts at ZeRO-1 because stage 1 adds no
+communication over plain data parallel (ZeRO, arXiv 1910.02054 §7). Proposed degrees are powers of two with
+TP · PP · CP · EP dividing the GPUs (so data parallel is a multiple of expert parallel), and a proposed pipeline
+keeps at least 2 layers per stage. When nothing fits, the most memory-saving layout tried (the last stage at the
+largest degrees) is returned, marked as not fitting. Arrays of scenarios are searched at once: the memory and step
+time of every candidate of every scenario as one candidates × scenarios array, checked a ZeRO stage at a time. The
+shape keys must be resolved (`dashboard.core.shape`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dashboard.core import memory, shape
+from dashboard.core import memory, shape, step_time
 
 SEARCHED_ZERO_STAGES = (1, 2, 3)
 ZERO_STAGES = (0, 1, 2, 3)
@@ -28,10 +31,15 @@ INPUTS = ("total_params", "active_params", "n_experts", "experts_per_token", "n_
           "gpu_count", "gpus_per_node", "n_layers", "seq_len", "micro_batch_size", "d_model", "n_heads",
           "n_kv_heads", "ffn_hidden_size", "ffn_gated", "vocab_size", "recompute_index", "attention_index",
           "fp8_activations", "context_parallel", "virtual_pipeline_stages", "batch_sequences", "gpu_memory_gb",
-          "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage")
+          "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage", "run_peak_tflops",
+          "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed")
+LINK_KEYS = ("run_peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s")  # step time's hardware
+UNKNOWN = np.array([np.nan])
+RUNNER_UP_KEYS = ("runner_up_tensor_parallel", "runner_up_pipeline_parallel", "runner_up_step_time_s")
 LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
 FREE_KEYS = ("tp_free", "pp_free", "zero_free")  # per row: whether the layout key is left to the planner
 MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "logits_gb", "reserve_gb")
+STEADY_STATE_MICRO_BATCHES = 1e9  # a batch left unset (a fix's preview) ranks layouts by their steady state
 
 
 def pow2_floor(x) -> np.ndarray:
@@ -66,6 +74,7 @@ def resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     divides the GPUs, TP within a node, data parallel a multiple of EP, PP at most the layers) and `proposed` (some
     layout key was left to the planner). One scenario's layout is cached by its inputs.
     """
+    p = {name: p.get(name, UNKNOWN) for name in INPUTS}  # links not given: the search keeps the planner's order
     key = one_scenario_key([_float64(p[name]) for name in INPUTS])
     if key is not None:
         return {name: value.copy() for name, value in _resolve_one(key).items()}
@@ -97,7 +106,7 @@ def _resolve_one(key: bytes) -> dict[str, np.ndarray]:
 def _resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     columns = np.broadcast_arrays(*(np.asarray(p[key], dtype=float) for key in INPUTS))
     rows = _rows({key: np.ravel(column) for key, column in zip(INPUTS, columns, strict=True)})
-    tp, pp, zero = _search(rows)
+    tp, pp, zero, runner_tp, runner_pp, runner_s = _search(rows)
     parts = _parts_gb(rows, tp, pp, zero)
     total = sum(parts)
     gpus, ep, cp = rows["gpu_count"], rows["expert_parallel"], rows["context_parallel"]
@@ -108,6 +117,9 @@ def _resolve(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         valid = ((np.floor(replicas) == replicas) & (tp <= rows["gpus_per_node"])
                  & (np.floor(replicas / ep) == replicas / ep) & (pp <= rows["n_layers"]))
     return {
+        **step_seconds(rows, tp, pp, zero),
+        "runner_up_tensor_parallel": runner_tp, "runner_up_pipeline_parallel": runner_pp,
+        "runner_up_step_time_s": runner_s,
         "tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep, "context_parallel": cp,
         "data_parallel": np.fmax(np.floor(replicas), 1.0), "zero_stage": zero,
         **dict(zip(MEMORY_KEYS, parts, strict=True)), "total_gb": total,
@@ -139,7 +151,34 @@ def _rows(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         v["seq_len"], v["micro_batch_size"], v["d_model"], v["n_heads"], v["n_kv_heads"], v["ffn_hidden_size"],
         v["ffn_gated"], experts, 1.0, cp, v["recompute_index"], v["attention_index"], v["fp8_activations"])
     rows["logits_tp1_gb"] = memory.logits_gb(v["seq_len"], v["micro_batch_size"], v["vocab_size"], 1.0, cp)
+    rows["experts"] = experts
+    # An assumed shape is a published model's, of another size: its layers stand for this model's by the ratio of
+    # the FLOP-bearing parameters (what 6·N counts, less the embedding matrices) to the shape's.
+    per_layer = (v["d_model"] * (v["d_model"] + 2.0 * v["d_model"] * v["n_kv_heads"] / v["n_heads"]) + v["d_model"] ** 2
+                 + shape.ffn_multiplier(v["ffn_gated"]) * v["d_model"] * v["ffn_hidden_size"] * experts)
+    ratio = (v["active_params"] - rows["embedding"]) / (v["n_layers"] * per_layer)
+    rows["layer_scale"] = np.where(v["shape_assumed"] > 0, np.fmax(ratio, 0.0), 1.0)
     return rows
+
+
+def step_seconds(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndarray]:
+    """`dashboard.core.step_time` at these degrees (arrays broadcasting with the rows, candidates × rows in the
+    search): seconds per optimizer step and its parts."""
+    replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
+    sequences = rows["batch_sequences"]
+    with np.errstate(invalid="ignore"):
+        micro_batches = np.where(np.isnan(sequences), STEADY_STATE_MICRO_BATCHES,
+                                 np.fmax(np.ceil(sequences / (rows["micro_batch_size"] * replicas)), 1.0))
+    p = {key: rows[key] for key in ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_hidden_size", "ffn_gated",
+                                    "vocab_size", "experts", "seq_len", "micro_batch_size", "context_parallel",
+                                    "expert_parallel", "virtual_pipeline_stages", "recompute_index",
+                                    "attention_index", "fp8_activations", "hbm_tb_per_s", "nvlink_gb_per_s",
+                                    "network_gb_per_s", "gpus_per_node")}
+    p |= {"moe": np.isfinite(rows["n_experts"]) & (rows["n_experts"] > 1), "micro_batches": micro_batches,
+          "tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": replicas, "zero_stage": zero,
+          "params_per_gpu": _params(rows, tp, pp, rows["expert_parallel"]), "peak_tflops": rows["run_peak_tflops"],
+          "layer_scale": rows["layer_scale"]}
+    return step_time.step_time(p)
 
 
 def _params(rows: dict[str, np.ndarray], tp, pp, ep) -> np.ndarray:
@@ -165,13 +204,15 @@ def _activations_gb(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
     return rows["layer_bytes_tp1"] / tp * in_flight / memory.GB
 
 
-def _search(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(TP, PP, ZeRO stage) per row: its first candidate layout that fits, in the planner's order, else the most
-    memory-saving layout tried (the last stage at the largest TP and PP).
+def _search(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+    """(TP, PP, ZeRO stage) per row: its fastest candidate layout that fits (the first in the planner's order where
+    step time is unknown), else the most memory-saving layout tried (the last stage at the largest TP and PP); and
+    the runner-up's TP, PP and step seconds (NaN when no other candidate fits or the step time is unknown).
 
     A row searches ZeRO stages 1-3 when its stage is free, else its own stage only; at each stage, the rows with
-    no layout yet take their first candidate (`_candidates`) that fits, if any.
+    no layout yet take their fastest candidate (`_candidates`) that fits, if any.
     """
+    runner = np.full((3, np.size(rows["gpu_count"])), np.nan)
     pp_most = np.where(rows["pp_free"], rows["pp_max"], rows["pp_held"])
     tp, pp = rows["tp_max"].copy(), pp_most.copy()
     zero = np.where(rows["zero_free"], float(SEARCHED_ZERO_STAGES[-1]), rows["zero_stage"])
@@ -189,33 +230,56 @@ def _search(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.nda
         if not searching.size:
             continue
         part = {key: value[searching] for key, value in some.items()}
-        total = sum(_parts_gb(part, tp_candidates[:, searching], pp_candidates[:, searching], float(stage)))
+        tp_c, pp_c = tp_candidates[:, searching], pp_candidates[:, searching]
+        total = sum(_parts_gb(part, tp_c, pp_c, float(stage)))
         fits = allowed[:, searching] & (total * memory.GB <= part["limit_bytes"])
         found = fits.any(axis=0)
-        first[searching[found]] = np.argmax(fits[:, found], axis=0)
+        seconds = step_seconds(part, tp_c, pp_c, float(stage))["step_time_s"]
+        # The fastest fitting candidate; where step time is unknown (NaN), the first that fits.
+        ranked = np.where(fits, np.where(np.isnan(seconds), 0.0, seconds), np.inf)
+        best = np.argmin(ranked[:, found], axis=0)
+        first[searching[found]] = best
         stage_found[searching[found]] = stage
+        # The runner-up: the fastest fitting candidate with other degrees (candidates may repeat a layout).
+        columns = np.arange(best.size)
+        tp_f, pp_f, rank_f = tp_c[:, found], pp_c[:, found], np.where(np.isnan(seconds), np.inf, ranked)[:, found]
+        other = np.where((tp_f == tp_f[best, columns]) & (pp_f == pp_f[best, columns]), np.inf, rank_f)
+        second = np.argmin(other, axis=0)
+        has = np.isfinite(other[second, columns])
+        rows_found = index[searching[found]]
+        runner[:, rows_found[has]] = (tp_f[second, columns][has], pp_f[second, columns][has],
+                                      other[second, columns][has])
     found = first >= 0
     chosen, first = index[found], first[found]
     tp[chosen] = tp_candidates[first, found]
     pp[chosen] = pp_candidates[first, found]
     zero[chosen] = stage_found[found]
-    return tp, pp, zero
+    return tp, pp, zero, *runner
 
 
 def _candidates(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """TP and PP of the candidate layouts tried at each ZeRO stage (candidates, in the planner's order, × rows) and
-    whether each row may take each: the TP step (TP 1, 2, 4, … up to the row's largest, or the user's TP alone; PP
-    held), then the PP step where PP is free (PP 2, 4, … up to the row's largest, at the largest TP)."""
-    tp_degrees = 2.0 ** np.arange(_log2_int(rows["tp_max"][rows["tp_free"]]) + 1)
-    pp_degrees = 2.0 ** np.arange(1, _log2_int(rows["pp_max"][rows["pp_free"]]) + 1)
-    degree = np.concatenate([tp_degrees, pp_degrees])[:, None]  # one per candidate
-    pp_step = np.arange(degree.size)[:, None] >= tp_degrees.size
-    tp_free, tp_max = rows["tp_free"], rows["tp_max"]
-    tp = np.where(pp_step, tp_max, np.where(tp_free, degree, rows["tensor_parallel"]))
-    pp = np.where(pp_step, degree, rows["pp_held"])
-    allowed = np.where(pp_step, rows["pp_free"] & (degree <= rows["pp_max"]),
-                       np.where(tp_free, degree <= tp_max, degree == 1.0))
-    return tp, pp, allowed
+    """TP and PP of the candidate layouts tried at each ZeRO stage (candidates × rows) and whether each row may take
+    each. First in the planner's order: the TP step (TP 1, 2, 4, … up to the row's largest, or the user's TP alone;
+    PP held), then the PP step where PP is free (PP 2, 4, … up to the row's largest, at the largest TP); then every
+    other pair of free degrees (a smaller TP with a pipeline). With step times the fastest that fits wins, else
+    the first."""
+    tp_top = _log2_int(rows["tp_max"][rows["tp_free"]])
+    pp_top = _log2_int(rows["pp_max"][rows["pp_free"]])
+    tp_degrees = 2.0 ** np.arange(tp_top + 1)
+    pp_degrees = 2.0 ** np.arange(1, pp_top + 1)
+    pairs = [(tp, 0.0) for tp in tp_degrees] + [(0.0, pp) for pp in pp_degrees] + [
+        (tp, pp) for tp in tp_degrees[:-1] for pp in pp_degrees]  # 0: the row's own (held or largest) degree
+    tp_pick = np.array([pair[0] for pair in pairs])[:, None]
+    pp_pick = np.array([pair[1] for pair in pairs])[:, None]
+    tp_free, tp_max, pp_free = rows["tp_free"], rows["tp_max"], rows["pp_free"]
+    tp = np.where(tp_pick > 0, np.where(tp_free, tp_pick, rows["tensor_parallel"]), tp_max)
+    pp = np.where(pp_pick > 0, pp_pick, rows["pp_held"])
+    tp_ok = np.where(tp_free, tp <= tp_max, tp_pick == 1.0)  # a user's TP is tried once
+    pp_ok = np.where(pp_pick > 0, pp_free & (pp <= rows["pp_max"]), True)
+    # A smaller TP with a pipeline: both degrees free and TP · PP · EP · CP dividing the GPUs.
+    pair_ok = np.where((tp_pick > 0) & (pp_pick > 0), tp_free & (
+        lowbit(rows["gpu_count"] / (rows["expert_parallel"] * rows["context_parallel"])) >= tp * pp), True)
+    return tp, pp, tp_ok & pp_ok & pair_ok
 
 
 def _log2_int(powers_of_two: np.ndarray) -> int:

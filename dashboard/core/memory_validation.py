@@ -197,7 +197,7 @@ def run_scenario(row: dict[str, str]) -> Scenario | None:
         "tensor_parallel": numbers["tp"], "pipeline_parallel": numbers["pp"], "zero_stage": zero,
         "micro_batch_size": numbers["micro_batch"], "global_batch_tokens": numbers["global_batch_tokens"],
         "activation_recompute": recompute,
-        "attention": "eager" if row["flash_attention"].lower().startswith("no") else "flash",
+        "attention": "eager" if re.match(r"no\b(?!t)", row["flash_attention"].lower()) else "flash",
         "virtual_pipeline_stages": int(virtual) if virtual else 1,
     }
     return scenario_from_dict({key: int(value) if isinstance(value, float) and value.is_integer() and key not in {

@@ -86,8 +86,11 @@ def _shape_answer(scenario: Scenario) -> dict[str, Any]:
             "vocab_size": model.vocab_size, "description": shape.describe(model), "source": model.source}
 
 
-def _bisect_log_flops(score, target: float, log10_range: tuple[float, float] = LOG10_FLOPS_RANGE) -> float:
-    """The x where the increasing function `score(log10 x)` crosses `target` (vectorised bracket first)."""
+def _bisect_log_flops(score, target: float, log10_range: tuple[float, float] = LOG10_FLOPS_RANGE,
+                      below: bool = False) -> float:
+    """The x where the increasing function `score(log10 x)` crosses `target` (vectorised bracket first); with
+    `below`, the bracket's end below the target, so a score that jumps there (a predicted MFU changes with the
+    model's shape and layout) never passes it."""
     grid = np.linspace(*log10_range, 201)
     values = score(grid)
     above = np.nonzero(values >= target)[0]
@@ -100,7 +103,7 @@ def _bisect_log_flops(score, target: float, log10_range: tuple[float, float] = L
             high = mid
         else:
             low = mid
-    return 10.0 ** ((low + high) / 2.0)
+    return 10.0 ** (low if below else (low + high) / 2.0)
 
 
 def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
@@ -118,7 +121,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
         return output_arrays(arrays)["cost_total_usd"]
 
     try:
-        flops = _bisect_log_flops(cost, budget_usd)
+        flops = _bisect_log_flops(cost, budget_usd, below=True)
     except ValueError:
         raise ValueError(f"a budget of ${budget_usd:,.0f} is outside the range this planner can size") from None
     sized = _sized(scenario, flops)
@@ -133,7 +136,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
         return output_arrays(arrays)["cost_total_usd"]
 
     try:
-        tokens = _bisect_log_flops(cost_at_tokens, budget_usd, LOG10_TOKENS_RANGE)
+        tokens = _bisect_log_flops(cost_at_tokens, budget_usd, LOG10_TOKENS_RANGE, below=True)
     except ValueError:
         raise ValueError(f"no plan for ${budget_usd:,.0f} fits: {_no_fit(scenario)}") from None
     plan = sized.model_copy(update={**_params_update(scenario, params), "tokens": tokens})

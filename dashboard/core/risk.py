@@ -113,10 +113,11 @@ class Note:
 def plausibility(scenario: Scenario, result: PlanResult) -> list[Note]:
     """Soft warnings where the inputs leave published experience, each naming the lever that brings it back."""
     notes = []
-    if scenario.active_params is None and scenario.mfu > PUBLISHED_DENSE_MFU_MAX:
+    mfu = result["mfu_used"]
+    if scenario.active_params is None and mfu > PUBLISHED_DENSE_MFU_MAX:
         notes.append(Note(
-            "MFU", f"{_text('mfu', scenario.mfu)} MFU",
-            f"MFU {_text('mfu', scenario.mfu)} is above any published dense training run (about "
+            "MFU", f"{_text('mfu', mfu)} MFU",
+            f"MFU {_text('mfu', mfu)} is above any published dense training run (about "
             f"{_text('mfu', PUBLISHED_DENSE_MFU_MAX)} at most; Llama 3 405B ran at 38–43 %): the GPU-hours may be "
             "too low. Check the figure against a profiled step of your own model.", "orange"))
     overhead = result["overhead_fraction"]

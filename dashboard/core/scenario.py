@@ -108,10 +108,31 @@ class Scenario(BaseModel):
     gpus_per_node: int = Field(
         8, ge=1, le=1024, description="GPUs per node (8 on HGX/DGX servers). Bounds: 1 to 1,024 (a whole rack)."
     )
-    mfu: float = Field(
-        0.40, ge=0.01, le=1,
-        description="Model FLOPs utilisation (Llama 3 405B: 0.38-0.43). Bounds: 1 % (below the worst published "
-        "runs, ~6 %) to 100 % (the peak).",
+    mfu: float | None = Field(
+        None, ge=0.01, le=1,
+        description="Model FLOPs utilisation (Llama 3 405B: 0.38-0.43). Unset: predicted from the layout by the "
+        "step-time model (dashboard/core/step_time.py, docs/throughput-validation.md). Bounds: 1 % (below the "
+        "worst published runs, ~6 %) to 100 % (the peak).",
+    )
+    precision: Literal["bf16", "fp8"] = Field(
+        "bf16",
+        description="Precision of the linear layers: bf16, or fp8 (FP8 GEMMs at the catalogue's FP8 peak, as "
+        "DeepSeek-V3). MFU is counted against the dense BF16 peak either way.",
+    )
+    hbm_tb_per_s: float | None = Field(
+        None, ge=0.01, le=1000,
+        description="Memory bandwidth per GPU, TB/s (step time). Unset: the catalogue's. Bounds: 0.01 to 1,000 TB/s "
+        "(100× a B200).",
+    )
+    nvlink_gb_per_s: float | None = Field(
+        None, ge=0.1, le=100_000,
+        description="GPU-to-GPU bandwidth within a node, GB/s per GPU and direction (H100 NVLink: 450). Unset: "
+        "the catalogue's. Bounds: 0.1 to 100,000 GB/s.",
+    )
+    network_gb_per_s: float | None = Field(
+        None, ge=0.1, le=100_000,
+        description="Inter-node bandwidth per GPU, GB/s (400 Gb/s InfiniBand or RoCE per GPU: 50). Unset: the "
+        "catalogue's. Bounds: 0.1 to 100,000 GB/s.",
     )
 
     # Prices and purchase mix
@@ -464,6 +485,10 @@ class Scenario(BaseModel):
             raise ValueError(f"active_params = {self.active_params:g} exceeds total_params = {self.total_params:g}")
         if self.gpu_type == CUSTOM and self.peak_tflops is None:
             raise ValueError("gpu_type 'custom' needs peak_tflops (dense BF16 TFLOP/s per GPU)")
+        links = (self.hbm_tb_per_s, self.nvlink_gb_per_s, self.network_gb_per_s)
+        if self.gpu_type == CUSTOM and self.mfu is None and None in links:
+            raise ValueError("gpu_type 'custom' needs mfu, or hbm_tb_per_s, nvlink_gb_per_s and network_gb_per_s "
+                             "for the step-time model to predict it")
         if self.n_heads is not None and self.n_kv_heads is not None and self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_kv_heads = {self.n_kv_heads} does not divide n_heads = {self.n_heads} (each K/V "
                              "head serves a whole group of query heads)")

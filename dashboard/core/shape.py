@@ -116,7 +116,8 @@ def moe_factor(n_experts, experts_per_token, n_shared_experts) -> np.ndarray:
 def resolve(active_params, total_params, n_layers, d_model, n_heads, n_kv_heads, ffn_hidden_size, ffn_gated,
             vocab_size, n_experts, experts_per_token) -> dict[str, np.ndarray]:
     """Every shape key per row, the unset (NaN) ones assumed (see the module text). `ffn_gated` is 1 gated,
-    0 plain, NaN unset. A MoE row without an FFN width takes the expert width its parameter split gives."""
+    0 plain, NaN unset. A MoE row without an FFN width takes the expert width its parameter split gives.
+    `shape_assumed` is 1 where the layers or the width come from the size (a published model's, not this one's)."""
     row = table_index(active_params)
     table = {key: column[row] for key, column in _COLUMNS.items()}
     width_given = np.isfinite(np.asarray(d_model, dtype=float))
@@ -139,8 +140,9 @@ def resolve(active_params, total_params, n_layers, d_model, n_heads, n_kv_heads,
     ffn = np.where(np.isfinite(np.asarray(ffn_hidden_size, dtype=float)), ffn_hidden_size,
                    np.where(moe & (expert_ffn >= 1), expert_ffn, default_ffn))
     vocab = np.where(np.isnan(vocab_size), table["vocab_size"], vocab_size)
+    assumed = (np.isnan(np.asarray(n_layers, dtype=float)) | ~width_given).astype(float)
     return {"n_layers": layers, "d_model": width, "n_heads": heads, "n_kv_heads": kv, "ffn_hidden_size": ffn,
-            "ffn_gated": gated, "vocab_size": vocab}
+            "ffn_gated": gated, "vocab_size": vocab, "shape_assumed": assumed}
 
 
 def resolve_arrays(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import engine
+from dashboard.core import engine, throughput
 from dashboard.core.scenario import Scenario
 
 DEFAULT_DRAWS = 10_000
@@ -30,6 +30,7 @@ Z_95 = 1.6448536269514722  # standard normal 95th percentile
 OUTPUTS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days")
 PERCENTILES = (10, 50, 90)
 CONFIDENCE_LEVELS = (0.8, 0.9)
+MFU_BOUNDS = (0.01, 1.0)  # the scenario's bounds on mfu
 
 
 @dataclass(frozen=True)
@@ -134,9 +135,24 @@ class MonteCarlo:
         return result
 
 
+def with_predicted_mfu(scenario: Scenario) -> Scenario:
+    """The scenario with its MFU as a number: a predicted MFU (`mfu` unset) becomes the layout's prediction, and
+    its range, where the scenario keeps the defaults set for a guessed MFU, the prediction's validated error
+    (`throughput.MFU_ERROR`)."""
+    if scenario.mfu is not None:
+        return scenario
+    predicted = float(engine.cost_arrays(engine.scenario_arrays([scenario]))["throughput"]["mfu_as_input"][0])
+    update: dict[str, float] = {"mfu": min(max(predicted, MFU_BOUNDS[0]), MFU_BOUNDS[1])}
+    fields = Scenario.model_fields
+    if (scenario.range_mfu_low, scenario.range_mfu_high) == (fields["range_mfu_low"].default,
+                                                              fields["range_mfu_high"].default):
+        update |= {"range_mfu_low": 1.0 - throughput.MFU_ERROR, "range_mfu_high": 1.0 + throughput.MFU_ERROR}
+    return scenario.model_copy(update=update)
+
+
 def input_ranges(scenario: Scenario) -> tuple[InputRange, ...]:
-    """Every uncertain input's low / likely / high in its own unit."""
-    data = scenario.model_dump()
+    """Every uncertain input's low / likely / high in its own unit (a predicted MFU: `with_predicted_mfu`)."""
+    data = with_predicted_mfu(scenario).model_dump()
     ranges = []
     for item in INPUTS:
         likely = float(data[item.key])
@@ -248,6 +264,7 @@ def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]
     in the CPU cache. With every range zero-width each draw is the point estimate, exactly. A scenario at the
     far end of the bounds whose costs overflow float32 (3.4e38) is priced again in float64, from the same draws.
     """
+    scenario = with_predicted_mfu(scenario)
     samples = _priced(scenario, draws, seed, DRAW_DTYPE)
     if all(np.isfinite(values).all() for values in samples.values()):
         return samples
@@ -277,6 +294,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
 
 def tornado(scenario: Scenario) -> tuple[TornadoBar, ...]:
     """One-at-a-time swings of total cost, largest first (inputs that do not move the total come last)."""
+    scenario = with_predicted_mfu(scenario)
     ranges = input_ranges(scenario)
     ends = [tuple(float(np.clip(v, r.input.floor, r.input.ceiling)) for v in (r.low, r.high)) for r in ranges]
     arrays = engine.scenario_arrays([scenario])
@@ -297,6 +315,7 @@ def monte_carlo(scenario: Scenario, draws: int = DEFAULT_DRAWS, seed: int = DEFA
         raise ValueError(f"draws = {draws:,}: use 1 to {MAX_DRAWS:,}")
     if seed < 0:
         raise ValueError(f"seed = {seed}: use a whole number of 0 or more")
+    scenario = with_predicted_mfu(scenario)
     point = engine.cost_arrays(engine.scenario_arrays([scenario]))
     return MonteCarlo(
         draws=draws,

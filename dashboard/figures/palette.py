@@ -50,3 +50,17 @@ WATERFALL = {"increasing": "#3D9970", "decreasing": "#FF4136", "totals": "#4499F
 def series(name: str, position: int = 0) -> str:
     """The colour of a named series, else the `position`-th colour of `COLORWAY`."""
     return SERIES.get(name, COLORWAY[position % len(COLORWAY)])
+
+
+# The parts of a training step (`dashboard.core.step_time.PARTS`): compute is the same blue as everywhere; GPUs
+# beyond the batch limit, which are billed but idle, are grey.
+STEP_PARTS = {
+    "compute_s": COMPUTE,
+    "tp_comm_s": "#ff7f0e",
+    "cp_comm_s": "#9467bd",
+    "ep_comm_s": "#8c564b",
+    "pp_bubble_s": "#d62728",
+    "dp_comm_exposed_s": "#2ca02c",
+    "idle_s": NEUTRAL_LIGHT,
+}
+TOKENS_PER_S = REFERENCE

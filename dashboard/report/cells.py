@@ -18,7 +18,8 @@ NONE_TEXT = {"active_params": "= total", "peak_tflops": "catalogue", "checkpoint
              "unique_tokens": "unlimited", "n_layers": "from the size", "d_model": "from the size",
              "n_kv_heads": "from the size", "ffn_hidden_size": "from the size", "ffn_type": "from the size",
              "vocab_size": "from the size", "n_experts": "dense", "experts_per_token": "dense",
-             "memory_reserve_gb": "1 + 1 GB + 5 %"}
+             "memory_reserve_gb": "1 + 1 GB + 5 %", "mfu": "predicted", "hbm_tb_per_s": "catalogue",
+             "nvlink_gb_per_s": "catalogue", "network_gb_per_s": "catalogue"}
 DOLLAR_INPUT_MARKERS = ("price_", "_per_gb", "_per_billion_tokens", "_usd")
 COUNT_INPUTS = {"total_params", "active_params", "tokens", "egress_gb", "global_batch_tokens", "unique_tokens"}
 RANGE_SUFFIXES = ("_p10", "_p90")

@@ -20,10 +20,11 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 from plotly.offline import get_plotlyjs
 
-from dashboard.core import catalogue, compare, engine, uncertainty
+from dashboard.core import catalogue, compare, engine, throughput, uncertainty
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
+from dashboard.figures import throughput as step_figures
 from dashboard.figures import uncertainty as uncertainty_figures
 from dashboard.figures.plan import TST_REFERENCE_RUN, saving_split_text
 from dashboard.report.cells import count, format_delta, format_input, format_output, is_same, money
@@ -41,6 +42,7 @@ PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "toImageButtonOptions
 CAVEATS = (
     "Compare methods only at equal loss",
     "Validate any speedup with a pilot before the plan relies on it",
+    "MFU: entered or predicted from the layout",
     "What is not counted",
     "Monte Carlo assumptions",
 )
@@ -281,8 +283,20 @@ def tst_saving_text(tst: dict[str, Any]) -> str:
             f"{saving_split_text(tst)}")
 
 
+def mfu_caveat_html(names: list[str], results: list[dict[str, Any]]) -> str:
+    """Each option's MFU, entered or predicted, beside the layout's prediction and where it leaves the validated
+    region: the Plan page's lines (`figures.throughput`)."""
+    items = []
+    for name, result in zip(names, results, strict=True):
+        said = step_figures.mfu_line(result)
+        caveat = step_figures.region_line(result)
+        items.append(f"<li>{_e(name)}: {_e(said)}{'. ' + _e(caveat) if caveat else ''}</li>")
+    return (f"<p>{_e(throughput.validation_sentence())} An entered MFU is the plan's own assumption.</p>"
+            f"<ul>{''.join(items)}</ul>")
+
+
 def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws: int, seed: int) -> str:
-    """The four caveats: equal loss, pilot validation, what is not counted, Monte Carlo assumptions."""
+    """The caveats: equal loss, pilot validation, the MFU's source, what is not counted, Monte Carlo assumptions."""
     names = compare.unique_names([scenario.name for scenario in scenarios])
     losses = [result["predicted_loss"] for result in results]
     equal_loss = (
@@ -329,7 +343,7 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
         f"scenario's value.</p><p>Shape per scenario:</p><ul>{shapes}</ul>"
     )
     not_counted = render_markdown(markdown_section(method_text(), NOT_COUNTED_HEADING))
-    bodies = (equal_loss, pilot, not_counted, monte_carlo)
+    bodies = (equal_loss, pilot, mfu_caveat_html(names, results), not_counted, monte_carlo)
     return "".join(
         f'<div class="caveat"><h3>{_e(heading)}</h3>{body}</div>' for heading, body in zip(CAVEATS, bodies, strict=True)
     )

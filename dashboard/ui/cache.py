@@ -16,7 +16,7 @@ from plotly.basedatatypes import BaseFigure
 from dashboard.core.engine import PlanResult, scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import MonteCarlo, monte_carlo
-from dashboard.figures import uncertainty
+from dashboard.figures import throughput, uncertainty
 from dashboard.figures.plan_charts import plan_chart
 
 
@@ -73,3 +73,12 @@ def plan_monte_carlo(scenario: Scenario, draws: int, seed: int) -> MonteCarlo:
 def range_chart(scenario: Scenario, name: str, draws: int, seed: int) -> DrawnChart:
     """The cost distribution or the tornado (see `figures.uncertainty.CHARTS`) for a scenario, ready to draw."""
     return DrawnChart(uncertainty.CHARTS[name](plan_monte_carlo(scenario, draws, seed)))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def step_chart(scenario: Scenario) -> DrawnChart:
+    """"Where the step goes" (`figures.throughput`): the plan's step by part and the plan priced again at other GPU
+    counts (a dozen engine runs, so it is kept like the other charts)."""
+    result = plan_result(scenario)
+    curve = throughput.scaling_curve(scenario, dict(result))
+    return DrawnChart(throughput.step_figure(dict(result), curve, scenario.gpu_count))

@@ -63,13 +63,16 @@ def store_controls(display_url: str) -> None:
 
 
 def saved_table(scenarios: dict[str, Scenario], owners: dict[str, str] | None = None) -> None:
-    """Every saved scenario with its owner (e-mail only) and headline numbers."""
+    """Every saved scenario with its owner (e-mail only) and headline numbers, the MFU it is priced with among them
+    ("34.7 % (predicted)" from the layout, or "40 % (entered)")."""
     rows = []
     for name, scenario in scenarios.items():
         result = plan_result(scenario)
         rows.append({"Scenario": name, "Owner": (owners or {}).get(name, "(no owner)"),
                      "Total cost": money(result["cost_total_usd"]),
                      "GPU-hours": count(result["gpu_hours_total"]), "Wall-clock (days)": result["wall_clock_days"],
+                     "MFU": f"{catalogue.text('mfu_used', result['mfu_used'])} "
+                            f"({result['throughput']['mfu_source']})",
                      "Method": scenario.method,
                      "Budget at the point estimate": compare.headline_value("budget_status", result)})
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",

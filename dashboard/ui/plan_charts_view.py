@@ -12,14 +12,15 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import pandas as pd
 import streamlit as st
 
+from dashboard.core import catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_keeps, retention_what_ifs
-from dashboard.figures import uncertainty
+from dashboard.figures import throughput, uncertainty
 from dashboard.format import number, signed
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import NameTakenError, StoreError
 from dashboard.ui import compare_state, identity, plan_state
-from dashboard.ui.cache import chart, plan_result, range_chart
+from dashboard.ui.cache import chart, plan_result, range_chart, step_chart
 from dashboard.ui.plan_controls import CONTROLS, DRAWS, SEED
 from dashboard.ui.plan_tabs import CHART_TABS, TAB_KEYS
 from dashboard.ui.store_access import scenario_store
@@ -146,13 +147,31 @@ def _chart(name: str, scenario: Scenario) -> None:
         figure = range_chart(scenario, name, draws, seed)
         st.caption(f"{draws:,} draws, seed {seed}, over the ranges in the sidebar's *Uncertainty ranges* group. "
                    "Fewer draws redraw faster while you explore; use 100,000 for the numbers you present.")
+    elif name == throughput.TITLE:
+        figure = step_chart(scenario)
     else:
         figure = chart(scenario, name)
     st.plotly_chart(figure, width="stretch", key=f"plan.chart.{name}")
-    if name == "TST vs baseline":
+    if name == throughput.TITLE:
+        _step_caption(plan_result(scenario))
+    elif name == "TST vs baseline":
         _tst_what_if(scenario)
     elif name == "Storage growth":
         _retention_what_if(scenario, plan_result(scenario))
+
+
+def _step_caption(result: dict[str, Any]) -> None:
+    """Under "Where the step goes": how far to trust it (predicted ± band, inside the validated region or not) and
+    how to read the curve."""
+    rates = result["throughput"]
+    region = ("inside the step-time model's validated region" if rates["validated"] else
+              f"outside the validated region: {'; '.join(rates['region_notes'])} — see {throughput.VALIDATION_DOC}")
+    st.caption(markdown_text(  # literal: the region notes are text, and "×" or "*" would turn into emphasis
+        "Predicted by the step-time model, its MFU within "
+        f"± {catalogue.text('throughput.mfu_error', rates['mfu_error'])} of the prediction on the measured runs; "
+        f"{region}. Below, the plan priced again at other GPU counts (every other "
+        "input as it is): GPU-seconds per step stay level while adding GPUs pays and rise where traffic, the bubble "
+        f"or idle GPUs eat the gain; the batch allows {result['max_useful_gpus']:,.0f} busy GPUs."))
 
 
 def next_free_name(name: str, taken: list[str] | set[str]) -> str:

@@ -2,7 +2,9 @@
 
 Every widget's state lives in `st.session_state` under `w.<key>` (and `w.<key>.n` for the number box beside a
 log-scaled slider), in display units (billions, percent). `load` fills them from a scenario (preset, upload, link);
-`read` turns them back into a scenario dict for validation.
+`read` turns them back into a scenario dict for validation. MFU has a "Predict MFU from the layout" toggle
+(`MFU_PREDICTED`): on, the scenario's `mfu` is None (the step-time model's prediction prices the plan) and the
+slider, disabled, shows the prediction; off, the slider sets `mfu`, starting from the prediction.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.core.scaling import FITS
 from dashboard.core.scenario import Scenario
+from dashboard.figures.throughput import mfu_line
 from dashboard.format import compact
 from dashboard.safe_text import markdown_text
 from dashboard.ui import layout_controls
+from dashboard.ui.cache import plan_result
 
 Kind = Literal["log", "slider", "number", "select", "toggle", "range", "mix"]
 MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0)
@@ -98,7 +102,8 @@ GROUPS: dict[str, tuple[Control, ...]] = {
                 options=tuple(float(2**k) for k in range(18)), fmt="%d", integer=True,
                 help="GPUs in the main run; sets wall-clock days."),
         Control("mfu", "MFU (%)", "slider", 0.01, 1, 80, 0.5,
-                help="Model FLOPs utilisation. Llama 3 405B: 38-43 %; small-active MoE runs: ~6 %."),
+                help="Model FLOPs utilisation (hardware FLOPs with full recompute). Llama 3 405B: 38-43 %; "
+                     "small-active MoE runs: ~6 %. Used when *Predict MFU from the layout* is off."),
     ),
     "Reliability and checkpoints": (
         Control("checkpoint_interval_min", "Checkpoint interval (minutes)", "log", 1.0, 1, 100_000, 1.0,
@@ -179,6 +184,8 @@ CONTROLS: tuple[Control, ...] = tuple(c for group in GROUPS.values() for c in gr
 RANGE_KEYS = {f"{c.key}_{end}": c.key for c in CONTROLS if c.kind == "range" for end in ("low", "high")}
 RANGE_KEYS.update(dict.fromkeys(MIX_KEYS, MIX))
 MOE_TOGGLE = "w.moe"
+MFU_PREDICTED = "w.mfu.predicted"  # on: the scenario's mfu is None, predicted from the layout
+MFU_FALLBACK = 0.40  # where the slider starts when the layout gives no prediction
 PERSIST = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
 SHAPE_LABELS = {"triangular": "Triangular (low, likely, high)", "lognormal": "Log-normal (90 % interval)"}
@@ -208,7 +215,9 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
     data["active_params"] = scenario.active
     if data["peak_tflops"] is None:
         data["peak_tflops"] = 1000.0
-    values: dict[str, Any] = {MOE_TOGGLE: scenario.active_params is not None}
+    values: dict[str, Any] = {MOE_TOGGLE: scenario.active_params is not None, MFU_PREDICTED: scenario.mfu is None}
+    if data["mfu"] is None:
+        data["mfu"] = predicted_mfu(scenario)
     for control in CONTROLS:
         if control.kind == "range":
             values[control.widget] = (data[f"{control.key}_low"], data[f"{control.key}_high"])
@@ -225,6 +234,18 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
         else:
             values[control.widget] = value
     return values | layout_controls.widget_values(scenario)
+
+
+def predicted_mfu(scenario: Scenario) -> float:
+    """The layout's predicted MFU as the `mfu` key reads it, on the slider's steps and within its bounds (the
+    slider's start when the toggle is turned off; 40 % when the layout gives no prediction)."""
+    control = _mfu_control()
+    predicted = plan_result(scenario)["throughput"]["mfu_as_input"]
+    if predicted is None or not np.isfinite(predicted):
+        return MFU_FALLBACK
+    step = control.step or 1.0
+    shown = round(control.to_widget(predicted) / step) * step
+    return control.to_scenario(min(max(shown, control.low), 100.0))
 
 
 def load(scenario: Scenario) -> None:
@@ -246,6 +267,8 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
         if control.kind == "log":
             value = control.to_scenario(state[control.number])
             data[control.key] = int(round(value)) if control.integer else value
+        elif control.key == "mfu" and state.get(MFU_PREDICTED, base.get("mfu") is None):
+            data["mfu"] = None
         elif control.kind in ("slider", "number"):
             shown = state[control.widget]
             data[control.key] = None if shown is None and control.placeholder else control.to_scenario(shown)
@@ -263,6 +286,18 @@ def read(base: dict[str, Any]) -> dict[str, Any]:
         data["gpu_memory_gb"] = base["gpu_memory_gb"]  # a catalogue GPU keeps its file's override, if any
     data["name"] = state["w.name"] or base["name"]
     return data
+
+
+def _mfu_toggled(scenario: Scenario | None) -> None:
+    """Turned off, the MFU slider starts from the layout's prediction for the plan as it was priced."""
+    state = st.session_state
+    if not state[MFU_PREDICTED] and scenario is not None:
+        mfu = _mfu_control()
+        state[mfu.widget] = mfu.to_widget(predicted_mfu(scenario))
+
+
+def _mfu_control() -> Control:
+    return next(control for control in GROUPS["Hardware"] if control.key == "mfu")
 
 
 def _slider_moved(control: Control) -> None:
@@ -359,6 +394,19 @@ def render(control: Control, disabled: bool = False) -> None:
         st.toggle(control.label, key=control.widget, help=control.help, disabled=disabled, persist_state=PERSIST)
 
 
+def _mfu_toggle(control: Control, scenario: Scenario | None) -> None:
+    """The "Predict MFU from the layout" toggle above the MFU slider; while it is on, the (disabled) slider shows
+    the prediction for the plan as priced."""
+    state = st.session_state
+    st.toggle("Predict MFU from the layout", key=MFU_PREDICTED, on_change=_mfu_toggled, args=(scenario,),
+              persist_state=PERSIST,
+              help="On: the step-time model predicts the MFU from the model's shape, the GPUs, the layout and the "
+                   "batch (dashboard/core/step_time.py, docs/throughput-validation.md), and the plan is priced with "
+                   "it. Off: the slider below sets the MFU, starting from the prediction.")
+    if state[MFU_PREDICTED] and scenario is not None:
+        state[control.widget] = control.to_widget(predicted_mfu(scenario))
+
+
 def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | None = None,
                  scenario: Scenario | None = None) -> None:
     """One labelled group of controls, drawn only while its expander is open (values persist when closed).
@@ -378,14 +426,19 @@ def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | N
         if title == "Model and data":
             st.toggle("Mixture of experts (active < total)", key=MOE_TOGGLE, persist_state=PERSIST)
         for control in GROUPS[title]:
+            if control.key == "mfu":
+                _mfu_toggle(control, scenario)
             disabled = (
-                (control.key == "active_params" and not state[MOE_TOGGLE])
+                (control.key == "mfu" and state[MFU_PREDICTED])
+                or (control.key == "active_params" and not state[MOE_TOGGLE])
                 or (control.key in ("peak_tflops", "gpu_memory_gb") and state["w.gpu_type"] != CUSTOM)
                 or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
             )
             render(control, disabled=disabled)
             if control.key in invalid:
                 st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")
+            if control.key == "mfu" and scenario is not None:
+                st.caption(markdown_text(mfu_line(plan_result(scenario))))
             if control.kind == "mix" and scenario is not None:
                 st.caption(f"Priced: {mix_text(scenario.reserved_share, scenario.spot_share)}",
                            help="The mix in the numbers and the link; the handles above show the same mix.")

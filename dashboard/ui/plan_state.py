@@ -84,17 +84,22 @@ def _usd(value: float) -> str:
     return f"{value:,.2f} USD".replace(".00 USD", " USD")
 
 
+def _mfu_name(value: float | None) -> str:
+    """ "MFU 35 %", or "MFU predicted" when the layout predicts it (the key unset)."""
+    return "MFU predicted" if value is None else f"MFU {100 * value:.3g} %"
+
+
 def name_differences(reference: Scenario, scenario: Scenario, skip: frozenset[str] = frozenset({"name"})) -> list[str]:
     """The inputs of `scenario` that differ from `reference`, in words a store name may hold: MFU first, then the
-    prices and the purchase mix, then the rest in the scenario file's order ("MFU 35 %", "spot 2.10 USD",
-    "mix 50 % reserved, 30 % spot")."""
+    prices and the purchase mix, then the rest in the scenario file's order ("MFU 35 %", "MFU predicted",
+    "spot 2.10 USD", "mix 50 % reserved, 30 % spot")."""
     old, new = reference.model_dump(), scenario.model_dump()
     changed = [key for key in new if key not in skip and old[key] != new[key]]
     parts = []
     for key in NAME_LABELS:
         if key in changed:
             value = new[key]
-            parts.append(f"MFU {100 * value:.3g} %" if key == "mfu" else f"{NAME_LABELS[key]} {_usd(value)}")
+            parts.append(_mfu_name(value) if key == "mfu" else f"{NAME_LABELS[key]} {_usd(value)}")
     if any(key in changed for key in SHARE_KEYS):
         parts.append(f"mix {100 * scenario.reserved_share:.3g} % reserved, {100 * scenario.spot_share:.3g} % spot")
     for key in changed:

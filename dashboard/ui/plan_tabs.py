@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 CHART_TABS = (
-    ("Budget", "Storage growth", "Scaling law", "Cost range"),
+    ("Budget", "Storage growth", "Scaling law", "Cost range", "Where the step goes"),
     ("TST vs baseline", "Checkpoint interval", "Spot share", "Tornado"),
 )
 TAB_KEYS = ("plan.tabs.left", "plan.tabs.right")
@@ -13,6 +13,7 @@ TAB_KEYS = ("plan.tabs.left", "plan.tabs.right")
 TABS_PARAM = "charts"
 TAB_SLUGS = {
     "Budget": "budget", "Storage growth": "storage", "Scaling law": "scaling", "Cost range": "cost-range",
+    "Where the step goes": "step",
     "TST vs baseline": "tst", "Checkpoint interval": "checkpoint", "Spot share": "spot", "Tornado": "tornado",
 }
 

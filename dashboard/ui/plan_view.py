@@ -11,6 +11,8 @@ from streamlit.delta_generator import DeltaGenerator
 from dashboard.core import catalogue, risk
 from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
+from dashboard.figures.throughput import TITLE as STEP_TITLE
+from dashboard.figures.throughput import mfu_line, region_line
 from dashboard.format import SAME, change, number
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view
@@ -87,8 +89,27 @@ def differences(baseline: Scenario, scenario: Scenario) -> list[str]:
         if key == "name" or old[key] == value:
             continue
         entry = catalogue.INPUTS[key]
-        chips.append(f"{entry.label} {entry.text(old[key])} → {entry.text(value)}")
+        chips.append(f"{entry.label} {_input_text(key, old[key])} → {_input_text(key, value)}")
     return chips
+
+
+def _input_text(key: str, value: object) -> str:
+    """An input's value for a chip: an unset MFU is the layout's prediction."""
+    return "predicted" if key == "mfu" and value is None else catalogue.INPUTS[key].text(value)
+
+
+def mfu_notes(result: PlanResult) -> None:
+    """Under the tiles: the MFU the plan prices with beside the layout's prediction (`figures.throughput.mfu_line`),
+    and, right under it in orange, a caveat when the plan leaves the step-time model's validated region (its notes
+    as plain text). A caption, not an alert box: only A100 runs were measured, so most plans on today's GPUs carry
+    it, and a box on every plan would drown the warnings that call for action."""
+    caveat = region_line(result)
+    line = markdown_text(mfu_line(result))
+    if caveat:
+        line += f"  \n:orange[:material/science: {markdown_text(caveat)}]"
+    st.caption(line, help=markdown_text(
+        f"Predicted MFU: {catalogue.entry('throughput.mfu_predicted').formula}; ± is the "
+        f"{catalogue.entry('throughput.mfu_error').formula}. The chart tab “{STEP_TITLE}” shows the step's parts."))
 
 
 def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headline, lever: str | None) -> None:

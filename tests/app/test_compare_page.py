@@ -219,14 +219,15 @@ def test_presentation_layout_has_one_column_of_large_numbers_per_option(app, sto
 
 
 def test_the_budget_status_is_the_plan_page_s_at_risk_rule(app, store_url):
-    # The default plan is within its budget at the point estimate ($446k of $500k) but 49.6 % of its Monte Carlo
-    # draws overrun it: the Plan page's tile says "at risk", and so must the comparison and the projector.
-    _save(store_url, Scenario(name="Option A"), Scenario(name="Option B", mfu=0.6))
+    # The default plan at an entered MFU of 40 % is within its budget at the point estimate but a large share of its
+    # Monte Carlo draws overrun it: the Plan page's tile says "at risk", and so must the comparison and the projector.
+    options = (Scenario(name="Option A", mfu=0.4), Scenario(name="Option B", mfu=0.6))
+    _save(store_url, *options)
     at = _select(_compare(app), "Option A", "Option B")
     assert not at.exception
     # The Plan page's tile: risk.budget_status over its 10,000 draws (seed 0), as tests/app/test_plan_page.py checks.
     statuses = [budget_status(scenario_outputs(s)["budget_status"], monte_carlo(s, 10_000, 0).prob_over_budget)
-                for s in (Scenario(name="Option A"), Scenario(name="Option B", mfu=0.6))]
+                for s in options]
     assert statuses[0] == "at risk"
     row = _row(_outputs(at), "Budget status")
     assert [row[c] for c in _outputs(at).columns if c.startswith("Option")] == statuses
@@ -268,8 +269,9 @@ def test_an_unreachable_store_says_how_to_fix_it(app, monkeypatch):
 
 def test_the_default_selection_is_the_plan_pages_baseline_and_scenario(app, store_url):
     _save(store_url, Scenario(name="Alpha"), Scenario(name="Beta", mfu=0.3))
-    # The Plan page opens on a link: its scenario at MFU 0.3, a pinned baseline on 256 GPUs.
+    # The Plan page opens on a link: its scenario at MFU 0.3, a pinned baseline at MFU 0.4 on 256 GPUs.
     app.query_params["mfu"] = "0.3"
+    app.query_params["base.mfu"] = "0.4"
     app.query_params["base.gpu_count"] = "256"
     at = _compare(app)
     assert not at.exception
@@ -355,7 +357,8 @@ def test_a_short_label_heads_its_column_in_the_presentation_with_the_full_name_o
 
 
 def test_identical_options_say_so(app, store_url):
-    app.query_params["base.mfu"] = "0.4"  # pins the default scenario as the baseline of the default plan
+    # Pins the default scenario as the baseline of the default plan (a key at its default value).
+    app.query_params["base.gpu_count"] = str(default_scenario().gpu_count)
     at = _compare(app)  # an empty store: the Plan page's scenario against its baseline, both the default
     assert not at.exception
     assert "No saved scenarios yet" in at.info[0].value
@@ -365,7 +368,7 @@ def test_identical_options_say_so(app, store_url):
 def test_compare_deltas_under_half_a_percent_read_same_in_grey_with_no_arrow(app, store_url):
     # MFU 40 % against 40.1 %: GPU-hours, cost and wall-clock 1 − 40/40.1 = 0.25 % lower, under half a percent;
     # the same predicted loss.
-    _save(store_url, Scenario(name="Option A"), Scenario(name="Option B", mfu=0.401))
+    _save(store_url, Scenario(name="Option A", mfu=0.4), Scenario(name="Option B", mfu=0.401))
     at = _select(_compare(app), "Option A", "Option B")
     assert not at.exception
     table = _outputs(at)

@@ -1,5 +1,6 @@
 """AppTest: the Plan page's "Can it run?" panel, for a plan that runs and one that does not."""
 
+from dashboard.core import catalogue
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_to_query
@@ -22,7 +23,9 @@ def test_panel_shows_a_plan_that_runs(app):
     assert f"**Max useful GPUs:** {expected['max_useful_gpus']:,.0f} (GPUs beyond this would idle)" in lines
     # 2T tokens in a batch of 2,247 sequences of 4,096 tokens (9.20M tokens): 2e12 / 9.2037e6 = 217k steps
     assert "**Optimizer steps:** 217k, each of 2,247 sequences" in lines
-    assert "**Pipeline bubble:** 0 % of each step" in lines  # PP 1: no bubble, in the tiles' format (not "0.0 %")
+    # The bubble of the layout the planner proposes, in the tiles' format (0 % at PP 1, not "0.0 %").
+    bubble = catalogue.text("pipeline_bubble_fraction", expected["pipeline_bubble_fraction"])
+    assert f"**Pipeline bubble:** {bubble} of each step" in lines
     assert any(chart.proto.spec and "Memory per GPU" in chart.proto.spec for chart in at.get("plotly_chart"))
 
 
@@ -43,7 +46,7 @@ def test_panel_says_why_a_plan_cannot_run_and_the_fix(app):
 
 def test_a_custom_gpu_runs_only_once_its_memory_is_given(app):
     # From a file or link without its memory, the custom GPU cannot be said to hold the plan.
-    at = _open(app, Scenario(gpu_type="custom", peak_tflops=500.0))
+    at = _open(app, Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4))  # no bandwidths: its MFU is entered
     assert not at.exception
     assert at.number_input(key="w.gpu_memory_gb").value is None  # shown empty, not a guessed 80 GB
     assert any(markdown_text("the custom GPU's memory is not given") in box.value for box in at.error)

@@ -59,8 +59,8 @@ def test_input_rows_are_exactly_the_differing_keys(changes, keys):
 def test_outputs_are_the_headlines_with_hand_computed_values_and_deltas():
     table = table_for([plan("A"), plan("B", mfu=0.2)])
     outputs = table[table["section"] == "Output"]
-    assert list(outputs["key"]) == [key for key, _ in compare.HEADLINES]
-    assert list(outputs["item"]) == [label for _, label in compare.HEADLINES]
+    assert list(outputs["key"]) == [key for key, _ in compare.HEADLINES + compare.THROUGHPUT_ROWS]
+    assert list(outputs["item"]) == [label for _, label in compare.HEADLINES + compare.THROUGHPUT_ROWS]
     assert list(table.columns) == ["section", "item", "key", "A", "B", "Δ B"]
     cost = row(table, "cost_total_usd")
     assert cost["A"] == pytest.approx(2.0 * GPU_HOURS_AT_40)
@@ -71,6 +71,10 @@ def test_outputs_are_the_headlines_with_hand_computed_values_and_deltas():
     mfu = row(table, "mfu")
     assert (mfu["A"], mfu["B"], mfu["Δ B"]) == (0.4, 0.2, pytest.approx(-0.2))
     assert math.isnan(row(table, "budget_status")["Δ B"])
+    # Both entered their MFU; the layout, the same in both, predicts one step time and one predicted MFU.
+    assert (row(table, "mfu_used")["A"], row(table, "mfu_used")["B"]) == (0.4, 0.2)
+    step = row(table, "throughput.step_time_s")
+    assert step["A"] == step["B"] and step["Δ B"] == 0.0
 
 
 @pytest.mark.parametrize(

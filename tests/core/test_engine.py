@@ -8,7 +8,7 @@ from dashboard.core.engine import LINE_ITEMS, output_arrays, scenario_arrays, sc
 from dashboard.core.scenario import Scenario
 
 # No failures, no stalls, no extras, all reserved: the plan is compute only.
-BARE = {**COMPUTE_ONLY, "reserved_share": 1.0, "spot_share": 0.0}
+BARE = {key: value for key, value in COMPUTE_ONLY.items() if key != "mfu"} | {"reserved_share": 1.0, "spot_share": 0.0}
 
 # TST reference run (arXiv 2605.06546): 10B-A1B MoE on B200, baseline 1.05T tokens in 12,311 GPU-hours.
 TST_MFU = 6 * 1e9 * 1.05e12 / (2250e12 * 3600 * 12311)

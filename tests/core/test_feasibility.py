@@ -201,26 +201,47 @@ def test_175b_on_8_gpus_says_how_many_are_needed():
     assert "at least 40 GPUs" in sentence and "64 GPUs fit" in sentence
 
 
-def test_proposal_is_tp_within_a_node_first():
-    # 70B on 64 H100 with full recompute: ZeRO-1 at TP 8 holds 6 · 70e9 / 8 + 12 · 70e9 / 64 bytes (61 GB) and fits;
+def test_without_a_step_time_the_proposal_is_tp_within_a_node_first():
+    # 70B on 64 GPUs with an H100's peak and memory but no link figures (a custom GPU): no step time, so the planner's
+    # order decides. With full recompute ZeRO-1 at TP 8 holds 6 · 70e9 / 8 + 12 · 70e9 / 64 bytes (61 GB) and fits;
     # TP 4 does not (98 + 12 GB).
-    scenario = Scenario(total_params=70e9, n_layers=80, d_model=8192, gpu_count=64, activation_recompute="full")
+    scenario = Scenario(total_params=70e9, n_layers=80, d_model=8192, gpu_count=64, activation_recompute="full",
+                        gpu_type="custom", peak_tflops=989.0, gpu_memory_gb=80.0, mfu=0.4)
     result = scenario_outputs(scenario)
     assert result["layout"] == {"data_parallel": 8, "tensor_parallel": 8, "pipeline_parallel": 1,
                                 "expert_parallel": 1, "context_parallel": 1, "zero_stage": 1,
                                 "virtual_pipeline_stages": 1}
-    assert result["layout_proposed"]
+    assert result["layout_proposed"] and result["throughput"]["step_time_s"] is None
     assert any(note.startswith("layout proposed by the planner") for note in result["feasibility_notes"])
     assert proposed_layout(scenario)["tensor_parallel"] == 8
 
 
+def test_with_a_step_time_the_proposal_is_the_fastest_that_fits_and_says_so():
+    # The same plan on H100: TP 8 · PP 1 (the order's first fit) still fits, but the planner proposes the fastest
+    # fitting layout and names the runner-up with its step time.
+    plan = dict(total_params=70e9, n_layers=80, d_model=8192, gpu_count=64, activation_recompute="full")
+    result = scenario_outputs(Scenario(**plan))
+    first = scenario_outputs(Scenario(**plan, tensor_parallel=8, pipeline_parallel=1, zero_stage=1))
+    assert first["feasible"] and result["feasible"]
+    assert result["throughput"]["step_time_s"] <= first["throughput"]["step_time_s"]
+    note = next(note for note in result["feasibility_notes"] if note.startswith("layout proposed by the planner"))
+    assert f"the fastest that fits: {result['throughput']['step_time_s']:,.3g} s a step; TP " in note
+
+
 def test_proposal_adds_pipeline_stages_after_the_node():
     # 405B on 16,384 H100 at ZeRO-1: TP 8 alone holds 6 · 405e9 / 8 bytes (283 GB); PP 4 still 71 GB of weights and
-    # gradients (+ the rest), PP 8 fits.
-    result = scenario_outputs(Scenario(total_params=405e9, n_layers=126, d_model=16384, seq_len=8192, gpu_count=16384,
-                               activation_recompute="full"))
-    assert (result["layout"]["tensor_parallel"], result["layout"]["pipeline_parallel"]) == (8, 8)
+    # gradients (+ the rest), PP 8 is the first that fits. Among the pipelines that fit the planner proposes the
+    # fastest: no fitting pipeline at TP 8 has a shorter predicted step.
+    plan = dict(total_params=405e9, n_layers=126, d_model=16384, seq_len=8192, gpu_count=16384,
+                activation_recompute="full")
+    result = scenario_outputs(Scenario(**plan))
+    assert result["layout"]["tensor_parallel"] == 8 and result["layout"]["pipeline_parallel"] >= 8
     assert result["layout"]["zero_stage"] == 1 and result["feasible"]
+    assert not scenario_outputs(Scenario(**plan, tensor_parallel=8, pipeline_parallel=4, zero_stage=1))["feasible"]
+    for pp in (8, 16, 32):  # at most 126 / 2 layers a stage: PP 32 is the largest power of two proposed
+        other = scenario_outputs(Scenario(**plan, tensor_parallel=8, pipeline_parallel=pp, zero_stage=1))
+        if other["feasible"]:
+            assert result["throughput"]["step_time_s"] <= other["throughput"]["step_time_s"] * (1 + 1e-12)
 
 
 def test_a_slider_size_carries_its_shape():
@@ -392,9 +413,9 @@ def test_a_plan_that_fits_needs_no_fix():
 
 
 def test_a_custom_gpu_without_its_memory_is_not_feasible():
-    result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0))
+    result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4))
     assert result["memory"]["gpu_memory_gb"] is None and not result["feasible"]
     assert result["feasibility_problems"][0].startswith("the custom GPU's memory is not given")
-    assert feasibility.fixes(Scenario(gpu_type="custom", peak_tflops=500.0)) == []
-    given = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, gpu_memory_gb=80.0))
+    assert feasibility.fixes(Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4)) == []
+    given = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, gpu_memory_gb=80.0, mfu=0.4))
     assert given["feasible"] and given["memory"]["gpu_memory_gb"] == 80.0

@@ -9,7 +9,7 @@ from dashboard.core import engine, feasibility, layout
 from dashboard.core.scenario import Scenario
 
 SCENARIO = Scenario(total_params=70e9, tokens=1.4e12, n_layers=80, d_model=8192, gpu_count=64,
-                    activation_recompute="full")
+                    activation_recompute="full", mfu=0.4)  # an entered MFU: float32 only rounds
 
 
 def test_estimated_again_equals_the_first_estimate():

@@ -9,7 +9,7 @@ from dashboard.core.scenario import Scenario
 
 
 def test_budget_answer_spends_the_budget_compute_optimally():
-    scenario = Scenario()
+    scenario = Scenario(mfu=0.4)  # an entered MFU: cost grows smoothly with compute
     answer = optimal_for_budget(scenario, 5e6)
     assert answer["cost_usd"] == pytest.approx(5e6, rel=1e-6)
     fit = scaling.FITS["epoch2024"]
@@ -18,6 +18,16 @@ def test_budget_answer_spends_the_budget_compute_optimally():
     assert answer["active_params"] == pytest.approx(n_opt)
     # The Epoch refit keeps roughly 20 tokens per parameter (anchors §4.1: D/N 17-22).
     assert 15 < answer["tokens_per_param"] < 23
+
+
+def test_with_a_predicted_mfu_the_budget_answer_never_passes_the_budget():
+    # The predicted MFU changes with the model's shape and layout, so the cost can jump as the size grows: the answer
+    # stays at or below the budget, and a tenth more budget never buys less compute.
+    answer = optimal_for_budget(Scenario(), 5e6)
+    assert answer["cost_usd"] <= 5e6
+    more = optimal_for_budget(Scenario(), 5.5e6)
+    assert more["cost_usd"] <= 5.5e6
+    assert 6 * more["active_params"] * more["tokens"] >= 6 * answer["active_params"] * answer["tokens"]
 
 
 def test_budget_answer_keeps_the_moe_ratio():

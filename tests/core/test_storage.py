@@ -161,7 +161,7 @@ def test_default_archives_are_ten_weight_snapshots():
     from dashboard.core.scenario import Scenario
 
     scenario = Scenario(total_params=1e9, tokens=1e10, gpu_count=8, node_failures_per_1000_node_days=0.0,
-                        checkpoint_async=True, experiment_overhead=0.0)
+                        checkpoint_async=True, experiment_overhead=0.0, mfu=0.4)
     assert (scenario.weight_archives, scenario.weight_archive_bytes_per_param, scenario.archive_every_nth) == (10, 2, 0)
     result = scenario_outputs(scenario)
     run_hours = 6 * 1e9 * 1e10 / (0.4 * 989e12) / 3600 / 8

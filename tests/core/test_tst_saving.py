@@ -16,7 +16,7 @@ from dashboard.report.html import tst_saving_text
 from dashboard.ui.plan_view import _change as tile_change
 
 # The published TST run (tests/core/test_engine.py): 12,311 B200-hours at $4, TST 4,768.
-PUBLISHED = dict(**COMPUTE_ONLY, reserved_share=1.0, spot_share=0.0, total_params=10e9, active_params=1e9,
+PUBLISHED = dict(COMPUTE_ONLY, reserved_share=1.0, spot_share=0.0, total_params=10e9, active_params=1e9,
                  tokens=1.05e12, gpu_type="B200", gpu_count=64, mfu=6 * 1e9 * 1.05e12 / (2250e12 * 3600 * 12311),
                  price_reserved_per_gpu_hour=4.0, tst_pilot_fraction=0.1, tst_switching_cost_usd=1000.0)
 

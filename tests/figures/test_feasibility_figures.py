@@ -53,7 +53,7 @@ def test_the_gpu_memory_label_stays_inside_the_plot(total_gb, anchor):
 
 
 def test_memory_bar_without_a_known_gpu_memory_has_no_line():
-    result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0))
+    result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4))  # no bandwidths: MFU entered
     figure = memory_figure(result["memory"], result["layout"])
     assert result["memory"]["gpu_memory_gb"] is None and not figure.layout.shapes
 

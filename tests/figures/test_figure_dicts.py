@@ -14,7 +14,7 @@ from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.core.uncertainty import monte_carlo
-from dashboard.figures import plan, retro_usage
+from dashboard.figures import plan, retro_usage, throughput
 from dashboard.figures.feasibility import memory_figure
 from dashboard.figures.plan_charts import CHARTS, plan_chart
 from dashboard.figures.uncertainty import distribution_figure, tornado_figure
@@ -26,13 +26,16 @@ BILLING_SAMPLES = ("focus_sample.csv", "aws_cur_sample.csv", "aws_cur2_sample.cs
                    "azure_sample.csv")
 
 SCENARIOS = {"default": default_scenario(), **presets(),
-             "custom GPU, TST": Scenario(gpu_type="custom", peak_tflops=500.0, method="tst")}
+             # A custom GPU has no bandwidths for the step-time model: its MFU is entered.
+             "custom GPU, TST": Scenario(gpu_type="custom", peak_tflops=500.0, method="tst", mfu=0.4)}
 
 
 def _charts(scenario: Scenario) -> dict[str, go.Figure]:
     result = scenario_outputs(scenario)
     figures = {name: plan_chart(name, scenario, result) for name in CHARTS}
     figures["memory"] = memory_figure(result["memory"], result["layout"])
+    figures[throughput.TITLE] = throughput.step_figure(result, throughput.scaling_curve(scenario, result),
+                                                       scenario.gpu_count)
     return figures
 
 

@@ -306,10 +306,13 @@ def test_four_options_with_long_names_stay_under_6_mb():
     assert len(document.encode("utf-8")) < 6_000_000
 
 
+AT_40 = default_scenario().model_copy(update={"mfu": 0.4, "name": "Default at 40 % MFU"})
+
+
 def test_the_budget_status_in_the_report_is_the_plan_page_s():
-    # The default plan is within its $500k budget at the point estimate ($446k), but about half of its draws overrun
-    # it: "at risk" on the Plan page's tile, so in both of the report's tables too.
-    scenarios = [default_scenario(), Scenario(name="Cheap", total_params=1e9, tokens=1e11, gpu_count=64)]
+    # The default plan at an entered 40 % MFU is within its $500k budget at the point estimate ($446k), but about half
+    # of its draws overrun it: "at risk" on the Plan page's tile, so in both of the report's tables too.
+    scenarios = [AT_40, Scenario(name="Cheap", total_params=1e9, tokens=1e11, gpu_count=64)]
     mcs = [uncertainty.monte_carlo(s, DRAWS) for s in scenarios]
     assert mcs[0].prob_over_budget > 0.2 and mcs[1].prob_over_budget == 0.0
     page = Page(report.build_report(scenarios, generated_at=GENERATED, draws=DRAWS))
@@ -318,10 +321,11 @@ def test_the_budget_status_in_the_report_is_the_plan_page_s():
 
 
 def test_the_summary_and_every_status_row_give_one_verdict_per_option():
-    # One plan at each status: the default plan is under its $500k budget at the point estimate ($446k) but more
-    # than 20 % of its draws overrun: at risk; "Cheap" (421 GPU-hours) is within; "Tight" is the default plan with
-    # a $100k budget: over; "Too big" (2T parameters on 8 GPUs) does not fit in memory: it cannot run.
-    scenarios = [default_scenario(), Scenario(name="Cheap", total_params=1e9, tokens=1e11, gpu_count=64),
+    # One plan at each status: the default plan at an entered 40 % MFU is under its $500k budget at the point
+    # estimate ($446k) but more than 20 % of its draws overrun: at risk; "Cheap" (421 GPU-hours) is within; "Tight"
+    # is the default plan with a $100k budget: over; "Too big" (2T parameters on 8 GPUs) does not fit in memory: it
+    # cannot run.
+    scenarios = [AT_40, Scenario(name="Cheap", total_params=1e9, tokens=1e11, gpu_count=64),
                  Scenario(name="Tight", budget_usd=100_000.0), Scenario(name="Too big", total_params=2e12, gpu_count=8)]
     chance = uncertainty.monte_carlo(scenarios[0], DRAWS).prob_over_budget
     assert chance > 0.2

@@ -62,7 +62,7 @@ def insert_raw(url: str, name: str, scenario_json: str) -> None:
     [
         Scenario(name="Option A (8k H100)", gpu_count=8192, mfu=0.38),
         Scenario(name="MoE", total_params=671e9, active_params=37e9, tokens=14.8e12, gpu_type="H800"),
-        Scenario(name="Custom chip", gpu_type="custom", peak_tflops=1234.5, checkpoint_write_s=12.0),
+        Scenario(name="Custom chip", gpu_type="custom", peak_tflops=1234.5, checkpoint_write_s=12.0, mfu=0.4),
         Scenario(name="TST on spot", method="tst", reserved_share=0.25, spot_share=0.75, attention_flops=True),
     ],
 )
