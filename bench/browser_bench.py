@@ -28,8 +28,10 @@ SETTLE_S = 8.0  # the planner's start-up thread (`dashboard.ui.warm`) ends withi
 IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 METRIC = '[data-testid="stMetricValue"]'
 SLIDER = '[data-testid="stSlider"]'
-# The slider each keypress moves (15 steps from the default).
+# The slider each keypress moves (15 steps from the default), and the address it is moved at: the planner with an
+# entered MFU (with the MFU predicted, the default, its slider is disabled).
 PRESSED = {"plan": "MFU (%)", "reference": "Frequency"}
+PRESSED_QUERY = {"plan": "?mfu=0.4", "reference": ""}
 
 # Notes the time of the first stMetricValue (window.__firstTile) and of every change of its text after a keydown.
 WATCH = """
@@ -111,7 +113,7 @@ def _figures() -> dict[str, dict[str, float]]:
         for _ in range(SESSIONS):
             for name, url in urls.items():
                 first[name].append(_first_tile_ms(browser, url))
-        pages = {name: _ready_page(browser, url, PRESSED[name]) for name, url in urls.items()}
+        pages = {name: _ready_page(browser, url + PRESSED_QUERY[name], PRESSED[name]) for name, url in urls.items()}
         presses: dict[str, list[float]] = {name: [] for name in urls}
         for _ in range(PRESSES):
             for name, (_, page) in pages.items():

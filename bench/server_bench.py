@@ -22,16 +22,18 @@ PLAN_APP = ROOT / "dashboard" / "app.py"
 REFERENCE_APP = ROOT / "bench" / "tuned_reference_app.py"
 SETTLE_S = 8.0  # the planner's start-up thread (warm-up, then the freeze) ends within this on this machine
 PLAN_MOVES = 40
-PLAN_SLIDER = "MFU (%)"  # default 40 %: moved to 10, 10.5, ... 29.5 %
+PLAN_SLIDER = "MFU (%)"  # entered at 40 % (the default predicts it): moved to 10, 10.5, ... 29.5 %
+PLAN_QUERY = "mfu=0.4"  # an entered MFU: the slider is live (with the MFU predicted it is disabled)
 REFERENCE_SLIDER = "Frequency"  # default 10: moved to 11, 12, ... (the page caches nothing)
 FILTER_PASSES = 4
 
 
-def _paired(page: str, reruns: Callable[[Session], Iterator[float]]) -> Measurement:
-    """Serve the planner (its `page`) and the reference; each planner rerun `reruns` times is followed by a timed
-    reference slider move. Medians, in ms."""
+def _paired(page: str, reruns: Callable[[Session], Iterator[float]], query: str = "") -> Measurement:
+    """Serve the planner (its `page`, at the address's `query`) and the reference; each planner rerun `reruns`
+    times is followed by a timed reference slider move. Medians, in ms."""
     with ExitStack() as stack:
-        planner = Session(stack.enter_context(connection(stack.enter_context(serve(PLAN_APP)).url)), page=page)
+        planner = Session(stack.enter_context(connection(stack.enter_context(serve(PLAN_APP)).url)), page=page,
+                          query=query)
         reference = Session(stack.enter_context(connection(stack.enter_context(serve(REFERENCE_APP)).url)))
         frequency = reference.rerun().widget("slider", REFERENCE_SLIDER)
         time.sleep(SETTLE_S)
@@ -51,7 +53,7 @@ def plan_slider_move() -> Measurement:
         for i in range(PLAN_MOVES):
             yield planner.rerun(slider(mfu, 10.0 + 0.5 * i)).finished_s
 
-    return _paired("", moves)
+    return _paired("", moves, PLAN_QUERY)
 
 
 def retro_filter_change() -> Measurement:

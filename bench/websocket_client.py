@@ -58,11 +58,13 @@ def multiselect(element, values: list[str]) -> WidgetState:
 
 
 class Session:
-    """One browser session; `page` is the url path of the page it reruns ("" for the default page)."""
+    """One browser session; `page` is the url path of the page it reruns ("" for the default page), `query` the
+    address's query string ("mfu=0.4")."""
 
-    def __init__(self, socket_: ClientConnection, page: str = "") -> None:
+    def __init__(self, socket_: ClientConnection, page: str = "", query: str = "") -> None:
         self.socket = socket_
         self.page_hash = ""
+        self.query = query
         first = self.rerun()
         if page:
             if page not in first.pages:
@@ -72,7 +74,7 @@ class Session:
 
     def rerun(self, *widgets: WidgetState) -> Rerun:
         """Ask for a rerun with `widgets` changed; wait for its end."""
-        state = ClientState(query_string="", page_script_hash=self.page_hash)
+        state = ClientState(query_string=self.query, page_script_hash=self.page_hash)
         if widgets:
             state.widget_states.CopyFrom(WidgetStates(widgets=list(widgets)))
         started = time.perf_counter()

@@ -163,7 +163,11 @@ def _rows(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def step_seconds(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndarray]:
     """`dashboard.core.step_time` at these degrees (arrays broadcasting with the rows, candidates × rows in the
-    search): seconds per optimizer step and its parts."""
+    search): seconds per optimizer step and its parts; NaN, without the model's work, where no row gives links
+    (a custom GPU, or Monte Carlo draws at a fixed MFU and layout)."""
+    if bool(np.isnan(rows["run_peak_tflops"]).all()):
+        unknown = np.full(np.broadcast_shapes(np.shape(tp), np.shape(pp), np.shape(rows["gpu_count"])), np.nan)
+        return {key: unknown for key in ("step_time_s", *step_time.PARTS)}
     replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
     sequences = rows["batch_sequences"]
     with np.errstate(invalid="ignore"):
@@ -213,6 +217,9 @@ def _search(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     no layout yet take their fastest candidate (`_candidates`) that fits, if any.
     """
     runner = np.full((3, np.size(rows["gpu_count"])), np.nan)
+    if not any(bool(rows[key].any()) for key in FREE_KEYS):  # every layout given: nothing to search
+        given = (np.broadcast_to(rows[key], np.shape(rows["gpu_count"])).astype(float) for key in LAYOUT_KEYS)
+        return (*given, *runner)
     pp_most = np.where(rows["pp_free"], rows["pp_max"], rows["pp_held"])
     tp, pp = rows["tp_max"].copy(), pp_most.copy()
     zero = np.where(rows["zero_free"], float(SEARCHED_ZERO_STAGES[-1]), rows["zero_stage"])

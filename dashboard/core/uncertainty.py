@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import engine, throughput
+from dashboard.core import engine, layout, throughput
 from dashboard.core.scenario import Scenario
 
 DEFAULT_DRAWS = 10_000
@@ -31,6 +31,7 @@ OUTPUTS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days")
 PERCENTILES = (10, 50, 90)
 CONFIDENCE_LEVELS = (0.8, 0.9)
 MFU_BOUNDS = (0.01, 1.0)  # the scenario's bounds on mfu
+LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")
 
 
 @dataclass(frozen=True)
@@ -135,14 +136,18 @@ class MonteCarlo:
         return result
 
 
-def with_predicted_mfu(scenario: Scenario) -> Scenario:
-    """The scenario with its MFU as a number: a predicted MFU (`mfu` unset) becomes the layout's prediction, and
-    its range, where the scenario keeps the defaults set for a guessed MFU, the prediction's validated error
-    (`throughput.MFU_ERROR`)."""
+def as_drawn(scenario: Scenario) -> Scenario:
+    """The scenario as its draws price it: its layout fixed at the point estimate's (a plan's layout is chosen
+    once; the draws vary what it costs, not how it is laid out), and its MFU a number: a predicted MFU (`mfu`
+    unset) becomes the layout's prediction, and its range, where the scenario keeps the defaults set for a guessed
+    MFU, the prediction's validated error (`throughput.MFU_ERROR`)."""
+    point = engine.cost_arrays(engine.scenario_arrays([scenario]))
+    lay = point["plan"]["layout"]
+    update: dict[str, float | None] = {key: int(lay[key][0]) for key in LAYOUT_KEYS}
     if scenario.mfu is not None:
-        return scenario
-    predicted = float(engine.cost_arrays(engine.scenario_arrays([scenario]))["throughput"]["mfu_as_input"][0])
-    update: dict[str, float] = {"mfu": min(max(predicted, MFU_BOUNDS[0]), MFU_BOUNDS[1])}
+        return scenario.model_copy(update=update)
+    predicted = float(point["throughput"]["mfu_as_input"][0])
+    update["mfu"] = min(max(predicted, MFU_BOUNDS[0]), MFU_BOUNDS[1])
     fields = Scenario.model_fields
     if (scenario.range_mfu_low, scenario.range_mfu_high) == (fields["range_mfu_low"].default,
                                                               fields["range_mfu_high"].default):
@@ -151,8 +156,8 @@ def with_predicted_mfu(scenario: Scenario) -> Scenario:
 
 
 def input_ranges(scenario: Scenario) -> tuple[InputRange, ...]:
-    """Every uncertain input's low / likely / high in its own unit (a predicted MFU: `with_predicted_mfu`)."""
-    data = with_predicted_mfu(scenario).model_dump()
+    """Every uncertain input's low / likely / high in its own unit (as the draws price them: `as_drawn`)."""
+    data = as_drawn(scenario).model_dump()
     ranges = []
     for item in INPUTS:
         likely = float(data[item.key])
@@ -264,7 +269,7 @@ def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]
     in the CPU cache. With every range zero-width each draw is the point estimate, exactly. A scenario at the
     far end of the bounds whose costs overflow float32 (3.4e38) is priced again in float64, from the same draws.
     """
-    scenario = with_predicted_mfu(scenario)
+    scenario = as_drawn(scenario)
     samples = _priced(scenario, draws, seed, DRAW_DTYPE)
     if all(np.isfinite(values).all() for values in samples.values()):
         return samples
@@ -279,6 +284,8 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
         return {output: np.full(draws, point[output][0]) for output in OUTPUTS}
     rng = np.random.default_rng(seed)
     base = {key: values.astype(dtype) for key, values in base.items()}
+    # The draws price at a fixed MFU and layout (`as_drawn`): the step-time model has nothing to add to them.
+    base.update({key: np.full(1, np.nan, dtype=dtype) for key in layout.LINK_KEYS})
     keys = [item.input.key for item in ranges]
     sampler = _Sampler(ranges, scenario.range_shape, min(CHUNK_DRAWS, draws))
     samples: dict[str, np.ndarray] = {output: np.empty(draws, dtype=dtype) for output in OUTPUTS}
@@ -294,7 +301,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
 
 def tornado(scenario: Scenario) -> tuple[TornadoBar, ...]:
     """One-at-a-time swings of total cost, largest first (inputs that do not move the total come last)."""
-    scenario = with_predicted_mfu(scenario)
+    scenario = as_drawn(scenario)
     ranges = input_ranges(scenario)
     ends = [tuple(float(np.clip(v, r.input.floor, r.input.ceiling)) for v in (r.low, r.high)) for r in ranges]
     arrays = engine.scenario_arrays([scenario])
@@ -315,7 +322,7 @@ def monte_carlo(scenario: Scenario, draws: int = DEFAULT_DRAWS, seed: int = DEFA
         raise ValueError(f"draws = {draws:,}: use 1 to {MAX_DRAWS:,}")
     if seed < 0:
         raise ValueError(f"seed = {seed}: use a whole number of 0 or more")
-    scenario = with_predicted_mfu(scenario)
+    scenario = as_drawn(scenario)
     point = engine.cost_arrays(engine.scenario_arrays([scenario]))
     return MonteCarlo(
         draws=draws,
