@@ -67,8 +67,8 @@ CATALOGUE = (
         reference="the peak resident memory of `pyarrow.csv.read_csv` of the same file"),
     Benchmark(
         name="plan_slider_move", unit="ms", target=1.3, gate=False, measure=server_bench.plan_slider_move,
-        measures="A Plan page slider move (MFU entered, `?mfu=0.4`, each time to a new value) on a `streamlit run` server, from the "
-                 "rerun request to its last message, as the browser's websocket sees it (no drawing).",
+        measures="A Plan page slider move (MFU entered, `?mfu=0.4`, each time to a new value) on a `streamlit run` "
+                 "server, from the rerun request to its last message, as the browser's websocket sees it (no drawing).",
         reference=REFERENCE_PAGE),
     Benchmark(
         name="retro_filter_change", unit="ms", target=5.0, gate=False, measure=server_bench.retro_filter_change,
