@@ -316,13 +316,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the page on disk differs")
     args = parser.parse_args(argv)
     rows = measured_rows() if MEASURED_RUNS_CSV.exists() else None
-    text = document(rows)
-    if args.check:
-        same = DOC.exists() and DOC.read_text(encoding="utf-8") == text
-        print("docs/memory-validation.md is " + ("up to date" if same else "stale: run the script"))
+    return write_page(DOC, document(rows), args.check)
+
+
+def write_page(doc: Path, text: str, check: bool) -> int:
+    """Write a validation page, or with `check` say whether the one on disk is `text` (exit status 1 if not)."""
+    name = doc.relative_to(ROOT)
+    if check:
+        same = doc.exists() and doc.read_text(encoding="utf-8") == text
+        print(f"{name} is " + ("up to date" if same else "stale: run the script"))
         return 0 if same else 1
-    DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC.relative_to(ROOT)}")
+    doc.write_text(text, encoding="utf-8")
+    print(f"wrote {name}")
     return 0
 
 

@@ -219,13 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_fit_report(memory_validation.measured_rows(path)))
         return 0
     text = document(memory_validation.measured_rows(path) if path.exists() else None)
-    if args.check:
-        same = DOC.exists() and DOC.read_text(encoding="utf-8") == text
-        print("docs/throughput-validation.md is " + ("up to date" if same else "stale: run the script"))
-        return 0 if same else 1
-    DOC.write_text(text, encoding="utf-8")
-    print(f"wrote {DOC.relative_to(memory_validation.ROOT)}")
-    return 0
+    return memory_validation.write_page(DOC, text, args.check)
 
 
 if __name__ == "__main__":
