@@ -140,7 +140,10 @@ def as_drawn(scenario: Scenario) -> Scenario:
     """The scenario as its draws price it: its layout fixed at the point estimate's (a plan's layout is chosen
     once; the draws vary what it costs, not how it is laid out), and its MFU a number: a predicted MFU (`mfu`
     unset) becomes the layout's prediction, and its range, where the scenario keeps the defaults set for a guessed
-    MFU, the prediction's validated error (`throughput.MFU_ERROR`)."""
+    MFU, the prediction's validated error (`throughput.MFU_ERROR`). A scenario already so is returned as it is
+    (`monte_carlo` hands its drawn scenario on to `simulate`, `tornado` and `input_ranges`)."""
+    if scenario.mfu is not None and all(getattr(scenario, key) is not None for key in LAYOUT_KEYS):
+        return scenario
     point = engine.cost_arrays(engine.scenario_arrays([scenario]))
     lay = point["plan"]["layout"]
     update: dict[str, float | None] = {key: int(lay[key][0]) for key in LAYOUT_KEYS}

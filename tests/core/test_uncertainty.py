@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from bare_plan import COMPUTE_ONLY
 
+from dashboard.core import throughput, uncertainty
 from dashboard.core.engine import scenario_outputs
-from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_dict
 from dashboard.core.uncertainty import INPUTS, MAX_DRAWS, OUTPUTS, input_ranges, monte_carlo
 
 DRAWS = 100_000
@@ -186,3 +187,21 @@ def test_bad_draws_or_seed_are_refused(draws, seed, message):
 def test_range_keys_are_validated(key, value, message):
     with pytest.raises(ScenarioError, match=message.replace("(", r"\(").replace(")", r"\)")):
         scenario_from_dict({key: value})
+
+
+def test_draws_price_at_the_point_layout_and_a_predicted_mfu_becomes_a_number():
+    # The default leaves the layout and the MFU to the planner: the draws fix both at the point estimate's, and the
+    # MFU range, left at the guessed-MFU defaults, becomes the prediction's validated ±5 %.
+    scenario = default_scenario()
+    point = scenario_outputs(scenario)
+    drawn = uncertainty.as_drawn(scenario)
+    lay = point["layout"]
+    assert (drawn.tensor_parallel, drawn.pipeline_parallel, drawn.zero_stage) == (
+        lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"])
+    assert drawn.mfu == pytest.approx(point["throughput"]["mfu_as_input"])
+    assert (drawn.range_mfu_low, drawn.range_mfu_high) == (1 - throughput.MFU_ERROR, 1 + throughput.MFU_ERROR)
+    assert scenario_outputs(drawn)["cost_total_usd"] == pytest.approx(point["cost_total_usd"], rel=1e-9)
+    assert uncertainty.as_drawn(drawn) is drawn
+    # A range the user set is kept.
+    own = uncertainty.as_drawn(scenario.model_copy(update={"range_mfu_low": 0.5}))
+    assert (own.range_mfu_low, own.range_mfu_high) == (0.5, 1.1)
