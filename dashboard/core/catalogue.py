@@ -65,6 +65,9 @@ def _entries(*rows: tuple[str, str, str, str, str]) -> dict[str, Entry]:
 
 
 MAIN_RUN = "compute GPU-hours × (1 + stall + rework)"
+PROGRAMME_STAGES = ("Σ stages (ladder, ablations, mid-training, evaluations, data scoring) GPU-hours × (1 + repeat "
+                    "allowance) × blended $/GPU-hour, plus the extra tokens data preparation reads")
+PROGRAMME = "dashboard/core/programme.py; docs/method.md §14"
 SIDE = "main-run GPU-hours × its overhead × blended $/GPU-hour"
 
 # The engine's outputs (`engine.scenario_outputs`), in its order: name, label, unit, formula, source.
@@ -86,7 +89,7 @@ OUTPUTS: dict[str, Entry] = _entries(
     ("tst_pilot_usd", "TST pilot cost if chosen", "$", "pilot fraction × baseline main-run GPU-hours × price", ""),
     ("gpu_hours_total", "GPU-hours", "count",
      "6·N_active·D / (peak · MFU · 3600) ÷ TST speedup, × (1 + stall + rework), "
-     "× (1 + experiments + evaluation + debugging)", "Kaplan et al. 2020; PaLM §4"),
+     "× (1 + experiments + evaluation + debugging), + the programme stages'", "Kaplan et al. 2020; PaLM §4"),
     ("wall_clock_days", "Wall-clock", "days", "main-run GPU-hours / GPU count / 24", ""),
     ("node_count", "Nodes", "integer", "⌈GPUs / GPUs per node⌉", ""),
     ("job_mtbf_hours", "Job MTBF", "h", "24 · 1000 / (interruption rate · nodes)", "Llama 3 Herd, Table 5"),
@@ -107,7 +110,21 @@ OUTPUTS: dict[str, Entry] = _entries(
     ("cost_breakdown", "Cost by line item", "$", "each line item in dollars", ""),
     ("cost_total_usd", "Total cost", "$",
      "sum of every line item: GPU-hours × blended $/GPU-hour, plus storage, data processing, egress, "
-     "TST pilot and switching, people", ""),
+     "TST pilot and switching, people, the programme stages", ""),
+    ("gpu_hours_programme_stages", "Programme stages' GPU-hours", "count",
+     "Σ stages' GPU-hours × (1 + repeat allowance)", PROGRAMME),
+    ("programme", "Programme", "$", "the stages around the main run, each priced by the engine", PROGRAMME),
+    ("programme.total_usd", "Programme total", "$", "Σ stages, the main run's own included (= total cost)", PROGRAMME),
+    ("programme.gpu_hours", "Programme GPU-hours", "count", "Σ stages' GPU-hours", PROGRAMME),
+    ("programme.final_run_usd", "Final run", "$", "the main pre-training stage", PROGRAMME),
+    ("programme.final_run_share", "Final run's share of the programme", "fraction",
+     "main pre-training ÷ programme total (Epoch AI: final runs are roughly 10–30 % of a lab's R&D compute)",
+     PROGRAMME),
+    ("programme.calendar_days", "Programme calendar", "days",
+     "Σ stages run one after another on the main run's GPUs (evaluations beside the run)", PROGRAMME),
+    ("programme.start_date", "Programme start", TEXT, "as entered", ""),
+    ("programme.end_date", "Programme end", TEXT, "start + ⌈calendar days⌉", PROGRAMME),
+    ("programme.stages", "Stages of the programme", TEXT, "one row per stage, in calendar order", PROGRAMME),
     ("overhead_fraction", "Stall + rework overhead", "fraction", "δ/τ + (τ/2 + restart)/M of compute GPU-hours",
      "Young 1974; Daly 2006"),
     ("storage_peak_gb", "Storage peak", "GB", "largest stored volume over the run, all tiers", ""),
@@ -237,6 +254,7 @@ LINE_ITEM_FORMULAS = {
     "tst_pilot": ("TST pilot", "pilot fraction × baseline main-run cost (TST only)"),
     "tst_switching": ("TST switching", "one-off engineering cost (TST only)"),
     "people": ("People", "staff cost as given"),
+    "programme_stages": ("Programme stages", PROGRAMME_STAGES),
 }
 TIER_LABELS = {
     "hot_checkpoints": "Hot checkpoints (last K)",
@@ -381,7 +399,9 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "dataset_versions": ("Dataset copies kept", "integer"),
     "logs_gb_per_day": ("Logs per day", "GB"),
     "storage_retention_months": ("Storage kept after training", "months"),
-    "experiment_overhead": ("Experiments (× main run)", "×"),
+    "experiment_overhead": ("Other experiments (× main run)", "×"),
+    "programme": ("Programme stages", TEXT),
+    "start_date": ("Programme start date", TEXT),
     "eval_overhead": ("Evaluation (× main run)", "×"),
     "debug_overhead": ("Debugging (× main run)", "×"),
     "data_cost_per_billion_tokens": ("Data processing $ per billion tokens", "$"),

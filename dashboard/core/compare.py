@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pandas as pd
 
-from dashboard.core import catalogue, risk, scaling
+from dashboard.core import catalogue, programme, risk, scaling
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.core.scenario_query import scenario_to_query
@@ -93,7 +93,7 @@ def _delta(value: Any, first: Any) -> float:
 
 def input_rows(scenarios: list[Scenario], *, differing_only: bool) -> list[tuple[str, str, list[Any]]]:
     """(key, label, one value per scenario) for every input, or only those whose value is not the same in all."""
-    dumps = [scenario.model_dump() for scenario in scenarios]
+    dumps = [scenario.model_dump() | {"programme": programme.describe(scenario.programme)} for scenario in scenarios]
     rows = []
     for key in INPUT_KEYS:
         values = [dump[key] for dump in dumps]

@@ -10,7 +10,7 @@ from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from dashboard.core import compute, feasibility, purchase, reliability, scaling, shape, storage, throughput
+from dashboard.core import compute, feasibility, programme, purchase, reliability, scaling, shape, storage, throughput
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.scenario import Scenario
 
@@ -27,6 +27,7 @@ LINE_ITEMS = (
     "tst_pilot",
     "tst_switching",
     "people",
+    "programme_stages",
 )
 BUDGET_STATUSES = ("within", "warning", "over")
 LOSS_STEP = 0.01
@@ -36,7 +37,7 @@ LOSS_STEP = 0.01
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
     if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
-                    "ffn_type", "precision"}
+                    "ffn_type", "precision", "programme", "start_date"}
     and not name.startswith("range_")
 )
 
@@ -91,12 +92,13 @@ def _storage_usd(arrays: dict[str, np.ndarray], run_hours: np.ndarray, interval_
     return data_gb, stored, by_tier, retention_usd, sum(by_tier.values()) + retention_usd
 
 
-def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
+def cost_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] = ()) -> dict[str, Any]:
     """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
     `output_arrays` adds the outputs that do not feed the total (overhead share, checkpoint optima, loss, the TST
     comparison).
-    Inputs broadcast: arrays of length 1 stand for a value shared by every scenario.
+    Inputs broadcast: arrays of length 1 stand for a value shared by every scenario. `stages` is the programme every
+    row shares (`Scenario.programme`): its stages are priced from each row's main run (`dashboard.core.programme`).
     """
     arrays = arrays | shape.resolve_arrays(arrays)  # shape keys left unset follow the size, row by row
     is_tst = arrays["is_tst"] > 0
@@ -136,7 +138,6 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     eval_hours = main_run_hours * arrays["eval_overhead"]
     debug_hours = main_run_hours * arrays["debug_overhead"]
     side_hours = experiment_hours + eval_hours + debug_hours
-    gpu_hours_total = main_run_hours + side_hours
     run_hours = main_run_hours / arrays["gpu_count"]
 
     price = purchase.blended_price_per_gpu_hour(
@@ -165,6 +166,11 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "tst_switching": np.where(is_tst, arrays["tst_switching_cost_usd"], 0.0),
         "people": _per_row(arrays["people_cost_usd"], price),
     }
+    priced = programme.price(stages, arrays, {"model_flops": flops_model, "raw_tokens": raw_tokens,
+                                              "gpu_hours_main_run": main_run_hours}, cost_arrays)
+    stage_hours, stage_other_usd = programme.totals(priced, main_run_hours)
+    breakdown["programme_stages"] = stage_hours * price + stage_other_usd
+    gpu_hours_total = main_run_hours + side_hours + stage_hours
     return {
         "model_flops": flops_model,
         "total_flops": flops_total,
@@ -197,6 +203,8 @@ def cost_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
         "plan": plan,
         "mfu_used": mfu,
         "throughput": rates,
+        "gpu_hours_programme_stages": stage_hours,
+        "programme_priced": priced,
     }
 
 
@@ -253,7 +261,7 @@ def tst_comparison(arrays: dict[str, np.ndarray], out: dict[str, Any]) -> dict[s
     own = out["storage_cost_usd"]
     storage_b, storage_t = np.where(is_tst, other, own), np.where(is_tst, own, other)
     pilot, switching = out["tst_pilot_usd"], arrays["tst_switching_cost_usd"]
-    common = breakdown["network_egress"] + breakdown["people"]
+    common = breakdown["network_egress"] + breakdown["people"] + breakdown["programme_stages"]
     total_b = main_b + side_b + data_b + storage_b + common
     total_t = main_t + side_t + data_t + storage_t + pilot + switching + common
 
@@ -297,9 +305,10 @@ def tst_comparison(arrays: dict[str, np.ndarray], out: dict[str, Any]) -> dict[s
     }
 
 
-def output_arrays(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs)."""
-    out = cost_arrays(arrays)
+def output_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] = ()) -> dict[str, Any]:
+    """Every planning output for arrays of scenarios (see `scenario_arrays` for the inputs) sharing the programme
+    `stages`."""
+    out = cost_arrays(arrays, stages)
     feasible, scarcity = feasibility.outputs(arrays, out)
     out.update(feasible)
     out["overhead_fraction"] = out["stall_fraction"] + out["rework_fraction"]
@@ -414,6 +423,8 @@ class PlanResult(TypedDict):
     budget_usd: float
     mfu_used: float
     throughput: dict[str, Any]  # `dashboard.core.throughput.scalar`
+    gpu_hours_programme_stages: float
+    programme: dict[str, Any]  # `dashboard.core.programme.summary`
     tst: TstComparison
     budget_status: str  # one of BUDGET_STATUSES
     name: str
@@ -448,9 +459,13 @@ def _scalar(value: Any) -> Any:
 
 def scenario_outputs(scenario: Scenario) -> PlanResult:
     """Every output for one scenario, as plain numbers (the CLI's JSON, the app's tiles, the report's table)."""
-    result = _scalar(output_arrays(scenario_arrays([scenario])))
+    arrays = scenario_arrays([scenario])
+    out = output_arrays(arrays, scenario.programme)
+    priced = out.pop("programme_priced")
+    result = _scalar(out)
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
+    result["programme"] = programme.summary(priced, result, arrays, scenario.start_date)
     generation = catalogue()[scenario.gpu_type].generation if scenario.gpu_type != CUSTOM else CUSTOM
     result["throughput"] = throughput.scalar(result["throughput"], generation, scenario.precision,
                                              scenario.total_params, scenario.gpu_count, scenario.mfu,

@@ -230,7 +230,7 @@ def _evaluate(scenario: Scenario) -> dict[str, Any]:
     """Memory per GPU, verdict, layout and total cost of one scenario, from the engine's arrays (no sentences)."""
     from dashboard.core import engine  # the engine imports this module
 
-    out = engine.output_arrays(engine.scenario_arrays([scenario]))
+    out = engine.output_arrays(engine.scenario_arrays([scenario]), scenario.programme)
     return {"total_gb": float(_first(out["memory"]["total_gb"])), "fits": bool(_first(out["feasible"])),
             "cost_usd": float(_first(out["cost_total_usd"])),
             "layout": {key: int(_first(value)) for key, value in out["layout"].items()}}

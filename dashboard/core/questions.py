@@ -118,7 +118,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
         active, tokens = scaling.compute_optimal(10.0**log_flops, fit.A, fit.B, fit.alpha, fit.beta)
         arrays = {key: np.broadcast_to(value, log_flops.shape) for key, value in base.items()}
         arrays.update(active_params=active, total_params=active / ratio, tokens=tokens)
-        return output_arrays(arrays)["cost_total_usd"]
+        return output_arrays(arrays, scenario.programme)["cost_total_usd"]
 
     try:
         flops = _bisect_log_flops(cost, budget_usd, below=True)
@@ -133,7 +133,7 @@ def optimal_for_budget(scenario: Scenario, budget_usd: float) -> dict[str, Any]:
     def cost_at_tokens(log_tokens: np.ndarray) -> np.ndarray:
         arrays = {key: np.broadcast_to(value, log_tokens.shape) for key, value in base.items()}
         arrays["tokens"] = 10.0**log_tokens
-        return output_arrays(arrays)["cost_total_usd"]
+        return output_arrays(arrays, scenario.programme)["cost_total_usd"]
 
     try:
         tokens = _bisect_log_flops(cost_at_tokens, budget_usd, LOG10_TOKENS_RANGE, below=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from collections.abc import Mapping
@@ -13,10 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from dashboard.core.hardware import CUSTOM, resolve_gpu_type
 from dashboard.core.json_input import JSONLimitError, load_json
+from dashboard.core.programme import STAGE_TYPES, Stage
 from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.safe_text import preview
 
-SCHEMA_VERSION: Literal[1] = 1
+SCHEMA_VERSION: Literal[2] = 2  # 2: the programme of stages; a schema-1 file reads as one with no stages
+MAX_STAGES = 20
 DEFAULT_SCENARIO_JSON = Path(__file__).resolve().parents[2] / "data" / "scenarios" / "default.json"
 
 
@@ -52,7 +55,9 @@ class Scenario(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
-    schema_: Literal[1] = Field(SCHEMA_VERSION, alias="schema", description="Scenario file version.")
+    schema_: Literal[2] = Field(
+        SCHEMA_VERSION, alias="schema",
+        description="Scenario file version: 2, or 1 (written before the programme; read as schema 2 with no stages).")
     name: str = Field("Default: 7B dense, 2T tokens on 512 H100", min_length=1, max_length=120,
                       description="Label. Bounds: 1-120 characters, the scenario store's name limit.")
 
@@ -232,11 +237,23 @@ class Scenario(BaseModel):
         5.0, ge=0, le=1e6, description="Assumed: metrics, logs and traces per day. Bounds: 0 to 1 PB a day."
     )
 
+    # The research programme around the main run (`dashboard.core.programme`)
+    programme: tuple[Stage, ...] = Field(
+        (),
+        description="Stages priced with the main run: data_preparation, scaling_ladder, ablations, mid_training, "
+        "long_context, evaluation (docs/formats.md lists each stage's keys). Empty: the single run, with "
+        f"experiment_overhead for the rest. Bounds: at most {MAX_STAGES} stages.",
+    )
+    start_date: str | None = Field(
+        None, pattern=r"^\d{4}-\d{2}-\d{2}$",
+        description="First day of the programme, YYYY-MM-DD, for its calendar end date. Unset: days from the start.",
+    )
+
     # Other line items
     experiment_overhead: float = Field(
         1.0, ge=0, le=100,
-        description="Ablations and failed runs as a multiple of the main run (seeds: 'often several x'). "
-        "Bounds: 0 to 100 main runs.",
+        description="Other experiments: ablations and failed runs not planned as programme stages, as a multiple "
+        "of the main run (seeds: 'often several x'). Bounds: 0 to 100 main runs.",
     )
     eval_overhead: float = Field(
         0.05, ge=0, le=100,
@@ -322,7 +339,7 @@ class Scenario(BaseModel):
     @classmethod
     def _schema_is_a_number(cls, value: Any) -> Any:
         if isinstance(value, bool):  # True == 1 in Python, so the literal alone would take it
-            raise ValueError(f"must be the number {SCHEMA_VERSION}, not true/false")
+            raise ValueError(f"must be the number 1 or {SCHEMA_VERSION}, not true/false")
         return value
 
     # Storage after training: what the run leaves behind is billed for the project's life, not only the run.
@@ -435,6 +452,36 @@ class Scenario(BaseModel):
         "as for tokens."
     )
 
+    @field_validator("programme", mode="before")
+    @classmethod
+    def _stages_as_tuple(cls, value: Any) -> Any:
+        if isinstance(value, list):  # JSON gives a list; the scenario keeps a tuple (it is hashed)
+            value = tuple(value)
+        if isinstance(value, tuple) and len(value) > MAX_STAGES:
+            raise ValueError(f"{len(value)} stages: at most {MAX_STAGES}")
+        return value
+
+    @field_validator("start_date")
+    @classmethod
+    def _real_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                datetime.date.fromisoformat(value)
+            except ValueError:
+                raise ValueError("not a calendar date: write YYYY-MM-DD, such as 2027-01-04") from None
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema_1_reads_as_2(cls, data: Any) -> Any:
+        """A schema-1 file is the same plan at schema 2: the single run, no stages (`experiment_overhead` stays
+        the "other experiments" stage it always was)."""
+        if isinstance(data, dict) and type(data.get("schema")) is int and data["schema"] == 1:
+            if "programme" in data or "start_date" in data:
+                raise ValueError("programme and start_date need \"schema\": 2 (a schema-1 file has no stages)")
+            return {**data, "schema": SCHEMA_VERSION}
+        return data
+
     @field_validator("activation_recompute", mode="before")
     @classmethod
     def _recompute_from_bool(cls, value: Any) -> Any:
@@ -541,8 +588,11 @@ class Scenario(BaseModel):
         return self.total_params
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The scenario as the flat JSON object the file format defines."""
-        return self.model_dump(by_alias=True)
+        """The scenario as the JSON object the file format defines, always at the current schema (a schema-1 file
+        is written back as schema 2 with no stages: the same plan)."""
+        data = self.model_dump(by_alias=True)
+        data["programme"] = [stage.model_dump() for stage in self.programme]
+        return data
 
 
 # Keys whose value is text (name, gpu_type, the choices): `--set name=2024` and `?name=2024` keep the text.
@@ -552,8 +602,8 @@ TEXT_KEYS = frozenset(
 )
 
 
-def _describe_limits(key: str) -> str:
-    field = Scenario.model_fields.get(key)
+def _describe_limits(key: str, model: type[BaseModel] | None = None) -> str:
+    field = (model or Scenario).model_fields.get(key)
     if field is None:
         return ""
     bounds = []
@@ -580,19 +630,23 @@ def _quoted(value: Any) -> str:
 def _message(first: Mapping[str, Any]) -> str:
     loc = [str(part) for part in first["loc"]]
     key = "schema" if loc[:1] == ["schema_"] else ".".join(loc)
+    limits = _describe_limits(key)
+    if loc[:1] == ["programme"] and len(loc) >= 4 and loc[2] in STAGE_TYPES:  # programme.0.scaling_ladder.runs
+        key = f"programme stage {int(loc[1]) + 1} ({loc[2]}) {'.'.join(loc[3:])}"
+        limits = _describe_limits(loc[3], STAGE_TYPES[loc[2]])
     if first["type"] == "extra_forbidden":
         return f"unknown key {_quoted(key)}: see the scenario key table in docs/formats.md for the allowed keys"
     if not key:
         return first["msg"].removeprefix("Value error, ")
     value = _quoted(first.get("input"))
     if key == "schema":
-        return f"schema = {value}: this planner reads scenario files with \"schema\": {SCHEMA_VERSION}"
+        return f"schema = {value}: this planner reads scenario files with \"schema\": 1 or {SCHEMA_VERSION}"
     if first["type"] in RANGE_ERRORS:
-        return f"{key} = {value} is out of range{_describe_limits(key)}"
+        return f"{key} = {value} is out of range{limits}"
     reason = preview(first["msg"].removeprefix("Value error, "), MAX_REASON_CHARS)
     if first["type"] in STRICT_TYPE_ERRORS:
         reason = f"{reason} ({STRICT_TYPE_ERRORS[first['type']]})"
-    return f"{key} = {value}: {reason}{_describe_limits(key)}"
+    return f"{key} = {value}: {reason}{limits}"
 
 
 def scenario_from_dict(data: Any, *, strict: bool = True) -> Scenario:

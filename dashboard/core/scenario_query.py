@@ -28,6 +28,7 @@ from dashboard.safe_text import preview
 
 BASELINE_PREFIX = "base."
 MAX_VALUE_CHARS = 200
+MAX_PROGRAMME_CHARS = 2000  # the programme is one compact JSON list (the full preset: about 300 characters)
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,22 @@ def _value(text: str) -> Any:
         return text  # left as text, so strict validation names the key and refuses it
 
 
+def _link_values(scenario: Scenario) -> dict[str, Any]:
+    """The scenario's keys as a link writes them: the programme as compact JSON of each stage's own settings."""
+    data = scenario.to_json_dict()
+    data["programme"] = json.dumps([stage.model_dump(exclude_defaults=True) | {"kind": stage.kind}
+                                    for stage in scenario.programme], separators=(",", ":"))
+    return data
+
+
 def scenario_to_query(scenario: Scenario, baseline: Scenario | None = None) -> dict[str, str]:
     """Query parameters for a scenario (and a baseline) that differ from the default scenario."""
-    default = default_scenario().to_json_dict()
-    params = {key: _text(value) for key, value in scenario.to_json_dict().items() if default.get(key) != value}
+    default = _link_values(default_scenario())
+    params = {key: _text(value) for key, value in _link_values(scenario).items() if default.get(key) != value}
     if baseline is not None:
         params.update({
             BASELINE_PREFIX + key: _text(value)
-            for key, value in baseline.to_json_dict().items() if default.get(key) != value
+            for key, value in _link_values(baseline).items() if default.get(key) != value
         })
     return params
 
@@ -76,8 +85,8 @@ def _decode(params: Mapping[str, list[str]], label: str, warnings: list[str]) ->
             warnings.append(f"{label}: ignored unknown parameter {preview(repr(key))}")
         elif len(values) > 1:
             warnings.append(f"{label}: ignored {key!r}: given {len(values)} times in the address; keep one")
-        elif len(values[0]) > MAX_VALUE_CHARS:
-            warnings.append(f"{label}: ignored {key!r}: value longer than {MAX_VALUE_CHARS} characters")
+        elif len(values[0]) > (limit := MAX_PROGRAMME_CHARS if key == "programme" else MAX_VALUE_CHARS):
+            warnings.append(f"{label}: ignored {key!r}: value longer than {limit:,} characters")
         else:
             data[key] = values[0] if key in TEXT_KEYS else _value(values[0])
             given.append(key)

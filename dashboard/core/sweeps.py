@@ -30,7 +30,7 @@ def _evaluate_grid(scenario: Scenario, columns: dict[str, np.ndarray]) -> dict[s
     length = len(next(iter(columns.values())))
     arrays = {name: np.repeat(values, length) for name, values in engine.scenario_arrays([scenario]).items()}
     arrays.update({name: np.asarray(values, dtype=float) for name, values in columns.items()})
-    return engine.output_arrays(arrays)
+    return engine.output_arrays(arrays, scenario.programme)
 
 
 def _with_point(grid: np.ndarray, value: float) -> np.ndarray:

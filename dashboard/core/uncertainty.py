@@ -144,7 +144,7 @@ def as_drawn(scenario: Scenario) -> Scenario:
     (`monte_carlo` hands its drawn scenario on to `simulate`, `tornado` and `input_ranges`)."""
     if scenario.mfu is not None and all(getattr(scenario, key) is not None for key in LAYOUT_KEYS):
         return scenario
-    point = engine.cost_arrays(engine.scenario_arrays([scenario]))
+    point = engine.cost_arrays(engine.scenario_arrays([scenario]), scenario.programme)
     lay = point["plan"]["layout"]
     update: dict[str, float | None] = {key: int(lay[key][0]) for key in LAYOUT_KEYS}
     if scenario.mfu is not None:
@@ -283,7 +283,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
     ranges = input_ranges(scenario)
     base = engine.scenario_arrays([scenario])
     if all(item.low == item.high for item in ranges):
-        point = engine.cost_arrays(base)
+        point = engine.cost_arrays(base, scenario.programme)
         return {output: np.full(draws, point[output][0]) for output in OUTPUTS}
     rng = np.random.default_rng(seed)
     base = {key: values.astype(dtype) for key, values in base.items()}
@@ -296,7 +296,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
         count = min(CHUNK_DRAWS, draws - start)
         arrays = dict(base)
         arrays.update(zip(keys, sampler.draw(rng, count), strict=True))
-        result = engine.cost_arrays(arrays)
+        result = engine.cost_arrays(arrays, scenario.programme)
         for output in OUTPUTS:
             samples[output][start:start + count] = result[output]
     return samples
@@ -311,7 +311,7 @@ def tornado(scenario: Scenario) -> tuple[TornadoBar, ...]:
     arrays.update({item.input.key: np.full(2 * len(ranges), item.likely) for item in ranges})
     for row, item in enumerate(ranges):
         arrays[item.input.key][2 * row:2 * row + 2] = ends[row]
-    cost = np.broadcast_to(engine.cost_arrays(arrays)["cost_total_usd"], (2 * len(ranges),))
+    cost = np.broadcast_to(engine.cost_arrays(arrays, scenario.programme)["cost_total_usd"], (2 * len(ranges),))
     bars = [
         TornadoBar(item.input, ends[row][0], ends[row][1], float(cost[2 * row]), float(cost[2 * row + 1]))
         for row, item in enumerate(ranges)
@@ -326,7 +326,7 @@ def monte_carlo(scenario: Scenario, draws: int = DEFAULT_DRAWS, seed: int = DEFA
     if seed < 0:
         raise ValueError(f"seed = {seed}: use a whole number of 0 or more")
     scenario = as_drawn(scenario)
-    point = engine.cost_arrays(engine.scenario_arrays([scenario]))
+    point = engine.cost_arrays(engine.scenario_arrays([scenario]), scenario.programme)
     return MonteCarlo(
         draws=draws,
         seed=seed,

@@ -45,7 +45,7 @@ def test_gpu_type_names(given, key):
         ({"gpu_type": "custom"}, "gpu_type 'custom' needs peak_tflops"),
         ({"active_params": 8e9, "total_params": 7e9}, "active_params = 8e+09 exceeds total_params = 7e+09"),
         ({"colour": "blue"}, "unknown key 'colour'"),
-        ({"schema": 2}, 'this planner reads scenario files with "schema": 1'),
+        ({"schema": 3}, 'this planner reads scenario files with "schema": 1 or 2'),
         ({"method": "magic"}, "method = 'magic'"),
         ({"gpu_count": 10.5}, "gpu_count = 10.5"),
         ({"tokens": float("inf")}, "tokens = inf: must be a finite number"),
@@ -70,7 +70,7 @@ def test_malformed_json(text, message):
 def test_round_trip_through_json():
     scenario = Scenario(name="MoE", total_params=671e9, active_params=37e9, method="tst")
     assert scenario_from_json(json.dumps(scenario.to_json_dict())) == scenario
-    assert scenario.to_json_dict()["schema"] == 1
+    assert scenario.to_json_dict()["schema"] == 2
 
 
 def test_overrides_parse_json_scalars():

@@ -22,7 +22,7 @@ def test_one_scenario_exports_as_its_plain_object():
     assert data == ONE.to_json_dict()
     assert data["name"] == "Option A (8k H100)"
     assert data["gpu_count"] == 8192
-    assert text.startswith('{\n  "schema": 1,\n  "name": "Option A (8k H100)",')
+    assert text.startswith('{\n  "schema": 2,\n  "name": "Option A (8k H100)",')
     assert text.endswith("}\n")
     assert read_bundle(text) == [ONE]
 
@@ -32,7 +32,7 @@ def test_three_scenarios_export_as_an_array_in_order():
     data = json.loads(text)
     assert [item["name"] for item in data] == ["Baseline", "B200 spot", "MoE"]
     assert [item["gpu_type"] for item in data] == ["h100", "b200", "h100"]
-    assert text.startswith('[\n  {\n    "schema": 1,')
+    assert text.startswith('[\n  {\n    "schema": 2,')
     assert read_bundle(text) == THREE
     assert read_bundle(text.encode("utf-8")) == THREE
 
