@@ -167,7 +167,7 @@ def cost_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] = ()) -> 
         "people": _per_row(arrays["people_cost_usd"], price),
     }
     priced = programme.price(stages, arrays, {"model_flops": flops_model, "raw_tokens": raw_tokens,
-                                              "gpu_hours_main_run": main_run_hours}, cost_arrays)
+                                              "gpu_hours_main_run": main_run_hours, "mfu_used": mfu}, cost_arrays)
     stage_hours, stage_other_usd = programme.totals(priced, main_run_hours)
     breakdown["programme_stages"] = stage_hours * price + stage_other_usd
     gpu_hours_total = main_run_hours + side_hours + stage_hours

@@ -203,8 +203,8 @@ def _sized(main: dict[str, np.ndarray], model_flops: np.ndarray, tokens_per_para
 
 
 def runs(stage: Any, main: dict[str, np.ndarray], model_flops: np.ndarray) -> list[dict[str, np.ndarray]]:
-    """The training runs of a stage as engine arrays (one per run), derived from the main run's; none for the
-    inference stages."""
+    """The training runs of a stage as engine arrays (one per run), derived from the main run's (`main` holds the
+    MFU the main run is priced at); none for the inference stages."""
     if isinstance(stage, ScalingLadder):
         return [_run(main, **_sized(main, model_flops * share, stage.tokens_per_param))
                 for share in ladder_fractions(stage)]
@@ -262,13 +262,14 @@ def price(programme: tuple[Any, ...], main: dict[str, np.ndarray], out: dict[str
           cost_arrays: Callable[[dict[str, np.ndarray]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each stage's GPU-hours (with its repeat allowance), other dollars and calendar hours, for every main row.
 
-    Training runs are priced by `cost_arrays` (the engine's) twice: once on the main run's GPUs, then on as many as
+    Training runs are priced by `cost_arrays` (the engine's) at the main run's MFU (entered, predicted or drawn:
+    one utilisation for the programme, so a draw moves every stage with the main run), twice: once on the main run's GPUs, then on as many as
     each run's batch can use; their GPU-hours are compute, checkpoint stalls and failure rework. Runs of a stage
     share the main run's GPUs: its calendar time is its GPU-hours over the main run's GPUs, and at least its
     longest run."""
     priced: dict[str, dict[str, Any]] = {}
     for index, stage in enumerate(programme):
-        derived = runs(stage, main, out["model_flops"])
+        derived = runs(stage, main | {"mfu": out["mfu_used"]}, out["model_flops"])
         if derived:
             first = [cost_arrays(with_gpus(run, stage, main, None)) for run in derived]
             sized = [with_gpus(run, stage, main, result["plan"]["max_useful_gpus"])

@@ -8,6 +8,10 @@ The model an answer proposes carries its own shape: the scenario's layers, width
 width are dropped, so they follow the proposed size from the published shapes (`dashboard.core.shape`); the
 FFN kind and vocabulary (design choices, not size) are kept.
 
+The price is the whole programme's (`dashboard.core.programme`): its stages are sized from each candidate main run,
+so (a) answers the largest final run whose programme fits the budget, and (b) the cheapest programme that reaches
+the loss (every stage grows with the main run, so the compute-optimal final run also has the cheapest programme).
+
 Only plans that run on the scenario's GPU type and count are returned (`dashboard.core.feasibility`): when
 the compute-optimal model does not fit in memory, the answer is the largest model that fits, trained on
 more tokens to spend the budget (a) or to reach the loss (b), marked `memory_limited`; when no model fits
@@ -69,6 +73,9 @@ def _answer(scenario: Scenario, memory_limited: bool = False) -> dict[str, Any]:
         "gpu_hours": result["gpu_hours_total"],
         "wall_clock_days": result["wall_clock_days"],
         "cost_usd": result["cost_total_usd"],
+        "final_run_usd": result["programme"]["final_run_usd"],
+        "final_run_share": result["programme"]["final_run_share"],
+        "programme_calendar_days": result["programme"]["calendar_days"],
         "scaling_fit": scenario.scaling_fit,
         "feasible": result["feasible"],
         "memory_limited": memory_limited,
