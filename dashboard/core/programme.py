@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-LADDER_SOURCE = ("Chinchilla fitted its laws on runs up to ~10²² FLOPs below a 5.8·10²³ final run; Llama 3 on "
-                 "6·10¹⁸–10²² FLOPs below 3.8·10²⁵ (arXiv 2203.15556 §3; arXiv 2407.21783 §3.2.1)")
+LADDER_SOURCE = ("Chinchilla's IsoFLOP profiles spanned 6·10¹⁸–3·10²¹ FLOPs below a 5.76·10²³ final run, Llama 3's "
+                 "6·10¹⁸–10²² FLOPs below 3.8·10²⁵ (arXiv 2203.15556 §3.2; arXiv 2407.21783 §3.2.1)")
 ASSUMED_REPEATS = "Assumed: a tenth of the stage's runs fail or are repeated."
 
 
@@ -89,7 +89,8 @@ class MidTraining(_Stage):
     token_fraction: float = Field(
         0.05, gt=0, le=100,
         description="Tokens, × the main run's (OLMo 2 anneals on 50–300B tokens after 4–5T; Llama 3 extends its "
-        "context over about 800B of 15.6T). Bounds: above 0 to 100.")
+        "context over about 800B of 15.6T; DeepSeek-V3's two extension phases read about 126B of 14.8T, 119K of "
+        "its 2,788K GPU-hours). Bounds: above 0 to 100.")
     seq_len: int | None = Field(None, ge=1, le=10_000_000,
                                 description="Sequence length. Unset: the main run's.")
     context_parallel: int = Field(1, ge=1, le=1024, description="CP degree for the longer sequences.")
