@@ -39,6 +39,17 @@ CATALOGUE = (
         reference="the 10,000 draws alone, drawn with NumPy's triangular sampler and priced in one float64 "
                   "`engine.cost_arrays` call (no tornado)"),
     Benchmark(
+        name="programme_estimate", unit="ms", target=20.0, gate=True, measure=estimate_bench.programme_estimate,
+        measures="One `scenario_outputs` call of the same plan with the \"full programme\" preset: six stages, eight "
+                 "training runs priced by the engine twice (on the cluster, then on the GPUs each run can use).",
+        reference="the same plan as a single run"),
+    Benchmark(
+        name="programme_monte_carlo", unit="ms", target=12.0, gate=True,
+        measure=estimate_bench.programme_monte_carlo,
+        measures="The Plan page's Monte Carlo of that programme: the stages priced exactly at the point and in the "
+                 "tornado, moved with the main run in the 10,000 draws.",
+        reference="the same plan's Monte Carlo as a single run"),
+    Benchmark(
         name="step_time_korthikanti_mean_error", unit="%", target=0.95, gate=True,
         measure=validation_bench.korthikanti_mean_error,
         measures="The step-time model's mean error on Korthikanti et al. 2022's eight measured iterations (Table 5, "

@@ -92,7 +92,7 @@ def _storage_usd(arrays: dict[str, np.ndarray], run_hours: np.ndarray, interval_
     return data_gb, stored, by_tier, retention_usd, sum(by_tier.values()) + retention_usd
 
 
-def cost_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] = ()) -> dict[str, Any]:
+def cost_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] | programme.Scaled = ()) -> dict[str, Any]:
     """GPU-hours, wall-clock and every dollar line item: the part of the model that Monte Carlo draws repeat.
 
     `output_arrays` adds the outputs that do not feed the total (overhead share, checkpoint optima, loss, the TST

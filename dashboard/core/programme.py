@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -259,7 +260,24 @@ def inference(stage: Any, main: dict[str, np.ndarray], out: dict[str, Any]) -> t
     return hours, np.zeros_like(hours)
 
 
-def price(programme: tuple[Any, ...], main: dict[str, np.ndarray], out: dict[str, Any],
+@dataclass(frozen=True)
+class Scaled:
+    """A programme priced once, at a point estimate, whose stages then move in proportion to the main run's
+    GPU-hours (Monte Carlo draws: every stage is sized from the main run and runs at its MFU and failure rates, so
+    its GPU-hours follow the main run's; the draw's price applies to them)."""
+
+    gpu_hours: float
+    other_usd: float
+    main_gpu_hours: float
+
+
+def scaled(point: dict[str, Any]) -> Scaled:
+    """`Scaled` from the engine's `cost_arrays` of one scenario with its programme."""
+    hours, other = totals(point["programme_priced"], point["gpu_hours_main_run"])
+    return Scaled(first(hours), first(other), first(point["gpu_hours_main_run"]))
+
+
+def price(programme: tuple[Any, ...] | Scaled, main: dict[str, np.ndarray], out: dict[str, Any],
           cost_arrays: Callable[[dict[str, np.ndarray]], dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each stage's GPU-hours (with its repeat allowance), other dollars and calendar hours, for every main row.
 
@@ -267,7 +285,10 @@ def price(programme: tuple[Any, ...], main: dict[str, np.ndarray], out: dict[str
     one utilisation for the programme, so a draw moves every stage with the main run), twice: once on the main run's GPUs, then on as many as
     each run's batch can use; their GPU-hours are compute, checkpoint stalls and failure rework. Runs of a stage
     share the main run's GPUs: its calendar time is its GPU-hours over the main run's GPUs, and at least its
-    longest run."""
+    longest run. A `Scaled` programme gives one item, its point's stages × the main run's change."""
+    if isinstance(programme, Scaled):
+        ratio = out["gpu_hours_main_run"] / programme.main_gpu_hours if programme.main_gpu_hours else 0.0
+        return {"scaled": {"gpu_hours": programme.gpu_hours * ratio, "other_usd": programme.other_usd * ratio}}
     priced: dict[str, dict[str, Any]] = {}
     for index, stage in enumerate(programme):
         derived = runs(stage, main | {"mfu": out["mfu_used"]}, out["model_flops"])

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import engine, layout, throughput
+from dashboard.core import engine, layout, programme, throughput
 from dashboard.core.scenario import Scenario
 
 DEFAULT_DRAWS = 10_000
@@ -282,9 +282,10 @@ def simulate(scenario: Scenario, draws: int, seed: int) -> dict[str, np.ndarray]
 def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str, np.ndarray]:
     ranges = input_ranges(scenario)
     base = engine.scenario_arrays([scenario])
+    point = engine.cost_arrays(base, scenario.programme)
     if all(item.low == item.high for item in ranges):
-        point = engine.cost_arrays(base, scenario.programme)
         return {output: np.full(draws, point[output][0]) for output in OUTPUTS}
+    stages = programme.scaled(point) if scenario.programme else ()  # each draw moves the stages with the main run
     rng = np.random.default_rng(seed)
     base = {key: values.astype(dtype) for key, values in base.items()}
     # The draws price at a fixed MFU and layout (`as_drawn`): the step-time model has nothing to add to them.
@@ -296,7 +297,7 @@ def _priced(scenario: Scenario, draws: int, seed: int, dtype: type) -> dict[str,
         count = min(CHUNK_DRAWS, draws - start)
         arrays = dict(base)
         arrays.update(zip(keys, sampler.draw(rng, count), strict=True))
-        result = engine.cost_arrays(arrays, scenario.programme)
+        result = engine.cost_arrays(arrays, stages)
         for output in OUTPUTS:
             samples[output][start:start + count] = result[output]
     return samples

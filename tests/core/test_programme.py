@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -198,3 +199,20 @@ def test_monte_carlo_prices_the_stages_with_every_draw():
     result = monte_carlo(plan, 200, 0)
     assert result.point["cost_total_usd"] == pytest.approx(scenario_outputs(plan)["cost_total_usd"], rel=1e-9)
     assert (result.samples["cost_total_usd"] > 0).all()
+
+
+def test_a_draw_moves_the_stages_with_the_main_run():
+    point = programme.Scaled(gpu_hours=100.0, other_usd=10.0, main_gpu_hours=50.0)
+    priced = programme.price(point, {}, {"gpu_hours_main_run": np.array([50.0, 100.0])}, lambda arrays: {})
+    hours, other = programme.totals(priced, np.zeros(2))
+    assert list(hours) == [100.0, 200.0] and list(other) == [10.0, 20.0]  # the main run doubled in the second draw
+
+
+def test_zero_width_ranges_draw_the_point_programme_exactly():
+    plan = _with(default_scenario(), **programme.PRESETS["ladder + main"],
+                 **{f"range_{name}_{end}": 1.0 for name in ("mfu", "price_reserved", "price_on_demand", "price_spot",
+                                                             "node_failures", "spot_interruptions", "tokens",
+                                                             "experiments", "tst_speedup")
+                    for end in ("low", "high")})
+    result = monte_carlo(plan, 50, 0)
+    assert (result.samples["cost_total_usd"] == result.point["cost_total_usd"]).all()
