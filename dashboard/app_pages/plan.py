@@ -13,7 +13,15 @@ from dashboard.core import risk
 from dashboard.core.presets import presets
 from dashboard.file_names import download_name
 from dashboard.safe_text import markdown_text
-from dashboard.ui import feasibility_view, layout_controls, plan_charts_view, plan_controls, plan_state, plan_view
+from dashboard.ui import (
+    feasibility_view,
+    layout_controls,
+    plan_charts_view,
+    plan_controls,
+    plan_state,
+    plan_view,
+    programme_controls,
+)
 from dashboard.ui.cache import plan_monte_carlo, plan_result
 
 plan_state.start()
@@ -28,7 +36,8 @@ plan_charts_view.narrow_layout()
 st.title("Plan")
 plan_view.baseline_line(scenario, baseline)
 if invalid:
-    named = {control.key: control.label for control in plan_controls.CONTROLS} | layout_controls.labels()
+    named = ({control.key: control.label for control in plan_controls.CONTROLS} | layout_controls.labels()
+             | programme_controls.labels(state[plan_state.PLAN]))
     labels = ", ".join(markdown_text(label) for key, label in named.items() if key in invalid)
     st.error(f"Not applied (marked in the sidebar): {labels}. Every other setting is in the numbers below.")
 if state.get(plan_state.UPLOAD_ERROR):
@@ -68,6 +77,8 @@ with st.sidebar:
         plan_controls.render_group(title, expanded=position < 2, invalid=invalid, scenario=scenario)
         if title == "Hardware":
             layout_controls.render_group(invalid)
+        if title == "Project":
+            programme_controls.render_group(scenario, invalid, plan_state.apply_changes)
     st.divider()
     st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
                      help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from dashboard.cli.output import fail, print_json, print_table
+from dashboard.cli.output import fail, from_catalogue, print_json, print_table
 from dashboard.cli.scenario_args import add_scenario_arguments, load_scenario
 
 
@@ -39,5 +40,18 @@ def run(args: argparse.Namespace) -> int:
             return fail(f"--monte-carlo: {error}")
         result.update(summary)
     result["budget_status"] = budget_verdict(result, summary)  # the Plan tile's, Compare's and the report's verdict
-    (print_json if args.json else print_table)(result)
+    if args.json:
+        print_json(result)
+    else:
+        print_table(result, _describe)
     return 0
+
+
+def _describe(name: str, value: Any) -> tuple[str, str]:
+    """The catalogue's label and text; a programme stage on one line: its cost, then label, GPU-hours and days."""
+    if name != "programme.stages[]":
+        return from_catalogue(name, value)
+    from dashboard.core.compare import stage_text
+
+    return (f"{value['label']}: {stage_text('gpu_hours', value['gpu_hours'])} GPU-hours, "
+            f"{stage_text('calendar_days', value['calendar_days'])}"), stage_text("cost_usd", value["cost_usd"])

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 def _finite(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -48,20 +50,27 @@ def _lookup(name: str) -> Entry | None:
         return None
 
 
-# (dotted name, value) -> (label, value text): how a command's own figures read in its table.
+# (dotted name, value) -> (label, value text): how a command's own figures read in its table. An item of a list of
+# objects (a programme's stages) is named with "[]" after its list's name: "programme.stages[]".
 Describe = Callable[[str, Any], tuple[str, str]]
 
 
-def _from_catalogue(name: str, value: Any) -> tuple[str, str]:
+def from_catalogue(name: str, value: Any) -> tuple[str, str]:
+    """The catalogue's label and text of a value (an object or a list of objects: its label only)."""
     entry = _lookup(name)
     label = entry.label if entry else ""
-    if isinstance(value, dict):
+    if isinstance(value, dict) or _is_records(value):
         return label, ""
     return label, entry.text(value) if entry and not isinstance(value, (list, tuple)) else _format(value)
 
 
+def _is_records(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
+
+
 def _rows(result: dict[str, Any], prefix: str, depth: int, describe: Describe) -> list[tuple[str, str, str]]:
-    """(indented key, value text, label) for every item, nested objects under their key's header row."""
+    """(indented key, value text, label) for every item, nested objects under their key's header row, and a list of
+    objects one row each (keyed 1, 2, …)."""
     rows = []
     for key, value in result.items():
         label, text = describe(f"{prefix}{key}", value)
@@ -69,12 +78,17 @@ def _rows(result: dict[str, Any], prefix: str, depth: int, describe: Describe) -
         if isinstance(value, dict):
             rows.append((f"{indent}{key}:", "", label))
             rows.extend(_rows(value, f"{prefix}{key}.", depth + 1, describe))
+        elif _is_records(value):
+            rows.append((f"{indent}{key}:", "", label))
+            for number, item in enumerate(value, 1):
+                item_label, item_text = describe(f"{prefix}{key}[]", item)
+                rows.append((f"{indent}  {number}", item_text, item_label))
         else:
             rows.append((f"{indent}{key}", text, label))
     return rows
 
 
-def print_table(result: dict[str, Any], describe: Describe = _from_catalogue) -> None:
+def print_table(result: dict[str, Any], describe: Describe = from_catalogue) -> None:
     """Key / value / label lines, nested objects indented under their key; values and labels from the catalogue
     unless `describe` says otherwise (three significant figures, as the app shows them; `--json` gives the exact
     values)."""

@@ -13,11 +13,12 @@ Use: `text("cost_total_usd", 441_352.1)` is "$441k", `exact(...)` the full value
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from dashboard import format as fmt
+from dashboard.core import programme
 from dashboard.core.references import TST_RUN
 from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import CONFIDENCE_LEVELS, PERCENTILES
@@ -36,17 +37,22 @@ class Entry:
     unit: str
     formula: str = ""
     source: str = ""
+    render: Callable[[Any], str] | None = None  # text values that are not plain (the programme's stages)
 
     def text(self, value: Any) -> str:
         """The display text: three significant figures in the entry's unit ($441k, 8.4×10²² FLOPs, 4.8 days)."""
+        if self.render is not None:
+            return self.render(value)
         if self.unit == TEXT or isinstance(value, str):
-            return str(value)
+            return "unset" if value is None else str(value)
         return fmt.number(value, self.unit)
 
     def exact(self, value: Any) -> str:
         """The full value, for hover text and downloads."""
+        if self.render is not None:
+            return self.render(value)
         if self.unit == TEXT or isinstance(value, str):
-            return str(value)
+            return "unset" if value is None else str(value)
         return fmt.exact(value, self.unit)
 
     def delta(self, difference: float) -> str:
@@ -455,6 +461,8 @@ INPUTS: dict[str, Entry] = {
     key: Entry(key, *INPUT_STYLE[key], "", field.description or "") for key, field in Scenario.model_fields.items()
 }
 INPUTS["schema"] = replace(INPUTS["schema_"], name="schema")
+INPUTS["programme"] = replace(INPUTS["programme"], render=programme.as_text)
+OUTPUTS["programme"] = replace(OUTPUTS["programme"], unit=TEXT, render=programme.as_text)
 
 # The Plan page's tiles and the comparison's headline rows, in order.
 HEADLINE_OUTPUTS = (

@@ -6,6 +6,7 @@ highlight them. `to_csv_bytes` exports it with the formula-injection escaping of
 
 from __future__ import annotations
 
+import json
 import math
 from numbers import Real
 from typing import Any
@@ -36,6 +37,15 @@ HEADLINES = tuple((key, catalogue.label(key)) for key in (*catalogue.HEADLINE_OU
 # layout's predicted step and MFU.
 THROUGHPUT_ROWS = tuple((key, catalogue.label(key)) for key in (
     "mfu_used", "throughput.mfu_predicted", "throughput.step_time_s", "throughput.tokens_per_s_per_gpu"))
+
+# The programme around the main run (`dashboard.core.programme`), after the throughput rows: its totals, then one
+# row per stage kind present in any option, the kinds' costs summed (0 in an option without that kind).
+PROGRAMME_ROWS = tuple((key, catalogue.label(key)) for key in (
+    "programme.total_usd", "programme.final_run_share", "programme.gpu_hours", "programme.calendar_days"))
+STAGE_COST_PREFIX = "programme.stage_cost."
+# A stage's numbers read in the units of the programme's totals: GPU-hours, dollars, calendar days.
+STAGE_NUMBERS = {"gpu_hours": "programme.gpu_hours", "cost_usd": "programme.total_usd",
+                 "calendar_days": "programme.calendar_days"}
 
 # Monte Carlo rows (`MonteCarlo.summary()` percentiles), each placed after its point estimate's row.
 RANGE_ROWS = {
@@ -93,7 +103,7 @@ def _delta(value: Any, first: Any) -> float:
 
 def input_rows(scenarios: list[Scenario], *, differing_only: bool) -> list[tuple[str, str, list[Any]]]:
     """(key, label, one value per scenario) for every input, or only those whose value is not the same in all."""
-    dumps = [scenario.model_dump() | {"programme": programme.describe(scenario.programme)} for scenario in scenarios]
+    dumps = [scenario.model_dump() for scenario in scenarios]  # the programme as its stages' objects
     rows = []
     for key in INPUT_KEYS:
         values = [dump[key] for dump in dumps]
@@ -115,6 +125,29 @@ def inputs_table(scenarios: list[Scenario]) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=["item", "key", *columns])
 
 
+def stage_text(field: str, value: float) -> str:
+    """One number of a programme stage ("gpu_hours", "cost_usd" or "calendar_days") as the catalogue writes its
+    programme total: "1.24k", "$12.3k", "0.101 days"."""
+    return catalogue.text(STAGE_NUMBERS[field], value)
+
+
+def entry_name(key: str) -> str:
+    """The catalogue entry that formats a comparison row: a stage kind's cost reads as the programme's dollars."""
+    return STAGE_NUMBERS["cost_usd"] if key.startswith(STAGE_COST_PREFIX) else key
+
+
+def stage_cost_rows(results: list[dict[str, Any]]) -> list[tuple[str, str, list[float]]]:
+    """(key, label, each option's cost) for every stage kind present in any option, in calendar order; an option's
+    stages of one kind are summed, an option without the kind costs 0."""
+    costs: list[dict[str, float]] = [{} for _ in results]
+    for option, result in zip(costs, results, strict=True):
+        for stage in result["programme"]["stages"]:
+            option[stage["kind"]] = option.get(stage["kind"], 0.0) + stage["cost_usd"]
+    kinds = sorted({kind for option in costs for kind in option}, key=programme.ORDER.index)
+    return [(f"{STAGE_COST_PREFIX}{kind}", f"Stage cost: {programme.KIND_LABELS[kind]}",
+             [option.get(kind, 0.0) for option in costs]) for kind in kinds]
+
+
 def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | None = None) -> Any:
     """A headline output as the Plan page shows it: the budget status is `risk.budget_verdict` ("infeasible" when
     the plan cannot run; with its Monte Carlo `summary`, "at risk" when the chance of overrun passes the
@@ -131,7 +164,8 @@ def comparison_table(
     scenarios: list[Scenario], results: list[dict[str, Any]], ranges: list[dict[str, Any]] | None = None
 ) -> pd.DataFrame:
     """Differing inputs, then headline outputs (and P10/P90 rows with `ranges`), then how fast each runs
-    (`THROUGHPUT_ROWS`), one column per scenario.
+    (`THROUGHPUT_ROWS`), then the programme (`PROGRAMME_ROWS` and one cost row per stage kind), one column per
+    scenario.
 
     `results` are `engine.scenario_outputs` of each scenario and `ranges` their `MonteCarlo.summary()`, in the same
     order. Columns: section, item, key, one per scenario named by its name (made unique), then `Δ <name>` for
@@ -156,7 +190,8 @@ def comparison_table(
                 for percentile, range_label in RANGE_ROWS.get(key, ())
             )
     rows.extend((OUTPUT_SECTION, label, key, [headline_value(key, result) for result in results])
-                for key, label in THROUGHPUT_ROWS)
+                for key, label in THROUGHPUT_ROWS + PROGRAMME_ROWS)
+    rows.extend((OUTPUT_SECTION, label, key, values) for key, label, values in stage_cost_rows(results))
 
     columns = unique_names([scenario.name for scenario in scenarios])
     deltas = [f"{DELTA_PREFIX}{name}" for name in columns[1:]]
@@ -189,8 +224,9 @@ def highlight_mask(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def to_csv_bytes(table: pd.DataFrame) -> bytes:
-    """The comparison table as formula-injection-safe CSV bytes."""
-    return to_safe_csv(table)
+    """The comparison table as formula-injection-safe CSV bytes; a programme's stages as their JSON."""
+    return to_safe_csv(table.map(lambda value: json.dumps(value, ensure_ascii=False)
+                                 if isinstance(value, list | tuple) else value))
 
 
 # Comparable options: the seeds' rule is to compare methods only at equal loss.

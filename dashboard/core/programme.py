@@ -113,8 +113,9 @@ class Evaluation(_Stage):
 
 
 Stage = Annotated[DataPreparation | ScalingLadder | Ablations | MidTraining | Evaluation, Field(discriminator="kind")]
-STAGE_TYPES = {"data_preparation": DataPreparation, "scaling_ladder": ScalingLadder, "ablations": Ablations,
-               "mid_training": MidTraining, "long_context": MidTraining, "evaluation": Evaluation}
+STAGE_TYPES: dict[str, type[BaseModel]] = {
+    "data_preparation": DataPreparation, "scaling_ladder": ScalingLadder, "ablations": Ablations,
+    "mid_training": MidTraining, "long_context": MidTraining, "evaluation": Evaluation}
 KIND_LABELS = {
     "data_preparation": "Data preparation",
     "scaling_ladder": "Scaling ladder",
@@ -168,6 +169,14 @@ def describe(stages: tuple[Any, ...]) -> str:
     if not stages:
         return "none (the single run)"
     return "; ".join(label(stage) + (f" ({stage.runs} runs)" if hasattr(stage, "runs") else "") for stage in stages)
+
+
+def as_text(value: Any) -> str:
+    """Any form of a programme as text: its stages (models or their JSON objects), or the engine's summary."""
+    if isinstance(value, dict):  # `summary`: its rows
+        return "; ".join(row["label"] for row in value["stages"])
+    stages = [STAGE_TYPES[item["kind"]].model_validate(item) if isinstance(item, dict) else item for item in value]
+    return describe(tuple(stages))
 
 
 def ladder_fractions(stage: ScalingLadder) -> np.ndarray:
@@ -282,10 +291,10 @@ def price(programme: tuple[Any, ...] | Scaled, main: dict[str, np.ndarray], out:
     """Each stage's GPU-hours (with its repeat allowance), other dollars and calendar hours, for every main row.
 
     Training runs are priced by `cost_arrays` (the engine's) at the main run's MFU (entered, predicted or drawn:
-    one utilisation for the programme, so a draw moves every stage with the main run), twice: once on the main run's GPUs, then on as many as
-    each run's batch can use; their GPU-hours are compute, checkpoint stalls and failure rework. Runs of a stage
+    one utilisation for the programme), twice: once on the main run's GPUs, then on as many as each run's batch
+    can use; their GPU-hours are compute, checkpoint stalls and failure rework. Runs of a stage
     share the main run's GPUs: its calendar time is its GPU-hours over the main run's GPUs, and at least its
-    longest run. A `Scaled` programme gives one item, its point's stages × the main run's change."""
+    longest run. A `Scaled` programme gives one item: its point's stages × the main run's change."""
     if isinstance(programme, Scaled):
         ratio = out["gpu_hours_main_run"] / programme.main_gpu_hours if programme.main_gpu_hours else 0.0
         return {"scaled": {"gpu_hours": programme.gpu_hours * ratio, "other_usd": programme.other_usd * ratio}}

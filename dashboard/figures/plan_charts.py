@@ -1,4 +1,5 @@
-"""The Plan page's six charts for one scenario, by name: the page and the report draw them from here."""
+"""The Plan page's charts for one scenario, by name: the page and the report draw them from here (the report draws
+`CHARTS`; the page's Programme tab draws `PROGRAMME_CHARTS` too)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import plotly.graph_objects as go
 
 from dashboard.core import storage, sweeps
 from dashboard.core.scenario import Scenario
-from dashboard.figures import plan
+from dashboard.figures import plan, programme
 
 STORAGE_POINTS_PER_TIER = 500  # four tiers: about 2,000 points in the chart
 HOT_START_TEETH = 8  # the hot-tier panel shows the ramp to K and this many writes after it (K capped at 8 too)
@@ -67,7 +68,12 @@ CHARTS: dict[str, Callable[[Scenario, dict[str, Any]], go.Figure]] = {
     "Spot share": _spot,
 }
 
+PROGRAMME_CHARTS: dict[str, Callable[[Scenario, dict[str, Any]], go.Figure]] = {
+    programme.COST_TITLE: lambda scenario, result: programme.cost_figure(result["programme"]),
+    programme.TIMELINE_TITLE: lambda scenario, result: programme.timeline_figure(result["programme"]),
+}
+
 
 def plan_chart(name: str, scenario: Scenario, result: dict[str, Any]) -> go.Figure:
-    """One named chart for a scenario and its `engine.scenario_outputs` result."""
-    return CHARTS[name](scenario, result)
+    """One named chart (of `CHARTS` or `PROGRAMME_CHARTS`) for a scenario and its `engine.scenario_outputs` result."""
+    return (CHARTS | PROGRAMME_CHARTS)[name](scenario, result)

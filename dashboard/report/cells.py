@@ -48,10 +48,11 @@ def format_input(key: str, value: Any) -> str:
 
 
 def _output_key(key: str) -> str:
+    """The catalogue entry of an output row: a P10 / P90 row's point estimate's, a stage kind's cost the programme's."""
     for suffix in RANGE_SUFFIXES:
         if key.endswith(suffix):
             return key.removesuffix(suffix)
-    return key
+    return compare.entry_name(key)
 
 
 def format_output(key: str, value: Any) -> str:

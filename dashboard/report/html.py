@@ -2,7 +2,7 @@
 
 Numbers come from `engine.scenario_outputs` and `uncertainty.monte_carlo`, charts from the figure builders, the method
 notes from docs/method.md rendered with Python-Markdown. plotly.js is inlined once and nothing is loaded from the
-network; user text (scenario names, the title) is HTML-escaped.
+network; user text (scenario names, stage names, the title) is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -261,6 +261,30 @@ def inputs_html(scenarios: list[Scenario]) -> str:
     return _table(["", *columns], rows)
 
 
+PROGRAMME_HEADER = ("Stage", "GPU-hours", "Cost", "Calendar days", "Note")
+
+
+def programme_html(result: dict[str, Any]) -> str:
+    """An option's programme: one row per stage in calendar order (GPU-hours, cost, calendar days, note) and the
+    programme's totals, under a caption with the final run's share and the calendar."""
+    plan = result["programme"]
+
+    def numbers(values: dict[str, Any]) -> str:
+        return "".join(_cell(_e(compare.stage_text(field, values[field])), "num") for field in compare.STAGE_NUMBERS)
+
+    rows = [f"<tr>{_item(stage['label'])}{numbers(stage)}{_cell(_e(stage['note']))}</tr>" for stage in plan["stages"]]
+    totals = {"gpu_hours": plan["gpu_hours"], "cost_usd": plan["total_usd"], "calendar_days": plan["calendar_days"]}
+    rows.append(f'<tr class="group">{_item(catalogue.label("programme.total_usd"))}{numbers(totals)}<td></td></tr>')
+    dates = (f", {_e(plan['start_date'])} to {_e(plan['end_date'])}" if plan["start_date"] else "")
+    caption = (f"<p>{_e(catalogue.label('programme.final_run_share'))}: "
+               f"<strong>{_e(catalogue.text('programme.final_run_share', plan['final_run_share']))}</strong> "
+               f"({_e(catalogue.text('programme.final_run_usd', plan['final_run_usd']))} of "
+               f"{_e(catalogue.text('programme.total_usd', plan['total_usd']))}). "
+               f"{_e(catalogue.label('programme.calendar_days'))}: "
+               f"{_e(catalogue.text('programme.calendar_days', plan['calendar_days']))}{dates}.</p>")
+    return caption + _table(list(PROGRAMME_HEADER), rows)
+
+
 class _Charts:
     """Figures as HTML divs with ids numbered in document order (the same report gives the same ids)."""
 
@@ -425,7 +449,8 @@ def build_report(
         f"{inputs_html(scenarios)}</details>"
     )))
     for number, (column, scenario, result, run) in enumerate(zip(columns, scenarios, results, runs, strict=True), 1):
-        body = "".join(chart(plan_charts.plan_chart(name, scenario, result), name) for name in plan_charts.CHARTS)
+        body = f"<h3>{_e(catalogue.label('programme'))}</h3>{programme_html(result)}"
+        body += "".join(chart(plan_charts.plan_chart(name, scenario, result), name) for name in plan_charts.CHARTS)
         body += chart(uncertainty_figures.distribution_figure(run), MONTE_CARLO_CHARTS[0])
         body += chart(uncertainty_figures.tornado_figure(run), MONTE_CARLO_CHARTS[1])
         sections.append((f"scenario-{number}", f"Scenario {number}: {column}", body))

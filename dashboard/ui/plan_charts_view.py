@@ -16,13 +16,14 @@ from dashboard.core import catalogue
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_keeps, retention_what_ifs
 from dashboard.figures import throughput, uncertainty
+from dashboard.figures.plan_charts import PROGRAMME_CHARTS
 from dashboard.format import number, signed
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import NameTakenError, StoreError
 from dashboard.ui import compare_state, identity, plan_state
 from dashboard.ui.cache import chart, plan_result, range_chart, step_chart
 from dashboard.ui.plan_controls import CONTROLS, DRAWS, SEED
-from dashboard.ui.plan_tabs import CHART_TABS, TAB_KEYS
+from dashboard.ui.plan_tabs import CHART_TABS, PROGRAMME_TAB, TAB_KEYS
 from dashboard.ui.store_access import scenario_store
 
 TST_WHAT_IF_KEYS = ("tst_speedup", "tst_token_multiplier", "tst_pilot_fraction")
@@ -141,7 +142,26 @@ def charts(scenario: Scenario) -> None:
                         _chart(name, scenario)
 
 
+def _programme(scenario: Scenario) -> None:
+    """The Programme tab: where its money and GPU-hours go, its timeline, and a row per stage with its note."""
+    for title in PROGRAMME_CHARTS:
+        st.plotly_chart(chart(scenario, title), width="stretch", key=f"plan.chart.{title}")
+    stages = plan_result(scenario)["programme"]["stages"]
+    st.dataframe(
+        {"stage": [stage["label"] for stage in stages],
+         "cost (USD)": [number(stage["cost_usd"], "$") for stage in stages],
+         "GPU-hours": [number(stage["gpu_hours"], "count") for stage in stages],
+         "calendar": [number(stage["calendar_days"], "days") for stage in stages],
+         "from day": [number(stage["start_day"], "") for stage in stages],
+         "what it is": [stage["note"] for stage in stages]},
+        hide_index=True, width="stretch", key="plan.programme.stages",
+    )
+
+
 def _chart(name: str, scenario: Scenario) -> None:
+    if name == PROGRAMME_TAB:
+        _programme(scenario)
+        return
     if name in uncertainty.CHARTS:
         draws, seed = st.session_state[DRAWS], int(st.session_state[SEED])
         figure = range_chart(scenario, name, draws, seed)

@@ -2,7 +2,8 @@
 
 Every widget's state lives in `st.session_state` under `w.<key>` (and `w.<key>.n` for the number box beside a
 log-scaled slider), in display units (billions, percent). `load` fills them from a scenario (preset, upload, link);
-`read` turns them back into a scenario dict for validation. MFU has a "Predict MFU from the layout" toggle
+`read` turns them back into a scenario dict for validation (`load` fills the Programme group's boxes too,
+`dashboard.ui.programme_controls`). MFU has a "Predict MFU from the layout" toggle
 (`MFU_PREDICTED`): on, the scenario's `mfu` is None (the step-time model's prediction prices the plan) and the
 slider, disabled, shows the prediction; off, the slider sets `mfu`, starting from the prediction.
 """
@@ -23,7 +24,7 @@ from dashboard.core.scenario import Scenario
 from dashboard.figures.throughput import mfu_line
 from dashboard.format import compact
 from dashboard.safe_text import markdown_text
-from dashboard.ui import layout_controls
+from dashboard.ui import layout_controls, programme_controls
 from dashboard.ui.cache import plan_result
 
 Kind = Literal["log", "slider", "number", "select", "toggle", "range", "mix"]
@@ -233,7 +234,7 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
             values[control.widget] = None if value is None and control.placeholder else control.to_widget(float(value))
         else:
             values[control.widget] = value
-    return values | layout_controls.widget_values(scenario)
+    return values | layout_controls.widget_values(scenario) | programme_controls.widget_values(scenario)
 
 
 def predicted_mfu(scenario: Scenario) -> float:
@@ -249,7 +250,8 @@ def predicted_mfu(scenario: Scenario) -> float:
 
 
 def load(scenario: Scenario) -> None:
-    """Set every widget from a scenario (a preset, an upload or a link)."""
+    """Set every widget from a scenario (a preset, an upload or a link); a removed stage's boxes are forgotten."""
+    programme_controls.clear()
     st.session_state.update(widget_values(scenario))
     st.session_state["w.name"] = scenario.name
 

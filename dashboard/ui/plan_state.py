@@ -4,7 +4,8 @@
 baseline (or None). Each rerun, `update` reads the widgets (their state lives in `dashboard.ui.plan_controls`)
 into the scenario before any widget is drawn: every control whose value fits is applied, and a control whose
 value does not fit is left out and listed in `"plan.invalid"` with the reason, so one bad value never freezes
-the others. Until the user types a name, the name follows the inputs. `"plan.scenario_json"` mirrors the plan
+the others (a programme stage's fields are tried one at a time, `dashboard.ui.programme_controls.read`). Until
+the user types a name, the name follows the inputs. `"plan.scenario_json"` mirrors the plan
 as JSON text for the other pages (Compare, Retrospective), which read it and may write it ("open in Plan").
 Callbacks here run before the page script, so they may set widget values.
 """
@@ -33,7 +34,7 @@ from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.format import compact
 from dashboard.store.names import NAME_PUNCTUATION
 from dashboard.ui import plan_controls as controls
-from dashboard.ui import plan_tabs
+from dashboard.ui import plan_tabs, programme_controls
 
 PLAN = "plan.scenario"
 SCENARIO = "plan.scenario_json"  # the plan as JSON text, for other pages
@@ -65,7 +66,7 @@ SHARE_KEYS = ("reserved_share", "spot_share")
 NAME_LABELS = {"mfu": "MFU", "price_reserved_per_gpu_hour": "reserved", "price_on_demand_per_gpu_hour": "on-demand",
                "price_spot_per_gpu_hour": "spot"}
 # Characters a store name cannot hold (dashboard.store.names), as words.
-NAME_SAFE = str.maketrans({"$": "USD ", "/": " per ", "×": "x", "·": ",", "≤": "", "≥": "", "→": "", "₀": ""})
+NAME_SAFE = str.maketrans({";": ",", "$": "USD ", "/": " per ", "×": "x", "·": ",", "≤": "", "≥": "", "→": "", "₀": ""})
 NOT_IN_NAMES = re.compile(r"[^\w " + re.escape(NAME_PUNCTUATION) + r"]")  # anything else the store refuses
 TAG_CHARS = 6
 EDITED_BASE_CHARS = 90  # an edited plan's name keeps this much of its origin's: room is left for "+1 more #tag"
@@ -247,8 +248,9 @@ def update() -> Scenario:
     plan: Scenario = state[PLAN]
     current = plan.to_json_dict()
     wanted = controls.read(current)
+    staged, invalid = programme_controls.read(current)  # each stage field tried on its own
+    wanted |= staged
     wanted["name"] = current["name"]
-    invalid: dict[str, str] = {}
     try:
         scenario = scenario_from_dict(wanted, strict=False)  # sliders give 512.0 for a count
     except ScenarioError:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+PROGRAMME_TAB = "Programme"  # two charts and a table (`plan_charts_view`)
 CHART_TABS = (
     ("Budget", "Storage growth", "Scaling law", "Cost range", "Where the step goes"),
-    ("TST vs baseline", "Checkpoint interval", "Spot share", "Tornado"),
+    ("TST vs baseline", "Checkpoint interval", "Spot share", "Tornado", PROGRAMME_TAB),
 )
 TAB_KEYS = ("plan.tabs.left", "plan.tabs.right")
 # The link's `charts` parameter names the open tab of each column, left then right: `?charts=storage,tst`.
@@ -15,6 +16,7 @@ TAB_SLUGS = {
     "Budget": "budget", "Storage growth": "storage", "Scaling law": "scaling", "Cost range": "cost-range",
     "Where the step goes": "step",
     "TST vs baseline": "tst", "Checkpoint interval": "checkpoint", "Spot share": "spot", "Tornado": "tornado",
+    PROGRAMME_TAB: "programme",
 }
 
 def tabs_from_link(value: str | None) -> list[str]:

@@ -5,6 +5,8 @@ Labels, formats and formulas come from `dashboard.core.catalogue`; risk sentence
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -48,7 +50,25 @@ def tiles(result: PlanResult, base: PlanResult | None) -> list[DeltaGenerator]:
         value = result[name]
         column.metric(catalogue.label(name), catalogue.text(name, value),
                       **_delta(None if base is None else _change(name, value, base[name])), help=_help(name, value))
+    programme_captions(columns[0], columns[TILES.index("wall_clock_days")], result["programme"])
     return columns
+
+
+def programme_captions(total: DeltaGenerator, wall_clock: DeltaGenerator, programme: dict[str, Any]) -> None:
+    """Under the total: the final run's share of the programme (the total is the programme's); under the
+    wall-clock: the programme's calendar and, with a start date, its end date."""
+    share = catalogue.text("programme.final_run_share", programme["final_run_share"])
+    total.caption(markdown_text(f"final run {share} of the programme"), help=markdown_text(
+        f"{catalogue.label('programme.final_run_usd')} "
+        f"{catalogue.text('programme.final_run_usd', programme['final_run_usd'])} of "
+        f"{catalogue.text('programme.total_usd', programme['total_usd'])}: "
+        f"{catalogue.entry('programme.final_run_share').formula}. The Programme chart tab shows every stage."))
+    calendar = f"programme {catalogue.text('programme.calendar_days', programme['calendar_days'])}"
+    if programme["end_date"] is not None:
+        calendar += f", ends {catalogue.text('programme.end_date', programme['end_date'])}"
+    wall_clock.caption(markdown_text(calendar), help=markdown_text(
+        f"{catalogue.label('programme.calendar_days')}: {catalogue.entry('programme.calendar_days').formula}. "
+        "The tile above is the main run alone."))
 
 
 def risk_tiles(columns: list[DeltaGenerator], result: PlanResult, base: PlanResult | None,
@@ -89,11 +109,12 @@ def differences(baseline: Scenario, scenario: Scenario) -> list[str]:
         if key == "name" or old[key] == value:
             continue
         entry = catalogue.INPUTS[key]
-        chips.append(f"{entry.label} {_input_text(key, old[key])} → {_input_text(key, value)}")
+        chips.append(f"{entry.label} {_input_text(key, getattr(baseline, key))} → "
+                     f"{_input_text(key, getattr(scenario, key))}")
     return chips
 
 
-def _input_text(key: str, value: object) -> str:
+def _input_text(key: str, value: Any) -> str:
     """An input's value for a chip: an unset MFU is the layout's prediction."""
     return "predicted" if key == "mfu" and value is None else catalogue.INPUTS[key].text(value)
 

@@ -59,8 +59,10 @@ def test_input_rows_are_exactly_the_differing_keys(changes, keys):
 def test_outputs_are_the_headlines_with_hand_computed_values_and_deltas():
     table = table_for([plan("A"), plan("B", mfu=0.2)])
     outputs = table[table["section"] == "Output"]
-    assert list(outputs["key"]) == [key for key, _ in compare.HEADLINES + compare.THROUGHPUT_ROWS]
-    assert list(outputs["item"]) == [label for _, label in compare.HEADLINES + compare.THROUGHPUT_ROWS]
+    # Compute-only single runs: the programme is the main pre-training alone, its one stage-kind row.
+    rows = compare.HEADLINES + compare.THROUGHPUT_ROWS + compare.PROGRAMME_ROWS
+    assert list(outputs["key"]) == [key for key, _ in rows] + ["programme.stage_cost.main"]
+    assert list(outputs["item"]) == [label for _, label in rows] + ["Stage cost: Main pre-training"]
     assert list(table.columns) == ["section", "item", "key", "A", "B", "Δ B"]
     cost = row(table, "cost_total_usd")
     assert cost["A"] == pytest.approx(2.0 * GPU_HOURS_AT_40)

@@ -153,8 +153,10 @@ def test_data_preparation_and_evaluations_by_hand():
 STAGES = st.one_of(
     st.builds(dict, kind=st.just("scaling_ladder"), runs=st.integers(1, 6),
               top_compute_fraction=st.sampled_from([0.001, 0.01, 0.1])),
-    st.builds(dict, kind=st.just("ablations"), runs=st.integers(1, 40), compute_fraction=st.sampled_from([0.001, 0.01])),
-    st.builds(dict, kind=st.sampled_from(["mid_training", "long_context"]), token_fraction=st.sampled_from([0.01, 0.1])),
+    st.builds(dict, kind=st.just("ablations"), runs=st.integers(1, 40),
+              compute_fraction=st.sampled_from([0.001, 0.01])),
+    st.builds(dict, kind=st.sampled_from(["mid_training", "long_context"]),
+              token_fraction=st.sampled_from([0.01, 0.1])),
     st.builds(dict, kind=st.just("evaluation"), every_nth_checkpoint=st.integers(1, 20)),
     st.builds(dict, kind=st.just("data_preparation"), processed_multiple=st.sampled_from([1.0, 3.0, 10.0])),
 )
