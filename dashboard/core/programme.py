@@ -51,8 +51,12 @@ class DataPreparation(_Stage):
         "Bounds: 1 to 1,000.")
     scorer_params: float = Field(
         1.1e8, ge=0, le=1e13,
-        description="Parameters of the quality-scoring model run over every token read (FineWeb-Edu's classifier: "
-        "Snowflake-arctic-embed-m, 109M). 0: no model scoring. Bounds: 0 to 1e13.")
+        description="Parameters of the quality-scoring model (FineWeb-Edu's classifier: Snowflake-arctic-embed-m, "
+        "109M). 0: no model scoring. Bounds: 0 to 1e13.")
+    scored_share: float = Field(
+        1.0, ge=0, le=1,
+        description="Share of the tokens read that the scoring model reads (1: every token; less when heuristic "
+        "filters and deduplication run first). Bounds: 0 to 1.")
     inference_mfu: float = Field(0.3, ge=0.01, le=1, description="Assumed utilisation of scoring inference.")
 
 
@@ -259,7 +263,7 @@ def inference(stage: Any, main: dict[str, np.ndarray], out: dict[str, Any]) -> t
     peak = main["peak_tflops"]
     if isinstance(stage, DataPreparation):
         read = out["raw_tokens"] * stage.processed_multiple
-        hours = inference_gpu_hours(stage.scorer_params, read, peak, stage.inference_mfu)
+        hours = inference_gpu_hours(stage.scorer_params, read * stage.scored_share, peak, stage.inference_mfu)
         # The plan's data-processing line prices the tokens trained on; this stage the ones read and discarded.
         return hours, (read - out["raw_tokens"]) * main["data_cost_per_billion_tokens"] / 1e9
     evaluations = (out["gpu_hours_main_run"] / main["gpu_count"]) / (
@@ -424,6 +428,6 @@ def _stage_note(stage: Any, item: dict[str, Any]) -> str:
         context = f" at {stage.seq_len:,}-token sequences" if stage.seq_len else ""
         return f"{stage.token_fraction:.3g} × the main run's tokens{context}"
     if isinstance(stage, DataPreparation):
-        return (f"{stage.processed_multiple:g} × the training tokens read; scoring by a "
-                f"{_params(stage.scorer_params)} model")
+        return (f"{stage.processed_multiple:g} × the training tokens read; {stage.scored_share:.0%} of them scored "
+                f"by a {_params(stage.scorer_params)} model")
     return f"{stage.benchmark_tokens:.3g} tokens every {stage.every_nth_checkpoint} checkpoints, beside the run"

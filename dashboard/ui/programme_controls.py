@@ -59,6 +59,7 @@ class FieldSpec:
 FIELDS = {
     "processed_multiple": FieldSpec("Tokens read (× the main run's training tokens)", step=0.5),
     "scorer_params": FieldSpec("Scoring model (millions of parameters)", 1e6, step=10.0),
+    "scored_share": FieldSpec("Tokens scored (% of those read)", 0.01, step=10.0),
     "runs": FieldSpec("Runs", step=1),
     "top_compute_fraction": FieldSpec("Largest rung (× the main run's compute)", step=0.001),
     "span_decades": FieldSpec("Span (decades of compute)", step=0.5),

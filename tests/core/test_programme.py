@@ -136,11 +136,12 @@ def test_a_programme_on_one_cluster_ends_when_its_last_stage_ends():
 
 
 def test_data_preparation_and_evaluations_by_hand():
-    prep = {"kind": "data_preparation", "processed_multiple": 3.0, "scorer_params": 1.1e8, "inference_mfu": 0.3}
+    prep = {"kind": "data_preparation", "processed_multiple": 3.0, "scorer_params": 1.1e8, "scored_share": 0.5,
+            "inference_mfu": 0.3}
     evaluation = {"kind": "evaluation", "every_nth_checkpoint": 4, "benchmark_tokens": 3e8, "inference_mfu": 0.2}
     result = scenario_outputs(_with(default_scenario(), **EXACT, programme=[prep, evaluation]))
     rows = {row["kind"]: row for row in result["programme"]["stages"]}
-    scoring_hours = 2 * 1.1e8 * 6e12 / (H100_PEAK_FLOPS * 0.3 * 3600)  # 3 × 2T tokens read, each scored
+    scoring_hours = 2 * 1.1e8 * 3e12 / (H100_PEAK_FLOPS * 0.3 * 3600)  # 3 × 2T tokens read, half of them scored
     assert rows["data_preparation"]["gpu_hours"] == pytest.approx(scoring_hours, rel=1e-9)
     discarded_usd = 4e12 * 2.0 / 1e9  # the 4T tokens read beyond the 2T trained on, at $2 per billion
     assert rows["data_preparation"]["cost_usd"] == pytest.approx(scoring_hours * 2.65 + discarded_usd, rel=1e-9)
