@@ -9,6 +9,10 @@ or half a percent). The units are the keys of `UNITS`; `dashboard.core.catalogue
 unit.
 
 `short` labels sliders; `usd_sig` and `count_sig` are the Retrospective's three-figure forms of `number`.
+`money` is the one amount of a bill, in the bill's currency ("$1.2k" for US dollars, "1.2k NOK" for any other
+code, the bare figure when the bill names none); `money_affixes` and `money_symbol` are its parts for chart ticks,
+hover text and column labels. `gpu_count` writes concurrent GPUs: whole GPUs from 10 on, two significant figures
+below (a 1-GPU bill's mean of 0.0087 GPUs is not "0").
 `table_decimals` is the rule for a table column of sums: whole units once any entry reaches 1,000.
 """
 
@@ -254,3 +258,45 @@ def table_decimals(values: Iterable[object]) -> int:
         if math.isfinite(magnitude):
             largest = max(largest, magnitude)
     return 0 if largest >= WHOLE_UNITS_FROM else 2
+
+
+USD = "USD"
+GPU_WHOLE_FROM = 10.0  # concurrent GPUs from here on are whole; below, two significant figures
+
+
+def money(value: float | None, currency: str | None = USD) -> str:
+    """An amount in its bill's currency, three significant figures: US dollars as `usd_sig` writes them ($1.2k,
+    -$25k), another currency with its code after the figure (1.2k NOK, -25k EUR), no currency as the figure alone
+    (1.2k); "n/a" when unknown."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if currency == USD:
+        return usd_sig(value)
+    figure = f"{'-' if value < 0 else ''}{_three_figures(abs(value))}"
+    return f"{figure} {currency}" if currency else figure
+
+
+def money_affixes(currency: str | None = USD) -> tuple[str, str]:
+    """What goes before and after a figure in ``currency``, as `money` writes it: ("$", "") for US dollars,
+    ("", " NOK") for another code, ("", "") without one (a chart's tickprefix / ticksuffix, a hover template)."""
+    if currency == USD:
+        return "$", ""
+    return "", (f" {currency}" if currency else "")
+
+
+def money_symbol(currency: str | None = USD) -> str:
+    """The currency at the head of a label: "$" for US dollars ("$ per GPU-hour"), else its code ("NOK per
+    GPU-hour"), "Cost" when the bill names none ("Cost per GPU-hour")."""
+    if currency == USD:
+        return "$"
+    return currency or "Cost"
+
+
+def gpu_count(value: float | None) -> str:
+    """Concurrent GPUs: whole from `GPU_WHOLE_FROM` on (1,024), two significant figures below (4.5, 0.0087, 1);
+    "n/a" when unknown."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if abs(_round(value, 2)) < GPU_WHOLE_FROM:
+        return significant(value, 2)
+    return f"{value:,.0f}"

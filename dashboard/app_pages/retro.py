@@ -178,6 +178,8 @@ if billing is not None and runs is not None and (cache.queried(billing_usage) or
     runs = None
 data_key = (billing and billing.key, runs and runs.key, join_on)
 usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
+currencies = view.bill_currency(data_key, usage)  # every amount on the page is in the bill's currency
+currency = view.currency_of(currencies)
 matched = stats["billing_gpu_hours_matched_share"]
 summary_line.markdown(" + ".join(f"**{markdown_text(p.filename)}**" for p in (billing, runs) if p)
                       + (f" · {number(matched, 'fraction')} matched" if matched is not None else "")
@@ -208,8 +210,11 @@ view_key = (data_key, filters)
 shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
 dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
+mixed = view.mixed_currency_error(currencies)
+if mixed:
+    st.error(mixed, icon=":material/currency_exchange:")
 with cache.busy("Adding up the view…", shown):
-    view.tiles(view_key, shown, stats, amortisation, figure_notes)
+    view.tiles(view_key, shown, stats, amortisation, figure_notes, currency)
     shown_rows = cache.row_count(view_key, shown)
 if not shown_rows:
     link_check.say_ignored(link_note, link_values, "retro.")
@@ -226,10 +231,10 @@ with tabs[0], cache.busy(SLOW.format(TAB_NAMES[0]), shown):
         quarter_end, data_end = cache.periods(data_key, usage)
         if dates_narrowed and quarter_end and data_end:
             quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
-        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end))
+        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end), currency)
 with tabs[1], cache.busy(SLOW.format(TAB_NAMES[1]), shown):
     if tabs[1].open:
-        view.attribution_section(view_key, shown)
+        view.attribution_section(view_key, shown, currency)
 with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
     if tabs[2].open:
         st.session_state["retro.plan"] = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
@@ -247,12 +252,13 @@ with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
         elif plan_choice != PLAN_PAGE:
             plan = presets()[plan_choice]
         if plan is not None:
-            view.gap_section(view_key, shown, plan, plan.name, join_on, view.unmatched_tokens(runs, shown, join_on))
+            view.gap_section(view_key, shown, plan, plan.name, join_on, view.unmatched_tokens(runs, shown, join_on),
+                             currency)
         else:
             st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), shown):
     if tabs[3].open:
-        view.waste_section(view_key, shown)
+        view.waste_section(view_key, shown, currency)
 billing_key = billing and (billing.key, filters)
 with tabs[4], cache.busy(SLOW.format(TAB_NAMES[4]), shown):
     if tabs[4].open:
@@ -261,14 +267,14 @@ with tabs[4], cache.busy(SLOW.format(TAB_NAMES[4]), shown):
 with tabs[5], cache.busy(SLOW.format(TAB_NAMES[5]), shown):
     if tabs[5].open and billing is not None:
         view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
-                         else billing_usage)
+                         else billing_usage, currency)
     elif tabs[5].open:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), shown):
     if tabs[6].open:
         choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
         plan = presets()[choice] if choice in presets() else _plan_page_scenario()
-        view.units_section(view_key, shown, plan, view.unmatched_tokens(runs, shown, join_on))
+        view.units_section(view_key, shown, plan, view.unmatched_tokens(runs, shown, join_on), currency)
 
 workspace_view.download_button(shown, shown_rows)
 link_check.say_ignored(link_note, link_values, "retro.")

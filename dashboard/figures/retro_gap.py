@@ -1,4 +1,8 @@
-"""Retrospective figures: the plan-vs-actual waterfall (dollars or GPU-hours) and the waste checklist in dollars.
+"""Retrospective figures: the plan-vs-actual waterfall (dollars or GPU-hours) and the waste checklist in the bill's
+currency ("$1.2k" for US dollars, "1.2k NOK" for another code, as ``dashboard.format.money`` writes them).
+
+The plan is priced in US dollars, so the waterfall in money needs a bill in US dollars: with another currency
+``gap_figure`` refuses the "usd" unit (a USD − NOK difference is no number) and the page shows the GPU-hours.
 
 Pure builders: data in (``dashboard.retro.gap.plan_vs_actual`` parts, ``dashboard.retro.waste`` checks), a plotly
 Figure built from plain dicts out; no plotly.express, never streamlit.
@@ -15,7 +19,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.axes import COUNT_AXIS, USD_AXIS
-from dashboard.format import count_sig, number, usd_sig
+from dashboard.figures.retro_usage import money_axis
+from dashboard.format import USD, count_sig, money, number, usd_sig
 from dashboard.retro.waste import waste_summary
 from dashboard.safe_text import plotly_text
 
@@ -23,6 +28,7 @@ OVER_PLAN_COLOUR = "#d62728"
 UNDER_PLAN_COLOUR = "#2ca02c"
 TOTAL_COLOUR = "#1f77b4"
 WASTE_COLOUR = "#ff7f0e"
+NO_WASTE = "No waste found in this view."  # said instead of an empty chart (``has_waste``)
 UNKNOWN_COLOUR = "#7f7f7f"
 UNKNOWN_WRAP = 16  # characters per line of the text inside an unknown column
 
@@ -65,17 +71,28 @@ def _unknown_bars(parts: pd.DataFrame, plan_total: float, values: list[float], k
     }]
 
 
-def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit: str = "usd") -> go.Figure:
+def currency_title(currency: str | None = USD) -> str:
+    """An axis title for amounts in ``currency``: "US dollars", the code of another currency ("NOK"), "cost" when
+    the bill names none."""
+    return "US dollars" if currency == USD else (currency or "cost")
+
+
+def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit: str = "usd",
+               currency: str | None = USD) -> go.Figure:
     """Waterfall from the plan total through each part to the actual total, in ``unit`` ("usd" or "gpu_hours").
 
     ``parts`` is ``plan_vs_actual``'s frame (``part``, ``gpu_hours``, ``usd``, ``note``); the totals are the
     summary's ``plan_usd`` / ``actual_usd`` (or ``plan_gpu_hours`` / ``actual_gpu_hours``). Both end bars are
     drawn at the totals given; parts above plan are red, below plan green. Hover shows each part's note. A part
     the table cannot tell (``known`` False) is labelled "unknown" and covered by a hatched column saying what
-    to import to know it.
+    to import to know it. ``currency`` is the bill's: the plan is in US dollars, so the "usd" unit is refused for
+    a bill in another currency (the GPU-hours have none).
     """
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {', '.join(UNITS)}, not {unit!r}")
+    if unit == "usd" and currency != USD:
+        raise ValueError(f"the plan is in US dollars and the bill in {currency or 'no stated currency'}: their "
+                         "difference is not a number; compare GPU-hours (unit='gpu_hours')")
     column, axis_title, fmt = UNITS[unit]
     values = parts[column].to_numpy(dtype=float).tolist()
     notes = parts["note"].astype(str).tolist()
@@ -111,24 +128,32 @@ def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit
     return go.Figure(data=data, layout=layout)
 
 
-def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None = None) -> go.Figure:
-    """Horizontal bars of the waste found, in dollars and largest first, each labelled with its share of spend
-    (``waste.waste_summary``); the title carries the total. Monthly storage growth is not one-off waste: the
-    subtitle gives it apart, with the checks that have no dollars."""
+def has_waste(summary: dict[str, Any]) -> bool:
+    """Whether ``waste.waste_summary`` found waste to draw (an item with an amount other than 0); without any the
+    page says ``NO_WASTE`` instead of drawing empty axes."""
+    return any(item["usd"] for item in summary["items"])
+
+
+def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None = None,
+                 currency: str | None = USD) -> go.Figure:
+    """Horizontal bars of the waste found, in the bill's ``currency`` and largest first, each labelled with its
+    share of spend (``waste.waste_summary``); the title carries the total. Monthly storage growth is not one-off
+    waste: the subtitle gives it apart, with the checks that have no amount."""
     summary = summary or waste_summary(checklist, 0.0)
     items = summary["items"]
     monthly = [check for check in checklist if check["kind"] == "monthly" and check["usd"]]
     unpriced = [check["check"] for check in checklist if check["kind"] == "waste" and check["usd"] is None]
-    notes = [f"{check['check']}: {usd_sig(check['usd'])} a month, growing (not counted above)" for check in monthly]
+    notes = [f"{check['check']}: {money(check['usd'], currency)} a month, growing (not counted above)"
+             for check in monthly]
     if unpriced:
-        notes.append("Not in dollars: " + ", ".join(unpriced))
+        notes.append(f"Not in {'dollars' if currency == USD else currency_title(currency)}: " + ", ".join(unpriced))
     bars = {
         "type": "bar",
         "orientation": "h",
         "name": "waste",
         "x": [item["usd"] for item in items],
         "y": [item["check"] for item in items],
-        "text": [usd_sig(item["usd"])
+        "text": [money(item["usd"], currency)
                  + ("" if item["share"] is None else f" · {number(item['share'], 'fraction')} of spend")
                  for item in items],
         "textposition": "auto",
@@ -137,9 +162,9 @@ def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None
     }
     share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
     layout = {
-        "title": {"text": f"Waste found: {usd_sig(summary['total_usd'])}{share}",
+        "title": {"text": f"Waste found: {money(summary['total_usd'], currency)}{share}",
                   "subtitle": {"text": plotly_text(" · ".join(notes))}},
-        "xaxis": {"title": {"text": "US dollars"}, **USD_AXIS},
+        "xaxis": {"title": {"text": currency_title(currency)}, **money_axis(currency)},
         "yaxis": {"title": {"text": "check"}, "autorange": "reversed"},
         "showlegend": False,
         "margin": {"l": 140, "r": 20, "t": 80, "b": 50},

@@ -2,7 +2,9 @@
 by team / project / run, concurrent GPUs and their weekly pattern, and the purchase mix.
 
 Pure builders over the frames of ``dashboard.retro``: each returns a ``go.Figure`` and never imports
-streamlit. Costs are read as USD (the budget's currency).
+streamlit. Costs are in the bill's currency (``currency``, the usage table's code; "USD" when not given): every
+axis title, tick, hover and label writes it as ``dashboard.format.money`` does ("$1.2k", "1.2k NOK"). Axes of
+concurrent GPUs never repeat a tick label: a few whole GPUs are ticked one by one, fractions keep their decimals.
 """
 
 from __future__ import annotations
@@ -11,18 +13,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.figures.axes import COUNT_AXIS, USD_AXIS
+from dashboard.figures.axes import COUNT_AXIS
 from dashboard.figures.plan import figure
-from dashboard.format import count_sig, usd_sig
+from dashboard.format import USD, count_sig, gpu_count, money, money_affixes, table_decimals
 from dashboard.retro.labels import UNKNOWN_PRICING, UNTAGGED
 from dashboard.safe_text import plotly_text
 
 MS_PER_DAY = 86_400_000
-METRIC_AXIS: dict[str, tuple[str, str]] = {  # metric -> (per-period axis unit, cumulative axis title)
-    "cost": ("USD", "Cumulative cost (USD)"),
-    "gpu_hours": ("GPU-hours", "Cumulative GPU-hours"),
-}
-VALUE_FORMAT: dict[str, str] = {"cost": "$%{y:,.0f}", "gpu_hours": "%{y:,.0f} GPU-hours"}
+METRICS: tuple[str, ...] = ("cost", "gpu_hours")
 PRICING_LABELS: dict[str, str] = {"reserved": "Reserved", "on_demand": "On-demand", "spot": "Spot"}
 PRICING_COLOURS: dict[str, str] = {"reserved": "#4c78a8", "on_demand": "#f58518", "spot": "#54a24b"}
 UNTAGGED_COLOUR = "#bab0ac"
@@ -32,13 +30,70 @@ PALETTE: tuple[str, ...] = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a
                              "#b6e880", "#ff97ff", "#fecb52")  # plotly's default colours
 OTHER_COLOUR = "#7f7f7f"
 MAX_GROUPS = len(PALETTE)  # named groups drawn as their own bars, one colour each
-TICKS: dict[str, dict[str, str]] = {"cost": USD_AXIS, "gpu_hours": COUNT_AXIS}
+SMALL_GPU_AXIS = 5  # a GPU axis whose values are whole and at most this is ticked at every GPU (0, 1, 2)
 BARS_DOMAIN, RUNNING_DOMAIN = [0.5, 1.0], [0.0, 0.42]  # two panels over one date axis
 FORECAST_COLOUR = "#7f7f7f"
 FORECAST_FILL = "rgba(127, 127, 127, 0.25)"
 CAPACITY_COLOUR = "#4c78a8"
 IDLE_FILL = "rgba(214, 39, 40, 0.18)"
 LEGEND = {"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0}  # below the x-axis title
+
+
+def money_axis(currency: str | None = USD) -> dict[str, str]:
+    """A value axis in the bill's currency: k/M/B ticks ("B", as ``axes.USD_AXIS``) with "$" before them for US
+    dollars, the code after them for another currency ("500k NOK")."""
+    prefix, suffix = money_affixes(currency)
+    return {**({"tickprefix": prefix} if prefix else {}), **({"ticksuffix": suffix} if suffix else {}),
+            "exponentformat": "B"}
+
+
+def money_title(currency: str | None = USD) -> str:
+    """The currency in an axis title: its code ("USD", "NOK"), "cost" when the bill names none."""
+    return currency or "cost"
+
+
+def money_hover(field: str, currency: str | None, values) -> str:
+    """A hover template's figure in the bill's currency: cents while every value is below 1,000, whole units
+    after (``table_decimals``), so a bill of 0.3 NOK does not read "0 NOK"."""
+    prefix, suffix = money_affixes(currency)
+    return f"{prefix}%{{{field}:,.{table_decimals(values)}f}}{suffix}"
+
+
+def _value_format(metric: str, currency: str | None, values) -> str:
+    if metric == "cost":
+        return money_hover("y", currency, values)
+    return f"%{{y:,.{table_decimals(values)}f}} GPU-hours"
+
+
+def _metric_axis(metric: str, currency: str | None) -> tuple[str, str, dict[str, str]]:
+    """A metric's per-period axis unit, cumulative axis title and ticks."""
+    if metric == "cost":
+        cumulative = f"Cumulative cost ({currency})" if currency else "Cumulative cost"
+        return (currency or "Cost"), cumulative, money_axis(currency)
+    return "GPU-hours", "Cumulative GPU-hours", COUNT_AXIS
+
+
+def gpu_axis(values) -> dict[str, object]:
+    """Ticks of an axis of concurrent GPUs that never repeat a label: whole GPUs up to `SMALL_GPU_AXIS` ticked
+    one by one (0, 1, 2, not "0 0 0 1 1 1"); other whole counts as integers (",d", whose ticks plotly spaces at
+    least a GPU apart from ten on); fractions below ten in plotly's own decimals."""
+    array = np.asarray(values, dtype=float)
+    array = array[np.isfinite(array)]
+    top = float(np.abs(array).max()) if len(array) else 0.0
+    whole = bool(np.allclose(array, np.round(array)))
+    if whole and top <= SMALL_GPU_AXIS:
+        return {"tickmode": "linear", "tick0": 0, "dtick": 1, "tickformat": ",d"}
+    if top >= 2 * SMALL_GPU_AXIS:
+        return {"tickformat": ",d"}
+    return {}
+
+
+def gpu_hover(values) -> str:
+    """d3 format of concurrent GPUs in a hover, as ``format.gpu_count`` writes them: whole from 10 on, two
+    significant figures below."""
+    array = np.asarray(values, dtype=float)
+    array = array[np.isfinite(array)]
+    return ",.0f" if len(array) and float(np.abs(array).max()) >= 10 else ".2~r"
 
 
 def _period_days(spend_frame: pd.DataFrame) -> int:
@@ -80,6 +135,7 @@ def spend_figure(
     budget_usd: float | None,
     metric: str = "cost",
     max_groups: int = MAX_GROUPS,
+    currency: str | None = USD,
 ) -> go.Figure:
     """Two panels over one date axis: stacked bars of ``metric`` per period by group, and below them the running
     total with its forecast band and the budget.
@@ -88,16 +144,18 @@ def spend_figure(
     metric per day. Bars (top panel, axis y): the ``max_groups`` largest groups, the rest summed as "other",
     untagged always shown; group names are data, shown as text. Bottom panel (axis y2): the running total
     (solid), the forecast as a shaded band between its low and high ends (only when the frame has one, i.e. the
-    period is open) and the budget (dotted; only for cost and when given). Both value axes use round ticks
-    ($500k, 1M). The running total of a day is drawn at the day's end.
+    period is open) and the budget (dotted; only for cost and when given; ``budget_usd`` is in the bill's
+    ``currency``). Both value axes use round ticks ($500k, 1M; 500k NOK). The running total of a day is drawn at
+    the day's end.
     """
-    if metric not in METRIC_AXIS:
-        raise ValueError(f"metric must be one of {tuple(METRIC_AXIS)}, not {metric!r}")
-    unit, cumulative_title = METRIC_AXIS[metric]
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
+    unit, cumulative_title, ticks = _metric_axis(metric, currency)
     period_days = _period_days(spend_frame)
     spend_frame, colours = _top_groups(spend_frame, metric, max_groups)
     per = "week" if period_days == 7 else "day"
-    value = VALUE_FORMAT[metric]
+    value = _value_format(metric, currency, spend_frame[metric])
+    running = _value_format(metric, currency, cumulative_frame["cumulative"])
     groups = list(spend_frame.groupby("group", sort=False)[metric].sum().sort_values(ascending=False).index)
     data: list[dict] = []
     for group in groups:
@@ -114,9 +172,10 @@ def spend_figure(
         "type": "scatter", "x": _plain(day_end[shown]), "y": _plain(cumulative_frame.loc[shown, "cumulative"]),
         "name": "Cumulative", "mode": "lines", "line": {"color": "#222222"}, "customdata": _plain(day_label[shown]),
         "yaxis": "y2",
-        "hovertemplate": f"Cumulative to end of %{{customdata}}<br>{value}<extra></extra>",
+        "hovertemplate": f"Cumulative to end of %{{customdata}}<br>{running}<extra></extra>",
     })
     band = cumulative_frame["forecast"].notna()
+    rate = _value_format(metric, currency, cumulative_frame.loc[band, "forecast"]).replace("{y:", "{customdata[1]:")
     if band.any():
         for name, column, fill in (("Forecast low", "forecast_low", "none"),
                                    ("Forecast (80 % band)", "forecast_high", "tonexty")):
@@ -125,18 +184,17 @@ def spend_figure(
                 "name": name, "mode": "lines", "fill": fill, "line": {"width": 0, "color": FORECAST_COLOUR},
                 "fillcolor": FORECAST_FILL, "showlegend": fill != "none", "yaxis": "y2",
                 "customdata": np.column_stack([day_label[band], cumulative_frame.loc[band, "forecast"]]),
-                "hovertemplate": f"{name} to end of %{{customdata[0]}}<br>{value}<br>"
-                                 "run rate: %{customdata[1]:,.0f}<extra></extra>",
+                "hovertemplate": f"{name} to end of %{{customdata[0]}}<br>{running}<br>"
+                                 f"run rate: {rate}<extra></extra>",
             })
     if metric == "cost" and budget_usd is not None and len(cumulative_frame) > 0:
         start = spend_frame["period"].min() if len(spend_frame) else cumulative_frame["day"].min()
         data.append({
             "type": "scatter", "x": [min(start, cumulative_frame["day"].min()), day_end.max()],
-            "y": [budget_usd, budget_usd], "name": f"Budget {usd_sig(budget_usd)}", "mode": "lines",
+            "y": [budget_usd, budget_usd], "name": f"Budget {money(budget_usd, currency)}", "mode": "lines",
             "line": {"color": "#d62728", "dash": "dot"}, "yaxis": "y2",
-            "hovertemplate": f"Budget {usd_sig(budget_usd)}<extra></extra>",
+            "hovertemplate": f"Budget {money(budget_usd, currency)}<extra></extra>",
         })
-    ticks = TICKS[metric]
     layout = {
         "title": {"text": f"{'Spend' if metric == 'cost' else 'GPU-hours'} per {per}, and the running total"},
         "barmode": "relative",
@@ -150,12 +208,13 @@ def spend_figure(
     return figure(data, layout)  # unchecked on the way in (drawn on every filter change); tests check it
 
 
-def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
+def attribution_figure(table: pd.DataFrame, metric: str = "cost", currency: str | None = USD) -> go.Figure:
     """Treemap of ``metric`` by team → project → run from ``attribution_table``; "(untagged)" is a box of its
     own at every level. Areas are the positive part of each run's ``metric`` (a run whose credits exceed its
-    charges has no area); the hover shows the net figures and the share of the total."""
-    if metric not in METRIC_AXIS:
-        raise ValueError(f"metric must be one of {tuple(METRIC_AXIS)}, not {metric!r}")
+    charges has no area); the hover shows the net figures, cost in the bill's ``currency``, and the share of the
+    total."""
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
     leaves = table.assign(size=table[metric].clip(lower=0.0))
     columns = ["size", "cost", "gpu_hours"]
     nodes = [pd.DataFrame({"id": ["all"], "label": ["All teams"], "parent": [""],
@@ -178,12 +237,13 @@ def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
             branchvalues="total",
             marker={"colors": np.where(frame["label"] == UNTAGGED, UNTAGGED_COLOUR, None)},
             customdata=np.column_stack([frame["cost"], frame["gpu_hours"], share]),
-            hovertemplate="%{label}<br>$%{customdata[0]:,.0f} · %{customdata[1]:,.0f} GPU-hours"
+            hovertemplate=f"%{{label}}<br>{money_hover('customdata[0]', currency, frame['cost'])} · "
+                          f"%{{customdata[1]:,.{table_decimals(frame['gpu_hours'])}f}} GPU-hours"
                           "<br>%{customdata[2]:.1%} of total<extra></extra>",
             textinfo="label+percent root",
         )
     )
-    noun = "cost (USD)" if metric == "cost" else "GPU-hours"
+    noun = (f"cost ({currency})" if currency else "cost") if metric == "cost" else "GPU-hours"
     fig.update_layout(title={"text": f"Who used it: {noun} by team → project → run"},
                       margin={"t": 50, "l": 10, "r": 10, "b": 10})
     return fig
@@ -192,41 +252,48 @@ def attribution_figure(table: pd.DataFrame, metric: str = "cost") -> go.Figure:
 def load_figure(series: pd.Series, summary: dict, reserved: pd.Series | None = None,
                 capacity_gpus: float | None = None) -> go.Figure:
     """Concurrent GPUs per hour (``hourly_concurrency``) as a step line, with the peak and mean of
-    ``load_summary`` as horizontal lines, in whole GPUs. With ``reserved`` (the reserved tier's hourly GPUs over
-    the commitment's hours) and ``capacity_gpus`` (``load.reserved_capacity``), the reserved capacity is drawn
-    over those hours and the gap between it and the reserved GPUs in use is shaded as idle."""
+    ``load_summary`` as horizontal lines, written as ``format.gpu_count`` does (whole GPUs from ten on, two
+    significant figures below: a 1-GPU bill's mean is 0.0087, not 0). With ``reserved`` (the reserved tier's hourly
+    GPUs over the commitment's hours) and ``capacity_gpus`` (``load.reserved_capacity``), the reserved capacity is
+    drawn over those hours and the gap between it and the reserved GPUs in use is shaded as idle. The GPU axis
+    never repeats a tick label (``gpu_axis``)."""
+    hourly = [series.to_numpy(dtype=float)]  # the GPUs drawn hour by hour; peak and mean are lines over them
+    if reserved is not None and capacity_gpus and len(reserved):
+        hourly += [reserved.to_numpy(dtype=float), np.array([capacity_gpus], dtype=float)]
+    values = np.concatenate(hourly)
+    hover = gpu_hover(values)
     fig = go.Figure(
         go.Scatter(
             x=series.index, y=series.to_numpy(), name="GPUs in use", mode="lines", line={"shape": "hv"},
-            hovertemplate="%{x|%Y-%m-%d %H:00} UTC<br>%{y:,.0f} GPUs<extra></extra>",
+            hovertemplate=f"%{{x|%Y-%m-%d %H:00}} UTC<br>%{{y:{hover}}} GPUs<extra></extra>",
         )
     )
     if reserved is not None and capacity_gpus and len(reserved):
         fig.add_trace(go.Scatter(
             x=reserved.index, y=reserved.to_numpy(), name="Reserved GPUs in use", mode="lines",
             line={"shape": "hv", "color": CAPACITY_COLOUR, "width": 1},
-            hovertemplate="%{x|%Y-%m-%d %H:00} UTC<br>%{y:,.0f} reserved GPUs in use<extra></extra>",
+            hovertemplate=f"%{{x|%Y-%m-%d %H:00}} UTC<br>%{{y:{hover}}} reserved GPUs in use<extra></extra>",
         ))
         fig.add_trace(go.Scatter(
             x=reserved.index, y=np.full(len(reserved), capacity_gpus), mode="lines", fill="tonexty",
-            name=f"Reserved capacity {capacity_gpus:,.0f} GPUs (idle shaded)", fillcolor=IDLE_FILL,
+            name=f"Reserved capacity {gpu_count(capacity_gpus)} GPUs (idle shaded)", fillcolor=IDLE_FILL,
             line={"shape": "hv", "color": CAPACITY_COLOUR, "dash": "dash"},
-            hovertemplate=f"Reserved capacity {capacity_gpus:,.0f} GPUs<extra></extra>",
+            hovertemplate=f"Reserved capacity {gpu_count(capacity_gpus)} GPUs<extra></extra>",
         ))
     span = [series.index.min(), series.index.max()] if len(series) else []
     for name, key, dash in (("Peak", "peak_gpus", "dash"), ("Mean", "mean_gpus", "dot")):
         level = summary[key]
         fig.add_trace(
             go.Scatter(
-                x=span, y=[level] * len(span), name=f"{name} {level:,.0f} GPUs", mode="lines",
-                line={"dash": dash}, hovertemplate=f"{name} %{{y:,.0f}} GPUs<extra></extra>",
+                x=span, y=[level] * len(span), name=f"{name} {gpu_count(level)} GPUs", mode="lines",
+                line={"dash": dash}, hovertemplate=f"{name} {gpu_count(level)} GPUs<extra></extra>",
             )
         )
     ratio = summary["peak_to_mean"]
     fig.update_layout(
         title={"text": f"Concurrent GPUs per hour (peak / mean {'n/a' if np.isnan(ratio) else f'{ratio:.2f}×'})"},
         xaxis={"title": {"text": "Hour (UTC)"}},
-        yaxis={"title": {"text": "GPUs in use (hourly mean)"}, "rangemode": "tozero", "tickformat": ",d"},
+        yaxis={"title": {"text": "GPUs in use (hourly mean)"}, "rangemode": "tozero", **gpu_axis(values)},
         legend=LEGEND,
     )
     return fig
@@ -249,18 +316,18 @@ def hour_of_week_figure(frame: pd.DataFrame) -> go.Figure:
     return fig
 
 
-def mix_figure(shares: pd.DataFrame) -> go.Figure:
+def mix_figure(shares: pd.DataFrame, currency: str | None = USD) -> go.Figure:
     """GPU-hour and cost shares by pricing tier (``mix_shares``) as two 100 % stacked bars, with the realised
-    $/GPU-hour of each tier in the hover."""
+    price per GPU-hour of each tier (in the bill's ``currency``) in the hover."""
     fig = go.Figure()
     for row in shares.itertuples(index=False):
         name = PRICING_LABELS.get(row.pricing, str(row.pricing))
-        price = usd_sig(row.usd_per_gpu_hour)
+        price = money(row.usd_per_gpu_hour, currency)
         fig.add_trace(
             go.Bar(
                 x=[row.gpu_hours_share * 100, row.cost_share * 100], y=["GPU-hours", "Cost"], orientation="h",
                 name=name, marker={"color": PRICING_COLOURS.get(row.pricing, UNTAGGED_COLOUR)},
-                customdata=[f"{count_sig(row.gpu_hours)} GPU-hours", usd_sig(row.cost)],
+                customdata=[f"{count_sig(row.gpu_hours)} GPU-hours", money(row.cost, currency)],
                 hovertemplate=f"{name}: %{{x:.1f}} % of %{{y}} (%{{customdata}})<br>{price} per GPU-hour"
                               "<extra></extra>",
             )

@@ -1,52 +1,55 @@
-"""What kind of charge a billing row is: consumption, a commitment fee to amortise, or an adjustment.
+"""What kind of charge a billing row is, from the format's ``charges`` rules (``spec.Charge``).
 
-``charge_kind`` is "usage" for consumption (reserved or committed usage that shows $0 or a discounted cost
-included), "commitment" for commitment fees and purchases a retrospective must spread onto the usage they
-cover, "adjustment" for credits, refunds, tax, support and rounding; <NA> for run logs and generic files.
-Masks are computed once per distinct cell, and the kinds are built in Arrow, so a million rows stay cheap.
+``charge_kind`` says what a row's cost is: "usage" for consumption (covered usage included: reserved or committed
+usage at $0, a discounted cost or its share of the commitment), "commitment" for a commitment purchase or fee billed
+on its own line at what was paid (a retrospective spreads it onto the usage it covers), "unused_commitment" for the
+provider's own line of commitment nobody used (idle capacity as the bill states it), "adjustment" for credits,
+refunds, tax, support and rounding; <NA> for run logs and generic files. Each test runs once per distinct cell, and
+the kinds are built in Arrow, so a million rows stay cheap.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from dashboard.ingest.rows import take_strings
+from dashboard.ingest.values import NULL_TOKENS
+
+if TYPE_CHECKING:
+    from dashboard.ingest.rows import Rows
+    from dashboard.ingest.spec import Cell, Charge
 
 USAGE = "usage"
 COMMITMENT = "commitment"
+UNUSED_COMMITMENT = "unused_commitment"
 ADJUSTMENT = "adjustment"
-CHARGE_KINDS: tuple[str, ...] = (USAGE, COMMITMENT, ADJUSTMENT)
+CHARGE_KINDS: tuple[str, ...] = (USAGE, COMMITMENT, UNUSED_COMMITMENT, ADJUSTMENT)
 SUPPORT = r"\bsupport\b"
 
 
-def value_kinds(values: pd.Series, kinds: dict[str, str]) -> np.ndarray:
-    """Per row, the index in CHARGE_KINDS of ``kinds[cell]`` (cells matched trimmed and lower-case), -1 where
-    the cell is not a key; worked out once per distinct cell."""
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    lookup = [CHARGE_KINDS.index(kinds[key]) if (key := str(u).strip().lower()) in kinds else -1 for u in uniques]
-    return np.array([*lookup, -1], dtype=np.int64)[codes]
-
-
-def charge_kinds(index: pd.Index, *rules: tuple[np.ndarray | pd.Series, str],
-                 base: np.ndarray | None = None) -> pd.Series:
-    """Per row, the kind of the first rule whose mask is true, else the ``base`` kind (``value_kinds``), else
-    "usage"."""
-    codes = np.full(len(index), -1, dtype=np.int64)
-    for mask, kind in rules:
-        hit = np.asarray(pd.Series(mask).fillna(False), dtype=bool) & (codes < 0)
-        codes[hit] = CHARGE_KINDS.index(kind)
-    if base is not None:
-        codes = np.where(codes < 0, base, codes)
-    codes[codes < 0] = CHARGE_KINDS.index(USAGE)
-    return take_strings(codes, list(CHARGE_KINDS), index)
-
-
-def mentions(values: pd.Series, pattern: str) -> np.ndarray:
-    """Boolean mask: the (case-insensitive) regex ``pattern`` occurs in the cell; NA counts as False.
-
-    ``values`` may be a raw column (strings or Categorical, ``Rows.raw``) or cleaned text.
-    """
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    found = pd.Series(uniques, dtype="string").str.contains(pattern, case=False, regex=True)
+def _holds(rows: Rows, cell: Cell) -> np.ndarray:
+    """Per row, whether ``cell``'s test holds (False where the file lacks the column)."""
+    if not rows.has(cell.key):
+        return np.zeros(len(rows.index), dtype=bool)
+    codes, uniques = pd.factorize(rows.raw(cell.key), use_na_sentinel=True)
+    text = pd.Series(uniques, dtype="string").str.strip()
+    if cell.values:
+        found = text.str.lower().isin({value.lower() for value in cell.values})
+    elif cell.pattern:
+        found = text.str.contains(cell.pattern, case=False, regex=True)
+    else:
+        found = ~text.str.lower().isin(NULL_TOKENS)
     return np.append(found.fillna(False).to_numpy(dtype=bool), False)[codes]
+
+
+def mark_charges(rows: Rows, rules: tuple[Charge, ...]) -> pd.Series:
+    """Per row, the kind of the first rule whose cells all hold, else "usage"."""
+    codes = np.full(len(rows.index), -1, dtype=np.int64)
+    for rule in rules:
+        hit = np.logical_and.reduce([_holds(rows, cell) for cell in rule.when]) & (codes < 0)
+        codes[hit] = CHARGE_KINDS.index(rule.kind)
+    codes[codes < 0] = CHARGE_KINDS.index(USAGE)
+    return take_strings(codes, list(CHARGE_KINDS), rows.index)

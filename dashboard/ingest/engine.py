@@ -1,10 +1,11 @@
 """The one engine that reads every format: resolve its columns, check the required ones, apply its exclusion
-rules, run its cost rule, and account for every row through one ``Rows`` book."""
+rules, mark its charge kinds, run its cost rule, and account for every row through one ``Rows`` book."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from dashboard.ingest.charges import mark_charges
 from dashboard.ingest.rows import Rows
 from dashboard.ingest.schema import ColumnPlan, ReaderResult, ReadOptions, UnreadableFile
 from dashboard.ingest.spec import Format
@@ -83,6 +84,8 @@ def read_table(fmt: Format, table, options: ReadOptions | None = None, filename:
         values = {v.lower() for v in exclusion.values}
         rows.exclude(rows.text(exclusion.key, lower=True).isin(values).fillna(False).to_numpy(dtype=bool),
                      exclusion.rule)
+    if fmt.charges:
+        rows.charge_kind = mark_charges(rows, fmt.charges)
     try:
         columns = fmt.derive(rows)
     except UnreadableFile as refusal:

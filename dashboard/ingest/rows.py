@@ -70,6 +70,7 @@ class Rows:
         self.filename = filename
         self.decimal_comma = self.options.decimal_comma
         self.warnings: list[str] = []
+        self.charge_kind: pd.Series | None = None  # set by the engine from the format's charge rules
         self._status = np.zeros(len(table), dtype=np.int8)  # 0 used, 1 excluded, 2 rejected
         self._reasons: list[tuple[int, pd.Series]] = []
 
@@ -172,8 +173,11 @@ class Rows:
         return issues_frame(joined.index, joined.to_numpy())
 
     def result(self, columns: Mapping[str, object]) -> ReaderResult:
-        """The ReaderResult: used rows with ``columns`` (Series aligned to the table, or scalars)."""
+        """The ReaderResult: used rows with ``columns`` (Series aligned to the table, or scalars) and the
+        charge kinds."""
         used = self.open
+        if self.charge_kind is not None:
+            columns = {**columns, "charge_kind": self.charge_kind}
         data = {}
         for name, dtype in CANONICAL_COLUMNS.items():
             if name == "source_row":

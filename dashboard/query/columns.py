@@ -12,13 +12,12 @@ import ibis.expr.operations as ops
 import ibis.expr.types as ir
 import pandas as pd
 
+from dashboard.ingest.charges import COMMITMENT, UNUSED_COMMITMENT
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 
 __all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "commitment", "failed", "flag", "gpu", "has_null", "holds",
-           "label", "nonzero_cost", "nonzero_gpu", "number", "reserved", "rows_where", "total"]
-
-# Resource ids of commitment lines that carry no pricing tier (AWS savings plans, reservations), lower case.
-COMMITMENT_RESOURCE_PATTERN = r"savingsplan|reservation|commitment"
+           "label", "nonzero_cost", "nonzero_gpu", "number", "paid_commitment", "reserved", "rows_where", "total",
+           "unused_commitment"]
 
 
 def label(usage: ir.Table, column: str) -> ir.StringColumn:
@@ -82,13 +81,20 @@ def failed(usage: ir.Table, failed_states: tuple[str, ...]) -> ir.BooleanColumn:
     return holds(usage.run_state.isin(list(failed_states))) if failed_states else ibis.literal(False)
 
 
+def paid_commitment(usage: ir.Table) -> ir.BooleanColumn:
+    """Commitment purchases and fees billed on their own lines at what was paid, with a cost (charge_kind
+    "commitment", as the import marks what the bill says: ``dashboard.ingest.charges``)."""
+    return holds(usage.charge_kind == COMMITMENT) & nonzero_cost(usage)
+
+
+def unused_commitment(usage: ir.Table) -> ir.BooleanColumn:
+    """The provider's lines of commitment nobody used, with a cost (charge_kind "unused_commitment")."""
+    return holds(usage.charge_kind == UNUSED_COMMITMENT) & nonzero_cost(usage)
+
+
 def commitment(usage: ir.Table) -> ir.BooleanColumn:
-    """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
-    commitment resource id (``dashboard.retro.gap.commitment_mask`` says which exports have them)."""
-    candidate = ~gpu(usage) & usage.run_id.isnull() & nonzero_cost(usage)
-    hit = (reserved(usage) | holds(usage.resource_id.lower().re_search(COMMITMENT_RESOURCE_PATTERN))
-           | holds(usage.charge_kind == "commitment"))
-    return ibis.ifelse(candidate, hit, False)  # the name test runs on the few candidate rows only
+    """Commitment lines: paid commitments and unused-commitment lines, with a cost. Covered usage is usage."""
+    return holds(usage.charge_kind.isin([COMMITMENT, UNUSED_COMMITMENT])) & nonzero_cost(usage)
 
 
 def found(usage: ir.Table, tests: dict[str, ir.BooleanValue]) -> ir.Table:

@@ -19,12 +19,13 @@ from dashboard.query.columns import (
     reserved_gpu,
     reserved_gpu_priced,
     rows_where,
+    unused_commitment,
 )
 from dashboard.query.compiled import built, execute, query
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
                           "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
-                          "costless_gpu_hours", "gpu_usd", "host_usd", "commitment_usd")
+                          "costless_gpu_hours", "gpu_usd", "host_usd", "commitment_usd", "unused_commitment_usd")
 FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserved_gpu_priced")
 
 
@@ -51,7 +52,7 @@ def _actual_expr(usage: ir.Table, main_run_ids: tuple[str, ...], failed_states: 
         "gpu_hours", "cost", "tokens", is_gpu=is_gpu, has_run=has_run,
         is_failed=failed(usage, failed_states) & has_run,
         main=holds(usage.run_id.isin(list(main_run_ids))) if main_run_ids else ibis.literal(False),
-        commitment=commitment(usage))
+        commitment=commitment(usage), unused=unused_commitment(usage))
     is_gpu, main, is_failed = rows.is_gpu, rows.main, rows.is_failed
     main_ok = is_gpu & main & ~is_failed
     with_tokens = main_ok & rows.tokens.notnull()
@@ -67,6 +68,7 @@ def _actual_expr(usage: ir.Table, main_run_ids: tuple[str, ...], failed_states: 
         costless_gpu_hours=rows.gpu_hours.sum(where=is_gpu & rows.cost.isnull()),
         gpu_usd=rows.cost.sum(where=is_gpu),
         commitment_usd=rows.cost.sum(where=rows.commitment),
+        unused_commitment_usd=rows.cost.sum(where=rows.unused),
     )
 
 

@@ -20,9 +20,11 @@ from dashboard.query.columns import (
     holds,
     nonzero_cost,
     number,
+    paid_commitment,
     reserved_gpu,
     reserved_gpu_priced,
     rows_where,
+    unused_commitment,
 )
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import as_utc
@@ -138,36 +140,36 @@ def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
 
 def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
     untagged = rows.reserved_gpu & rows.run_id.isnull()  # _untagged_reserved
-    return dict(lines=rows.commitment.sum(), commitment_usd=rows.cost.sum(where=rows.commitment),
-                first=rows.period_start.min(where=rows.commitment),
-                last=rows.period_start.max(where=rows.commitment),
+    return dict(lines=rows.unused.sum(), commitment_usd=rows.cost.sum(where=rows.unused),
+                first=rows.period_start.min(where=rows.unused),
+                last=rows.period_start.max(where=rows.unused),
+                paid_usd=rows.cost.sum(where=rows.paid),
                 untagged_h=rows.gpu_hours.sum(where=untagged),
                 untagged_usd=rows.cost.sum(where=untagged))
 
 
 @query
 def idle_capacity(usage: ir.Table) -> dict[str, object]:
-    """Whether commitment lines or reserved GPU rows exist, whether the commitment cost is unused capacity (not an
-    actual-cost view), the commitment lines' count, cost and first and last day, and the reserved GPU rows with no
-    run's GPU-hours and cost."""
+    """Flags: ``gpu`` (any GPU row), ``commitment`` (any unused-commitment line), ``paid`` (any commitment paid on
+    its own line), ``reserved_gpu``, ``reserved_gpu_priced`` and ``untagged`` (reserved GPU rows with no run); the
+    unused lines' count (``lines``), cost (``commitment_usd``) and first and last day (``days``), the paid lines'
+    cost (``paid_usd``), and the untagged reserved GPU rows' GPU-hours and cost."""
     row = _scalars(usage, "idle_capacity")
-    flags = ("commitment", "reserved_gpu", "reserved_gpu_priced", "untagged")
-    facts = {name: flag(row[name]) for name in flags}
-    facts |= {name: number(row[name]) for name in ("commitment_usd", "untagged_h", "untagged_usd")}
+    facts = {name: flag(row[name]) for name in CHECK_FLAGS["idle_capacity"]}
+    facts |= {name: number(row[name]) for name in ("commitment_usd", "paid_usd", "untagged_h", "untagged_usd")}
     facts["lines"] = int(number(row["lines"]))
     facts["days"] = tuple(None if pd.isna(row[end]) else as_utc(row[end]).strftime("%Y-%m-%d")
                           for end in ("first", "last"))
-    facts["unused"] = not (facts["reserved_gpu"] and not facts["reserved_gpu_priced"])
     return facts
 
 
 @query
-def commitment_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, commitment)
+def paid_rows(usage: ir.Table) -> pd.DataFrame:
+    return rows(usage, paid_commitment)
 
 
 def _idle(usage: ir.Table) -> ir.BooleanColumn:
-    return commitment(usage) | _untagged_reserved(usage)
+    return unused_commitment(usage) | _untagged_reserved(usage)
 
 
 @query
@@ -269,15 +271,16 @@ CHECK_FACTS: dict[str, Callable[[ir.Table], dict[str, ir.Scalar]]] = {
 
 
 FLAG_TESTS: dict[str, Callable[[ir.Table], ir.BooleanColumn]] = {  # a flag: some row passes the test
-    "known": states_known, "priced": nonzero_cost, "commitment": commitment,
-    "reserved_gpu": reserved_gpu,
+    "known": states_known, "priced": nonzero_cost, "gpu": gpu, "commitment": unused_commitment,
+    "paid": paid_commitment, "reserved_gpu": reserved_gpu,
     "reserved_gpu_priced": reserved_gpu_priced,
     "untagged": _untagged_reserved,
 }
 CHECK_FLAGS: dict[str, dict[str, str]] = {  # each check's flags: its name for one, and the flag's test
     "failed_runs": {"known": "known", "cost_known": "priced"},
     "successful_runs": {"known": "known", "cost_known": "priced"},
-    "idle_capacity": {name: name for name in ("commitment", "reserved_gpu", "reserved_gpu_priced", "untagged")},
+    "idle_capacity": {name: name for name in ("gpu", "commitment", "paid", "reserved_gpu", "reserved_gpu_priced",
+                                              "untagged")},
     "untagged_spend": {"cost_known": "priced"},
 }
 
@@ -294,7 +297,8 @@ def _checks_expr(usage: ir.Table) -> ir.Table:
     rows = usage.select(
         "period_start", "gpu_hours", "cost", "run_id", gpu=gpu(usage), known=states_known(usage),
         failed=_failed(usage), completed=_completed(usage),
-        commitment=commitment(usage), reserved_gpu=reserved_gpu(usage), job=_jobs(usage),
+        unused=unused_commitment(usage), paid=paid_commitment(usage), reserved_gpu=reserved_gpu(usage),
+        job=_jobs(usage),
         untagged_costed=_untagged_costed(usage))
     return rows.aggregate(**{f"{check}__{name}": value for check, facts in CHECK_FACTS.items()
                              for name, value in facts(rows).items()})

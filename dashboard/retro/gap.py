@@ -28,15 +28,14 @@ run (H_main_ok = main-run hours - R_p), so failures = 0 and any difference shows
 Dollars: each GPU-hour part x p_p, plus price = H_a * (p_a - p_p), where H_a = actual GPU-hours and
 p_a = (actual $ - unused commitment $) / H_a, so the price x volume interaction is assigned to price.
 Actual $ is the cost of the GPU rows, plus the cost of rows without GPU-hours of runs that have GPU-hours
-(e.g. a VM's vCPU SKU), plus commitment lines with no GPU-hours and no run (``commitment_mask``). Commitment
-cost goes to idle / unattributed when the export amortises it (reserved GPU rows carry cost, or there are none),
-since what is left on those lines is paid-for capacity nobody used; in an actual-cost view (reserved GPU rows
-cost 0, fees on their own lines, as in Azure's actual-cost or GCP's commitment fees) it is the price of the
-reserved hours and stays in price. GPU rows with no known cost are valued at p_p; when the table carries no
-cost at all (a run export: every cost 0 or NA), actual $ = H_a * p_p and price = 0.
+(e.g. a VM's vCPU SKU), plus commitment lines (``columns.commitment``: what the import marks as paid commitments
+and unused-commitment lines). The unused-commitment lines' cost goes to idle / unattributed, since it is paid-for
+capacity nobody used; a commitment paid on its own line and not spread (an actual-cost view, as in Azure's
+actual-cost dataset or GCP's commitment fees) is the price of the reserved hours and stays in price. GPU rows with
+no known cost are valued at p_p; when the table carries no cost at all (a run export: every cost 0 or NA),
+actual $ = H_a * p_p and price = 0.
 
-The actual side's sums are one query (``dashboard.query.gap``); the row masks below serve the row-level
-commitment amortisation.
+The actual side's sums are one query (``dashboard.query.gap``).
 """
 
 from __future__ import annotations
@@ -45,15 +44,13 @@ import math
 from typing import Any
 
 import ibis.expr.types as ir
-import numpy as np
 import pandas as pd
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count_sig, number, usd_sig
+from dashboard.format import USD, count_sig, money, number, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query import gap as gap_query
 from dashboard.query import tables
-from dashboard.query.columns import COMMITMENT_RESOURCE_PATTERN
 
 PARTS: tuple[str, ...] = (
     "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
@@ -63,41 +60,6 @@ NEEDS_TOKENS = "a run export with tokens (the W&B runs table)"
 NEEDS_STATES = "a run export with job states (Slurm sacct or W&B)"
 NEEDS_COST = "a billing export (FOCUS, AWS CUR, GCP or Azure)"
 MISMATCH_RATIO = 2.0  # plan and actual main runs this far apart in GPU-hours are probably different runs
-
-
-def gpu_mask(usage: pd.DataFrame) -> np.ndarray:
-    """Rows with GPU-hours > 0."""
-    return (usage["gpu_hours"] > 0).to_numpy(dtype=bool)
-
-
-def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
-    """Commitment lines: no GPU-hours, no run, a cost, and charge_kind "commitment", a reserved tier or a
-    commitment resource id.
-
-    These are FOCUS "Unused" commitment rows and AWS savings-plan fee rows (amortised exports: the cost left on
-    them is the unused part), and GCP commitment fees and Azure reservation purchases (actual-cost exports: the
-    whole fee).
-    """
-    candidate = (~(usage["gpu_hours"] > 0).to_numpy(dtype=bool) & usage["run_id"].isna().to_numpy(dtype=bool)
-                 & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool))
-    rows = usage.loc[candidate]  # few rows: the tier, name and kind tests run on these only
-    hit = rows["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool) | (
-        rows["resource_id"].astype("string").str.contains(COMMITMENT_RESOURCE_PATTERN, case=False, regex=True)
-        .fillna(False).to_numpy(dtype=bool))
-    if "charge_kind" in rows:
-        hit |= rows["charge_kind"].eq("commitment").fillna(False).to_numpy(dtype=bool)
-    mask = np.zeros(len(usage), dtype=bool)
-    mask[np.flatnonzero(candidate)[hit]] = True
-    return mask
-
-
-def commitment_is_unused(usage: pd.DataFrame) -> bool:
-    """Whether the cost on commitment lines is capacity nobody used (amortised view) rather than the fee itself.
-
-    False only in an actual-cost view: reserved GPU rows exist and all of them cost 0.
-    """
-    reserved_gpu = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    return not (reserved_gpu.any() and usage.loc[reserved_gpu, "cost"].fillna(0).eq(0).all())
 
 
 def suggest_main_runs(usage: pd.DataFrame | ir.Table, by: str = "run_id") -> list[str]:
@@ -143,9 +105,7 @@ def _actual_totals(
     gpu_h = sums["gpu_hours"]
     cost_known = sums["cost_known"]
     if cost_known:
-        commitment_usd = sums["commitment_usd"]
-        # Unused unless an actual-cost view: reserved GPU rows exist and none of them carries a cost.
-        unused_usd = 0.0 if sums["reserved_gpu"] and not sums["reserved_gpu_priced"] else commitment_usd
+        commitment_usd, unused_usd = sums["commitment_usd"], sums["unused_commitment_usd"]
         costless_h = sums["costless_gpu_hours"]
         actual_usd = sums["gpu_usd"] + sums["host_usd"] + commitment_usd + costless_h * plan_price
     else:
@@ -188,49 +148,20 @@ def decompose(
     if a["tokens_known"]:
         ratio = a["actual_tokens"] / p["plan_tokens"]
         scale_h, efficiency_h = base_h * (ratio - 1.0), main_ok_h - base_h * ratio
-        coverage = a["token_coverage"]
-        scale_note = (f"{count_sig(a['actual_tokens'])} tokens trained vs {count_sig(p['plan_tokens'])} planned, "
-                      "at plan MFU")
-        if coverage < 1:
-            scale_note += (f"; tokens known for {number(coverage, 'fraction')} of main-run GPU-hours, the rest "
-                           "assumed at that rate")
-        efficiency_note = "GPU-hours per token vs the plan (MFU, stalls); includes the scale x efficiency interaction"
     else:
         scale_h, efficiency_h = main_ok_h - base_h, 0.0
-        scale_note = "tokens unknown: all main-run hours above or below the plan"
-        efficiency_note = "tokens unknown"
-    if a["states_known"]:
-        failures_h = a["actual_failed_gpu_hours"] - rework_p
-        failures_note = (f"{count_sig(a['actual_failed_gpu_hours'])} GPU-h in failed runs "
-                         f"vs {count_sig(rework_p)} GPU-h planned rework")
-    else:
-        failures_h = 0.0
-        failures_note = "no run states: planned rework assumed to have happened inside the main run"
+    failures_h = a["actual_failed_gpu_hours"] - rework_p if a["states_known"] else 0.0
     experiments_h = a["actual_experiment_gpu_hours"] - p["plan_experiment_gpu_hours"]
     idle_h = a["actual_unattributed_gpu_hours"]
-
-    idle_note = "GPU-hours with no run (untagged or idle capacity)"
-    if a["unused_commitment_usd"]:
-        idle_note += f"; plus {usd_sig(a['unused_commitment_usd'])} of unused commitment with no GPU-hours"
     if not a["cost_known"]:
         price_usd = 0.0
-        price_note = "no cost in the table: actual GPU-hours valued at the plan price"
     else:
         price_usd = a["actual_usd"] - a["unused_commitment_usd"] - a["actual_gpu_hours"] * price_p
-        price_a = a["actual_price_per_gpu_hour"]
-        price_note = (f"{usd_sig(price_a)}/GPU-h paid vs {usd_sig(price_p)}/GPU-h planned, over the actual GPU-hours"
-                      if price_a is not None else "dollars with no GPU-hours behind them")
-        if a["gpu_hours_valued_at_plan_price"]:
-            price_note += (f"; {count_sig(a['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at "
-                           "plan price")
 
     hours = [scale_h, efficiency_h, failures_h, experiments_h, idle_h, 0.0]
     dollars = [h * price_p for h in hours[:5]] + [price_usd]
     dollars[4] += a["unused_commitment_usd"]
-    notes = [scale_note, efficiency_note, failures_note,
-             f"{count_sig(a['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
-             f"{count_sig(p['plan_experiment_gpu_hours'])} planned (experiments, evaluation, debugging)",
-             idle_note, price_note]
+    notes = part_notes(p | a)
     known = [True, a["tokens_known"], a["states_known"], True, True, a["cost_known"]]
     needs = ["", NEEDS_TOKENS, NEEDS_STATES, "", "", NEEDS_COST]
     parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "known": known,
@@ -242,6 +173,50 @@ def decompose(
         "main_run_ids": list(main_run_ids),
     }
     return parts, summary
+
+
+def part_notes(summary: dict[str, Any], currency: str | None = USD) -> list[str]:
+    """The note of each part in ``PARTS`` (the waterfall's hover, the table's last column), from the totals of
+    ``decomposition_summary``; amounts of the bill in its ``currency`` (``format.money``), the plan's in US dollars
+    (written "2.5 USD" beside a bill in another currency, whose amounts carry their code too).
+    With a bill in another currency the price part says it is not compared: the plan's dollars and the bill's
+    money cannot be subtracted."""
+    if summary["tokens_known"]:
+        scale_note = (f"{count_sig(summary['actual_tokens'])} tokens trained vs {count_sig(summary['plan_tokens'])} "
+                      "planned, at plan MFU")
+        coverage = summary["token_coverage"]
+        if coverage is not None and coverage < 1:
+            scale_note += (f"; tokens known for {number(coverage, 'fraction')} of main-run GPU-hours, the rest "
+                           "assumed at that rate")
+        efficiency_note = "GPU-hours per token vs the plan (MFU, stalls); includes the scale x efficiency interaction"
+    else:
+        scale_note = "tokens unknown: all main-run hours above or below the plan"
+        efficiency_note = "tokens unknown"
+    if summary["states_known"]:
+        failures_note = (f"{count_sig(summary['actual_failed_gpu_hours'])} GPU-h in failed runs "
+                         f"vs {count_sig(summary['plan_rework_gpu_hours'])} GPU-h planned rework")
+    else:
+        failures_note = "no run states: planned rework assumed to have happened inside the main run"
+    experiments_note = (f"{count_sig(summary['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
+                        f"{count_sig(summary['plan_experiment_gpu_hours'])} planned (experiments, evaluation, "
+                        "debugging)")
+    idle_note = "GPU-hours with no run (untagged or idle capacity)"
+    if summary["unused_commitment_usd"]:
+        idle_note += (f"; plus {money(summary['unused_commitment_usd'], currency)} of unused commitment with no "
+                      "GPU-hours")
+    price_p, price_a = summary["plan_price_per_gpu_hour"], summary["actual_price_per_gpu_hour"]
+    if not summary["cost_known"]:
+        price_note = "no cost in the table: actual GPU-hours valued at the plan price"
+    elif currency != USD:
+        price_note = (f"not compared: the bill is in {currency or 'no stated currency'} and the plan in US dollars "
+                      f"({money(price_a, currency)}/GPU-h paid, {count_sig(price_p)} USD/GPU-h planned)")
+    else:
+        price_note = (f"{usd_sig(price_a)}/GPU-h paid vs {usd_sig(price_p)}/GPU-h planned, over the actual GPU-hours"
+                      if price_a is not None else "dollars with no GPU-hours behind them")
+    if summary["cost_known"] and summary["gpu_hours_valued_at_plan_price"]:
+        price_note += (f"; {count_sig(summary['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at "
+                       "plan price")
+    return [scale_note, efficiency_note, failures_note, experiments_note, idle_note, price_note]
 
 
 def plan_vs_actual(

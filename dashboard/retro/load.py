@@ -65,7 +65,7 @@ def reserved_capacity(usage: pd.DataFrame | ir.Table) -> tuple[float, pd.Series]
 
     The export does not state a reservation's size, so the capacity is the most reserved GPUs in use in any
     hour, rounded to a whole GPU (a lower bound of what was reserved). The commitment's hours run from the first
-    to the last hour touched by a reserved GPU row or a commitment line (``gap.commitment_mask``), so days when
+    to the last hour touched by a reserved GPU row or a commitment line (``columns.commitment``), so days when
     the commitment ran idle show as idle. None without reserved GPU rows.
     """
     usage = tables.table_of(usage)

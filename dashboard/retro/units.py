@@ -14,6 +14,7 @@ import pandas as pd
 
 from dashboard.core import compute
 from dashboard.core.hardware import catalogue, resolve_gpu_type
+from dashboard.format import money_symbol
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
 from dashboard.query import units as units_query
@@ -21,6 +22,16 @@ from dashboard.query import units as units_query
 TOKENS_PER_MILLION = 1e6
 LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",
                           "mfu": "Achieved MFU"}
+
+
+def labels(currency: str | None = "USD") -> dict[str, str]:
+    """``LABELS`` in the bill's currency: "$ per GPU-hour" for US dollars, "NOK per GPU-hour" for another code,
+    "Cost per GPU-hour" when the table names none (``format.money_symbol``)."""
+    symbol = money_symbol(currency)
+    return {"usd_per_gpu_hour": f"{symbol} per GPU-hour", "usd_per_million_tokens": f"{symbol} per million tokens",
+            "mfu": LABELS["mfu"]}
+
+
 NEEDS_PRICES = "needs a billing export (FOCUS, AWS CUR, GCP or Azure): a Slurm or W&B export carries no prices"
 NEEDS_TOKENS = ("needs a run export with tokens: load the W&B sample (wandb_sample.csv) or upload a W&B runs "
                 "table; billing exports and Slurm do not count tokens")

@@ -10,10 +10,13 @@ the "waste" checks' dollars into the headline, each as a share of all spend. Rul
 - Failed runs: GPU-hours in a failed state (``gap.FAILED_STATES``) as a % of the GPU-hours whose state is known.
 - Successful runs: cost of COMPLETED rows as a % of the cost of the GPU rows whose state is known (the detail
   says what share of all cost that is); a table without cost (run export) uses GPU-hours instead.
-- Idle capacity: commitment paid for with no usage, i.e. the cost left on commitment lines with no GPU-hours
-  (``gap.commitment_mask``) in an amortised export, plus reserved GPU rows with no run. In an actual-cost view
-  (reserved GPU rows cost 0, fees on their own lines) the idle part cannot be separated. Daily billing lines
-  cannot show nights and weekends; the load pattern does.
+- Idle capacity: commitment nobody used, as the bill states it: the provider's unused-commitment lines (FOCUS
+  ``CommitmentDiscountStatus = Unused``, Azure ``UnusedReservation`` / ``UnusedSavingsPlan``, AWS CUR fee rows at
+  their unused part) or what ``amortise.amortise_commitments`` left on a purchase's line on days with no covered
+  usage (``charge_kind`` "unused_commitment", ``columns.unused_commitment``), plus reserved GPU rows with no run.
+  Covered usage is usage. A purchase billed on its own line at what was paid and not spread (an actual-cost view)
+  does not say how much of it was used, so it is not counted. A bill with no GPU rows and no unused-commitment
+  line says so. Daily billing lines cannot show nights and weekends; the load pattern does.
 - Duplicate runs: among run rows (GPU-hours and a known state, not failed), a run is a repeat of an earlier one
   with the same team, project, run_id, GPU type and GPU count (GPU-hours / duration, rounded) that started at
   most ``DUPLICATE_START_WINDOW`` before it and lasted within ``DUPLICATE_DURATION_TOLERANCE`` of it. Restarts
@@ -28,7 +31,7 @@ the "waste" checks' dollars into the headline, each as a share of all spend. Rul
 - Untagged spend: the cost of rows with no team, no project and no run (nobody to ask about it).
 
 The three waste checks count disjoint rows: failed runs are rows in a failed state, duplicates are not failed,
-idle capacity is commitment lines and reserved rows with no run.
+idle capacity is unused-commitment lines and reserved rows with no run.
 
 Every figure is a query (``dashboard.query.waste``); the duplicate-run rule compares each job with the jobs just
 before it, which is row-level, and runs here on the candidate jobs the query returns.
@@ -115,24 +118,30 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True
 
 
 def idle_capacity_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
-    """Commitment paid for but not used, plus reserved GPU-hours no run claims (USD)."""
+    """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
     facts = waste_query.idle_capacity(usage)
-    if not (facts["commitment"] or facts["reserved_gpu"]):
+    paid = (f"Commitment purchases ({usd_sig(facts['paid_usd'])}) are billed on their own lines at what was paid"
+            if facts["paid"] else "")
+    if not (facts["gpu"] or facts["commitment"]):
+        detail = "No GPU usage in this bill" + (f". {paid}; they cover no GPU-hours in it." if paid else ".")
+        return _check("idle_capacity", "Idle capacity", None, "USD", detail, None)
+    if not (facts["commitment"] or facts["reserved_gpu"] or facts["paid"]):
         return _check("idle_capacity", "Idle capacity", None, "USD", (
             "No reserved or committed capacity in this table. A billing export with commitment lines (FOCUS "
             "CommitmentDiscountStatus, AWS savings-plan fees, GCP commitment fees, Azure reservations) answers it."
         ), None)
-    if not facts["unused"]:
+    if not facts["commitment"] and facts["paid"]:
         return _check("idle_capacity", "Idle capacity", None, "USD", (
-            f"Commitment fees ({usd_sig(facts['commitment_usd'])}) are billed on their own lines and reserved usage "
-            "shows no cost (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
+            f"{paid} (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
             "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
-        ), _rows(waste_query.commitment_rows, usage, with_rows))
+        ), _rows(waste_query.paid_rows, usage, with_rows))
     unused_usd, untagged_usd = facts["commitment_usd"], facts["untagged_usd"]
-    detail = f"{usd_sig(unused_usd)} of commitment paid with no usage"
     if facts["commitment"]:
-        detail += f" ({facts['lines']} lines, {facts['days'][0]} to {facts['days'][1]})"
+        detail = (f"{usd_sig(unused_usd)} of commitment nobody used ({facts['lines']} unused-commitment lines, "
+                  f"{facts['days'][0]} to {facts['days'][1]})")
+    else:
+        detail = "No unused-commitment line in this bill"
     if facts["untagged"]:
         detail += (f"; {count_sig(facts['untagged_h'])} reserved GPU-hours "
                    f"({usd_sig(untagged_usd)}) used with no run")

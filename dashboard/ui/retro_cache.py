@@ -27,6 +27,7 @@ from dashboard import settings
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap, retro_usage
+from dashboard.format import USD
 from dashboard.query import engine, tables, view
 from dashboard.query import spend as spend_query
 from dashboard.query.distinct import distinct_values
@@ -126,29 +127,37 @@ def filtered(data_key: Hashable, _usage: pd.DataFrame | Table, start, end, teams
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def spend_chart(data_key: Hashable, _usage: pd.DataFrame, freq: str, by: str, metric: str,
-                budget_usd: float | None, period_end, data_end) -> DrawnChart:
+                budget: float | None, period_end, data_end, currency: str | None) -> DrawnChart:
     """``period_end`` and ``data_end`` come from the whole export, so a filtered view of a closed quarter
-    draws no forecast."""
+    draws no forecast; amounts (the budget too) in the bill's ``currency``."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
     daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
     cumulative = spend.cumulative_with_forecast(daily, period_end or daily.index[-1].date(), data_end=data_end)
-    return DrawnChart(retro_usage.spend_figure(frame, cumulative, budget_usd if metric == "cost" else None,
-                                               metric=metric))
+    return DrawnChart(retro_usage.spend_figure(frame, cumulative, budget if metric == "cost" else None,
+                                               metric=metric, currency=currency))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def attribution_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, DrawnChart]:
+def attribution_view(data_key: Hashable, _usage: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame,
+                                                                                               DrawnChart]:
     table = attribution.attribution_table(_usage)
-    return table, DrawnChart(retro_usage.attribution_figure(table))
+    return table, DrawnChart(retro_usage.attribution_figure(table, currency=currency))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
 def gap_view(data_key: Hashable, _usage: pd.DataFrame, scenario: Scenario, main_run_ids: tuple[str, ...],
-             failed_states: tuple[str, ...], unit: str) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
+             failed_states: tuple[str, ...], unit: str,
+             currency: str | None) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
+    """Plan vs actual in ``unit``; a bill in a currency other than the plan's US dollars is compared in GPU-hours
+    only, its parts' notes in its own currency and no dollar column (`gap.part_notes`)."""
     plan = scenario_outputs(scenario)
     parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
+    if currency is not None and currency != USD:
+        unit = "gpu_hours"
+        parts = parts.assign(note=gap.part_notes(summary, currency)).drop(columns="usd")
     key = "usd" if unit == "usd" else "gpu_hours"
-    figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit)
+    figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit,
+                                  currency=currency)
     return parts, summary, DrawnChart(figure)
 
 
@@ -158,10 +167,11 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def waste_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
+def waste_view(data_key: Hashable, _usage: pd.DataFrame,
+               currency: str | None) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
     checklist = waste.waste_checklist(_usage, with_rows=not queried(_usage))
     summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
-    return checklist, summary, DrawnChart(retro_gap.waste_figure(checklist, summary))
+    return checklist, summary, DrawnChart(retro_gap.waste_figure(checklist, summary, currency=currency))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -179,9 +189,9 @@ def load_view(data_key: Hashable, _usage: pd.DataFrame,
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def mix_view(data_key: Hashable, _usage: pd.DataFrame) -> tuple[pd.DataFrame, DrawnChart]:
+def mix_view(data_key: Hashable, _usage: pd.DataFrame, currency: str | None) -> tuple[pd.DataFrame, DrawnChart]:
     shares = mix.mix_shares(_usage)
-    return shares, DrawnChart(retro_usage.mix_figure(shares))
+    return shares, DrawnChart(retro_usage.mix_figure(shares, currency=currency))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

@@ -1,4 +1,10 @@
-"""The Retrospective page's sections: one function per tab, drawing tables and charts from `retro_cache`."""
+"""The Retrospective page's sections: one function per tab, drawing tables and charts from `retro_cache`.
+
+Every amount is in the bill's currency (`bill_currency`): tiles, table columns, notes and charts write it as
+`format.money` does ("$1.2k" for US dollars, "1.2k NOK" for another code), and `retro_cache` draws its charts in
+it. The plan is in
+US dollars, so Plan vs actual compares a bill in another currency in GPU-hours only, and says why.
+"""
 
 from __future__ import annotations
 
@@ -11,26 +17,75 @@ import streamlit as st
 
 from dashboard import settings
 from dashboard.core.scenario import Scenario
-from dashboard.format import count_sig, number, table_decimals, usd_sig
+from dashboard.figures import retro_gap
+from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query import tables
+from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
-from dashboard.retro.units import LABELS, NEEDS_TOKENS
+from dashboard.retro.units import NEEDS_TOKENS, labels
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
 
 ROWS_SHOWN = 500
 GROUPINGS = {"team": "Team", "project": "Project", "pricing": "Pricing"}
 FREQUENCIES = {"D": "Day", "W": "Week"}
-METRICS = {"cost": "Cost ($)", "gpu_hours": "GPU-hours"}
+METRICS = {"cost": "Cost", "gpu_hours": "GPU-hours"}
 EXPORT_BUDGET_USD = 1_000_000.0
 
 
-def money_column(label: str, values: pd.Series) -> Any:
-    """A $ column of sums: thousands separated, whole dollars once an entry reaches $1,000 (`table_decimals`)."""
-    return st.column_config.NumberColumn(label, format="dollar", step=10.0 ** -table_decimals(values))
+@st.cache_data(max_entries=cache.ENTRIES, show_spinner=False)
+def bill_currency(data_key: Hashable, _usage: pd.DataFrame | Table) -> tuple[str, ...]:
+    """The currency codes of the bill behind ``data_key`` (one DISTINCT query): one code for an import (mixed
+    currencies are refused there), none for a run export alone, which carries no prices."""
+    return tuple(distinct_values(tables.table_of(_usage), "currency"))
+
+
+def currency_of(codes: tuple[str, ...]) -> str | None:
+    """The one currency the page writes amounts in: the bill's code, None without one, and for a bill that mixes
+    currencies their codes joined ("EUR+USD"), so no sum of unlike amounts reads as one currency."""
+    return "+".join(codes) if codes else None
+
+
+def mixed_currency_error(codes: tuple[str, ...]) -> str | None:
+    """What to say when a bill holds several currencies, whose amounts cannot be added up; None for one."""
+    if len(codes) < 2:
+        return None
+    return (f"This bill mixes currencies ({', '.join(markdown_text(code) for code in codes)}): amounts in different "
+            "currencies cannot be added up, so every cost on this page adds unlike amounts (shown as "
+            f"“{markdown_text(currency_of(codes))}”). Export each billing currency separately (or convert them "
+            "first) and import them one by one.")
+
+
+def foreign_plan(currency: str | None) -> bool:
+    """Whether the bill's amounts are in a currency other than the plan's US dollars (a bill naming no currency,
+    such as a run export alone, is valued at the plan's price)."""
+    return currency is not None and currency != USD
+
+
+def plan_currency_warning(currency: str | None) -> str:
+    """Why a bill in another currency is compared with the plan in GPU-hours only."""
+    return (f"The plan is priced in US dollars and this bill in {markdown_text(currency)}: a difference of US dollars "
+            f"and {markdown_text(currency)} is not a number without an exchange rate, so the gap is compared in "
+            "GPU-hours, which have no currency. Amounts of the bill stay in its own currency.")
+
+
+def cost_label(label: str, currency: str | None) -> str:
+    """A column or control label with the bill's currency: "Cost ($)", "Cost (NOK)", "Cost" without one."""
+    return f"{label} ({money_symbol(currency)})" if currency else label
+
+
+def money_column(label: str, values: pd.Series, currency: str | None = USD) -> Any:
+    """A column of sums in the bill's currency: thousands separated, whole units once an entry reaches 1,000
+    (`table_decimals`); "$" in front for US dollars, the code after the figure for another currency."""
+    decimals = table_decimals(values)
+    if currency == USD:
+        return st.column_config.NumberColumn(label, format="dollar", step=10.0 ** -decimals)
+    suffix = f" {currency}" if currency else ""
+    return st.column_config.NumberColumn(label, format=f"%,.{decimals}f{suffix}", step=10.0 ** -decimals)
 
 
 def hours_column(label: str, values: pd.Series) -> Any:
@@ -38,17 +93,18 @@ def hours_column(label: str, values: pd.Series) -> Any:
     return st.column_config.NumberColumn(label, format=f"%,.{table_decimals(values)}f")
 
 
-def _check_figure(check: dict[str, Any]) -> str:
-    """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k, $368 per month, 68.7 GPU-hours."""
+def _check_figure(check: dict[str, Any], currency: str | None = USD) -> str:
+    """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k (73.2k NOK), $368 per month, 68.7
+    GPU-hours. The checks call the bill's amounts "USD" whatever the bill's currency."""
     figure, unit = check["figure"], check["unit"]
     if figure is None:
         return "not answerable from this export"
     if unit.startswith("%"):
         return f"{figure:.0f} {unit}"
     if unit == "USD":
-        return usd_sig(figure)
+        return money(figure, currency)
     if unit == "USD/month":
-        return f"{usd_sig(figure)} per month"
+        return f"{money(figure, currency)} per month"
     return f"{count_sig(figure)} {unit}"
 
 
@@ -129,42 +185,46 @@ def no_rows_message(billing: Any, runs: Any, none_choice: str) -> str:
     return text
 
 
-def commitment_sentence(info: dict[str, Any]) -> str | None:
+def commitment_sentence(info: dict[str, Any], currency: str | None = USD) -> str | None:
     """How commitments enter the figures, for the caption beside the $/GPU-hour tile (None without any)."""
     status = info["status"]
     if status == "amortised":
-        text = (f"Commitments amortised here: {usd_sig(info['commitment_usd'])} of commitment charges billed on "
-                f"their own lines were spread evenly over the days each covers (until the next charge; a one-off "
+        text = (f"Commitments amortised here: {money(info['commitment_usd'], currency)} of commitment charges billed "
+                f"on their own lines were spread evenly over the days each covers (until the next charge; a one-off "
                 f"purchase over the rest of the export) and each day's share over that day's "
-                f"{count_sig(info['covered_gpu_hours'])} reserved GPU-hours, which the export showed at $0. "
-                f"{usd_sig(info['spread_usd'])} went onto GPU-hours; {usd_sig(info['unused_usd'])} fell on days with "
-                "no reserved usage and stays as unused commitment (Waste → Idle capacity).")
+                f"{count_sig(info['covered_gpu_hours'])} reserved GPU-hours, which the export showed at "
+                f"{money(0.0, currency)}. {money(info['spread_usd'], currency)} went onto GPU-hours; "
+                f"{money(info['unused_usd'], currency)} fell on days with no reserved usage and stays as unused "
+                "commitment (Waste → Idle capacity).")
         if info["after_export_usd"] > 0.5:
-            text += (f" {usd_sig(info['after_export_usd'])} covers days after the export ends and is left out of "
-                     "this period's cost.")
+            text += (f" {money(info['after_export_usd'], currency)} covers days after the export ends and is left "
+                     "out of this period's cost.")
         return text
     if status == "provider":
         return (f"Commitments amortised by the provider (effective cost): reserved GPU rows carry their share; "
-                f"{usd_sig(info['unused_usd'])} of commitment nobody used is on its own lines (Waste → Idle "
+                f"{money(info['unused_usd'], currency)} of commitment nobody used is on its own lines (Waste → Idle "
                 "capacity).")
     return None
 
 
-def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list[str]) -> None:
+def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list[str],
+                currency: str | None = USD) -> None:
     """The warnings and notes that change a tile's figure, right under the tiles."""
     warning = match_warning(stats)
     if warning:
         st.warning(warning, icon=":material/link_off:")
+    per_hour = labels(currency)["usd_per_gpu_hour"]
     if amortisation["status"] == "excluded":
-        st.warning(f"$ per GPU-hour excludes commitments: {usd_sig(amortisation['commitment_usd'])} of commitment "
-                   "charges have no reserved GPU usage in this export to spread them over, so reserved capacity "
-                   "looks free. Export the provider's amortised cost (FOCUS EffectiveCost, Azure amortized "
+        st.warning(f"{per_hour} excludes commitments: {money(amortisation['commitment_usd'], currency)} of "
+                   "commitment charges have no reserved GPU usage in this export to spread them over, so reserved "
+                   "capacity looks free. Export the provider's amortised cost (FOCUS EffectiveCost, Azure amortized "
                    "cost) or include the reserved usage.", icon=":material/warning:")
     if amortisation["status"] == "needs_rows":
-        st.warning(f"$ per GPU-hour excludes commitments: {usd_sig(amortisation['commitment_usd'])} of commitment "
-                   "charges are billed on their own lines with the reserved usage at $0, and spreading them over "
-                   f"that usage day by day needs the rows in memory: {needs_rows()}", icon=":material/warning:")
-    sentence = commitment_sentence(amortisation)
+        st.warning(f"{per_hour} excludes commitments: {money(amortisation['commitment_usd'], currency)} of "
+                   "commitment charges are billed on their own lines with the reserved usage at "
+                   f"{money(0.0, currency)}, and spreading them over that usage day by day needs the rows in "
+                   f"memory: {needs_rows()}", icon=":material/warning:")
+    sentence = commitment_sentence(amortisation, currency)
     if sentence:
         st.caption(sentence)
     for note in notes:
@@ -178,31 +238,32 @@ def needs_rows() -> str:
 
 
 def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amortisation: dict[str, Any],
-          notes: list[str]) -> None:
-    """Headline numbers of the filtered view, with what changes them beside them."""
+          notes: list[str], currency: str | None = USD) -> None:
+    """Headline numbers of the filtered view in the bill's ``currency``, with what changes them beside them."""
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
     label = amortisation["label"]
     with_runs = not stats["billing_missing"] and not stats["runs_missing"]
     # Two rows of three, so nothing is cut off; how commitments were treated is the line under $/GPU-hour's value.
     columns = [*st.columns(3), *st.columns(3)]
-    columns[0].metric("Cost", usd_sig(numbers["gpu_cost"] + numbers["non_gpu_cost"]),
+    columns[0].metric("Cost", money(numbers["gpu_cost"] + numbers["non_gpu_cost"], currency),
                       help="Sum of the cost column, commitments amortised where the export allows, credits and "
                       "fees included; n/a when no row carries a price (a run export alone).")
     columns[1].metric("GPU-hours", count_sig(numbers["gpu_hours"]),
                       help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
                       "are never added to them.")
-    columns[2].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]), label or None, delta_color="off",
+    columns[2].metric(labels(currency)["usd_per_gpu_hour"], money(numbers["usd_per_gpu_hour"], currency), label or None,
+                      delta_color="off",
                       delta_arrow="off",
                       help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
                           "usd_per_gpu_hour", ""))
-    columns[3].metric("Non-GPU cost", usd_sig(numbers["non_gpu_cost"]),
+    columns[3].metric("Non-GPU cost", money(numbers["non_gpu_cost"], currency),
                       help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
     columns[4].metric("Rows", f"{cache.row_count(key, usage):,}")
     if with_runs:
         columns[5].metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h",
                           help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
                           f"{stats['on']} has no billed GPU-hours: shown apart, never added to the bill.")
-    _tile_notes(stats, amortisation, notes)
+    _tile_notes(stats, amortisation, notes, currency)
 
 
 def budget_view(teams, projects, pricing, dates) -> str:
@@ -210,30 +271,34 @@ def budget_view(teams, projects, pricing, dates) -> str:
     return view_id(teams, projects, pricing, dates)
 
 
-def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods: tuple) -> None:
-    """Spend per period and, below it, the running total against the budget of this view (``budgets``)."""
+def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods: tuple,
+                  currency: str | None = USD) -> None:
+    """Spend per period and, below it, the running total against the budget of this view (``budgets``), in the
+    bill's ``currency`` (the budget too)."""
     left, middle, right, budget_column = st.columns(4)
     freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
                                   key="retro.freq", bind="query-params") or "D"
     by = middle.segmented_control("Stack by", list(GROUPINGS), default="team", format_func=GROUPINGS.get,
                                   key="retro.by", bind="query-params") or "team"
-    metric = right.segmented_control("Measure", list(METRICS), default="cost", format_func=METRICS.get,
+    metric = right.segmented_control("Measure", list(METRICS), default="cost",
+                                     format_func=lambda name: cost_label(METRICS[name], currency)
+                                     if name == "cost" else METRICS[name],
                                      key="retro.metric", bind="query-params") or "cost"
     view_budgets = st.session_state.setdefault("retro.view_budgets", {})
     if view == WHOLE_EXPORT:
         export_budget = budget_column.number_input(
-            "Quarter budget, whole export ($)", min_value=0.0, value=EXPORT_BUDGET_USD, step=50_000.0,
+            cost_label("Quarter budget, whole export", currency), min_value=0.0, value=EXPORT_BUDGET_USD, step=50_000.0,
             format="%.0f", key="retro.budget", bind="query-params",
             help="Drawn against the running total of the whole export; a filtered view has its own budget.")
     else:
         export_budget = None
         view_budgets[view] = budget_column.number_input(
-            "Budget for this view ($)", min_value=0.0, value=float(view_budgets.get(view, 0.0)), step=10_000.0,
-            format="%.0f", key=f"retro.view_budget.{view}",
+            cost_label("Budget for this view", currency), min_value=0.0, value=float(view_budgets.get(view, 0.0)),
+            step=10_000.0, format="%.0f", key=f"retro.view_budget.{view}",
             help=f"A budget for {view} only (0: none). The whole export's budget is not drawn over a part of it.")
     budget = budget_for_view(view, export_budget, view_budgets)
-    budget_column.caption(f"Budget drawn: {usd_sig(budget)}" if budget else "No budget drawn for this view.")
-    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, *periods), width="stretch",
+    budget_column.caption(f"Budget drawn: {money(budget, currency)}" if budget else "No budget drawn for this view.")
+    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, *periods, currency), width="stretch",
                     key="retro.spend")
     period_end, data_end = periods
     closed = data_end is None or period_end is None or data_end >= period_end
@@ -245,23 +310,32 @@ def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods
                f"proportion to time. {forecast}")
 
 
-def attribution_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
-    table, figure = cache.attribution_view(key, usage)
+def attribution_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
+    table, figure = cache.attribution_view(key, usage, currency)
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", table["gpu_hours"]),
-        "cost": money_column("Cost ($)", table["cost"]),
+        "cost": money_column(cost_label("Cost", currency), table["cost"], currency),
         "cost_share": st.column_config.ProgressColumn("Share of cost", format="percent", min_value=0, max_value=1),
         "gpu_hours_share": st.column_config.NumberColumn("Share of GPU-hours", format="percent"),
     })
 
 
+def _plan_money(value: float | None, currency: str | None) -> str:
+    """An amount of the plan, which is in US dollars: "$1.2k" beside a bill in dollars, "1.2k USD" beside a bill
+    in another currency (whose amounts have the code after them too, so the two are not confused)."""
+    return usd_sig(value) if not foreign_plan(currency) else f"{count_sig(value)} USD"
+
+
 def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_label: str, join_on: str,
-                tokens_note: str | None = None) -> None:
+                tokens_note: str | None = None, currency: str | None = USD) -> None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
     most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B).
-    `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count tokens."""
+    `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count tokens. The
+    plan is in US dollars: a bill in another ``currency`` is compared in GPU-hours only, with a warning saying
+    why, and no dollar gap is shown (`foreign_plan`)."""
+    foreign = foreign_plan(currency)
     run_ids = cache.run_ids(key, usage)
     suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
     left, middle, right = st.columns([2, 2, 1])
@@ -273,26 +347,38 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
                                 key="retro.failed_states",
                                 help="A TIMEOUT segment of a run that resumes from its checkpoint may be "
                                 "productive: remove TIMEOUT here if your scheduler ends jobs on a time limit.")
-    unit = right.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
-                                   format_func={"usd": "$", "gpu_hours": "GPU-hours"}.get) or "usd"
-    parts, summary, figure = cache.gap_view(key, usage, plan, tuple(main_runs), tuple(failed), unit)
+    if foreign:
+        unit = "gpu_hours"
+        right.caption(f"Unit: GPU-hours (the bill is in {markdown_text(currency)}, the plan in US dollars)")
+    else:
+        unit = right.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
+                                       format_func={"usd": "$", "gpu_hours": "GPU-hours"}.get) or "usd"
+    parts, summary, figure = cache.gap_view(key, usage, plan, tuple(main_runs), tuple(failed), unit, currency)
+    if foreign:
+        st.warning(plan_currency_warning(currency), icon=":material/currency_exchange:")
     mismatch = plan_mismatch(summary)
     if mismatch:
         st.warning(mismatch, icon=":material/compare_arrows:")
     st.caption(f"Plan: **{markdown_text(plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
-               f"{usd_sig(summary['plan_price_per_gpu_hour'])}/GPU-hour = {usd_sig(summary['plan_usd'])} of GPU "
-               f"compute (its {usd_sig(summary['plan_non_gpu_usd_excluded'])} of non-GPU line items are not "
+               f"{_plan_money(summary['plan_price_per_gpu_hour'], currency)}/GPU-hour = "
+               f"{_plan_money(summary['plan_usd'], currency)} of GPU compute (its "
+               f"{_plan_money(summary['plan_non_gpu_usd_excluded'], currency)} of non-GPU line items are not "
                "compared).")
     st.plotly_chart(figure, width="stretch", key="retro.gap")
     st.dataframe(parts, hide_index=True, width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", parts["gpu_hours"]),
-        "usd": money_column("$", parts["usd"]),
+        **({} if foreign else {"usd": money_column("$", parts["usd"])}),
         "known": st.column_config.CheckboxColumn("Known"),
         "needs": st.column_config.TextColumn("To know it, import"),
     })
     efficiency = parts.loc[parts["part"] == "efficiency"]
     if tokens_note and len(efficiency) and not bool(efficiency["known"].iloc[0]):
         st.caption(f"Efficiency needs the main run's tokens: {tokens_note}")
+    if foreign:
+        st.caption(f"The {len(PARTS)} parts add up exactly to actual − plan in GPU-hours. Order of attribution: "
+                   "scale is valued at the plan's efficiency, so the scale × efficiency interaction lands in "
+                   "efficiency; price is not compared across currencies (Method & sources, §8).")
+        return
     st.caption(
         f"The {len(PARTS)} parts add up exactly to actual − plan. Order of attribution: scale is valued at the "
         "plan's efficiency, so the scale × efficiency interaction lands in efficiency; hour parts are priced at "
@@ -300,28 +386,36 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
     )
 
 
-def waste_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
-    checklist, summary, figure = cache.waste_view(key, usage)
+def waste_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
+    """The waste found, in the bill's ``currency``: the headline, three tiles, the chart (or one line saying none
+    was found, rather than empty axes) and each check with the rows behind it."""
+    checklist, summary, figure = cache.waste_view(key, usage, currency)
     share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
-    st.subheader(f"Waste found: {usd_sig(summary['total_usd'])}{share}")
+    st.subheader(f"Waste found: {money(summary['total_usd'], currency)}{share}")
     by_id = {check["id"]: check for check in checklist}
     kpi = by_id["successful_runs"]
     columns = st.columns(3)
-    columns[0].metric("Successful-run share", _check_figure(kpi) if kpi["figure"] is not None else "n/a",
+    columns[0].metric("Successful-run share", _check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
                       help="A KPI, not waste: " + kpi["detail"])
     growth = by_id["storage_growth"]
-    columns[1].metric("Storage growing", f"{usd_sig(growth['usd'])} a month" if growth["usd"] else "none found",
-                      help="A monthly cost that keeps growing, shown apart from the one-off dollars above.")
+    columns[1].metric("Storage growing", f"{money(growth['usd'], currency)} a month" if growth["usd"] else
+                      "none found", help="A monthly cost that keeps growing, shown apart from the one-off amounts "
+                      "above.")
     untagged = by_id["untagged_spend"]
-    columns[2].metric("Untagged spend (hygiene)", usd_sig(untagged["usd"]) if untagged["usd"] is not None else "n/a",
+    columns[2].metric("Untagged spend (hygiene)",
+                      money(untagged["usd"], currency) if untagged["usd"] is not None else "n/a",
                       help="Not waste: spend nobody can be asked about. " + untagged["detail"])
-    st.plotly_chart(figure, width="stretch", key="retro.waste")
+    if retro_gap.has_waste(summary):
+        st.plotly_chart(figure, width="stretch", key="retro.waste")
+    else:
+        st.info(retro_gap.NO_WASTE, icon=":material/check_circle:")
     ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
     total_cost = cache.totals(key, usage)["cost"]
     for check in ranked:
         share = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
                  if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
-        with st.expander(f"**{check['check']}** ({check['kind']}) — {_check_figure(check)}{share}", expanded=False):
+        with st.expander(f"**{check['check']}** ({check['kind']}) — {_check_figure(check, currency)}{share}",
+                         expanded=False):
             st.markdown(markdown_text(check["detail"]))
             rows = check["rows"]
             if rows is None and check["figure"] is not None and cache.queried(usage):
@@ -334,14 +428,14 @@ def waste_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
 def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFrame | Table | None) -> None:
     summary, timeline, heatmap = cache.load_view(key, usage, billing)
     columns = st.columns(5)
-    columns[0].metric("Peak GPUs", f"{summary['peak_gpus']:,.0f}")
-    columns[1].metric("Mean GPUs", f"{summary['mean_gpus']:,.0f}")
-    columns[2].metric("95th percentile", f"{summary['p95_gpus']:,.0f}")
+    columns[0].metric("Peak GPUs", gpu_count(summary["peak_gpus"]))
+    columns[1].metric("Mean GPUs", gpu_count(summary["mean_gpus"]))
+    columns[2].metric("95th percentile", gpu_count(summary["p95_gpus"]))
     columns[3].metric("Peak / mean", f"{summary['peak_to_mean']:,.2f}×",
                       help="Reserving for the mean queues work at the peak; reserving for the peak pays for idle "
                       "capacity the rest of the time.")
     capacity = summary["reserved_capacity_gpus"]
-    columns[4].metric("Reserved capacity", f"{capacity:,.0f} GPUs" if capacity else "none",
+    columns[4].metric("Reserved capacity", f"{gpu_count(capacity)} GPUs" if capacity else "none",
                       help="The most reserved GPUs in use in any hour (the export does not state the reservation's "
                       "size, so this is a lower bound)." + (
                           f" Idle reserved: {count_sig(summary['idle_reserved_gpu_hours'])} GPU-hours, shaded."
@@ -352,16 +446,19 @@ def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFra
                "days; a run export gives the real shape within a day.")
 
 
-def mix_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
-    """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run)."""
-    shares, figure = cache.mix_view(key, usage)
+def mix_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
+    """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run), in
+    the bill's ``currency``."""
+    shares, figure = cache.mix_view(key, usage, currency)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
+    per_hour = labels(currency)["usd_per_gpu_hour"]
     st.dataframe(shares, hide_index=True, width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", shares["gpu_hours"]),
         "gpu_hours_share": st.column_config.NumberColumn("GPU-hour share", format="percent"),
         "cost_share": st.column_config.NumberColumn("Cost share", format="percent"),
-        "usd_per_gpu_hour": st.column_config.NumberColumn("$ per GPU-hour", format="dollar"),
-        "cost": money_column("Cost ($)", shares["cost"]),
+        "usd_per_gpu_hour": (st.column_config.NumberColumn(per_hour, format="dollar") if currency == USD else
+                             st.column_config.NumberColumn(per_hour, format=f"%,.2f {currency or ''}".rstrip())),
+        "cost": money_column(cost_label("Cost", currency), shares["cost"], currency),
     })
     st.subheader("What if the quarter had used another mix?")
     left, right = st.columns(2)
@@ -378,23 +475,30 @@ def mix_section(key: Hashable, usage: pd.DataFrame | Table) -> None:
         st.info(result["reason"])
         return
     columns = st.columns(3)
-    columns[0].metric("GPU cost as billed", usd_sig(result["actual_gpu_cost"]))
+    columns[0].metric("GPU cost as billed", money(result["actual_gpu_cost"], currency))
     saving = result["saving"]
-    columns[1].metric("At this mix", usd_sig(result["gpu_cost_at_mix"]),
-                      usd_sig(-saving) if saving and math.isfinite(saving) else None, delta_color="inverse")
-    columns[2].metric("Blended $ per GPU-hour", usd_sig(result["blended_usd_per_gpu_hour"]))
-    st.caption("Each tier is priced at the $/GPU-hour the quarter actually paid for it (the engine's "
+    columns[1].metric("At this mix", money(result["gpu_cost_at_mix"], currency),
+                      money(-saving, currency) if saving and math.isfinite(saving) else None, delta_color="inverse")
+    columns[2].metric(f"Blended {per_hour}", money(result["blended_usd_per_gpu_hour"], currency))
+    st.caption(f"Each tier is priced at the {per_hour} the quarter actually paid for it (the engine's "
                "purchase-mix model), commitments amortised onto reserved hours as in the tiles; a tier the quarter "
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, tokens_note: str | None = None) -> None:
-    """Unit costs; `tokens_note` (`unmatched_tokens`) says why the token figures are missing when the run export
-    counts tokens but none reached the view."""
+def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, tokens_note: str | None = None,
+                  currency: str | None = USD) -> None:
+    """Unit costs in the bill's ``currency``; `tokens_note` (`unmatched_tokens`) says why the token figures are
+    missing when the run export counts tokens but none reached the view. The plan gives only its model's active
+    parameters (for MFU, which has no currency); a bill in another currency than the plan's US dollars is said."""
     numbers = cache.unit_view(key, usage, plan.active)
+    names = labels(currency)
+    if foreign_plan(currency):
+        st.warning(f"These unit costs are in {markdown_text(currency)}, the bill's currency; the plan's prices are "
+                   "in US dollars, so compare them only after converting at your exchange rate.",
+                   icon=":material/currency_exchange:")
     columns = st.columns(3)
-    columns[0].metric("$ per GPU-hour", usd_sig(numbers["usd_per_gpu_hour"]))
-    columns[1].metric("$ per million tokens", usd_sig(numbers["usd_per_million_tokens"]),
+    columns[0].metric(names["usd_per_gpu_hour"], money(numbers["usd_per_gpu_hour"], currency))
+    columns[1].metric(names["usd_per_million_tokens"], money(numbers["usd_per_million_tokens"], currency),
                       help="Cost of rows that report tokens / their tokens × 10⁶.")
     mfu = numbers["mfu"]
     columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{number(mfu, 'fraction')}",
@@ -402,6 +506,6 @@ def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, to
                       "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
     for metric, reason in numbers["reasons"].items():
         if reason == NEEDS_TOKENS and tokens_note:
-            st.caption(f"{LABELS[metric]} needs runs with tokens in this view: {tokens_note}")
+            st.caption(f"{names[metric]} needs runs with tokens in this view: {tokens_note}")
         else:
-            st.caption(f"{LABELS[metric]} {reason}.")
+            st.caption(f"{names[metric]} {reason}.")

@@ -56,7 +56,7 @@ def _tiles(at):
     """The tiles by label; the line under the $/GPU-hour tile's value says how commitments were treated."""
     tiles = {}
     for metric in at.metric:
-        if metric.label == "$ per GPU-hour":
+        if metric.label.endswith(" per GPU-hour") and metric.label != "Blended $ per GPU-hour":
             tiles["$/GPU-hour treatment"] = metric.delta or None
         tiles[metric.label] = metric.value
     return tiles
@@ -68,7 +68,7 @@ COMMITMENT_LABEL = "commitments amortised"
 
 def _expected_tiles(usage):
     """The tiles from a canonical table: all rows, GPU rows (gpu_hours ≠ 0) and the rest; money is n/a when
-    no row carries a currency (Slurm and W&B exports have no prices)."""
+    no row carries a currency (Slurm and W&B exports have no prices, and their price tile names none)."""
     gpu = usage["gpu_hours"].fillna(0).ne(0)
     priced = usage["currency"].notna().any()
     money = usd_sig if priced else (lambda value: "n/a")
@@ -76,7 +76,7 @@ def _expected_tiles(usage):
     return {
         "Cost": money(cost.sum()),
         "GPU-hours": count_sig(usage["gpu_hours"].sum()),
-        "$ per GPU-hour": money(cost[gpu].sum() / usage.loc[gpu, "gpu_hours"].sum()),
+        f"{'$' if priced else 'Cost'} per GPU-hour": money(cost[gpu].sum() / usage.loc[gpu, "gpu_hours"].sum()),
         "$/GPU-hour treatment": COMMITMENT_LABEL if priced else None,
         "Non-GPU cost": money(cost[~gpu].sum()),
         "Rows": f"{len(usage):,}",

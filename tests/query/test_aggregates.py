@@ -38,7 +38,7 @@ JOBS = usage(
      "team": "t", "project": "p", "run_id": "train", "run_state": "COMPLETED", "resource_id": "3",
      "gpu_type": "H100", "pricing": "on_demand"},
     {"period_start": "2025-05-01 00:00", "period_end": "2025-05-02 00:00", "cost": 50.0, "pricing": "reserved",
-     "charge_kind": "commitment"},
+     "charge_kind": "unused_commitment"},
     {"period_start": "2025-05-01 00:00", "period_end": "2025-05-02 00:00", "gpu_hours": 24.0, "cost": 60.0,
      "pricing": "reserved"},
 )

@@ -61,16 +61,27 @@ def test_a_fee_for_a_longer_period_is_spread_over_that_period():
 
 
 def test_an_amortised_export_is_left_as_it_is():
-    table = usage(fee("2025-05-02", 30.0, charge_kind="usage"), reserved("2025-05-01", 10.0, cost=72.0))
+    table = usage(fee("2025-05-02", 30.0, charge_kind="unused_commitment"), reserved("2025-05-01", 10.0, cost=72.0))
     amortised, info = amortise_commitments(table)
     assert amortised is table
     assert (info["status"], info["unused_usd"]) == ("provider", 30.0)
+
+
+def test_what_is_left_on_a_purchase_becomes_an_unused_commitment_line():
+    table = usage(fee("2025-05-01", 100.0), fee("2025-05-02", 100.0), reserved("2025-05-01", 10.0))
+    amortised, _ = amortise_commitments(table)
+    assert amortised["charge_kind"].tolist() == ["unused_commitment", "unused_commitment", "usage"]
+    assert amortised["cost"].tolist() == pytest.approx([0.0, 100.0, 100.0])  # 1 May spread, 2 May unused
 
 
 @pytest.mark.parametrize(("rows", "status", "label"), [
     pytest.param([reserved("2025-05-01", 10.0, cost=72.0)], "none", "", id="no commitment charges"),
     pytest.param([fee("2025-05-01", 100.0), {"gpu_hours": 10.0, "cost": 0.0}], "excluded", "excluding commitments",
                  id="no reserved usage to put them on"),
+    pytest.param([fee("2025-05-01", 100.0), {"gpu_hours": 0.0, "cost": 5.0}], "no_gpu", "no GPU usage in this bill",
+                 id="a bill without GPU rows"),
+    pytest.param([reserved("2025-05-01", 10.0, cost=72.0), {"cost": 9.0, "pricing": "reserved", "charge_kind": "usage",
+                  "resource_id": "reservation-vm-1"}], "none", "", id="covered non-GPU usage is usage"),
 ])
 def test_what_cannot_be_amortised_is_said(rows, status, label):
     table = usage(*rows)

@@ -13,13 +13,15 @@ from dashboard.retro.waste import NEEDS_ROWS, waste_checklist
 
 RESERVED_RUN = {"gpu_hours": 100.0, "cost": 700.0, "run_id": "main", "pricing": "reserved"}
 ON_DEMAND = {"gpu_hours": 10.0, "cost": 50.0, "run_id": "x", "pricing": "on_demand"}
-FEE = {"pricing": "reserved", "cost": 1000.0}  # a commitment line: no GPU-hours, no run, a cost
+FEE = {"pricing": "reserved", "cost": 1000.0, "charge_kind": "commitment"}  # a purchase billed on its own line
 
 STATUS_CASES = [
     # id, rows, status, commitment_usd
     ("no commitment lines", [ON_DEMAND], "none", 0.0),
     ("a fee and no reserved usage to put it on", [ON_DEMAND, FEE], "excluded", 1000.0),
-    ("amortised by the provider: reserved rows carry cost", [RESERVED_RUN, {**FEE, "cost": 300.0}], "provider", 300.0),
+    ("amortised by the provider: reserved rows carry cost",
+     [RESERVED_RUN, {**FEE, "cost": 300.0, "charge_kind": "unused_commitment"}], "provider", 300.0),
+    ("no GPU rows", [FEE, {"cost": 5.0}], "no_gpu", 1000.0),
     ("actual cost: reserved rows at $0, the fee on its own line", [{**RESERVED_RUN, "cost": 0.0}, FEE], "needs_rows",
      1000.0),
 ]

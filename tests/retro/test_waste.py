@@ -67,14 +67,19 @@ RESERVED_RUN = {"gpu_hours": 100.0, "cost": 700.0, "run_id": "main", "pricing": 
 
 @pytest.mark.parametrize(("rows", "figure"), [
     # amortised: $300 left on an unused-commitment line, plus a reserved GPU row no run claims
-    ([RESERVED_RUN, {"pricing": "reserved", "cost": 300.0, "resource_id": "sp"},
+    ([RESERVED_RUN, {"pricing": "reserved", "cost": 300.0, "charge_kind": "unused_commitment"},
       {"gpu_hours": 5.0, "cost": 35.0, "pricing": "reserved"}], 335.0),
-    # a savings-plan fee line without a pricing tier (AWS CUR)
-    ([RESERVED_RUN, {"cost": 40.0, "resource_id": "arn:aws:savingsplans::1:savingsplan/x"}], 40.0),
+    # an AWS CUR savings-plan fee line at its unused part, without a pricing tier
+    ([RESERVED_RUN, {"cost": 40.0, "charge_kind": "unused_commitment"}], 40.0),
     # everything used: no idle commitment
     ([RESERVED_RUN], 0.0),
+    # covered usage without GPU-hours and a resource id naming a reservation are usage, not idle commitment
+    ([RESERVED_RUN, {"pricing": "reserved", "cost": 30.0, "charge_kind": "usage"},
+      {"pricing": "on_demand", "cost": 20.0, "resource_id": "vm-reservation-7", "charge_kind": "usage"}], 0.0),
     # actual-cost view: reserved usage costs 0, the fee is on its own line, the idle part cannot be told
-    ([{**RESERVED_RUN, "cost": 0.0}, {"pricing": "reserved", "cost": 1000.0}], None),
+    ([{**RESERVED_RUN, "cost": 0.0}, {"pricing": "reserved", "cost": 1000.0, "charge_kind": "commitment"}], None),
+    # a bill without GPU rows: a purchase there is no idle GPU capacity
+    ([{"cost": 3.25, "charge_kind": "commitment"}, {"cost": 2.64, "pricing": "on_demand"}], None),
     # no reserved or committed capacity at all
     ([{"gpu_hours": 10.0, "cost": 50.0, "run_id": "x", "pricing": "on_demand"}], None),
 ])
@@ -213,7 +218,7 @@ def test_the_headline_adds_the_waste_in_dollars_and_leaves_the_rest_apart():
     table = usage(
         {"gpu_hours": 10.0, "cost": 30.0, "run_id": "a", "run_state": "FAILED", "team": "t"},
         {"gpu_hours": 30.0, "cost": 90.0, "run_id": "b", "run_state": "COMPLETED", "team": "t"},
-        {"cost": 20.0, "pricing": "reserved", "charge_kind": "commitment"},  # unused commitment, untagged
+        {"cost": 20.0, "pricing": "reserved", "charge_kind": "unused_commitment"},  # unused commitment, untagged
         {"cost": 60.0},  # support: untagged, not waste
     )
     checklist = waste_checklist(table)

@@ -1,5 +1,6 @@
 """The pandas implementations the query layer replaced (dashboard/retro at commit 6a29edc, unchanged but for
-their imports): the oracle of the property test, which asserts the queries give the same figures."""
+their imports and the commitment rule, which reads the import's charge_kind): the oracle of the property test,
+which asserts the queries give the same figures."""
 
 import math
 from collections.abc import Iterable
@@ -15,7 +16,6 @@ from dashboard.ingest.rows import take_strings
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.retro.filters import NA_LABELS, UNKNOWN_PRICING, epoch_ns, group_codes
-from dashboard.retro.gap import commitment_is_unused, commitment_mask, gpu_mask
 from dashboard.retro.periods import NS_PER_DAY, spread_by_day
 from dashboard.retro.units import NEEDS_PRICES, NEEDS_TOKENS, TOKENS_PER_MILLION, _row_peaks
 from dashboard.retro.waste import (
@@ -31,6 +31,22 @@ GROUPS = ("team", "project", "pricing")
 METRICS = ("cost", "gpu_hours")
 LEVELS = ("team", "project", "run_id")
 NS_PER_HOUR = 3_600 * 10**9
+
+
+def gpu_mask(usage: pd.DataFrame) -> np.ndarray:
+    """Rows with GPU-hours > 0."""
+    return (usage["gpu_hours"] > 0).to_numpy(dtype=bool)
+
+
+def kind_mask(usage: pd.DataFrame, *kinds: str) -> np.ndarray:
+    """Rows whose charge_kind is one of ``kinds`` and whose cost is non-zero."""
+    return (usage["charge_kind"].isin(kinds).fillna(False).to_numpy(dtype=bool)
+            & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool))
+
+
+def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
+    """Commitment lines: paid commitments and unused-commitment lines with a cost."""
+    return kind_mask(usage, "commitment", "unused_commitment")
 
 
 def failed_mask(usage: pd.DataFrame, failed_states: tuple[str, ...] = FAILED_STATES) -> np.ndarray:
@@ -267,7 +283,7 @@ def reserved_capacity(usage: pd.DataFrame) -> tuple[float, pd.Series] | None:
 
     The export does not state a reservation's size, so the capacity is the most reserved GPUs in use in any
     hour, rounded to a whole GPU (a lower bound of what was reserved). The commitment's hours run from the first
-    to the last hour touched by a reserved GPU row or a commitment line (``gap.commitment_mask``), so days when
+    to the last hour touched by a reserved GPU row or a commitment line (``columns.commitment``), so days when
     the commitment ran idle show as idle. None without reserved GPU rows.
     """
     reserved = gpu_mask(usage) & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
@@ -426,7 +442,7 @@ def _actual_totals(
         host = ~gpu & usage["run_id"].isin(runs_with_gpu).fillna(False).to_numpy(dtype=bool)
         commitment = commitment_mask(usage)
         commitment_usd = float(np.nansum(cost[commitment]))
-        unused_usd = commitment_usd if commitment_is_unused(usage) else 0.0
+        unused_usd = float(np.nansum(cost[kind_mask(usage, "unused_commitment")]))
         costless_h = float(hours[gpu & np.isnan(cost)].sum())
         actual_usd = float(np.nansum(cost[gpu]) + np.nansum(cost[host])) + commitment_usd + costless_h * plan_price
     else:
@@ -521,28 +537,30 @@ def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
 
 
 def idle_capacity_check(usage: pd.DataFrame) -> dict[str, Any]:
-    """Commitment paid for but not used, plus reserved GPU-hours no run claims (USD)."""
-    commitment = commitment_mask(usage)
-    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    if not (commitment.any() or (reserved & gpu_mask(usage)).any()):
+    """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
+    unused, paid = kind_mask(usage, "unused_commitment"), kind_mask(usage, "commitment")
+    reserved = usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool) & gpu_mask(usage)
+    paid_text = (f"Commitment purchases ({usd_sig(float(usage.loc[paid, 'cost'].sum()))}) are billed on their own "
+                 "lines at what was paid" if paid.any() else "")
+    if not (gpu_mask(usage).any() or unused.any()):
+        detail = "No GPU usage in this bill" + (f". {paid_text}; they cover no GPU-hours in it." if paid.any() else ".")
+        return _check("idle_capacity", "Idle capacity", None, "USD", detail, usage.iloc[:0])
+    if not (unused.any() or reserved.any() or paid.any()):
         return _check("idle_capacity", "Idle capacity", None, "USD", (
             "No reserved or committed capacity in this table. A billing export with commitment lines (FOCUS "
             "CommitmentDiscountStatus, AWS savings-plan fees, GCP commitment fees, Azure reservations) answers it."
         ), usage.iloc[:0])
-    if not commitment_is_unused(usage):
-        fees = float(usage.loc[commitment, "cost"].sum())
+    if not unused.any() and paid.any():
         return _check("idle_capacity", "Idle capacity", None, "USD", (
-            f"Commitment fees ({usd_sig(fees)}) are billed on their own lines and reserved usage shows no cost (an "
-            "actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS EffectiveCost, "
-            "Azure amortized cost, AWS CUR) answers it."
-        ), usage.loc[commitment])
-    untagged = reserved & gpu_mask(usage) & usage["run_id"].isna().to_numpy(dtype=bool)
-    rows = usage.loc[commitment | untagged]
-    unused_usd, untagged_usd = float(usage.loc[commitment, "cost"].sum()), float(usage.loc[untagged, "cost"].sum())
-    detail = f"{usd_sig(unused_usd)} of commitment paid with no usage"
-    if commitment.any():
-        days = usage.loc[commitment, "period_start"].dt.strftime("%Y-%m-%d")
-        detail += f" ({commitment.sum()} lines, {days.min()} to {days.max()})"
+            f"{paid_text} (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
+            "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
+        ), usage.loc[paid])
+    untagged = reserved & usage["run_id"].isna().to_numpy(dtype=bool)
+    rows = usage.loc[unused | untagged]
+    unused_usd, untagged_usd = float(usage.loc[unused, "cost"].sum()), float(usage.loc[untagged, "cost"].sum())
+    days = usage.loc[unused, "period_start"].dt.strftime("%Y-%m-%d")
+    detail = (f"{usd_sig(unused_usd)} of commitment nobody used ({unused.sum()} unused-commitment lines, "
+              f"{days.min()} to {days.max()})" if unused.any() else "No unused-commitment line in this bill")
     if untagged.any():
         detail += (f"; {count_sig(usage.loc[untagged, 'gpu_hours'].sum())} reserved GPU-hours "
                    f"({usd_sig(untagged_usd)}) used with no run")

@@ -22,9 +22,10 @@ Rules (amortised cost after the AWS Well-Architected ``ec2-instance-cost-by-pric
   other Usage → on_demand; everything else NA.
 - team / project / run_id from ``resourceTags/user:team`` (one column per tag) or the CUR 2.0 ``resource_tags``
   map (``user_team`` keys).
-- charge_kind: RIFee, SavingsPlanRecurringFee, SavingsPlanUpfrontFee and upfront reservation ``Fee`` rows →
-  commitment; Tax, Credit, Refund, discounts, rounding and other Fee rows (support) → adjustment; usage rows
-  (Usage, DiscountedUsage, SavingsPlanCoveredUsage) → usage.
+- charge_kind (``charges``): RIFee, SavingsPlanRecurringFee and SavingsPlanUpfrontFee → unused_commitment (their
+  cost above is the unused part); upfront reservation ``Fee`` rows → commitment (the payment itself); Tax, Credit,
+  Refund, discounts, rounding and other Fee rows (support) → adjustment; usage rows (Usage, DiscountedUsage,
+  SavingsPlanCoveredUsage: covered usage is usage) → usage.
 - Currency from ``lineItem/CurrencyCode`` (USD when absent, with a warning).
 """
 
@@ -34,11 +35,11 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import TAG_KEYS, currency_column, tag_fields
-from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, charge_kinds, mentions
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, UNUSED_COMMITMENT
 from dashboard.ingest.engine import find_column
 from dashboard.ingest.gpus import gpu_names, lookup_instances
 from dashboard.ingest.rows import Rows, text_column
-from dashboard.ingest.spec import Exclusion, Fingerprint, Format
+from dashboard.ingest.spec import Cell, Charge, Exclusion, Fingerprint, Format
 
 NEGATION_RULE = "savings plan negation (offsets covered usage; amortised cost 0)"
 
@@ -147,16 +148,6 @@ def derive(rows: Rows) -> dict[str, object]:
 
     currency, _ = currency_column(rows, "currency", default="USD")
 
-    fee = (kind == "fee").fillna(False).to_numpy(dtype=bool)
-    fee_text = rows.text("description").fillna("") + " " + usage_type.fillna("")
-    charge_kind = charge_kinds(
-        rows.index,
-        (kind.isin(COMMITMENT_FEES), COMMITMENT),
-        (kind.isin(ADJUSTMENTS), ADJUSTMENT),
-        (fee & mentions(rows.raw("product_code"), "support"), ADJUSTMENT),
-        (fee & mentions(fee_text, UPFRONT_FEE), COMMITMENT),
-        (fee, ADJUSTMENT),
-    )
     return {
         "period_start": start,
         "period_end": end,
@@ -165,7 +156,6 @@ def derive(rows: Rows) -> dict[str, object]:
         "billed_cost": billed,
         "currency": currency,
         "pricing": pricing,
-        "charge_kind": charge_kind,
         "gpu_type": gpu_type.fillna(gpu_names(instance)).where(gpu_hours > 0),
         "resource_id": rows.text("resource"),
         **_tag_columns(rows),
@@ -184,5 +174,13 @@ FORMAT = Format(
         markers=("start", "unblended", "type", "usage_type", "line_item_id"),
     ),
     exclusions=(Exclusion(NEGATION_RULE, "type", ("SavingsPlanNegation",)),),
+    charges=(
+        Charge(UNUSED_COMMITMENT, (Cell("type", COMMITMENT_FEES),)),
+        Charge(ADJUSTMENT, (Cell("type", ADJUSTMENTS),)),
+        Charge(ADJUSTMENT, (Cell("type", ("fee",)), Cell("product_code", pattern="support"))),
+        Charge(COMMITMENT, (Cell("type", ("fee",)), Cell("description", pattern=UPFRONT_FEE))),
+        Charge(COMMITMENT, (Cell("type", ("fee",)), Cell("usage_type", pattern=UPFRONT_FEE))),
+        Charge(ADJUSTMENT, (Cell("type", ("fee",)),)),
+    ),
     derive=derive,
 )

@@ -11,9 +11,11 @@ Rules:
   (``Standard_ND96isr_H100_v5``) or the meter name (``ND96isr H100 v5``, a trailing "Spot"/"Low Priority"
   removed) and is looked up in ``data/azure_vm_sizes.csv``.
 - pricing: ``pricingModel`` Spot → spot, On Demand → on_demand, Reservation / SavingsPlan → reserved.
-- charge_kind: Purchase rows of reservations or savings plans (``pricingModel`` or ``reservationName``) →
-  commitment; Refund, Tax, rounding and support purchases → adjustment; other rows (Usage, UnusedReservation,
-  Marketplace purchases) → usage.
+- charge_kind (``charges``): Purchase rows of reservations or savings plans (``pricingModel`` or
+  ``reservationName``) → commitment (the actual-cost dataset; the amortized one spreads them); UnusedReservation
+  and UnusedSavingsPlan (the amortized dataset's unused part) → unused_commitment; Refund, Tax, rounding and support
+  purchases → adjustment; other rows (Usage, reservation and savings-plan usage included, Marketplace purchases) →
+  usage.
 - team / project / run_id from ``tags`` (JSON, or JSON without the outer braces).
 """
 
@@ -22,10 +24,10 @@ from __future__ import annotations
 import pandas as pd
 
 from dashboard.ingest.billing import currency_column, map_values, tag_fields
-from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, UNUSED_COMMITMENT
 from dashboard.ingest.gpus import gpu_names, lookup_instances
 from dashboard.ingest.rows import Rows
-from dashboard.ingest.spec import Fingerprint, Format
+from dashboard.ingest.spec import Cell, Charge, Fingerprint, Format
 from dashboard.ingest.values import factorized, parse_datetime, parse_tag_text
 from dashboard.ingest.wording import amount_text, count_text
 
@@ -39,6 +41,9 @@ PRICING: dict[str, str] = {
     "savings plan": "reserved",
 }
 ADJUSTMENT_CHARGES = ("refund", "tax", "roundingadjustment", "rounding adjustment", "credit", "adjustment")
+UNUSED_CHARGES = ("unusedreservation", "unusedsavingsplan", "unused reservation", "unused savings plan")
+COMMITMENT_MODELS = ("reservation", "savingsplan", "savings plan")
+PURCHASE = Cell("charge_type", ("purchase",))
 _US_DATE = r"^\s*\d{1,2}/\d{1,2}/\d{4}\s*$"
 
 
@@ -90,18 +95,7 @@ def derive(rows: Rows) -> dict[str, object]:
     gpu_type = gpu_type.fillna(gpu_names(meter)).where(gpu_hours > 0)
 
     currency, code = currency_column(rows, "currency")
-    pricing_model = rows.text("pricing_model")
-    reservation = rows.text("reservation")
-    commitment = pricing_model.str.lower().str.replace(" ", "").isin(["reservation", "savingsplan"]).fillna(False)
-    support = mentions(category, SUPPORT) | mentions(meter, SUPPORT)
-    purchase = charge.eq("purchase")
-    charge_kind = charge_kinds(
-        index,
-        (charge.isin(ADJUSTMENT_CHARGES), ADJUSTMENT),
-        (purchase & support, ADJUSTMENT),
-        (purchase & (commitment | reservation.notna()), COMMITMENT),
-    )
-    purchases = charge_kind.eq("commitment").to_numpy(dtype=bool) & rows.open
+    purchases = rows.charge_kind.eq(COMMITMENT).to_numpy(dtype=bool) & rows.open
     if purchases.any():
         purchase_rows = count_text(int(purchases.sum()), "purchase row")
         rows.warn(
@@ -117,8 +111,7 @@ def derive(rows: Rows) -> dict[str, object]:
         "cost": cost,
         "billed_cost": cost,
         "currency": currency,
-        "pricing": map_values(pricing_model, PRICING),
-        "charge_kind": charge_kind,
+        "pricing": map_values(rows.text("pricing_model"), PRICING),
         "gpu_type": gpu_type,
         "resource_id": rows.text("resource"),
         **tag_fields(table[rows.col("tags")] if rows.has("tags") else None, index),
@@ -149,6 +142,14 @@ FORMAT = Format(
         "subscription": ("SubscriptionId",),
         "resource_group": ("resourceGroupName",),
     },
+    charges=(
+        Charge(ADJUSTMENT, (Cell("charge_type", ADJUSTMENT_CHARGES),)),
+        Charge(UNUSED_COMMITMENT, (Cell("charge_type", UNUSED_CHARGES),)),
+        Charge(ADJUSTMENT, (PURCHASE, Cell("meter_category", pattern=SUPPORT))),
+        Charge(ADJUSTMENT, (PURCHASE, Cell("meter_name", pattern=SUPPORT))),
+        Charge(COMMITMENT, (PURCHASE, Cell("pricing_model", COMMITMENT_MODELS))),
+        Charge(COMMITMENT, (PURCHASE, Cell("reservation"))),
+    ),
     fingerprint=Fingerprint(
         required=(("date",), ("cost",), ("meter_category", "meter_name", "meter_subcategory")),
         markers=("cost", "meter_category", "meter_subcategory", "meter_name", "pricing_model", "currency",

@@ -18,8 +18,10 @@ Rules:
   words On-Demand / Commitment-Based); Other or empty → NA.
 - team / project / run_id from the ``Tags`` JSON (``team``, ``project``, ``run_id``/``run``; ``user:`` prefixes
   accepted).
-- charge_kind: Tax, Credit, Adjustment and ``ChargeClass = Correction`` → adjustment; Purchase → commitment,
-  except support purchases (ServiceName or ChargeDescription names support) → adjustment; Usage → usage.
+- charge_kind (``charges``): ``ChargeClass = Correction`` and support purchases (ServiceName or ChargeDescription
+  names support) → adjustment; ``CommitmentDiscountStatus = Unused`` → unused_commitment; a Purchase with a
+  ``CommitmentDiscountId`` → commitment (its EffectiveCost is 0: the spec spreads it onto the usage); Tax, Credit
+  and Adjustment → adjustment; the rest (Used commitment, other purchases) → usage.
 - Rows with an unreadable or missing ChargePeriodStart, EffectiveCost or BilledCost are rejected.
 """
 
@@ -33,18 +35,10 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import currency_column, eq, map_floats, map_values, tag_fields
-from dashboard.ingest.charges import (
-    ADJUSTMENT,
-    CHARGE_KINDS,
-    COMMITMENT,
-    SUPPORT,
-    charge_kinds,
-    mentions,
-    value_kinds,
-)
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, UNUSED_COMMITMENT
 from dashboard.ingest.gpus import gpu_name, instance_gpus, instance_in_text
 from dashboard.ingest.rows import Rows, take_strings
-from dashboard.ingest.spec import Fingerprint, Format, Refusal
+from dashboard.ingest.spec import Cell, Charge, Fingerprint, Format, Refusal
 from dashboard.ingest.values import factorized
 from dashboard.ingest.wording import amount_text, count_text
 
@@ -55,9 +49,7 @@ PRICING: dict[str, str] = {
     "committed": "reserved",
     "commitment-based": "reserved",
 }
-CATEGORY_KINDS: dict[str, str] = {
-    "tax": ADJUSTMENT, "credit": ADJUSTMENT, "adjustment": ADJUSTMENT, "purchase": COMMITMENT,
-}
+PURCHASE = Cell("category", ("purchase",))
 HOURS_PER_UNIT: dict[str, float] = {
     "hours": 1.0,
     "hour": 1.0,
@@ -204,11 +196,6 @@ def derive(rows: Rows) -> dict[str, object]:
             f"{amount_text(idle, code)} of cost with no usage behind it."
         )
 
-    support = mentions(rows.raw("service"), SUPPORT) | mentions(rows.raw("description"), SUPPORT)
-    correction = mentions(rows.raw("charge_class"), r"^\s*correction\s*$")
-    by_category = value_kinds(rows.raw("category"), CATEGORY_KINDS)
-    purchase = by_category == CHARGE_KINDS.index(COMMITMENT)
-    charge_kind = charge_kinds(index, (correction, ADJUSTMENT), (purchase & support, ADJUSTMENT), base=by_category)
     return {
         "period_start": start,
         "period_end": end,
@@ -217,7 +204,6 @@ def derive(rows: Rows) -> dict[str, object]:
         "billed_cost": billed,
         "currency": currency,
         "pricing": map_values(table[rows.col("pricing")], PRICING) if rows.has("pricing") else pd.NA,
-        "charge_kind": charge_kind,
         "gpu_type": gpu_type,
         "resource_id": rows.text("resource"),
         **tag_fields(table[rows.col("tags")] if rows.has("tags") else None, index),
@@ -254,6 +240,7 @@ FORMAT = Format(
         "sku_meter": ("SkuMeter",),
         "sku_id": ("SkuId",),
         "commitment_status": ("CommitmentDiscountStatus",),
+        "commitment_id": ("CommitmentDiscountId",),
         "currency": ("BillingCurrency",),
         "tags": ("Tags",),
         "pricing": ("PricingCategory",),
@@ -271,8 +258,17 @@ FORMAT = Format(
             "1.0, 1.1, 1.2 or 1.3 (EffectiveCost, ChargeCategory) and import that file.",
         ),
     ),
-    categorical=("category", "start", "end", "unit", "sku_details", "commitment_status", "currency", "tags",
-                 "pricing", "resource", "charge_class", "description", "service", "sku_meter", "sku_id"),
+    charges=(
+        Charge(ADJUSTMENT, (Cell("charge_class", ("correction",)),)),
+        Charge(ADJUSTMENT, (PURCHASE, Cell("service", pattern=SUPPORT))),
+        Charge(ADJUSTMENT, (PURCHASE, Cell("description", pattern=SUPPORT))),
+        Charge(UNUSED_COMMITMENT, (Cell("commitment_status", ("unused",)),)),
+        Charge(COMMITMENT, (PURCHASE, Cell("commitment_id"))),
+        Charge(ADJUSTMENT, (Cell("category", ("tax", "credit", "adjustment")),)),
+    ),
+    categorical=("category", "start", "end", "unit", "sku_details", "commitment_status", "commitment_id",
+                 "currency", "tags", "pricing", "resource", "charge_class", "description", "service", "sku_meter",
+                 "sku_id"),
     selective=True,
     more_columns=provider_columns,
     derive=derive,

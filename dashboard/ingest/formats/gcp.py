@@ -30,10 +30,10 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.billing import currency_column, tag_fields
-from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT, charge_kinds, mentions
+from dashboard.ingest.charges import ADJUSTMENT, COMMITMENT, SUPPORT
 from dashboard.ingest.gpus import gpu_names, lookup_instances
 from dashboard.ingest.rows import Rows
-from dashboard.ingest.spec import Fingerprint, Format
+from dashboard.ingest.spec import Cell, Charge, Fingerprint, Format
 from dashboard.ingest.values import factorized, parse_number, parse_tag_text
 
 HOUR_UNITS = ("hour", "hours", "h", "hr", "hrs")
@@ -43,6 +43,7 @@ COMMITTED_CREDITS = (
     "FEE_UTILIZATION_OFFSET",
 )
 ADJUSTMENT_COST_TYPES = ("tax", "adjustment", "rounding_error", "rounding error")
+COMMITMENT_FEE = r"^commitment"  # "Commitment v1: Nvidia H100 80GB GPU in Americas for 1 Year"
 
 
 def _json(text: str) -> Any:
@@ -129,7 +130,7 @@ def derive(rows: Rows) -> dict[str, object]:
     gpu_sku = sku_gpu.notna().to_numpy(dtype=bool) | lowered.str.contains(r"\bgpu\b").to_numpy(dtype=bool)
     instance_sku = lowered.str.contains(r"instance|\bvm\b") & ~lowered.str.contains(r"core|ram|memory")
     instance_rows = instance_sku.to_numpy(dtype=bool) & ~gpu_sku & machine_count.notna().to_numpy(dtype=bool)
-    commitment_fee = lowered.str.startswith("commitment").to_numpy(dtype=bool)
+    commitment_fee = lowered.str.contains(COMMITMENT_FEE).to_numpy(dtype=bool)
     gpu_sku &= ~commitment_fee
     gpu_hours = pd.Series(0.0, index=index)
     gpu_hours[gpu_sku & in_hours] = amount[gpu_sku & in_hours]
@@ -151,12 +152,6 @@ def derive(rows: Rows) -> dict[str, object]:
         labels = {k: v.fillna(project_labels[k]) for k, v in labels.items()}
     labels["project"] = labels["project"].fillna(rows.text("project_id"))
     gpu_type = sku_gpu.fillna(machine_type).where(gpu_hours > 0)
-    charge_kind = charge_kinds(
-        index,
-        (rows.text("cost_type", lower=True).isin(ADJUSTMENT_COST_TYPES), ADJUSTMENT),
-        (commitment_fee, COMMITMENT),
-        (mentions(rows.raw("service"), SUPPORT) | mentions(sku, SUPPORT), ADJUSTMENT),
-    )
     return {
         "period_start": start,
         "period_end": end,
@@ -165,7 +160,6 @@ def derive(rows: Rows) -> dict[str, object]:
         "billed_cost": net,
         "currency": currency,
         "pricing": pricing,
-        "charge_kind": charge_kind,
         "gpu_type": gpu_type,
         "resource_id": rows.text("resource"),
         **labels,
@@ -201,6 +195,12 @@ FORMAT = Format(
         required=(("start",), ("cost",), ("sku",)),
         markers=("start", "end", "sku", "service", "invoice_month", "billing_account", "credits", "cost_type",
                  "amount"),
+    ),
+    charges=(
+        Charge(ADJUSTMENT, (Cell("cost_type", ADJUSTMENT_COST_TYPES),)),
+        Charge(COMMITMENT, (Cell("sku", pattern=COMMITMENT_FEE),)),
+        Charge(ADJUSTMENT, (Cell("service", pattern=SUPPORT),)),
+        Charge(ADJUSTMENT, (Cell("sku", pattern=SUPPORT),)),
     ),
     derive=derive,
 )
