@@ -102,6 +102,9 @@ def focus_table(rows: int = ROWS, seed: int = 7, unreadable_every: int = 0) -> p
             "ChargePeriodEnd": end_text,
             "ChargeCategory": _constant("Usage", rows),
             "PricingCategory": _coded(pricing_idx, ["Standard", "Dynamic", "Committed"]),
+            # Committed rows of the CPU instance are commitment nobody used; the others used theirs.
+            "CommitmentDiscountStatus": pa.array(np.where(
+                pricing_idx == 2, np.where(sku_idx // 20 == len(INSTANCES) - 1, "Unused", "Used"), None)),
             "ServiceName": _constant("Amazon Elastic Compute Cloud", rows),
             "ServiceCategory": _constant("Compute", rows),
             "ResourceId": _coded(resources, [f"i-{i}" for i in range(5000)]),

@@ -31,18 +31,16 @@ SELECT hour, sum(step) AS step, sum(direct) AS direct FROM (
 GROUP BY hour
 """
 FAILED = "(" + ", ".join(f"'{state}'" for state in FAILED_STATES) + ")"  # the run states the figures count as failed
-# A commitment line: no GPU-hours, no run, a non-zero cost, and a reserved tier, a commitment charge or a commitment
-# resource id (the name test only on those rows).
-_COMMITMENT = """CASE WHEN NOT coalesce(gpu_hours > 0, false) AND run_id IS NULL AND coalesce(cost <> 0, false)
-                      THEN coalesce(pricing = 'reserved' OR charge_kind = 'commitment'
-                                    OR regexp_matches(lower(resource_id), 'savingsplan|reservation|commitment'), false)
-                      ELSE false END"""
+# Commitment lines as the import marks what the bill says (charge_kind), with a cost: paid on their own lines, or
+# the provider's lines of commitment nobody used. Covered usage is usage.
+_COMMITMENT = "coalesce(charge_kind IN ('commitment', 'unused_commitment') AND cost <> 0, false)"
+_UNUSED = "coalesce(charge_kind = 'unused_commitment' AND cost <> 0, false)"
 _WASTE_CHECKS = f"""WITH r AS (
   SELECT period_start, gpu_hours, cost, run_id, run_state,
          coalesce(gpu_hours > 0, false) AS g,
          coalesce(gpu_hours > 0, false) AND run_state IS NOT NULL AS k,
          coalesce(gpu_hours > 0 AND pricing = 'reserved', false) AND run_id IS NULL AS ur,
-         {_COMMITMENT} AS c,
+         {_UNUSED} AS c,
          coalesce(gpu_hours > 0, false) AND run_state IS NOT NULL AND run_id IS NOT NULL
            AND coalesce(period_end > period_start, false) AS j,
          team IS NULL AND project IS NULL AND run_id IS NULL AND coalesce(cost <> 0, false) AS u
@@ -58,7 +56,7 @@ SELECT sum(gpu_hours) FILTER (WHERE k), sum(gpu_hours) FILTER (WHERE k AND run_s
 FROM r"""
 _WASTE_FLAGS = f"""SELECT EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND run_state IS NOT NULL),
                           EXISTS (SELECT 1 FROM {{usage}} WHERE cost <> 0),
-                          EXISTS (SELECT 1 FROM {{usage}} WHERE {_COMMITMENT}),
+                          EXISTS (SELECT 1 FROM {{usage}} WHERE {_UNUSED}),
                           EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND pricing = 'reserved'),
                           EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND pricing = 'reserved' AND cost <> 0),
                           EXISTS (SELECT 1 FROM {{usage}} WHERE gpu_hours > 0 AND pricing = 'reserved'
@@ -112,7 +110,7 @@ SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query
                                   sum(gpu_hours) FILTER (WHERE g AND m AND NOT f AND tokens IS NOT NULL),
                                   sum(tokens) FILTER (WHERE g AND m AND NOT f AND tokens IS NOT NULL),
                                   sum(gpu_hours) FILTER (WHERE g AND cost IS NULL), sum(cost) FILTER (WHERE g),
-                                  sum(cost) FILTER (WHERE {_COMMITMENT})
+                                  sum(cost) FILTER (WHERE {_COMMITMENT}), sum(cost) FILTER (WHERE {_UNUSED})
                            FROM r""",
                        """WITH r AS (SELECT count(*) FILTER (WHERE gpu_hours > 0) AS n,
                                             count(*) FILTER (WHERE gpu_hours > 0 AND run_state IS NOT NULL) AS ns,

@@ -12,7 +12,8 @@ from dashboard.query.columns import number
 from dashboard.workspace.imports import import_to_workspace
 
 PLAN_SUMS = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours", "experiment_gpu_hours",
-             "unattributed_gpu_hours", "token_gpu_hours", "tokens", "costless_gpu_hours", "gpu_usd", "commitment_usd")
+             "unattributed_gpu_hours", "token_gpu_hours", "tokens", "costless_gpu_hours", "gpu_usd", "commitment_usd",
+             "unused_commitment_usd")
 UNIT_SUMS = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens", "token_cost",
              "non_gpu_cost")
 
