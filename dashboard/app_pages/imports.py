@@ -19,17 +19,17 @@ from dashboard.ui.sources import (
     SAMPLES,
     UPLOAD_TYPES,
     choose_local,
+    commitment_note,
     import_once,
     local_columns,
     local_path_help,
     sample_names,
     summary_text,
+    zone_line,
+    zone_select,
 )
 
 AUTO = "Detect from the header"
-NO_ZONE = "(not set)"
-ZONES = [NO_ZONE, "UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin",
-         "Asia/Shanghai", "Asia/Singapore", "Asia/Tokyo"]
 
 st.title("Import usage")
 st.caption("Billing exports and job or run exports, of the formats listed under Format: every row is used, "
@@ -60,8 +60,7 @@ else:
 options_col, zone_col, comma_col = st.columns(3)
 format_choice = options_col.selectbox("Format", [AUTO, *FORMATS], key="import_format",
                                       format_func=lambda choice: FORMATS[choice].title if choice in FORMATS else AUTO)
-zone = zone_col.selectbox("Time zone of local times (Slurm)", ZONES, key="import_zone",
-                          help="sacct prints the cluster's local time without an offset; say which zone it is.")
+zone = zone_select("import_zone", zone_col)  # UTC assumed, as on the Retrospective
 decimal_comma = comma_col.checkbox("Decimal commas (1.234,5)", key="import_decimal_comma",
                                    help="Detected automatically for ';'-separated files; tick to force it.")
 
@@ -110,8 +109,7 @@ if format_choice == "generic" and not (local is not None and local.path.is_dir()
         if choice != "(none)":
             mapping[field] = choice
 
-options = ReadOptions(timezone=None if zone == NO_ZONE else zone, decimal_comma=decimal_comma,
-                      mapping=mapping or None)
+options = ReadOptions(timezone=zone, decimal_comma=decimal_comma, mapping=mapping or None)
 key = (source_key, format_choice, options.timezone, decimal_comma, tuple(sorted(mapping.items())))
 imported = import_once(IMPORT_SLOT, key, filename, local.path if local is not None else source_bytes,
                        format=None if format_choice == AUTO else format_choice, options=options)
@@ -122,11 +120,15 @@ usage = imported.usage
 read_as = FORMATS[summary["format"]]
 slot = "runs" if read_as.kind == "runs" else "billing"  # a generic import goes with the bill
 st.success(f"{markdown_text(filename)}: read as **{read_as.title}**.")
+if read_as.kind == "runs" and summary["format"] == "slurm":
+    st.caption(zone_line(zone) + ".")
 if st.button("Open in Retrospective", icon=":material/query_stats:", key="import_to_retro",
              help=f"Use this import on the Retrospective page, as its {RETRO_SLOTS[slot]}, without importing the "
              "file again."):
     # Only the import's key is handed over: the table stays in the bounded upload store.
-    st.session_state.setdefault("retro.handoff", {})[slot] = {"key": imported.key, "filename": imported.filename}
+    st.session_state.setdefault("retro.handoff", {})[slot] = {
+        "key": imported.key, "filename": imported.filename,
+        "source": {"Bundled sample": "sample", "Upload a file": "upload"}.get(source, "path")}
     st.switch_page("app_pages/retro.py")
 for warning in summary["warnings"]:
     st.warning(markdown_text(warning))
@@ -140,6 +142,9 @@ tiles[4].metric("GPU-hours", count_sig(summary["gpu_hours_total"]))
 currency = summary["currency"] or ""
 tiles[5].metric("Cost", summary_text(summary, "cost_total"),
                 help=markdown_text(f"{summary['cost_total']:,.2f} {currency or '(no currency given)'}"))
+note = commitment_note(summary["format"], usage, summary["currency"])
+if note:
+    st.caption(markdown_text(note))
 
 left, right = st.columns(2)
 with left:

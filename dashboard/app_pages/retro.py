@@ -6,32 +6,50 @@ import streamlit as st
 
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
-from dashboard.format import number
+from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
+from dashboard.store.errors import StoreError
 from dashboard.ui import link_check, plan_state, upload_store, workspace_view
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
+from dashboard.ui.retro_report_view import render_download as report_download
 from dashboard.ui.sources import (
+    DEFAULT_ZONE,
     IMPORT_SLOT,
     RETRO_SLOTS,
     SAMPLES,
+    SOURCE_LABELS,
     UPLOAD_TYPES,
     choose_local,
     import_once,
     local_path_help,
     sample_names,
+    zone_select,
 )
+from dashboard.ui.store_access import scenario_store
 
 RUN_SAMPLES = ("slurm_sample.txt", "wandb_sample.csv")
 DEFAULT_BILLING = "focus_sample.csv"
 NONE = "(none)"
-ZONES = ["UTC", "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin", "Asia/Shanghai",
-         "Asia/Singapore", "Asia/Tokyo"]
+PLAN_NONE = "(none)"
 PLAN_PAGE = "Scenario on the Plan page"
 PLAN_UPLOAD = "Upload a scenario JSON"
+SAVED = "Saved: "  # in front of the names of the scenarios saved in the store (the Compare page's list)
 SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
+PLAN_UPLOADED = "retro.plan_uploaded"  # the uploaded scenario file, read once: {"id", "name", "scenario", "error"}
+# A bill of the user's own (uploaded, or handed over by Import usage) replaces the bundled quarter's run export,
+# plan and budget, unless the user keeps them. A workspace dataset or a local path is chosen by name beside the
+# other choices (and a link may name both), so it changes nothing else.
+OWN_KINDS = ("upload", "handoff")
+KEEP = {"runs": "retro.keep_runs", "plan": "retro.keep_plan", "budget": "retro.keep_budget"}
+KEEP_LABELS = {"runs": "Keep the sample's run export", "plan": "Keep the sample's plan",
+               "budget": "Keep the sample's budget"}
+OWN_BILL = "retro.own_bill"  # True while the bill is the user's own (set by each run, read by the ticks)
+REPLACED = "retro.replaced"  # {"key": the own bill's key, part: the sample's value it replaced}
+PENDING = "retro.pending"  # "replace" or "restore": applied at the top of the next run, before the widgets
+BUDGET_DEFAULT = "retro.budget_default"  # the whole export's budget when none is typed (0 once replaced)
 # slot -> {"key", "filename"} of an import on the Import usage page, set by its "Open in Retrospective"
 HANDOFF = "retro.handoff"
 MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
@@ -87,6 +105,204 @@ def _remember_plan() -> None:
     st.session_state[PLAN_CHOICE] = st.session_state["retro.plan"]
 
 
+def _sample_value(part: str):
+    """What the bundled quarter gives ``part`` when nothing else was chosen."""
+    return {"runs": RUN_SAMPLES[0], "plan": SAMPLE_PLAN, "budget": view.EXPORT_BUDGET_USD}[part]
+
+
+def _current(part: str):
+    state = st.session_state
+    if part == "runs":
+        return state.get("retro.runs", RUN_SAMPLES[0])
+    if part == "plan":
+        return state.get(PLAN_CHOICE, SAMPLE_PLAN)
+    return state.get("retro.budget", state.get(BUDGET_DEFAULT, view.EXPORT_BUDGET_USD))
+
+
+def _drop(part: str) -> None:
+    """Set ``part`` to none when it is the sample's, remembering the sample's value in REPLACED."""
+    state = st.session_state
+    value = _current(part)
+    if part == "runs" and value not in RUN_SAMPLES or part != "runs" and value != _sample_value(part):
+        return  # the user's own choice stays
+    state.setdefault(REPLACED, {})[part] = value
+    if part == "runs":
+        state["retro.runs"] = NONE
+    elif part == "plan":
+        state[PLAN_CHOICE] = PLAN_NONE
+    else:
+        state[BUDGET_DEFAULT] = 0.0
+        state["retro.budget"] = 0.0
+
+
+def _bring_back(part: str) -> None:
+    """Give ``part`` the sample's value again when it is still none (the user chose nothing else meanwhile)."""
+    state = st.session_state
+    replaced = state.get(REPLACED, {})
+    if part not in replaced and not state.get(KEEP[part]):
+        return
+    value = replaced.pop(part, _sample_value(part))
+    if part == "runs" and _current("runs") == NONE:
+        state["retro.runs"] = value
+    elif part == "plan" and _current("plan") == PLAN_NONE:
+        state[PLAN_CHOICE] = value
+    elif part == "budget":
+        state.pop(BUDGET_DEFAULT, None)
+        if not _current("budget"):
+            state["retro.budget"] = value
+
+
+def _apply_pending() -> None:
+    """Replace the sample's parts for a new bill of the user's own, or bring them back after it went (set by the
+    run before, applied before any widget is drawn)."""
+    state = st.session_state
+    pending = state.pop(PENDING, None)
+    if pending is None:
+        return
+    kind, key = pending
+    if kind == "replace":
+        state.setdefault(REPLACED, {})["key"] = key
+        for part, tick in KEEP.items():
+            if not state.get(tick):
+                _drop(part)
+    else:
+        for part in KEEP:
+            if part in state.get(REPLACED, {}):
+                _bring_back(part)
+        state.pop(REPLACED, None)
+
+
+def _keep(part: str) -> None:
+    """A "keep the sample's …" tick changed: beside the user's own bill, bring the sample's part back or drop it."""
+    if not st.session_state.get(OWN_BILL):
+        return  # read when a bill of the user's own arrives
+    if st.session_state[KEEP[part]]:
+        _bring_back(part)
+    else:
+        _drop(part)
+
+
+def _saved_scenarios() -> tuple[dict[str, Scenario], str | None]:
+    """The scenarios saved in the store, as the Compare page lists them (what the store lets this user read),
+    by their label here; and a line saying why there are none when the store cannot be used."""
+    try:
+        entries = scenario_store().entries()
+    except StoreError as error:
+        return {}, (f"The scenario store cannot be used ({markdown_text(error)}), so its saved scenarios are not "
+                    "listed here.")
+    return {f"{SAVED}{entry.name}": entry.scenario for entry in entries if entry.scenario is not None}, None
+
+
+def _uploaded_plan() -> Scenario | None:
+    """The scenario file uploaded for the plan (kept in the session, so Unit costs reads it too); None after
+    saying why it was not loaded, or before one is uploaded."""
+    state = st.session_state
+    uploaded = st.file_uploader("Scenario JSON", type=["json"], key="retro.plan_upload")
+    held = state.get(PLAN_UPLOADED)
+    if uploaded is not None and (held is None or held["id"] != uploaded.file_id):
+        try:
+            held = {"id": uploaded.file_id, "name": uploaded.name, "scenario": scenario_from_json(uploaded.getvalue()),
+                    "error": None}
+        except ScenarioError as error:
+            held = {"id": uploaded.file_id, "name": uploaded.name, "scenario": None, "error": str(error)}
+        state[PLAN_UPLOADED] = held
+    if held is None:
+        st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
+        return None
+    if held["error"]:
+        st.error(f"{markdown_text(held['name'])} was not loaded: {markdown_text(held['error'])}.")
+        return None
+    if uploaded is None:
+        st.caption(f"Using **{markdown_text(held['name'])}**, uploaded earlier; upload another file to replace it.")
+    return held["scenario"]
+
+
+def _plan_picker() -> tuple[Scenario | None, str]:
+    """The one plan Plan vs actual and Unit costs read, with its picker: none, the Plan page's scenario, the
+    presets, the scenarios saved in the store, or an uploaded scenario file. The choice is kept in PLAN_CHOICE
+    while neither tab is open."""
+    state = st.session_state
+    saved, problem = _saved_scenarios()
+    choices = [PLAN_NONE, PLAN_PAGE, *presets(), *saved, PLAN_UPLOAD]
+    chosen = state.get(PLAN_CHOICE, SAMPLE_PLAN)
+    gone = chosen not in choices
+    state["retro.plan"] = PLAN_NONE if gone else chosen
+    choice = st.selectbox("Plan to compare with", choices, key="retro.plan", on_change=_remember_plan,
+                          help="One plan for Plan vs actual and Unit costs: the Plan page's current scenario, a "
+                          "preset, a scenario saved on the Compare page, or a scenario file. Opens on the bundled "
+                          "quarter's own plan; an uploaded bill starts with none.")
+    if gone:
+        st.caption(f"**{markdown_text(chosen)}** is no longer in the store; choose another plan.")
+    if problem:
+        st.caption(problem)
+    if choice == PLAN_NONE:
+        return None, choice
+    if choice == PLAN_UPLOAD:
+        return _uploaded_plan(), choice
+    if choice == PLAN_PAGE:
+        return _plan_page_scenario(), choice
+    return (presets() | saved)[choice], choice
+
+
+def _chosen_plan() -> Scenario | None:
+    """The plan Plan vs actual and Unit costs read, without drawing the picker (for a reader outside those tabs,
+    such as the report): None when none is chosen, or the chosen one cannot be had."""
+    state = st.session_state
+    choice = state.get(PLAN_CHOICE, SAMPLE_PLAN)
+    if choice == PLAN_PAGE:
+        return _plan_page_scenario()
+    if choice == PLAN_UPLOAD:
+        held = state.get(PLAN_UPLOADED)
+        return held["scenario"] if held else None
+    if choice in presets():
+        return presets()[choice]
+    return _saved_scenarios()[0].get(choice) if choice.startswith(SAVED) else None
+
+
+def _no_plan_note() -> str:
+    """What the page says while no plan is chosen."""
+    dropped = "plan" in st.session_state.get(REPLACED, {})
+    return ("No plan chosen" + (" (the sample's plan went with your bill; tick *Keep the sample's plan* under "
+                                "*Change data* to use it)" if dropped else "")
+            + ": pick the Plan page's scenario, a scenario saved on the Compare page, a preset, or upload a "
+            "scenario JSON above.")
+
+
+def _plan_words() -> str:
+    """The plan as the data line names it."""
+    choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
+    if choice == PLAN_NONE:
+        return "no plan"
+    if choice == SAMPLE_PLAN:
+        return "the sample's plan"
+    if choice == PLAN_UPLOAD:
+        held = st.session_state.get(PLAN_UPLOADED)
+        return f"plan uploaded: **{markdown_text(held['name'])}**" if held else "no plan"
+    return f"plan: **{markdown_text(choice.removeprefix(SAVED))}**"
+
+
+def _budget_words(currency: str | None) -> str:
+    """The whole export's budget as the data line names it."""
+    budget = _current("budget")
+    if not budget:
+        return "no budget"
+    if budget == view.EXPORT_BUDGET_USD and BUDGET_DEFAULT not in st.session_state:
+        return f"the sample's budget ({money(budget, currency)})"
+    return f"budget {money(budget, currency)}"
+
+
+def _data_line(parts: list[tuple[str, str]]) -> str:
+    """Markdown: each file with where it came from ("uploaded: **bill.csv** + bundled sample: **runs.txt**"), the
+    kinds said once when they are the same."""
+    kinds = {kind for kind, _ in parts}
+    if len(kinds) == 1:
+        (kind,) = kinds
+        return f"{kind[0].upper()}{kind[1:]}: " + " + ".join(f"**{markdown_text(name)}**" for _, name in parts)
+    text = " + ".join(f"{kind}: **{markdown_text(name)}**" for kind, name in parts)
+    return text[0].upper() + text[1:]
+
+
+_apply_pending()
 link_values = link_check.given("retro.")  # the link's values, before the widgets below read them
 st.title("Retrospective")
 link_note = st.empty()
@@ -96,6 +312,7 @@ st.caption("Last quarter from its billing export and, optionally, its job or run
 
 summary_line = st.empty()
 dataset_line = st.empty()
+overlap_line = st.empty()
 data_box = st.expander("Change data: samples, uploads, time zone, notes", key="retro.data_open")
 billing_column, runs_column = data_box.columns(2)
 with billing_column:
@@ -109,8 +326,13 @@ with billing_column:
         dataset = workspace_view.choose_dataset()
 with runs_column:
     runs_choice = _choose("Run export", list(RUN_SAMPLES), "runs", _titles("runs"))
-    zone = st.selectbox("Time zone of Slurm times", ZONES, key="retro.zone",
-                        help="sacct prints the cluster's local time without an offset; the samples use UTC.")
+    zone = zone_select("retro.zone")  # UTC assumed, as on the Import usage page
+keep_box = data_box.container()
+keep_box.caption("A bill of your own (uploaded, or opened from Import usage) starts without "
+                 "the bundled quarter's run export, plan and budget, so nothing of the sample is mixed into your "
+                 "quarter. Tick to keep them:")
+for part, column in zip(KEEP, keep_box.columns(len(KEEP)), strict=True):
+    column.checkbox(KEEP_LABELS[part], key=KEEP[part], on_change=_keep, args=(part,))
 
 if dataset is not None:
     dataset_line.caption(workspace_view.size_line(dataset))
@@ -120,7 +342,14 @@ elif local is not None:
 
 options = ReadOptions(timezone=zone)
 imported = {}
+kinds = {}  # side -> where its file came from, as the data line says it
 for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_choice)):
+    kinds[side] = None if key is None else key[0]
+    if kinds[side] == "handoff":
+        handed_source = st.session_state.get(HANDOFF, {}).get(side, {}).get("source")
+        kinds[side] = SOURCE_LABELS[handed_source] + " via Import usage" if handed_source else SOURCE_LABELS["handoff"]
+    elif kinds[side] is not None:
+        kinds[side] = SOURCE_LABELS.get(kinds[side], kinds[side])
     import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
     if key is not None and key[0] == "workspace":
         imported[side] = workspace_view.open_dataset(f"retro.{side}_data", read)
@@ -140,6 +369,7 @@ for side, other in (("billing", "runs"), ("runs", "billing")):
         continue
     if st.session_state.get(MOVED, {}).get(side) == part.key:
         imported[other], imported[side] = part, None
+        kinds[other] = kinds[side]
         continue
     data_box.warning(f"**{markdown_text(part.filename)}** is {fmt.noun}, not a {RETRO_SLOTS[side]}: it is not used "
                      "in this slot.", icon=":material/swap_horiz:")
@@ -147,6 +377,15 @@ for side, other in (("billing", "runs"), ("runs", "billing")):
                     on_click=_move, args=(side, part.key))
     imported[side] = None
 billing, runs = imported["billing"], imported["runs"]
+own_bill = billing_choice[0] is not None and billing_choice[0][0] in OWN_KINDS
+st.session_state[OWN_BILL] = own_bill
+if (own_bill and billing is not None and billing.summary.get("rows_used", 1)
+        and st.session_state.get(REPLACED, {}).get("key") != billing.key):
+    st.session_state[PENDING] = ("replace", billing.key)  # a new bill of the user's own: the sample's parts go
+    st.rerun()
+if not own_bill and (billing_choice[0] is None or billing_choice[0][0] == "sample") and REPLACED in st.session_state:
+    st.session_state[PENDING] = ("restore", None)  # back on the bundled quarter: its parts come back
+    st.rerun()
 if billing is None and runs is None:
     summary_line.info("Choose or upload a billing export or a run export to begin (open “Change data”).")
     link_check.say_ignored(link_note, link_values, "retro.")
@@ -176,13 +415,23 @@ if billing is not None and runs is not None and (cache.queried(billing_usage) or
                      f"lies. The figures are the billing export's alone; to join them, {view.needs_rows()}",
                      icon=":material/link_off:")
     runs = None
+if billing is not None and runs is not None:
+    overlap = view.overlap_warning((billing.key, "period"), billing_usage, (runs.key, "period"), runs.usage)
+    if overlap:
+        overlap_line.warning(overlap, icon=":material/date_range:")
 data_key = (billing and billing.key, runs and runs.key, join_on)
 usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
 currencies = view.bill_currency(data_key, usage)  # every amount on the page is in the bill's currency
 currency = view.currency_of(currencies)
 matched = stats["billing_gpu_hours_matched_share"]
-summary_line.markdown(" + ".join(f"**{markdown_text(p.filename)}**" for p in (billing, runs) if p)
+shown_parts = [(kinds[side], part.filename) for side, part in (("billing", billing), ("runs", runs)) if part]
+slurm_runs = runs is not None and runs.summary["format"] == "slurm"
+summary_line.markdown(_data_line(shown_parts)
+                      + (" · no run export" if runs is None else "")
                       + (f" · {number(matched, 'fraction')} matched" if matched is not None else "")
+                      + f" · {_plan_words()} · {_budget_words(currency)}"
+                      + (f" · Slurm times in {markdown_text(zone)}" + (" (assumed)" if zone == DEFAULT_ZONE else "")
+                         if slurm_runs else "")
                       + " · change below" + (f" · {len(notes)} import notes" if notes else ""))
 data_box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary['rows_used']:,} rows used of "
                             f"{p.summary['rows_read']:,}" for p in (billing, runs) if p) + ". "
@@ -225,40 +474,27 @@ if not shown_rows:
     st.stop()
 
 tabs = st.tabs(TAB_NAMES, key="retro.view", bind="query-params")
-plan_choices = [PLAN_PAGE, *presets(), PLAN_UPLOAD]
 with tabs[0], cache.busy(SLOW.format(TAB_NAMES[0]), shown):
     if tabs[0].open:
         quarter_end, data_end = cache.periods(data_key, usage)
         if dates_narrowed and quarter_end and data_end:
             quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
-        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end), currency)
+        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end), currency,
+                           st.session_state.get(BUDGET_DEFAULT, view.EXPORT_BUDGET_USD))
 with tabs[1], cache.busy(SLOW.format(TAB_NAMES[1]), shown):
     if tabs[1].open:
         view.attribution_section(view_key, shown, currency)
 with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
     if tabs[2].open:
-        st.session_state["retro.plan"] = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)
-        plan_choice = st.selectbox("Plan to compare with", plan_choices, key="retro.plan", on_change=_remember_plan,
-                                   help="The Plan page's current scenario, a preset, or a scenario file. Opens "
-                                   "on the bundled quarter's own plan and keeps your choice after an upload.")
-        plan: Scenario | None = _plan_page_scenario()
-        if plan_choice == PLAN_UPLOAD:
-            uploaded = st.file_uploader("Scenario JSON", type=["json"], key="retro.plan_upload")
-            try:
-                plan = scenario_from_json(uploaded.getvalue()) if uploaded else None
-            except ScenarioError as error:
-                st.error(f"{markdown_text(uploaded.name)} was not loaded: {markdown_text(error)}.")
-                plan = None
-        elif plan_choice != PLAN_PAGE:
-            plan = presets()[plan_choice]
+        plan, plan_choice = _plan_picker()
         if plan is not None:
             view.gap_section(view_key, shown, plan, plan.name, join_on, view.unmatched_tokens(runs, shown, join_on),
                              currency)
-        else:
-            st.info("Upload a scenario JSON (the Plan page's download) to compare with.")
+        elif plan_choice == PLAN_NONE:
+            st.info(_no_plan_note())
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), shown):
     if tabs[3].open:
-        view.waste_section(view_key, shown, currency)
+        view.waste_section(view_key, shown, currency, _chosen_plan())
 billing_key = billing and (billing.key, filters)
 with tabs[4], cache.busy(SLOW.format(TAB_NAMES[4]), shown):
     if tabs[4].open:
@@ -272,9 +508,14 @@ with tabs[5], cache.busy(SLOW.format(TAB_NAMES[5]), shown):
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
 with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), shown):
     if tabs[6].open:
-        choice = st.session_state.get(PLAN_CHOICE, SAMPLE_PLAN)  # MFU needs the model of the plan compared with
-        plan = presets()[choice] if choice in presets() else _plan_page_scenario()
+        plan, plan_choice = _plan_picker()  # the plan of Plan vs actual: MFU needs its model
+        if plan is None and plan_choice == PLAN_NONE:
+            st.caption(_no_plan_note())
         view.units_section(view_key, shown, plan, view.unmatched_tokens(runs, shown, join_on), currency)
 
 workspace_view.download_button(shown, shown_rows)
+report_download(data_key, usage, filters, shown, stats=stats, amortisation=amortisation, notes=figure_notes,
+                currency=currency, billing=billing, runs=runs, join_on=join_on,
+                plan=_chosen_plan(),
+                budget_default=st.session_state.get(BUDGET_DEFAULT, view.EXPORT_BUDGET_USD))
 link_check.say_ignored(link_note, link_values, "retro.")

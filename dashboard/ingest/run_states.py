@@ -12,6 +12,19 @@ RUN_STATES: tuple[str, ...] = (
 # States whose GPU-hours count as failed work in the retrospective (waste and the plan-vs-actual gap).
 FAILED_STATES: tuple[str, ...] = ("FAILED", "NODE_FAIL", "PREEMPTED", "TIMEOUT", "CANCELLED", "OUT_OF_MEMORY")
 
+# Interrupted is not failed. A segment of a run in a failed state is an interruption when the run resumed after it:
+# the next segment of the same run id (a job export's rows of one run, ordered by start) starts at or after its
+# end, within RESUME_WINDOW_HOURS, on as many GPUs (GPU-hours / duration, rounded). A segment the scheduler
+# restarted itself (sacct -D prints the requeued attempt as REQUEUED) is an interruption whatever follows it. An
+# interruption loses the work since the last checkpoint (half a checkpoint interval on average, Young 1974) and the
+# restart, on the segment's GPUs; the rest of its GPU-hours is work kept. A failed segment the run never resumed
+# after is failed, its work lost.
+RESTARTED_STATES: tuple[str, ...] = ("REQUEUED",)
+RESUME_WINDOW_HOURS = 24.0
+# Per-segment checkpoint interval and restart time in minutes, read where a run export carries them (a run log
+# mapped with these columns); elsewhere the plan scenario's, else the scenario defaults.
+CHECKPOINT_COLUMNS: tuple[str, str] = ("checkpoint_interval_min", "restart_min")
+
 
 # Slurm short codes (squeue / sacct -o State%2) and W&B run states, upper-cased, onto RUN_STATES.
 _RUN_STATE_ALIASES: dict[str, str] = {

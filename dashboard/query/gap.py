@@ -22,6 +22,7 @@ from dashboard.query.columns import (
     unused_commitment,
 )
 from dashboard.query.compiled import built, execute, query
+from dashboard.query.waste import interruptions
 
 HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
                           "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
@@ -41,6 +42,16 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
     sums = {name: number(row[name]) for name in HOURS if name != "host_usd"}
     return (sums | {"host_usd": number(runs["host_usd"]), "states_known": flag(runs["states_known"])}
             | {name: name in flags for name in _FLAG_TESTS})
+
+
+def interruption_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...],
+                      interval_min: float, restart_min: float) -> dict[str, float]:
+    """The interrupted segments' sums (``dashboard.query.waste.interruptions``: a failed segment its run resumed
+    after, or a restarted one), with ``main_run_ids``' share: what ``dashboard.retro.gap`` moves from failed work
+    to the interruptions' loss and the work kept. One query over the job rows, apart from ``actual_sums`` (whose
+    failed-state sums stay one pass over the rows)."""
+    return interruptions(usage, interval_min, restart_min, tuple(failed_states),
+                         tuple(str(run) for run in main_run_ids))
 
 
 @built

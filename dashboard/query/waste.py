@@ -1,6 +1,7 @@
 """The waste checklist's aggregates as queries: the sums, counts and flags each check reports, the storage lines'
 cost by calendar month, and the rows behind a check (``rows``, in source order). The rules are
-``dashboard.retro.waste``'s."""
+``dashboard.retro.waste``'s; the interruptions (``interruptions``, ``marked``: a failed segment the run resumed
+after, ``dashboard.ingest.run_states``) are read by the waste checks and by plan vs actual (``dashboard.query.gap``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
 from dashboard.query.columns import (
     commitment,
     failed,
@@ -107,8 +108,131 @@ def failed_by_state(usage: ir.Table) -> pd.DataFrame:
 
 
 @query
-def failed_rows(usage: ir.Table) -> pd.DataFrame:
-    return rows(usage, _failed)
+def failed_rows(usage: ir.Table, interval_min: float | None = None, restart_min: float | None = None) -> pd.DataFrame:
+    """The failed rows with a known state; with a checkpoint interval and restart time, only those of failed work
+    lost (the interrupted segments, ``marked``, left out)."""
+    if interval_min is None or restart_min is None:
+        return rows(usage, _failed)
+    return _utc_times(execute(_lost_rows_expr(usage, FAILED_STATES, float(interval_min), float(restart_min))))
+
+
+MARKS: tuple[str, ...] = ("in_failed", "interrupted", "lost_share", "from_export")
+SECONDS_PER_HOUR = 3600.0
+
+
+def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float, restart_min: float) -> ir.Table:
+    """``usage`` with the interruption marks (``MARKS``): ``in_failed`` (a state of ``failed_states``),
+    ``interrupted`` (a job row, ``_jobs``, in a failed state whose run resumed after it, or a restarted segment:
+    ``dashboard.ingest.run_states``), ``lost_share`` (of an interrupted row's GPU-hours, the work lost: (τ/2 +
+    restart) / its duration, at most 1; else 0) and ``from_export`` (an interrupted row whose checkpoint interval or
+    restart time the run export gives, ``CHECKPOINT_COLUMNS``; ``interval_min`` and ``restart_min`` fill the rest).
+    The next segment of a run is found by a window over the job rows of each run id, ordered by start (then source
+    row); read over the job rows alone (``rows_where(usage, _jobs(usage))``) it sorts only those."""
+    job = _jobs(usage)
+    start = usage.period_start.epoch_seconds()
+    end = usage.period_end.epoch_seconds()
+    hours = ibis.ifelse(job, (end - start) / SECONDS_PER_HOUR, ibis.null("float64"))
+    gpus = usage.gpu_hours / hours
+    window = ibis.window(group_by=[usage.run_id, job], order_by=[usage.period_start, usage.source_row])
+    next_start, next_gpus = start.lead().over(window), gpus.lead().over(window)
+    in_failed = failed(usage, failed_states)
+    resumed = holds((next_start >= end) & (next_start - end <= RESUME_WINDOW_HOURS * SECONDS_PER_HOUR)
+                    & ((next_gpus - gpus).abs() < 0.5))
+    interrupted = job & ((in_failed & resumed) | holds(usage.run_state.isin(list(RESTARTED_STATES))))
+    given = [usage[column] for column in CHECKPOINT_COLUMNS if column in usage.columns]
+    interval = (usage[CHECKPOINT_COLUMNS[0]].cast("float64").fill_null(interval_min)
+                if CHECKPOINT_COLUMNS[0] in usage.columns else ibis.literal(interval_min))
+    restart = (usage[CHECKPOINT_COLUMNS[1]].cast("float64").fill_null(restart_min)
+               if CHECKPOINT_COLUMNS[1] in usage.columns else ibis.literal(restart_min))
+    lost_hours = (interval / 2.0 + restart) / 60.0
+    from_export = interrupted & (ibis.or_(*(column.notnull() for column in given)) if given else ibis.literal(False))
+    return usage.mutate(
+        in_failed=in_failed, interrupted=interrupted,
+        lost_share=ibis.ifelse(interrupted, ibis.least(1.0, lost_hours / hours), 0.0).fill_null(0.0),
+        from_export=from_export)
+
+
+@built
+def _lost_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
+                    restart_min: float) -> ir.Table:
+    rows = marked(usage, failed_states, interval_min, restart_min)
+    rows = rows.filter(states_known(rows) & rows.in_failed & ~rows.interrupted)
+    return rows.drop(*MARKS).order_by("source_row")
+
+
+@built
+def _interrupted_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
+                           restart_min: float) -> ir.Table:
+    rows = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)
+    rows = rows.filter(rows.interrupted)
+    return rows.mutate(lost_gpu_hours=rows.gpu_hours * rows.lost_share).drop(*MARKS).order_by("source_row")
+
+
+@query
+def interrupted_rows(usage: ir.Table, interval_min: float, restart_min: float,
+                     failed_states: tuple[str, ...] = FAILED_STATES) -> pd.DataFrame:
+    """The interrupted rows (``marked``) in source order, with the GPU-hours each lost (``lost_gpu_hours``)."""
+    return _utc_times(execute(_interrupted_rows_expr(usage, tuple(failed_states), float(interval_min),
+                                                     float(restart_min))))
+
+
+INTERRUPTION_SUMS: tuple[str, ...] = (
+    "count", "from_export", "failed_h", "failed_cost", "lost_h", "lost_cost", "main_failed_h", "main_lost_h",
+    "main_token_failed_h", "main_token_lost_h", "main_failed_tokens", "main_lost_tokens")
+
+
+@built
+def _interruptions_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float, restart_min: float,
+                        main_run_ids: tuple[str, ...]) -> ir.Table:
+    rows = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)
+    rows = rows.filter(rows.interrupted)
+    rows = rows.mutate(lost_h=rows.gpu_hours * rows.lost_share, lost_cost=rows.cost * rows.lost_share,
+                       lost_tokens=rows.tokens * rows.lost_share,
+                       main=holds(rows.run_id.isin(list(main_run_ids))) if main_run_ids else ibis.literal(False))
+    main, tokens = rows.main, rows.main & rows.tokens.notnull()
+    return rows.aggregate(
+        count=rows.count(), from_export=rows.from_export.sum(),
+        failed_h=rows.gpu_hours.sum(where=rows.in_failed), failed_cost=rows.cost.sum(where=rows.in_failed),
+        lost_h=rows.lost_h.sum(), lost_cost=rows.lost_cost.sum(),
+        main_failed_h=rows.gpu_hours.sum(where=main & rows.in_failed), main_lost_h=rows.lost_h.sum(where=main),
+        main_token_failed_h=rows.gpu_hours.sum(where=tokens & rows.in_failed),
+        main_token_lost_h=rows.lost_h.sum(where=tokens),
+        main_failed_tokens=rows.tokens.sum(where=tokens & rows.in_failed),
+        main_lost_tokens=rows.lost_tokens.sum(where=tokens))
+
+
+@built
+def _interrupted_by_state_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
+                               restart_min: float) -> ir.Table:
+    rows = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)
+    rows = rows.filter(rows.interrupted)
+    return rows.group_by("run_state").agg(gpu_hours=rows.gpu_hours.sum(), in_failed=rows.in_failed.any(),
+                                          count=rows.count())
+
+
+@query
+def interruptions(usage: ir.Table, interval_min: float, restart_min: float,
+                  failed_states: tuple[str, ...] = FAILED_STATES, main_run_ids: tuple[str, ...] = ()
+                  ) -> dict[str, float]:
+    """Sums over the interrupted rows (``marked``): their ``count``, how many take their checkpoint interval or
+    restart from the run export (``from_export``), the GPU-hours and cost of those in a failed state (``failed_h``,
+    ``failed_cost``: what the failed-state sums count as failed), the GPU-hours and cost lost (``lost_h``,
+    ``lost_cost``), and of the rows of ``main_run_ids`` the same GPU-hours (``main_failed_h``, ``main_lost_h``)
+    and, of those with tokens, the GPU-hours and tokens (``main_token_*``, ``main_*_tokens``). One query over the
+    job rows only (0 for none)."""
+    row = execute(_interruptions_expr(usage, tuple(failed_states), float(interval_min), float(restart_min),
+                                      tuple(str(run) for run in main_run_ids))).iloc[0]
+    return {name: number(row[name]) for name in INTERRUPTION_SUMS}
+
+
+@query
+def interrupted_by_state(usage: ir.Table, interval_min: float, restart_min: float,
+                         failed_states: tuple[str, ...] = FAILED_STATES) -> pd.DataFrame:
+    """``run_state``, ``gpu_hours``, ``in_failed`` (a state of ``failed_states``) and ``count`` of the interrupted
+    rows, by state, sorted by state."""
+    frame = execute(_interrupted_by_state_expr(usage, tuple(failed_states), float(interval_min),
+                                               float(restart_min)))
+    return frame.sort_values("run_state", ignore_index=True)
 
 
 def _completed(usage: ir.Table) -> ir.BooleanColumn:

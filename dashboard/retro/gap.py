@@ -7,17 +7,24 @@ TST pilot and switching) are left out (``plan_non_gpu_usd_excluded`` in the summ
 tokens (times the raw-token multiplier for TST).
 
 The actual side is the rows with GPU-hours > 0 (plus the GPU dollars with no GPU-hours, below). A row with
-a run_id in ``main_run_ids`` is main run; a row in a failed state (``FAILED_STATES``) is failed whatever its
-run; a row with no run_id is unattributed. H_fail = failed hours, H_main_ok / H_exp = main / other runs' hours
-not failed, H_unattr = hours with no run (idle or untagged capacity). D_a = tokens of the main run's rows not
-failed; when only some of those rows carry tokens, the rest are assumed to run at the same tokens per GPU-hour.
+a run_id in ``main_run_ids`` is main run; a row with no run_id is unattributed. Interrupted is not failed: a
+segment in a failed state (``FAILED_STATES``) that its run resumed after, or one the scheduler restarted
+(``dashboard.ingest.run_states``), lost I = (τ/2 + restart) × its GPUs (at most its GPU-hours; Young 1974, the
+plan's rework assumption, with the plan scenario's checkpoint interval τ and restart time unless the run export
+gives them: ``dashboard.retro.waste``), and its other GPU-hours are work kept, main run or experiment as its run
+is. Any other row in a failed state is failed, work lost, whatever its run. H_int = the interruptions' loss,
+H_fail = failed work lost, H_main_ok / H_exp = main / other runs' hours not failed (with the work the
+interruptions kept), H_unattr = hours with no run (idle or untagged capacity). D_a = tokens of the main run's
+rows not failed (an interrupted row's less the share it lost); when only some of those rows carry tokens, the
+rest are assumed to run at the same tokens per GPU-hour.
 
 Parts in GPU-hours (they add up to actual - plan):
 
 - scale = (H_p_main - R_p) * (D_a / D_p - 1): more or fewer tokens at the plan's efficiency;
 - efficiency = H_main_ok - (H_p_main - R_p) * D_a / D_p: GPU-hours per token (MFU, stalls) differing from
   the plan. The interaction of scale and efficiency lands here, because scale is valued at plan efficiency;
-- failures and restarts = H_fail - R_p;
+- failures and restarts = (H_int - R_p) + H_fail: the interruptions' measured loss against the plan's rework
+  R_p (``gpu_hours_rework``), and the failed work lost, which the plan does not foresee, told apart in the note;
 - experiments = H_exp - H_p_exp;
 - idle / unattributed = H_unattr.
 
@@ -51,6 +58,7 @@ from dashboard.format import USD, count_sig, money, number, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query import gap as gap_query
 from dashboard.query import tables
+from dashboard.retro.waste import checkpointing
 
 PARTS: tuple[str, ...] = (
     "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
@@ -95,12 +103,24 @@ def _plan_totals(plan: dict[str, Any], scenario: Scenario) -> dict[str, float]:
 
 
 def _actual_totals(
-    usage: pd.DataFrame | ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float
+    usage: pd.DataFrame | ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float,
+    checkpoint: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    sums = gap_query.actual_sums(tables.table_of(usage), main_run_ids, failed_states)
-    main_ok_h, token_hours = sums["main_ok_gpu_hours"], sums["token_gpu_hours"]
+    """The actual side's totals; ``checkpoint`` (``waste.checkpointing``, the scenario defaults when None) costs the
+    interruptions."""
+    table = tables.table_of(usage)
+    setting = checkpointing() if checkpoint is None else checkpoint
+    sums = gap_query.actual_sums(table, main_run_ids, failed_states)
+    cut = gap_query.interruption_sums(table, main_run_ids, failed_states, setting["interval_min"],
+                                      setting["restart_min"])
+    # an interrupted segment's hours leave the failed ones: its loss is the interruptions', the rest work kept
+    main_ok_h = sums["main_ok_gpu_hours"] + cut["main_failed_h"] - cut["main_lost_h"]
+    token_hours = sums["token_gpu_hours"] + cut["main_token_failed_h"] - cut["main_token_lost_h"]
+    tokens = sums["tokens"] + cut["main_failed_tokens"] - cut["main_lost_tokens"]
+    experiment_h = (sums["experiment_gpu_hours"] + (cut["failed_h"] - cut["main_failed_h"])
+                    - (cut["lost_h"] - cut["main_lost_h"]))
     # Tokens of the rows that carry them, scaled up to all main-run hours; unknown if that overflows.
-    actual_tokens = sums["tokens"] * main_ok_h / token_hours if token_hours > 0 else math.nan
+    actual_tokens = tokens * main_ok_h / token_hours if token_hours > 0 else math.nan
     tokens_known = math.isfinite(actual_tokens)
     gpu_h = sums["gpu_hours"]
     cost_known = sums["cost_known"]
@@ -118,8 +138,14 @@ def _actual_totals(
         "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
         "actual_main_ok_gpu_hours": main_ok_h,
         "actual_main_run_gpu_hours": sums["main_gpu_hours"],
-        "actual_failed_gpu_hours": sums["failed_gpu_hours"],
-        "actual_experiment_gpu_hours": sums["experiment_gpu_hours"],
+        "actual_failed_gpu_hours": sums["failed_gpu_hours"] - cut["failed_h"],  # failed, work lost
+        "actual_interruptions": int(cut["count"]),
+        "actual_interruption_gpu_hours": cut["lost_h"],  # lost to interruptions: since the checkpoint + restart
+        "interruptions_from_export": int(cut["from_export"]),
+        "checkpoint_interval_min": setting["interval_min"],
+        "restart_min": setting["restart_min"],
+        "checkpoint_source": setting["source"],
+        "actual_experiment_gpu_hours": experiment_h,
         "actual_unattributed_gpu_hours": sums["unattributed_gpu_hours"],
         "actual_tokens": actual_tokens if tokens_known else None,
         "token_coverage": token_hours / main_ok_h if main_ok_h > 0 else None,
@@ -139,7 +165,8 @@ def decompose(
     """``plan_vs_actual``'s parts and ``decomposition_summary``'s totals from one reading of the actual side (a
     page that shows both asks once: on a workspace dataset each reading is a pass over its rows)."""
     p = _plan_totals(plan, scenario)
-    a = _actual_totals(actual, list(main_run_ids), failed_states, p["plan_price_per_gpu_hour"])
+    a = _actual_totals(actual, list(main_run_ids), failed_states, p["plan_price_per_gpu_hour"],
+                       checkpointing(scenario))
     price_p = p["plan_price_per_gpu_hour"]
     rework_p = p["plan_rework_gpu_hours"]
     base_h = p["plan_main_run_gpu_hours"] - rework_p  # plan main run without its rework allowance
@@ -150,7 +177,8 @@ def decompose(
         scale_h, efficiency_h = base_h * (ratio - 1.0), main_ok_h - base_h * ratio
     else:
         scale_h, efficiency_h = main_ok_h - base_h, 0.0
-    failures_h = a["actual_failed_gpu_hours"] - rework_p if a["states_known"] else 0.0
+    failures_h = (a["actual_interruption_gpu_hours"] - rework_p + a["actual_failed_gpu_hours"]
+                  if a["states_known"] else 0.0)
     experiments_h = a["actual_experiment_gpu_hours"] - p["plan_experiment_gpu_hours"]
     idle_h = a["actual_unattributed_gpu_hours"]
     if not a["cost_known"]:
@@ -193,8 +221,7 @@ def part_notes(summary: dict[str, Any], currency: str | None = USD) -> list[str]
         scale_note = "tokens unknown: all main-run hours above or below the plan"
         efficiency_note = "tokens unknown"
     if summary["states_known"]:
-        failures_note = (f"{count_sig(summary['actual_failed_gpu_hours'])} GPU-h in failed runs "
-                         f"vs {count_sig(summary['plan_rework_gpu_hours'])} GPU-h planned rework")
+        failures_note = failures_text(summary)
     else:
         failures_note = "no run states: planned rework assumed to have happened inside the main run"
     experiments_note = (f"{count_sig(summary['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
@@ -217,6 +244,19 @@ def part_notes(summary: dict[str, Any], currency: str | None = USD) -> list[str]
         price_note += (f"; {count_sig(summary['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at "
                        "plan price")
     return [scale_note, efficiency_note, failures_note, experiments_note, idle_note, price_note]
+
+
+def failures_text(summary: dict[str, Any]) -> str:
+    """The failures part's note: the interruptions' measured loss against the plan's rework, and the failed work
+    lost apart (a summary without interruption figures reads as none found)."""
+    count = int(summary.get("actual_interruptions", 0))
+    lost = f"{count_sig(summary.get('actual_interruption_gpu_hours', 0.0))} GPU-h lost to "
+    lost += (f"{count:,} interruption{'s' if count != 1 else ''} (work since the last checkpoint + restart, "
+             f"τ {summary.get('checkpoint_interval_min', 0.0):g} min and restart "
+             f"{summary.get('restart_min', 0.0):g} min from {summary.get('checkpoint_source', 'the plan')})"
+             if count else "interruptions (no run resumed after a failed segment)")
+    return (f"{lost} vs {count_sig(summary['plan_rework_gpu_hours'])} GPU-h planned rework; "
+            f"{count_sig(summary['actual_failed_gpu_hours'])} GPU-h in failed runs that never resumed, work lost")
 
 
 def plan_vs_actual(

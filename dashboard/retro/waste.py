@@ -7,7 +7,16 @@ is the number to show (None when the export cannot answer the check, ``detail`` 
 ``usd`` the dollars behind it (None when unknown) and ``rows`` the usage rows behind it. ``waste_summary`` adds
 the "waste" checks' dollars into the headline, each as a share of all spend. Rules:
 
-- Failed runs: GPU-hours in a failed state (``gap.FAILED_STATES``) as a % of the GPU-hours whose state is known.
+- Interrupted is not failed. A segment in a failed state (``FAILED_STATES``) that its run resumed after (the next
+  segment of the same run id starts at or after its end, within a day, on as many GPUs), or one the scheduler
+  restarted itself (REQUEUED), is an interruption: it lost the work since the last checkpoint, half a checkpoint
+  interval on average (Young 1974, as the plan's rework (τ/2 + restart)/M assumes), plus the restart, on its GPUs:
+  (τ/2 + restart) × GPUs GPU-hours, at most the segment's; the rest of its GPU-hours is work kept. The interval
+  and restart time come from the run export where it carries them (``run_states.CHECKPOINT_COLUMNS``), else from
+  the plan scenario, else the scenario defaults; the detail says which (``checkpointing``).
+- Failed runs (work lost): GPU-hours in a failed state that were not an interruption, as a % of the GPU-hours
+  whose state is known.
+- Interrupted runs (work kept): the GPU-hours the interruptions lost, and their cost.
 - Successful runs: cost of COMPLETED rows as a % of the cost of the GPU rows whose state is known (the detail
   says what share of all cost that is); a table without cost (run export) uses GPU-hours instead.
 - Idle capacity: commitment nobody used, as the bill states it: the provider's unused-commitment lines (FOCUS
@@ -30,8 +39,9 @@ the "waste" checks' dollars into the headline, each as a share of all spend. Rul
   retention policy (a keep-last-K policy levels off). The figure is those lines' cost in their last month.
 - Untagged spend: the cost of rows with no team, no project and no run (nobody to ask about it).
 
-The three waste checks count disjoint rows: failed runs are rows in a failed state, duplicates are not failed,
-idle capacity is unused-commitment lines and reserved rows with no run.
+The four waste checks count disjoint GPU-hours: failed runs are rows in a failed state that were not interrupted,
+interruptions the lost part of the others, duplicates are not failed, idle capacity is unused-commitment lines and
+reserved rows with no run.
 
 Every figure is a query (``dashboard.query.waste``); the duplicate-run rule compares each job with the jobs just
 before it, which is row-level, and runs here on the candidate jobs the query returns.
@@ -46,7 +56,9 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
+from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, number, usd_sig
+from dashboard.ingest.run_states import RESUME_WINDOW_HOURS
 from dashboard.query import tables
 from dashboard.query import waste as waste_query
 from dashboard.query.compiled import one_view
@@ -61,7 +73,8 @@ NEEDS_ROWS = ("Comparing each job with the jobs just before it needs the rows in
 
 
 KINDS: dict[str, str] = {
-    "failed_runs": "waste", "successful_runs": "kpi", "idle_capacity": "waste", "duplicate_runs": "waste",
+    "failed_runs": "waste", "interrupted_runs": "waste", "successful_runs": "kpi", "idle_capacity": "waste",
+    "duplicate_runs": "waste",
     "storage_growth": "monthly", "untagged_spend": "hygiene",
 }
 
@@ -79,22 +92,100 @@ def _rows(fetch: Callable[..., pd.DataFrame], usage: ir.Table, with_rows: bool, 
     return fetch(usage, *args) if with_rows else None
 
 
-def failed_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
-    """Share of GPU-hours (with a known state) spent in failed runs."""
+def checkpointing(scenario: Scenario | None = None) -> dict[str, Any]:
+    """The checkpoint interval and restart time (minutes) an interruption is costed with where the run export does
+    not give them: the plan ``scenario``'s, else the scenario defaults; ``source`` says which."""
+    if scenario is not None:
+        return {"interval_min": float(scenario.checkpoint_interval_min), "restart_min": float(scenario.restart_min),
+                "source": "the plan scenario"}
+    fields = Scenario.model_fields
+    return {"interval_min": float(fields["checkpoint_interval_min"].default),
+            "restart_min": float(fields["restart_min"].default), "source": "the scenario defaults"}
+
+
+def checkpointing_note(setting: dict[str, Any], count: int = 0, from_export: int = 0) -> str:
+    """How each interruption is costed, and where its checkpoint interval and restart time come from."""
+    given = (f"{setting['interval_min']:g} min between checkpoints and {setting['restart_min']:g} min to restart, "
+             f"from {setting['source']}")
+    if from_export and from_export >= count:
+        given = "the checkpoint interval and restart time the run export gives"
+    elif from_export:
+        given = (f"the run export's checkpoint interval and restart time for {from_export:,} of them, else "
+                 + given)
+    return ("Each interruption loses the work since the last checkpoint, half a checkpoint interval on average "
+            "(Young 1974, as the plan's rework (τ/2 + restart)/M assumes), plus the restart, on the segment's "
+            f"GPUs: (τ/2 + restart) × GPUs, with {given}")
+
+
+def _states_setting(checkpoint: dict[str, Any] | None) -> dict[str, Any]:
+    return checkpointing() if checkpoint is None else checkpoint
+
+
+def failed_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True,
+                      checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Share of GPU-hours (with a known state) spent in failed runs that never resumed: failed, work lost
+    (``checkpoint``, from ``checkpointing``, costs the interruptions left out)."""
     usage = tables.table_of(usage)
     facts = waste_query.failed_runs(usage)
     if not facts["known"]:
         return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, None)
-    known_h, failed_h, gpu_h = facts["known_h"], facts["failed_h"], facts["gpu_h"]
+    setting = _states_setting(checkpoint)
+    tau, restart = setting["interval_min"], setting["restart_min"]
+    interrupted = waste_query.interruptions(usage, tau, restart)
+    known_h, gpu_h = facts["known_h"], facts["gpu_h"]
+    failed_h = facts["failed_h"] - interrupted["failed_h"]
     by_state = waste_query.failed_by_state(usage)
-    detail = f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours ended in a failed state"
-    if len(by_state):
-        detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.itertuples(index=False)) + ")"
+    resumed = waste_query.interrupted_by_state(usage, tau, restart)
+    lost = dict(by_state.itertuples(index=False))
+    for state, hours, in_failed, _ in resumed.itertuples(index=False):
+        if in_failed and state in lost:
+            lost[state] -= hours
+    lost = sorted(((state, hours) for state, hours in lost.items() if hours > 1e-9 * max(known_h, 1.0)),
+                  key=lambda item: (-item[1], item[0]))  # largest first, ties by name
+    detail = (f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours in runs that failed and never resumed "
+              "(work lost)")
+    if lost:
+        detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in lost) + ")"
+    if interrupted["count"]:
+        detail += (f"; {count_sig(interrupted['failed_h'])} more in a failed state resumed from a checkpoint: "
+                   "see Interrupted runs")
     if known_h < gpu_h:
         detail += f"; states known for {number(known_h / gpu_h, 'fraction')} of all GPU-hours"
-    cost = facts["failed_cost"] if facts["cost_known"] else None
+    cost = facts["failed_cost"] - interrupted["failed_cost"] if facts["cost_known"] else None
+    rows = waste_query.failed_rows(usage, tau, restart) if with_rows else None
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
-                  _rows(waste_query.failed_rows, usage, with_rows), cost)
+                  rows, cost)
+
+
+def interrupted_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True,
+                           checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """GPU-hours lost to interruptions of runs that resumed from a checkpoint: interrupted, work kept (module
+    docstring; ``checkpoint`` from ``checkpointing``)."""
+    usage = tables.table_of(usage)
+    facts = waste_query.failed_runs(usage)
+    if not facts["known"]:
+        return _check("interrupted_runs", "Interrupted runs", None, "GPU-hours", NEEDS_STATES, None)
+    setting = _states_setting(checkpoint)
+    tau, restart = setting["interval_min"], setting["restart_min"]
+    found = waste_query.interruptions(usage, tau, restart)
+    count = int(found["count"])
+    how = checkpointing_note(setting, count, int(found["from_export"]))
+    if not count:
+        detail = (f"No run resumed after an interruption (the same run id continuing within "
+                  f"{RESUME_WINDOW_HOURS:g} h of a failed segment's end on as many GPUs, or a REQUEUED record). "
+                  f"{how}.")
+        return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail,
+                      _rows(waste_query.interrupted_rows, usage, with_rows, tau, restart),
+                      0.0 if facts["cost_known"] else None)
+    by_state = waste_query.interrupted_by_state(usage, tau, restart)
+    states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
+    segment_h = float(by_state["gpu_hours"].sum())
+    detail = (f"{count:,} interruption{'s' if count != 1 else ''} of runs that resumed from a checkpoint ({states}): "
+              f"{count_sig(found['lost_h'])} GPU-hours lost of the segments' {count_sig(segment_h)}, the rest is "
+              f"work kept. {how}.")
+    cost = found["lost_cost"] if facts["cost_known"] else None
+    return _check("interrupted_runs", "Interrupted runs", found["lost_h"], "GPU-hours", detail,
+                  _rows(waste_query.interrupted_rows, usage, with_rows, tau, restart), cost)
 
 
 def successful_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
@@ -244,27 +335,32 @@ def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[st
     """The headline: the "waste" checks with dollars, largest first, each with its share of ``total_cost``.
 
     Returns ``{"total_usd", "share" (of total_cost; None when it is not positive), "items": [{"check", "usd",
-    "share"}, ...]}``; storage growth (monthly), untagged spend (hygiene) and the successful-run share (a KPI)
+    "share"}, ...]}`` (a check that found nothing, $0, is not an item); storage growth (monthly), untagged spend
+    (hygiene) and the successful-run share (a KPI)
     are not in it.
     """
     share = (lambda value: value / total_cost) if total_cost > 0 else (lambda value: None)
     items = sorted(({"check": check["check"], "usd": float(check["usd"]), "share": share(float(check["usd"]))}
-                    for check in checklist if check["kind"] == "waste" and check["usd"] is not None),
+                    for check in checklist if check["kind"] == "waste" and check["usd"]),
                    key=lambda item: -item["usd"])
     total = float(sum(item["usd"] for item in items))
     return {"total_usd": total, "share": share(total), "items": items}
 
 
 def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = None,
-                    with_rows: bool = True) -> list[dict[str, Any]]:
-    """The six checks in order. ``runs`` (a run export) is joined to ``usage`` (in memory) on run_id for the checks
-    that need run states (failed, successful, duplicates); idle capacity and storage always read ``usage``.
+                    with_rows: bool = True, scenario: Scenario | None = None) -> list[dict[str, Any]]:
+    """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (in memory) on run_id for the checks
+    that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
+    ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not
+    (``checkpointing``; the scenario defaults without one).
     ``with_rows=False`` (a dataset queried where it lies) reads no rows behind the figures (``rows`` None) and
     leaves the row-level duplicate-run comparison unanswered with ``NEEDS_ROWS``; every other figure is the same."""
     with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
+    setting = checkpointing(scenario)
     with one_view():  # the checks' aggregates are one query, run once
         return [
-            failed_runs_check(with_states, with_rows),
+            failed_runs_check(with_states, with_rows, setting),
+            interrupted_runs_check(with_states, with_rows, setting),
             successful_runs_check(with_states, with_rows),
             idle_capacity_check(usage, with_rows),
             duplicate_runs_check(with_states, with_rows),

@@ -166,10 +166,12 @@ def main_run_suggestion(data_key: Hashable, _usage: pd.DataFrame, by: str) -> li
     return gap.suggest_main_runs(_usage, by=by)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def waste_view(data_key: Hashable, _usage: pd.DataFrame,
-               currency: str | None) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
-    checklist = waste.waste_checklist(_usage, with_rows=not queried(_usage))
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def waste_view(data_key: Hashable, _usage: pd.DataFrame, currency: str | None,
+               scenario: Scenario | None) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
+    """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (`scenario`; the
+    scenario defaults without a plan)."""
+    checklist = waste.waste_checklist(_usage, with_rows=not queried(_usage), scenario=scenario)
     summary = waste.waste_summary(checklist, spend_query.totals(tables.table_of(_usage))["cost"])
     return checklist, summary, DrawnChart(retro_gap.waste_figure(checklist, summary, currency=currency))
 

@@ -93,7 +93,7 @@ def hours_column(label: str, values: pd.Series) -> Any:
     return st.column_config.NumberColumn(label, format=f"%,.{table_decimals(values)}f")
 
 
-def _check_figure(check: dict[str, Any], currency: str | None = USD) -> str:
+def check_figure(check: dict[str, Any], currency: str | None = USD) -> str:
     """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k (73.2k NOK), $368 per month, 68.7
     GPU-hours. The checks call the bill's amounts "USD" whatever the bill's currency."""
     figure, unit = check["figure"], check["unit"]
@@ -266,15 +266,38 @@ def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amo
     _tile_notes(stats, amortisation, notes, currency)
 
 
+def period_days(key: Hashable, usage: pd.DataFrame | Table) -> tuple:
+    """The first and last UTC day of an export's periods (None, None for an empty one)."""
+    bounds = cache.options(key, usage)
+    return bounds["start"], bounds["end"]
+
+
+def overlap_warning(billing_key: Hashable, billing: pd.DataFrame | Table, runs_key: Hashable,
+                    runs: pd.DataFrame | Table) -> str | None:
+    """Markdown: a run export whose days do not overlap the bill's, with both periods ("the run export covers
+    2026-01-01 to 2026-03-31, the bill 2020-11-08 to 2020-11-11: no overlap, nothing can match"); None when they
+    overlap or either has no dates."""
+    bill_start, bill_end = period_days(billing_key, billing)
+    runs_start, runs_end = period_days(runs_key, runs)
+    if None in (bill_start, bill_end, runs_start, runs_end):
+        return None
+    if runs_start <= bill_end and bill_start <= runs_end:
+        return None
+    return (f"The run export covers {runs_start:%Y-%m-%d} to {runs_end:%Y-%m-%d}, the bill {bill_start:%Y-%m-%d} to "
+            f"{bill_end:%Y-%m-%d}: no overlap, nothing can match. Choose the run export of the bill's period, or "
+            "none.")
+
+
 def budget_view(teams, projects, pricing, dates) -> str:
     """The name of the view a budget belongs to (``budgets.view_id``); ``dates`` only when narrowed."""
     return view_id(teams, projects, pricing, dates)
 
 
 def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods: tuple,
-                  currency: str | None = USD) -> None:
+                  currency: str | None = USD, default_budget: float = EXPORT_BUDGET_USD) -> None:
     """Spend per period and, below it, the running total against the budget of this view (``budgets``), in the
-    bill's ``currency`` (the budget too)."""
+    bill's ``currency`` (the budget too). ``default_budget`` is the whole export's until one is typed: the bundled
+    quarter's, or 0 (none) beside a bill of the user's own."""
     left, middle, right, budget_column = st.columns(4)
     freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
                                   key="retro.freq", bind="query-params") or "D"
@@ -287,8 +310,8 @@ def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods
     view_budgets = st.session_state.setdefault("retro.view_budgets", {})
     if view == WHOLE_EXPORT:
         export_budget = budget_column.number_input(
-            cost_label("Quarter budget, whole export", currency), min_value=0.0, value=EXPORT_BUDGET_USD, step=50_000.0,
-            format="%.0f", key="retro.budget", bind="query-params",
+            cost_label("Quarter budget, whole export", currency), min_value=0.0, value=float(default_budget),
+            step=50_000.0, format="%.0f", key="retro.budget", bind="query-params",
             help="Drawn against the running total of the whole export; a filtered view has its own budget.")
     else:
         export_budget = None
@@ -300,14 +323,18 @@ def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods
     budget_column.caption(f"Budget drawn: {money(budget, currency)}" if budget else "No budget drawn for this view.")
     st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, *periods, currency), width="stretch",
                     key="retro.spend")
-    period_end, data_end = periods
+    st.caption(spread_and_forecast(*periods))
+
+
+def spread_and_forecast(period_end, data_end) -> str:
+    """The spend chart's note: how rows spanning days are spread, and whether (and how) the rest is forecast."""
     closed = data_end is None or period_end is None or data_end >= period_end
     forecast = ("No forecast: the export covers the period to its last day." if closed else
                 f"Forecast: the export ends on {data_end:%d %b %Y}, before the quarter does; the band is the "
                 "mean daily spend of the last 14 days continued to the quarter's end ± 1.28 standard deviations "
                 "× √days (80 %).")
-    st.caption("Rows spanning several days (monthly storage, multi-day jobs) are spread over those days in "
-               f"proportion to time. {forecast}")
+    return ("Rows spanning several days (monthly storage, multi-day jobs) are spread over those days in "
+            f"proportion to time. {forecast}")
 
 
 def attribution_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
@@ -322,7 +349,26 @@ def attribution_section(key: Hashable, usage: pd.DataFrame | Table, currency: st
     })
 
 
-def _plan_money(value: float | None, currency: str | None) -> str:
+def plan_caption(plan_label: str, summary: dict[str, Any], currency: str | None) -> str:
+    """What the plan compared with is, in GPU-hours and its dollars."""
+    return (f"Plan: **{markdown_text(plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
+            f"{plan_money(summary['plan_price_per_gpu_hour'], currency)}/GPU-hour = "
+            f"{plan_money(summary['plan_usd'], currency)} of GPU compute (its "
+            f"{plan_money(summary['plan_non_gpu_usd_excluded'], currency)} of non-GPU line items are not compared).")
+
+
+def attribution_order(foreign: bool) -> str:
+    """How the parts add up, and in which order interactions are attributed."""
+    if foreign:
+        return (f"The {len(PARTS)} parts add up exactly to actual − plan in GPU-hours. Order of attribution: scale "
+                "is valued at the plan's efficiency, so the scale × efficiency interaction lands in efficiency; price "
+                "is not compared across currencies (Method & sources, §8).")
+    return (f"The {len(PARTS)} parts add up exactly to actual − plan. Order of attribution: scale is valued at the "
+            "plan's efficiency, so the scale × efficiency interaction lands in efficiency; hour parts are priced at "
+            "the plan's $/GPU-hour, so the price × volume interaction lands in price (Method & sources, §8).")
+
+
+def plan_money(value: float | None, currency: str | None) -> str:
     """An amount of the plan, which is in US dollars: "$1.2k" beside a bill in dollars, "1.2k USD" beside a bill
     in another currency (whose amounts have the code after them too, so the two are not confused)."""
     return usd_sig(value) if not foreign_plan(currency) else f"{count_sig(value)} USD"
@@ -345,8 +391,9 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
                                  "of the largest project.")
     failed = middle.multiselect("States counted as failed", list(FAILED_STATES), default=list(FAILED_STATES),
                                 key="retro.failed_states",
-                                help="A TIMEOUT segment of a run that resumes from its checkpoint may be "
-                                "productive: remove TIMEOUT here if your scheduler ends jobs on a time limit.")
+                                help="A segment in one of these states that its run resumed after (the same run "
+                                "id continuing within a day on as many GPUs) is an interruption: only the work since "
+                                "its last checkpoint and the restart count as lost. Any other is failed, work lost.")
     if foreign:
         unit = "gpu_hours"
         right.caption(f"Unit: GPU-hours (the bill is in {markdown_text(currency)}, the plan in US dollars)")
@@ -359,11 +406,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
     mismatch = plan_mismatch(summary)
     if mismatch:
         st.warning(mismatch, icon=":material/compare_arrows:")
-    st.caption(f"Plan: **{markdown_text(plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
-               f"{_plan_money(summary['plan_price_per_gpu_hour'], currency)}/GPU-hour = "
-               f"{_plan_money(summary['plan_usd'], currency)} of GPU compute (its "
-               f"{_plan_money(summary['plan_non_gpu_usd_excluded'], currency)} of non-GPU line items are not "
-               "compared).")
+    st.caption(plan_caption(plan_label, summary, currency))
     st.plotly_chart(figure, width="stretch", key="retro.gap")
     st.dataframe(parts, hide_index=True, width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", parts["gpu_hours"]),
@@ -374,28 +417,20 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
     efficiency = parts.loc[parts["part"] == "efficiency"]
     if tokens_note and len(efficiency) and not bool(efficiency["known"].iloc[0]):
         st.caption(f"Efficiency needs the main run's tokens: {tokens_note}")
-    if foreign:
-        st.caption(f"The {len(PARTS)} parts add up exactly to actual − plan in GPU-hours. Order of attribution: "
-                   "scale is valued at the plan's efficiency, so the scale × efficiency interaction lands in "
-                   "efficiency; price is not compared across currencies (Method & sources, §8).")
-        return
-    st.caption(
-        f"The {len(PARTS)} parts add up exactly to actual − plan. Order of attribution: scale is valued at the "
-        "plan's efficiency, so the scale × efficiency interaction lands in efficiency; hour parts are priced at "
-        "the plan's $/GPU-hour, so the price × volume interaction lands in price (Method & sources, §8)."
-    )
+    st.caption(attribution_order(foreign))
 
 
-def waste_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
+def waste_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD,
+                  plan: Scenario | None = None) -> None:
     """The waste found, in the bill's ``currency``: the headline, three tiles, the chart (or one line saying none
     was found, rather than empty axes) and each check with the rows behind it."""
-    checklist, summary, figure = cache.waste_view(key, usage, currency)
+    checklist, summary, figure = cache.waste_view(key, usage, currency, plan)
     share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
     st.subheader(f"Waste found: {money(summary['total_usd'], currency)}{share}")
     by_id = {check["id"]: check for check in checklist}
     kpi = by_id["successful_runs"]
     columns = st.columns(3)
-    columns[0].metric("Successful-run share", _check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
+    columns[0].metric("Successful-run share", check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
                       help="A KPI, not waste: " + kpi["detail"])
     growth = by_id["storage_growth"]
     columns[1].metric("Storage growing", f"{money(growth['usd'], currency)} a month" if growth["usd"] else
@@ -414,7 +449,7 @@ def waste_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | No
     for check in ranked:
         share = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
                  if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
-        with st.expander(f"**{check['check']}** ({check['kind']}) — {_check_figure(check, currency)}{share}",
+        with st.expander(f"**{check['check']}** ({check['kind']}) — {check_figure(check, currency)}{share}",
                          expanded=False):
             st.markdown(markdown_text(check["detail"]))
             rows = check["rows"]
@@ -485,12 +520,13 @@ def mix_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, tokens_note: str | None = None,
+def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario | None, tokens_note: str | None = None,
                   currency: str | None = USD) -> None:
     """Unit costs in the bill's ``currency``; `tokens_note` (`unmatched_tokens`) says why the token figures are
     missing when the run export counts tokens but none reached the view. The plan gives only its model's active
-    parameters (for MFU, which has no currency); a bill in another currency than the plan's US dollars is said."""
-    numbers = cache.unit_view(key, usage, plan.active)
+    parameters (for MFU, which has no currency; n/a without a plan); a bill in another currency than the plan's US
+    dollars is said."""
+    numbers = cache.unit_view(key, usage, plan.active if plan is not None else float("nan"))
     names = labels(currency)
     if foreign_plan(currency):
         st.warning(f"These unit costs are in {markdown_text(currency)}, the bill's currency; the plan's prices are "
@@ -502,8 +538,10 @@ def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, to
                       help="Cost of rows that report tokens / their tokens × 10⁶.")
     mfu = numbers["mfu"]
     columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{number(mfu, 'fraction')}",
-                      help=f"6 · {count_sig(plan.active)} active parameters (the plan's model) · tokens / "
-                      "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
+                      help=(f"6 · {count_sig(plan.active)} active parameters (the model of the plan "
+                            f"{markdown_text(plan.name)}) · tokens / " if plan is not None else
+                            "Needs a plan (its model's active parameters): 6 · active parameters · tokens / ")
+                      + "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
     for metric, reason in numbers["reasons"].items():
         if reason == NEEDS_TOKENS and tokens_note:
             st.caption(f"{names[metric]} needs runs with tokens in this view: {tokens_note}")

@@ -24,6 +24,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import ingest, settings
+from dashboard.format import money
 from dashboard.ingest.bounded import LimitExceeded, read_regular_file
 from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
@@ -42,6 +43,17 @@ MAX_FOLDER_ENTRIES = 10_000  # files and folders looked at when walking a folder
 FOLDER_TTL_S = 60  # a folder's parts are walked again after this long (changes deeper than its top level)
 _QUOTED = re.compile(r"'.*'|\".*\"")
 NOT_QUOTED = "(value not shown)"
+# Time zones of local times (sacct prints the cluster's clock without an offset). Every page assumes UTC, says so,
+# and offers the same control to change it.
+DEFAULT_ZONE = "UTC"
+ZONES = [DEFAULT_ZONE, "America/Los_Angeles", "America/New_York", "Europe/London", "Europe/Berlin", "Asia/Shanghai",
+         "Asia/Singapore", "Asia/Tokyo"]
+ZONE_LABEL = "Time zone of Slurm times"
+ZONE_HELP = ("sacct prints the cluster's local time without an offset. UTC is assumed (the bundled samples are in "
+             "UTC); change it to the cluster's zone if its clock is local.")
+# Where a file on a page came from, as the page's data line says it.
+SOURCE_LABELS = {"sample": "bundled sample", "upload": "uploaded", "handoff": "from Import usage",
+                 "path": "on this machine", "workspace": "workspace dataset"}
 
 
 @dataclass(frozen=True)
@@ -253,6 +265,35 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
     finally:
         bar.empty()
     return imported
+
+
+def zone_select(key: str, container=st) -> str:
+    """The time zone of Slurm's local times, UTC assumed: the same control on the Import and Retrospective pages."""
+    return container.selectbox(ZONE_LABEL, ZONES, key=key, help=ZONE_HELP,
+                               format_func=lambda zone: f"{zone} (assumed)" if zone == DEFAULT_ZONE else zone)
+
+
+def zone_line(zone: str) -> str:
+    """How the page reads Slurm's local times, in words: "Slurm times read as UTC (assumed; change it …)"."""
+    if zone == DEFAULT_ZONE:
+        return f"Slurm times read as {DEFAULT_ZONE} (assumed; change it under *{ZONE_LABEL}*)"
+    return f"Slurm times read as {markdown_text(zone)} (change it under *{ZONE_LABEL}*)"
+
+
+def commitment_note(format_name: str, usage: pd.DataFrame, currency: str | None) -> str | None:
+    """One line on how a GCP bill carries its commitments, as the Retrospective treats them; None for other formats.
+
+    GCP bills committed-use discounts as fee lines of their own ("Commitment v1: …" SKUs) and the GPU usage they
+    cover as ordinary rows with a committed-use credit; the Retrospective spreads the fees over the reserved
+    GPU-hours they cover ("commitments amortised")."""
+    if format_name != "gcp":
+        return None
+    fees = float(usage.loc[usage["charge_kind"] == "commitment", "cost"].sum()) if len(usage) else 0.0
+    amount = f"{money(fees, currency)} of it" if fees else "none of it here"
+    return (f"GCP bills show committed-use discounts as separate lines: commitment fees on their own SKU lines "
+            f"({amount}) and the usage they cover as credits on the usage rows. The cost above counts the fees "
+            "as billed; the Retrospective spreads them over the reserved GPU-hours they cover (commitments "
+            "amortised).")
 
 
 def summary_text(summary: dict, name: str) -> str:

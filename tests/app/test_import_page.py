@@ -1,4 +1,5 @@
-"""AppTest: the Import page reads every bundled sample and explains an unreadable upload."""
+"""AppTest: the Import page reads every bundled sample (Slurm's local times in UTC, assumed) and explains an
+unreadable upload."""
 
 from pathlib import Path
 
@@ -24,8 +25,7 @@ def _open_import_page(app):
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
 def test_every_bundled_sample_imports(app, name):
     at = _open_import_page(app)
-    at.selectbox(key="import_zone").set_value("UTC")
-    at.selectbox(key="sample").set_value(name).run()
+    at.selectbox(key="sample").set_value(name).run()  # Slurm's local times in UTC, assumed
     assert not at.exception
     assert not at.error, [e.value for e in at.error]
     usage, report = ingest.import_bytes((SAMPLES / name).read_bytes(), filename=name,
@@ -46,12 +46,12 @@ def test_unreadable_upload_shows_the_import_message(app):
     assert [shown(e.value) for e in at.error] == [str(expected.value)]
 
 
-def test_slurm_without_a_time_zone_asks_for_one(app):
+def test_slurm_times_are_read_as_utc_unless_changed(app):
     at = _open_import_page(app)
     at.selectbox(key="sample").set_value("slurm_sample.txt").run()
-    assert not at.exception
-    assert len(at.error) == 1
-    assert "time zone" in at.error[0].value.lower()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="import_zone").value == "UTC"
+    assert any(shown(c.value).startswith("Slurm times read as UTC (assumed") for c in at.caption)
 
 
 def test_uploaded_file_is_imported_and_summed(app):
@@ -68,7 +68,6 @@ def test_uploaded_file_is_imported_and_summed(app):
 
 def test_a_run_log_s_cost_tile_says_unpriced_not_zero(app):
     at = _open_import_page(app)
-    at.selectbox(key="import_zone").set_value("UTC")
     at.selectbox(key="sample").set_value("slurm_sample.txt").run()
     assert not at.exception and not at.error
     assert _metric(at, "Cost").value == "unpriced"

@@ -24,11 +24,14 @@ TEXT_KINDS = ("markdown", "caption", "warning", "info", "error", "subheader")
 
 
 def _open_bill(app, path: Path, tab: str = "Spend"):
-    """The Retrospective with ``path`` uploaded as the bill, no run export, on ``tab``."""
+    """The Retrospective with ``path`` uploaded as the bill, no run export, the sample's plan and budget kept, on
+    ``tab``."""
     at = app.run()
     at.switch_page("app_pages/retro.py")
     at.query_params["retro.runs"] = NONE
     at.run()
+    at.checkbox(key="retro.keep_plan").check()  # an upload drops the sample's plan and budget unless kept
+    at.checkbox(key="retro.keep_budget").check()
     at.file_uploader(key="retro.billing_upload").set_value((path.name, path.read_bytes(), "text/csv")).run()
     if tab != "Spend":
         at.session_state["retro.view"] = tab

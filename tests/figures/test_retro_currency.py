@@ -183,7 +183,9 @@ def test_part_notes_write_the_bill_s_amounts_in_its_currency_and_do_not_compare_
                                            "commitment with no GPU-hours")
     assert notes["price"] == ("not compared: the bill is in NOK and the plan in US dollars (12.3 NOK/GPU-h paid, "
                               "2.5 USD/GPU-h planned)")
-    assert notes["failures and restarts"] == "2 GPU-h in failed runs vs 30 GPU-h planned rework"
+    assert notes["failures and restarts"] == ("0 GPU-h lost to interruptions (no run resumed after a failed segment) "
+                                              "vs 30 GPU-h planned rework; 2 GPU-h in failed runs that never "
+                                              "resumed, work lost")
     in_dollars = dict(zip(gap.PARTS, gap.part_notes(SUMMARY), strict=True))
     assert in_dollars["price"] == "$12.3/GPU-h paid vs $2.5/GPU-h planned, over the actual GPU-hours"
 

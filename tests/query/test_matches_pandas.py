@@ -19,7 +19,8 @@ from dashboard.retro import attribution, filters, gap, load, mix, spend, units, 
 ORIGIN = pd.Timestamp("2025-03-30", tz="UTC")  # a Sunday, so weeks split the span
 EXAMPLES = {"duckdb": 40, "spark": 3}
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate)  # each example runs about 40 queries: shrinking takes minutes
-CHECKS = ("failed_runs_check", "successful_runs_check", "idle_capacity_check", "duplicate_runs_check",
+CHECKS = ("failed_runs_check", "interrupted_runs_check", "successful_runs_check", "idle_capacity_check",
+          "duplicate_runs_check",
           "storage_growth_check", "untagged_spend_check")
 
 
@@ -40,7 +41,7 @@ def rows(draw):
         "team": draw(st.sampled_from(["a", "b", None])),
         "project": draw(st.sampled_from(["p1", "p2", None])),
         "run_id": draw(st.sampled_from(["r1", "r2", "r3", None])),
-        "run_state": draw(st.sampled_from(["COMPLETED", "FAILED", "RUNNING", None])),
+        "run_state": draw(st.sampled_from(["COMPLETED", "FAILED", "RUNNING", "NODE_FAIL", "REQUEUED", None])),
         "tokens": draw(st.sampled_from([np.nan, np.nan, 1e9, 3e10])),
     }
 
@@ -54,7 +55,31 @@ def canonical(drawn: list[dict]) -> pd.DataFrame:
     return frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS)
 
 
-tables_of_usage = st.lists(rows(), min_size=1, max_size=10).map(canonical)
+@st.composite
+def run_segments(draw):
+    """Consecutive jobs of one run (a resumed training run, issue 34): each starts a draw of gaps after the last
+    ended (some beyond the resume window), on a GPU count that sometimes changes, in a drawn state."""
+    start = ORIGIN + timedelta(minutes=15 * draw(st.integers(0, 4 * 24 * 60)))
+    run = draw(st.sampled_from(["r1", "r2", "r3"]))
+    segments = []
+    for _ in range(draw(st.integers(2, 4))):
+        minutes = draw(st.sampled_from([10, 15, 45, 90, 24 * 60, 3 * 24 * 60]))
+        gpus = draw(st.sampled_from([64, 64, 8]))
+        segments.append({
+            "period_start": start, "period_end": start + timedelta(minutes=minutes),
+            "gpu_hours": gpus * minutes / 60.0, "cost": draw(st.sampled_from([0.0, 99.5, np.nan])),
+            "currency": "USD", "pricing": "on_demand", "charge_kind": "usage", "gpu_type": "H100",
+            "resource_id": None, "team": "a", "project": "p1", "run_id": run,
+            "run_state": draw(st.sampled_from(["COMPLETED", "NODE_FAIL", "TIMEOUT", "FAILED", "REQUEUED"])),
+            "tokens": draw(st.sampled_from([np.nan, 1e9])),
+        })
+        start += timedelta(minutes=minutes + draw(st.sampled_from([0, 15, 9 * 60, 24 * 60, 25 * 60, -5])))
+    return segments
+
+
+tables_of_usage = st.builds(lambda single, runs: single + [row for run in runs for row in run],
+                            st.lists(rows(), min_size=1, max_size=10),
+                            st.lists(run_segments(), max_size=2)).map(canonical)
 
 
 def _same(got, want, where: str) -> None:

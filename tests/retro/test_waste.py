@@ -191,8 +191,8 @@ def test_checklist_on_the_bundled_samples():
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
 
     alone = {check["id"]: check for check in waste_checklist(billing)}
-    assert list(alone) == ["failed_runs", "successful_runs", "idle_capacity", "duplicate_runs", "storage_growth",
-                           "untagged_spend"]
+    assert list(alone) == ["failed_runs", "interrupted_runs", "successful_runs", "idle_capacity", "duplicate_runs",
+                           "storage_growth", "untagged_spend"]
     assert all(set(check) == CHECK_KEYS for check in alone.values())
     assert alone["failed_runs"]["figure"] is None  # a bill has no run states
     assert alone["idle_capacity"]["figure"] == pytest.approx(73_247.73)  # the reservation idle before / after

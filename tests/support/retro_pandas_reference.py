@@ -1,6 +1,8 @@
 """The pandas implementations the query layer replaced (dashboard/retro at commit 6a29edc, unchanged but for
 their imports and the commitment rule, which reads the import's charge_kind): the oracle of the property test,
-which asserts the queries give the same figures."""
+which asserts the queries give the same figures. The interruption rule (interrupted is not failed: issue 34) is
+written here in pandas from its statement in ``dashboard.ingest.run_states``; only the texts that say how an
+interruption is costed (``checkpointing``, ``checkpointing_note``) are the product's."""
 
 import math
 from collections.abc import Iterable
@@ -13,7 +15,7 @@ import pandas as pd
 from dashboard.core import compute
 from dashboard.format import count_sig, number, usd_sig
 from dashboard.ingest.rows import take_strings
-from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.retro.filters import NA_LABELS, UNKNOWN_PRICING, epoch_ns, group_codes
 from dashboard.retro.periods import NS_PER_DAY, spread_by_day
@@ -24,6 +26,8 @@ from dashboard.retro.waste import (
     KINDS,
     NEEDS_STATES,
     STORAGE_GROWTH_MIN,
+    checkpointing,
+    checkpointing_note,
 )
 
 FREQS = ("D", "W")
@@ -52,6 +56,49 @@ def commitment_mask(usage: pd.DataFrame) -> np.ndarray:
 def failed_mask(usage: pd.DataFrame, failed_states: tuple[str, ...] = FAILED_STATES) -> np.ndarray:
     """Rows whose run_state is one of ``failed_states``."""
     return usage["run_state"].isin(failed_states).fillna(False).to_numpy(dtype=bool)
+
+
+def interruption_marks(usage: pd.DataFrame, checkpoint: dict[str, Any] | None = None,
+                       failed_states: tuple[str, ...] = FAILED_STATES) -> pd.DataFrame:
+    """Per row: ``in_failed``, ``interrupted`` (a job row, with GPU-hours, a state, a run id and a duration, in a
+    failed state whose next job row of the same run id, by start then source row, starts at or after its end,
+    within RESUME_WINDOW_HOURS, on as many GPUs (within half a GPU); or in a restarted state), ``lost_share`` ((τ/2
+    + restart) / duration, at most 1, for interrupted rows; τ and restart per row from CHECKPOINT_COLUMNS where the
+    table has them, else ``checkpoint``) and ``from_export``."""
+    setting = checkpointing() if checkpoint is None else checkpoint
+    start_s = usage["period_start"].dt.as_unit("ns").array.asi8 // 10**9
+    end = usage["period_end"]
+    end_s = np.where(end.isna(), 0, end.dt.as_unit("ns").array.asi8 // 10**9)
+    duration_h = np.where(end.isna(), np.nan, (end_s - start_s) / 3600.0)
+    job = (_states_known(usage) & usage["run_id"].notna().to_numpy(dtype=bool) & (np.nan_to_num(duration_h) > 0))
+    hours = usage["gpu_hours"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gpus = np.where(job, hours / np.where(job, duration_h, 1.0), np.nan)
+    in_failed = failed_mask(usage, failed_states)
+    resumed = np.zeros(len(usage), dtype=bool)
+    jobs = pd.DataFrame({"run": usage["run_id"].astype(object), "start": start_s, "row": usage["source_row"],
+                         "position": np.arange(len(usage))}).loc[job]
+    jobs = jobs.sort_values(["run", "start", "row"], kind="stable")
+    position = jobs["position"].to_numpy()
+    same_run = np.r_[jobs["run"].to_numpy()[1:] == jobs["run"].to_numpy()[:-1], False]
+    next_start = np.r_[jobs["start"].to_numpy()[1:], 0]
+    next_gpus = np.r_[gpus[position][1:], np.nan]
+    gap_s = next_start - end_s[position]
+    resumed[position] = (same_run & (gap_s >= 0) & (gap_s <= RESUME_WINDOW_HOURS * 3600)
+                         & (np.abs(next_gpus - gpus[position]) < 0.5))
+    restarted = usage["run_state"].isin(RESTARTED_STATES).fillna(False).to_numpy(dtype=bool)
+    interrupted = job & ((in_failed & resumed) | restarted)
+    given, minutes = {}, {}
+    for name, key in zip(CHECKPOINT_COLUMNS, ("interval_min", "restart_min"), strict=True):
+        given[key] = (pd.to_numeric(usage[name], errors="coerce").to_numpy(dtype=float) if name in usage.columns
+                      else np.full(len(usage), np.nan))
+        minutes[key] = np.where(np.isnan(given[key]), setting[key], given[key])
+    lost_hours = (minutes["interval_min"] / 2.0 + minutes["restart_min"]) / 60.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(interrupted, np.minimum(1.0, lost_hours / np.where(interrupted, duration_h, 1.0)), 0.0)
+    from_export = interrupted & (~np.isnan(given["interval_min"]) | ~np.isnan(given["restart_min"]))
+    return pd.DataFrame({"in_failed": in_failed, "interrupted": interrupted, "lost_share": share,
+                         "from_export": from_export}, index=usage.index)
 
 
 def cost_is_known(usage: pd.DataFrame) -> bool:
@@ -416,22 +463,28 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
 
 
 def _actual_totals(
-    usage: pd.DataFrame, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float
+    usage: pd.DataFrame, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float,
+    checkpoint: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    setting = checkpointing() if checkpoint is None else checkpoint
     gpu = gpu_mask(usage)
     hours = usage["gpu_hours"].to_numpy(dtype=float)
     has_run = usage["run_id"].notna().to_numpy(dtype=bool)
     failed = failed_mask(usage, failed_states) & has_run
+    marks = interruption_marks(usage, setting, failed_states)
+    interrupted, share = marks["interrupted"].to_numpy(), marks["lost_share"].to_numpy()
+    kept = np.where(interrupted, 1.0 - share, np.where(failed, 0.0, 1.0))  # the share of each row's work kept
     main = usage["run_id"].isin(main_run_ids).fillna(False).to_numpy(dtype=bool)
-    main_ok = gpu & main & ~failed
+    main_ok = gpu & main & (kept > 0)
     states_known = bool((gpu & has_run & usage["run_state"].notna().to_numpy(dtype=bool)).any())
 
     tokens = usage["tokens"].to_numpy(dtype=float)
     with_tokens = main_ok & ~np.isnan(tokens)
-    main_ok_h = float(hours[main_ok].sum())
-    token_hours = float(hours[with_tokens].sum())
+    main_ok_h = float((hours * kept)[main_ok].sum())
+    token_hours = float((hours * kept)[with_tokens].sum())
     # Tokens of the rows that carry them, scaled up to all main-run hours; unknown if that overflows.
-    actual_tokens = float(tokens[with_tokens].sum()) * main_ok_h / token_hours if token_hours > 0 else math.nan
+    actual_tokens = (float((tokens * kept)[with_tokens].sum()) * main_ok_h / token_hours if token_hours > 0
+                     else math.nan)
     tokens_known = math.isfinite(actual_tokens)
 
     gpu_h = float(hours[gpu].sum())
@@ -455,8 +508,14 @@ def _actual_totals(
         "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
         "actual_main_ok_gpu_hours": main_ok_h,
         "actual_main_run_gpu_hours": float(hours[gpu & main].sum()),
-        "actual_failed_gpu_hours": float(hours[gpu & failed].sum()),
-        "actual_experiment_gpu_hours": float(hours[gpu & has_run & ~main & ~failed].sum()),
+        "actual_failed_gpu_hours": float(hours[gpu & failed & ~interrupted].sum()),
+        "actual_interruptions": int(interrupted.sum()),
+        "actual_interruption_gpu_hours": float((hours * share)[interrupted].sum()),
+        "interruptions_from_export": int(marks["from_export"].sum()),
+        "checkpoint_interval_min": setting["interval_min"],
+        "restart_min": setting["restart_min"],
+        "checkpoint_source": setting["source"],
+        "actual_experiment_gpu_hours": float((hours * kept)[gpu & has_run & ~main].sum()),
         "actual_unattributed_gpu_hours": float(hours[gpu & ~has_run].sum()),
         "actual_tokens": actual_tokens if tokens_known else None,
         "token_coverage": token_hours / main_ok_h if main_ok_h > 0 else None,
@@ -497,23 +556,58 @@ def _states_known(usage: pd.DataFrame) -> np.ndarray:
     return gpu_mask(usage) & usage["run_state"].notna().to_numpy(dtype=bool)
 
 
-def failed_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
-    """Share of GPU-hours (with a known state) spent in failed runs."""
+def failed_runs_check(usage: pd.DataFrame, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Share of GPU-hours (with a known state) spent in failed runs that never resumed (failed, work lost)."""
     known = _states_known(usage)
     if not known.any():
         return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, usage.iloc[:0])
-    failed = known & failed_mask(usage)
+    interrupted = interruption_marks(usage, checkpoint)["interrupted"].to_numpy()
+    in_failed = known & failed_mask(usage)
+    failed = in_failed & ~interrupted
     hours = usage["gpu_hours"].to_numpy(dtype=float)
     known_h, failed_h = hours[known].sum(), hours[failed].sum()
     rows = usage.loc[failed]
-    by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum().sort_values(ascending=False)
-    detail = f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours ended in a failed state"
+    by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum()
+    by_state = by_state.iloc[sorted(range(len(by_state)), key=lambda i: (-by_state.iloc[i], by_state.index[i]))]
+    detail = (f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours in runs that failed and never resumed "
+              "(work lost)")
     if len(by_state):
         detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in by_state.items()) + ")"
+    if interrupted.any():
+        detail += (f"; {count_sig(hours[in_failed & interrupted].sum())} more in a failed state resumed from a "
+                   "checkpoint: see Interrupted runs")
     if known_h < hours[gpu_mask(usage)].sum():
         detail += f"; states known for {number(known_h / hours[gpu_mask(usage)].sum(), 'fraction')} of all GPU-hours"
     cost = float(rows["cost"].sum()) if cost_is_known(usage) else None
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".", rows, cost)
+
+
+def interrupted_runs_check(usage: pd.DataFrame, checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """GPU-hours lost to interruptions of runs that resumed from a checkpoint (interrupted, work kept)."""
+    if not _states_known(usage).any():
+        return _check("interrupted_runs", "Interrupted runs", None, "GPU-hours", NEEDS_STATES, usage.iloc[:0])
+    setting = checkpointing() if checkpoint is None else checkpoint
+    marks = interruption_marks(usage, setting)
+    interrupted = marks["interrupted"].to_numpy()
+    rows = usage.loc[interrupted].assign(lost_gpu_hours=usage["gpu_hours"].to_numpy(dtype=float)[interrupted]
+                                         * marks["lost_share"].to_numpy()[interrupted])
+    count = int(interrupted.sum())
+    how = checkpointing_note(setting, count, int(marks["from_export"].sum()))
+    priced = cost_is_known(usage)
+    if not count:
+        detail = (f"No run resumed after an interruption (the same run id continuing within "
+                  f"{RESUME_WINDOW_HOURS:g} h of a failed segment's end on as many GPUs, or a REQUEUED record). "
+                  f"{how}.")
+        return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail, rows, 0.0 if priced else None)
+    counts = rows.groupby(rows["run_state"].astype(str)).size().sort_index()
+    states = ", ".join(f"{state} {n}" for state, n in counts.items())
+    lost_h = float(rows["lost_gpu_hours"].sum())
+    detail = (f"{count:,} interruption{'s' if count != 1 else ''} of runs that resumed from a checkpoint ({states}): "
+              f"{count_sig(lost_h)} GPU-hours lost of the segments' {count_sig(rows['gpu_hours'].sum())}, the rest is "
+              f"work kept. {how}.")
+    share = marks["lost_share"].to_numpy()[interrupted]
+    cost = float(np.nansum(rows["cost"].to_numpy(dtype=float) * share)) if priced else None
+    return _check("interrupted_runs", "Interrupted runs", lost_h, "GPU-hours", detail, rows, cost)
 
 
 def successful_runs_check(usage: pd.DataFrame) -> dict[str, Any]:

@@ -95,7 +95,9 @@ def derive(rows: Rows) -> dict[str, object]:
     gpu_type = gpu_type.fillna(gpu_names(meter)).where(gpu_hours > 0)
 
     currency, code = currency_column(rows, "currency")
-    purchases = rows.charge_kind.eq(COMMITMENT).to_numpy(dtype=bool) & rows.open
+    kinds = rows.charge_kind
+    assert kinds is not None, "the engine marks charges before a format's rule runs"
+    purchases = kinds.eq(COMMITMENT).to_numpy(dtype=bool) & rows.open
     if purchases.any():
         purchase_rows = count_text(int(purchases.sum()), "purchase row")
         rows.warn(
