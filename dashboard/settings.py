@@ -23,7 +23,6 @@ IMPORT_WAIT_S = "PLANNER_IMPORT_WAIT_S"
 WORKSPACE_DIR = "PLANNER_WORKSPACE_DIR"
 STREAM_BATCH_ROWS = "PLANNER_STREAM_BATCH_ROWS"
 DOWNLOAD_MAX_ROWS = "PLANNER_DOWNLOAD_MAX_ROWS"
-WORKSPACE_MEMORY_ROWS = "PLANNER_WORKSPACE_MEMORY_ROWS"
 ENGINE_URL = "PLANNER_ENGINE_URL"
 DEFAULT_ENGINE_URL = "duckdb"
 DUCKDB_MEMORY_LIMIT = "PLANNER_DUCKDB_MEMORY_LIMIT"
@@ -54,9 +53,6 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     IMPORT_WAIT_S: (30, 0, 3_600, "seconds an import waits for memory other imports hold before it is refused"),
     STREAM_BATCH_ROWS: (200_000, 1_000, 10_000_000, "rows a streamed import into the workspace reads at a time"),
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
-    WORKSPACE_MEMORY_ROWS: (2_000_000, 1, 1_000_000_000,
-                            "rows of a workspace dataset the Retrospective reads into memory; a larger one is queried "
-                            "where it lies"),
 }
 
 

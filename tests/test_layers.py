@@ -31,7 +31,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/safe_text.py": (set(), set()),
     "dashboard/file_names.py": (set(), set()),
     "dashboard/settings.py": (set(), set()),
-    "dashboard/cli": ({"cli", "core", "ingest", "retro", "report", "workspace"}, set()),
+    "dashboard/cli": ({"cli", "core", "ingest", "query", "retro", "report", "workspace"}, {"pyarrow"}),
     "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
                      {"numpy", "pandas", "plotly", "pyarrow", "streamlit"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),

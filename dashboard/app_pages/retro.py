@@ -42,13 +42,14 @@ PLAN_UPLOADED = "retro.plan_uploaded"  # the uploaded scenario file, read once: 
 # A bill of the user's own (uploaded, or handed over by Import usage) replaces the bundled quarter's run export,
 # plan and budget, unless the user keeps them. A workspace dataset or a local path is chosen by name beside the
 # other choices (and a link may name both), so it changes nothing else.
-OWN_KINDS = ("upload", "handoff")
+OWN_KINDS = ("upload", "handoff", "path", "workspace")  # a bill of the user's own, not a bundled sample
 KEEP = {"runs": "retro.keep_runs", "plan": "retro.keep_plan", "budget": "retro.keep_budget"}
 KEEP_LABELS = {"runs": "Keep the sample's run export", "plan": "Keep the sample's plan",
                "budget": "Keep the sample's budget"}
 OWN_BILL = "retro.own_bill"  # True while the bill is the user's own (set by each run, read by the ticks)
 REPLACED = "retro.replaced"  # {"key": the own bill's key, part: the sample's value it replaced}
 PENDING = "retro.pending"  # "replace" or "restore": applied at the top of the next run, before the widgets
+DATES_FOR = "retro.dates_for"  # the export's first and last day when the dates were chosen (other data: all)
 BUDGET_DEFAULT = "retro.budget_default"  # the whole export's budget when none is typed (0 once replaced)
 # slot -> {"key", "filename"} of an import on the Import usage page, set by its "Open in Retrospective"
 HANDOFF = "retro.handoff"
@@ -328,7 +329,8 @@ with runs_column:
     runs_choice = _choose("Run export", list(RUN_SAMPLES), "runs", _titles("runs"))
     zone = zone_select("retro.zone")  # UTC assumed, as on the Import usage page
 keep_box = data_box.container()
-keep_box.caption("A bill of your own (uploaded, or opened from Import usage) starts without "
+keep_box.caption("A bill of your own (uploaded, a file on this machine, a workspace dataset, or opened from Import "
+                 "usage) starts without "
                  "the bundled quarter's run export, plan and budget, so nothing of the sample is mixed into your "
                  "quarter. Tick to keep them:")
 for part, column in zip(KEEP, keep_box.columns(len(KEEP)), strict=True):
@@ -391,10 +393,14 @@ if billing is None and runs is None:
     link_check.say_ignored(link_note, link_values, "retro.")
     st.stop()
 cache.require_engine()
+input_rows = sum(int(part.summary.get("rows_used") or 0) for part in (billing, runs) if part)  # the spinners' size
 amortisation = {"status": "none", "label": ""}
-billing_usage = None
+billing_usage = runs_usage = None
 if billing is not None:
-    billing_usage, amortisation = cache.amortised(billing.key, billing.usage)
+    billing_usage, amortisation = cache.amortised(billing.key, cache.bound("billing", billing.key, billing.usage),
+                                                  input_rows)
+if runs is not None:
+    runs_usage = cache.bound("runs", runs.key, runs.usage)
 all_notes = [view.import_note(part.filename, warning)
              for part in (billing, runs) if part for warning in part.summary["warnings"]]
 figure_notes = [note for note in all_notes if FIGURE_NOTES.search(note)]
@@ -408,19 +414,12 @@ if notes:
 join_on = st.sidebar.selectbox("Join billing and runs on", ["run_id", "project"], key="retro.join",
                                bind="query-params", help="Billing tags (run or project) matched against the run "
                                "export's run ids (Slurm job names) or projects.")
-if billing is not None and runs is not None and (cache.queried(billing_usage) or cache.queried(runs.usage)):
-    queried_part = billing if cache.queried(billing_usage) else runs
-    data_box.warning(f"**{markdown_text(runs.filename)}** is not joined: the join with a run export needs the billing "
-                     f"and run rows in memory, and **{markdown_text(queried_part.filename)}** is queried where it "
-                     f"lies. The figures are the billing export's alone; to join them, {view.needs_rows()}",
-                     icon=":material/link_off:")
-    runs = None
 if billing is not None and runs is not None:
-    overlap = view.overlap_warning((billing.key, "period"), billing_usage, (runs.key, "period"), runs.usage)
+    overlap = view.overlap_warning((billing.key, "period"), billing_usage, (runs.key, "period"), runs_usage)
     if overlap:
         overlap_line.warning(overlap, icon=":material/date_range:")
 data_key = (billing and billing.key, runs and runs.key, join_on)
-usage, stats = cache.joined(data_key, billing_usage, runs and runs.usage, join_on)
+usage, stats = cache.joined(data_key, billing_usage, runs_usage, join_on, input_rows)
 currencies = view.bill_currency(data_key, usage)  # every amount on the page is in the bill's currency
 currency = view.currency_of(currencies)
 matched = stats["billing_gpu_hours_matched_share"]
@@ -442,8 +441,10 @@ with st.sidebar:
     st.header("Filters")
     start, end = bounds["start"], bounds["end"]
     chosen = st.session_state.get("retro.dates")
-    if chosen and not (start and end and start <= chosen[0] <= chosen[1] <= end):  # another export's dates
+    other_data = st.session_state.get(DATES_FOR, (start, end)) != (start, end)  # chosen over other data
+    if chosen and (other_data or not (start and end and start <= chosen[0] <= chosen[1] <= end)):
         del st.session_state["retro.dates"]
+    st.session_state[DATES_FOR] = (start, end)
     if start and end and start < end:
         start, end = st.slider("Dates (UTC)", min_value=start, max_value=end, value=(start, end), format="YYYY-MM-DD",
                                key="retro.dates", bind="query-params")
@@ -456,13 +457,13 @@ with st.sidebar:
 filters = (start, end, tuple(teams) or None, tuple(projects) or None, tuple(pricing) or None)
 narrowed = any(filters[2:]) or (start, end) != (bounds["start"], bounds["end"])
 view_key = (data_key, filters)
-shown = cache.filtered(view_key, usage, *filters) if narrowed else usage
+shown = cache.filtered(usage, *filters) if narrowed else usage
 dates_narrowed = (start, end) != (bounds["start"], bounds["end"])
 budget_view = view.budget_view(teams, projects, pricing, (start, end) if dates_narrowed else None)
 mixed = view.mixed_currency_error(currencies)
 if mixed:
     st.error(mixed, icon=":material/currency_exchange:")
-with cache.busy("Adding up the view…", shown):
+with cache.busy("Adding up the view…", input_rows):
     view.tiles(view_key, shown, stats, amortisation, figure_notes, currency)
     shown_rows = cache.row_count(view_key, shown)
 if not shown_rows:
@@ -473,45 +474,49 @@ if not shown_rows:
         st.warning(view.no_rows_message(billing, runs, NONE))
     st.stop()
 
+
+
+def tokens_note() -> str | None:
+    return view.unmatched_tokens(runs, runs and runs.key, runs_usage, view_key, shown, join_on)
+
+
 tabs = st.tabs(TAB_NAMES, key="retro.view", bind="query-params")
-with tabs[0], cache.busy(SLOW.format(TAB_NAMES[0]), shown):
+with tabs[0], cache.busy(SLOW.format(TAB_NAMES[0]), input_rows):
     if tabs[0].open:
-        quarter_end, data_end = cache.periods(data_key, usage)
-        if dates_narrowed and quarter_end and data_end:
-            quarter_end, data_end = min(quarter_end, end), min(data_end, end)  # the chosen dates are the period
-        view.spend_section(view_key, shown, budget_view, (quarter_end, data_end), currency,
-                           st.session_state.get(BUDGET_DEFAULT, view.EXPORT_BUDGET_USD))
-with tabs[1], cache.busy(SLOW.format(TAB_NAMES[1]), shown):
+        quarters, data_end = cache.periods(data_key, usage)
+        view.spend_section(view_key, shown, budget_view, quarters, data_end, (start, end) if dates_narrowed else None,
+                           currency, st.session_state.get(BUDGET_DEFAULT, view.EXPORT_BUDGET_USD))
+with tabs[1], cache.busy(SLOW.format(TAB_NAMES[1]), input_rows):
     if tabs[1].open:
         view.attribution_section(view_key, shown, currency)
-with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), shown):
+with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), input_rows):
     if tabs[2].open:
         plan, plan_choice = _plan_picker()
         if plan is not None:
-            view.gap_section(view_key, shown, plan, plan.name, join_on, view.unmatched_tokens(runs, shown, join_on),
+            view.gap_section(view_key, shown, plan, plan.name, join_on, tokens_note(),
                              currency)
         elif plan_choice == PLAN_NONE:
             st.info(_no_plan_note())
-with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), shown):
+with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), input_rows):
     if tabs[3].open:
         view.waste_section(view_key, shown, currency, _chosen_plan())
 billing_key = billing and (billing.key, filters)
-with tabs[4], cache.busy(SLOW.format(TAB_NAMES[4]), shown):
+with tabs[4], cache.busy(SLOW.format(TAB_NAMES[4]), input_rows):
     if tabs[4].open:
-        view.load_section(view_key, shown, billing and (cache.filtered(billing_key, billing_usage, *filters)
+        view.load_section(view_key, shown, billing and (cache.filtered(billing_usage, *filters)
                                                         if narrowed else billing_usage))
-with tabs[5], cache.busy(SLOW.format(TAB_NAMES[5]), shown):
+with tabs[5], cache.busy(SLOW.format(TAB_NAMES[5]), input_rows):
     if tabs[5].open and billing is not None:
-        view.mix_section(billing_key, cache.filtered(billing_key, billing_usage, *filters) if narrowed
+        view.mix_section(billing_key, cache.filtered(billing_usage, *filters) if narrowed
                          else billing_usage, currency)
     elif tabs[5].open:
         st.info("Pricing tiers come from a billing export: choose or upload one above.")
-with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), shown):
+with tabs[6], cache.busy(SLOW.format(TAB_NAMES[6]), input_rows):
     if tabs[6].open:
         plan, plan_choice = _plan_picker()  # the plan of Plan vs actual: MFU needs its model
         if plan is None and plan_choice == PLAN_NONE:
             st.caption(_no_plan_note())
-        view.units_section(view_key, shown, plan, view.unmatched_tokens(runs, shown, join_on), currency)
+        view.units_section(view_key, shown, plan, tokens_note(), currency)
 
 workspace_view.download_button(shown, shown_rows)
 report_download(data_key, usage, filters, shown, stats=stats, amortisation=amortisation, notes=figure_notes,

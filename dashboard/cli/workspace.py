@@ -78,8 +78,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+
     from dashboard.core.safe_csv import to_safe_csv
-    from dashboard.retro.filters import filter_usage
+    from dashboard.query import engine, view
     from dashboard.workspace import datasets
 
     try:
@@ -91,8 +93,11 @@ def _export(args: argparse.Namespace) -> int:
     rows, header = 0, False
     try:
         try:
-            for frame in datasets.batches(args.name, EXPORT_BATCH_ROWS, at):
-                kept = filter_usage(frame, args.start, args.end, args.team, args.project, args.pricing)
+            backend = engine.default()
+            kept_view = view.filtered(datasets.open_table(backend, args.name, at), args.start, args.end, args.team,
+                                      args.project, args.pricing)
+            for batch in backend.to_pyarrow_batches(kept_view, chunk_size=EXPORT_BATCH_ROWS):
+                kept = datasets.to_frame(pa.Table.from_batches([batch]))
                 if header and not len(kept):
                     continue
                 text = to_safe_csv(kept)

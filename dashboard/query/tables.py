@@ -1,11 +1,10 @@
 """The canonical usage table as an Ibis table: ``usage_table`` binds a pandas frame (what an import gives) to a
-backend, and ``table_of`` finds or makes the table behind a frame the Retrospective's functions were given.
+backend once, right after the import; from there on the Retrospective works on the table only (its filtered view,
+join and amortisation are expressions over it, ``materialised`` when a derived table is read many times).
 
 A pandas frame becomes a view over an Ibis in-memory table (an Arrow table made from it, about 15 ms a million rows),
-dropped with that copy once neither the frame nor any expression over the view is left: Ibis itself keeps
-in-memory tables until the process exits, which a server that imports all day cannot afford. ``register`` lets a
-caller say which expression a frame is (a filtered view of a table already bound), so the frame is never copied
-again. A frame must not be changed after its first query. Times are handed over as naive UTC timestamps
+dropped with that copy once no expression over the view is left: Ibis itself keeps in-memory tables until the
+process exits, which a server that imports all day cannot afford. Times are handed over as naive UTC timestamps
 (``naive_utc``); the queries read any timestamp as UTC.
 
 On DuckDB the view reads its Arrow copy through a LIMIT of every row, which stops DuckDB pushing a query's
@@ -20,7 +19,6 @@ view Ibis makes. Larger frames keep the view (copying 1M rows took 650 ms).
 from __future__ import annotations
 
 import contextlib
-import threading
 import uuid
 import weakref
 
@@ -37,8 +35,6 @@ from dashboard.query import engine
 TIME_COLUMNS: tuple[str, ...] = ("period_start", "period_end")
 EVERY_ROW = 2**63 - 1  # a LIMIT no table reaches
 SMALL_FRAME_ROWS = 20_000  # frames up to this size become DuckDB tables, not views over their Arrow copy
-_VIEWS: dict[int, tuple[weakref.ref, ir.Table]] = {}
-_VIEWS_GUARD = threading.Lock()
 FRAME_VIEWS: set[str] = set()  # names of the live views over pandas frames, whose rows never change
 
 
@@ -108,27 +104,18 @@ def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) 
     return table
 
 
-def _forget(key: int) -> None:
-    with _VIEWS_GUARD:
-        _VIEWS.pop(key, None)
-
-
-def register(frame: pd.DataFrame, table: ir.Table) -> None:
-    """Remember that ``frame`` holds the rows of ``table`` (for as long as the frame lives)."""
-    key = id(frame)
-    with _VIEWS_GUARD:
-        _VIEWS[key] = (weakref.ref(frame, lambda _: _forget(key)), table)
+def materialised(table: ir.Table) -> ir.Table:
+    """``table`` (an expression over tables whose rows never change, such as the join of two imports) computed once
+    into a temporary table of its engine (Ibis's ``cache``), dropped when no expression over it is left; its small
+    results are kept like a frame's."""
+    stored = table.cache()
+    FRAME_VIEWS.update(source.name for source in stored.op().find(ops.DatabaseTable))
+    return stored
 
 
 def table_of(usage: pd.DataFrame | ir.Table, backend: BaseBackend | None = None) -> ir.Table:
-    """The Ibis table of ``usage``: itself when it is one, the registered table of a frame, else a new view of
-    the frame on ``backend`` (the process's default engine when None), registered for the next call."""
+    """``usage`` itself when it is a table; a frame (the CLI's, a test's) bound anew with ``usage_table`` on
+    ``backend`` (the process's default engine when None)."""
     if isinstance(usage, ir.Table):
         return usage
-    with _VIEWS_GUARD:
-        known = _VIEWS.get(id(usage))
-    if known is not None and known[0]() is usage:
-        return known[1]
-    table = usage_table(backend or engine.default(), usage)
-    register(usage, table)
-    return table
+    return usage_table(backend or engine.default(), usage)

@@ -47,9 +47,12 @@ def has_cost(usage: ir.Table) -> bool:
     return len(execute(_cost_known_expr(usage))) > 0
 
 
+ROWS_BEHIND = 10_000  # the rows behind a waste figure are its first this many, in source order
+
+
 @built
 def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> ir.Table:
-    return rows_where(usage, where(usage)).order_by("source_row")
+    return rows_where(usage, where(usage)).order_by("source_row").limit(ROWS_BEHIND)
 
 
 def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
@@ -157,7 +160,7 @@ def _lost_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_mi
                     restart_min: float) -> ir.Table:
     rows = marked(usage, failed_states, interval_min, restart_min)
     rows = rows.filter(states_known(rows) & rows.in_failed & ~rows.interrupted)
-    return rows.drop(*MARKS).order_by("source_row")
+    return rows.drop(*MARKS).order_by("source_row").limit(ROWS_BEHIND)
 
 
 @built
@@ -165,7 +168,8 @@ def _interrupted_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], inte
                            restart_min: float) -> ir.Table:
     rows = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)
     rows = rows.filter(rows.interrupted)
-    return rows.mutate(lost_gpu_hours=rows.gpu_hours * rows.lost_share).drop(*MARKS).order_by("source_row")
+    rows = rows.mutate(lost_gpu_hours=rows.gpu_hours * rows.lost_share).drop(*MARKS)
+    return rows.order_by("source_row").limit(ROWS_BEHIND)
 
 
 @query
@@ -356,7 +360,7 @@ def _storage_rows_expr(usage: ir.Table, names: tuple[str, ...] | None) -> ir.Tab
     lines = _storage(usage)
     if names is not None:
         lines = lines.filter(lines.name.isin(list(names)) if names else ibis.literal(False))
-    return lines.drop("name").order_by("source_row")
+    return lines.drop("name").order_by("source_row").limit(ROWS_BEHIND)
 
 
 @query

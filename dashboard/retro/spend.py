@@ -7,7 +7,8 @@ Time rule (used by every function here): a row's cost and GPU-hours are spread o
 storage line of $300 over 30 days is $10 a day; a job from 22:00 to 02:00 puts half on each day. A row
 with no duration (period_end missing or not after period_start) lands whole on the day of period_start.
 Weeks run Monday to Sunday (UTC) and are the sums of their days. The sums are queries
-(``dashboard.query.spend``); the forecast runs on the daily totals they return.
+(``dashboard.query.spend``); the forecast runs on the daily totals they return. A bill spanning several calendar
+quarters has a running total, budget and forecast per quarter (``data_quarters``): only the last can be open.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query import spend as spend_query
-from dashboard.query import tables
+from dashboard.query import tables, view
 from dashboard.retro.filters import utc_day
 
 FREQS: tuple[str, ...] = ("D", "W")
@@ -123,11 +124,29 @@ def data_end(usage: pd.DataFrame | ir.Table) -> date | None:
     return None if latest is None else latest.date()
 
 
-def data_quarter(usage: pd.DataFrame | ir.Table) -> tuple[date, date] | None:
-    """First and last day of the calendar quarter holding the latest day the data covers (the last day a
-    row's [period_start, period_end) touches); the budget line's period. None for an empty table."""
-    latest = spend_query.latest_instant(tables.table_of(usage))
-    if latest is None:
-        return None
-    quarter = pd.Period(latest.tz_localize(None), freq="Q")
+def quarter_of(day: date) -> tuple[date, date]:
+    """First and last day of the calendar quarter holding ``day``."""
+    quarter = pd.Period(pd.Timestamp(day), freq="Q")
     return quarter.start_time.date(), quarter.end_time.date()
+
+
+def quarter_label(quarter: tuple[date, date]) -> str:
+    """A quarter as "2025 Q2"."""
+    return f"{quarter[0].year} Q{(quarter[0].month - 1) // 3 + 1}"
+
+
+def quarters_between(first: date, last: date) -> list[tuple[date, date]]:
+    """The calendar quarters from the one holding ``first`` to the one holding ``last``, in order."""
+    quarters = [quarter_of(first)]
+    while quarters[-1][1] < last:
+        quarters.append(quarter_of(quarters[-1][1] + pd.Timedelta(days=1)))
+    return quarters
+
+
+def data_quarters(usage: pd.DataFrame | ir.Table) -> list[tuple[date, date]]:
+    """The calendar quarters the data cover, from the day of the first period_start to the latest day a row's
+    [period_start, period_end) touches; each has its own running total, budget and forecast. Empty for an empty
+    table."""
+    table = tables.table_of(usage)
+    first, last = view.filter_options(table)["start"], data_end(table)
+    return [] if first is None or last is None else quarters_between(first, last)

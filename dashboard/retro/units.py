@@ -69,7 +69,7 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
       every row; without it each row's peak comes from its gpu_type in the hardware catalogue, and the
       peak used is the GPU-hour-weighted mean (so mixed GPU types give achieved / available FLOPs).
 
-    Returns ``gpu_hours``, ``gpu_cost``, ``non_gpu_cost``, ``usd_per_gpu_hour``, ``tokens``,
+    Returns ``rows`` (of the view), ``gpu_hours``, ``gpu_cost``, ``non_gpu_cost``, ``usd_per_gpu_hour``, ``tokens``,
     ``token_gpu_hours`` (GPU-hours of rows with tokens), ``token_cost``, ``usd_per_million_tokens``,
     ``peak_tflops`` (used for MFU, NaN if none), ``mfu`` (fraction 0..1) and ``reasons`` (metric name →
     what it needs, in words for the reader, to follow its label in ``LABELS``; empty when all are known). Costs
@@ -118,6 +118,7 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
         ideal_gpu_hours = compute.gpu_hours(compute.model_flops(active_params, tokens), peak_used, 1.0)
         mfu = float(ideal_gpu_hours / token_gpu_hours)
     return {
+        "rows": sums["rows"],
         "gpu_hours": gpu_hours,
         "gpu_cost": gpu_cost,
         "non_gpu_cost": sums["non_gpu_cost"] if priced else np.nan,

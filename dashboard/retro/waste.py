@@ -49,9 +49,9 @@ before it, which is row-level, and runs here on the candidate jobs the query ret
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+import ibis
 import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
@@ -62,14 +62,12 @@ from dashboard.ingest.run_states import RESUME_WINDOW_HOURS
 from dashboard.query import tables
 from dashboard.query import waste as waste_query
 from dashboard.query.compiled import one_view
-from dashboard.retro.join import join_usage
+from dashboard.query.join import join_usage
 
 DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
 DUPLICATE_DURATION_TOLERANCE = 0.10  # relative to the earlier run's duration
 STORAGE_GROWTH_MIN = 0.05  # cost per day must grow by more than this share every month
 NEEDS_STATES = "Needs run states: a Slurm sacct or W&B runs export, or pass one as `runs` to join it."
-NEEDS_ROWS = ("Comparing each job with the jobs just before it needs the rows in memory: import a narrower dataset "
-              "(a shorter period or fewer teams).")
 
 
 KINDS: dict[str, str] = {
@@ -87,9 +85,6 @@ def _check(
             "usd": usd_value, "detail": detail, "rows": rows}
 
 
-def _rows(fetch: Callable[..., pd.DataFrame], usage: ir.Table, with_rows: bool, *args) -> pd.DataFrame | None:
-    """The rows behind a figure (``fetch(usage, *args)``), or None when they are not to be read (``with_rows``)."""
-    return fetch(usage, *args) if with_rows else None
 
 
 def checkpointing(scenario: Scenario | None = None) -> dict[str, Any]:
@@ -121,7 +116,7 @@ def _states_setting(checkpoint: dict[str, Any] | None) -> dict[str, Any]:
     return checkpointing() if checkpoint is None else checkpoint
 
 
-def failed_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True,
+def failed_runs_check(usage: pd.DataFrame | ir.Table,
                       checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
     """Share of GPU-hours (with a known state) spent in failed runs that never resumed: failed, work lost
     (``checkpoint``, from ``checkpointing``, costs the interruptions left out)."""
@@ -152,12 +147,12 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True,
     if known_h < gpu_h:
         detail += f"; states known for {number(known_h / gpu_h, 'fraction')} of all GPU-hours"
     cost = facts["failed_cost"] - interrupted["failed_cost"] if facts["cost_known"] else None
-    rows = waste_query.failed_rows(usage, tau, restart) if with_rows else None
+    rows = waste_query.failed_rows(usage, tau, restart)
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
                   rows, cost)
 
 
-def interrupted_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True,
+def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
                            checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
     """GPU-hours lost to interruptions of runs that resumed from a checkpoint: interrupted, work kept (module
     docstring; ``checkpoint`` from ``checkpointing``)."""
@@ -175,7 +170,7 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = Tru
                   f"{RESUME_WINDOW_HOURS:g} h of a failed segment's end on as many GPUs, or a REQUEUED record). "
                   f"{how}.")
         return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail,
-                      _rows(waste_query.interrupted_rows, usage, with_rows, tau, restart),
+                      waste_query.interrupted_rows(usage, tau, restart),
                       0.0 if facts["cost_known"] else None)
     by_state = waste_query.interrupted_by_state(usage, tau, restart)
     states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
@@ -185,10 +180,10 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = Tru
               f"work kept. {how}.")
     cost = found["lost_cost"] if facts["cost_known"] else None
     return _check("interrupted_runs", "Interrupted runs", found["lost_h"], "GPU-hours", detail,
-                  _rows(waste_query.interrupted_rows, usage, with_rows, tau, restart), cost)
+                  waste_query.interrupted_rows(usage, tau, restart), cost)
 
 
-def successful_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
+def successful_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
     usage = tables.table_of(usage)
     facts = waste_query.successful_runs(usage)
@@ -205,10 +200,10 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
     return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.",
-                  _rows(waste_query.completed_rows, usage, with_rows))
+                  waste_query.completed_rows(usage))
 
 
-def idle_capacity_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
+def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
     facts = waste_query.idle_capacity(usage)
@@ -226,7 +221,7 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) 
         return _check("idle_capacity", "Idle capacity", None, "USD", (
             f"{paid} (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
             "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
-        ), _rows(waste_query.paid_rows, usage, with_rows))
+        ), waste_query.paid_rows(usage))
     unused_usd, untagged_usd = facts["commitment_usd"], facts["untagged_usd"]
     if facts["commitment"]:
         detail = (f"{usd_sig(unused_usd)} of commitment nobody used ({facts['lines']} unused-commitment lines, "
@@ -239,10 +234,10 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) 
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
     return _check("idle_capacity", "Idle capacity", total, "USD", detail,
-                  _rows(waste_query.idle_rows, usage, with_rows), total)
+                  waste_query.idle_rows(usage), total)
 
 
-def duplicate_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
+def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
     usage = tables.table_of(usage)
     facts = waste_query.job_facts(usage)
@@ -254,8 +249,6 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
             "No run id occurs on more than one job, so repeats cannot be recognised (W&B ids are unique hashes). "
             "A Slurm sacct export, where run_id is the job name, answers it."
         ), None)
-    if not with_rows:
-        return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours", NEEDS_ROWS, None)
     runs = waste_query.repeat_candidates(usage)
     hours = ((runs["period_end"] - runs["period_start"]).dt.total_seconds() / 3600.0).to_numpy(dtype=float)
     keys = pd.DataFrame({column: runs[column].astype("string").fillna("") for column in
@@ -287,7 +280,7 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
-def storage_growth_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
+def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month."""
     usage = tables.table_of(usage)
     monthly = waste_query.storage_by_month(usage)
@@ -299,7 +292,7 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
     if monthly["month"].nunique() < 2:
         return _check("storage_growth", "Storage growth", None, "USD/month",
                       "Storage lines cover one month only; an export of two or more months answers it.",
-                      _rows(waste_query.storage_rows, usage, with_rows))
+                      waste_query.storage_rows(usage))
     growing = []
     for line, series in monthly.groupby("name", sort=True):
         per_day = series["cost"].to_numpy() / pd.PeriodIndex(series["month"]).days_in_month.to_numpy()
@@ -312,11 +305,11 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
         ) + ". Growing every month: no sign of a retention policy."
     else:
         detail = f"No storage line grew every month ({monthly['name'].nunique()} lines checked)."
-    rows = _rows(waste_query.storage_rows, usage, with_rows, [line for line, _ in growing])
+    rows = waste_query.storage_rows(usage, [line for line, _ in growing])
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True) -> dict[str, Any]:
+def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
     usage = tables.table_of(usage)
     facts = waste_query.untagged_spend(usage)
@@ -328,7 +321,7 @@ def untagged_spend_check(usage: pd.DataFrame | ir.Table, with_rows: bool = True)
     detail = (f"{usd_sig(dollars)} on {facts['count']:,} rows with no team, project or run tag{share}: support, tax, "
               "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
     return _check("untagged_spend", "Untagged spend", dollars, "USD", detail,
-                  _rows(waste_query.untagged_rows, usage, with_rows), dollars)
+                  waste_query.untagged_rows(usage), dollars)
 
 
 def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[str, Any]:
@@ -347,23 +340,24 @@ def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[st
     return {"total_usd": total, "share": share(total), "items": items}
 
 
-def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | None = None,
-                    with_rows: bool = True, scenario: Scenario | None = None) -> list[dict[str, Any]]:
-    """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (in memory) on run_id for the checks
+def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | None = None,
+                    scenario: Scenario | None = None) -> list[dict[str, Any]]:
+    """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (a query) on run_id for the checks
     that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
     ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not
     (``checkpointing``; the scenario defaults without one).
-    ``with_rows=False`` (a dataset queried where it lies) reads no rows behind the figures (``rows`` None) and
-    leaves the row-level duplicate-run comparison unanswered with ``NEEDS_ROWS``; every other figure is the same."""
-    with_states = usage if runs is None else join_usage(usage, runs, on="run_id")[0]
+    The rows behind each figure are its first ``waste_query.ROWS_BEHIND`` in source order."""
+    usage = tables.table_of(usage)
+    with_states = usage if runs is None else join_usage(usage, tables.table_of(runs, ibis.get_backend(usage)),
+                                                        on="run_id")[0]
     setting = checkpointing(scenario)
     with one_view():  # the checks' aggregates are one query, run once
         return [
-            failed_runs_check(with_states, with_rows, setting),
-            interrupted_runs_check(with_states, with_rows, setting),
-            successful_runs_check(with_states, with_rows),
-            idle_capacity_check(usage, with_rows),
-            duplicate_runs_check(with_states, with_rows),
-            storage_growth_check(usage, with_rows),
-            untagged_spend_check(usage, with_rows),
+            failed_runs_check(with_states, setting),
+            interrupted_runs_check(with_states, setting),
+            successful_runs_check(with_states),
+            idle_capacity_check(usage),
+            duplicate_runs_check(with_states),
+            storage_growth_check(usage),
+            untagged_spend_check(usage),
         ]

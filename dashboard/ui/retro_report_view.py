@@ -24,12 +24,13 @@ from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap
 from dashboard.format import count_sig, money, number
 from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query.join import match_warning
 from dashboard.query.opened import Table
 from dashboard.report import theme
 from dashboard.report.retro_html import ReportFigure, Tiles, retrospective_report
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import plan_mismatch
-from dashboard.retro.join import match_warning
+from dashboard.retro.spend import quarter_label
 from dashboard.retro.units import labels
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
@@ -54,6 +55,8 @@ class Choices:
     metric: str = "cost"
     export_budget: float | None = view.EXPORT_BUDGET_USD
     view_budgets: tuple[tuple[str, float], ...] = ()
+    quarter: str | None = None  # the quarter of the running total ("2025 Q2"; None: the latest)
+    quarter_budgets: tuple[tuple[str, float], ...] = ()  # earlier quarters' whole-export budgets by label
     main_runs: tuple[str, ...] | None = None  # None: the page's suggestion
     failed_states: tuple[str, ...] = tuple(FAILED_STATES)
     gap_unit: str = "usd"
@@ -70,6 +73,8 @@ def page_choices(join_on: str, budget_default: float | None = view.EXPORT_BUDGET
         metric=state.get("retro.metric") or "cost",
         export_budget=None if budget is None else float(budget),
         view_budgets=tuple(sorted((str(k), float(v)) for k, v in state.get("retro.view_budgets", {}).items())),
+        quarter=state.get(view.QUARTER),
+        quarter_budgets=tuple(sorted((str(k), float(v)) for k, v in state.get(view.QUARTER_BUDGETS, {}).items())),
         main_runs=None if main_runs is None else tuple(main_runs),
         failed_states=tuple(state.get("retro.failed_states", FAILED_STATES)),
         gap_unit=state.get("retro.gap_unit") or "usd",
@@ -112,7 +117,7 @@ def tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: Seque
     """What the page says under its tiles: a low join match, how commitments were treated, the import notes that
     change the figures."""
     found = [text for text in (match_warning(stats), view.commitment_sentence(amortisation, currency)) if text]
-    if amortisation.get("status") in ("excluded", "needs_rows"):
+    if amortisation.get("status") == "excluded":
         found.append(f"{labels(currency)['usd_per_gpu_hour']} excludes commitments: "
                      f"{money(amortisation.get('commitment_usd'), currency)} of commitment charges are not spread "
                      "over GPU-hours (the Retrospective page says why and what to import).")
@@ -128,23 +133,29 @@ def _tiles(key: Hashable, shown: pd.DataFrame | Table, stats: dict[str, Any], am
                  runs_without_bill_gpu_hours=stats["runs_without_bill_gpu_hours"] if with_runs else None)
 
 
-def _spend(key: Hashable, shown: pd.DataFrame | Table, data_key: Hashable, usage: pd.DataFrame | Table,
+def _spend(key: Hashable, shown: Table, data_key: Hashable, usage: Table,
            filters: tuple, narrowed_dates: bool, budget_view: str, choices: Choices,
            currency: str | None) -> ReportFigure:
-    quarter_end, data_end = cache.periods(data_key, usage)
-    end = filters[1]
-    if narrowed_dates and quarter_end and data_end and end:
-        quarter_end, data_end = min(quarter_end, end), min(data_end, end)
-    export_budget = choices.export_budget if budget_view == WHOLE_EXPORT else None
+    quarters, data_end = cache.periods(data_key, usage)
+    quarter = view.chosen_quarter(quarters, choices.quarter)
+    period, last = view.running_period(quarter, data_end, filters[:2] if narrowed_dates else None)
+    if budget_view != WHOLE_EXPORT:
+        export_budget = None
+    elif quarter is None or quarter == quarters[-1]:
+        export_budget = choices.export_budget
+    else:  # an earlier quarter's own budget
+        export_budget = dict(choices.quarter_budgets).get(quarter_label(quarter))
     budget = budget_for_view(budget_view, export_budget, dict(choices.view_budgets))
-    drawn = cache.spend_chart(key, shown, choices.freq, choices.by, choices.metric, budget, quarter_end, data_end,
-                              currency)
+    drawn = cache.spend_chart(key, shown, choices.freq, choices.by, choices.metric, budget, period, last, currency)
     measure = "cost" if choices.metric == "cost" else "GPU-hours"
+    running = (f"below it the running total of {quarter_label(quarter)} (the export spans "
+               f"{quarter_label(quarters[0])} to {quarter_label(quarters[-1])}; each quarter has its own budget and "
+               "forecast)" if quarter and len(quarters) > 1 else "below it the running total")
     notes = [f"{measure.capitalize()} per {FREQUENCIES.get(choices.freq, choices.freq)}, stacked by "
-             f"{GROUPINGS.get(choices.by, choices.by)}; below it the running total.",
+             f"{GROUPINGS.get(choices.by, choices.by)}; {running}.",
              f"Budget drawn ({markdown_text(budget_view)}): {money(budget, currency)}." if budget else
              f"No budget drawn for this view ({markdown_text(budget_view)}).",
-             view.spread_and_forecast(quarter_end, data_end)]
+             view.spread_and_forecast(period and period[1], last)]
     return ReportFigure("Spend", figure_of(drawn), notes=notes)
 
 

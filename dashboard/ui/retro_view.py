@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from datetime import date
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import settings
 from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap
 from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query import tables
 from dashboard.query.distinct import distinct_values
+from dashboard.query.join import match_warning
 from dashboard.query.opened import Table
+from dashboard.query.waste import ROWS_BEHIND
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
-from dashboard.retro.join import match_warning
+from dashboard.retro.spend import quarter_label
 from dashboard.retro.units import NEEDS_TOKENS, labels
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
@@ -38,10 +39,10 @@ EXPORT_BUDGET_USD = 1_000_000.0
 
 
 @st.cache_data(max_entries=cache.ENTRIES, show_spinner=False)
-def bill_currency(data_key: Hashable, _usage: pd.DataFrame | Table) -> tuple[str, ...]:
+def bill_currency(data_key: Hashable, _usage: Table) -> tuple[str, ...]:
     """The currency codes of the bill behind ``data_key`` (one DISTINCT query): one code for an import (mixed
     currencies are refused there), none for a run export alone, which carries no prices."""
-    return tuple(distinct_values(tables.table_of(_usage), "currency"))
+    return tuple(distinct_values(_usage, "currency"))
 
 
 def currency_of(codes: tuple[str, ...]) -> str | None:
@@ -144,16 +145,14 @@ def _unused_rows(export: Any) -> str:
         " and ".join(parts) or "none was kept") + "."
 
 
-def _has_tokens(usage: pd.DataFrame) -> bool:
-    return bool((usage["tokens"].fillna(0) > 0).any())
-
-
-def unmatched_tokens(runs: Any, shown: pd.DataFrame | Table, join_on: str) -> str | None:
-    """Markdown: why the view has no tokens although the run export counts them (its runs with tokens matched no
-    billed row of the view on `join_on`); None when the view has tokens, or there is no such run export in memory."""
-    if runs is None or isinstance(runs.usage, Table) or isinstance(shown, Table):
+def unmatched_tokens(runs: Any, runs_key: Hashable, runs_usage: Table | None, shown_key: Hashable, shown: Table,
+                     join_on: str) -> str | None:
+    """Markdown: why the view has no tokens although the run export (``runs``, its table ``runs_usage``) counts
+    them (its runs with tokens matched no billed row of the view on `join_on`); None when the view has tokens, or
+    there is no run export."""
+    if runs is None or runs_usage is None:
         return None
-    if not _has_tokens(runs.usage) or _has_tokens(shown):
+    if not cache.counts_tokens(runs_key, runs_usage) or cache.counts_tokens(shown_key, shown):
         return None
     other = "project" if join_on == "run_id" else "run_id"
     return (f"**{markdown_text(runs.filename)}** counts tokens, but none of its runs with tokens matched a billed row "
@@ -219,11 +218,6 @@ def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list
                    "commitment charges have no reserved GPU usage in this export to spread them over, so reserved "
                    "capacity looks free. Export the provider's amortised cost (FOCUS EffectiveCost, Azure amortized "
                    "cost) or include the reserved usage.", icon=":material/warning:")
-    if amortisation["status"] == "needs_rows":
-        st.warning(f"{per_hour} excludes commitments: {money(amortisation['commitment_usd'], currency)} of "
-                   "commitment charges are billed on their own lines with the reserved usage at "
-                   f"{money(0.0, currency)}, and spreading them over that usage day by day needs the rows in "
-                   f"memory: {needs_rows()}", icon=":material/warning:")
     sentence = commitment_sentence(amortisation, currency)
     if sentence:
         st.caption(sentence)
@@ -231,13 +225,7 @@ def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list
         st.caption(note)
 
 
-def needs_rows() -> str:
-    """What to do for a figure that needs the rows in memory, naming the setting that bounds them."""
-    return (f"import a narrower dataset (a shorter period or fewer teams) of at most "
-            f"{settings.limit(settings.WORKSPACE_MEMORY_ROWS):,} rows ({settings.WORKSPACE_MEMORY_ROWS}).")
-
-
-def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amortisation: dict[str, Any],
+def tiles(key: Hashable, usage: Table, stats: dict[str, Any], amortisation: dict[str, Any],
           notes: list[str], currency: str | None = USD) -> None:
     """Headline numbers of the filtered view in the bill's ``currency``, with what changes them beside them."""
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
@@ -266,14 +254,14 @@ def tiles(key: Hashable, usage: pd.DataFrame | Table, stats: dict[str, Any], amo
     _tile_notes(stats, amortisation, notes, currency)
 
 
-def period_days(key: Hashable, usage: pd.DataFrame | Table) -> tuple:
+def period_days(key: Hashable, usage: Table) -> tuple:
     """The first and last UTC day of an export's periods (None, None for an empty one)."""
     bounds = cache.options(key, usage)
     return bounds["start"], bounds["end"]
 
 
-def overlap_warning(billing_key: Hashable, billing: pd.DataFrame | Table, runs_key: Hashable,
-                    runs: pd.DataFrame | Table) -> str | None:
+def overlap_warning(billing_key: Hashable, billing: Table, runs_key: Hashable,
+                    runs: Table) -> str | None:
     """Markdown: a run export whose days do not overlap the bill's, with both periods ("the run export covers
     2026-01-01 to 2026-03-31, the bill 2020-11-08 to 2020-11-11: no overlap, nothing can match"); None when they
     overlap or either has no dates."""
@@ -293,11 +281,37 @@ def budget_view(teams, projects, pricing, dates) -> str:
     return view_id(teams, projects, pricing, dates)
 
 
-def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods: tuple,
-                  currency: str | None = USD, default_budget: float = EXPORT_BUDGET_USD) -> None:
-    """Spend per period and, below it, the running total against the budget of this view (``budgets``), in the
-    bill's ``currency`` (the budget too). ``default_budget`` is the whole export's until one is typed: the bundled
-    quarter's, or 0 (none) beside a bill of the user's own."""
+QUARTER = "retro.quarter"  # the quarter whose running total, budget and forecast are drawn
+EXPORT_BUDGET = "retro.budget"  # the latest quarter's budget for the whole export (the link's `retro.budget`)
+QUARTER_BUDGETS = "retro.quarter_budgets"  # earlier quarters' whole-export budgets by label ("2025 Q1")
+
+
+def chosen_quarter(quarters: list[tuple[date, date]], chosen: str | None) -> tuple[date, date] | None:
+    """The quarter named ``chosen`` ("2025 Q2"), else the latest; None without dates."""
+    named = {quarter_label(quarter): quarter for quarter in quarters}
+    return named.get(chosen or "", quarters[-1] if quarters else None)
+
+
+def running_period(quarter: tuple[date, date] | None, data_end: date | None,
+                   dates: tuple[date, date] | None) -> tuple[tuple[date, date] | None, date | None]:
+    """The days of the running total (``quarter``, narrowed to the chosen ``dates``) and the last day the data
+    cover within them (so an earlier quarter, or a date range ending before the data do, draws no forecast)."""
+    if quarter is None:
+        return None, data_end
+    start, end = quarter
+    if dates is not None:
+        start, end = max(start, dates[0]), min(end, dates[1])
+    return (start, end), (None if data_end is None else min(data_end, end))
+
+
+def spend_section(key: Hashable, usage: Table, view: str, quarters: list[tuple[date, date]], data_end: date | None,
+                  dates: tuple[date, date] | None, currency: str | None = USD,
+                  default_budget: float = EXPORT_BUDGET_USD) -> None:
+    """Spend per period and, below it, the running total against the budget of this view (``budgets``) for one
+    calendar quarter of the export (a picker when it spans several: each quarter has its own budget and forecast),
+    in the bill's ``currency`` (the budget too). ``dates`` are the chosen dates when narrowed. ``default_budget`` is
+    the whole export's latest quarter's until one is typed: the bundled quarter's, or 0 (none) beside a bill of the
+    user's own."""
     left, middle, right, budget_column = st.columns(4)
     freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
                                   key="retro.freq", bind="query-params") or "D"
@@ -307,12 +321,26 @@ def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods
                                      format_func=lambda name: cost_label(METRICS[name], currency)
                                      if name == "cost" else METRICS[name],
                                      key="retro.metric", bind="query-params") or "cost"
+    if len(quarters) > 1:
+        names = [quarter_label(quarter) for quarter in quarters]
+        budget_column.selectbox("Quarter of the running total", names, index=len(names) - 1, key=QUARTER,
+                                bind="query-params", help="The export spans several calendar quarters: each has its "
+                                "own running total, budget and forecast (only the last can still be open).")
+    quarter = chosen_quarter(quarters, st.session_state.get(QUARTER))
+    name = quarter_label(quarter) if quarter and len(quarters) > 1 else "Quarter"
     view_budgets = st.session_state.setdefault("retro.view_budgets", {})
-    if view == WHOLE_EXPORT:
+    if view == WHOLE_EXPORT and (quarter is None or quarter == quarters[-1]):
+        start_value = {} if EXPORT_BUDGET in st.session_state else {"value": float(default_budget)}
         export_budget = budget_column.number_input(
-            cost_label("Quarter budget, whole export", currency), min_value=0.0, value=float(default_budget),
-            step=50_000.0, format="%.0f", key="retro.budget", bind="query-params",
+            cost_label(f"{name} budget, whole export", currency), min_value=0.0, step=50_000.0, format="%.0f",
+            key=EXPORT_BUDGET, bind="query-params", **start_value,
             help="Drawn against the running total of the whole export; a filtered view has its own budget.")
+    elif view == WHOLE_EXPORT:  # an earlier quarter: its budget is kept while another quarter is shown
+        quarter_budgets = st.session_state.setdefault(QUARTER_BUDGETS, {})
+        quarter_budgets[name] = export_budget = budget_column.number_input(
+            cost_label(f"{name} budget, whole export", currency), min_value=0.0,
+            value=float(quarter_budgets.get(name, 0.0)), step=50_000.0, format="%.0f", key=f"{EXPORT_BUDGET}.{name}",
+            help="Drawn against this quarter's running total of the whole export.")
     else:
         export_budget = None
         view_budgets[view] = budget_column.number_input(
@@ -321,9 +349,10 @@ def spend_section(key: Hashable, usage: pd.DataFrame | Table, view: str, periods
             help=f"A budget for {view} only (0: none). The whole export's budget is not drawn over a part of it.")
     budget = budget_for_view(view, export_budget, view_budgets)
     budget_column.caption(f"Budget drawn: {money(budget, currency)}" if budget else "No budget drawn for this view.")
-    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, *periods, currency), width="stretch",
+    period, last = running_period(quarter, data_end, dates)
+    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, period, last, currency), width="stretch",
                     key="retro.spend")
-    st.caption(spread_and_forecast(*periods))
+    st.caption(spread_and_forecast(period and period[1], last))
 
 
 def spread_and_forecast(period_end, data_end) -> str:
@@ -337,7 +366,7 @@ def spread_and_forecast(period_end, data_end) -> str:
             f"proportion to time. {forecast}")
 
 
-def attribution_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
+def attribution_section(key: Hashable, usage: Table, currency: str | None = USD) -> None:
     table, figure = cache.attribution_view(key, usage, currency)
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
@@ -374,7 +403,7 @@ def plan_money(value: float | None, currency: str | None) -> str:
     return usd_sig(value) if not foreign_plan(currency) else f"{count_sig(value)} USD"
 
 
-def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan_label: str, join_on: str,
+def gap_section(key: Hashable, usage: Table, plan: Scenario, plan_label: str, join_on: str,
                 tokens_note: str | None = None, currency: str | None = USD) -> None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
     most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B).
@@ -420,7 +449,7 @@ def gap_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario, plan
     st.caption(attribution_order(foreign))
 
 
-def waste_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD,
+def waste_section(key: Hashable, usage: Table, currency: str | None = USD,
                   plan: Scenario | None = None) -> None:
     """The waste found, in the bill's ``currency``: the headline, three tiles, the chart (or one line saying none
     was found, rather than empty axes) and each check with the rows behind it."""
@@ -453,14 +482,14 @@ def waste_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | No
                          expanded=False):
             st.markdown(markdown_text(check["detail"]))
             rows = check["rows"]
-            if rows is None and check["figure"] is not None and cache.queried(usage):
-                st.caption(f"The rows behind this figure are listed for a dataset read into memory: {needs_rows()}")
             if rows is not None and len(rows):
-                st.caption(f"{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} shown).")
+                more = "at least " if len(rows) >= ROWS_BEHIND else ""
+                st.caption(f"{more}{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} "
+                           "shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
 
 
-def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFrame | Table | None) -> None:
+def load_section(key: Hashable, usage: Table, billing: Table | None) -> None:
     summary, timeline, heatmap = cache.load_view(key, usage, billing)
     columns = st.columns(5)
     columns[0].metric("Peak GPUs", gpu_count(summary["peak_gpus"]))
@@ -481,7 +510,7 @@ def load_section(key: Hashable, usage: pd.DataFrame | Table, billing: pd.DataFra
                "days; a run export gives the real shape within a day.")
 
 
-def mix_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None = USD) -> None:
+def mix_section(key: Hashable, usage: Table, currency: str | None = USD) -> None:
     """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run), in
     the bill's ``currency``."""
     shares, figure = cache.mix_view(key, usage, currency)
@@ -520,7 +549,7 @@ def mix_section(key: Hashable, usage: pd.DataFrame | Table, currency: str | None
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: pd.DataFrame | Table, plan: Scenario | None, tokens_note: str | None = None,
+def units_section(key: Hashable, usage: Table, plan: Scenario | None, tokens_note: str | None = None,
                   currency: str | None = USD) -> None:
     """Unit costs in the bill's ``currency``; `tokens_note` (`unmatched_tokens`) says why the token figures are
     missing when the run export counts tokens but none reached the view. The plan gives only its model's active

@@ -2,10 +2,10 @@
 see its size and date range before any query, open it for the page, and download a view as a capped CSV.
 
 Datasets live in ``PLANNER_WORKSPACE_DIR`` (``dashboard.workspace``). Their metadata is a small JSON file, so
-the size line costs no query. A dataset of up to ``PLANNER_WORKSPACE_MEMORY_ROWS`` rows (2,000,000) is read into
-the session's bounded store and analysed like an upload; a larger one is opened as an Ibis table over its Parquet
-files on the configured engine (``datasets.open_table``) and never read into pandas: every figure is a query over
-it, and its download streams the first rows of a query.
+the size line costs no query. A dataset is opened as an Ibis table over its Parquet files on the configured engine
+(``datasets.open_table``) and never read into pandas, whatever its size: every figure, the join with a run export
+and the amortisation of commitments are queries over it, as over an upload's table, and a view's download streams
+the first rows of a query.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dashboard.format import number
 from dashboard.ingest.schema import UnreadableFile
 from dashboard.query import engine, opened
 from dashboard.query.opened import Table
-from dashboard.retro.summary import accounting, summarize
+from dashboard.retro.summary import accounting
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import Imported, LocalFile
@@ -163,11 +163,6 @@ def dataset_key(info: Metadata) -> Hashable:
     return ("workspace", info.name, info.imported_at)
 
 
-def memory_rows() -> int:
-    """Rows of a dataset read into memory (``PLANNER_WORKSPACE_MEMORY_ROWS``); a larger one is queried."""
-    return settings.limit(settings.WORKSPACE_MEMORY_ROWS)
-
-
 def _queried_table(name: str, at) -> Table:
     """Dataset ``name`` (its version folder ``at``) as an Ibis table over its Parquet files on the configured engine
     (memory bounded), its small results kept while it is open."""
@@ -175,51 +170,28 @@ def _queried_table(name: str, at) -> Table:
 
 
 def open_dataset(state_key: str, info: Metadata) -> Imported | None:
-    """The dataset as the page's import (held in the session's bounded store): its rows in memory up to
-    ``memory_rows()``, else an Ibis table over its Parquet files; None after a message."""
+    """The dataset as the page's import (held in the session's bounded store): an Ibis table over its Parquet
+    files; None after a message."""
     key = dataset_key(info)
     held = upload_store.get(state_key, key)
     if held is not None:
         return held
-    queried = info.rows > memory_rows()
     try:
         with st.spinner(f"Opening {markdown_text(info.name)} ({info.rows:,} rows)…", show_time=True):
             at = datasets.version_of(info)  # the import ``info`` describes, even if another replaces it now
-            usage = _queried_table(info.name, at) if queried else datasets.read_frame(info.name, memory_rows(), at)
+            usage = _queried_table(info.name, at)
             report = datasets.report(info.name, at)
     except (DatasetError, OSError, ValueError) as error:
         st.error(markdown_text(f"The dataset {info.name} cannot be opened: {error}"))
         return None
-    summary = accounting(report) if queried else summarize(usage, report)
+    summary = accounting(report)
     imported = Imported(key, info.name, usage, summary, report.rejected)
     try:
-        upload_store.put(state_key, key, imported, (0 if queried else upload_store.table_bytes(usage))
-                         + upload_store.table_bytes(report.rejected))
+        upload_store.put(state_key, key, imported, upload_store.table_bytes(report.rejected))
     except upload_store.TooLarge as error:
         st.error(markdown_text(str(error)))
         return None
     return imported
-
-
-def _csv_file(frame: pd.DataFrame, rows: int) -> Callable[[], str | bytes]:
-    """A deferred download: the first ``rows`` rows of ``frame`` rendered in chunks, as bytes (what Streamlit's
-    deferred download takes; it refused the spooled file this returned before). ``rows`` is the download cap, so
-    the bytes stay bounded."""
-    render = upload_store.csv_download(frame, lambda held: held)
-
-    def data() -> str | bytes:
-        held = render()
-        if isinstance(held, str):
-            return held  # the store released the table
-        out = io.BytesIO()
-        for start in range(0, min(rows, len(held)), CSV_CHUNK_ROWS):
-            chunk = to_safe_csv(held.iloc[start:min(start + CSV_CHUNK_ROWS, rows)])
-            out.write(chunk if start == 0 else chunk.split(b"\n", 1)[1])
-        if not out.tell():
-            out.write(to_safe_csv(held.iloc[:0]))
-        return out.getvalue()
-
-    return data
 
 
 def _query_csv_file(table: Table, rows: int) -> Callable[[], bytes]:
@@ -239,11 +211,11 @@ def _query_csv_file(table: Table, rows: int) -> Callable[[], bytes]:
     return data
 
 
-def download_button(frame: pd.DataFrame | Table, rows: int, name_hint: str = "retrospective") -> None:
-    """The "Download this view (CSV)" button for the ``rows`` rows of ``frame`` (rows in memory, or a query whose
-    first rows are streamed), capped at ``PLANNER_DOWNLOAD_MAX_ROWS`` rows with a message."""
+def download_button(table: Table, rows: int, name_hint: str = "retrospective") -> None:
+    """The "Download this view (CSV)" button for the ``rows`` rows of ``table`` (a query whose first rows are
+    streamed when pressed), capped at ``PLANNER_DOWNLOAD_MAX_ROWS`` rows with a message."""
     cap = settings.limit(settings.DOWNLOAD_MAX_ROWS)
-    render = _query_csv_file(frame, cap) if opened.is_table(frame) else _csv_file(frame, cap)
+    render = _query_csv_file(table, cap)
     st.download_button("Download this view (CSV)", data=render,
                        file_name=f"{name_hint}_{date.today():%Y%m%d}.csv", mime="text/csv",
                        help="The filtered rows, written in chunks when you press; cells starting with =, +, - or @ "

@@ -17,10 +17,11 @@ from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions, UnreadableFile
+from dashboard.query import tables
+from dashboard.query.amortise import amortise_commitments
+from dashboard.query.join import join_usage
 from dashboard.retro import gap
-from dashboard.retro.amortise import amortise_commitments
-from dashboard.retro.join import join_usage
 from dashboard.safe_text import markdown_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
@@ -47,9 +48,19 @@ def _open(app, url=None):
     return at.run()
 
 
+def _amortised(name):
+    """A sample as the page holds it: imported, bound to the default engine, and a bill's commitments amortised (a
+    query)."""
+    return amortise_commitments(tables.table_of(ingest.import_path(SAMPLES / name, options=UTC)[0]))[0]
+
+
 def _import(name):
-    """A sample as the page holds it: imported, and a bill's commitments amortised."""
-    return amortise_commitments(ingest.import_path(SAMPLES / name, options=UTC)[0])[0]
+    """The rows of ``_amortised(name)``: canonical dtypes, UTC times, in no particular order."""
+    frame = _amortised(name).to_pandas()
+    for column in tables.TIME_COLUMNS:
+        stamps = pd.to_datetime(frame[column])
+        frame[column] = stamps.dt.tz_localize("UTC") if stamps.dt.tz is None else stamps.dt.tz_convert("UTC")
+    return frame.astype(CANONICAL_COLUMNS)
 
 
 def _tiles(at):
@@ -324,7 +335,7 @@ def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
     assert not at.exception and not at.error
     assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN  # the bundled quarter opens with its own plan
 
-    joined, _ = join_usage(_import("focus_sample.csv"), _import("slurm_sample.txt"), on="run_id")
+    joined, _ = join_usage(_amortised("focus_sample.csv"), _amortised("slurm_sample.txt"), on="run_id")
     scenario = presets()[SAMPLE_PLAN]
     main_runs = gap.suggest_main_runs(joined)
     assert at.multiselect(key="retro.main_runs.run_id").value == main_runs == ["pretrain-13b"]

@@ -1,6 +1,7 @@
 """AppTest: the Retrospective opens a workspace dataset by name, shows its size and date range, and draws the tiles
-of the same data uploaded; a dataset above PLANNER_WORKSPACE_MEMORY_ROWS is queried where it lies, with the same
-tiles and every tab; a large local file is imported into the workspace from the page; downloads are capped."""
+of the same data uploaded; a dataset is queried where it lies, joined with a run export and its commitments
+amortised as its upload is, on every tab; a large local file is imported into the workspace from the page;
+downloads are capped."""
 
 import csv
 import io
@@ -124,13 +125,6 @@ def test_a_view_above_the_download_cap_says_so(app, workspace, tmp_path, monkeyp
     assert "python -m dashboard workspace export" in note
 
 
-def test_the_download_is_written_in_chunks_and_capped(monkeypatch):
-    frame = pd.DataFrame({"team": ["=cmd", "b", "c", "d", "e"], "cost": [1.5, -2.0, 3.0, 4.0, 5.0]})
-    monkeypatch.setattr(workspace_view, "CSV_CHUNK_ROWS", 2)
-    text = workspace_view._csv_file(frame, 4)().decode("utf-8")
-    assert text.splitlines() == ["team,cost", "'=cmd,1.5", "b,-2.0", "c,3.0", "d,4.0"]
-
-
 TAB_NAMES = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
 HOUR = "2025-04-{:02d}T{:02d}:00:00Z"
 # (team, project, run, start, end, hours consumed, GPUs, pricing, EffectiveCost): five rows checked by hand below.
@@ -170,11 +164,9 @@ def _visit_every_tab(at) -> None:
         assert [t.label for t in at.tabs if len(t.children)] == [tab]
 
 
-def test_a_dataset_above_the_memory_rows_is_queried_with_the_same_tiles_and_every_tab(
-        app, workspace, tmp_path, monkeypatch):
+def test_a_dataset_is_queried_where_it_lies_with_every_tab(app, workspace, tmp_path):
     _write_focus(tmp_path / "quarter.csv")
     import_to_workspace(tmp_path / "quarter.csv", "small")
-    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "3")
     at = _open(app, {"retro.dataset": "small", "retro.runs": NONE})
     assert not at.exception and not at.error, [e.value for e in at.error]
     held = next(iter(v for k, v in workspace_view.upload_store._HELD.items() if k[1] == "retro.billing_data"))
@@ -187,17 +179,10 @@ def test_a_dataset_above_the_memory_rows_is_queried_with_the_same_tiles_and_ever
     assert queried["$ per GPU-hour"] == usd_sig(GPU_COST_USD / GPU_HOURS)
     _visit_every_tab(at)
 
-    monkeypatch.delenv(settings.WORKSPACE_MEMORY_ROWS)
-    fresh = _open(AppTest.from_file(str(APP), default_timeout=TIMEOUT_S), {"retro.dataset": "small",
-                                                                            "retro.runs": NONE})
-    assert not fresh.exception and not fresh.error
-    assert _tiles(fresh) == queried
 
-
-def test_a_filter_on_a_queried_dataset_is_a_query(app, workspace, tmp_path, monkeypatch):
+def test_a_filter_on_a_dataset_is_a_query(app, workspace, tmp_path):
     _write_focus(tmp_path / "quarter.csv")
     import_to_workspace(tmp_path / "quarter.csv", "small")
-    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "3")
     at = _open(app, {"retro.dataset": "small", "retro.runs": NONE})
     assert at.multiselect(key="retro.teams").options == ["a", "b", "c"]
     at.multiselect(key="retro.teams").set_value(["b"]).run()
@@ -209,21 +194,39 @@ def test_a_filter_on_a_queried_dataset_is_a_query(app, workspace, tmp_path, monk
     _visit_every_tab(at)
 
 
-def test_what_needs_rows_in_memory_says_so(app, workspace, monkeypatch):
-    import_to_workspace(SAMPLES / "gcp_sample.csv", "gcp")  # commitment fees billed on their own lines
-    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "10")
-    at = _open(app, {"retro.dataset": "gcp", "retro.runs": "slurm_sample.txt"})
+def _tab_texts(at) -> dict[str, list[str]]:
+    """Each tab's subheaders, metrics and captions (what its figures say), tab by tab; not the lines naming the
+    source (a dataset's name, an upload's file name)."""
+    texts = {}
+    for tab in TAB_NAMES:
+        at.session_state["retro.view"] = tab
+        at.run()
+        assert not at.exception and not at.error, (tab, [e.value for e in at.error])
+        texts[tab] = ([s.value for s in at.subheader] + [f"{m.label}={m.value}" for m in at.metric]
+                      + [c.value for c in at.caption if not c.value.startswith("Workspace dataset")
+                         and "rows used of" not in c.value])
+    return texts
+
+
+def test_a_dataset_joins_and_amortises_as_its_upload_does(app, workspace):
+    """GCP's commitment fees on their own lines (spread over the reserved usage) joined with the Slurm sample: the
+    dataset path and the upload path give the same tiles and the same figures on every tab."""
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "gcp")
+    at = _open(app, {"retro.dataset": "gcp"})
+    at.selectbox(key="retro.runs").set_value("slurm_sample.txt").run()  # a bill of one's own starts without runs
     assert not at.exception and not at.error, [e.value for e in at.error]
-    warnings = [_unescaped(w.value) for w in at.warning]
-    joined = "is not joined: the join with a run export needs the billing and run rows in memory"
-    assert any(joined in w for w in warnings)
-    assert any("spreading them over that usage day by day needs the rows in memory" in w for w in warnings)
-    assert any("PLANNER_WORKSPACE_MEMORY_ROWS" in w for w in warnings)
-    assert "excluding commitments" in [m.delta for m in at.metric if m.label == "$ per GPU-hour"][0]
-    at.session_state["retro.view"] = "Waste"
-    at.run()
-    assert not at.exception
-    assert any("listed for a dataset read into memory" in _unescaped(c.value) for c in at.caption)
+    assert not any("not joined" in _unescaped(w.value) for w in at.warning)
+    assert "commitments amortised" in [m.delta for m in at.metric if m.label == "$ per GPU-hour"][0]
+    from_dataset = _tiles(at), _tab_texts(at)
+
+    fresh = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
+    uploaded = _open(fresh, {"retro.billing": NONE})
+    uploaded.file_uploader(key="retro.billing_upload").set_value(
+        ("gcp_sample.csv", (SAMPLES / "gcp_sample.csv").read_bytes(), "text/csv"))
+    uploaded.run()
+    uploaded.selectbox(key="retro.runs").set_value("slurm_sample.txt").run()
+    assert not uploaded.exception and not uploaded.error, [e.value for e in uploaded.error]
+    assert (_tiles(uploaded), _tab_texts(uploaded)) == from_dataset
 
 
 def test_the_download_of_a_query_streams_its_first_rows(monkeypatch):
@@ -268,10 +271,9 @@ def test_download_this_view_serves_the_rows_through_the_page(app, monkeypatch):
     assert set(frame["team"]) == {"llm-pretrain"}
 
 
-def test_download_this_view_of_a_queried_dataset_through_the_page(app, workspace, tmp_path, monkeypatch):
+def test_download_this_view_of_a_dataset_through_the_page(app, workspace, tmp_path, monkeypatch):
     _write_focus(tmp_path / "quarter.csv")
     import_to_workspace(tmp_path / "quarter.csv", "small")
-    monkeypatch.setenv(settings.WORKSPACE_MEMORY_ROWS, "3")  # queried where it lies
     text = _download_through_streamlit(monkeypatch, lambda: _open(app, {"retro.dataset": "small",
                                                                          "retro.runs": NONE}))
     frame = pd.read_csv(io.StringIO(text))
@@ -385,3 +387,18 @@ def test_a_name_taken_by_another_session_during_the_import_is_asked_about(app, w
     asked = [_unescaped(w.value) for w in at.warning if "already has a dataset" in _unescaped(w.value)]
     assert len(asked) == 1 and "from gcp_sample.csv" in asked[0]
     assert len(list((workspace / datasets.VERSIONS).iterdir())) == 1  # our build was deleted
+
+
+def test_a_dataset_replaces_the_samples_run_export_plan_and_budget(app, workspace):
+    """Issue 34, item 3: a workspace dataset is a bill of the user's own, like an upload."""
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "gcp")
+    at = _open(app, {})
+    assert at.selectbox(key="retro.runs").value == "slurm_sample.txt"  # the bundled quarter first
+    at.selectbox(key="retro.dataset").set_value("gcp").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="retro.runs").value == NONE
+    assert at.number_input(key="retro.budget").value == 0.0
+    assert "Runs without a bill" not in _tiles(at)
+    at.session_state["retro.view"] = "Plan vs actual"
+    at.run()
+    assert at.selectbox(key="retro.plan").value == NONE

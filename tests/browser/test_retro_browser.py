@@ -43,10 +43,11 @@ def _expected_gcp_tile() -> str:
     """The GCP sample's $/GPU-hour with its commitment fees spread over the reserved GPU-hours they cover."""
     from dashboard.format import usd_sig
     from dashboard.ingest import import_path
-    from dashboard.retro.amortise import amortise_commitments
+    from dashboard.query import tables
+    from dashboard.query.amortise import amortise_commitments
     from dashboard.retro.units import unit_costs
 
-    return usd_sig(unit_costs(amortise_commitments(import_path(GCP)[0])[0])["usd_per_gpu_hour"])
+    return usd_sig(unit_costs(amortise_commitments(tables.table_of(import_path(GCP)[0]))[0])["usd_per_gpu_hour"])
 
 
 def test_the_gcp_sample_reads_its_amortised_price_per_gpu_hour(page, app_url, wait_for_app):

@@ -9,6 +9,7 @@ from usage_rows import usage
 
 from dashboard.query import spend as spend_query
 from dashboard.query import tables
+from dashboard.query import view as query_view
 from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
 
 # April 2025: a reserved day, an untagged day with no GPU, an hour of spot, a monthly line of team a with no
@@ -90,7 +91,7 @@ def test_daily_total_and_its_span(april):
 
 def test_data_end_and_quarter(april):
     assert spend.data_end(april) == date(2025, 4, 30)  # the monthly line ends at midnight starting 1 May
-    assert spend.data_quarter(april) == (date(2025, 4, 1), date(2025, 6, 30))
+    assert spend.data_quarters(april) == [(date(2025, 4, 1), date(2025, 6, 30))]
 
 
 def test_filter_options(april):
@@ -108,7 +109,7 @@ def test_filter_options(april):
     ({"teams": ["a"], "projects": ["(untagged)"]}, 1, 300.0, 0.0),
 ], ids=["team", "untagged-team", "dates", "pricing", "empty-choice", "team-and-project"])
 def test_filtered_view(april, kwargs, rows, cost, gpu_hours):
-    assert spend_query.totals(filters.filter_usage(april, **kwargs)) == pytest.approx(
+    assert spend_query.totals(query_view.filtered(april, **kwargs)) == pytest.approx(
         {"rows": rows, "cost": cost, "gpu_hours": gpu_hours})
 
 

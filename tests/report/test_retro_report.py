@@ -19,10 +19,11 @@ from dashboard.core.presets import presets
 from dashboard.format import count_sig, money
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
+from dashboard.query import tables, view
+from dashboard.query.amortise import amortise_commitments
+from dashboard.query.join import join_usage
 from dashboard.report.retro_html import ReportFigure, Tiles, note_html, retrospective_report
-from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.filters import filter_options
-from dashboard.retro.join import join_usage
 from dashboard.ui import retro_report_view as report_view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -88,20 +89,21 @@ class _Part:
 
 def _report(billing_path: Path, runs_path: Path | None = None, *, teams=None, billing_name: str | None = None,
             plan=SAMPLE_PLAN) -> tuple[str, pd.DataFrame, str]:
-    """The report as the page's download writes it for this billing export (and run export), whole period."""
+    """The report as the page's download writes it for this billing export (and run export), whole period: the
+    report, the rows of the view it shows and the currency."""
     billing_rows, billing_report = import_path(billing_path)
-    amortised, amortisation = amortise_commitments(billing_rows)
+    amortised, amortisation = amortise_commitments(tables.table_of(billing_rows))
     runs = None
     if runs_path is not None:
         runs_rows, runs_report = _import(runs_path, timezone="UTC")
         runs = _Part(runs_path, runs_rows, {"rows_used": len(runs_rows)})
-    usage, stats = join_usage(amortised, runs and runs.usage, on="run_id")
-    currencies = sorted(usage["currency"].dropna().unique())
+    usage, stats = join_usage(amortised, runs and tables.table_of(runs.usage), on="run_id")
+    currencies = sorted(usage.to_pandas()["currency"].dropna().unique())
     currency = "+".join(currencies) or None
     bounds = filter_options(usage)
     filters = (bounds["start"], bounds["end"], tuple(teams) if teams else None, None, None)
-    shown = usage[usage["team"].isin(teams)].copy() if teams else usage
-    billing = _Part(billing_path, amortised, {"rows_used": len(billing_rows)})
+    shown = view.filtered(usage, *filters) if teams else usage
+    billing = _Part(billing_path, billing_rows, {"rows_used": len(billing_rows)})
     if billing_name:
         billing.filename = billing_name
     scenario = presets()[plan] if plan else None
@@ -113,7 +115,7 @@ def _report(billing_path: Path, runs_path: Path | None = None, *, teams=None, bi
         filter_text=tuple(report_view.filter_lines(filters, bounds)), narrowed_dates=False,
         budget_view="whole export" if not teams else f"teams {', '.join(teams)}", join_on="run_id", plan=scenario,
         plan_label=scenario.name if scenario else "", choices=choices, minute=MINUTE)
-    return text, shown, currency
+    return text, shown.to_pandas(), currency
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from dashboard.ingest import import_bytes, import_path
-from dashboard.retro.amortise import amortise_commitments, commitment_status
+from dashboard.query import columns, engine, tables
+from dashboard.query.amortise import amortise_commitments, commitment_status
 from dashboard.retro.waste import idle_capacity_check, waste_checklist, waste_summary
 
 ROWS = Path(__file__).resolve().parents[1] / "data" / "commitments"
@@ -24,10 +25,10 @@ def _real(name: str) -> Path:
 def _retro(path: Path) -> tuple[dict, dict, dict]:
     """The amortisation info, the idle-capacity check and the waste headline of the Retrospective for ``path``."""
     usage, _ = import_path(path)
-    amortised, info = amortise_commitments(usage)
-    checks = waste_checklist(amortised, with_rows=False)
+    amortised, info = amortise_commitments(tables.table_of(usage))
+    checks = waste_checklist(amortised)
     idle = next(check for check in checks if check["id"] == "idle_capacity")
-    return info, idle, waste_summary(checks, float(amortised["cost"].sum()))
+    return info, idle, waste_summary(checks, columns.number(engine.execute(amortised.cost.sum())))
 
 
 def _kinds(path: Path) -> list[str]:
@@ -82,7 +83,7 @@ def test_an_amortised_azure_export_is_not_told_to_export_amortised_cost(path):
     assert set(usage["charge_kind"]) == {"usage"}
     info, idle, summary = _retro(path)
     assert info["status"] != "excluded"  # "excluded" is the status whose warning asks for the amortised export
-    assert commitment_status(usage)["status"] == info["status"]
+    assert commitment_status(tables.table_of(usage))["status"] == info["status"]
     assert "amortised view" not in idle["detail"] and summary["total_usd"] == 0.0
 
 
@@ -110,7 +111,7 @@ def test_a_resource_id_naming_a_reservation_on_an_on_demand_row_is_usage():
     usage, _ = import_bytes(text.encode(), filename="cur.csv")
     assert usage["charge_kind"].tolist() == ["usage", "usage"]
     assert usage["gpu_hours"].tolist() == pytest.approx([16.0, 0.0])
-    amortised, info = amortise_commitments(usage)
+    amortised, info = amortise_commitments(tables.table_of(usage))
     assert info["status"] == "none"
     check = idle_capacity_check(amortised)
     assert check["figure"] is None and check["detail"].startswith("No reserved or committed capacity")
@@ -128,7 +129,7 @@ def test_an_actual_cost_purchase_with_gpu_usage_to_spare_is_left_out_of_the_pric
                     "06/01/2025,Virtual Machines,ND96isr H100 v5,Usage,On Demand,,24,1 Hour,2000,USD\n")
     usage, _ = import_bytes(text.encode(), filename="azure.csv")
     assert usage["charge_kind"].tolist() == ["commitment", "usage"] and usage["gpu_hours"].sum() == 192.0
-    _, info = amortise_commitments(usage)
+    _, info = amortise_commitments(tables.table_of(usage))
     assert (info["status"], info["commitment_usd"]) == ("excluded", 500.0)
     check = idle_capacity_check(usage)
     assert check["figure"] is None and "amortised view" in check["detail"]

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from dashboard.ingest import import_path
-from dashboard.retro.amortise import amortise_commitments
+from dashboard.query import tables
+from dashboard.query.amortise import amortise_commitments
 from dashboard.retro.spend import spend_over_time
 from dashboard.retro.units import unit_costs
 
@@ -27,7 +28,8 @@ PARTLY_USED_DAYS = 0.02
 
 
 def _amortised(name):
-    return amortise_commitments(import_path(SAMPLES / name)[0])
+    """The sample's table with its commitments amortised (a query over the imported rows), and what was done."""
+    return amortise_commitments(tables.table_of(import_path(SAMPLES / name)[0]))
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,8 @@ def test_every_providers_gpu_hour_costs_what_its_price_list_allows(name):
     usage, info = _amortised(name)
     cheapest, dearest, committed = PRICES[name]
     assert cheapest <= unit_costs(usage)["usd_per_gpu_hour"] <= dearest
-    reserved = usage[(usage["gpu_hours"] > 0) & usage["pricing"].eq("reserved").fillna(False)]
+    rows = usage.to_pandas()
+    reserved = rows[(rows["gpu_hours"] > 0) & rows["pricing"].eq("reserved").fillna(False)]
     rate = reserved["cost"].sum() / reserved["gpu_hours"].sum()
     assert committed <= rate * (1 + 1e-9) and rate <= committed * (1 + PARTLY_USED_DAYS)
     assert info["label"] == "commitments amortised"

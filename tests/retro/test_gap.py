@@ -13,7 +13,9 @@ from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
+from dashboard.query import tables
 from dashboard.query.gap import actual_sums as gap_query_sums
+from dashboard.query.join import join_usage
 from dashboard.retro import gap
 from dashboard.retro.gap import (
     FAILED_STATES,
@@ -28,7 +30,6 @@ from dashboard.retro.gap import (
     plan_vs_actual,
     suggest_main_runs,
 )
-from dashboard.retro.join import join_usage
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
@@ -224,7 +225,7 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     options = ReadOptions(timezone="UTC")
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
-    joined, _ = join_usage(billing, runs, on="run_id")
+    joined, _ = join_usage(tables.table_of(billing), tables.table_of(runs), on="run_id")
     scenario = next(s for name, s in presets().items() if name.startswith("Sample organisation"))
     plan = scenario_outputs(scenario)
     main = suggest_main_runs(joined)
@@ -244,8 +245,9 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     # 316.25 h = 20,240, but each of its 8 failed jobs is followed within hours by the next on the same 64 GPUs: the
     # run resumed from its checkpoint, so each interruption lost half a checkpoint interval and a restart on 64 GPUs
     # (the plan's 30 min and 11 min); the rest, and the completed jobs and billed hours between jobs, is main ok.
-    main_failed = joined["run_id"].eq("pretrain-13b") & joined["run_state"].isin(FAILED_STATES)
-    assert joined.loc[main_failed, "gpu_hours"].sum() == pytest.approx(20_240) and main_failed.sum() == 8
+    rows = joined.to_pandas()
+    main_failed = rows["run_id"].eq("pretrain-13b") & rows["run_state"].isin(FAILED_STATES)
+    assert rows.loc[main_failed, "gpu_hours"].sum() == pytest.approx(20_240) and main_failed.sum() == 8
     lost = 8 * 64 * (scenario.checkpoint_interval_min / 2 + scenario.restart_min) / 60
     assert (scenario.checkpoint_interval_min, scenario.restart_min) == (30.0, 11.0)
     assert summary["actual_main_ok_gpu_hours"] == pytest.approx(82_616 - lost)

@@ -15,10 +15,10 @@ from dashboard.core.engine import scenario_outputs
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
-from dashboard.ingest.schema import ReadOptions
+from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.query import tables
+from dashboard.query.join import join_usage
 from dashboard.retro import gap, waste
-from dashboard.retro.join import join_usage
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 DEFAULTS = 30.0, 11.0  # the scenario's checkpoint interval and restart time, minutes
@@ -40,6 +40,20 @@ LOST = 64 * (30 / 2 + 11) / 60  # 27.73 GPU-h: half a checkpoint interval plus t
 
 def checks(table, **kwargs) -> dict:
     return {check["id"]: check for check in waste.waste_checklist(table, **kwargs)}
+
+
+def _joined(billing: pd.DataFrame, runs: pd.DataFrame):
+    """The billing and run exports bound to the default engine and joined on run_id (a query)."""
+    return join_usage(tables.table_of(billing), tables.table_of(runs), on="run_id")[0]
+
+
+def _frame(table) -> pd.DataFrame:
+    """A joined table's rows as the pandas oracle takes them: canonical dtypes, UTC times."""
+    frame = table.to_pandas()
+    for column in tables.TIME_COLUMNS:
+        stamps = pd.to_datetime(frame[column])
+        frame[column] = stamps.dt.tz_localize("UTC") if stamps.dt.tz is None else stamps.dt.tz_convert("UTC")
+    return frame.astype(CANONICAL_COLUMNS | {"join_side": "string"})
 
 
 def test_a_node_failure_the_run_resumed_after_is_an_interruption_not_a_failure():
@@ -155,9 +169,9 @@ def test_the_query_path_gives_the_oracle_s_figures(name):
     options = ReadOptions(timezone="UTC")
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
-    joined = join_usage(billing, runs, on="run_id")[0]
-    for table in (RESUMED, joined):
-        got, want = getattr(waste, name)(tables.table_of(table)), getattr(reference, name)(table)
+    joined = _joined(billing, runs)
+    for table, frame in ((tables.table_of(RESUMED), RESUMED), (joined, _frame(joined))):
+        got, want = getattr(waste, name)(table), getattr(reference, name)(frame)
         assert got["figure"] == pytest.approx(want["figure"]) and got["usd"] == pytest.approx(want["usd"])
         assert got["detail"] == want["detail"] and len(got["rows"]) == len(want["rows"])
 
@@ -177,7 +191,7 @@ def test_the_bundled_sample_before_and_after():
     assert summary["total_usd"] == pytest.approx(79_977, abs=1)
     assert summary["share"] == pytest.approx(0.084, abs=0.0005)
     # Plan vs actual: the plan's 30 GPU-h of rework against 257 GPU-h measured, and 466 GPU-h of failed work lost
-    joined = join_usage(billing, runs, on="run_id")[0]
+    joined = _joined(billing, runs)
     scenario = next(s for name, s in presets().items() if name.startswith("Sample organisation"))
     summary = gap.decomposition_summary(scenario_outputs(scenario), scenario, joined, ["pretrain-13b"])
     assert summary["actual_interruption_gpu_hours"] == pytest.approx((9 * 64 + 16) * 26 / 60)

@@ -1,5 +1,5 @@
-"""Joining billing and run exports: per-day prices on run hours capped at the bill, uncovered billing kept, unmatched
-run hours reported apart, match rates by hand."""
+"""Joining billing and run exports (``dashboard.query.join``, a query over their tables): per-day prices on run hours
+capped at the bill, uncovered billing kept, unmatched run hours reported apart, match rates by hand."""
 
 from pathlib import Path
 
@@ -9,9 +9,26 @@ from usage_rows import usage
 
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
-from dashboard.retro.join import JOIN_SIDES, join_usage, match_warning
+from dashboard.query import tables
+from dashboard.query.join import JOIN_SIDES, join_usage, match_warning
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+
+
+def _bound(frame: pd.DataFrame | None):
+    """``frame`` as a table of the default engine (None stays None: a side not loaded)."""
+    return None if frame is None else tables.table_of(frame)
+
+
+def _rows(joined) -> pd.DataFrame:
+    """The joined table's rows, sorted by side, source row and start (the query's rows come in no order)."""
+    return joined.to_pandas().sort_values(["join_side", "source_row", "period_start"], ignore_index=True)
+
+
+def _join(billing: pd.DataFrame | None, runs: pd.DataFrame | None, on: str = "run_id"):
+    """The two frames bound and joined: the joined rows (``_rows``) and the stats."""
+    joined, stats = join_usage(_bound(billing), _bound(runs), on=on)
+    return _rows(joined), stats
 
 
 # Run A is billed at $2/GPU-h on 1 May and $4/GPU-h on 2 May; B is billed but not in the run export.
@@ -33,8 +50,9 @@ RUNS = usage(
 
 
 def test_run_hours_are_priced_per_day_and_the_rest_of_the_bill_is_kept():
-    joined, stats = join_usage(BILLING, RUNS)
-    assert list(joined.columns) == [*CANONICAL_COLUMNS, "join_side"]
+    table, stats = join_usage(_bound(BILLING), _bound(RUNS))
+    assert list(table.columns) == [*CANONICAL_COLUMNS, "join_side"]
+    joined = _rows(table)
     assert set(joined["join_side"]) == set(JOIN_SIDES)
     both = joined[joined["join_side"] == "both"]
     assert len(both) == 1
@@ -63,7 +81,7 @@ def test_run_hours_are_priced_per_day_and_the_rest_of_the_bill_is_kept():
     ("project", 20 / 28, 60 / 68, 14 / 14, 1),
 ])
 def test_match_rates(on, billing_hours_share, billing_cost_share, runs_hours_share, matched):
-    _, stats = join_usage(BILLING, RUNS, on=on)
+    _, stats = _join(BILLING, RUNS, on=on)
     assert stats["billing_gpu_hours_matched_share"] == pytest.approx(billing_hours_share)
     assert stats["billing_cost_matched_share"] == pytest.approx(billing_cost_share)
     assert stats["runs_gpu_hours_matched_share"] == pytest.approx(runs_hours_share)
@@ -73,7 +91,7 @@ def test_match_rates(on, billing_hours_share, billing_cost_share, runs_hours_sha
 
 
 def test_unmatched_keys_are_listed():
-    _, stats = join_usage(BILLING, RUNS)
+    _, stats = _join(BILLING, RUNS)
     assert stats["billing_keys_unmatched"] == ["B"]
     assert stats["runs_keys_unmatched"] == ["C"]
 
@@ -81,7 +99,7 @@ def test_unmatched_keys_are_listed():
 def test_run_hours_beyond_the_bill_are_capped_at_the_bill():
     runs = usage({"period_start": "2025-05-01", "gpu_hours": 15.0, "run_id": "A", "run_state": "COMPLETED"},
                  {"period_start": "2025-05-03", "gpu_hours": 2.0, "run_id": "A", "run_state": "COMPLETED"})
-    joined, stats = join_usage(BILLING, runs)
+    joined, stats = _join(BILLING, runs)
     both = joined[joined["join_side"] == "both"]
     # 1 May: 15 h run against 10 h billed at $2, so 10 h and $20; 3 May has no billed hours for A: 0 h, $0
     assert both["gpu_hours"].tolist() == pytest.approx([10.0, 0.0])
@@ -95,7 +113,7 @@ def test_mixed_pricing_tiers_leave_the_tier_unknown():
     billing = usage({"gpu_hours": 10.0, "cost": 20.0, "run_id": "A", "pricing": "reserved"},
                     {"gpu_hours": 10.0, "cost": 60.0, "run_id": "A", "pricing": "on_demand"})
     runs = usage({"gpu_hours": 5.0, "run_id": "A", "run_state": "COMPLETED"})
-    joined, _ = join_usage(billing, runs)
+    joined, _ = _join(billing, runs)
     priced = joined[joined["join_side"] == "both"].iloc[0]
     assert priced["cost"] == pytest.approx(5 * 4.0)
     assert pd.isna(priced["pricing"])
@@ -103,8 +121,8 @@ def test_mixed_pricing_tiers_leave_the_tier_unknown():
 
 @pytest.mark.parametrize("missing", ["billing", "runs", "both"])
 def test_a_missing_side_returns_the_other_unchanged(missing):
-    billing = None if missing in ("billing", "both") else BILLING
-    runs = None if missing in ("runs", "both") else RUNS
+    billing = None if missing in ("billing", "both") else _bound(BILLING)
+    runs = None if missing in ("runs", "both") else _bound(RUNS)
     joined, stats = join_usage(billing, runs)
     assert joined is (runs if billing is None else billing)
     assert stats["billing_missing"] == (billing is None)
@@ -115,7 +133,7 @@ def test_a_missing_side_returns_the_other_unchanged(missing):
 
 def test_nothing_matches():
     runs = usage({"gpu_hours": 5.0, "run_id": "Z", "run_state": "COMPLETED"})
-    joined, stats = join_usage(BILLING, runs)
+    joined, stats = _join(BILLING, runs)
     assert stats["keys_matched"] == 0
     assert stats["billing_gpu_hours_matched_share"] == 0.0 and stats["runs_gpu_hours_matched_share"] == 0.0
     assert set(joined["join_side"]) == {"billing"}
@@ -133,7 +151,7 @@ def test_nothing_matches():
                   {"period_start": "2025-05-01", "gpu_hours": 5.0, "run_id": "B"}], 25 / 28, id="every run matched"),
 ])
 def test_the_joined_hours_and_cost_never_exceed_the_bill(runs, matched_share):
-    joined, stats = join_usage(BILLING, usage(*({"run_state": "COMPLETED", "currency": None} | row for row in runs)))
+    joined, stats = _join(BILLING, usage(*({"run_state": "COMPLETED", "currency": None} | row for row in runs)))
     assert stats["billing_gpu_hours_matched_share"] == pytest.approx(matched_share)
     assert joined["gpu_hours"].sum() == pytest.approx(28.0)
     assert joined["cost"].sum() == pytest.approx(68.0 + 7.0)  # GPU rows and the storage line
@@ -154,7 +172,7 @@ def test_a_low_match_is_warned_with_the_fix(share, warned, written):
 
 def test_unknown_key_is_refused():
     with pytest.raises(ValueError, match="join key"):
-        join_usage(BILLING, RUNS, on="team")
+        join_usage(_bound(BILLING), _bound(RUNS), on="team")
 
 
 # Billing GPU run tags: the 13 tags less tokenize-corpus (CPU only) = 12, each a Slurm job name. Billing GPU projects:
@@ -167,7 +185,7 @@ def test_bundled_samples(runs_file, on, matched):
     options = ReadOptions(timezone="UTC")
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / runs_file, options=options)
-    joined, stats = join_usage(billing, runs, on=on)
+    joined, stats = _join(billing, runs, on=on)
     assert stats["keys_matched"] == matched
     assert stats["billing_keys_unmatched"] == [] and stats["runs_keys_unmatched"] == []
     assert stats["runs_gpu_hours_matched_share"] == 1.0

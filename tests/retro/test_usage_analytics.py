@@ -11,6 +11,9 @@ import pytest
 from dashboard.core import compute
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
+from dashboard.query import spend as spend_query
+from dashboard.query import tables
+from dashboard.query import view as query_view
 from dashboard.retro import attribution, filters, load, mix, spend, units
 from dashboard.retro.filters import UNTAGGED
 
@@ -76,10 +79,10 @@ def focus_sample() -> pd.DataFrame:
     ],
 )
 def test_filters_change_totals_exactly(kwargs, cost, gpu_hours):
-    kept = filters.filter_usage(APRIL, **kwargs)
-    assert kept["cost"].sum() == cost
-    assert kept["gpu_hours"].sum() == gpu_hours
-    assert list(kept.columns) == list(APRIL.columns)
+    kept = query_view.filtered(tables.table_of(APRIL), **kwargs)
+    sums = spend_query.totals(kept)
+    assert (sums["cost"], sums["gpu_hours"]) == (cost, gpu_hours)
+    assert list(kept.columns) == list(CANONICAL_COLUMNS)
 
 
 def test_filter_options_list_untagged_and_unknown_last():
@@ -202,20 +205,30 @@ def test_forecast_counts_missing_days_as_zero_and_accepts_dates():
 
 
 @pytest.mark.parametrize(
-    ("start", "end", "quarter"),
+    ("start", "end", "quarters"),
     [
-        pytest.param("2025-04-01", "2025-07-01", (date(2025, 4, 1), date(2025, 6, 30)), id="ends-at-midnight"),
-        pytest.param("2025-06-30 23:00", "2025-07-01 01:00", (date(2025, 7, 1), date(2025, 9, 30)), id="crosses"),
-        pytest.param("2024-11-05", "2024-11-06", (date(2024, 10, 1), date(2024, 12, 31)), id="q4"),
+        pytest.param("2025-04-01", "2025-07-01", [(date(2025, 4, 1), date(2025, 6, 30))], id="ends-at-midnight"),
+        pytest.param("2025-06-30 23:00", "2025-07-01 01:00",
+                     [(date(2025, 4, 1), date(2025, 6, 30)), (date(2025, 7, 1), date(2025, 9, 30))], id="crosses"),
+        pytest.param("2024-11-05", "2024-11-06", [(date(2024, 10, 1), date(2024, 12, 31))], id="q4"),
+        pytest.param("2024-12-20", "2025-04-02",  # Q4 2024 to Q2 2025 across a new year
+                     [(date(2024, 10, 1), date(2024, 12, 31)), (date(2025, 1, 1), date(2025, 3, 31)),
+                      (date(2025, 4, 1), date(2025, 6, 30))], id="three-quarters"),
     ],
 )
-def test_data_quarter_holds_the_latest_day(start, end, quarter):
+def test_data_quarters_run_from_the_first_day_to_the_latest(start, end, quarters):
     frame = usage_frame([{"period_start": start, "period_end": end, "gpu_hours": 1.0, "cost": 1.0}])
-    assert spend.data_quarter(frame) == quarter
+    assert spend.data_quarters(frame) == quarters
+
+
+@pytest.mark.parametrize(("first_day", "label"), [(date(2024, 10, 1), "2024 Q4"), (date(2025, 1, 1), "2025 Q1"),
+                                                  (date(2025, 7, 1), "2025 Q3")])
+def test_quarter_labels(first_day, label):
+    assert spend.quarter_label(spend.quarter_of(first_day)) == label
 
 
 def test_focus_sample_quarter(focus_sample):
-    assert spend.data_quarter(focus_sample) == (date(2025, 4, 1), date(2025, 6, 30))
+    assert spend.data_quarters(focus_sample) == [(date(2025, 4, 1), date(2025, 6, 30))]
 
 
 # --- attribution --------------------------------------------------------------------------------------------

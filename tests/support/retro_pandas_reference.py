@@ -11,14 +11,16 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas_days import NS_PER_DAY, spread_by_day
 
 from dashboard.core import compute
 from dashboard.format import count_sig, number, usd_sig
 from dashboard.ingest.rows import take_strings
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
 from dashboard.ingest.schema import PRICING_VALUES
-from dashboard.retro.filters import NA_LABELS, UNKNOWN_PRICING, epoch_ns, group_codes
-from dashboard.retro.periods import NS_PER_DAY, spread_by_day
+from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING
+from dashboard.query.view import ONE_DAY, utc_day
+from dashboard.retro.labels import epoch_ns, group_codes
 from dashboard.retro.units import NEEDS_PRICES, NEEDS_TOKENS, TOKENS_PER_MILLION, _row_peaks
 from dashboard.retro.waste import (
     DUPLICATE_DURATION_TOLERANCE,
@@ -239,6 +241,23 @@ def filter_options(usage: pd.DataFrame) -> dict:
     }
 
 
+def filter_usage(usage: pd.DataFrame, start=None, end=None, teams: Iterable[str] | None = None,
+                 projects: Iterable[str] | None = None, pricing: Iterable[str] | None = None) -> pd.DataFrame:
+    """The rows whose period_start falls on a UTC day from ``start`` to ``end`` (both inclusive) and whose labelled
+    team, project and pricing are among those given (None: no filter; empty: nothing)."""
+    keep = np.ones(len(usage), dtype=bool)
+    if start is not None:
+        keep &= (usage["period_start"] >= utc_day(start)).to_numpy(dtype=bool)
+    if end is not None:
+        keep &= (usage["period_start"] < utc_day(end) + ONE_DAY).to_numpy(dtype=bool)
+    for column, chosen in (("team", teams), ("project", projects), ("pricing", pricing)):
+        if chosen is not None:
+            codes, labels = group_codes(usage, column)
+            chosen = {str(value) for value in chosen}
+            keep &= np.isin(codes, [code for code, label in enumerate(labels) if label in chosen])
+    return usage.take(np.flatnonzero(keep))
+
+
 def _label_rank(labels: list[str]) -> np.ndarray:
     """Alphabetical rank of each label, indexed by its code."""
     rank = np.empty(len(labels), dtype=np.int64)
@@ -448,6 +467,7 @@ def unit_costs(usage: pd.DataFrame, active_params: float | None = None, peak_tfl
         ideal_gpu_hours = compute.gpu_hours(compute.model_flops(active_params, tokens), peak_used, 1.0)
         mfu = float(ideal_gpu_hours / token_gpu_hours)
     return {
+        "rows": len(usage),
         "gpu_hours": gpu_hours,
         "gpu_cost": gpu_cost,
         "non_gpu_cost": non_gpu_cost(usage) if priced else np.nan,

@@ -1,46 +1,16 @@
-"""Commitments amortised onto the GPU usage they cover, so every export's $/GPU-hour means the same thing.
-
-The import marks each bill row from what the bill says (``charge_kind``, ``dashboard.ingest.charges``): a commitment
-purchase or fee billed at what was paid ("commitment"), the provider's line of commitment nobody used
-("unused_commitment"), or usage (covered usage included). Amortised exports (FOCUS EffectiveCost, AWS CUR's effective
-costs, Azure's amortized dataset) already put the commitment on the usage it covers and state the unused part on its
-own lines; they carry no paid commitment with a cost. Actual-cost exports (GCP commitment fees, Azure's actual-cost
-dataset) bill the commitment on lines of its own and show the reserved usage at $0, which makes reserved capacity
-look free and the $/GPU-hour impossibly low. ``amortise_commitments`` turns the second kind into the first. Method:
-
-1. Commitment charges are the paid commitment lines with a cost; covered usage is the reserved GPU rows. A bill with
-   no GPU rows is "no_gpu"; without paid lines the export amortises itself ("provider", or "none" without any
-   commitment line); paid lines are spread only when reserved GPU rows exist and none has a cost, else they are
-   "excluded" from the $/GPU-hour.
-2. Each charge covers a window: its own [period_start, period_end) when that is longer than a day's line; for
-   charges that recur (the same resource_id, or all unnamed charges together) until the next one starts, the
-   last one for the median interval between them; a single short charge from its start to the end of the export.
-3. The charge is spread evenly over the days of its window. The part on days after the export ends belongs to a
-   later period and leaves the figures (``after_export_usd``). On each day in the export, that day's part is
-   shared among the covered rows in proportion to their GPU-hours that day; on a day with no covered usage it
-   stays on the charge's line, which becomes an unused-commitment line (idle capacity).
-
-So the covered rows' cost plus what is left on the lines equals the charges less the part after the export.
-``billed_cost`` (what was invoiced) is never changed. For a dataset queried where it lies (an Ibis table), which
-of these applies (step 1) is one query (``commitment_status``, the same rules; tests pin that both agree), and
-since spreading the charges (steps 2 and 3) needs the rows in memory, such a dataset reports "needs_rows" instead.
-Rows in memory are checked directly: a query over an upload's table here made every later filter change of a
-1,000,000-row upload about 100 ms slower (measured when the choice was made).
-"""
+"""Test oracle: the pandas amortisation of commitments (``dashboard/retro/amortise.py`` as it was when the method
+moved to the query layer, ``dashboard.query.amortise``), its days spread by ``pandas_days``. Pandas frames only. See
+``dashboard.query.amortise`` for the method."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
+from pandas_days import NS_PER_DAY, epoch_ns, spread_by_day
 
 from dashboard.ingest.charges import COMMITMENT, UNUSED_COMMITMENT
-from dashboard.query import tables
-from dashboard.query import waste as waste_query
-from dashboard.retro.labels import epoch_ns
-from dashboard.retro.periods import NS_PER_DAY, spread_by_day
 
 STATUSES: tuple[str, ...] = ("none", "no_gpu", "provider", "amortised", "excluded", "needs_rows")
 LABELS: dict[str, str] = {
@@ -90,14 +60,6 @@ def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserve
     if reserved_gpu and not reserved_gpu_priced:
         return _info("needs_rows", **figures)
     return _info("excluded", **figures)
-
-
-def commitment_status(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
-    """Step 1 of the method as one query (``amortise_commitments`` spreads the paid lines on the rows)."""
-    facts = waste_query.idle_capacity(tables.table_of(usage))
-    return _status(facts["gpu"], facts["paid_usd"] if facts["paid"] else None,
-                   facts["commitment_usd"] if facts["commitment"] else None, facts["reserved_gpu"],
-                   facts["reserved_gpu_priced"])
 
 
 def _lines(usage: pd.DataFrame, kind: str) -> np.ndarray:

@@ -1,13 +1,17 @@
-"""Usage periods over UTC days: how much of each row's [period_start, period_end) falls in each day."""
+"""The pandas day spreading the query layer's ``periods.day_pieces`` replaced (``dashboard/retro/periods.py`` as it
+was), shared by the pandas oracles of the tests."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from dashboard.retro.labels import epoch_ns
-
 NS_PER_DAY = 86_400 * 10**9
+
+
+def epoch_ns(timestamps: pd.Series) -> np.ndarray:
+    """UTC timestamps as int64 nanoseconds since 1970-01-01 (NaT becomes the minimum int64)."""
+    return timestamps.dt.as_unit("ns").array.asi8
 
 
 def spread_by_day(usage: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

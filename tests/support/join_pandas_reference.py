@@ -1,46 +1,22 @@
-"""Join a billing export with a run export (Slurm, W&B) so every GPU-hour carries its run, state, tokens and cost.
-
-Method (``join_usage``), for the chosen key (``run_id`` or ``project``):
-
-- Both sides are spread over UTC days in proportion to the time each row spends in each day (a 3-day job puts
-  a third of its GPU-hours on each day; a daily billing line stays on its day).
-- The bill is the truth about how many GPU-hours were paid for; the run export says what they were used for.
-  For each key and day, the run export's hours are capped at the billed hours: every run piece of a key and
-  day is scaled by min(1, billed hours / run hours) of that key and day (0 on a day with no billed hours for
-  the key). ``runs_gpu_hours_beyond_billing`` in the stats is the run hours cut off this way.
-- For each key and day, the billing price is that day's billing cost / billing GPU-hours of the key (billing
-  rows with GPU-hours only). Each matching run-export row gets cost = its capped GPU-hours on each day x that
-  day's price, summed over its days. ``billed_cost`` is priced the same way. Matched run rows keep their run,
-  state and tokens, take the billing currency, and take the key's pricing tier when all its billing GPU rows
-  share one.
-- Billing GPU-hours the run export does not cover stay as their own rows with state NA: all of an unmatched
-  key's rows, and, for a matched key, each billing row scaled by 1 - capped run hours / billed hours of its
-  key and day (hours and both costs). So the joined GPU-hours and cost equal the bill's exactly, whatever the
-  match rate.
-- Run-export rows whose key is not in the billing GPU rows are not in the joined table: they have no bill, and
-  adding their hours to the billed ones would count the same work twice when the join fails. The stats report
-  them (``runs_without_bill_gpu_hours``, ``runs_without_bill_rows``).
-- Billing rows with no GPU-hours (storage, CPU, fees, credits, tax) are kept unchanged.
-
-The result has the canonical columns plus ``join_side``: "both" (run-export row priced from billing) or
-"billing" (billing row, or the part of it the run export does not cover). The join works on rows in memory; a
-billing table queried where it lies (an Ibis table) is returned as it is with a run export of None only.
-"""
+"""Test oracle: the pandas join of a billing export with a run export (``dashboard/retro/join.py`` as it was when the
+join moved to the query layer, ``dashboard.query.join``), its days spread by ``pandas_days``. Pandas frames
+only. See ``dashboard.query.join`` for the method."""
 
 from __future__ import annotations
 
-import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
+from pandas_days import spread_by_day
 
-from dashboard.format import number
 from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
-from dashboard.query import engine
-from dashboard.retro.periods import spread_by_day
 
 JOIN_KEYS: tuple[str, ...] = ("run_id", "project")
-JOIN_SIDES: tuple[str, ...] = ("both", "billing")
-LOW_MATCH_SHARE = 0.8  # below this share of billed GPU-hours matched, the page warns
+
+
+
+
+
+
 PRICED = ("gpu_hours", "cost", "billed_cost")
 
 
@@ -54,15 +30,12 @@ def _share(part: float, whole: float) -> float | None:
     return float(part / whole) if whole > 0 else None
 
 
-def _positive_gpu_hours(usage: pd.DataFrame | ir.Table) -> float:
+def _positive_gpu_hours(usage: pd.DataFrame) -> float:
     """GPU-hours of ``usage`` with negative hours (corrections) read as 0."""
-    if isinstance(usage, ir.Table):
-        total = engine.execute(usage.gpu_hours.clip(lower=0).sum())
-        return 0.0 if pd.isna(total) else float(total)
     return float(usage["gpu_hours"].clip(lower=0).sum())
 
 
-def _stats(on: str, billing: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | None) -> dict:
+def _stats(on: str, billing: pd.DataFrame | None, runs: pd.DataFrame | None) -> dict:
     """Stats skeleton: which side is missing, totals of the sides present, shares left None."""
     return {
         "on": on,
@@ -136,7 +109,7 @@ def _uncovered(
 
 
 def join_usage(
-    billing: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | None, on: str = "run_id"
+    billing: pd.DataFrame | None, runs: pd.DataFrame | None, on: str = "run_id"
 ) -> tuple[pd.DataFrame, dict]:
     """Combine a billing usage frame and a run-export frame (both canonical) on ``on`` ("run_id" or "project").
 
@@ -152,8 +125,6 @@ def join_usage(
     """
     if on not in JOIN_KEYS:
         raise ValueError(f"join key must be one of {', '.join(JOIN_KEYS)}, not {on!r}")
-    if isinstance(billing, ir.Table) and runs is not None:
-        raise ValueError("joining a run export needs the billing rows in memory; this billing table is queried")
     stats = _stats(on, billing, runs)
     if billing is None or runs is None:
         return (runs if billing is None else billing), stats
@@ -200,18 +171,3 @@ def join_usage(
     frames = [part[list(CANONICAL_COLUMNS)].assign(join_side=side) for part, side in parts if len(part)]
     joined = pd.concat(frames, ignore_index=True) if frames else empty_usage().assign(join_side="")
     return joined.astype(CANONICAL_COLUMNS | {"join_side": "string"}), stats
-
-
-def match_warning(stats: dict) -> str | None:
-    """The warning to show beside the tiles when the join matched under ``LOW_MATCH_SHARE`` of the billed
-    GPU-hours (None when both exports are loaded and enough matched, or when one is missing)."""
-    share = stats["billing_gpu_hours_matched_share"]
-    if stats["billing_missing"] or stats["runs_missing"] or share is None or share >= LOW_MATCH_SHARE:
-        return None
-    other = "project" if stats["on"] == "run_id" else "run_id"
-    return (f"Only {number(share, 'fraction')} of billed GPU-hours matched the run export on {stats['on']} "
-            f"({stats['keys_matched']} keys). Run states, failures and tokens cover that share only, and the "
-            f"run export's unmatched hours are not added to the bill. Try joining on {other}. W&B run ids are "
-            "random hashes no bill carries: join a W&B table on project, or join the bill's run tags with the "
-            "Slurm export, whose run ids are job names (a W&B table's slurm_job_id column says which job a run "
-            "was).")
