@@ -9,6 +9,7 @@ from bench import (
                    browser_bench,
                    estimate_bench,
                    ingest_bench,
+                   retro_bench,
                    server_bench,
                    sessions_bench,
                    upload_bench,
@@ -86,6 +87,12 @@ CATALOGUE = (
         measures="A Teams filter change on the Retrospective's default view (the bundled FOCUS and Slurm samples) "
                  "on a `streamlit run` server, to the rerun's last message; no selection is one a cache has seen.",
         reference=REFERENCE_PAGE),
+    Benchmark(
+        name="retro_filter_change_1m", unit="ms", target=8.0, gate=True, measure=retro_bench.filter_change_1m,
+        measures="A Teams filter change on a 1,000,000-row upload in one process (`bench.retro_bench`): the filtered "
+                 "view, the tiles' one query and the Spend tab's days by team, alternating one team and all teams "
+                 "but one.",
+        reference="pandas' sum of cost by team over the same rows in memory"),
     Benchmark(
         name="browser_first_tile", unit="ms", target=1.5, gate=False, measure=browser_bench.first_tile,
         measures="A new Chromium session on the Plan page, from navigation to the first tile on screen (a running "
