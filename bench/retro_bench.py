@@ -19,8 +19,8 @@ from bench.harness import Measurement
 from bench.ingest_bench import ROWS, focus_table, plain
 from bench.timing import paired_medians_s
 from dashboard.ingest.schema import ReadOptions
-from dashboard.query import engine, tables, view
-from dashboard.retro import spend, units
+from dashboard.query import engine, tables
+from dashboard.retro import filters, spend, units
 
 ROUNDS = 15  # each round one small and one large view (two calls)
 
@@ -44,13 +44,13 @@ def _upload() -> tuple[pd.DataFrame, object]:
 
 def filter_change_1m() -> Measurement:
     frame, table = _upload()
-    teams = view.filter_options(table)["teams"]
+    teams = filters.filter_options(table)["teams"]
     selections = itertools.cycle(itertools.chain.from_iterable(  # one team, then all but it: a small and a large view
         ((team,), tuple(t for t in teams if t != team)) for team in teams))
     first_days = itertools.count()
 
     def change() -> None:
-        shown = view.filtered(table, pd.Timestamp("2025-04-01") + pd.Timedelta(days=next(first_days) % 60), None,
+        shown = filters.filtered(table, pd.Timestamp("2025-04-01") + pd.Timedelta(days=next(first_days) % 60), None,
                               next(selections), None, None)
         units.unit_costs(shown)
         spend.spend_over_time(shown, freq="D", by="team")

@@ -1,5 +1,5 @@
 """The Retrospective's tab queries for `make bench-scale`: what each tab asks the query layer when it is first drawn
-(``dashboard.query.tabs.TAB_QUERIES``, on a workspace dataset opened as an Ibis table), and a
+(``dashboard.retro.tabs.TAB_QUERIES``, on a workspace dataset opened as an Ibis table), and a
 hand-written DuckDB SQL query of the same aggregates over the dataset's Parquet files (``SQL``).
 
 The SQL is what one would write by hand for each figure: the same groupings, the same spreading of a row over the
@@ -77,7 +77,7 @@ _UNITS = """WITH r AS (SELECT gpu_hours, cost, tokens, coalesce(gpu_hours <> 0, 
                    sum(tokens) FILTER (WHERE t AND cost IS NOT NULL), sum(cost) FILTER (WHERE t),
                    sum(cost) FILTER (WHERE NOT g), count(*) FILTER (WHERE NOT g AND cost IS NULL) FROM r"""
 _PRICED = "SELECT EXISTS (SELECT 1 FROM {usage} WHERE currency IS NOT NULL)"
-SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.query.tabs.TAB_QUERIES
+SQL: dict[str, tuple[str, ...]] = {  # keyed by the tab names of dashboard.retro.tabs.TAB_QUERIES
     "Filters and tiles": (_FILTERS, _UNITS, _PRICED),
     "Spend": ("""WITH t AS ({timed}), p AS (
                  SELECT coalesce(team, '(untagged)') AS g, gpu_hours, cost, s, e,
@@ -142,8 +142,8 @@ _STATE: dict[str, object] = {}
 
 
 def _layer(tab: str, usage):
-    """What the tab's first view asks the query layer (``dashboard.query.tabs``)."""
-    from dashboard.query.tabs import TAB_QUERIES
+    """What the tab's first view asks the query layer (``dashboard.retro.tabs``)."""
+    from dashboard.retro.tabs import TAB_QUERIES
 
     return TAB_QUERIES[tab](usage)
 

@@ -81,7 +81,8 @@ def _export(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
     from dashboard.core.safe_csv import to_safe_csv
-    from dashboard.query import engine, view
+    from dashboard.query import engine
+    from dashboard.retro import filters as view
     from dashboard.workspace import datasets
 
     try:

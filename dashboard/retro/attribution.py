@@ -1,6 +1,6 @@
 """Who spent it: cost and GPU-hours by team, project and run, with untagged spend kept as its own bucket.
 
-The cells are summed by a query (``dashboard.query.attribution``); their order and shares are computed here on
+The cells are summed by a query (the queries in this module); their order and shares are computed here on
 the one row per cell it returns.
 """
 
@@ -12,7 +12,8 @@ import pandas as pd
 
 from dashboard.ingest.rows import take_strings
 from dashboard.query import tables
-from dashboard.query.attribution import attribution_cells
+from dashboard.query.columns import label
+from dashboard.query.compiled import built, execute, query
 from dashboard.retro.labels import group_codes
 
 LEVELS: tuple[str, ...] = ("team", "project", "run_id")
@@ -62,4 +63,22 @@ def attribution_table(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
     for metric in ("cost", "gpu_hours"):
         total = table[metric].sum()
         table[f"{metric}_share"] = table[metric] / total if total != 0 else np.nan
+    return table
+
+
+@built
+def _cells_expr(usage: ir.Table) -> ir.Table:
+    return usage.group_by(**{level: label(usage, level) for level in LEVELS}).agg(
+        gpu_hours=usage.gpu_hours.sum(), cost=usage.cost.sum(),
+        gpu_hours_null=usage.gpu_hours.isnull().any(), cost_null=usage.cost.isnull().any())
+
+
+@query
+def attribution_cells(usage: ir.Table) -> pd.DataFrame:
+    """One row per labelled (team, project, run_id) with its ``gpu_hours`` and ``cost`` (NaN when a row of the
+    cell has none, as a pandas sum over it would be); unordered."""
+    frame = execute(_cells_expr(usage))
+    table = pd.DataFrame({level: frame[level].astype("string") for level in LEVELS})
+    for metric in ("gpu_hours", "cost"):
+        table[metric] = frame[metric].astype(float).where(~frame[f"{metric}_null"].astype(bool)).to_numpy(dtype=float)
     return table

@@ -2,20 +2,27 @@
 
 Missing tags are never dropped: an NA team, project or run is shown and selected as ``UNTAGGED``
 ("(untagged)"), an NA pricing tier as ``UNKNOWN_PRICING`` ("(unknown)"); the labels are the query layer's
-(``dashboard.query.columns``). The filtered view itself is a query, ``dashboard.query.view.filtered``: the page, the
-CLI's export and the report all read that expression, never a filtered copy of the rows.
+(``dashboard.query.columns``). The filtered view is a query (``filtered``): the page, the CLI's export and the report
+all read that expression, never a filtered copy of the rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from datetime import date
+
+import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
-from dashboard.query import tables, view
+from dashboard.ingest.schema import PRICING_VALUES
+from dashboard.query import tables
+from dashboard.query.columns import label
+from dashboard.query.compiled import built, execute, query
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
-from dashboard.query.view import ONE_DAY, utc_day
+from dashboard.query.periods import as_utc
 
-__all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "filter_options", "utc_day"]
+__all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "filter_options", "filtered", "ordered", "utc_day"]
 
 
 def filter_options(usage: pd.DataFrame | ir.Table) -> dict:
@@ -23,7 +30,78 @@ def filter_options(usage: pd.DataFrame | ir.Table) -> dict:
 
     Returns ``{"teams": [...], "projects": [...], "pricing": [...], "start": date | None, "end": date | None}``;
     teams and projects are sorted with "(untagged)" last, pricing in the order reserved, on_demand, spot,
-    "(unknown)" (only values present). ``start``/``end`` are None for an empty table. A query
-    (``dashboard.query.view.filter_options``).
+    "(unknown)" (only values present). ``start``/``end`` are None for an empty table. One query.
     """
-    return view.filter_options(tables.table_of(usage))
+    return _filter_options_query(tables.table_of(usage))
+
+
+ONE_DAY = pd.Timedelta(days=1)
+FILTERED_COLUMNS: tuple[str, ...] = ("team", "project", "pricing")
+
+
+def utc_day(value: date | str | pd.Timestamp) -> pd.Timestamp:
+    """Midnight UTC of the day ``value`` falls on (naive values are read as UTC)."""
+    return as_utc(value).normalize()
+
+
+def _instant(stamp: pd.Timestamp) -> ir.TimestampScalar:
+    """A UTC instant as a plain timestamp literal (the tables' times are UTC; see ``tables.naive_utc``)."""
+    return ibis.literal(stamp.tz_convert("UTC").tz_localize(None).to_pydatetime(), type="timestamp")
+
+
+def filtered(
+    usage: ir.Table,
+    start: date | str | pd.Timestamp | None = None,
+    end: date | str | pd.Timestamp | None = None,
+    teams: Iterable[str] | None = None,
+    projects: Iterable[str] | None = None,
+    pricing: Iterable[str] | None = None,
+) -> ir.Table:
+    """The rows whose period_start falls on a UTC day from ``start`` to ``end`` (inclusive) and whose labelled team,
+    project and pricing are among those given (None: no filter; empty: nothing)."""
+    tests = []
+    if start is not None:
+        tests.append(usage.period_start >= _instant(utc_day(start)))
+    if end is not None:
+        tests.append(usage.period_start < _instant(utc_day(end) + ONE_DAY))
+    for column, chosen in zip(FILTERED_COLUMNS, (teams, projects, pricing), strict=True):
+        if chosen is not None:
+            chosen = [str(value) for value in chosen]
+            tests.append(label(usage, column).isin(chosen) if chosen else ibis.literal(False))
+    return usage.filter(*tests) if tests else usage
+
+
+def ordered(labels: Iterable[str], first: Iterable[str] = ()) -> list[str]:
+    """``first`` (in that order, when present), then the other labels sorted, with NA labels last."""
+    labels = set(labels)
+    first = [label for label in first if label in labels]
+    rest = sorted(labels - set(first) - set(NA_LABELS.values()))
+    missing = sorted(labels & set(NA_LABELS.values()))
+    return first + rest + missing
+
+
+def _day(stamp: object) -> date | None:
+    return None if pd.isna(stamp) else as_utc(stamp).date()
+
+
+@built
+def _options_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(**{column: label(usage, column).collect(distinct=True) for column in FILTERED_COLUMNS},
+                           start=usage.period_start.min(), end=usage.period_start.max())
+
+
+@query
+def _filter_options_query(usage: ir.Table) -> dict:
+    """``{"teams", "projects", "pricing", "start", "end"}``: the distinct labels (teams and projects sorted with
+    "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)") and the first and last UTC day
+    of period_start (None for an empty table). One query."""
+    row = execute(_options_expr(usage)).iloc[0]
+    present = {column: [str(value) for value in (row[column] if row[column] is not None else [])]
+               for column in FILTERED_COLUMNS}
+    return {
+        "teams": ordered(present["team"]),
+        "projects": ordered(present["project"]),
+        "pricing": ordered(present["pricing"], first=PRICING_VALUES),
+        "start": _day(row["start"]),
+        "end": _day(row["end"]),
+    }

@@ -1,14 +1,17 @@
 """How many GPUs ran at once: hourly concurrency from usage rows, its peak / mean / p95 and the hour-of-week
-pattern (all UTC). The hourly series is a query (``dashboard.query.load``); the figures are computed here on it."""
+pattern (all UTC). The hourly series is a query (the queries in this module); the figures are computed here on it."""
 
 from __future__ import annotations
 
+import ibis
 import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query import load as load_query
 from dashboard.query import tables
+from dashboard.query.columns import commitment, flag, reserved_gpu, rows_where
+from dashboard.query.compiled import built, execute, query
+from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
 
 WEEKDAYS: tuple[str, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -26,7 +29,7 @@ def hourly_concurrency(usage: pd.DataFrame | ir.Table) -> pd.Series:
     A difference array over hour indices: each row adds its rate (GPUs) from its first full hour to the hour
     containing its end, plus the partial first and last hours directly; the query sums those steps per hour.
     """
-    return load_query.hourly_concurrency(tables.table_of(usage))
+    return _hourly_concurrency_query(tables.table_of(usage))
 
 
 def load_summary(series: pd.Series) -> dict:
@@ -69,10 +72,111 @@ def reserved_capacity(usage: pd.DataFrame | ir.Table) -> tuple[float, pd.Series]
     the commitment ran idle show as idle. None without reserved GPU rows.
     """
     usage = tables.table_of(usage)
-    span = load_query.commitment_span(usage)
+    span = commitment_span(usage)
     if span is None:
         return None
-    in_use = load_query.reserved_concurrency(usage)
+    in_use = reserved_concurrency(usage)
     hours = pd.date_range(span[0].floor("h"), (span[1] - pd.Timedelta(1, "ns")).floor("h"), freq="h", name="hour")
     in_use = in_use.reindex(hours, fill_value=0.0)
     return float(np.round(in_use.max())), in_use
+
+
+ONE_SECOND = ibis.interval(seconds=1)
+
+
+def _events(usage: ir.Table) -> ir.Table:
+    """The rows' events: ``hour``, the ``step`` in GPUs starting there, the ``direct`` GPUs of that hour,
+    ``covered``, the last hour the row covers, and whether the row is a ``reserved`` GPU row. A row covering one
+    hour (most hourly lines) is one event; a longer one is three: its rate from the hour after its first, that
+    rate stopping at the hour holding its end, and its partial first and last hours directly.
+
+    The two kinds of row are filtered from ``usage`` separately (an engine may materialise a whole subquery used
+    twice), and a longer row's three events are one unnested list."""
+    hours, is_reserved = usage.gpu_hours.fill_null(0.0), reserved_gpu(usage)
+    start = usage.period_start.epoch_seconds()
+    first = start // SECONDS_PER_HOUR
+    # one hour ⇔ the end (the start when missing or earlier) is at most the end of the first hour
+    one_hour = ibis.coalesce(usage.period_end.epoch_seconds(), start) <= (first + 1) * SECONDS_PER_HOUR
+    one = usage.filter(one_hour)
+    one = one.select(hour=first, step=ibis.literal(0.0), direct=hours, covered=first, reserved=is_reserved)
+    many = usage.filter(~one_hour)
+    start, end = start_end(many)
+    first = start // SECONDS_PER_HOUR
+    last = end // SECONDS_PER_HOUR  # the hour holding the end instant gets only the part before it
+    covered = ibis.ifelse(end % SECONDS_PER_HOUR == 0, last - 1, last)  # after the first hour, as the row is longer
+    many = many.select(start_s=start, end_s=end, first=first, last=last, hours=hours, covered=covered,
+                       reserved=is_reserved)
+    many = many.mutate(event=ibis.literal([0, 1, 2]).unnest())
+    rate = many.hours / ((many.end_s - many.start_s) / SECONDS_PER_HOUR)
+    head_h = ((many["first"] + 1) * SECONDS_PER_HOUR - many.start_s) / SECONDS_PER_HOUR
+    tail_h = (many.end_s - many["last"] * SECONDS_PER_HOUR) / SECONDS_PER_HOUR
+    zero = ibis.literal(0.0)
+    return ibis.union(one, many.select(
+        hour=ibis.cases((many.event == 0, many["first"]), (many.event == 1, many["first"] + 1), else_=many["last"]),
+        step=ibis.cases((many.event == 1, rate), (many.event == 2, -rate), else_=zero),
+        direct=ibis.cases((many.event == 0, rate * head_h), (many.event == 2, rate * tail_h), else_=zero),
+        covered=many.covered, reserved=many.reserved), distinct=False)
+
+
+@built
+def _hourly_expr(usage: ir.Table) -> ir.Table:
+    events = _events(usage)
+    return events.group_by("hour").agg(step=events.step.sum(), direct=events.direct.sum(),
+                                       covered=events.covered.max(),
+                                       reserved_step=events.step.sum(where=events.reserved),
+                                       reserved_direct=events.direct.sum(where=events.reserved))
+
+
+@query
+def _hourly_concurrency_query(usage: ir.Table) -> pd.Series:
+    """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
+    indexed by the hour's start and named "gpus"; empty for an empty table."""
+    return _series(execute(_hourly_expr(usage)), "step", "direct")
+
+
+@query
+def reserved_concurrency(usage: ir.Table) -> pd.Series:
+    """``hourly_concurrency`` of the reserved tier's GPU rows (``reserved_rows``), over the hours of all rows: the
+    same query as ``hourly_concurrency``'s, so the Load profile's two series cost one pass over the table."""
+    return _series(execute(_hourly_expr(usage)), "reserved_step", "reserved_direct")
+
+
+def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
+    """The hourly GPUs from the per-hour ``step`` and ``direct`` sums (NULL: none)."""
+    if sums.empty:
+        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="hour"), name="gpus")
+    position = sums["hour"].to_numpy(dtype=np.int64)
+    origin = int(position.min())  # every row's first hour is an event, and its other events come later
+    n_hours = int(sums["covered"].max()) - origin + 1
+    position = position - origin
+    size = n_hours + 1  # a row ending on the hour steps down just past the span
+    steps = np.bincount(position, weights=sums[step].fillna(0.0).to_numpy(dtype=float), minlength=size)
+    directs = np.bincount(position, weights=sums[direct].fillna(0.0).to_numpy(dtype=float), minlength=size)
+    gpus = (np.cumsum(steps) + directs)[:n_hours]
+    index = pd.to_datetime((origin + np.arange(n_hours)) * SECONDS_PER_HOUR, unit="s", utc=True).as_unit("ns")
+    return pd.Series(gpus, index=index.rename("hour"), name="gpus")
+
+
+def reserved_rows(usage: ir.Table) -> ir.Table:
+    """The reserved tier's GPU rows."""
+    return rows_where(usage, reserved_gpu(usage))
+
+
+@built
+def _span_expr(usage: ir.Table) -> ir.Table:
+    is_reserved = reserved_gpu(usage)
+    window = is_reserved | commitment(usage)
+    ends = ibis.greatest(ibis.coalesce(usage.period_end, usage.period_start), usage.period_start + ONE_SECOND)
+    return usage.aggregate(any_reserved=is_reserved.any(), first=usage.period_start.min(where=window),
+                           last=ends.max(where=window))
+
+
+@query
+def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The first period_start and last period_end of the reserved GPU rows and commitment lines (a row with no
+    duration, its period_end missing or not after its start, ends a second after it starts: it covers its start
+    hour); None without reserved GPU rows."""
+    row = execute(_span_expr(usage)).iloc[0]
+    if not flag(row["any_reserved"]):
+        return None
+    return as_utc(row["first"]), as_utc(row["last"])

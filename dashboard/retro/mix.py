@@ -5,7 +5,7 @@ GPU rows are rows with non-zero gpu_hours. Rows with none (storage, support, tax
 reservation fees) are not GPU usage: they are left out of every share and $/GPU-hour here and reported
 once as ``non_gpu_cost``. Where a provider bills a commitment separately from the usage it covers (GCP
 commitment fees, Azure actual-cost purchases), the reserved tier's realised $/GPU-hour therefore excludes
-the commitment and reads low. The sums are queries (``dashboard.query.mix``); tiers and prices are worked out here
+the commitment and reads low. The sums are queries (the queries in this module); tiers and prices are worked out here
 on the few rows they return.
 """
 
@@ -19,8 +19,9 @@ import pandas as pd
 
 from dashboard.core.purchase import blended_price_per_gpu_hour, on_demand_share
 from dashboard.ingest.schema import PRICING_VALUES
-from dashboard.query import mix as mix_query
 from dashboard.query import tables
+from dashboard.query.columns import flag, label, nonzero_gpu, number, rows_where
+from dashboard.query.compiled import built, execute, query
 from dashboard.retro.labels import UNKNOWN_PRICING
 
 SHARE_TOLERANCE = 1e-9
@@ -28,12 +29,12 @@ SHARE_TOLERANCE = 1e-9
 
 def has_prices(usage: pd.DataFrame | ir.Table) -> bool:
     """Whether the table carries prices: Slurm and W&B exports have no currency and read as cost 0."""
-    return bool(mix_query.price_facts(tables.table_of(usage))["has_prices"])
+    return bool(price_facts(tables.table_of(usage))["has_prices"])
 
 
 def non_gpu_cost(usage: pd.DataFrame | ir.Table) -> float:
     """Total cost of the rows that carry no GPU-hours (storage, support, tax, credits, commitment fees)."""
-    return float(mix_query.price_facts(tables.table_of(usage))["non_gpu_cost"])
+    return float(price_facts(tables.table_of(usage))["non_gpu_cost"])
 
 
 def mix_shares(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
@@ -48,7 +49,7 @@ def mix_shares(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
     costs, cost shares and prices.
     """
     usage = tables.table_of(usage)
-    sums = mix_query.tier_totals(usage)
+    sums = tier_totals(usage)
     other = len(PRICING_VALUES)  # position of UNKNOWN_PRICING, which also takes non-canonical values
     tier = np.array([PRICING_VALUES.index(label) if label in PRICING_VALUES else other for label in sums["pricing"]],
                     dtype=np.int64)
@@ -143,3 +144,36 @@ def cost_at_mix(
         "unknown_pricing_cost": unknown_cost,
         "reason": reason,
     }
+
+
+@built
+def _tier_expr(usage: ir.Table) -> ir.Table:
+    gpu = rows_where(usage, nonzero_gpu(usage))
+    return gpu.group_by(pricing=label(gpu, "pricing")).agg(
+        gpu_hours=gpu.gpu_hours.sum(), cost=gpu.cost.sum(), cost_null=gpu.cost.isnull().any())
+
+
+@query
+def tier_totals(usage: ir.Table) -> pd.DataFrame:
+    """One row per pricing label of the GPU rows: ``pricing``, ``gpu_hours`` and ``cost`` (NaN when a row has none)."""
+    frame = execute(_tier_expr(usage))
+    return pd.DataFrame({"pricing": frame["pricing"].astype("string"),
+                         "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float),
+                         "cost": frame["cost"].astype(float).where(~frame["cost_null"].astype(bool))
+                         .to_numpy(dtype=float)})
+
+
+@built
+def _price_expr(usage: ir.Table) -> ir.Table:
+    other = ~nonzero_gpu(usage)
+    return usage.aggregate(priced=usage.currency.notnull().any(), cost=usage.cost.sum(where=other),
+                           cost_null=usage.cost.isnull().any(where=other))
+
+
+@query
+def price_facts(usage: ir.Table) -> dict[str, object]:
+    """``has_prices`` (some currency present: Slurm and W&B exports carry none) and ``non_gpu_cost`` (cost of the
+    rows without GPU-hours; NaN when one of them has no cost)."""
+    row = execute(_price_expr(usage)).iloc[0]
+    return {"has_prices": flag(row["priced"]),
+            "non_gpu_cost": np.nan if flag(row["cost_null"]) else number(row["cost"])}

@@ -7,7 +7,7 @@ Time rule (used by every function here): a row's cost and GPU-hours are spread o
 storage line of $300 over 30 days is $10 a day; a job from 22:00 to 02:00 puts half on each day. A row
 with no duration (period_end missing or not after period_start) lands whole on the day of period_start.
 Weeks run Monday to Sunday (UTC) and are the sums of their days. The sums are queries
-(``dashboard.query.spend``); the forecast runs on the daily totals they return. A bill spanning several calendar
+(the queries in this module); the forecast runs on the daily totals they return. A bill spanning several calendar
 quarters has a running total, budget and forecast per quarter (``data_quarters``): only the last can be open.
 """
 
@@ -19,8 +19,11 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
-from dashboard.query import spend as spend_query
-from dashboard.query import tables, view
+from dashboard.query import tables
+from dashboard.query.columns import label, number
+from dashboard.query.compiled import built, execute, query
+from dashboard.query.periods import SECONDS_PER_DAY, as_utc, day_pieces, week_start
+from dashboard.retro import filters
 from dashboard.retro.filters import utc_day
 
 FREQS: tuple[str, ...] = ("D", "W")
@@ -43,7 +46,7 @@ def spend_over_time(usage: pd.DataFrame | ir.Table, freq: str = "D", by: str = "
         raise ValueError(f"freq must be one of {FREQS}, not {freq!r}")
     if by not in GROUPS:
         raise ValueError(f"by must be one of {GROUPS}, not {by!r}")
-    frame = spend_query.spend_over_time(tables.table_of(usage), freq, by)
+    frame = _spend_over_time_query(tables.table_of(usage), freq, by)
     frame.attrs["freq"] = freq
     return frame
 
@@ -53,7 +56,7 @@ def daily_total(usage: pd.DataFrame | ir.Table, metric: str = "cost") -> pd.Seri
     nothing ran); indexed by midnight-UTC timestamps. The input of ``cumulative_with_forecast``."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, not {metric!r}")
-    return spend_query.daily_total(tables.table_of(usage), metric)
+    return _daily_total_query(tables.table_of(usage), metric)
 
 
 def daily_from_days(days: pd.DataFrame, metric: str = "cost") -> pd.Series:
@@ -120,7 +123,7 @@ def cumulative_with_forecast(
 def data_end(usage: pd.DataFrame | ir.Table) -> date | None:
     """The last UTC day the data cover (the last day a row's [period_start, period_end) touches); None when
     empty. Computed on the whole export, it says whether the period is closed for every filtered view."""
-    latest = spend_query.latest_instant(tables.table_of(usage))
+    latest = latest_instant(tables.table_of(usage))
     return None if latest is None else latest.date()
 
 
@@ -148,5 +151,94 @@ def data_quarters(usage: pd.DataFrame | ir.Table) -> list[tuple[date, date]]:
     [period_start, period_end) touches; each has its own running total, budget and forecast. Empty for an empty
     table."""
     table = tables.table_of(usage)
-    first, last = view.filter_options(table)["start"], data_end(table)
+    first, last = filters.filter_options(table)["start"], data_end(table)
     return [] if first is None or last is None else quarters_between(first, last)
+
+
+SUMMED: tuple[str, ...] = ("gpu_hours", "cost")  # the sums' columns, in this order
+
+
+def days_to_timestamps(days) -> pd.DatetimeIndex:
+    """Days since 1970-01-01 as midnight-UTC timestamps."""
+    return pd.to_datetime(np.asarray(days, dtype=np.int64) * SECONDS_PER_DAY, unit="s", utc=True).as_unit("ns")
+
+
+def _sums(pieces: ir.Table) -> dict[str, ir.Scalar]:
+    """Each metric's time-weighted sum and whether any of its rows is NULL (pandas' sum is then NaN)."""
+    sums = {metric: (pieces[metric] * pieces.fraction).sum() for metric in SUMMED}
+    return sums | {f"{metric}_null": pieces[metric].isnull().any() for metric in SUMMED}
+
+
+def _with_nan(frame: pd.DataFrame) -> pd.DataFrame:
+    for metric in SUMMED:
+        frame[metric] = frame[metric].astype(float).where(~frame.pop(f"{metric}_null").astype(bool))
+    return frame
+
+
+@built
+def _spend_expr(usage: ir.Table, freq: str, by: str) -> ir.Table:
+    pieces = day_pieces(usage, group=label(usage, by), gpu_hours=usage.gpu_hours, cost=usage.cost)
+    period = week_start(pieces.day) if freq == "W" else pieces.day
+    return pieces.group_by(period=period, group=pieces.group).agg(**_sums(pieces))
+
+
+@query
+def _spend_over_time_query(usage: ir.Table, freq: str, by: str) -> pd.DataFrame:
+    """Columns ``period`` (UTC midnight of the day or Monday), ``group`` (labelled), ``gpu_hours`` and ``cost``, one
+    row per period and group any row touches, sorted by period then group."""
+    frame = _with_nan(execute(_spend_expr(usage, freq, by)))
+    frame = pd.DataFrame({"period": days_to_timestamps(frame["period"]),
+                          "group": frame["group"].astype("string"),
+                          "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float),
+                          "cost": frame["cost"].to_numpy(dtype=float)})
+    return frame.sort_values(["period", "group"], ignore_index=True)
+
+
+@built
+def _daily_expr(usage: ir.Table, metric: str) -> ir.Table:
+    pieces = day_pieces(usage, value=usage[metric])
+    return pieces.group_by("day").agg(total=(pieces.value * pieces.fraction).sum(), missing=pieces.value.isnull().any())
+
+
+@query
+def _daily_total_query(usage: ir.Table, metric: str) -> pd.Series:
+    """``metric`` per UTC day from the first to the last day any row touches (0 where nothing ran), indexed by
+    midnight-UTC timestamps named "day"."""
+    frame = execute(_daily_expr(usage, metric))
+    if frame.empty:
+        return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="day"), name=metric)
+    days = frame["day"].to_numpy(dtype=np.int64)
+    first = int(days.min())
+    values = np.zeros(int(days.max()) - first + 1)
+    values[days - first] = frame["total"].astype(float).where(~frame["missing"].astype(bool)).to_numpy(dtype=float)
+    return pd.Series(values, index=days_to_timestamps(np.arange(first, first + len(values))).rename("day"), name=metric)
+
+
+@built
+def _latest_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(start=usage.period_start.max(), end=usage.period_end.max())
+
+
+@query
+def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
+    """The last instant the data cover: the latest period_start, or the latest period_end less 1 ns if later;
+    None for an empty table."""
+    row = execute(_latest_expr(usage)).iloc[0]
+    if pd.isna(row["start"]):
+        return None
+    start = as_utc(row["start"])
+    if pd.isna(row["end"]):
+        return start
+    return max(start, as_utc(row["end"]) - pd.Timedelta(1, "ns"))
+
+
+@built
+def _totals_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(rows=usage.count(), gpu_hours=usage.gpu_hours.sum(), cost=usage.cost.sum())
+
+
+@query
+def totals(usage: ir.Table) -> dict[str, float]:
+    """Rows, GPU-hours and cost of the whole table (NULLs skipped)."""
+    row = execute(_totals_expr(usage)).iloc[0]
+    return {"rows": int(row["rows"]), "gpu_hours": number(row["gpu_hours"]), "cost": number(row["cost"])}

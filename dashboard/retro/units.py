@@ -3,7 +3,7 @@
 Only GPU rows (non-zero gpu_hours, see ``dashboard.retro.mix``) count; non-GPU cost is reported beside them.
 Token-based figures use only the rows that carry a token count (W&B runs), over those rows' own GPU-hours
 and cost, so numerator and denominator describe the same work. The sums are one query
-(``dashboard.query.units``); the catalogue's peaks are looked up here once per GPU type.
+(the queries in this module); the catalogue's peaks are looked up here once per GPU type.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from dashboard.core.hardware import catalogue, resolve_gpu_type
 from dashboard.format import money_symbol
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
-from dashboard.query import units as units_query
+from dashboard.query.columns import holds, nonzero_gpu, number, rows_where
+from dashboard.query.compiled import built, execute, query
 
 TOKENS_PER_MILLION = 1e6
 LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",
@@ -78,7 +79,7 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     """
     reasons: dict[str, str] = {}
     usage = tables.table_of(usage)
-    sums = units_query.unit_sums(usage)
+    sums = unit_sums(usage)
     priced = sums["has_prices"]
     gpu_hours, priced_hours = sums["gpu_hours"], sums["priced_gpu_hours"]
     gpu_cost = sums["gpu_cost"] if priced else np.nan
@@ -102,7 +103,7 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     if peak_tflops is not None:
         peak_used = float(peak_tflops)
     elif tokens:
-        by_type = units_query.token_hours_by_gpu_type(usage)
+        by_type = token_hours_by_gpu_type(usage)
         peaks = _row_peaks(by_type["gpu_type"])
         peak_used = float(np.sum(peaks * by_type["gpu_hours"].to_numpy(dtype=float)) / token_gpu_hours)
         if np.isnan(peak_used):
@@ -131,3 +132,55 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
         "mfu": mfu,
         "reasons": reasons,
     }
+
+
+SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens",
+                         "token_cost")
+
+
+def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
+    return nonzero_gpu(usage) & holds(usage.tokens > 0)
+
+
+@query
+def unit_sums(usage: ir.Table) -> dict[str, object]:
+    """The view's ``rows``, GPU rows' ``gpu_hours``, ``priced_gpu_hours`` and ``gpu_cost`` (cost known), the rows
+    with tokens' ``tokens``, ``token_gpu_hours``, ``priced_tokens`` and ``token_cost`` (0 when no row qualifies),
+    and ``has_prices`` (some row has a currency) and ``non_gpu_cost`` as ``mix.price_facts`` gives them. One query:
+    the tiles of a filter change read the rows once (a non-GPU row without a cost is counted)."""
+    row = execute(_unit_sums_expr(usage)).iloc[0]
+    return {name: number(row[name]) for name in SUMS} | {
+        "rows": int(number(row["rows"])),
+        "has_prices": number(row["priced_rows"]) > 0,
+        "non_gpu_cost": np.nan if number(row["non_gpu_costless"]) else number(row["non_gpu_cost"])}
+
+
+@built
+def _unit_sums_expr(usage: ir.Table) -> ir.Table:
+    rows = usage.select("gpu_hours", "cost", "tokens", gpu=nonzero_gpu(usage), tokens_known=_with_tokens(usage),
+                        known=usage.cost.notnull(), priced=usage.currency.notnull())  # each row test once
+    gpu, tokens, known = rows.gpu, rows.tokens_known, rows.known
+    return rows.aggregate(
+        rows=rows.count(), priced_rows=rows.count(where=rows.priced),
+        non_gpu_cost=rows.cost.sum(where=~gpu), non_gpu_costless=rows.count(where=~gpu & ~known),
+        gpu_hours=rows.gpu_hours.sum(where=gpu),
+        priced_gpu_hours=rows.gpu_hours.sum(where=gpu & known),
+        gpu_cost=rows.cost.sum(where=gpu),  # a sum skips the rows without a cost
+        tokens=rows.tokens.sum(where=tokens),
+        token_gpu_hours=rows.gpu_hours.sum(where=tokens),
+        priced_tokens=rows.tokens.sum(where=tokens & known),
+        token_cost=rows.cost.sum(where=tokens))
+
+
+@built
+def _token_hours_expr(usage: ir.Table) -> ir.Table:
+    rows = rows_where(usage, _with_tokens(usage))
+    return rows.group_by("gpu_type").agg(gpu_hours=rows.gpu_hours.sum())
+
+
+@query
+def token_hours_by_gpu_type(usage: ir.Table) -> pd.DataFrame:
+    """``gpu_type`` (NA kept) and ``gpu_hours`` of the GPU rows with tokens."""
+    frame = execute(_token_hours_expr(usage))
+    return pd.DataFrame({"gpu_type": frame["gpu_type"].astype("string"),
+                         "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float)})

@@ -24,14 +24,10 @@ from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap, retro_usage
 from dashboard.format import USD
-from dashboard.query import amortise as amortise_query
-from dashboard.query import engine, tables, view
-from dashboard.query import join as join_query
-from dashboard.query import spend as spend_query
-from dashboard.query import units as units_query
+from dashboard.query import engine, tables
 from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table, is_table
-from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
+from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
@@ -65,7 +61,7 @@ def joined(data_key: Hashable, _billing: Table | None, _runs: Table | None, on: 
     decides the spinner."""
     def build() -> tuple[Table | None, dict]:
         with busy("Joining the billing and run exports…", rows):
-            table, stats = join_query.join_usage(_billing, _runs, on=on)
+            table, stats = join.join_usage(_billing, _runs, on=on)
             return (tables.materialised(table) if _billing is not None and _runs is not None else table), stats
 
     return upload_store.held(("retro.joined",), (data_key, on), build, lambda _: 0)
@@ -100,7 +96,7 @@ def options(data_key: Hashable, _usage: Table) -> dict:
 
 def filtered(_usage: Table, start, end, teams, projects, pricing) -> Table:
     """The filtered view: the filter expression over the table (nothing is read until a figure asks)."""
-    return view.filtered(_usage, start, end, teams, projects, pricing)
+    return filters.filtered(_usage, start, end, teams, projects, pricing)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -155,7 +151,7 @@ def waste_view(data_key: Hashable, _usage: Table, currency: str | None,
     """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (`scenario`; the
     scenario defaults without a plan)."""
     checklist = waste.waste_checklist(_usage, scenario=scenario)
-    summary = waste.waste_summary(checklist, spend_query.totals(_usage)["cost"])
+    summary = waste.waste_summary(checklist, spend.totals(_usage)["cost"])
     return checklist, summary, DrawnChart(retro_gap.waste_figure(checklist, summary, currency=currency))
 
 
@@ -187,7 +183,7 @@ def cost_at_mix(data_key: Hashable, _usage: Table, reserved_share: float, spot_s
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def counts_tokens(data_key: Hashable, _usage: Table) -> bool:
     """Whether some GPU row of the table counts tokens (one query, shared with the unit costs' sums)."""
-    return units_query.unit_sums(_usage)["tokens"] > 0
+    return units.unit_sums(_usage)["tokens"] > 0
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -201,7 +197,7 @@ def amortised(data_key: Hashable, _billing: Table, rows: int | None = None) -> t
     held for this session in the bounded upload store."""
     def build() -> tuple[Table, dict]:
         with busy("Amortising commitments…", rows):
-            table, info = amortise_query.amortise_commitments(_billing)
+            table, info = amortise.amortise_commitments(_billing)
             return (tables.materialised(table) if info["status"] == "amortised" else table), info
 
     return upload_store.held(("retro.amortised",), data_key, build, lambda _: 0)
@@ -216,7 +212,7 @@ def periods(data_key: Hashable, _usage: Table) -> tuple:
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def totals(data_key: Hashable, _usage: Table) -> dict[str, float]:
     """Rows, GPU-hours and cost of the view (one query)."""
-    return spend_query.totals(_usage)
+    return spend.totals(_usage)
 
 
 def row_count(data_key: Hashable, usage: Table) -> int:

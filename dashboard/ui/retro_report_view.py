@@ -24,12 +24,12 @@ from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap
 from dashboard.format import count_sig, money, number
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query.join import match_warning
 from dashboard.query.opened import Table
 from dashboard.report import theme
 from dashboard.report.retro_html import ReportFigure, Tiles, retrospective_report
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import plan_mismatch
+from dashboard.retro.join import match_warning
 from dashboard.retro.spend import quarter_label
 from dashboard.retro.units import labels
 from dashboard.safe_text import markdown_text

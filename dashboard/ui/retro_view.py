@@ -21,13 +21,13 @@ from dashboard.figures import retro_gap
 from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.distinct import distinct_values
-from dashboard.query.join import match_warning
 from dashboard.query.opened import Table
-from dashboard.query.waste import ROWS_BEHIND
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
 from dashboard.retro.gap import PARTS, plan_mismatch
+from dashboard.retro.join import match_warning
 from dashboard.retro.spend import quarter_label
 from dashboard.retro.units import NEEDS_TOKENS, labels
+from dashboard.retro.waste import ROWS_BEHIND
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
 

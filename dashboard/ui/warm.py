@@ -1,5 +1,5 @@
 """The server's one start-up thread, started after its first page is drawn so that it never delays it: the query
-layer's warm-up (``dashboard.query.warm``), then the freeze of the objects alive after start-up
+layer's warm-up (``dashboard.retro.warm``), then the freeze of the objects alive after start-up
 (``dashboard.ui.server``). Off with ``PLANNER_WARM_UP=0``, as in the tests.
 
 It runs in a `streamlit run` server only (``in_server``): not under AppTest, nor in a bare ``python app.py``, where
@@ -17,7 +17,7 @@ import streamlit as st
 from streamlit import config, runtime
 
 from dashboard import settings
-from dashboard.query import warm
+from dashboard.retro import warm
 from dashboard.ui import server
 
 EXIT_WAIT_S = 30.0  # the warm-up on DuckDB ends within a few seconds; a Spark query may take longer

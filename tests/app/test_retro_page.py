@@ -19,9 +19,9 @@ from dashboard.format import count_sig, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions, UnreadableFile
 from dashboard.query import tables
-from dashboard.query.amortise import amortise_commitments
-from dashboard.query.join import join_usage
 from dashboard.retro import gap
+from dashboard.retro.amortise import amortise_commitments
+from dashboard.retro.join import join_usage
 from dashboard.safe_text import markdown_text
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"

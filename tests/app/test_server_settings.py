@@ -96,7 +96,7 @@ from pathlib import Path
 
 sys.path.insert(0, {root!r})
 from dashboard.query import compiled
-from dashboard.query import warm as query_warm
+from dashboard.retro import warm as query_warm
 
 if not hasattr(query_warm, "real_warm_up"):  # once per process: the script reruns for each session
     query_warm.real_warm_up = query_warm.warm_up

@@ -44,7 +44,7 @@ def _expected_gcp_tile() -> str:
     from dashboard.format import usd_sig
     from dashboard.ingest import import_path
     from dashboard.query import tables
-    from dashboard.query.amortise import amortise_commitments
+    from dashboard.retro.amortise import amortise_commitments
     from dashboard.retro.units import unit_costs
 
     return usd_sig(unit_costs(amortise_commitments(tables.table_of(import_path(GCP)[0]))[0])["usd_per_gpu_hour"])

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 from usage_rows import usage
 
-from dashboard.query import spend as spend_query
 from dashboard.query import tables
-from dashboard.query import view as query_view
 from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
+from dashboard.retro import filters as query_view
+from dashboard.retro import spend as spend_query
 
 # April 2025: a reserved day, an untagged day with no GPU, an hour of spot, a monthly line of team a with no
 # project and no GPU ($300 over 30 days = $10 a day), and a two-hour job across midnight.

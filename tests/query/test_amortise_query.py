@@ -1,4 +1,4 @@
-"""Commitment amortisation as a query (``dashboard.query.amortise``): hand-worked bills (comments give the
+"""Commitment amortisation as a query (``dashboard.retro.amortise``): hand-worked bills (comments give the
 arithmetic), then the pandas method it replaced (``tests/oracle/amortise_pandas.py``) on the bundled samples and on
 random small bills, on DuckDB (naive and time-zone-aware stored times) and once on Spark."""
 
@@ -17,7 +17,7 @@ from usage_rows import usage
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import tables
-from dashboard.query.amortise import LABELS, STATUSES, amortise_commitments, commitment_status
+from dashboard.retro.amortise import LABELS, STATUSES, amortise_commitments, commitment_status
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 FIGURES = ("commitment_usd", "spread_usd", "unused_usd", "after_export_usd", "covered_gpu_hours")

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from dashboard import settings
-from dashboard.query import compiled, engine, waste
+from dashboard.query import compiled, engine
+from dashboard.retro import waste
 
 
 def _setting(backend, name: str):

@@ -1,4 +1,4 @@
-"""The billing x run-export join of the query layer (``dashboard.query.join``): hand-worked cases, and equality with
+"""The billing x run-export join of the query layer (``dashboard.retro.join``): hand-worked cases, and equality with
 the pandas join it replaced (``tests/oracle/join_pandas.py``) on the bundled samples and on random small tables, on
 DuckDB (and once on Spark)."""
 
@@ -18,7 +18,7 @@ from usage_rows import usage
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.query import engine, tables
-from dashboard.query.join import JOIN_KEYS, JOIN_SIDES, LOW_MATCH_SHARE, join_usage, match_warning
+from dashboard.retro.join import JOIN_KEYS, JOIN_SIDES, LOW_MATCH_SHARE, join_usage, match_warning
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 PRICED = ["gpu_hours", "cost", "billed_cost"]

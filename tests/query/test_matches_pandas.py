@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import tables
-from dashboard.query import view as query_view
 from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
+from dashboard.retro import filters as query_view
 
 ORIGIN = pd.Timestamp("2025-03-30", tz="UTC")  # a Sunday, so weeks split the span
 EXAMPLES = {"duckdb": 40, "spark": 3}

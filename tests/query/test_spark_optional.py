@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from dashboard import settings
-from dashboard.query import engine, warm
+from dashboard.query import engine
+from dashboard.retro import warm
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +58,7 @@ def test_the_warm_up_says_it_in_one_line(no_pyspark, monkeypatch, caplog):
 
 def test_the_default_path_never_imports_pyspark():
     """The app's modules, the default engine, a query and the warm-up, in a fresh interpreter: no pyspark."""
-    script = ("import sys; from dashboard.query import engine, warm; "
+    script = ("import sys; from dashboard.query import engine; from dashboard.retro import warm; "
               "import dashboard.ui.retro_cache, dashboard.ui.warm, dashboard.ui.workspace_view; "
               "engine.fetch_sql(engine.default(), 'SELECT 1'); warm.warm_up(); "
               "loaded = sorted(n for n in sys.modules if n.split('.')[0] in ('pyspark', 'py4j')); "

@@ -7,7 +7,8 @@ import pytest
 
 from dashboard import settings
 from dashboard.ingest import import_path
-from dashboard.query import compiled, tables, tabs, warm
+from dashboard.query import compiled, tables
+from dashboard.retro import tabs, warm
 
 
 def test_after_the_warm_up_the_tabs_compile_nothing(tmp_path):

@@ -19,11 +19,12 @@ from dashboard.core.presets import presets
 from dashboard.format import count_sig, money
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
-from dashboard.query import tables, view
-from dashboard.query.amortise import amortise_commitments
-from dashboard.query.join import join_usage
+from dashboard.query import tables
 from dashboard.report.retro_html import ReportFigure, Tiles, note_html, retrospective_report
+from dashboard.retro import filters as view
+from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.filters import filter_options
+from dashboard.retro.join import join_usage
 from dashboard.ui import retro_report_view as report_view
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Commitment amortisation (``dashboard.query.amortise``, a query over the bill's table): fees spread over the
+"""Commitment amortisation (``dashboard.retro.amortise``, a query over the bill's table): fees spread over the
 reserved GPU-hours they cover give hand-computed $/GPU-hours."""
 
 import pandas as pd
@@ -6,7 +6,7 @@ import pytest
 from usage_rows import usage
 
 from dashboard.query import tables
-from dashboard.query.amortise import amortise_commitments
+from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.units import unit_costs
 
 

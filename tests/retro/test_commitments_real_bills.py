@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.ingest import import_bytes, import_path
 from dashboard.query import columns, engine, tables
-from dashboard.query.amortise import amortise_commitments, commitment_status
+from dashboard.retro.amortise import amortise_commitments, commitment_status
 from dashboard.retro.waste import idle_capacity_check, waste_checklist, waste_summary
 
 ROWS = Path(__file__).resolve().parents[1] / "data" / "commitments"

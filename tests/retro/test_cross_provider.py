@@ -7,7 +7,7 @@ import pytest
 
 from dashboard.ingest import import_path
 from dashboard.query import tables
-from dashboard.query.amortise import amortise_commitments
+from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.spend import spend_over_time
 from dashboard.retro.units import unit_costs
 

@@ -14,8 +14,6 @@ from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
 from dashboard.query import tables
-from dashboard.query.gap import actual_sums as gap_query_sums
-from dashboard.query.join import join_usage
 from dashboard.retro import gap
 from dashboard.retro.gap import (
     FAILED_STATES,
@@ -30,6 +28,8 @@ from dashboard.retro.gap import (
     plan_vs_actual,
     suggest_main_runs,
 )
+from dashboard.retro.gap import actual_sums as gap_query_sums
+from dashboard.retro.join import join_usage
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
@@ -107,7 +107,7 @@ def test_each_deviation_lands_in_its_part(rows, hours, price_usd, idle_extra_usd
 
 def test_decompose_reads_the_actual_side_once(monkeypatch):
     readings = []
-    monkeypatch.setattr(gap.gap_query, "actual_sums",
+    monkeypatch.setattr(gap, "actual_sums",
                         lambda *args: readings.append(args) or gap_query_sums(*args))
     decompose(PLAN, SCENARIO, usage(*AS_PLANNED), ["main"])
     assert len(readings) == 1

@@ -17,8 +17,8 @@ from dashboard.core.scenario import Scenario
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.query import tables
-from dashboard.query.join import join_usage
 from dashboard.retro import gap, waste
+from dashboard.retro.join import join_usage
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 DEFAULTS = 30.0, 11.0  # the scenario's checkpoint interval and restart time, minutes

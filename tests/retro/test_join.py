@@ -1,4 +1,4 @@
-"""Joining billing and run exports (``dashboard.query.join``, a query over their tables): per-day prices on run hours
+"""Joining billing and run exports (``dashboard.retro.join``, a query over their tables): per-day prices on run hours
 capped at the bill, uncovered billing kept, unmatched run hours reported apart, match rates by hand."""
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from usage_rows import usage
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.query import tables
-from dashboard.query.join import JOIN_SIDES, join_usage, match_warning
+from dashboard.retro.join import JOIN_SIDES, join_usage, match_warning
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 

@@ -10,8 +10,8 @@ from usage_rows import usage
 
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine, tables
-from dashboard.query.amortise import amortise_commitments, commitment_status
-from dashboard.query.join import join_usage
+from dashboard.retro.amortise import amortise_commitments, commitment_status
+from dashboard.retro.join import join_usage
 from dashboard.retro.waste import waste_checklist
 
 RESERVED_RUN = {"gpu_hours": 100.0, "cost": 700.0, "run_id": "main", "pricing": "reserved"}

@@ -11,10 +11,10 @@ import pytest
 from dashboard.core import compute
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
-from dashboard.query import spend as spend_query
 from dashboard.query import tables
-from dashboard.query import view as query_view
 from dashboard.retro import attribution, filters, load, mix, spend, units
+from dashboard.retro import filters as query_view
+from dashboard.retro import spend as spend_query
 from dashboard.retro.filters import UNTAGGED
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """Test oracle: the pandas amortisation of commitments (``dashboard/retro/amortise.py`` as it was when the method
-moved to the query layer, ``dashboard.query.amortise``), its days spread by ``pandas_days``. Pandas frames only. See
-``dashboard.query.amortise`` for the method."""
+moved to the query layer, ``dashboard.retro.amortise``), its days spread by ``pandas_days``. Pandas frames only. See
+``dashboard.retro.amortise`` for the method."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Test oracle: the pandas join of a billing export with a run export (``dashboard/retro/join.py`` as it was when the
-join moved to the query layer, ``dashboard.query.join``), its days spread by ``pandas_days``. Pandas frames
-only. See ``dashboard.query.join`` for the method."""
+join moved to the query layer, ``dashboard.retro.join``), its days spread by ``pandas_days``. Pandas frames
+only. See ``dashboard.retro.join`` for the method."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from dashboard.ingest.rows import take_strings
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING
-from dashboard.query.view import ONE_DAY, utc_day
+from dashboard.retro.filters import ONE_DAY, utc_day
 from dashboard.retro.labels import epoch_ns, group_codes
 from dashboard.retro.units import NEEDS_PRICES, NEEDS_TOKENS, TOKENS_PER_MILLION, _row_peaks
 from dashboard.retro.waste import (

@@ -20,7 +20,8 @@ def warm_up(sample: Path = SAMPLE, stop: threading.Event | None = None) -> None:
     try:
         from dashboard import settings
         from dashboard.ingest import import_path
-        from dashboard.query import engine, tables, tabs
+        from dashboard.query import engine, tables
+        from dashboard.retro import tabs
 
         try:
             backend = engine.default()

@@ -47,10 +47,10 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.ingest.charges import UNUSED_COMMITMENT
-from dashboard.query import waste as waste_query
 from dashboard.query.columns import number, paid_commitment, reserved_gpu, rows_where
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_DAY, day_pieces, start_end
+from dashboard.retro import waste
 
 STATUSES: tuple[str, ...] = ("none", "no_gpu", "provider", "amortised", "excluded", "needs_rows")
 LABELS: dict[str, str] = {
@@ -85,7 +85,7 @@ def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserve
 
 def commitment_status(usage: ir.Table) -> dict[str, Any]:
     """Step 1 of the method as one query (``amortise_commitments`` spreads the paid lines)."""
-    facts = waste_query.idle_capacity(usage)
+    facts = waste.idle_capacity(usage)
     return _status(bool(facts["gpu"]), number(facts["paid_usd"]) if facts["paid"] else None,
                    number(facts["commitment_usd"]) if facts["commitment"] else None, bool(facts["reserved_gpu"]),
                    bool(facts["reserved_gpu_priced"]))

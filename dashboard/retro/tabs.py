@@ -10,8 +10,8 @@ from collections.abc import Callable
 import ibis.expr.types as ir
 
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query import attribution, gap, load, mix, spend, units, view, waste
 from dashboard.query.compiled import one_view
+from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
 
 
 def _spend(usage: ir.Table) -> tuple:
@@ -31,7 +31,7 @@ def _waste(usage: ir.Table) -> tuple:
 
 
 TAB_QUERIES: dict[str, Callable[[ir.Table], object]] = {
-    "Filters and tiles": lambda usage: (view.filter_options(usage), units.unit_sums(usage)),
+    "Filters and tiles": lambda usage: (filters.filter_options(usage), units.unit_sums(usage)),
     "Spend": _spend,
     "Attribution": attribution.attribution_cells,
     "Plan vs actual": _gap,
