@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -124,7 +123,7 @@ def tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: Seque
     return [*found, *notes]
 
 
-def _tiles(key: Hashable, shown: pd.DataFrame | Table, stats: dict[str, Any], amortisation: dict[str, Any]) -> Tiles:
+def _tiles(key: Hashable, shown: Table, stats: dict[str, Any], amortisation: dict[str, Any]) -> Tiles:
     numbers = cache.unit_view(key, shown, float("nan"))
     with_runs = not stats["billing_missing"] and not stats["runs_missing"]
     return Tiles(cost=numbers["gpu_cost"] + numbers["non_gpu_cost"], gpu_hours=numbers["gpu_hours"],
@@ -159,7 +158,7 @@ def _spend(key: Hashable, shown: Table, data_key: Hashable, usage: Table,
     return ReportFigure("Spend", figure_of(drawn), notes=notes)
 
 
-def _waste(key: Hashable, shown: pd.DataFrame | Table, currency: str | None, plan: Scenario | None) -> ReportFigure:
+def _waste(key: Hashable, shown: Table, currency: str | None, plan: Scenario | None) -> ReportFigure:
     checklist, summary, drawn = cache.waste_view(key, shown, currency, plan)
     share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
     total_cost = cache.totals(key, shown)["cost"]
@@ -176,7 +175,7 @@ def _waste(key: Hashable, shown: pd.DataFrame | Table, currency: str | None, pla
                         empty=retro_gap.NO_WASTE)
 
 
-def _gap(key: Hashable, shown: pd.DataFrame | Table, plan: Scenario | None, plan_label: str, join_on: str,
+def _gap(key: Hashable, shown: Table, plan: Scenario | None, plan_label: str, join_on: str,
          choices: Choices, currency: str | None) -> ReportFigure:
     if plan is None:
         return ReportFigure("Plan vs actual", None, empty="No plan chosen to compare with: pick one on the page's "
@@ -210,7 +209,7 @@ def _gap(key: Hashable, shown: pd.DataFrame | Table, plan: Scenario | None, plan
 
 
 @st.cache_data(max_entries=REPORT_ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
-def _report(key: Hashable, _shown: pd.DataFrame | Table, _usage: pd.DataFrame | Table, _stats: dict[str, Any],
+def _report(key: Hashable, _shown: Table, _usage: Table, _stats: dict[str, Any],
             _amortisation: dict[str, Any], notes: tuple[str, ...], currency: str | None, files: tuple[str, ...],
             filter_text: tuple[tuple[str, str], ...], narrowed_dates: bool, budget_view: str, join_on: str,
             plan: Scenario | None, plan_label: str, choices: Choices, minute: str) -> str:
@@ -232,7 +231,7 @@ def _weak(value: Any) -> Callable[[], Any]:
         return lambda: value
 
 
-def report_data(data_key: Hashable, usage: pd.DataFrame | Table, filters: tuple, shown: pd.DataFrame | Table, *,
+def report_data(data_key: Hashable, usage: Table, filters: tuple, shown: Table, *,
                 stats: dict[str, Any], amortisation: dict[str, Any], notes: Sequence[str], currency: str | None,
                 billing: Any, runs: Any, join_on: str, plan: Scenario | None, plan_label: str | None = None,
                 budget_default: float | None = view.EXPORT_BUDGET_USD) -> Callable[[], str]:
@@ -263,7 +262,7 @@ def report_data(data_key: Hashable, usage: pd.DataFrame | Table, filters: tuple,
     return data
 
 
-def render_download(data_key: Hashable, usage: pd.DataFrame | Table, filters: tuple, shown: pd.DataFrame | Table,
+def render_download(data_key: Hashable, usage: Table, filters: tuple, shown: Table,
                     **page: Any) -> None:
     """The "Download the Retrospective report (HTML)" button for the page's current view (see `report_data` for
     what the page passes)."""
