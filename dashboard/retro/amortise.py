@@ -10,7 +10,7 @@ own and show the reserved usage at $0. ``amortise_commitments`` turns the second
 
 1. Commitment charges are the paid commitment lines with a cost; covered usage is the reserved GPU rows. A bill with
    no GPU rows is "no_gpu"; without paid lines the export amortises itself ("provider", or "none" without any
-   commitment line); paid lines are spread only when reserved GPU rows exist and none has a cost ("needs_rows"
+   commitment line); paid lines are spread only when reserved GPU rows exist and none has a cost ("to_spread"
    from ``commitment_status``, "amortised" once done), else they are "excluded" from the $/GPU-hour.
 2. Each charge covers a window: its own [period_start, period_end) when that is longer than a day; for charges
    that recur (the same resource_id, all unnamed charges together) until the next one starts, the last one for the
@@ -52,14 +52,14 @@ from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_DAY, day_pieces, start_end
 from dashboard.retro import waste
 
-STATUSES: tuple[str, ...] = ("none", "no_gpu", "provider", "amortised", "excluded", "needs_rows")
+STATUSES: tuple[str, ...] = ("none", "no_gpu", "provider", "amortised", "excluded", "to_spread")
 LABELS: dict[str, str] = {
     "none": "",
     "no_gpu": "no GPU usage in this bill",
     "provider": "commitments amortised",
     "amortised": "commitments amortised",
     "excluded": "excluding commitments",
-    "needs_rows": "excluding commitments",
+    "to_spread": "excluding commitments",
 }
 
 
@@ -71,7 +71,7 @@ def _info(status: str, **figures: float) -> dict[str, Any]:
 
 def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserved_gpu_rows: bool,
             reserved_gpu_priced: bool) -> dict[str, Any]:
-    """Step 1 of the method: ``_info`` of "no_gpu", "none", "provider" or "excluded", or of "needs_rows" when the
+    """Step 1 of the method: ``_info`` of "no_gpu", "none", "provider" or "excluded", or of "to_spread" when the
     paid lines are to be spread over the reserved GPU usage (``paid_usd``/``unused_usd`` None: no such line)."""
     figures = {"commitment_usd": (paid_usd or 0.0) + (unused_usd or 0.0), "unused_usd": unused_usd or 0.0}
     if not gpu:
@@ -79,7 +79,7 @@ def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserve
     if paid_usd is None:
         return _info("none") if unused_usd is None else _info("provider", **figures)
     if reserved_gpu_rows and not reserved_gpu_priced:
-        return _info("needs_rows", **figures)
+        return _info("to_spread", **figures)
     return _info("excluded", **figures)
 
 
@@ -232,7 +232,7 @@ def amortise_commitments(usage: ir.Table) -> tuple[ir.Table, dict[str, Any]]:
     states), ``after_export_usd`` (belongs to days after the export) and ``covered_gpu_hours``.
     """
     info = commitment_status(usage)
-    if info["status"] != "needs_rows":
+    if info["status"] != "to_spread":
         return usage, info
     figures = _figures(usage)
     return _amortised(usage), _info(

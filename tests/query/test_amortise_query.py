@@ -152,9 +152,9 @@ def test_what_is_not_amortised_is_said_and_the_table_is_kept(duckdb_backend, sta
     assert status in STATUSES
 
 
-def test_a_bill_to_amortise_reads_needs_rows_from_the_status_query(duckdb_backend):
+def test_a_bill_to_amortise_reads_to_spread_from_the_status_query(duckdb_backend):
     table = tables.usage_table(duckdb_backend, usage(*CASES["an idle day's part stays on the line"][0]))
-    assert commitment_status(table)["status"] == "needs_rows"
+    assert commitment_status(table)["status"] == "to_spread"
 
 
 def _same_as_oracle(frame: pd.DataFrame, result: pd.DataFrame, info: dict) -> None:

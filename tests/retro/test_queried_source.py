@@ -25,7 +25,7 @@ STATUS_CASES = [
     ("amortised by the provider: reserved rows carry cost",
      [RESERVED_RUN, {**FEE, "cost": 300.0, "charge_kind": "unused_commitment"}], "provider", 300.0),
     ("no GPU rows", [FEE, {"cost": 5.0}], "no_gpu", 1000.0),
-    ("actual cost: reserved rows at $0, the fee on its own line", [{**RESERVED_RUN, "cost": 0.0}, FEE], "needs_rows",
+    ("actual cost: reserved rows at $0, the fee on its own line", [{**RESERVED_RUN, "cost": 0.0}, FEE], "to_spread",
      1000.0),
 ]
 
@@ -65,8 +65,8 @@ def test_the_commitment_status_and_the_amortisation_are_the_same_for_an_upload_a
         assert info["commitment_usd"] == pytest.approx(commitment_usd)
     (upload_table, upload_info), (queried_table, queried_info) = (amortise_commitments(uploaded),
                                                                   amortise_commitments(queried))
-    for info in (upload_info, queried_info):  # a queried table is spread as an upload is: "needs_rows" is gone
-        assert info["status"] == ("amortised" if status == "needs_rows" else status)
+    for info in (upload_info, queried_info):  # a queried table is spread as an upload is: "to_spread" is gone
+        assert info["status"] == ("amortised" if status == "to_spread" else status)
     assert queried_info == {key: pytest.approx(value) if isinstance(value, float) else value
                             for key, value in upload_info.items()}
     pd.testing.assert_frame_equal(_rows(queried_table, ["source_row"]), _rows(upload_table, ["source_row"]))
