@@ -39,9 +39,8 @@ PLAN_UPLOAD = "Upload a scenario JSON"
 SAVED = "Saved: "  # in front of the names of the scenarios saved in the store (the Compare page's list)
 SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
 PLAN_UPLOADED = "retro.plan_uploaded"  # the uploaded scenario file, read once: {"id", "name", "scenario", "error"}
-# A bill of the user's own (uploaded, or handed over by Import usage) replaces the bundled quarter's run export,
-# plan and budget, unless the user keeps them. A workspace dataset or a local path is chosen by name beside the
-# other choices (and a link may name both), so it changes nothing else.
+# A bill of the user's own (uploaded, handed over by Import usage, a local path or a workspace dataset) replaces the
+# bundled quarter's run export, plan and budget, unless the user keeps them.
 OWN_KINDS = ("upload", "handoff", "path", "workspace")  # a bill of the user's own, not a bundled sample
 KEEP = {"runs": "retro.keep_runs", "plan": "retro.keep_plan", "budget": "retro.keep_budget"}
 KEEP_LABELS = {"runs": "Keep the sample's run export", "plan": "Keep the sample's plan",
