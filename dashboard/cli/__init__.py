@@ -12,9 +12,9 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dashboard.cli import estimate, ingest, optimal, report, workspace
+from dashboard.cli import calibrate, estimate, ingest, optimal, report, workspace
 
-SUBCOMMANDS = (estimate, optimal, ingest, report, workspace)
+SUBCOMMANDS = (estimate, optimal, ingest, report, workspace, calibrate)
 
 
 class _Parser(argparse.ArgumentParser):

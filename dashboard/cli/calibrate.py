@@ -1,0 +1,150 @@
+"""`python -m dashboard calibrate BILL [RUN_EXPORT]`: the plan's inputs measured from last quarter's imports
+(``dashboard.retro.calibrate``), printed, and optionally written into a scenario file (docs/calibration.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from dashboard.cli.format_arg import add_format_argument, checked_timezone
+from dashboard.cli.output import fail, print_json
+from dashboard.ingest.formats import FORMATS
+
+MAX_PARAMS = 1e15  # ten thousand times the largest dense model trained
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``calibrate`` subcommand."""
+    parser = sub.add_parser(
+        "calibrate",
+        help="measure the plan's inputs (MFU, failure rates, overheads, prices) from a bill and a run export",
+        description="Measure MFU, node-failure and spot-interruption rates, experiment overheads, prices paid and "
+        "purchase shares from a billing export and a run export (Slurm sacct or W&B), each with its spread and "
+        "where it came from (docs/calibration.md).",
+    )
+    parser.add_argument("bill", help="billing export (FOCUS, AWS CUR, GCP, Azure); a run export alone gives no prices")
+    parser.add_argument("run_export", nargs="?", help="run export (Slurm sacct --parsable2 or W&B runs CSV)")
+    parser.add_argument("--plan", help="scenario JSON the measured values are set into (default: the default "
+                                       "scenario); its active parameters give the model size")
+    parser.add_argument("--params", type=float, metavar="N", help="model parameters (active), for MFU; default: "
+                                                                  "the --plan's (without either, MFU is not measured)")
+    parser.add_argument("--main-run", action="append", default=[], metavar="RUN_ID",
+                        help="a main run id (repeatable); default: the run with the most GPU-hours")
+    parser.add_argument("--gpus-per-node", type=int, metavar="N", help="GPUs per node for node-days (default: the "
+                                                                       "plan's)")
+    add_format_argument(parser)
+    parser.add_argument("--run-format", choices=FORMATS, metavar="ID", help="skip detection and read RUN_EXPORT as "
+                                                                              "this format (ids as --format)")
+    parser.add_argument("--timezone", help="IANA time zone of naive local times (required for Slurm)")
+    parser.add_argument("--write", metavar="OUT.json", help="write the plan with the measured values as a scenario "
+                                                            "file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(func=run)
+
+
+def _import(path_text: str, format: str | None, timezone: str | None):
+    """(canonical frame, format kind) of one file; ValueError / UnreadableFile / OSError on a bad one."""
+    from dashboard.ingest import import_path
+    from dashboard.ingest.schema import ReadOptions
+
+    path = Path(path_text)
+    if not path.exists():
+        raise ValueError(f"{path_text}: no such file or folder")
+    usage, report = import_path(path, format=format, options=ReadOptions(timezone=timezone))
+    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either"
+
+
+def _tables(args: argparse.Namespace):
+    """(bill, runs): each frame or None, sorted by what the files are."""
+    timezone = checked_timezone(args.timezone)
+    first, first_kind = _import(args.bill, args.format, timezone)
+    if args.run_export is None:
+        return (None, first) if first_kind == "runs" else (first, None)
+    second, second_kind = _import(args.run_export, args.run_format, timezone)
+    if first_kind == "runs" and second_kind == "runs":
+        raise ValueError(f"{args.bill} and {args.run_export} are both run exports: give a bill (FOCUS, AWS CUR, "
+                         "GCP or Azure) and one run export")
+    if first_kind == "billing" and second_kind == "billing":
+        raise ValueError(f"{args.run_export} is a bill, not a run export: give one bill and one run export "
+                         "(Slurm sacct or W&B)")
+    if first_kind == "runs" or second_kind == "billing":
+        return second, first  # given the other way round
+    return first, second
+
+
+def _positive(value: float | None, name: str) -> float | None:
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_PARAMS):
+        raise ValueError(f"{name} must be a positive number of parameters up to {MAX_PARAMS:g}")
+    return value
+
+
+def result_json(measured: dict[str, Any], period: str) -> dict[str, Any]:
+    """The JSON object: the period and, per key, every field but the source rows, which are counted."""
+    keys = {}
+    for key, item in measured.items():
+        fields = {name: getattr(item, name) for name in ("value", "low", "high", "count", "exposure", "basis",
+                                                         "rule", "caveat", "thin")}
+        keys[key] = fields | {"source_rows": len(item.source_rows)}
+    return {"period": period, "inputs": keys}
+
+
+def _text(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.4g}"
+
+
+def _print_table(measured: dict[str, Any], period: str, plan_name: str) -> None:
+    print(f"Calibrated from {period or 'the imports'} (plan: {plan_name})")
+    width = max(len(key) for key in measured)
+    for key, item in measured.items():
+        spread = f" [{_text(item.low)}–{_text(item.high)}]" if item.low is not None and item.high is not None else ""
+        flag = " (thin)" if item.thin else ""
+        print(f"{key:<{width}}  {_text(item.value) + spread + flag:<28}  {item.basis}")
+        if item.caveat:
+            print(f"{'':<{width}}  {'':<28}  note: {item.caveat}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure, print, and write the calibrated scenario when asked; 2 with a one-line message on bad input."""
+    from dashboard.cli.scenario_args import load_scenario
+    from dashboard.core.scenario import ScenarioError
+    from dashboard.ingest.schema import UnreadableFile
+    from dashboard.retro.calibrate import calibrate, calibration_period, scenario_from
+
+    try:
+        base = load_scenario(argparse.Namespace(scenario=args.plan, set=[]))
+    except ScenarioError as error:
+        return fail(f"--plan: {error}")
+    try:
+        params = _positive(args.params, "--params")
+        if args.gpus_per_node is not None and not 1 <= args.gpus_per_node <= 1024:
+            raise ValueError("--gpus-per-node must be 1 to 1,024")
+        bill, runs = _tables(args)
+        if params is None and args.plan is not None:
+            params = float(base.active)  # the plan that describes this run
+        measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
+                             gpus_per_node=args.gpus_per_node or base.gpus_per_node)
+        period = calibration_period(bill, runs)
+    except (UnreadableFile, ValueError, OSError) as exc:
+        return fail(" ".join(str(exc).split()))
+    except MemoryError:
+        return fail("the files need more memory than this machine has free: export a shorter period")
+    written = None
+    if args.write:
+        scenario, applied = scenario_from(measured, base)
+        try:
+            Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            return fail(f"cannot write {args.write}: {error.strerror or error}")
+        written = {"path": args.write, "name": scenario.name, "applied": list(applied)}
+    if args.json:
+        print_json(result_json(measured, period) | ({"written": written} if written else {}))
+    else:
+        _print_table(measured, period, base.name)
+        if written:
+            print(f"wrote {written['path']} ({len(written['applied'])} inputs set: {', '.join(written['applied'])})")
+    return 0

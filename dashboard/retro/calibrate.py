@@ -1,0 +1,708 @@
+"""Calibration: the Plan page's guessed inputs measured from last quarter's imports, each with its provenance and
+spread (``calibrate``), and a scenario with the measured values set (``scenario_from``). docs/calibration.md explains
+each rule; they are:
+
+- Which table. MFU, interruptions, experiment overhead and the checkpoint figures read ``runs`` when given (its own
+  GPU-hours, not the bill's), else the bill (which then has to carry run ids, states or tokens). Prices and purchase
+  shares read the bill only: a run export's costs are 0.
+- Main runs. ``main_run_ids`` when given, else ``gap.suggest_main_runs``: by run_id, or by project when the run ids
+  are per job (W&B gives every job its own ID). Run ids are per job when no run id is on two GPU rows and there
+  are more run ids than projects among the GPU rows that have a run.
+- MFU, per main-run row with tokens > 0 and GPU-hours > 0 that is not in a failed state (``FAILED_STATES``; a
+  row with no state counts): 6 · model_params · tokens / (GPU-hours · peak · 3600), peak the row's GPU type's dense
+  BF16 TFLOP/s from the hardware catalogue (``units.catalogue_peak_tflops``). A failed segment's tokens stop at the
+  failure while its GPU-hours run to the end of the segment, so it would drag the figure down. Value: the median;
+  low and high: the P10 and P90 (numpy, linear). Thin below ``MFU_MIN_JOBS`` rows.
+- Interruptions, over the GPU job rows (a run id, a state and an end after the start: ``waste._jobs``). Node
+  failures = NODE_FAIL rows + FAILED and TIMEOUT rows their run resumed after (``waste.marked``'s ``interrupted``
+  mark; with per-job run ids a job's run is its project for that test) + REQUEUED rows; spot interruptions =
+  PREEMPTED rows, resumed or not. Exposure: node-days = Σ GPU-hours / gpus_per_node / 24 over the job rows (for
+  spot interruptions over the spot job rows when any job row has a pricing, else over all job rows, which the
+  caveat says). Rate = count / node-days × 1000; low and high: the exact (Garwood) 90 % Poisson interval of the
+  count over the node-days. Thin when the count is below ``RATE_MIN_COUNT`` or the node-days below
+  ``RATE_MIN_NODE_DAYS``.
+- Experiment overhead: GPU-hours of GPU rows of other runs over the main runs' GPU-hours, split on the run id,
+  project and team (lower-cased): a word starting with "eval" → eval_overhead; one starting with "debug", "dev",
+  "test" or "smoke" → debug_overhead; everything else (ablations, sweeps, fine-tunes, burn-in) →
+  experiment_overhead. GPU rows with no run are idle or unattributed capacity, not experiments. No spread.
+- Prices paid: Σ cost / Σ GPU-hours per pricing (reserved, on_demand, spot) over the bill's GPU rows with that
+  pricing and a non-zero cost (the amortised ``cost``; a row at 0, such as reserved usage in an actual-cost view,
+  says nothing of the price); low and high: the lowest and highest price of one GPU type. Only for a bill in US
+  dollars, the plan's currency. reserved_share and spot_share: GPU-hours on that pricing over the GPU-hours with a
+  known pricing.
+- checkpoint_interval_min and restart_min: the median of the run export's ``CHECKPOINT_COLUMNS`` over its job
+  rows, when it carries them.
+
+Every figure is a query over the table (a pandas frame is bound to the engine, a workspace dataset is read where it
+is); only small results (the main run's token rows, sums by group, the first source rows) come back to pandas.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import ibis
+import ibis.expr.types as ir
+import numpy as np
+import pandas as pd
+
+from dashboard.core.scenario import Scenario, ScenarioError, field_errors, scenario_from_dict
+from dashboard.format import count_sig
+from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES
+from dashboard.query import tables
+from dashboard.query.columns import failed, gpu, holds, rows_where
+from dashboard.query.columns import number as as_float
+from dashboard.query.compiled import built, execute, query
+from dashboard.retro.gap import suggest_main_runs
+from dashboard.retro.units import catalogue_peak_tflops
+from dashboard.retro.waste import _jobs, checkpointing, marked
+
+KEYS: tuple[str, ...] = (
+    "mfu", "node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days",
+    "experiment_overhead", "eval_overhead", "debug_overhead", "price_reserved_per_gpu_hour",
+    "price_on_demand_per_gpu_hour", "price_spot_per_gpu_hour", "reserved_share", "spot_share",
+    "checkpoint_interval_min", "restart_min",
+)
+MFU_MIN_JOBS = 3
+RATE_MIN_COUNT = 3
+RATE_MIN_NODE_DAYS = 1_000.0
+INTERVAL = 0.90  # the rates' Poisson interval
+SOURCE_ROWS = 1_000  # source rows kept per figure
+MFU_ROWS = 100_000  # main-run token rows read back
+USD = "USD"
+PRICINGS: dict[str, str] = {"reserved": "price_reserved_per_gpu_hour", "on_demand": "price_on_demand_per_gpu_hour",
+                            "spot": "price_spot_per_gpu_hour"}
+PRICING_WORDS = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot"}
+EVAL_WORDS = r"(^|[^a-z])eval"
+DEBUG_WORDS = r"(^|[^a-z])(debug|dev|test|smoke)"
+OVERHEADS: dict[str, str] = {"experiment": "experiment_overhead", "eval": "eval_overhead", "debug": "debug_overhead"}
+NODE_FAILURE_STATES = ("FAILED", "TIMEOUT", "REQUEUED")  # counted when their run resumed (REQUEUED: always)
+# Scenario range keys (multiples of the likely value) set from a measured spread.
+RANGES: dict[str, str] = {
+    "mfu": "mfu", "price_reserved_per_gpu_hour": "price_reserved", "price_on_demand_per_gpu_hour": "price_on_demand",
+    "price_spot_per_gpu_hour": "price_spot", "node_failures_per_1000_node_days": "node_failures",
+    "spot_interruptions_per_1000_node_days": "spot_interruptions",
+}
+NEEDS_PARAMS = "needs the model size: give --params or choose the plan that describes this run"
+NEEDS_TOKENS = "the run export has no tokens (W&B tokens_seen); Slurm logs carry none"
+NEEDS_STATES = "needs a run export with job states (Slurm sacct, W&B)"
+NEEDS_BILL = "needs a bill (FOCUS, AWS CUR, GCP or Azure): a run export carries no prices"
+NO_CHECKPOINTS = "this export carries no checkpoint or restart records"
+
+RULES: dict[str, str] = {
+    "mfu": "Median over the main run's rows with tokens, not in a failed state, of 6 · parameters · tokens / "
+           "(GPU-hours · catalogue dense BF16 peak · 3600); the range is their P10 to P90.",
+    "node_failures_per_1000_node_days": "NODE_FAIL jobs, FAILED and TIMEOUT jobs their run resumed after, and "
+                                        "REQUEUED jobs, per 1,000 node-days of jobs (GPU-hours / GPUs per node / "
+                                        "24); the range is the exact 90 % Poisson interval.",
+    "spot_interruptions_per_1000_node_days": "PREEMPTED jobs per 1,000 node-days of spot jobs (of all jobs when "
+                                             "the export names no pricing); the range is the exact 90 % Poisson "
+                                             "interval.",
+    "experiment_overhead": "GPU-hours of other runs (not evaluation or debugging) over the main runs' GPU-hours.",
+    "eval_overhead": "GPU-hours of runs whose run id, project or team has a word starting with 'eval', over the "
+                     "main runs' GPU-hours.",
+    "debug_overhead": "GPU-hours of runs whose run id, project or team has a word starting with 'debug', 'dev', "
+                      "'test' or 'smoke', over the main runs' GPU-hours.",
+    "reserved_share": "GPU-hours on reserved capacity over the bill's GPU-hours with a known pricing.",
+    "spot_share": "GPU-hours on spot capacity over the bill's GPU-hours with a known pricing.",
+    "checkpoint_interval_min": "Median of the run export's checkpoint interval over its jobs.",
+    "restart_min": "Median of the run export's restart time over its jobs.",
+} | {key: f"Cost over GPU-hours of the bill's {PRICING_WORDS[pricing]} GPU rows with a cost (amortised); the range "
+           "is the lowest to highest price of one GPU type." for pricing, key in PRICINGS.items()}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One plan input measured from the imports (``KEYS``), with where it came from."""
+
+    key: str  # one of KEYS
+    value: float | None  # None: cannot be measured from these files (caveat says why)
+    low: float | None  # low end of the observed spread (P10 for MFU), None if none
+    high: float | None  # high end (P90 for MFU)
+    count: int  # observations behind it (jobs with MFU, interruptions, priced rows ...)
+    exposure: float | None  # node-days for rates, GPU-hours for prices, overheads and shares
+    basis: str  # short provenance for a sidebar
+    rule: str  # one sentence: how it was measured
+    caveat: str | None  # thin support, or why it cannot be measured; None when well supported
+    source_rows: tuple[int, ...]  # source_row values of the rows it came from (at most the first SOURCE_ROWS)
+    thin: bool  # True when the data cannot really support it (the caveat says why)
+
+
+def _missing(key: str, caveat: str, basis: str = "not measured") -> Measured:
+    return Measured(key, None, None, None, 0, None, basis, RULES[key], caveat, (), False)
+
+
+def _rows(values: Any) -> tuple[int, ...]:
+    return tuple(int(v) for v in list(values)[:SOURCE_ROWS])
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.0f} %"
+
+
+# --- the table's shape --------------------------------------------------------------------------------------------
+
+@built
+def _shape_expr(usage: ir.Table) -> ir.Table:
+    run_rows = gpu(usage) & usage.run_id.notnull()
+    return usage.aggregate(
+        run_rows=run_rows.sum(), run_ids=usage.run_id.nunique(where=run_rows),
+        projects=usage.project.nunique(where=run_rows),
+        first=usage.period_start.min(), last=usage.period_end.max())
+
+
+@query
+def table_shape(usage: ir.Table) -> dict[str, Any]:
+    """``run_rows`` (GPU rows with a run), their distinct ``run_ids`` and ``projects``, ``per_job`` (run ids are per
+    job: none on two GPU rows, and more of them than projects) and the ``first`` start and ``last`` end."""
+    row = execute(_shape_expr(usage)).iloc[0]
+    run_rows, run_ids, projects = (int(as_float(row[name])) for name in ("run_rows", "run_ids", "projects"))
+    return {"run_rows": run_rows, "run_ids": run_ids, "projects": projects,
+            "per_job": run_rows > 0 and run_ids == run_rows and run_ids > projects > 0,
+            "first": None if pd.isna(row["first"]) else pd.Timestamp(row["first"]),
+            "last": None if pd.isna(row["last"]) else pd.Timestamp(row["last"])}
+
+
+def period_text(first: pd.Timestamp | None, last: pd.Timestamp | None) -> str:
+    """"2025-04-01 to 2025-06-30" (the day before an end at midnight), or "" when unknown."""
+    if first is None or last is None:
+        return ""
+    end = last - pd.Timedelta(seconds=1) if last == last.normalize() and last > first else last
+    return f"{first:%Y-%m-%d} to {end:%Y-%m-%d}"
+
+
+def _main_runs(usage: ir.Table, shape: dict[str, Any], main_run_ids: list[str] | None) -> tuple[list[str], str]:
+    """The main run ids, and how to name them in a basis."""
+    if main_run_ids:
+        ids = [str(run) for run in main_run_ids]
+        return ids, _name_runs(ids, "given")
+    by = "project" if shape["per_job"] else "run_id"
+    ids = suggest_main_runs(usage, by=by)
+    if not ids:
+        return [], ""
+    if by == "project":
+        project = _project_of(usage, ids[0])
+        return ids, f"project {project} ({len(ids)} run ids)"
+    return ids, ids[0]
+
+
+def _name_runs(ids: list[str], how: str) -> str:
+    shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+    return f"{shown} ({how})"
+
+
+@built
+def _project_expr(usage: ir.Table, run_id: str) -> ir.Table:
+    return rows_where(usage, holds(usage.run_id == run_id)).select("project").limit(1)
+
+
+@query
+def _project_of(usage: ir.Table, run_id: str) -> str:
+    frame = execute(_project_expr(usage, run_id))
+    return str(frame["project"].iloc[0]) if len(frame) and not pd.isna(frame["project"].iloc[0]) else run_id
+
+
+# --- MFU ----------------------------------------------------------------------------------------------------------
+
+def _main(usage: ir.Table, main: tuple[str, ...]) -> ir.BooleanColumn:
+    return holds(usage.run_id.isin(list(main))) if main else ibis.literal(False)
+
+
+@built
+def _mfu_facts_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
+    tokens = gpu(usage) & holds(usage.tokens > 0)
+    return usage.aggregate(token_rows=tokens.sum(), main_token_rows=(tokens & _main(usage, main)).sum(),
+                           failed_token_rows=(tokens & _main(usage, main) & failed(usage, FAILED_STATES)).sum())
+
+
+@built
+def _mfu_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(usage, gpu(usage) & holds(usage.tokens > 0) & _main(usage, main)
+                      & ~failed(usage, FAILED_STATES))
+    return rows.select("gpu_hours", "tokens", "gpu_type", "source_row").order_by("source_row").limit(MFU_ROWS)
+
+
+@query
+def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> tuple[dict[str, int], pd.DataFrame]:
+    """Counts of GPU rows with tokens (all, the main run's, the main run's in a failed state), and the main run's
+    rows the MFU is measured on (GPU-hours, tokens, GPU type, source row), in source order."""
+    row = execute(_mfu_facts_expr(usage, main)).iloc[0]
+    facts = {name: int(as_float(row[name])) for name in ("token_rows", "main_token_rows", "failed_token_rows")}
+    return facts, execute(_mfu_rows_expr(usage, main))
+
+
+def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None) -> Measured:
+    key = "mfu"
+    if not main:
+        return _missing(key, "no GPU row of the run export has a run id, so there is no main run to measure")
+    facts, rows = mfu_rows(usage, main)
+    if not facts["token_rows"]:
+        return _missing(key, NEEDS_TOKENS)
+    if not facts["main_token_rows"]:
+        return _missing(key, f"the main run, {runs_text}, has no rows with tokens (W&B tokens_seen)")
+    if not len(rows):
+        return _missing(key, f"every row of {runs_text} with tokens is in a failed state")
+    if model_params is None:
+        return _missing(key, NEEDS_PARAMS, f"{len(rows)} jobs of the main run, {runs_text}, carry tokens")
+    peaks = np.array([catalogue_peak_tflops(value) for value in rows["gpu_type"]], dtype=float)
+    known = np.isfinite(peaks)
+    if not known.any():
+        types = ", ".join(sorted({str(v) for v in rows["gpu_type"] if not pd.isna(v)})) or "none given"
+        return _missing(key, f"the GPU type of the main run's rows ({types}) is not in the hardware catalogue "
+                             "(data/hardware.csv), so its peak FLOP/s is unknown")
+    hours = rows["gpu_hours"].to_numpy(dtype=float)[known]
+    tokens = rows["tokens"].to_numpy(dtype=float)[known]
+    mfu = 6.0 * float(model_params) * tokens / (hours * peaks[known] * 1e12 * 3600.0)
+    value, low, high = (float(v) for v in np.percentile(mfu, [50, 10, 90]))
+    count = int(known.sum())
+    caveats = []
+    if count < MFU_MIN_JOBS:
+        caveats.append(f"only {count} job{'s' if count != 1 else ''} with tokens: one run is not a distribution")
+    if (~known).any():
+        caveats.append(f"{int((~known).sum())} rows of a GPU type not in the catalogue left out")
+    if facts["failed_token_rows"]:
+        caveats.append(f"{facts['failed_token_rows']} failed segments left out (their tokens stop at the failure)")
+    return Measured(key, value, low, high, count, float(hours.sum()),
+                    f"measured over {count} jobs of the main run, {runs_text}, {_pct(low)}–{_pct(high)} (P10–P90), "
+                    f"{model_params:.3g} parameters",
+                    RULES[key], "; ".join(caveats) or None, _rows(rows["source_row"].to_numpy()[known]),
+                    count < MFU_MIN_JOBS)
+
+
+# --- interruptions ------------------------------------------------------------------------------------------------
+
+def _job_rows(usage: ir.Table, per_job: bool) -> ir.Table:
+    """The GPU job rows with the interruption marks; with per-job run ids, a job's run is its project."""
+    if per_job:
+        usage = usage.mutate(run_id=ibis.coalesce(usage.project, usage.run_id))
+    setting = checkpointing()
+    rows = marked(rows_where(usage, _jobs(usage) & gpu(usage)), FAILED_STATES, setting["interval_min"],
+                  setting["restart_min"])
+    node = (holds(rows.run_state == "NODE_FAIL")
+            | (rows.interrupted & holds(rows.run_state.isin(list(NODE_FAILURE_STATES)))))
+    return rows.mutate(node_failure=node, preempted=holds(rows.run_state == "PREEMPTED"),
+                       spot=holds(rows.pricing == "spot"))
+
+
+@built
+def _interruptions_expr(usage: ir.Table, per_job: bool) -> ir.Table:
+    rows = _job_rows(usage, per_job)
+    slurm_only = holds(rows.run_state.isin(["NODE_FAIL", "PREEMPTED", "TIMEOUT", "REQUEUED", "OUT_OF_MEMORY"]))
+    return rows.aggregate(
+        jobs=rows.count(), gpu_hours=rows.gpu_hours.sum(), spot_gpu_hours=rows.gpu_hours.sum(where=rows.spot),
+        priced=rows.pricing.notnull().sum(), node_failures=rows.node_failure.sum(),
+        node_fail_state=holds(rows.run_state == "NODE_FAIL").sum(), preemptions=rows.preempted.sum(),
+        spot_preemptions=(rows.preempted & rows.spot).sum(), slurm_only=slurm_only.sum(),
+        failed_jobs=failed(rows, FAILED_STATES).sum())
+
+
+@built
+def _interruption_rows_expr(usage: ir.Table, per_job: bool) -> ir.Table:
+    rows = _job_rows(usage, per_job)
+    rows = rows.filter(rows.node_failure | rows.preempted)
+    return rows.select("source_row", "node_failure", "preempted", "spot").order_by("source_row").limit(
+        4 * SOURCE_ROWS)
+
+
+@query
+def interruption_counts(usage: ir.Table, per_job: bool) -> tuple[dict[str, float], pd.DataFrame]:
+    """Sums over the GPU job rows (``_job_rows``) and the counted rows' source rows with their marks."""
+    row = execute(_interruptions_expr(usage, per_job)).iloc[0]
+    return {name: as_float(row[name]) for name in row.index}, execute(_interruption_rows_expr(usage, per_job))
+
+
+def _poisson_cdf(k: int, mean: float) -> float:
+    """P(X ≤ k) for X ~ Poisson(mean)."""
+    if mean <= 0:
+        return 1.0
+    i = np.arange(k + 1, dtype=float)
+    logs = i * math.log(mean) - mean - np.array([math.lgamma(v + 1.0) for v in i])
+    top = logs.max()
+    return float(min(1.0, math.exp(top) * np.exp(logs - top).sum()))
+
+
+def _solve(target: float, k: int) -> float:
+    """The mean at which P(X ≤ k) = target (decreasing in the mean), by bisection."""
+    low, high = 0.0, max(10.0, 4.0 * (k + 1) + 20.0 * math.sqrt(k + 1))
+    for _ in range(200):
+        mid = (low + high) / 2
+        if _poisson_cdf(k, mid) > target:
+            low = mid
+        else:
+            high = mid
+        if high - low <= 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2
+
+
+def poisson_interval(count: int, level: float = INTERVAL) -> tuple[float, float]:
+    """The exact (Garwood 1936) two-sided interval of a Poisson mean from ``count`` events: the lower end is the mean
+    at which P(X ≥ count) = (1 - level)/2 (0 for no events), the upper the mean at which P(X ≤ count) = (1 - level)/2;
+    the same as the chi-square quantiles χ²(α/2; 2k)/2 and χ²(1 - α/2; 2k + 2)/2."""
+    tail = (1.0 - level) / 2.0
+    low = 0.0 if count == 0 else _solve(1.0 - tail, count - 1)
+    return low, _solve(tail, count)
+
+
+def _rate(key: str, count: int, node_days: float, what: str, rows: tuple[int, ...], extra: list[str]) -> Measured:
+    rate = count / node_days * 1000.0
+    low, high = (end / node_days * 1000.0 for end in poisson_interval(count))
+    thin = count < RATE_MIN_COUNT or node_days < RATE_MIN_NODE_DAYS
+    caveats = list(extra)
+    if thin:
+        one_more = 1000.0 / node_days
+        few = f"only {count}" if count else "no"
+        caveats.insert(0, f"{few} {what} over {count_sig(node_days)} node-days: one more moves it by {one_more:.3g}")
+    return Measured(key, rate, low, high, count, node_days,
+                    f"{count} {what} over {count_sig(node_days)} node-days of jobs, 90 % interval "
+                    f"{low:.3g}–{high:.3g}", RULES[key], "; ".join(caveats) or None, rows, thin)
+
+
+def _interruptions(usage: ir.Table, per_job: bool, gpus_per_node: int) -> dict[str, Measured]:
+    facts, rows = interruption_counts(usage, per_job)
+    keys = ("node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days")
+    if not facts["jobs"] or facts["gpu_hours"] <= 0:
+        return {key: _missing(key, NEEDS_STATES) for key in keys}
+    extra = []
+    if facts["failed_jobs"] and not facts["slurm_only"]:
+        extra.append("no job is in NODE_FAIL, TIMEOUT or PREEMPTED: a W&B export's states (finished, failed, "
+                     "crashed, killed) cannot tell a node failure or a preemption from a crash, so only failed jobs "
+                     "their run resumed after count")
+    if per_job:
+        extra.append("run ids are per job, so a job's run is its project for the resume test")
+    node_days = facts["gpu_hours"] / gpus_per_node / 24.0
+    node = _rate(keys[0], int(facts["node_failures"]), node_days, "node failures",
+                 _rows(rows.loc[rows["node_failure"].astype(bool), "source_row"]), extra)
+    if facts["priced"]:
+        spot_days = facts["spot_gpu_hours"] / gpus_per_node / 24.0
+        preempted = rows["preempted"].astype(bool) & rows["spot"].astype(bool)
+        if spot_days <= 0:
+            spot = _missing(keys[1], "no job of the export ran on spot capacity",
+                            f"{int(facts['preemptions'])} preemptions, no spot jobs")
+        else:
+            spot = _rate(keys[1], int(facts["spot_preemptions"]), spot_days, "preemptions",
+                         _rows(rows.loc[preempted, "source_row"]), [])
+            spot = _replace(spot, basis=spot.basis.replace("node-days of jobs", "node-days of spot jobs"))
+    else:
+        spot = _rate(keys[1], int(facts["preemptions"]), node_days, "preemptions",
+                     _rows(rows.loc[rows["preempted"].astype(bool), "source_row"]),
+                     ["the export names no pricing, so the rate is over all jobs' node-days, not spot ones: "
+                      "the spot rate is higher by the inverse of the spot share"] + extra[:1])
+    return {keys[0]: node, keys[1]: spot}
+
+
+def _replace(measured: Measured, **changes: Any) -> Measured:
+    return Measured(**(asdict(measured) | changes))
+
+
+# --- experiment overhead ------------------------------------------------------------------------------------------
+
+def _kind(usage: ir.Table, main: tuple[str, ...]) -> ir.StringColumn:
+    text = (usage.run_id.cast("string").fill_null("") + " " + usage.project.cast("string").fill_null("") + " "
+            + usage.team.cast("string").fill_null("")).lower()
+    return ibis.cases((_main(usage, main), "main"), (usage.run_id.isnull(), "none"),
+                      (holds(text.re_search(EVAL_WORDS)), "eval"), (holds(text.re_search(DEBUG_WORDS)), "debug"),
+                      else_="experiment")
+
+
+@built
+def _overhead_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(usage, gpu(usage))
+    rows = rows.mutate(kind=_kind(rows, main))
+    return rows.group_by("kind").aggregate(gpu_hours=rows.gpu_hours.sum(), rows=rows.count(),
+                                           runs=rows.run_id.nunique())
+
+
+@built
+def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(usage, gpu(usage))
+    rows = rows.mutate(kind=_kind(rows, main))
+    rows = rows.filter(rows.kind.isin(list(OVERHEADS)))
+    rows = rows.mutate(nth=ibis.row_number().over(group_by=rows.kind, order_by=rows.source_row))
+    return rows.filter(rows.nth < SOURCE_ROWS).select("kind", "source_row").order_by("source_row")
+
+
+@query
+def overhead_sums(usage: ir.Table, main: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """GPU-hours, rows and runs of the GPU rows by kind (main, none, eval, debug, experiment), and the first source
+    rows of each overhead kind."""
+    return execute(_overhead_expr(usage, main)), execute(_overhead_rows_expr(usage, main))
+
+
+def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str) -> dict[str, Measured]:
+    if not main:
+        return {key: _missing(key, "no GPU row has a run id, so runs cannot be told from the main run")
+                for key in OVERHEADS.values()}
+    sums, firsts = overhead_sums(usage, main)
+    by = {str(kind): (float(h), int(n), int(r)) for kind, h, n, r in
+          sums[["kind", "gpu_hours", "rows", "runs"]].itertuples(index=False)}
+    main_h = by.get("main", (0.0, 0, 0))[0]
+    if main_h <= 0:
+        return {key: _missing(key, f"the main run, {runs_text}, has no GPU-hours") for key in OVERHEADS.values()}
+    none_h = by.get("none", (0.0, 0, 0))[0]
+    result = {}
+    for kind, key in OVERHEADS.items():
+        hours, count, runs = by.get(kind, (0.0, 0, 0))
+        basis = (f"{count_sig(hours)} GPU-h in {runs} run{'s' if runs != 1 else ''} over the main run's "
+                 f"{count_sig(main_h)} GPU-h; main run: {runs_text}")
+        if none_h > 0:
+            basis += f"; {count_sig(none_h)} GPU-h with no run are idle or unattributed, not counted"
+        caveat = None
+        if runs == 0:
+            caveat = f"no {kind} run found by its name, so 0 (the names are matched on words: docs/calibration.md)"
+        result[key] = Measured(key, hours / main_h, None, None, count, hours, basis, RULES[key], caveat,
+                               _rows(firsts.loc[firsts["kind"] == kind, "source_row"]), False)
+    return result
+
+
+# --- prices and purchase shares -----------------------------------------------------------------------------------
+
+@built
+def _prices_expr(usage: ir.Table) -> ir.Table:
+    rows = rows_where(usage, gpu(usage) & usage.pricing.notnull())
+    priced = holds(rows.cost != 0)
+    return rows.group_by(pricing=rows.pricing, gpu_type=rows.gpu_type.cast("string").fill_null("(unknown)"),
+                         currency=rows.currency.cast("string").fill_null("")).aggregate(
+        gpu_hours=rows.gpu_hours.sum(), priced_hours=rows.gpu_hours.sum(where=priced),
+        cost=rows.cost.sum(where=priced), rows=rows.count(), priced_rows=priced.sum())
+
+
+@built
+def _price_rows_expr(usage: ir.Table) -> ir.Table:
+    rows = rows_where(usage, gpu(usage) & usage.pricing.notnull())
+    rows = rows.mutate(priced=holds(rows.cost != 0),
+                       nth=ibis.row_number().over(group_by=rows.pricing, order_by=rows.source_row))
+    return rows.filter(rows.nth < SOURCE_ROWS).select("pricing", "priced", "source_row").order_by("source_row")
+
+
+@built
+def _currencies_expr(usage: ir.Table) -> ir.Table:
+    rows = rows_where(usage, holds(usage.cost != 0))
+    return rows.select(currency=rows.currency.cast("string").fill_null("")).distinct().limit(20)
+
+
+@query
+def price_sums(usage: ir.Table) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """GPU-hours, priced GPU-hours (non-zero cost), cost and rows by pricing, GPU type and currency of the GPU rows
+    with a known pricing; the first source rows of each pricing, with whether each is priced; and the currencies of
+    the bill's rows with a cost, sorted ("" for none stated)."""
+    currencies = sorted(str(c) for c in execute(_currencies_expr(usage))["currency"])
+    return execute(_prices_expr(usage)), execute(_price_rows_expr(usage)), currencies
+
+
+@built
+def _gpu_rows_expr(usage: ir.Table) -> ir.Table:
+    return rows_where(usage, gpu(usage)).select("source_row").limit(1)
+
+
+@query
+def has_gpu_rows(usage: ir.Table) -> bool:
+    """Whether some row has GPU-hours."""
+    return bool(len(execute(_gpu_rows_expr(usage))))
+
+
+def _currency_caveat(currencies: list[str]) -> str | None:
+    """Why the bill's prices cannot stand in the plan's US dollars; None when they can."""
+    if currencies == [USD]:
+        return None
+    named = ", ".join(c for c in currencies if c)
+    if not named:
+        return "the bill states no currency; the plan is in US dollars"
+    return f"the bill is in {named}; the plan is in US dollars"
+
+
+def _prices(bill: ir.Table | None) -> dict[str, Measured]:
+    keys = (*PRICINGS.values(), "reserved_share", "spot_share")
+    if bill is None:
+        return {key: _missing(key, NEEDS_BILL) for key in keys}
+    sums, firsts, currencies = price_sums(bill)
+    result: dict[str, Measured] = {}
+    known_h = float(sums["gpu_hours"].sum())
+    if not currencies:  # no row has a cost: a run export given as the bill
+        no_cost = "no row of the bill has a cost (a run export's, such as Slurm's or W&B's, never has)"
+        if known_h > 0:
+            return {key: _missing(key, no_cost) for key in PRICINGS.values()} | _shares(sums, firsts, known_h)
+        return {key: _missing(key, no_cost) for key in keys}
+    if known_h <= 0:
+        caveat = ("the bill's GPU rows do not say how they were bought (reserved, on-demand or spot)"
+                  if has_gpu_rows(bill) else "the bill has no GPU rows (GPU-hours), so it tells no GPU price or "
+                  "purchase share")
+        money = _currency_caveat(currencies)
+        return {key: _missing(key, caveat if key.endswith("share") or money is None else f"{money}; {caveat}")
+                for key in keys}
+    for pricing, key in PRICINGS.items():
+        part = sums.loc[(sums["pricing"] == pricing) & (sums["priced_hours"] > 0)]
+        word = PRICING_WORDS[pricing]
+        money = _currency_caveat(currencies)
+        if money is not None:
+            result[key] = _missing(key, money)
+            continue
+        if not len(part):
+            unpriced = sums.loc[sums["pricing"] == pricing, "gpu_hours"].sum()
+            result[key] = _missing(key, f"the bill has {count_sig(unpriced)} {word} GPU-hours at no cost (an "
+                                        "actual-cost view bills a commitment on its own lines)" if unpriced > 0
+                                   else f"the bill has no {word} GPU rows")
+            continue
+        by_type = part.groupby("gpu_type")[["priced_hours", "cost"]].sum()
+        prices = by_type["cost"] / by_type["priced_hours"]
+        hours, cost = float(by_type["priced_hours"].sum()), float(by_type["cost"].sum())
+        top = str(by_type["priced_hours"].idxmax())
+        count = int(part["priced_rows"].sum())
+        if len(by_type) == 1:
+            basis = f"${cost / hours:.3g}/GPU-h paid over {count_sig(hours)} {word} GPU-h of {top}"
+        else:
+            listed = ", ".join(f"{name} ${price:.3g}" for name, price in prices.sort_values().items())
+            basis = (f"${cost / hours:.3g}/GPU-h paid over {count_sig(hours)} {word} GPU-h; {top} is "
+                     f"{_pct(by_type.at[top, 'priced_hours'] / hours)} of them ({listed})")
+        rows = firsts.loc[(firsts["pricing"] == pricing) & firsts["priced"].astype(bool), "source_row"]
+        caveat = None
+        if len(by_type) > 1:
+            caveat = "mixes GPU types: set the plan's GPU type's price from the range"
+        result[key] = Measured(key, cost / hours, float(prices.min()), float(prices.max()), count, hours, basis,
+                               RULES[key], caveat, _rows(rows), False)
+    return result | _shares(sums, firsts, known_h)
+
+
+def _shares(sums: pd.DataFrame, firsts: pd.DataFrame, known_h: float) -> dict[str, Measured]:
+    result = {}
+    for pricing, key in (("reserved", "reserved_share"), ("spot", "spot_share")):
+        hours = float(sums.loc[sums["pricing"] == pricing, "gpu_hours"].sum())
+        count = int(sums.loc[sums["pricing"] == pricing, "rows"].sum())
+        rows = firsts.loc[firsts["pricing"] == pricing, "source_row"]
+        result[key] = Measured(key, hours / known_h, None, None, count, known_h,
+                               f"{count_sig(hours)} of {count_sig(known_h)} GPU-h with a known pricing were "
+                               f"{PRICING_WORDS[pricing]}", RULES[key], None, _rows(rows), False)
+    return result
+
+
+# --- checkpoints --------------------------------------------------------------------------------------------------
+
+@built
+def _checkpoint_expr(usage: ir.Table, column: str) -> ir.Table:
+    rows = rows_where(usage, _jobs(usage) & usage[column].notnull())
+    value = rows[column].cast("float64")
+    return rows.aggregate(median=value.median(), low=value.min(), high=value.max(), count=rows.count(),
+                          first=rows.source_row.min())
+
+
+@query
+def checkpoint_median(usage: ir.Table, column: str) -> dict[str, float]:
+    row = execute(_checkpoint_expr(usage, column)).iloc[0]
+    return {name: as_float(row[name], math.nan) for name in row.index}
+
+
+def _frame_checkpoint(frame: pd.DataFrame, column: str) -> dict[str, float]:
+    """``checkpoint_median`` of a pandas frame, whose columns beyond the canonical ones a bound table leaves out."""
+    jobs = (frame["run_state"].notna() & frame["run_id"].notna()
+            & (frame["period_end"] > frame["period_start"]).fillna(False).astype(bool))
+    values = pd.to_numeric(frame.loc[jobs, column], errors="coerce")
+    rows = frame.loc[jobs, "source_row"][values.notna()]
+    values = values.dropna()
+    if not len(values):
+        return {"count": 0.0}
+    return {"median": float(values.median()), "low": float(values.min()), "high": float(values.max()),
+            "count": float(len(values)), "first": float(rows.min())}
+
+
+def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table) -> dict[str, Measured]:
+    result = {}
+    for column in CHECKPOINT_COLUMNS:
+        if isinstance(given, pd.DataFrame):
+            facts = _frame_checkpoint(given, column) if column in given.columns else {"count": 0.0}
+        else:
+            facts = checkpoint_median(usage, column) if column in usage.columns else {"count": 0.0}
+        if not facts["count"]:
+            result[column] = _missing(column, NO_CHECKPOINTS)
+            continue
+        count = int(facts["count"])
+        result[column] = Measured(column, facts["median"], facts["low"], facts["high"], count, None,
+                                  f"median of {count} jobs' records, {facts['low']:g}–{facts['high']:g} min",
+                                  RULES[column], "only one job's record" if count == 1 else None,
+                                  (int(facts["first"]),), count == 1)
+    return result
+
+
+# --- the whole ----------------------------------------------------------------------------------------------------
+
+def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,
+              main_run_ids: list[str] | None = None, model_params: float | None = None,
+              gpus_per_node: int = 8) -> dict[str, Measured]:
+    """Every input of ``KEYS`` measured from a bill and a run export (canonical pandas frames or Ibis tables; at
+    least one given), by the rules of the module docstring. A key that cannot be measured has value None and a
+    caveat saying what would tell it."""
+    if bill is None and runs is None:
+        raise ValueError("calibrate needs a bill or a run export")
+    if gpus_per_node < 1:
+        raise ValueError("gpus_per_node must be 1 or more")
+    bill_table = None if bill is None else tables.table_of(bill)
+    run_table = tables.table_of(runs) if runs is not None else bill_table
+    assert run_table is not None
+    shape = table_shape(run_table)
+    main, runs_text = _main_runs(run_table, shape, main_run_ids)
+    main_ids = tuple(sorted(main))
+    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params)}
+    result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
+    result |= _overheads(run_table, main_ids, runs_text)
+    result |= _prices(bill_table)
+    result |= _checkpoints(run_table, runs if runs is not None else bill)
+    return {key: result[key] for key in KEYS}
+
+
+def calibration_period(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None) -> str:
+    """The period the imports cover ("2025-04-01 to 2025-06-30"), from the earliest start to the latest end."""
+    firsts, lasts = [], []
+    for table in (bill, runs):
+        if table is not None:
+            shape = table_shape(tables.table_of(table))
+            firsts += [shape["first"]] if shape["first"] is not None else []
+            lasts += [shape["last"]] if shape["last"] is not None else []
+    return period_text(min(firsts), max(lasts)) if firsts and lasts else ""
+
+
+FRAME_COLUMNS: tuple[str, ...] = ("key", "value", "low", "high", "count", "exposure", "basis", "rule", "caveat",
+                                  "thin", "source_rows")
+
+
+def calibration_frame(measured: dict[str, Measured]) -> pd.DataFrame:
+    """One row per measured input (``FRAME_COLUMNS``; ``source_rows`` is the number of source rows kept)."""
+    rows = [asdict(m) | {"source_rows": len(m.source_rows)} for m in measured.values()]
+    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+
+
+def _ratio(end: float | None, value: float, low: bool) -> float | None:
+    if end is None or value <= 0 or not math.isfinite(end):
+        return None
+    return min(1.0, max(0.01, end / value)) if low else min(100.0, max(1.0, end / value))
+
+
+def scenario_from(measured: dict[str, Measured], base: Scenario) -> tuple[Scenario, dict[str, Measured]]:
+    """``base`` with every measured value set (and, where a range key exists, its low and high ends as multiples of
+    the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A value the
+    scenario refuses (out of its bounds) is left at ``base``'s; returns the scenario and the Measured applied."""
+    data = base.to_json_dict()
+    applied: dict[str, Measured] = {}
+    for key, item in measured.items():
+        if item.value is None or key not in Scenario.model_fields or not math.isfinite(item.value):
+            continue
+        trial = data | {key: float(item.value)}
+        if key in field_errors(trial):
+            continue
+        data, applied[key] = trial, item
+        if key in RANGES and item.value > 0:
+            for end, is_low in ((item.low, True), (item.high, False)):
+                ratio = _ratio(end, item.value, is_low)
+                if ratio is not None:
+                    data[f"range_{RANGES[key]}_{'low' if is_low else 'high'}"] = ratio
+    suffix = " (calibrated)"
+    data["name"] = base.name[: 120 - len(suffix)] + suffix
+    try:
+        return scenario_from_dict(data), applied
+    except ScenarioError:
+        # a rule across keys (the shares adding past 1 with the base's): keep the base's shares
+        for key in ("reserved_share", "spot_share"):
+            if key in applied:
+                data[key] = getattr(base, key)
+                applied.pop(key)
+        return scenario_from_dict(data), applied

@@ -1,0 +1,100 @@
+"""`python -m dashboard calibrate`: JSON with every input, a readable table, a scenario `estimate` accepts, exit 2 on
+bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dashboard.cli import main
+from dashboard.core.scenario import default_scenario
+from dashboard.retro.calibrate import KEYS
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "data" / "samples"
+BILL, SLURM, WANDB = (str(SAMPLES / name) for name in ("focus_sample.csv", "slurm_sample.txt", "wandb_sample.csv"))
+FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "source_rows"}
+
+
+def calibrated(capsys, *args) -> dict:
+    assert main(["calibrate", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_json_has_every_input(capsys):
+    result = calibrated(capsys, BILL, WANDB, "--params", "13e9")
+    assert result["period"] == "2025-04-01 to 2025-06-30"
+    assert list(result["inputs"]) == list(KEYS)
+    assert all(set(item) == FIELDS for item in result["inputs"].values())
+    assert all(isinstance(item["source_rows"], int) for item in result["inputs"].values())  # a count, not the rows
+    assert 0.34 <= result["inputs"]["mfu"]["value"] <= 0.36
+    # p5.48xlarge committed at $57.63 an hour for 8 GPUs
+    assert result["inputs"]["price_reserved_per_gpu_hour"]["value"] == pytest.approx(57.63 / 8, rel=1e-4)
+
+
+def test_plan_gives_the_model_size(tmp_path, capsys):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"name": "13B", "total_params": 13e9, "tokens": 1e12}))
+    with_plan = calibrated(capsys, BILL, WANDB, "--plan", str(plan))["inputs"]["mfu"]
+    with_params = calibrated(capsys, BILL, WANDB, "--params", "13e9")["inputs"]["mfu"]
+    assert with_plan["value"] == pytest.approx(with_params["value"])
+    without = calibrated(capsys, BILL, WANDB)["inputs"]["mfu"]
+    assert without["value"] is None and "--params" in without["caveat"]
+
+
+def test_slurm_needs_its_timezone_and_gives_rates(capsys):
+    result = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--format", "focus")["inputs"]
+    assert result["node_failures_per_1000_node_days"]["count"] == 8
+    assert result["mfu"]["value"] is None and "tokens" in result["mfu"]["caveat"]
+
+
+def test_run_export_alone_and_files_either_way_round(capsys):
+    alone = calibrated(capsys, SLURM, "--timezone", "UTC")["inputs"]
+    assert alone["price_spot_per_gpu_hour"]["value"] is None and "bill" in alone["price_spot_per_gpu_hour"]["caveat"]
+    assert alone["node_failures_per_1000_node_days"]["count"] == 8
+    swapped = calibrated(capsys, WANDB, BILL, "--params", "13e9")["inputs"]
+    assert swapped["price_reserved_per_gpu_hour"]["value"] == pytest.approx(57.63 / 8, rel=1e-4)
+
+
+def test_write_gives_a_scenario_estimate_accepts(tmp_path, capsys):
+    out = tmp_path / "calibrated.json"
+    result = calibrated(capsys, BILL, WANDB, "--params", "13e9", "--write", str(out))
+    assert result["written"]["path"] == str(out) and "mfu" in result["written"]["applied"]
+    data = json.loads(out.read_text())
+    assert data["name"] == default_scenario().name + " (calibrated)"
+    assert data["mfu"] == pytest.approx(result["inputs"]["mfu"]["value"])
+    assert data["spot_share"] == pytest.approx(result["inputs"]["spot_share"]["value"])
+    done = subprocess.run([sys.executable, "-m", "dashboard", "estimate", str(out), "--json"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["cost_total_usd"] > 0
+
+
+def test_readable_table(capsys):
+    assert main(["calibrate", BILL, WANDB, "--params", "13e9"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Calibrated from 2025-04-01 to 2025-06-30")
+    lines = {line.split()[0]: line for line in out.splitlines() if line and not line.startswith(" ")}
+    assert set(KEYS) <= set(lines)
+    assert "(thin)" in lines["node_failures_per_1000_node_days"]
+    assert "note: this export carries no checkpoint or restart records" in out
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["nope.csv"], "no such file"),
+    ([BILL, "--params", "-1"], "--params"),
+    ([BILL, "--plan", "missing.json"], "--plan"),
+    ([WANDB, SLURM, "--timezone", "UTC"], "both run exports"),
+    ([BILL, str(SAMPLES / "aws_cur_sample.csv")], "is a bill"),
+    ([SLURM], "time zone"),
+    ([BILL, "--timezone", "Mars/Olympus"], "time zone"),
+    ([BILL, "--gpus-per-node", "0"], "--gpus-per-node"),
+])
+def test_bad_input_is_one_line(args, needle, capsys):
+    assert main(["calibrate", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err and "Traceback" not in err
