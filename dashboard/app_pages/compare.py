@@ -9,7 +9,7 @@ from dashboard.core.compare import MAX_SCENARIOS, MIN_SCENARIOS
 from dashboard.core.scenario_bundle import export_bundle
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
-from dashboard.ui import compare_cache, compare_state, compare_view, identity
+from dashboard.ui import compare_cache, compare_state, compare_view, identity, plan_outcomes_view
 from dashboard.ui.compare_state import MANAGED, NEW_NAME, PRESENTATION, SELECTED
 from dashboard.ui.store_access import scenario_store
 
@@ -91,6 +91,9 @@ if not presentation and usable:
             compare_view.history(store.history(managed.name))
         except StoreError as error:
             st.error(f"The history cannot be read: {markdown_text(error)}.")
+
+if not presentation:
+    plan_outcomes_view.summary("compare")  # How good were our plans? (kept on the Retrospective's Plan vs actual)
 
 selected = list(state[SELECTED])
 missing = compare_state.missing_note(list(options))

@@ -12,6 +12,7 @@ from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
 from dashboard.ui import link_check, plan_state, upload_store, workspace_view
+from dashboard.ui import plan_outcomes_view as outcomes_view
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
 from dashboard.ui.retro_report_view import render_download as report_download
@@ -494,8 +495,11 @@ with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), input_rows):
         if plan is not None:
             view.gap_section(view_key, shown, plan, plan.name, join_on, tokens_note(),
                              currency)
+            outcomes_view.record_button(view_key, shown, plan, plan_choice.removeprefix(SAVED)
+                                        if plan_choice.startswith(SAVED) else None, join_on, currency, (start, end))
         elif plan_choice == PLAN_NONE:
             st.info(_no_plan_note())
+        outcomes_view.summary("retro")
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), input_rows):
     if tabs[3].open:
         view.waste_section(view_key, shown, currency, _chosen_plan())

@@ -14,6 +14,11 @@ for a scenario without owner, the anonymous local user). Every save, overwrite, 
 adoption writes a row to the ``scenario_audit`` table in the same transaction: who, what, when and the previous
 value. Opening a store made before owners existed adds the owner columns and the audit table (SQLite and
 PostgreSQL); its rows keep no owner until an administrator adopts them.
+
+The same database keeps how saved plans compared with their actuals (``plan_outcomes``,
+`dashboard.store.plan_outcomes`): ``record_outcome`` writes one (as ``actor``; the same plan and period again
+replaces it) and ``outcomes`` reads the latest ones, at most ``plan_outcomes.MAX_OUTCOMES``. Opening a store made
+before that table existed adds it.
 """
 
 from __future__ import annotations
@@ -63,8 +68,9 @@ from sqlalchemy.exc import (
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from dashboard.core.plan_accuracy import PlanOutcome
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_json
-from dashboard.store import driver_errors, sqlite_file
+from dashboard.store import driver_errors, plan_outcomes, sqlite_file
 from dashboard.store.errors import (
     NameTakenError,
     NotAllowedError,
@@ -220,6 +226,7 @@ class ScenarioStore:
         self._random = random.Random()
         self._has_owners = True  # False: an old store opened read-only, so its owner columns could not be added
         self._has_audit = True  # False: likewise for the audit table
+        self._has_outcomes = True  # False: likewise for the plan_outcomes table
         self._path = sqlite_file.file_path(self.url.database) if self._is_sqlite else None
         if self._path is not None:
             if "\x00" in str(self._path):
@@ -300,6 +307,8 @@ class ScenarioStore:
                 self._migrate(connection)
             if not connection.dialect.has_table(connection, _a.name):
                 self._has_audit = self._in_savepoint(connection, lambda: self._create_audit(connection))
+            if not connection.dialect.has_table(connection, plan_outcomes.plan_outcomes_table.name):
+                self._has_outcomes = self._in_savepoint(connection, lambda: plan_outcomes.create(connection))
 
     def _migrate(self, connection: Connection) -> None:
         """Add the owner columns to a scenarios table made before they existed (no owner for its rows)."""
@@ -632,6 +641,36 @@ class ScenarioStore:
                        _a.c.previous_name, _a.c.previous_json, _a.c.previous_owner_email).order_by(_a.c.id)
         rows: list[Any] = list(self._run(lambda connection: connection.execute(query).all(), write=False))
         return [AuditEntry(_utc(row[0]), *row[1:]) for row in rows]
+
+    def record_outcome(self, outcome: PlanOutcome, *, actor: Identity) -> None:
+        """Keep how the saved plan ``outcome.scenario_name`` compared with its actuals over the outcome's period,
+        recorded by ``actor`` now (UTC); a record of the same plan and period is replaced. ScenarioNotFoundError
+        unless the plan is saved in this store (anyone who may read it may record it)."""
+        if not isinstance(outcome, PlanOutcome):
+            raise TypeError(f"expected a PlanOutcome, got {type(outcome).__name__}")
+        if not isinstance(actor, Identity):
+            raise TypeError(f"expected the acting Identity, got {type(actor).__name__}")
+        name = validate_name(outcome.scenario_name)
+        if not self._has_outcomes:
+            raise StoreReadOnlyError(f"the scenario store at {self.display_url} is read-only and has no plan_outcomes "
+                                     "table: nothing was kept; ask its owner for write access")
+
+        def work(connection: Connection) -> None:
+            try:
+                row = self._row(connection, name)
+            except ScenarioNotFoundError:
+                raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: only a plan saved in the store "
+                                            "can be kept; save it on the Compare page first") from None
+            plan_outcomes.upsert(connection, outcome, name, row.id, actor, _now())
+
+        self._run(work)
+
+    def outcomes(self, limit: int = plan_outcomes.DEFAULT_OUTCOMES) -> list[plan_outcomes.RecordedOutcome]:
+        """The ``limit`` (1 to ``plan_outcomes.MAX_OUTCOMES``) kept outcomes of the latest periods, newest first."""
+        limit = plan_outcomes.checked_limit(limit)
+        if not self._has_outcomes:
+            return []
+        return self._run(lambda connection: plan_outcomes.latest(connection, limit), write=False)
 
     def close(self) -> None:
         """Release the database connections; the store is not usable afterwards."""
