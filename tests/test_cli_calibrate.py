@@ -66,8 +66,9 @@ def test_write_gives_a_scenario_estimate_accepts(tmp_path, capsys):
     assert result["written"]["path"] == str(out) and "mfu" in result["written"]["applied"]
     data = json.loads(out.read_text())
     assert data["name"] == default_scenario().name + " (calibrated)"
-    assert data["mfu"] == pytest.approx(result["inputs"]["mfu"]["value"])
-    assert data["spot_share"] == pytest.approx(result["inputs"]["spot_share"]["value"])
+    # written to the three significant figures the pages show
+    assert data["mfu"] == pytest.approx(result["inputs"]["mfu"]["value"], rel=5e-3) and len(str(data["mfu"])) <= 5
+    assert data["spot_share"] == pytest.approx(result["inputs"]["spot_share"]["value"], rel=5e-3)
     done = subprocess.run([sys.executable, "-m", "dashboard", "estimate", str(out), "--json"], capture_output=True,
                           text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -61,6 +61,7 @@ plan_state.sync_link(scenario, baseline)
 plan_charts_view.share_buttons(st.query_params.to_dict(), scenario)
 
 with st.sidebar:
+    plan_view.measured_inputs(plan_state.measured_now(scenario), state.get(plan_state.MEASURED_PERIOD), result)
     st.selectbox("Preset", list(presets()), index=None, key=plan_state.PRESET, on_change=plan_state.load_preset,
                  placeholder="Choose a published run to load…",
                  help="Published runs; choosing one sets every control at once, with an undo "

@@ -11,7 +11,7 @@ from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
-from dashboard.ui import link_check, plan_state, upload_store, workspace_view
+from dashboard.ui import calibrate_view, link_check, plan_state, upload_store, workspace_view
 from dashboard.ui import plan_outcomes_view as outcomes_view
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
@@ -303,6 +303,7 @@ def _data_line(parts: list[tuple[str, str]]) -> str:
     return text[0].upper() + text[1:]
 
 
+calibrate_view.switch_if_asked()
 _apply_pending()
 link_values = link_check.given("retro.")  # the link's values, before the widgets below read them
 st.title("Retrospective")
@@ -480,6 +481,11 @@ def tokens_note() -> str | None:
     return view.unmatched_tokens(runs, runs and runs.key, runs_usage, view_key, shown, join_on)
 
 
+def _narrowed(side):
+    """One side's table (billing or runs) under the sidebar's filters."""
+    return side if side is None or not narrowed else cache.filtered(side, *filters)
+
+
 tabs = st.tabs(TAB_NAMES, key="retro.view", bind="query-params")
 with tabs[0], cache.busy(SLOW.format(TAB_NAMES[0]), input_rows):
     if tabs[0].open:
@@ -500,6 +506,8 @@ with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), input_rows):
         elif plan_choice == PLAN_NONE:
             st.info(_no_plan_note())
         outcomes_view.summary("retro")
+        calibrate_view.section((view_key, "calibration"), _narrowed(billing_usage), _narrowed(runs_usage), plan,
+                               join_on, (start, end) if start and end else None)
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), input_rows):
     if tabs[3].open:
         view.waste_section(view_key, shown, currency, _chosen_plan())

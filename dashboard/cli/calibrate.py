@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
         if params is None and args.plan is not None:
             params = float(base.active)  # the plan that describes this run
         measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
-                             gpus_per_node=args.gpus_per_node or base.gpus_per_node)
+                             gpus_per_node=args.gpus_per_node or base.gpus_per_node,
+                             gpu_type=base.gpu_type if args.plan is not None else None)
         period = calibration_period(bill, runs)
     except (UnreadableFile, ValueError, OSError) as exc:
         return fail(" ".join(str(exc).split()))

@@ -27,8 +27,10 @@ each rule; they are:
   experiment_overhead. GPU rows with no run are idle or unattributed capacity, not experiments. No spread.
 - Prices paid: Σ cost / Σ GPU-hours per pricing (reserved, on_demand, spot) over the bill's GPU rows with that
   pricing and a non-zero cost (the amortised ``cost``; a row at 0, such as reserved usage in an actual-cost view,
-  says nothing of the price); low and high: the lowest and highest price of one GPU type. Only for a bill in US
-  dollars, the plan's currency. reserved_share and spot_share: GPU-hours on that pricing over the GPU-hours with a
+  says nothing of the price), of the plan's GPU type (``gpu_type``) where the bill bought it in that pricing, else
+  of every GPU type with a caveat; the basis lists each type's price. No spread: what was paid by type is not the
+  next quarter's price uncertainty, so the plan's price ranges stay. Only for a bill in US dollars, the plan's
+  currency. reserved_share and spot_share: GPU-hours on that pricing over the GPU-hours with a
   known pricing.
 - checkpoint_interval_min and restart_min: the median of the run export's ``CHECKPOINT_COLUMNS`` over its job
   rows, when it carries them.
@@ -40,7 +42,7 @@ is); only small results (the main run's token rows, sums by group, the first sou
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import ibis
@@ -48,8 +50,11 @@ import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
 
+from dashboard.core.hardware import resolve_gpu_type
+from dashboard.core.provenance import KEYS
 from dashboard.core.scenario import Scenario, ScenarioError, field_errors, scenario_from_dict
-from dashboard.format import count_sig
+from dashboard.format import SIGNIFICANT, count_sig
+from dashboard.ingest.gpus import gpu_name
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES
 from dashboard.query import tables
 from dashboard.query.columns import failed, gpu, holds, rows_where
@@ -59,12 +64,6 @@ from dashboard.retro.gap import suggest_main_runs
 from dashboard.retro.units import catalogue_peak_tflops
 from dashboard.retro.waste import _jobs, checkpointing, marked
 
-KEYS: tuple[str, ...] = (
-    "mfu", "node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days",
-    "experiment_overhead", "eval_overhead", "debug_overhead", "price_reserved_per_gpu_hour",
-    "price_on_demand_per_gpu_hour", "price_spot_per_gpu_hour", "reserved_share", "spot_share",
-    "checkpoint_interval_min", "restart_min",
-)
 MFU_MIN_JOBS = 3
 RATE_MIN_COUNT = 3
 RATE_MIN_NODE_DAYS = 1_000.0
@@ -513,7 +512,18 @@ def _currency_caveat(currencies: list[str]) -> str | None:
     return f"the bill is in {named}; the plan is in US dollars"
 
 
-def _prices(bill: ir.Table | None) -> dict[str, Measured]:
+def _catalogue_key(name: object) -> str | None:
+    """The hardware catalogue's key of a GPU type cell or name ("H100 80GB HBM3" → "h100"); None if unknown."""
+    for text in (name, gpu_name(name)):
+        if isinstance(text, str):
+            try:
+                return resolve_gpu_type(text)
+            except ValueError:
+                continue
+    return None
+
+
+def _prices(bill: ir.Table | None, gpu_type: str | None = None) -> dict[str, Measured]:
     keys = (*PRICINGS.values(), "reserved_share", "spot_share")
     if bill is None:
         return {key: _missing(key, NEEDS_BILL) for key in keys}
@@ -545,23 +555,34 @@ def _prices(bill: ir.Table | None) -> dict[str, Measured]:
                                         "actual-cost view bills a commitment on its own lines)" if unpriced > 0
                                    else f"the bill has no {word} GPU rows")
             continue
-        by_type = part.groupby("gpu_type")[["priced_hours", "cost"]].sum()
+        by_type = part.groupby("gpu_type")[["priced_hours", "cost", "priced_rows"]].sum()
         prices = by_type["cost"] / by_type["priced_hours"]
-        hours, cost = float(by_type["priced_hours"].sum()), float(by_type["cost"].sum())
+        wanted = _catalogue_key(gpu_type) if gpu_type else None
+        same = [name for name in by_type.index if wanted is not None and _catalogue_key(name) == wanted]
+        chosen = by_type.loc[same] if same else by_type
+        hours, cost = float(chosen["priced_hours"].sum()), float(chosen["cost"].sum())
+        count = int(chosen["priced_rows"].sum())
+        listed = ", ".join(f"{name} ${price:.3g}" for name, price in prices.sort_values().items())
         top = str(by_type["priced_hours"].idxmax())
-        count = int(part["priced_rows"].sum())
-        if len(by_type) == 1:
+        caveat = None
+        if same:
+            basis = f"${cost / hours:.3g}/GPU-h paid over {count_sig(hours)} {word} GPU-h of {', '.join(same)}"
+            if len(by_type) > len(same):
+                basis += f", the plan's GPU (all types: {listed})"
+        elif len(by_type) == 1:
             basis = f"${cost / hours:.3g}/GPU-h paid over {count_sig(hours)} {word} GPU-h of {top}"
+            if wanted is not None:
+                caveat = f"paid for {top}, not the plan's {gpu_type}"
         else:
-            listed = ", ".join(f"{name} ${price:.3g}" for name, price in prices.sort_values().items())
             basis = (f"${cost / hours:.3g}/GPU-h paid over {count_sig(hours)} {word} GPU-h; {top} is "
                      f"{_pct(by_type.at[top, 'priced_hours'] / hours)} of them ({listed})")
+            caveat = ("mixes GPU types" + (f", none of them the plan's {gpu_type}" if wanted is not None else "")
+                      + ": the price of one type is in the basis")
         rows = firsts.loc[(firsts["pricing"] == pricing) & firsts["priced"].astype(bool), "source_row"]
-        caveat = None
-        if len(by_type) > 1:
-            caveat = "mixes GPU types: set the plan's GPU type's price from the range"
-        result[key] = Measured(key, cost / hours, float(prices.min()), float(prices.max()), count, hours, basis,
-                               RULES[key], caveat, _rows(rows), False)
+        # No spread: prices paid last quarter by GPU type are not the next quarter's uncertainty, so the plan's
+        # price ranges stay as they were.
+        result[key] = Measured(key, cost / hours, None, None, count, hours, basis, RULES[key], caveat, _rows(rows),
+                               False)
     return result | _shares(sums, firsts, known_h)
 
 
@@ -628,10 +649,11 @@ def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table) -> dict[str, M
 
 def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,
               main_run_ids: list[str] | None = None, model_params: float | None = None,
-              gpus_per_node: int = 8) -> dict[str, Measured]:
+              gpus_per_node: int = 8, gpu_type: str | None = None) -> dict[str, Measured]:
     """Every input of ``KEYS`` measured from a bill and a run export (canonical pandas frames or Ibis tables; at
-    least one given), by the rules of the module docstring. A key that cannot be measured has value None and a
-    caveat saying what would tell it."""
+    least one given), by the rules of the module docstring; ``gpu_type`` (the plan's) picks the prices of that GPU
+    where the bill bought it. A key that cannot be measured has value None and a caveat saying what would tell
+    it."""
     if bill is None and runs is None:
         raise ValueError("calibrate needs a bill or a run export")
     if gpus_per_node < 1:
@@ -645,7 +667,7 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params)}
     result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
     result |= _overheads(run_table, main_ids, runs_text)
-    result |= _prices(bill_table)
+    result |= _prices(bill_table, gpu_type)
     result |= _checkpoints(run_table, runs if runs is not None else bill)
     return {key: result[key] for key in KEYS}
 
@@ -677,6 +699,12 @@ def _ratio(end: float | None, value: float, low: bool) -> float | None:
     return min(1.0, max(0.01, end / value)) if low else min(100.0, max(1.0, end / value))
 
 
+def _rounded(value: float | None) -> float | None:
+    """A measured figure to the three significant figures the pages show (``format.SIGNIFICANT``): no measurement
+    is better than that, and the Plan page's controls hold such a value exactly, so the plan is not "edited"."""
+    return None if value is None else float(f"{value:.{SIGNIFICANT}g}")
+
+
 def scenario_from(measured: dict[str, Measured], base: Scenario) -> tuple[Scenario, dict[str, Measured]]:
     """``base`` with every measured value set (and, where a range key exists, its low and high ends as multiples of
     the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A value the
@@ -686,13 +714,14 @@ def scenario_from(measured: dict[str, Measured], base: Scenario) -> tuple[Scenar
     for key, item in measured.items():
         if item.value is None or key not in Scenario.model_fields or not math.isfinite(item.value):
             continue
-        trial = data | {key: float(item.value)}
+        item = replace(item, value=_rounded(item.value), low=_rounded(item.low), high=_rounded(item.high))
+        trial = data | {key: item.value}
         if key in field_errors(trial):
             continue
         data, applied[key] = trial, item
         if key in RANGES and item.value > 0:
             for end, is_low in ((item.low, True), (item.high, False)):
-                ratio = _ratio(end, item.value, is_low)
+                ratio = _rounded(_ratio(end, item.value, is_low))
                 if ratio is not None:
                     data[f"range_{RANGES[key]}_{'low' if is_low else 'high'}"] = ratio
     suffix = " (calibrated)"

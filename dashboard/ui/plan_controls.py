@@ -321,7 +321,8 @@ def mix_handles(reserved_share: float, spot_share: float) -> tuple[float, float]
 def mix_shares(handles: tuple[float, float]) -> tuple[float, float]:
     """Reserved and spot shares (fractions) from the two handles; on-demand is what is left of 100 %."""
     left, right = sorted(handles)
-    return left / 100, round(right - left, MIX_DIGITS) / 100
+    # shares to the handles' precision, so a share of 0.0343 reads back as 0.0343, not 0.034300000000000004
+    return round(left / 100, MIX_DIGITS + 2), round((right - left) / 100, MIX_DIGITS + 2)
 
 
 def mix_text(reserved_share: float, spot_share: float) -> str:

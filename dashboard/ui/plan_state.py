@@ -20,6 +20,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard.core import catalogue as plan_catalogue
+from dashboard.core import provenance
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.presets import presets
 from dashboard.core.scenario import (
@@ -48,6 +49,11 @@ EXPORTED = "plan.exported"  # the JSON text last written to SCENARIO, to notice 
 NOTICES = "plan.notices"
 UPLOAD_ERROR = "plan.upload_error"
 PRESET = "plan.preset"
+# The inputs measured from a quarter's imports ({key: provenance.Provenance}) and that quarter's first and last day:
+# set by the Retrospective's "Plan the next run from this quarter" or read from a link's `measured.` parameters.
+MEASURED = "plan.measured"
+MEASURED_PERIOD = "plan.measured_period"
+MEASURED_HANDED = "plan.measured_handed"  # (measured, period) another page hands over with its scenario
 EDITED = " (edited)"
 EDITED_PATTERN = r" \(edited(: .*)?\)$"
 NAME_LINK_KEY = "name"
@@ -217,14 +223,21 @@ def start() -> None:
     state = st.session_state
     state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
     state.setdefault(controls.SEED, DEFAULT_SEED)
+    handed_measured = state.pop(MEASURED_HANDED, None) or ({}, None)
     if PLAN not in state:
         params = {key: st.query_params.get_all(key) for key in st.query_params}
         tab_values = params.pop(plan_tabs.TABS_PARAM, [])
         # A repeated `charts` parameter is refused like any other repeated parameter (the empty value is invalid).
         tab_value = (tab_values[0] if len(tab_values) == 1 else "") if tab_values else None
         tab_warnings = plan_tabs.tabs_from_link(tab_value)
+        measured_params = {key: params.pop(key) for key in list(params) if key.startswith(provenance.PREFIX)}
         link = scenario_from_query(params)
         handed = state.get(SCENARIO)
+        measured_warnings: list[str] = []
+        if handed is None:
+            state[MEASURED], state[MEASURED_PERIOD], measured_warnings = provenance.from_link(measured_params)
+        else:  # a hand-off brings its own measured inputs, or none
+            state[MEASURED], state[MEASURED_PERIOD] = handed_measured
         scenario = link.scenario if handed is None else Scenario.model_validate_json(handed)
         controls.load(scenario)
         _set_plan(scenario)
@@ -233,10 +246,11 @@ def start() -> None:
         state[INVALID] = {}
         pinned = any(key.startswith(BASELINE_PREFIX) for key in params)
         state[BASELINE] = link.baseline if pinned else _as_scenario(state.get(BASELINE))
-        state[NOTICES] = link.warnings + tab_warnings
+        state[NOTICES] = link.warnings + tab_warnings + measured_warnings
     elif state.get(SCENARIO) != state.get(EXPORTED):
         handed = Scenario.model_validate_json(state[SCENARIO])
         _load(handed, f"Opened “{handed.name}”.", offer_pin=True)
+        state[MEASURED], state[MEASURED_PERIOD] = handed_measured
     elif controls.MOE_TOGGLE not in state:
         controls.load(state[PLAN])
     state[BASELINE] = _as_scenario(state.get(BASELINE))
@@ -292,6 +306,7 @@ def load_preset() -> None:
         return
     scenario = presets()[choice]
     _load(scenario, f"Loaded preset: {scenario.name}.", undo=True)
+    forget_measured()
     state[PRESET] = None
 
 
@@ -330,6 +345,20 @@ def load_upload() -> None:
         return
     state.pop(UPLOAD_ERROR, None)
     _load(scenario, f"Loaded {uploaded.name}: {scenario.name}.", offer_pin=True)
+    forget_measured()
+
+
+def forget_measured() -> None:
+    """Drop the measured inputs' provenance (another plan was loaded)."""
+    st.session_state[MEASURED] = {}
+    st.session_state[MEASURED_PERIOD] = None
+
+
+def measured_now(scenario: Scenario) -> dict[str, provenance.Provenance]:
+    """The measured inputs the plan still holds (an input edited since has lost its provenance)."""
+    values = scenario.to_json_dict()
+    return {key: item for key, item in (st.session_state.get(MEASURED) or {}).items()
+            if provenance.holds(item, values.get(key))}
 
 
 def pin_baseline() -> None:
@@ -352,10 +381,19 @@ def dismiss_notices() -> None:
     state[UNDO] = state[OFFER_PIN] = None
 
 
-def sync_link(scenario: Scenario, baseline: Scenario | None) -> None:
-    """Write the scenario, the baseline and the open chart tabs into the page address (only when they changed)."""
-    link = {**scenario_to_query(scenario, baseline), **plan_tabs.tabs_to_link()}
+def link_of(scenario: Scenario, baseline: Scenario | None, measured: dict[str, provenance.Provenance],
+            period) -> dict[str, str]:
+    """The Plan page's address parameters: the scenario, the baseline with its name, and the measured inputs."""
+    link = {**scenario_to_query(scenario, baseline), **provenance.to_link(measured, period)}
     if baseline is not None:
         link[BASELINE_PREFIX + NAME_LINK_KEY] = baseline.name
+    return link
+
+
+def sync_link(scenario: Scenario, baseline: Scenario | None) -> None:
+    """Write the scenario, the baseline, the measured inputs and the open chart tabs into the page address (only
+    when they changed)."""
+    link = {**link_of(scenario, baseline, measured_now(scenario), st.session_state.get(MEASURED_PERIOD)),
+            **plan_tabs.tabs_to_link()}
     if link != st.query_params.to_dict():
         st.query_params.from_dict(link)

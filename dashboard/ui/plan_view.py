@@ -5,12 +5,13 @@ Labels, formats and formulas come from `dashboard.core.catalogue`; risk sentence
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.core import catalogue, risk
+from dashboard.core import catalogue, provenance, risk
 from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.figures.throughput import TITLE as STEP_TITLE
@@ -131,6 +132,32 @@ def mfu_notes(result: PlanResult) -> None:
     st.caption(line, help=markdown_text(
         f"Predicted MFU: {catalogue.entry('throughput.mfu_predicted').formula}; ± is the "
         f"{catalogue.entry('throughput.mfu_error').formula}. The chart tab “{STEP_TITLE}” shows the step's parts."))
+
+
+def measured_inputs(measured: dict[str, provenance.Provenance], period, result: PlanResult) -> None:
+    """In the sidebar: the inputs measured from a quarter's imports that the plan still holds, each with what it was
+    observed over and its spread, a thin one with its caveat, and the MFU the layout predicts beside the measured
+    one. Nothing when no input holds its measured value."""
+    if not measured:
+        return
+    lines = []
+    for key in provenance.KEYS:
+        item = measured.get(key)
+        if item is None:
+            continue
+        text = markdown_text(provenance.line(item))
+        if key == "mfu":
+            predicted = result["throughput"]["mfu_as_input"]
+            if isinstance(predicted, float) and math.isfinite(predicted) and not provenance.holds(item, predicted):
+                text += markdown_text(f"; the throughput model predicts {catalogue.text('mfu', predicted)} for "
+                                      "this layout")
+        if item.thin:
+            text += f"  \n:orange[:material/warning: {markdown_text(provenance.THIN)}]"
+        lines.append(f"- {text}")
+    with st.container(key="plan-measured"):
+        st.markdown(f"**{markdown_text(provenance.period_line(period))}**  \n" + "\n".join(lines),
+                    help="Set by the Retrospective's “Plan the next run from this quarter”. An input you change "
+                    "loses its line; the uncertainty ranges were set from the observed spread.")
 
 
 def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headline, lever: str | None) -> None:

@@ -27,7 +27,7 @@ from dashboard.format import USD
 from dashboard.query import engine, tables
 from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table, is_table
-from dashboard.retro import amortise, attribution, filters, gap, join, load, mix, spend, units, waste
+from dashboard.retro import amortise, attribution, calibrate, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
@@ -167,6 +167,15 @@ def load_view(data_key: Hashable, _usage: Table,
     summary["idle_reserved_gpu_hours"] = float((capacity - reserved).clip(lower=0).sum()) if capacity else None
     return (summary, DrawnChart(retro_usage.load_figure(series, summary, reserved, capacity)),
             DrawnChart(retro_usage.hour_of_week_figure(load.hour_of_week(series))))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def calibration(data_key: Hashable, _bill: Table | None, _runs: Table | None, main_run_ids: tuple[str, ...] | None,
+                model_params: float | None, gpus_per_node: int, gpu_type: str | None) -> dict[str, calibrate.Measured]:
+    """The inputs the view's imports measure (`dashboard.retro.calibrate`): prices from the bill (the plan's GPU
+    type's where it was bought), the rest from the run export."""
+    return calibrate.calibrate(_bill, _runs, main_run_ids=None if main_run_ids is None else list(main_run_ids),
+                               model_params=model_params, gpus_per_node=gpus_per_node, gpu_type=gpu_type)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

@@ -1,0 +1,104 @@
+"""The Retrospective's "Measured inputs for the next plan": what last quarter's imports measure, and the button that
+opens the Plan page with them (`dashboard.retro.calibrate`; provenance in `dashboard.core.provenance`)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Hashable
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.core import catalogue, provenance
+from dashboard.core.scenario import Scenario, default_scenario
+from dashboard.query.opened import Table
+from dashboard.retro import calibrate
+from dashboard.safe_text import markdown_text
+from dashboard.ui import plan_state
+from dashboard.ui import retro_cache as cache
+
+BUTTON = "Plan the next run from this quarter"
+
+
+
+
+def as_provenance(measured: calibrate.Measured) -> provenance.Provenance | None:
+    """A measured input as the Plan page's provenance (None when it has no value); a spread that does not hold the
+    value is left out."""
+    if measured.value is None:
+        return None
+    low, high = measured.low, measured.high
+    if low is None or high is None or not low <= measured.value <= high:
+        low = high = None
+    return provenance.Provenance(measured.key, float(measured.value), low, high, int(measured.count),
+                                 measured.exposure, bool(measured.thin))
+
+
+def table(measured: dict[str, calibrate.Measured]) -> pd.DataFrame:
+    """One row per input: its label, the measured value and spread as the Plan page writes them, what it was
+    observed over, and the caveat (or why it cannot be measured)."""
+    rows = []
+    for key in provenance.KEYS:
+        item = measured.get(key)
+        if item is None:
+            continue
+        has = item.value is not None
+        spread = (f"{catalogue.text(key, item.low)}–{catalogue.text(key, item.high)}"
+                  if has and item.low is not None and item.high is not None else "")
+        rows.append({"input": catalogue.label(key), "measured": catalogue.text(key, item.value) if has else "—",
+                     "spread": spread, "basis": item.basis, "caveat": item.caveat or ""})
+    return pd.DataFrame(rows, columns=["input", "measured", "spread", "basis", "caveat"])
+
+
+GO_TO_PLAN = "retro.go_to_plan"  # the Plan page's link, set by the button; the next run switches to it
+
+
+def _hand_over(measured: dict[str, calibrate.Measured], plan: Scenario | None,
+               period: tuple[datetime.date, datetime.date] | None) -> None:
+    """The button's callback: hand the calibrated scenario, its provenance and the compared plan (as the baseline)
+    to the Plan page, which `switch_if_asked` opens at the top of the next run."""
+    state = st.session_state
+    scenario, applied = calibrate.scenario_from(measured, plan or default_scenario())
+    items = {key: item for key, m in applied.items() if (item := as_provenance(m)) is not None}
+    state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
+    state[plan_state.BASELINE] = plan
+    state[plan_state.MEASURED_HANDED] = (items, period)
+    state[GO_TO_PLAN] = plan_state.link_of(scenario, plan, items, period)
+
+
+def switch_if_asked() -> None:
+    """At the top of the Retrospective, before any widget binds the link: open the Plan page when the button
+    asked for it."""
+    link = st.session_state.pop(GO_TO_PLAN, None)
+    if link:  # the Plan page's own link: replacing the parameters, not clearing them, leaves the bound ones behind
+        st.switch_page("app_pages/plan.py", query_params=link)
+
+
+def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenario | None, join_on: str,
+            period: tuple[datetime.date, datetime.date] | None) -> None:
+    """The measured inputs of the shown view, and the button to plan the next run from them."""
+    chosen = st.session_state.get(f"retro.main_runs.{join_on}")
+    main_runs = tuple(chosen) if chosen else None
+    base = plan or default_scenario()
+    measured = cache.calibration(key, bill, runs, main_runs, None if plan is None else float(plan.active),
+                                 base.gpus_per_node, None if plan is None else plan.gpu_type)
+    st.subheader("Measured inputs for the next plan")
+    st.caption("What this quarter's imports measure of the Plan page's inputs (method: docs/calibration.md). "
+               + ("The main run is the one chosen above; " if main_runs else "")
+               + "MFU uses the model size of the plan compared and prices its GPU type"
+               + (f" ({markdown_text(plan.name)})." if plan is not None else ": choose a plan above to measure it."))
+    st.dataframe(table(measured), hide_index=True, width="stretch", column_config={
+        "input": st.column_config.TextColumn("Input"), "measured": st.column_config.TextColumn("Measured"),
+        "spread": st.column_config.TextColumn("Spread"), "basis": st.column_config.TextColumn("Measured over"),
+        "caveat": st.column_config.TextColumn("Caveat"),
+    })
+    usable = [item for item in measured.values() if item.value is not None]
+    thin = [catalogue.label(item.key) for item in usable if item.thin]
+    if thin:
+        st.caption(":orange[:material/warning:] Thin data behind " + ", ".join(markdown_text(t) for t in thin)
+                   + ": offered with its caveat, which the Plan page repeats.")
+    st.button(BUTTON, key="retro.plan_next", icon=":material/model_training:", disabled=not usable,
+              on_click=_hand_over, args=(measured, plan, period),
+              help="Opens the Plan page with the measured values (each marked with where it came from), the "
+              "uncertainty ranges set from the observed spread and the plan compared pinned as the baseline."
+              if usable else "Nothing could be measured from these imports.")

@@ -1,0 +1,107 @@
+"""The Plan page's measured inputs: a link's `measured.` parameters mark the inputs that hold their measured value
+in the sidebar, survive into the page's own link, and an edited input loses its line."""
+
+import re
+
+import pytest
+
+from dashboard.core import provenance
+from dashboard.core.provenance import Provenance
+from dashboard.ui.plan_controls import mix_handles, mix_shares
+
+QUARTER = {"measured.period": "2025-04-01_2025-06-30"}
+# 0.348 = the median of 19 main-run jobs, observed 31.2-35.6 %; rates over 1,200 node-days.
+LINK = {"mfu": "0.348", "node_failures_per_1000_node_days": "2.5", "measured.mfu": "0.348_0.312_0.356_19__0",
+        "measured.node_failures_per_1000_node_days": "2.5_0.86_5.7_3_1200_1", **QUARTER}
+
+
+def _plain(text: str) -> str:
+    """Markdown as read: escapes and word joiners (`dashboard.safe_text`) removed."""
+    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
+
+
+def _measured_block(at) -> str:
+    texts = [_plain(m.value) for m in at.sidebar.markdown if "Measured from" in m.value]
+    return texts[0] if texts else ""
+
+
+def _open(app, link):
+    for name, value in link.items():
+        app.query_params[name] = value
+    return app.run()
+
+
+def test_a_link_marks_each_measured_input_with_its_provenance(app):
+    at = _open(app, LINK)
+    assert not at.exception
+    block = _measured_block(at)
+    assert "Measured from the imports of 2025-04-01 to 2025-06-30" in block
+    assert "MFU 34.8 % — measured over 19 jobs, observed 31.2 %–35.6 %" in block
+    assert "the throughput model predicts" in block  # both MFUs are shown
+    assert "3 interruptions over 1.2k node-days" in block
+    assert block.count(provenance.THIN.split(":")[0]) == 1  # the rate is thin, the MFU is not
+    for name, value in LINK.items():  # the page's own link carries them on
+        assert at.query_params[name] == value
+
+
+def test_an_input_that_no_longer_holds_its_value_has_no_line(app):
+    at = _open(app, {**LINK, "mfu": "0.4"})  # the plan's MFU is not the measured one
+    block = _measured_block(at)
+    assert "MFU" not in block.replace("Measured from", "") and "node-days" in block
+    assert "measured.mfu" not in at.query_params
+
+
+def test_a_preset_forgets_the_measured_inputs(app):
+    at = _open(app, LINK)
+    preset = at.sidebar.selectbox(key="plan.preset")
+    preset.set_value(preset.options[0]).run()
+    assert not at.exception
+    assert _measured_block(at) == ""
+    assert not any(name.startswith(provenance.PREFIX) for name in at.query_params)
+
+
+def test_a_bad_measured_parameter_is_named_and_dropped(app):
+    at = _open(app, {**LINK, "measured.mfu": "0.348_<b>x</b>_1_1__0"})
+    assert not at.exception
+    warnings = " ".join(box.value for box in at.warning)
+    assert "Ignored measured.mfu" in _plain(warnings)
+    assert "<b>" not in warnings
+    assert "MFU 34" not in _measured_block(at)
+
+
+@pytest.mark.parametrize("shares", [(0.838, 0.0343), (0.8, 0.1), (0.5, 0.25), (0.0, 0.0343), (0.333, 0.667)])
+def test_the_purchase_mix_control_holds_measured_shares_exactly(shares):
+    """Three-figure shares read back from the control's percent handles unchanged (0.0343, not
+    0.034300000000000004), so a measured plan is not marked edited on arrival."""
+    assert mix_shares(mix_handles(*shares)) == shares
+
+
+def test_the_lines_are_the_core_s():
+    assert provenance.line(Provenance("mfu", 0.348, 0.312, 0.356, 19)) == (
+        "MFU 34.8 % — measured over 19 jobs, observed 31.2 %–35.6 %")
+
+
+def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
+    """The bundled bill with the W&B runs joined on project and the sample organisation's 13B plan: the button
+    opens the Plan page with the measured MFU (16 main-run jobs, the median of 6·13e9·tokens / (GPU-h · 989 TFLOP/s ·
+    3600): 0.340-0.356 as the generator draws it at 85-89 % of the plan's 40 %), the plan pinned as the baseline."""
+    at = app.run()
+    at.switch_page("app_pages/retro.py")
+    for name, value in {"retro.runs": "wandb_sample.csv", "retro.join": "project",
+                        "retro.view": "Plan vs actual"}.items():
+        at.query_params[name] = value
+    at = at.run()
+    assert not at.exception
+    compared = at.session_state["retro.plan"]
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    assert not at.exception
+    plan = at.session_state["plan.scenario"]
+    assert 0.340 <= plan.mfu <= 0.356
+    assert plan.name.endswith("(calibrated)")
+    assert at.session_state["plan.baseline"].name == compared
+    block = _measured_block(at)
+    assert "Measured from the imports of 2025-04-01 to 2025-06-30" in block
+    assert re.search(r"MFU 3[45](\.\d)? % — measured over 16 jobs, observed", block)
+    assert at.query_params["measured.period"] == "2025-04-01_2025-06-30"
+    assert at.query_params["measured.mfu"].startswith(f"{plan.mfu:.6g}_")
+    assert at.query_params["base.name"] == compared
