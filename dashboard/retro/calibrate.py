@@ -33,7 +33,9 @@ each rule; they are:
   currency. reserved_share and spot_share: GPU-hours on that pricing over the GPU-hours with a
   known pricing.
 - checkpoint_interval_min and restart_min: the median of the run export's ``CHECKPOINT_COLUMNS`` over its job
-  rows, when it carries them.
+  rows, when it carries them. Without restart records, restart_min is the median over the interruptions a run
+  resumed after (``RESTART_STATES``, resumed as ``waste.marked`` says) of the minutes from the job's end to the
+  run's next job's start, P10–P90 the spread: wall-clock, so queueing and waits for a repaired node are in it.
 
 Every figure is a query over the table (a pandas frame is bound to the engine, a workspace dataset is read where it
 is); only small results (the main run's token rows, sums by group, the first source rows) come back to pandas.
@@ -89,6 +91,8 @@ NEEDS_TOKENS = "the run export has no tokens (W&B tokens_seen); Slurm logs carry
 NEEDS_STATES = "needs a run export with job states (Slurm sacct, W&B)"
 NEEDS_BILL = "needs a bill (FOCUS, AWS CUR, GCP or Azure): a run export carries no prices"
 NO_CHECKPOINTS = "this export carries no checkpoint or restart records"
+RESTART_RULE = ("Median over the interruptions a run resumed after (node failures, failures, time-outs, "
+                "preemptions) of the minutes from the job's end to the run's next job's start; P10–P90 the spread.")
 
 RULES: dict[str, str] = {
     "mfu": "Median over the main run's rows with tokens, not in a failed state, of 6 · parameters · tokens / "
@@ -107,7 +111,8 @@ RULES: dict[str, str] = {
     "reserved_share": "GPU-hours on reserved capacity over the bill's GPU-hours with a known pricing.",
     "spot_share": "GPU-hours on spot capacity over the bill's GPU-hours with a known pricing.",
     "checkpoint_interval_min": "Median of the run export's checkpoint interval over its jobs.",
-    "restart_min": "Median of the run export's restart time over its jobs.",
+    "restart_min": "Median of the run export's restart time over its jobs; without such records, the median "
+                   "wall-clock from an interrupted job's end to its run's next job's start.",
 } | {key: f"Cost over GPU-hours of the bill's {PRICING_WORDS[pricing]} GPU rows with a cost (amortised); the range "
            "is the lowest to highest price of one GPU type." for pricing, key in PRICINGS.items()}
 
@@ -627,13 +632,54 @@ def _frame_checkpoint(frame: pd.DataFrame, column: str) -> dict[str, float]:
             "count": float(len(values)), "first": float(rows.min())}
 
 
-def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table) -> dict[str, Measured]:
+RESTART_STATES: tuple[str, ...] = ("NODE_FAIL", "FAILED", "TIMEOUT", "PREEMPTED")  # the rates' interruptions
+RESTART_CAVEAT = ("wall-clock from the interruption to the resumed job's start: it includes queueing and any wait "
+                  "for a repaired node, which a hot spare or an automatic requeue would shorten")
+
+
+@built
+def _restart_expr(usage: ir.Table, per_job: bool) -> ir.Table:
+    rows = _job_rows(usage, per_job)
+    window = ibis.window(group_by=rows.run_id, order_by=[rows.period_start, rows.source_row])
+    gap_s = rows.period_start.epoch_seconds().lead().over(window) - rows.period_end.epoch_seconds()
+    rows = rows.mutate(gap_min=gap_s / 60.0)
+    rows = rows.filter(rows.interrupted & holds(rows.run_state.isin(list(RESTART_STATES))) & rows.gap_min.notnull())
+    return rows.select("gap_min", "source_row").order_by("source_row").limit(MFU_ROWS)
+
+
+@query
+def restart_gaps(usage: ir.Table, per_job: bool) -> pd.DataFrame:
+    """``gap_min`` and ``source_row`` of every interruption its run resumed after (``waste.marked``; states
+    ``RESTART_STATES``): minutes from the interrupted job's end to its run's next job's start, in source order."""
+    return execute(_restart_expr(usage, per_job))
+
+
+def _restarts(usage: ir.Table, per_job: bool) -> Measured:
+    """restart_min from the gaps before resumed jobs, where the export gives no restart records."""
+    gaps = restart_gaps(usage, per_job)
+    if not len(gaps):
+        return _missing("restart_min", NO_CHECKPOINTS + ", and no interrupted job was resumed (no restart to time)")
+    minutes = gaps["gap_min"].to_numpy(dtype=float)
+    count = len(minutes)
+    median, low, high = (float(np.percentile(minutes, q)) for q in (50, 10, 90))
+    basis = (f"median of {count} restart{'s' if count != 1 else ''} after an interruption, {median:.3g} min "
+             f"(P10–P90 {low:.3g}–{high:.3g} min)")
+    thin = count < RATE_MIN_COUNT
+    caveat = (f"only {count} restart{'s' if count != 1 else ''}; " if thin else "") + RESTART_CAVEAT
+    return Measured("restart_min", median, low, high, count, None, basis, RESTART_RULE, caveat,
+                    _rows(gaps["source_row"]), thin)
+
+
+def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table, per_job: bool = False) -> dict[str, Measured]:
     result = {}
     for column in CHECKPOINT_COLUMNS:
         if isinstance(given, pd.DataFrame):
             facts = _frame_checkpoint(given, column) if column in given.columns else {"count": 0.0}
         else:
             facts = checkpoint_median(usage, column) if column in usage.columns else {"count": 0.0}
+        if not facts["count"] and column == "restart_min":
+            result[column] = _restarts(usage, per_job)
+            continue
         if not facts["count"]:
             result[column] = _missing(column, NO_CHECKPOINTS)
             continue
@@ -668,7 +714,7 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
     result |= _overheads(run_table, main_ids, runs_text)
     result |= _prices(bill_table, gpu_type)
-    result |= _checkpoints(run_table, runs if runs is not None else bill)
+    result |= _checkpoints(run_table, runs if runs is not None else bill, shape["per_job"])
     return {key: result[key] for key in KEYS}
 
 

@@ -263,8 +263,19 @@ def test_checkpoint_columns_median():
     # medians of 20, 25, 30, 40 = 27.5 and of 5, 10, 12, 15 = 11
     assert got["checkpoint_interval_min"].value == pytest.approx(27.5)
     assert got["restart_min"].value == pytest.approx(11.0)
-    none = calibrate(None, slurm_like())["restart_min"]
-    assert none.value is None and "checkpoint or restart" in none.caveat
+    unresumed = slurm_like().query("run_state not in ['NODE_FAIL', 'TIMEOUT']")  # no interruption was resumed
+    none = calibrate(None, unresumed)["restart_min"]
+    assert none.value is None and "checkpoint or restart" in none.caveat and "no restart to time" in none.caveat
+
+
+def test_restart_time_from_the_gaps_before_resumed_jobs():
+    """slurm_like: the NODE_FAIL ends at 12:00 and the run's next job starts at 12:30; the TIMEOUT ends at 12:30 the
+    next day and the next job starts at 13:00: two restarts of 30 min. The unresumed FAILED and the PREEMPTED with
+    no next job have none."""
+    got = calibrate(None, slurm_like())["restart_min"]
+    assert (got.value, got.low, got.high, got.count) == (30.0, 30.0, 30.0, 2)
+    assert got.source_rows == (2, 3) and got.thin and "queueing" in got.caveat
+    assert got.value is not None and calibrate(None, slurm_like())["checkpoint_interval_min"].value is None
 
 
 def test_every_key_and_ibis_tables():
@@ -291,5 +302,6 @@ def test_scenario_from_sets_values_and_ranges():
     assert scenario.range_node_failures_low == pytest.approx(rate.low / rate.value, rel=1e-2)
     assert applied["node_failures_per_1000_node_days"].value == scenario.node_failures_per_1000_node_days
     assert "checkpoint_interval_min" not in applied and scenario.checkpoint_interval_min == base.checkpoint_interval_min
+    assert scenario.restart_min == 30.0  # the two 30-minute gaps before resumed jobs
     assert set(applied) == {k for k, m in measured.items() if m.value is not None}
     assert math.isclose(scenario.reserved_share + scenario.spot_share, 0.75)
