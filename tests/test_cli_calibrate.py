@@ -3,6 +3,7 @@ bad input."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -17,7 +18,8 @@ from dashboard.retro.calibrate import KEYS
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "data" / "samples"
 BILL, SLURM, WANDB = (str(SAMPLES / name) for name in ("focus_sample.csv", "slurm_sample.txt", "wandb_sample.csv"))
-FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "source_rows"}
+FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "source_rows",
+          "source_lines"}
 
 
 def calibrated(capsys, *args) -> dict:
@@ -30,7 +32,12 @@ def test_json_has_every_input(capsys):
     assert result["period"] == "2025-04-01 to 2025-06-30"
     assert list(result["inputs"]) == list(KEYS)
     assert all(set(item) == FIELDS for item in result["inputs"].values())
-    assert all(isinstance(item["source_rows"], int) for item in result["inputs"].values())  # a count, not the rows
+    assert all(item["source_rows"] == len(item["source_lines"]) for item in result["inputs"].values())
+    # the MFU's lines are the W&B file's 16 main-run jobs with tokens that did not fail; line 1 is the header
+    with open(WANDB, newline="", encoding="utf-8") as handle:
+        expected = [number + 2 for number, row in enumerate(csv.DictReader(handle))
+                    if "project:pretrain-13b" in row["Tags"] and row["State"] == "finished" and row["tokens_seen"]]
+    assert result["inputs"]["mfu"]["source_lines"] == expected and len(expected) == 16
     assert 0.34 <= result["inputs"]["mfu"]["value"] <= 0.36
     # p5.48xlarge committed at $57.63 an hour for 8 GPUs
     assert result["inputs"]["price_reserved_per_gpu_hour"]["value"] == pytest.approx(57.63 / 8, rel=1e-4)

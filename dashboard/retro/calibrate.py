@@ -691,6 +691,24 @@ def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table, per_job: bool 
     return result
 
 
+# --- the rows behind a figure -------------------------------------------------------------------------------------
+
+BILL_KEYS: tuple[str, ...] = (*PRICINGS.values(), "reserved_share", "spot_share")  # read from the bill
+
+
+@built
+def _rows_behind_expr(usage: ir.Table, source_rows: tuple[int, ...]) -> ir.Table:
+    rows = rows_where(usage, usage.source_row.isin(list(source_rows)))
+    return rows.order_by("source_row").limit(SOURCE_ROWS)
+
+
+@query
+def rows_behind(usage: ir.Table, measured: Measured) -> pd.DataFrame:
+    """The rows a measured input came from (its ``source_rows``, at most ``SOURCE_ROWS``), in source order, from
+    the table it read: the bill for prices and shares (``BILL_KEYS``), else the run export."""
+    return execute(_rows_behind_expr(usage, tuple(int(row) for row in measured.source_rows)))
+
+
 # --- the whole ----------------------------------------------------------------------------------------------------
 
 def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,

@@ -74,6 +74,25 @@ def switch_if_asked() -> None:
         st.switch_page("app_pages/plan.py", query_params=link)
 
 
+def _rows_behind(key: Hashable, bill: Table | None, runs: Table | None,
+                 measured: dict[str, calibrate.Measured]) -> None:
+    """An expander with the rows one measured input came from, chosen from those that have rows."""
+    with_rows = [k for k in provenance.KEYS if k in measured and measured[k].source_rows]
+    if not with_rows:
+        return
+    with st.expander("Rows behind a measured input"):
+        chosen = st.selectbox("Input", with_rows, format_func=catalogue.label, key="retro.calibration_rows")
+        item = measured[chosen]
+        table = bill if chosen in calibrate.BILL_KEYS or runs is None else runs
+        if table is None:
+            return
+        rows = cache.calibration_rows((key, chosen), table, item)
+        more = "the first " if len(item.source_rows) >= calibrate.SOURCE_ROWS else ""
+        st.caption(f"{more}{len(rows):,} rows of the {'bill' if table is bill else 'run export'} "
+                   "(line numbers in the source file under source_row).")
+        st.dataframe(rows, hide_index=True, width="stretch")
+
+
 def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenario | None, join_on: str,
             period: tuple[datetime.date, datetime.date] | None) -> None:
     """The measured inputs of the shown view, and the button to plan the next run from them."""
@@ -92,6 +111,7 @@ def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenari
         "spread": st.column_config.TextColumn("Spread"), "basis": st.column_config.TextColumn("Measured over"),
         "caveat": st.column_config.TextColumn("Caveat"),
     })
+    _rows_behind(key, bill, runs, measured)
     usable = [item for item in measured.values() if item.value is not None]
     thin = [catalogue.label(item.key) for item in usable if item.thin]
     if thin:

@@ -179,6 +179,12 @@ def calibration(data_key: Hashable, _bill: Table | None, _runs: Table | None, ma
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def calibration_rows(data_key: Hashable, _usage: Table, measured: calibrate.Measured) -> pd.DataFrame:
+    """The rows a measured input came from (`calibrate.rows_behind`)."""
+    return calibrate.rows_behind(_usage, measured)
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def mix_view(data_key: Hashable, _usage: Table, currency: str | None) -> tuple[pd.DataFrame, DrawnChart]:
     shares = mix.mix_shares(_usage)
     return shares, DrawnChart(retro_usage.mix_figure(shares, currency=currency))

@@ -105,3 +105,18 @@ def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
     assert at.query_params["measured.period"] == "2025-04-01_2025-06-30"
     assert at.query_params["measured.mfu"].startswith(f"{plan.mfu:.6g}_")
     assert at.query_params["base.name"] == compared
+
+
+def test_the_rows_behind_the_measured_mfu(app):
+    """The W&B sample's 16 main-run jobs with tokens that did not fail are the rows behind the MFU."""
+    at = app.run()
+    at.switch_page("app_pages/retro.py")
+    for name, value in {"retro.runs": "wandb_sample.csv", "retro.join": "project",
+                        "retro.view": "Plan vs actual"}.items():
+        at.query_params[name] = value
+    at = at.run()
+    at.selectbox(key="retro.calibration_rows").set_value("mfu").run()
+    assert not at.exception
+    rows = next(frame.value for frame in at.dataframe if "tokens" in frame.value.columns)
+    assert len(rows) == 16 and (rows["tokens"] > 0).all()
+    assert set(rows["run_state"]) == {"COMPLETED"}

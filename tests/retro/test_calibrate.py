@@ -10,7 +10,15 @@ import pytest
 from dashboard.core.scenario import default_scenario
 from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
 from dashboard.query import tables
-from dashboard.retro.calibrate import KEYS, Measured, calibrate, calibration_frame, poisson_interval, scenario_from
+from dashboard.retro.calibrate import (
+    KEYS,
+    Measured,
+    calibrate,
+    calibration_frame,
+    poisson_interval,
+    rows_behind,
+    scenario_from,
+)
 
 H100_PEAK = 989e12  # dense BF16 FLOP/s, data/hardware.csv
 A100_PEAK = 312e12
@@ -266,6 +274,14 @@ def test_checkpoint_columns_median():
     unresumed = slurm_like().query("run_state not in ['NODE_FAIL', 'TIMEOUT']")  # no interruption was resumed
     none = calibrate(None, unresumed)["restart_min"]
     assert none.value is None and "checkpoint or restart" in none.caveat and "no restart to time" in none.caveat
+
+
+def test_the_rows_behind_a_measured_input():
+    runs = slurm_like()
+    got = calibrate(None, runs)["node_failures_per_1000_node_days"]
+    behind = rows_behind(tables.table_of(runs), got)
+    assert behind["source_row"].tolist() == [2, 3]
+    assert behind["run_state"].tolist() == ["NODE_FAIL", "TIMEOUT"]  # the node failure and the resumed time-out
 
 
 def test_restart_time_from_the_gaps_before_resumed_jobs():
