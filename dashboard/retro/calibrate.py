@@ -10,7 +10,9 @@ each rule; they are:
   are more run ids than projects among the GPU rows that have a run.
 - MFU, per main-run row with tokens > 0 and GPU-hours > 0 that is not in a failed state (``FAILED_STATES``; a
   row with no state counts): 6 · model_params · tokens / (GPU-hours · peak · 3600), peak the row's GPU type's dense
-  BF16 TFLOP/s from the hardware catalogue (``units.catalogue_peak_tflops``). A failed segment's tokens stop at the
+  BF16 TFLOP/s from the hardware catalogue (``units.catalogue_peak_tflops``); where the run export names no GPU the
+  catalogue knows, the GPU type the bill's rows of the main run (its run ids, or its project for per-job run ids)
+  ran on most (``bill_gpu_type``). A failed segment's tokens stop at the
   failure while its GPU-hours run to the end of the segment, so it would drag the figure down. Value: the median;
   low and high: the P10 and P90 (numpy, linear). Thin below ``MFU_MIN_JOBS`` rows.
 - Interruptions, over the GPU job rows (a run id, a state and an end after the start: ``waste._jobs``). Node
@@ -237,7 +239,22 @@ def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> tuple[dict[str, int], pd
     return facts, execute(_mfu_rows_expr(usage, main))
 
 
-def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None) -> Measured:
+@built
+def _bill_gpu_type_expr(bill: ir.Table, column: str, keys: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(bill, gpu(bill) & bill.gpu_type.notnull() & holds(bill[column].cast("string").isin(list(keys))))
+    return rows.group_by(gpu_type=rows.gpu_type).agg(gpu_hours=rows.gpu_hours.sum()).order_by(
+        [ibis.desc("gpu_hours"), "gpu_type"]).limit(1)
+
+
+@query
+def bill_gpu_type(bill: ir.Table, column: str, keys: tuple[str, ...]) -> str | None:
+    """The GPU type the bill's GPU rows of these keys (run ids or projects) ran on most, None if none says."""
+    frame = execute(_bill_gpu_type_expr(bill, column, tuple(keys)))
+    return str(frame["gpu_type"].iloc[0]) if len(frame) else None
+
+
+def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None,
+         billed_type: str | None = None) -> Measured:
     key = "mfu"
     if not main:
         return _missing(key, "no GPU row of the run export has a run id, so there is no main run to measure")
@@ -251,11 +268,16 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
     if model_params is None:
         return _missing(key, NEEDS_PARAMS, f"{len(rows)} jobs of the main run, {runs_text}, carry tokens")
     peaks = np.array([catalogue_peak_tflops(value) for value in rows["gpu_type"]], dtype=float)
+    billed_peak = catalogue_peak_tflops(billed_type) if billed_type is not None else math.nan
+    from_bill = int((~np.isfinite(peaks)).sum()) if math.isfinite(billed_peak) else 0
+    if from_bill:  # the run export does not name a GPU the catalogue knows: the bill's GPU type of the main run
+        peaks = np.where(np.isfinite(peaks), peaks, billed_peak)
     known = np.isfinite(peaks)
     if not known.any():
         types = ", ".join(sorted({str(v) for v in rows["gpu_type"] if not pd.isna(v)})) or "none given"
         return _missing(key, f"the GPU type of the main run's rows ({types}) is not in the hardware catalogue "
-                             "(data/hardware.csv), so its peak FLOP/s is unknown")
+                             "(data/hardware.csv) and the bill names none for the main run, so its peak FLOP/s is "
+                             "unknown")
     hours = rows["gpu_hours"].to_numpy(dtype=float)[known]
     tokens = rows["tokens"].to_numpy(dtype=float)[known]
     mfu = 6.0 * float(model_params) * tokens / (hours * peaks[known] * 1e12 * 3600.0)
@@ -270,7 +292,8 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
         caveats.append(f"{facts['failed_token_rows']} failed segments left out (their tokens stop at the failure)")
     return Measured(key, value, low, high, count, float(hours.sum()),
                     f"measured over {count} jobs of the main run, {runs_text}, {_pct(low)}–{_pct(high)} (P10–P90), "
-                    f"{model_params:.3g} parameters",
+                    f"{model_params:.3g} parameters"
+                    + (f", GPU type {billed_type} from the bill for {from_bill} of them" if from_bill else ""),
                     RULES[key], "; ".join(caveats) or None, _rows(rows["source_row"].to_numpy()[known]),
                     count < MFU_MIN_JOBS)
 
@@ -728,7 +751,11 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     shape = table_shape(run_table)
     main, runs_text = _main_runs(run_table, shape, main_run_ids)
     main_ids = tuple(sorted(main))
-    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params)}
+    billed_type = None
+    if bill_table is not None and runs is not None and main_ids:
+        column, keys = ("project", (_project_of(run_table, main_ids[0]),)) if shape["per_job"] else ("run_id", main_ids)
+        billed_type = bill_gpu_type(bill_table, column, keys)
+    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type)}
     result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
     result |= _overheads(run_table, main_ids, runs_text)
     result |= _prices(bill_table, gpu_type)

@@ -276,6 +276,20 @@ def test_checkpoint_columns_median():
     assert none.value is None and "checkpoint or restart" in none.caveat and "no restart to time" in none.caveat
 
 
+def test_mfu_takes_the_bill_s_gpu_type_where_the_run_export_names_none():
+    """The token runs with no GPU type: the bill's "pretrain" rows ran on H100 (100 GPU-h) and A100 (10 GPU-h), so the
+    H100's peak gives the same MFU as the H100 rows do; without a bill the MFU cannot be measured."""
+    runs = token_runs().assign(gpu_type=None).astype({"gpu_type": "string"})
+    day = "2025-01-01"
+    billed = frame([{"period_start": day, "period_end": day, "gpu_hours": h, "cost": 1.0, "run_id": "pretrain",
+                     "gpu_type": g, "pricing": "reserved", "currency": "USD"}
+                    for g, h in (("H100", 100.0), ("A100", 10.0))])
+    got = calibrate(billed, runs, model_params=13e9)["mfu"]
+    assert got.value == pytest.approx(MFU_15) and "GPU type H100 from the bill for 3 of them" in got.basis
+    alone = calibrate(None, runs, model_params=13e9)["mfu"]
+    assert alone.value is None and "hardware catalogue" in alone.caveat
+
+
 def test_the_rows_behind_a_measured_input():
     runs = slurm_like()
     got = calibrate(None, runs)["node_failures_per_1000_node_days"]
