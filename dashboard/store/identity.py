@@ -77,3 +77,10 @@ def shown_owner(owner_subject: str | None, owner_email: str | None) -> str:
     if owner_subject is None:
         return "(no owner)"
     return owner_email or "(a user without an e-mail)"
+
+
+def shown_actor(subject: str | None, email: str | None) -> str:
+    """Who acted (wrote a scenario, kept a comparison), as pages show it: the e-mail only, never the subject."""
+    if subject is None:
+        return "(local user)"
+    return email or "(a user without an e-mail)"

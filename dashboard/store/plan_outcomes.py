@@ -43,7 +43,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from dashboard.core.plan_accuracy import GROUP_NAMES, PlanOutcome
-from dashboard.store.identity import Identity
+from dashboard.store.identity import Identity, shown_actor
 
 MAX_OUTCOMES = 100  # the most outcomes one read returns
 DEFAULT_OUTCOMES = 10
@@ -97,9 +97,7 @@ class RecordedOutcome:
     @property
     def recorded_by(self) -> str:
         """Who, as a page shows it: the e-mail only, never the subject."""
-        if self.recorded_by_subject is None:
-            return "(local user)"
-        return self.recorded_by_email or "(a user without an e-mail)"
+        return shown_actor(self.recorded_by_subject, self.recorded_by_email)
 
 
 def create(connection: Connection) -> None:

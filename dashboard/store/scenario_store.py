@@ -80,7 +80,7 @@ from dashboard.store.errors import (
     StoreReadOnlyError,
     StoreUnavailableError,
 )
-from dashboard.store.identity import LOCAL, Identity, shown_owner
+from dashboard.store.identity import LOCAL, Identity, shown_actor, shown_owner
 from dashboard.store.names import validate_name
 from dashboard.store.urls import display_url, parse_url
 
@@ -160,9 +160,7 @@ class AuditEntry:
     @property
     def actor(self) -> str:
         """Who, as a page shows it: the e-mail only."""
-        if self.actor_subject is None:
-            return "(local user)"
-        return self.actor_email or "(a user without an e-mail)"
+        return shown_actor(self.actor_subject, self.actor_email)
 
 
 @dataclass(frozen=True)

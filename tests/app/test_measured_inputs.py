@@ -81,16 +81,22 @@ def test_the_lines_are_the_core_s():
         "MFU 34.8 % — measured over 19 jobs, observed 31.2 %–35.6 %")
 
 
-def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
-    """The bundled bill with the W&B runs joined on project and the sample organisation's 13B plan: the button
-    opens the Plan page with the measured MFU (16 main-run jobs, the median of 6·13e9·tokens / (GPU-h · 989 TFLOP/s ·
-    3600): 0.340-0.356 as the generator draws it at 85-89 % of the plan's 40 %), the plan pinned as the baseline."""
+def _retro_with_wandb(app):
+    """The Retrospective's Plan vs actual on the bundled bill with the W&B runs (they count tokens) joined on
+    project."""
     at = app.run()
     at.switch_page("app_pages/retro.py")
     for name, value in {"retro.runs": "wandb_sample.csv", "retro.join": "project",
                         "retro.view": "Plan vs actual"}.items():
         at.query_params[name] = value
-    at = at.run()
+    return at.run()
+
+
+def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
+    """The bundled bill with the W&B runs joined on project and the sample organisation's 13B plan: the button
+    opens the Plan page with the measured MFU (16 main-run jobs, the median of 6·13e9·tokens / (GPU-h · 989 TFLOP/s ·
+    3600): 0.340-0.356 as the generator draws it at 85-89 % of the plan's 40 %), the plan pinned as the baseline."""
+    at = _retro_with_wandb(app)
     assert not at.exception
     compared = at.session_state["retro.plan"]
     next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
@@ -109,12 +115,7 @@ def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
 
 def test_the_rows_behind_the_measured_mfu(app):
     """The W&B sample's 16 main-run jobs with tokens that did not fail are the rows behind the MFU."""
-    at = app.run()
-    at.switch_page("app_pages/retro.py")
-    for name, value in {"retro.runs": "wandb_sample.csv", "retro.join": "project",
-                        "retro.view": "Plan vs actual"}.items():
-        at.query_params[name] = value
-    at = at.run()
+    at = _retro_with_wandb(app)
     at.selectbox(key="retro.calibration_rows").set_value("mfu").run()
     assert not at.exception
     rows = next(frame.value for frame in at.dataframe if "tokens" in frame.value.columns)

@@ -15,30 +15,22 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from real_exports import CORPUS, sources
 
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "real-exports"
 NULLS = ["", "null", "NULL", "None"]
 
 
-def _sources() -> list[tuple[str, str]]:
-    """(file, kind) for every row of SOURCES.md's table."""
-    rows = []
-    for line in (CORPUS / "SOURCES.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        if len(cells) == 7 and "/" in cells[0] and not cells[0].startswith("Folder"):
-            rows.append((cells[0], cells[6].replace("\\|", "|")))
-    return rows
 
 
 if not (CORPUS / "SOURCES.md").is_file():
     message = f"REAL EXPORTS ABSENT: {CORPUS} not found, so the 37 real-export checks are SKIPPED"
     warnings.warn(message, stacklevel=1)
     pytest.skip(message, allow_module_level=True)
-SOURCES = _sources()
+SOURCES = sources()
 
 
 def _frame(path: Path, **kwargs) -> pd.DataFrame:

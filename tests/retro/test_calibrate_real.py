@@ -5,11 +5,10 @@ too: exit 2 and one line."""
 
 from __future__ import annotations
 
-import re
 import warnings
-from pathlib import Path
 
 import pytest
+from real_exports import CORPUS, sources
 
 from dashboard.cli import main
 from dashboard.ingest import import_path
@@ -17,24 +16,15 @@ from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro.calibrate import KEYS, calibrate
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "real-exports"
-
 if not (CORPUS / "SOURCES.md").is_file():
     message = f"REAL EXPORTS ABSENT: {CORPUS} not found, so the calibration checks on real exports are SKIPPED"
     warnings.warn(message, stacklevel=1)
     pytest.skip(message, allow_module_level=True)
 
 
-def _sources() -> list[tuple[str, str]]:
-    rows = []
-    for line in (CORPUS / "SOURCES.md").read_text(encoding="utf-8").splitlines():
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-        if len(cells) == 7 and "/" in cells[0] and not cells[0].startswith("Folder"):
-            rows.append((cells[0], cells[6].replace("\\|", "|")))
-    return rows
 
 
-SOURCES = _sources()
+SOURCES = sources()
 PRICE_KEYS = ("price_reserved_per_gpu_hour", "price_on_demand_per_gpu_hour", "price_spot_per_gpu_hour")
 RUN_KEYS = ("mfu", "node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days")
 

@@ -1,0 +1,17 @@
+"""The corpus of real exports written by others (../shared/real-exports) and its SOURCES.md table, for the tests that
+read it when it is there."""
+
+import re
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "real-exports"
+
+
+def sources() -> list[tuple[str, str]]:
+    """(file, expected behaviour) for every row of SOURCES.md's table."""
+    rows = []
+    for line in (CORPUS / "SOURCES.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 7 and "/" in cells[0] and not cells[0].startswith("Folder"):
+            rows.append((cells[0], cells[6].replace("\\|", "|")))
+    return rows
