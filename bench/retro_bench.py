@@ -1,7 +1,7 @@
 """A Retrospective filter change on a 1,000,000-row upload in this process: the queries a rerun of the default
-view runs after a new Teams selection (the filtered view, the tiles' one pass, the Spend tab's days by team),
-against pandas' own sum of cost by team over the same rows in memory. The selections alternate between one team
-(a twelfth of the rows) and every team but one.
+view runs after a new Teams selection (the filtered view, the tiles' sums and first priced row, the Spend tab's
+days by team), against pandas' own sum of cost by team over the same rows in memory. The selections alternate
+between one team (a twelfth of the rows) and every team but one.
 
 The upload is the 1M-row FOCUS export of `bench.ingest_bench`, imported and bound to DuckDB once, as the page does
 (`query.tables.usage_table`). Every timed change selects teams and a first day no call has asked before, so no

@@ -17,7 +17,7 @@ from dashboard.core.hardware import catalogue, resolve_gpu_type
 from dashboard.format import money_symbol
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
-from dashboard.query.columns import holds, nonzero_gpu, number, rows_where
+from dashboard.query.columns import found, holds, nonzero_gpu, number, rows_where
 from dashboard.query.compiled import built, execute, query
 
 TOKENS_PER_MILLION = 1e6
@@ -146,22 +146,23 @@ def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
 def unit_sums(usage: ir.Table) -> dict[str, object]:
     """The view's ``rows``, GPU rows' ``gpu_hours``, ``priced_gpu_hours`` and ``gpu_cost`` (cost known), the rows
     with tokens' ``tokens``, ``token_gpu_hours``, ``priced_tokens`` and ``token_cost`` (0 when no row qualifies),
-    and ``has_prices`` (some row has a currency) and ``non_gpu_cost`` as ``mix.price_facts`` gives them. One query:
-    the tiles of a filter change read the rows once (a non-GPU row without a cost is counted)."""
+    and ``has_prices`` (some row has a currency) and ``non_gpu_cost`` as ``mix.price_facts`` gives them. Two
+    queries: the sums in one pass (a non-GPU row without a cost is counted), and the first row with a currency,
+    where an engine stops reading (a count of such rows reads the text column whole)."""
     row = execute(_unit_sums_expr(usage)).iloc[0]
     return {name: number(row[name]) for name in SUMS} | {
         "rows": int(number(row["rows"])),
-        "has_prices": number(row["priced_rows"]) > 0,
+        "has_prices": not execute(_priced_expr(usage)).empty,
         "non_gpu_cost": np.nan if number(row["non_gpu_costless"]) else number(row["non_gpu_cost"])}
 
 
 @built
 def _unit_sums_expr(usage: ir.Table) -> ir.Table:
     rows = usage.select("gpu_hours", "cost", "tokens", gpu=nonzero_gpu(usage), tokens_known=_with_tokens(usage),
-                        known=usage.cost.notnull(), priced=usage.currency.notnull())  # each row test once
+                        known=usage.cost.notnull())  # each row test once
     gpu, tokens, known = rows.gpu, rows.tokens_known, rows.known
     return rows.aggregate(
-        rows=rows.count(), priced_rows=rows.count(where=rows.priced),
+        rows=rows.count(),
         non_gpu_cost=rows.cost.sum(where=~gpu), non_gpu_costless=rows.count(where=~gpu & ~known),
         gpu_hours=rows.gpu_hours.sum(where=gpu),
         priced_gpu_hours=rows.gpu_hours.sum(where=gpu & known),
@@ -170,6 +171,11 @@ def _unit_sums_expr(usage: ir.Table) -> ir.Table:
         token_gpu_hours=rows.gpu_hours.sum(where=tokens),
         priced_tokens=rows.tokens.sum(where=tokens & known),
         token_cost=rows.cost.sum(where=tokens))
+
+
+@built
+def _priced_expr(usage: ir.Table) -> ir.Table:
+    return found(usage, {"priced": usage.currency.notnull()})
 
 
 @built
