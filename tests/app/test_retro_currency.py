@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from real_exports import real_export
 
 from dashboard.retro.gap import PARTS
 
@@ -17,7 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CURRENCY = ROOT / "tests" / "data" / "currency"
 KOKU = CURRENCY / "koku_cur_nok.csv"
 ONE_GPU = CURRENCY / "focus_one_gpu_nok.csv"
-REAL_KOKU = ROOT.parent / "shared" / "real-exports" / "project-koku__koku" / "2023-06-01.csv"
 NONE = "(none)"
 TABS = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
 TEXT_KINDS = ("markdown", "caption", "warning", "info", "error", "subheader")
@@ -175,10 +175,9 @@ def test_a_bill_without_waste_says_so_in_one_line(app):
 # --- the real file, where ../shared is --------------------------------------------------------------------------------
 
 def test_the_real_koku_cur_in_nok(app):
-    if not REAL_KOKU.exists():
-        pytest.skip(f"SKIPPED LOUDLY: {REAL_KOKU} is not here (no ../shared/real-exports), so the real Koku CUR in NOK "
-                    "is not tested; its rows are tested from tests/data/currency/koku_cur_nok.csv")
-    at = _open_bill(app, REAL_KOKU)
+    real_koku = real_export("project-koku__koku/2023-06-01.csv", "the real Koku CUR in NOK is not tested; its rows "
+                            "are tested from tests/data/currency/koku_cur_nok.csv")
+    at = _open_bill(app, real_koku)
     assert not at.error, [e.value for e in at.error]
     assert _tiles(at)["Cost"] == "0.3 NOK"
     assert "NOK per day" in _axis_titles(_charts(at)["retro.spend"])

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,9 @@ class PeakGrowth:
         try:
             Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current VmRSS
         except OSError:
-            pytest.skip("cannot reset the peak resident memory here (/proc/self/clear_refs)")
+            message = "SKIPPED LOUDLY: cannot reset the peak resident memory here (/proc/self/clear_refs)"
+            warnings.warn(message, stacklevel=2)
+            pytest.skip(message)
         self.base = _status("VmRSS")
         return self
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from real_exports import CORPUS, sources
+from real_exports import CORPUS, real_export, sources
 
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
@@ -23,13 +22,7 @@ from dashboard.ingest.stream import NotStreamable, stream_import
 
 NULLS = ["", "null", "NULL", "None"]
 
-
-
-
-if not (CORPUS / "SOURCES.md").is_file():
-    message = f"REAL EXPORTS ABSENT: {CORPUS} not found, so the 37 real-export checks are SKIPPED"
-    warnings.warn(message, stacklevel=1)
-    pytest.skip(message, allow_module_level=True)
+real_export("SOURCES.md", "the 37 real-export checks are not run", module=True)
 SOURCES = sources()
 
 

@@ -5,10 +5,8 @@ too: exit 2 and one line."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from real_exports import CORPUS, sources
+from real_exports import CORPUS, real_export, sources
 
 from dashboard.cli import main
 from dashboard.ingest import import_path
@@ -16,14 +14,7 @@ from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.retro.calibrate import KEYS, calibrate
 
-if not (CORPUS / "SOURCES.md").is_file():
-    message = f"REAL EXPORTS ABSENT: {CORPUS} not found, so the calibration checks on real exports are SKIPPED"
-    warnings.warn(message, stacklevel=1)
-    pytest.skip(message, allow_module_level=True)
-
-
-
-
+real_export("SOURCES.md", "the calibration checks on real exports are not run", module=True)
 SOURCES = sources()
 PRICE_KEYS = ("price_reserved_per_gpu_hour", "price_on_demand_per_gpu_hour", "price_spot_per_gpu_hour")
 RUN_KEYS = ("mfu", "node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days")

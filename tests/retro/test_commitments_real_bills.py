@@ -5,6 +5,7 @@ covered usage is usage. Each case runs on rows copied from the real file (tests/
 from pathlib import Path
 
 import pytest
+from real_exports import real_export
 
 from dashboard.ingest import import_bytes, import_path
 from dashboard.query import columns, engine, tables
@@ -12,14 +13,10 @@ from dashboard.retro.amortise import amortise_commitments, commitment_status
 from dashboard.retro.waste import idle_capacity_check, waste_checklist, waste_summary
 
 ROWS = Path(__file__).resolve().parents[1] / "data" / "commitments"
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real-exports"
 
 
 def _real(name: str) -> Path:
-    path = REAL / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent: the real-export case runs on its copied rows only (tests/data/commitments)")
-    return path
+    return real_export(name, "the real-export case runs on its copied rows only (tests/data/commitments)")
 
 
 def _retro(path: Path) -> tuple[dict, dict, dict]:
