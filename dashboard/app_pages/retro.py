@@ -345,6 +345,7 @@ elif local is not None:
 
 options = ReadOptions(timezone=zone)
 imported = {}
+own_slots = {}  # side -> (store slot, key) of an import this page made and holds itself
 kinds = {}  # side -> where its file came from, as the data line says it
 for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_choice)):
     kinds[side] = None if key is None else key[0]
@@ -362,9 +363,11 @@ for side, (key, filename, read) in (("billing", billing_choice), ("runs", runs_c
             st.session_state[HANDOFF].pop(side, None)
             st.warning(f"The {side} import handed over from Import usage is no longer held (the server keeps a "
                        "bounded amount of imported data). Import it again there, or choose a file here.")
+    elif key is not None:
+        imported[side] = import_once(f"retro.{side}_data", import_key, filename, read, options=options)
+        own_slots[side] = (f"retro.{side}_data", import_key)
     else:
-        imported[side] = None if key is None else import_once(f"retro.{side}_data", import_key, filename, read,
-                                                              options=options)
+        imported[side] = None
 for side, other in (("billing", "runs"), ("runs", "billing")):
     part = imported[side]
     fmt = part and FORMATS.get(part.summary["format"])
@@ -372,6 +375,7 @@ for side, other in (("billing", "runs"), ("runs", "billing")):
         continue
     if st.session_state.get(MOVED, {}).get(side) == part.key:
         imported[other], imported[side] = part, None
+        own_slots[other], own_slots[side] = own_slots.get(side), None
         kinds[other] = kinds[side]
         continue
     data_box.warning(f"**{markdown_text(part.filename)}** is {fmt.noun}, not a {RETRO_SLOTS[side]}: it is not used "
@@ -379,6 +383,7 @@ for side, other in (("billing", "runs"), ("runs", "billing")):
     data_box.button(f"Use it as the {RETRO_SLOTS[other]}", key=f"retro.move.{side}",
                     on_click=_move, args=(side, part.key))
     imported[side] = None
+del part  # the page's globals outlive the run: an import is held by the store and `imported` only
 billing, runs = imported["billing"], imported["runs"]
 own_bill = billing_choice[0] is not None and billing_choice[0][0] in OWN_KINDS
 st.session_state[OWN_BILL] = own_bill
@@ -394,6 +399,10 @@ if billing is None and runs is None:
     link_check.say_ignored(link_note, link_values, "retro.")
     st.stop()
 cache.require_engine()
+for side, slot in own_slots.items():  # the page's own imports hold their rows in the engine only
+    if slot and imported[side] is not None:
+        imported[side] = cache.moved_to_engine(*slot, imported[side])
+billing, runs = imported["billing"], imported["runs"]
 input_rows = sum(int(part.summary.get("rows_used") or 0) for part in (billing, runs) if part)  # the spinners' size
 amortisation = {"status": "none", "label": ""}
 billing_usage = runs_usage = None

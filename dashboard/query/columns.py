@@ -25,6 +25,14 @@ def label(usage: ir.Table, column: str) -> ir.StringColumn:
     return usage[column].cast("string").fill_null(NA_LABELS[column])
 
 
+def label_in(usage: ir.Table, column: str, labels: list[str]) -> ir.BooleanValue:
+    """Whether ``label(usage, column)`` is one of ``labels``, written on the column itself (NULL when not; a filter
+    drops that): a bare test DuckDB evaluates in its scan and skips row groups with, unlike one on the label."""
+    values = usage[column].cast("string")
+    test = values.isin(labels)
+    return test | values.isnull() if NA_LABELS[column] in labels else test
+
+
 def holds(test: ir.BooleanValue) -> ir.BooleanValue:
     """``test`` with NULL read as false."""
     return test.fill_null(False)

@@ -2,18 +2,14 @@
 backend once, right after the import; from there on the Retrospective works on the table only (its filtered view,
 join and amortisation are expressions over it, ``materialised`` when a derived table is read many times).
 
-A pandas frame becomes a view over an Ibis in-memory table (an Arrow table made from it, about 15 ms a million rows),
-dropped with that copy once no expression over the view is left: Ibis itself keeps in-memory tables until the
-process exits, which a server that imports all day cannot afford. Times are handed over as naive UTC timestamps
-(``naive_utc``); the queries read any timestamp as UTC.
-
-On DuckDB the view reads its Arrow copy through a LIMIT of every row, which stops DuckDB pushing a query's
-filters into the Arrow scan: there pyarrow evaluates them, three times slower than DuckDB's own filter (measured
-on a 1M-row upload: 130–160 ms against 41–48 ms for the purchase mix's query). Parquet datasets keep the pushdown.
-A frame of at most ``SMALL_FRAME_ROWS`` rows (a team's upload, the bundled samples, most filtered views of them) is
-copied into a DuckDB temporary table instead: an Arrow scan costs about 0.7 ms more per query than a table's, and
-a filter change on the samples runs three to five queries over a new view; the copy of 242 rows costs less than the
-view Ibis makes. Larger frames keep the view (copying 1M rows took 650 ms).
+On DuckDB a frame is copied once into a temporary table, its rows sorted by team and start (``SORTED_BY``): a
+filter on a team or a date range then skips whole row groups by their minimum and maximum, which a view over the
+frame's Arrow copy cannot (DuckDB would push such a filter into the Arrow scan, where pyarrow evaluates it three
+times slower than DuckDB's own). The copy takes about 0.65 s and 180 MB a million rows, about the frame's own size;
+a filter change on a 1M-row upload then runs 1.5 times faster (docs/engines.md). Other engines read a view
+over an Ibis in-memory table (an Arrow table made from the frame). Either is dropped once no expression over it
+is left: Ibis itself keeps in-memory tables until the process exits, which a server that imports all day cannot
+afford. Times are handed over as naive UTC timestamps (``naive_utc``); the queries read any timestamp as UTC.
 """
 
 from __future__ import annotations
@@ -33,9 +29,8 @@ from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
 
 TIME_COLUMNS: tuple[str, ...] = ("period_start", "period_end")
-EVERY_ROW = 2**63 - 1  # a LIMIT no table reaches
-SMALL_FRAME_ROWS = 20_000  # frames up to this size become DuckDB tables, not views over their Arrow copy
-FRAME_VIEWS: set[str] = set()  # names of the live views over pandas frames, whose rows never change
+SORTED_BY: tuple[str, ...] = ("team", "period_start")  # the order of a frame's rows in its DuckDB table
+FRAME_VIEWS: set[str] = set()  # names of the live tables and views of pandas frames, whose rows never change
 
 
 def naive_utc(times: pd.Series) -> pd.Series:
@@ -54,7 +49,7 @@ def _drop(backend: BaseBackend, name: str, memtable: ir.Table) -> None:
 
 
 def _drop_table(backend: BaseBackend, name: str) -> None:
-    """Drop the temporary table ``name`` of a small frame."""
+    """Drop the temporary table ``name`` of a frame."""
     FRAME_VIEWS.discard(name)
     with engine.lock(backend), contextlib.suppress(Exception):
         backend.con.execute(f'DROP TABLE IF EXISTS "{name}"')
@@ -69,21 +64,24 @@ def _temp_table(backend: BaseBackend, name: str, schema: ibis.Schema) -> ir.Tabl
 
 
 def _duckdb_table(backend: BaseBackend, name: str, rows: pa.Table) -> ir.Table:
-    """``rows`` copied into the DuckDB temporary table ``name`` (staged as an Arrow scan for the copy only)."""
+    """``rows`` copied into the DuckDB temporary table ``name``, sorted by the ``SORTED_BY`` columns it has
+    (staged as an Arrow scan for the copy only)."""
     staged = f"{name}_arrow"
+    order = ", ".join(f'"{column}"' for column in SORTED_BY if column in rows.column_names)
     with engine.lock(backend):
         backend.con.register(staged, rows)
         try:
-            backend.con.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{staged}"')
+            backend.con.execute(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM "{staged}"'
+                                + (f" ORDER BY {order}" if order else ""))
         finally:
             backend.con.unregister(staged)
     return _temp_table(backend, name, ibis.Schema.from_pyarrow(rows.schema))
 
 
 def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) -> ir.Table:
-    """``frame_or_source`` as a table bound to ``backend``: a pandas canonical usage frame becomes a view, or on
-    DuckDB a temporary table when it has at most ``SMALL_FRAME_ROWS`` rows (either dropped when no expression over
-    it is left); an Ibis table is returned as it is."""
+    """``frame_or_source`` as a table bound to ``backend``: a pandas canonical usage frame becomes a DuckDB
+    temporary table sorted by team and start, or on other engines a view over its Arrow copy (either dropped when
+    no expression over it is left); an Ibis table is returned as it is."""
     if isinstance(frame_or_source, ir.Table):
         return frame_or_source
     frame = frame_or_source[[column for column in CANONICAL_COLUMNS if column in frame_or_source]].assign(**{
@@ -92,13 +90,12 @@ def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) 
     # Arrow straight from pandas: its Arrow-backed text columns are shared, not copied (Ibis' own conversion of
     # a frame took 46 ms for 900k rows, this 15 ms)
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
-    if backend.name == "duckdb" and arrow.num_rows <= SMALL_FRAME_ROWS:
+    if backend.name == "duckdb":
         table = _duckdb_table(backend, name, arrow)
     else:
         memtable = ibis.memtable(arrow)
-        rows = memtable.limit(EVERY_ROW) if backend.name == "duckdb" else memtable
         with engine.lock(backend):
-            table = backend.create_view(name, rows, overwrite=True)
+            table = backend.create_view(name, memtable, overwrite=True)
         weakref.finalize(table.op(), _drop, backend, name, memtable)
     FRAME_VIEWS.add(name)
     return table

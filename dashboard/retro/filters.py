@@ -17,7 +17,7 @@ import pandas as pd
 
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import tables
-from dashboard.query.columns import label
+from dashboard.query.columns import label, label_in
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.periods import as_utc
@@ -67,7 +67,7 @@ def filtered(
     for column, chosen in zip(FILTERED_COLUMNS, (teams, projects, pricing), strict=True):
         if chosen is not None:
             chosen = [str(value) for value in chosen]
-            tests.append(label(usage, column).isin(chosen) if chosen else ibis.literal(False))
+            tests.append(label_in(usage, column, chosen) if chosen else ibis.literal(False))
     return usage.filter(*tests) if tests else usage
 
 

@@ -153,8 +153,9 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
     for state, hours, in_failed, _ in resumed.itertuples(index=False):
         if in_failed and state in lost:
             lost[state] -= hours
-    lost = sorted(((state, hours) for state, hours in lost.items() if hours > 1e-9 * max(known_h, 1.0)),
-                  key=lambda item: (-item[1], item[0]))  # largest first, ties by name
+    scale = max(known_h, 1.0)
+    lost = sorted(((state, hours) for state, hours in lost.items() if hours > 1e-9 * scale),
+                  key=lambda item: (-round(item[1] / scale, 9), item[0]))  # largest first, ties (to 1e-9) by name
     detail = (f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours in runs that failed and never resumed "
               "(work lost)")
     if lost:

@@ -3,6 +3,10 @@ files' bytes dropped (Streamlit keeps them otherwise for as long as the server r
 disconnected for less than the grace (a tab that may reconnect), is left alone. The whole server's figure is
 `bench/sessions_bench.py` (ten sessions uploading 100 MB each)."""
 
+import gc
+import weakref
+
+import pytest
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 
@@ -56,3 +60,27 @@ def test_closed_sessions_are_shut_down_after_the_grace_and_their_uploads_dropped
     assert upload_store.close_ended(now=2_000.0) == []
     assert upload_store.close_ended(now=2_000.0 + grace + 1) == ["back"]
     upload_store.clear()
+
+
+class _Held:
+    """An upload's stand-in in a reference cycle, as a shut-down session's state holds its page's globals."""
+
+    def __init__(self) -> None:
+        self.cycle = self
+
+
+@pytest.mark.parametrize(("collect", "freed"), [(False, False), (True, True)])
+def test_the_sweep_after_a_shutdown_frees_the_sessions_cycles(monkeypatch, collect, freed):
+    monkeypatch.setattr(upload_store, "Runtime", _Runtime())
+    monkeypatch.setattr(upload_store, "_return_freed_memory", lambda: None)
+    upload_store.clear()
+    gc.collect()
+    gc.disable()  # as when Python's own thresholds have not yet called for a full collection
+    try:
+        held = _Held()
+        alive = weakref.ref(held)
+        del held
+        assert upload_store.sweep_once(collect) is False  # no session to shut down this time
+        assert (alive() is None) is freed
+    finally:
+        gc.enable()

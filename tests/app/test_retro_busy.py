@@ -5,12 +5,11 @@ from contextlib import nullcontext
 
 import pytest
 
-from dashboard.query import tables
 from dashboard.ui import retro_cache
 
 
-@pytest.mark.parametrize(("rows", "spins"), [(None, False), (0, False), (tables.SMALL_FRAME_ROWS, False),
-                                             (tables.SMALL_FRAME_ROWS + 1, True), (100_000_000, True)])
+@pytest.mark.parametrize(("rows", "spins"), [(None, False), (0, False), (retro_cache.SPINNER_ROWS, False),
+                                             (retro_cache.SPINNER_ROWS + 1, True), (100_000_000, True)])
 def test_a_spinner_only_where_work_can_take_a_moment(rows, spins):
     busy = retro_cache.busy("Computing…", rows)
     assert isinstance(busy, nullcontext) is not spins

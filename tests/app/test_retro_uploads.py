@@ -11,8 +11,11 @@ from shown_text import shown
 
 from dashboard.core.presets import presets
 from dashboard.format import count_sig
+from dashboard.query.opened import is_table
 from dashboard.safe_text import markdown_text
 from dashboard.store.scenario_store import ScenarioStore
+from dashboard.ui import upload_store
+from dashboard.ui.sources import Imported
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "data" / "samples"
@@ -241,3 +244,13 @@ def test_the_import_page_gives_the_gcp_commitment_note(app):
     assert "commitments amortised" in note
     at.selectbox(key="sample").set_value("focus_sample.csv").run()
     assert not [c for c in at.caption if "committed-use discounts" in shown(c.value)]
+
+
+def test_an_uploaded_bill_is_held_once_as_the_engines_table(app):
+    """The page's own import keeps its rows in the query engine in place of its frame (docs/engines.md, "A filter
+    change on a million rows"): the store holds a table under the upload, and the page's figures still read it."""
+    at = _upload_bill(_open(app))
+    held = [entry.value for entry in upload_store._HELD.values()
+            if isinstance(entry.value, Imported) and entry.value.filename == EA.name]
+    assert len(held) == 1 and is_table(held[0].usage)
+    assert _tiles(at)["Cost"] == "$5.89"  # the five rows' cost (tests/data/uploads/README.md)

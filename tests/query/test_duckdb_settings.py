@@ -1,6 +1,6 @@
 """The DuckDB connection the query layer opens: its memory limit (``PLANNER_DUCKDB_MEMORY_LIMIT``), a spill folder
-of its own, no insertion order, epoch seconds of time-zone-aware times taken without a cast, and results kept
-inside ``compiled.one_view`` only."""
+of its own, no insertion order, the allocator's background thread, epoch seconds of time-zone-aware times taken
+without a cast, and results kept inside ``compiled.one_view`` only."""
 
 from datetime import UTC, datetime
 
@@ -40,6 +40,7 @@ def test_each_connection_spills_to_its_own_folder_and_keeps_no_order():
     folders = {_setting(backend, "temp_directory") for backend in (first, second)}
     assert len(folders) == 2 and all("planner-duckdb-" in folder for folder in folders)
     assert _setting(first, "preserve_insertion_order") is False
+    assert _setting(first, "allocator_background_threads") is True
 
 
 def test_epoch_of_stored_utc_times(tmp_path):

@@ -1,6 +1,6 @@
-"""A pandas frame's table on DuckDB: its rows are all there; a small frame is a DuckDB table of its own, dropped with
-the last expression over it; a larger one is a view whose query filters are not pushed into the Arrow scan (where
-pyarrow would evaluate them, three times slower than DuckDB's own filter on a 1M-row upload)."""
+"""A pandas frame's table on DuckDB: a temporary table of its own with all its rows, sorted by team and start and
+dropped with the last expression over it; the filtered view's tests reach DuckDB's scan, which skips the row groups
+whose teams and days are not chosen."""
 
 import gc
 from pathlib import Path
@@ -13,10 +13,15 @@ from dashboard.ingest.schema import ReadOptions
 from dashboard.query import engine, tables
 from dashboard.query.columns import gpu, rows_where
 from dashboard.query.compiled import execute, query
+from dashboard.retro import filters
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 FRAME = pd.DataFrame({"gpu_hours": [8.0, None, 0.0, 2.5], "cost": [16.0, 3.0, 1.0, 5.0]})
-LARGE = pd.concat([FRAME] * (tables.SMALL_FRAME_ROWS // len(FRAME) + 1), ignore_index=True)  # above the bound
+TYPED = pd.DataFrame({
+    "period_start": pd.to_datetime(["2026-01-01 00:00", "2026-01-01 01:00", "2026-01-02 00:00", "2026-01-03 00:00"],
+                                   utc=True),
+    "team": pd.array(["a", None, "b", "a"], dtype="string"), "gpu_hours": FRAME["gpu_hours"], "cost": FRAME["cost"]})
+LARGE = pd.concat([FRAME] * 60_000, ignore_index=True)  # 240,000 rows: two of DuckDB's row groups
 
 
 @query
@@ -37,7 +42,7 @@ def _kinds(backend) -> dict[str, str]:
     return dict(rows)
 
 
-def test_a_small_frame_is_a_table_of_its_own_dropped_with_its_last_expression():
+def test_a_frame_is_a_table_of_its_own_dropped_with_its_last_expression():
     backend = engine.connect("duckdb")
     table = tables.usage_table(backend, FRAME)
     name = table.get_name()
@@ -48,20 +53,32 @@ def test_a_small_frame_is_a_table_of_its_own_dropped_with_its_last_expression():
     assert name not in _kinds(backend) and name not in tables.FRAME_VIEWS
 
 
-def test_a_large_frames_filter_is_duckdbs_not_the_arrow_scans():
+def test_the_rows_are_sorted_by_team_then_start():
+    frame = pd.DataFrame({
+        "period_start": pd.to_datetime(["2026-01-03", "2026-01-01", "2026-01-02", "2026-01-01"], utc=True),
+        "team": pd.array(["b", None, "a", "b"], dtype="string"), "source_row": [1, 2, 3, 4]})
     backend = engine.connect("duckdb")
-    table = tables.usage_table(backend, LARGE)
-    assert _kinds(backend).get(table.get_name()) == "VIEW"
-    plan = backend.con.sql(f"EXPLAIN {backend.compile(rows_where(table, gpu(table)))}").fetchall()[0][1]
-    scan = plan[plan.index("ARROW_SCAN"):]
-    assert "FILTER" in plan and "gpu_hours" in plan
-    assert "Filters" not in scan  # DuckDB lists a filter it pushed into a scan under the scan
+    table = tables.usage_table(backend, frame)
+    stored = backend.con.sql(f'SELECT source_row FROM "{table.get_name()}"').fetchall()
+    assert [row for (row,) in stored] == [3, 4, 1, 2]  # a; b on the 1st, b on the 3rd; the untagged row last
 
 
-TYPED = pd.DataFrame({
-    "period_start": pd.to_datetime(["2026-01-01 00:00", "2026-01-01 01:00", "2026-01-02 00:00", "2026-01-03 00:00"],
-                                   utc=True),
-    "team": pd.array(["a", None, "b", "a"], dtype="string"), "gpu_hours": FRAME["gpu_hours"], "cost": FRAME["cost"]})
+@pytest.mark.parametrize("teams", [["a"], ["a", "b"], ["a", "(untagged)"]])
+def test_the_filtered_views_team_test_is_in_duckdbs_scan(teams):
+    """Where DuckDB can skip the row groups without a chosen team (the label test, a COALESCE, never was)."""
+    backend = engine.connect("duckdb")
+    table = tables.usage_table(backend, TYPED)
+    plan = backend.con.sql(f"EXPLAIN {backend.compile(filters.filtered(table, teams=teams))}").fetchall()[0][1]
+    scan = plan[plan.index("SEQ_SCAN"):]
+    assert "team" in scan[scan.index("Filters:"):]
+
+
+@pytest.mark.parametrize(("teams", "sources"), [
+    (["a"], [1, 4]), (["(untagged)"], [2]), (["a", "(untagged)"], [1, 2, 4]), (["b", "c"], [3]), ([], [])])
+def test_the_filtered_view_keeps_the_chosen_labels_rows(teams, sources):
+    table = tables.usage_table(engine.connect("duckdb"), TYPED.assign(source_row=[1, 2, 3, 4]))
+    rows = engine.execute(filters.filtered(table, teams=teams).order_by("source_row").source_row)
+    assert rows.tolist() == sources
 
 
 def _sample(name):

@@ -588,7 +588,9 @@ def failed_runs_check(usage: pd.DataFrame, checkpoint: dict[str, Any] | None = N
     known_h, failed_h = hours[known].sum(), hours[failed].sum()
     rows = usage.loc[failed]
     by_state = rows.groupby(rows["run_state"].astype(str))["gpu_hours"].sum()
-    by_state = by_state.iloc[sorted(range(len(by_state)), key=lambda i: (-by_state.iloc[i], by_state.index[i]))]
+    scale = max(known_h, 1.0)  # largest first, ties (to 1e-9 of the known hours) by name
+    by_state = by_state.iloc[sorted(range(len(by_state)),
+                                    key=lambda i: (-round(by_state.iloc[i] / scale, 9), by_state.index[i]))]
     detail = (f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours in runs that failed and never resumed "
               "(work lost)")
     if len(by_state):
