@@ -159,8 +159,9 @@ def choose_dataset() -> Metadata | None:
 
 
 def dataset_key(info: Metadata) -> Hashable:
-    """What names a dataset's contents: its name and when it was imported."""
-    return ("workspace", info.name, info.imported_at)
+    """What names a dataset's contents: its name, when it was imported and its version folder (an import that
+    replaces it within the same second has the same time, to the second, but a new folder)."""
+    return ("workspace", info.name, info.imported_at, info.build)
 
 
 def _queried_table(name: str, at) -> Table:

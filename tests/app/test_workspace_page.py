@@ -4,6 +4,7 @@ amortised as its upload is, on every tab; a large local file is imported into th
 downloads are capped."""
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -402,3 +403,13 @@ def test_a_dataset_replaces_the_samples_run_export_plan_and_budget(app, workspac
     at.session_state["retro.view"] = "Plan vs actual"
     at.run()
     assert at.selectbox(key="retro.plan").value == NONE
+
+
+def test_a_replacement_within_the_same_second_is_a_new_dataset_key():
+    """Imports record their time to the second; a dataset replaced within it must not read as the one before (the
+    page would keep showing the old rows)."""
+    first = datasets.Metadata(name="shared", source="quarter.csv", source_bytes=1,
+                              imported_at="2026-12-04T03:58:00+00:00", rows=242, bytes=1, start=None, end=None,
+                              months=[], streamed=False, build="a1")
+    second = dataclasses.replace(first, rows=5, build="b2")
+    assert workspace_view.dataset_key(first) != workspace_view.dataset_key(second)
