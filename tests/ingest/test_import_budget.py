@@ -216,7 +216,9 @@ def test_concurrent_bombs_share_one_budget():
     """Four bombs at once: their reservations never add up past the budget; those left waiting are refused with
     a message to retry or use `workspace import`, and the process's peak stays near the budget."""
     if not Path("/proc/self/clear_refs").exists():
-        pytest.skip("cannot reset the peak resident memory here (/proc/self/clear_refs)")
+        message = "SKIPPED LOUDLY: cannot reset the peak resident memory here (/proc/self/clear_refs)"
+        warnings.warn(message, stacklevel=1)
+        pytest.skip(message)
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PLANNER_IMPORT_MEMORY_MB": "400", "PLANNER_MAX_IMPORT_MB": "150",
            "PLANNER_IMPORT_WAIT_S": "1", "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests" / "support")])}
