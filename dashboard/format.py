@@ -300,3 +300,9 @@ def gpu_count(value: float | None) -> str:
     if abs(_round(value, 2)) < GPU_WHOLE_FROM:
         return significant(value, 2)
     return f"{value:,.0f}"
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun in the right number: "1 preset", "2 presets", "1,024 runs" (``plural`` for irregular
+    nouns: counted(3, "body", "bodies"))."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from dashboard import format as fmt
-from dashboard.format import exact, number, short, signed, table_decimals
+from dashboard.format import counted, exact, number, short, signed, table_decimals
 
 
 @pytest.mark.parametrize(("value", "text"), [(405e9, "405B"), (1.5e9, "1.5B"), (15.6e12, "15.6T"), (512, "512"),
@@ -119,3 +119,11 @@ def test_a_wall_clock_over_a_year_says_so(days, text):
 def test_change_reads_same_below_the_precision_or_half_a_percent(value, base, unit, expected):
     assert fmt.change(value, base, unit) == expected
     assert fmt.is_same(value, base, unit) == (expected == fmt.SAME)
+
+
+@pytest.mark.parametrize(("count", "noun", "plural", "text"), [
+    (1, "preset", None, "1 preset"), (0, "preset", None, "0 presets"), (2, "run", None, "2 runs"),
+    (1024, "run", None, "1,024 runs"), (3, "body", "bodies", "3 bodies"), (1, "body", "bodies", "1 body"),
+])
+def test_counted(count, noun, plural, text):
+    assert counted(count, noun, plural) == text

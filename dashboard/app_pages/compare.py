@@ -9,6 +9,7 @@ from dashboard.core.compare import MAX_SCENARIOS, MIN_SCENARIOS
 from dashboard.core.scenario_bundle import export_bundle
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
+from dashboard.store.urls import described
 from dashboard.ui import compare_cache, compare_state, compare_view, identity, plan_outcomes_view
 from dashboard.ui.compare_state import MANAGED, NEW_NAME, PRESENTATION, SELECTED
 from dashboard.ui.store_access import scenario_store
@@ -32,7 +33,7 @@ if state.get(compare_state.GO_TO_PLAN):
 # The toggle is drawn further down: before it, its state (or, on a link's first run, the address) says the layout.
 if not (state[PRESENTATION] if PRESENTATION in state else st.query_params.get(PRESENTATION) == "true"):
     with st.sidebar:
-        compare_view.store_controls(store.display_url)
+        compare_view.store_controls(described(store.url))
 
 if state.get(compare_state.MESSAGE):
     kind, text = state.pop(compare_state.MESSAGE)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from dashboard.core import catalogue
-from dashboard.format import count_sig
+from dashboard.format import count_sig, counted
 from dashboard.safe_text import preview
 
 PREFIX = "measured."
@@ -132,23 +132,19 @@ def holds(measured: Provenance, value: object) -> bool:
     return math.isclose(float(value), measured.value, rel_tol=SAME_REL, abs_tol=1e-12)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
 def basis(measured: Provenance) -> str:
     """What the value was observed over, in words: "19 jobs", "2 interruptions over 1.38k node-days", "10.8k GPU-h
     in 63 runs" (an overhead: the other runs' GPU-hours)."""
     key = measured.key
     exposure = measured.exposure
     if key in _RATES:
-        words = _plural(measured.count, "interruption")
+        words = counted(measured.count, "interruption")
         return words + (f" over {count_sig(exposure)} node-days" if exposure is not None else "")
     if key in _COUNTED:
-        return _plural(measured.count, _COUNTED[key])
+        return counted(measured.count, _COUNTED[key])
     if key in _OVERHEADS and exposure is not None:
-        return f"{count_sig(exposure)} GPU-h in {_plural(measured.count, 'run')}"
-    return f"{count_sig(exposure)} GPU-h" if exposure is not None else _plural(measured.count, "row")
+        return f"{count_sig(exposure)} GPU-h in {counted(measured.count, 'run')}"
+    return f"{count_sig(exposure)} GPU-h" if exposure is not None else counted(measured.count, "row")
 
 
 def line(measured: Provenance) -> str:

@@ -165,7 +165,7 @@ def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None
         "title": {"text": f"Waste found: {money(summary['total_usd'], currency)}{share}",
                   "subtitle": {"text": plotly_text(" · ".join(notes))}},
         "xaxis": {"title": {"text": currency_title(currency)}, **money_axis(currency)},
-        "yaxis": {"title": {"text": "check"}, "autorange": "reversed"},
+        "yaxis": {"autorange": "reversed", "automargin": True},  # the bars name their checks
         "showlegend": False,
         "margin": {"l": 140, "r": 20, "t": 80, "b": 50},
     }

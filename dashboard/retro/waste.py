@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.core.scenario import Scenario
-from dashboard.format import count_sig, number, usd_sig
+from dashboard.format import count_sig, counted, number, usd_sig
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
 from dashboard.query import tables
 from dashboard.query.columns import (
@@ -291,7 +291,8 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     rows["duplicate_of"] = pd.array(runs["resource_id"].to_numpy(dtype=object)[order[earlier[repeats]]],
                                     dtype="string")
     repeat_h = float(rows["gpu_hours"].sum())
-    detail = (f"{len(rows)} runs repeat an earlier run of the same name, GPU count and duration (within "
+    verb = "repeats" if len(rows) == 1 else "repeat"
+    detail = (f"{counted(len(rows), 'run')} {verb} an earlier run of the same name, GPU count and duration (within "
               f"{number(DUPLICATE_DURATION_TOLERANCE, 'fraction')}) started less than a day before: "
               f"{count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")

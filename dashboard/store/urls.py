@@ -51,3 +51,16 @@ def display_url(url: str | URL) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except (ArgumentError, ValueError):
         return "(unparseable URL)"
+
+
+def described(url: str | URL) -> str:
+    """Where the store is, in words a page may show any user: its kind, never a file path, host or user name."""
+    try:
+        scheme = make_url(url).drivername.split("+")[0]
+    except (ArgumentError, ValueError):
+        return "a store whose address cannot be read"
+    if scheme == "sqlite":
+        return "a SQLite file on this server"
+    if scheme in _POSTGRES_SCHEMES:
+        return "the shared PostgreSQL database"
+    return f"a {scheme} database"

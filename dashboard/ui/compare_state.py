@@ -14,6 +14,7 @@ import streamlit as st
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario
 from dashboard.core.scenario_bundle import read_bundle
+from dashboard.format import counted
 from dashboard.report.html import DEFAULT_APP_URL
 from dashboard.store.errors import StoreError
 from dashboard.ui import identity, plan_controls, plan_state
@@ -157,7 +158,7 @@ def add_presets() -> None:
         _say("error", f"Presets not added: {error}.")
         return
     _select(*names[:2])
-    _say("success", f"Added {len(names)} presets." if names else "Every preset is already saved.")
+    _say("success", f"Added {counted(len(names), 'preset')}." if names else "Every preset is already saved.")
 
 
 def rename() -> None:

@@ -45,8 +45,9 @@ PRESENTATION_ROWS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "co
                      "predicted_loss")
 
 
-def store_controls(display_url: str) -> None:
-    """Save the Plan's scenario, import files, add the presets; the store's address underneath."""
+def store_controls(store_words: str) -> None:
+    """Save the Plan's scenario, import files, add the presets; what kind of store underneath (never its path or
+    host: every user of a server sees this page)."""
     state = st.session_state
     st.subheader("Save and import")
     st.text_input("Save the Plan's scenario as", key=SAVE_NAME, max_chars=120,
@@ -59,7 +60,7 @@ def store_controls(display_url: str) -> None:
                      help="One scenario per file, or an array of them (as exported here). All or nothing: a bad "
                           "file or a name already taken imports none.")
     st.button("Add the bundled presets", on_click=compare_state.add_presets, icon=":material/library_add:")
-    st.caption(f"Store: `{display_url}`")
+    st.caption(f"Saved in {store_words}.")
 
 
 def saved_table(scenarios: dict[str, Scenario], owners: dict[str, str] | None = None) -> None:

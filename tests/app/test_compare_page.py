@@ -69,6 +69,17 @@ def test_an_empty_store_says_how_to_start(app):
     assert "No saved scenarios yet" in at.info[0].value
 
 
+def test_the_store_is_named_by_its_kind_never_its_path(app, store_url):
+    # Every user of a server sees this page: the store's file path on the server is not theirs to read.
+    at = _compare(app)
+    captions = [caption.value for caption in at.caption]
+    assert "Saved in a SQLite file on this server." in captions
+    folder = Path(store_url.removeprefix("sqlite:///")).parent
+    texts = [shown(element.value) for kind in ("caption", "markdown", "info", "warning", "error", "success")
+             for element in getattr(at, kind)]
+    assert texts and not any(str(folder) in text for text in texts)
+
+
 def test_an_empty_store_with_no_baseline_says_so(app):
     # Nothing saved and nothing pinned: the page must not promise a comparison with a pinned baseline.
     at = app.run()
