@@ -405,7 +405,7 @@ def notes(scenario: Scenario, result: dict[str, Any]) -> list[str]:
     lay = result["layout"]
     said = []
     model = shape.model_shape(scenario)
-    if any(key in model.assumed for key in ("n_layers", "d_model", "n_heads")):
+    if model.from_the_size:
         said.append(f"assumed shape: {shape.describe(model)} — from the size ({model.source}); set n_layers, "
                     "d_model and n_heads to change it")
     if result["layout_proposed"]:

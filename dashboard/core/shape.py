@@ -182,6 +182,12 @@ class ModelShape:
     assumed: tuple[str, ...]
     source: str
 
+    @property
+    def from_the_size(self) -> bool:
+        """Whether the layers or the width are a published model's, taken from the size (as `shape_assumed`):
+        heads, FFN or vocabulary filled in around a given depth and width leave the shape the user's."""
+        return "n_layers" in self.assumed or "d_model" in self.assumed
+
 
 def _nan(value: float | int | None) -> float:
     return math.nan if value is None else float(value)

@@ -20,8 +20,6 @@ from dashboard.ui import layout_controls, plan_state
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
 
 SHAPE_EXPANDER = "plan.shape"
-# The keys `shape.model_shape` may assume that make a shape "assumed" on the page (the rest only complete it).
-SHAPE_KEYS = ("n_layers", "d_model", "n_heads")
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -51,7 +49,7 @@ def _layout_text(layout: dict[str, int], scenario: Scenario) -> str:
 def shape_text(model: shape.ModelShape) -> str:
     """ "Assumed shape: 126 layers × 16,384, 128 heads (8 KV) — from the size" (or "Shape: … as given")."""
     described = shape.describe(model)
-    if any(key in model.assumed for key in SHAPE_KEYS):
+    if model.from_the_size:
         return f"Assumed shape: {described} — from the size"
     if model.assumed:
         return f"Shape: {described} — as given, the rest from the size"

@@ -193,6 +193,15 @@ def test_a_given_shape_reads_as_given(app):
     assert all(_widget(at, control.widget).value is not None for control in SHAPE_CONTROLS)
 
 
+def test_a_given_depth_and_width_read_as_given_with_the_rest_from_the_size(app):
+    # The sample 13B plan names its layers and width only: the heads (5,120 / 128 = 40), FFN and vocabulary are
+    # filled in, but the shape is the user's, not a published model's.
+    at = _open(app, link={"n_layers": "40", "d_model": "5120", "total_params": "1.3e10"})
+    assert not at.exception
+    assert "Shape: 40 layers × 5,120, 40 heads — as given, the rest from the size" in _lines(at)
+    assert not any(line.startswith("Assumed shape") for line in _lines(at))
+
+
 def test_the_memory_bar_has_the_validation_note(app):
     at = app.run()
     assert any(shown(c.value) == memory.VALIDATION_NOTE for c in at.caption)
