@@ -17,6 +17,8 @@ from typing import Any, Literal
 import numpy as np
 import streamlit as st
 
+from dashboard.core.engine import peak_tflops_of
+from dashboard.core.feasibility import gpu_memory_gb_of
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.core.scaling import FITS
@@ -214,8 +216,9 @@ def widget_values(scenario: Scenario) -> dict[str, Any]:
     """Session-state values for every widget, in display units, from a scenario."""
     data = scenario.to_json_dict()
     data["active_params"] = scenario.active
-    if data["peak_tflops"] is None:
-        data["peak_tflops"] = 1000.0
+    data["peak_tflops"] = peak_tflops_of(scenario)  # a catalogue GPU's own, shown in the disabled box
+    if data["gpu_memory_gb"] is None and scenario.gpu_type != CUSTOM:
+        data["gpu_memory_gb"] = gpu_memory_gb_of(scenario)
     values: dict[str, Any] = {MOE_TOGGLE: scenario.active_params is not None, MFU_PREDICTED: scenario.mfu is None}
     if data["mfu"] is None:
         data["mfu"] = predicted_mfu(scenario)
@@ -410,6 +413,22 @@ def _mfu_toggle(control: Control, scenario: Scenario | None) -> None:
         state[control.widget] = control.to_widget(predicted_mfu(scenario))
 
 
+def _show_in_use(control: Control, scenario: Scenario) -> None:
+    """A disabled control shows the value the plan is priced with (the total of a dense model, the catalogue GPU's
+    peak and memory), not the last value typed there; it is where the control starts when enabled again."""
+    in_use = {"active_params": lambda: scenario.active, "peak_tflops": lambda: peak_tflops_of(scenario),
+              "gpu_memory_gb": lambda: gpu_memory_gb_of(scenario)}.get(control.key)
+    value = None if in_use is None else float(in_use())
+    if value is None or not np.isfinite(value):
+        return
+    state = st.session_state
+    if control.kind == "log":
+        state[control.number] = control.to_widget(value)
+        state[control.widget] = value
+    else:
+        state[control.widget] = control.to_widget(value)
+
+
 def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | None = None,
                  scenario: Scenario | None = None) -> None:
     """One labelled group of controls, drawn only while its expander is open (values persist when closed).
@@ -437,6 +456,8 @@ def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | N
                 or (control.key in ("peak_tflops", "gpu_memory_gb") and state["w.gpu_type"] != CUSTOM)
                 or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
             )
+            if disabled and scenario is not None:
+                _show_in_use(control, scenario)
             render(control, disabled=disabled)
             if control.key in invalid:
                 st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")

@@ -311,6 +311,21 @@ def test_with_one_invalid_input_the_other_edits_still_reach_the_tiles_and_the_li
     assert at.query_params["total_params"] == "3e+09"
 
 
+def test_disabled_controls_show_the_values_in_use(app):
+    # A dense plan moved to 405B is priced with 405B active parameters; the H100's datasheet peak is 989 TFLOP/s
+    # dense BF16 and its memory 80 GB: the disabled boxes say so, not the 7B or the custom GPU's 1,000 left there.
+    at = _open_group_of(app.run(), "total_params")
+    _widget(at, "w.total_params.n").set_value(405.0)
+    at.run()
+    at = _open_group_of(at, "peak_tflops")
+    assert not at.exception
+    active = _widget(at, "w.active_params.n")
+    assert active.disabled and active.value == pytest.approx(405.0)
+    peak, memory = _widget(at, "w.peak_tflops"), _widget(at, "w.gpu_memory_gb")
+    assert peak.disabled and peak.value == pytest.approx(989.0)
+    assert memory.disabled and memory.value == pytest.approx(80.0)
+
+
 def test_an_edited_default_is_no_longer_named_default(app):
     at = _open_group_of(app.run(), "tokens")
     _widget(at, "w.tokens.n").set_value(3000.0)
