@@ -7,6 +7,7 @@ from plain dicts (no plotly.express), with a few hundred to a few thousand point
 from __future__ import annotations
 
 import math
+import textwrap
 from functools import partial
 from typing import Any
 
@@ -70,7 +71,24 @@ def _label(key: str) -> str:
     return LABELS.get(key, key.replace("_", " "))
 
 
+# Plotly never wraps a title: a line longer than the chart is cut. A 17 px title on a half-width chart of a 1440 px
+# window holds about 70 characters, a 13 px subtitle about 95; lines are broken before that.
+TITLE_WRAP_CHARS = 64
+SUBTITLE_WRAP_CHARS = 90
+TITLE_LINE_PX, SUBTITLE_LINE_PX, TITLE_PAD_PX = 22, 17, 40
+
+
+def wrapped(text: str, width: int) -> str:
+    """`text` broken at spaces into lines of at most `width` characters, joined by plotly's `<br>`; the breaks
+    already in it are kept, and a word longer than `width` stays whole."""
+    return "<br>".join(line for part in text.split("<br>")
+                       for line in textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False) or [""])
+
+
 def layout_of(title: str, x_title: str, y_title: str, subtitle: str = "", **extra: Any) -> dict[str, Any]:
+    """A chart's layout: the title and subtitle wrapped to the chart (the top margin grows with their lines), the
+    axis titles, the app's colours; `extra` keys are merged into the defaults."""
+    title, subtitle = wrapped(title, TITLE_WRAP_CHARS), wrapped(subtitle, SUBTITLE_WRAP_CHARS)
     layout = {
         "title": {"text": title, "subtitle": {"text": subtitle}},
         "xaxis": {"title": {"text": x_title}},
@@ -81,6 +99,10 @@ def layout_of(title: str, x_title: str, y_title: str, subtitle: str = "", **extr
     }
     for key, value in extra.items():
         layout[key] = {**layout[key], **value} if key in layout else value
+    title_px = (title.count("<br>") + 1) * TITLE_LINE_PX
+    subtitle_px = (subtitle.count("<br>") + 1) * SUBTITLE_LINE_PX if subtitle else 0
+    top_px = max(layout["margin"].get("t", 0), TITLE_PAD_PX + title_px + subtitle_px)
+    layout["margin"] = {**layout["margin"], "t": top_px}
     return layout
 
 

@@ -16,8 +16,9 @@ from dashboard.ui.compare_state import SELECTED
 
 
 def _titles(at) -> list[str]:
-    """The chart tabs' titles (the "Can it run?" panel's memory bar is not a tab)."""
-    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    """The chart tabs' titles as read (lines joined; the "Can it run?" panel's memory bar is not a tab)."""
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"].replace("<br>", " ")
+              for chart in at.get("plotly_chart")]
     return [title for title in titles if not title.startswith("Memory per GPU")]
 
 

@@ -186,7 +186,26 @@ def test_tst_reference_constant_is_the_published_run():
 def test_tst_title_is_the_answer(net_usd, baseline_total_usd, title):
     fig = plan.tst_figure({**PUBLISHED_TST, "net_savings_usd": net_usd, "baseline_cost_usd": baseline_total_usd},
                           None)
-    assert fig.layout.title.text == title
+    lines = fig.layout.title.text.split("<br>")  # wrapped: plotly cuts a title longer than the chart
+    assert " ".join(lines) == title and all(len(line) <= plan.TITLE_WRAP_CHARS for line in lines)
+
+
+@pytest.mark.parametrize(("text", "width", "expected"), [
+    ("short", 10, "short"),
+    ("one two three four", 9, "one two<br>three<br>four"),
+    ("kept<br>break here", 20, "kept<br>break here"),
+    ("unbreakable-word-of-twenty", 5, "unbreakable-word-of-twenty"),
+    ("", 10, ""),
+])
+def test_titles_wrap_at_spaces(text, width, expected):
+    assert plan.wrapped(text, width) == expected
+
+
+def test_the_top_margin_grows_with_the_title_lines():
+    # One title line and one subtitle line: 40 + 22 + 17 = 79 px; two of each: 40 + 44 + 34 = 118 px.
+    assert plan.layout_of("t", "", "", subtitle="s")["margin"]["t"] == 79
+    long = "word " * 30
+    assert plan.layout_of(long[:100], "", "", subtitle=long[:150])["margin"]["t"] == 118
 
 
 def test_tst_bars_are_percent_of_baseline_and_the_published_run_is_a_marker():
