@@ -85,6 +85,7 @@ details > summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
   table { font-size: 9pt; }
   tbody th { min-width: 8rem; }
   nav { display: none; }
+  .modebar-container { display: none !important; }  /* plotly's toolbar is screen furniture: it printed over titles */
   figure.chart { width: 17cm; }
   figure.chart .plotly-graph-div { height: 10cm; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }

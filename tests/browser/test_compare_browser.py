@@ -175,7 +175,11 @@ def test_the_downloaded_report_opens_offline_in_colour_and_prints_whole_charts(p
                 const end = document.createElement('div'); end.textContent = `CHARTEND${i}X`;
                 chart.prepend(top); chart.append(end); });
             return charts.length; }""")
+        shown_bars = "() => [...document.querySelectorAll('.modebar-container')].filter(bar => " \
+                     "getComputedStyle(bar).display !== 'none').length"
+        assert offline.evaluate(shown_bars) == count  # on screen each chart has its toolbar
         offline.emulate_media(media="print")
+        assert offline.evaluate(shown_bars) == 0  # in print none: it printed over the titles
         pdf = tmp_path / "report.pdf"
         offline.pdf(path=str(pdf), format="A4", print_background=True)
     finally:
