@@ -89,6 +89,14 @@ details > summary { cursor: pointer; font-weight: 600; margin: .5rem 0; }
   figure.chart { width: 17cm; }
   figure.chart .plotly-graph-div { height: 10cm; }
   h2, h3 { break-after: avoid; page-break-after: avoid; }
+  /* The first page is the one-page summary: the header, the summary and the headline numbers, then a page break. */
+  header { break-after: avoid; }
+  header h1 { font-size: 1.5rem; }
+  .meta { font-size: 9pt; }
+  #summary h2, #headlines h2 { margin-top: .6rem; }
+  #summary, #headlines { break-inside: avoid; page-break-inside: avoid; }
+  #headlines table { font-size: 8.5pt; }
+  #headlines + section { break-before: page; page-break-before: always; }
 }
 """
 # Closed <details> would print closed: open them all before printing.
@@ -382,17 +390,15 @@ def _loss_header(names: list[str], results: list[dict[str, Any]]) -> list[str]:
 
 def summary_html(scenarios: list[Scenario], results: list[dict[str, Any]], runs: list[uncertainty.MonteCarlo],
                  app_url: str) -> str:
-    """What a reviewer reads first: within budget, cheapest, highest overrun risk; each option's loss and Plan link;
-    the loss-comparability warning and any point estimate below P10."""
+    """What a reviewer reads first: within budget, cheapest, highest overrun risk; each option's predicted loss; the
+    loss-comparability warning and any point estimate below P10. With the headline table it fills the first printed
+    page; the Plan links, long, are in each option's own section (`plan_link_html`)."""
     names = compare.unique_names([scenario.name for scenario in scenarios])
     summaries = [run.summary() for run in runs]
     lines = "".join(f"<li>{_e(line)}</li>" for line in compare.summary_lines(names, results, summaries, money))
-    items = []
-    for name, scenario, result in zip(names, scenarios, results, strict=True):
-        link = compare.plan_link(app_url, scenario)
-        items.append(f"<li><strong>{_e(name)}</strong>: predicted loss "
-                     f"{_e(format_output('predicted_loss', result['predicted_loss']))} nats per token; Plan link "
-                     f'<span class="link">{_e(link)}</span></li>')
+    items = [f"<li><strong>{_e(name)}</strong>: predicted loss "
+             f"{_e(format_output('predicted_loss', result['predicted_loss']))} nats per token</li>"
+             for name, result in zip(names, results, strict=True)]
     notes = []
     banner = compare.loss_banner(names, results)
     if banner:
@@ -404,6 +410,11 @@ def summary_html(scenarios: list[Scenario], results: list[dict[str, Any]], runs:
             notes.append(f'<p class="banner">{_e(note)}</p>')
     return (f'<div class="summary"><ul class="lines">{lines}</ul><ul>{"".join(items)}</ul>{"".join(notes)}'
             "</div>")
+
+
+def plan_link_html(app_url: str, scenario: Scenario) -> str:
+    """The option's Plan link: the planner opened on exactly this scenario."""
+    return (f'<p>Open in the planner: <span class="link">{_e(compare.plan_link(app_url, scenario))}</span></p>')
 
 
 def build_report(
@@ -450,7 +461,8 @@ def build_report(
         f"{inputs_html(scenarios)}</details>"
     )))
     for number, (column, scenario, result, run) in enumerate(zip(columns, scenarios, results, runs, strict=True), 1):
-        body = f"<h3>{_e(catalogue.label('programme'))}</h3>{programme_html(result)}"
+        body = plan_link_html(app_url, scenario)
+        body += f"<h3>{_e(catalogue.label('programme'))}</h3>{programme_html(result)}"
         body += "".join(chart(plan_charts.plan_chart(name, scenario, result), name) for name in plan_charts.CHARTS)
         body += chart(uncertainty_figures.distribution_figure(run), MONTE_CARLO_CHARTS[0])
         body += chart(uncertainty_figures.tornado_figure(run), MONTE_CARLO_CHARTS[1])

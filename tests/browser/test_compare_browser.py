@@ -185,6 +185,13 @@ def test_the_downloaded_report_opens_offline_in_colour_and_prints_whole_charts(p
     finally:
         context.close()
     pages = [p.extract_text() or "" for p in PdfReader(pdf).pages]
+    # The first page is the one-page summary: the verdicts, then the whole headline table down to its last rows,
+    # and nothing else; the comparison starts the second page.
+    first = " ".join(pages[0].split())
+    assert "Summary" in first and "Cheapest:" in first and "Headline numbers" in first
+    assert "Chance of exceeding" in first and "Budget covering 90" in first
+    assert "Comparison" not in first and "CHARTTOP" not in first and "http" not in first
+    assert pages[1].lstrip().startswith("Comparison")
     assert count == 3 + 8 * len(LONG_PRESETS)
     for number in range(count):
         top = [i for i, text in enumerate(pages) if f"CHARTTOP{number}X" in text]
