@@ -17,6 +17,7 @@ from streamlit import config
 from streamlit.web.server.server_util import AUTH_COOKIE_NAME
 from streamlit.web.server.starlette.starlette_websocket import _get_signed_cookie_with_chunks
 
+from dashboard import settings
 from dashboard.ui import identity
 from dashboard.ui.upload_guard import ASGIApp, Receive, Scope, Send, refuse
 
@@ -74,4 +75,4 @@ class SignInGuard:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008, "reason": "sign in first"})
             return
-        await refuse(send, 401, REFUSAL)
+        await refuse(send, 401, REFUSAL, receive, settings.mebibytes(settings.UPLOAD_MAX_MB) + settings.MEBIBYTE)

@@ -99,13 +99,23 @@ class Ledger:
 LEDGER = Ledger()
 
 
-async def refuse(send: Send, status: int, text: str) -> None:
-    """Answer ``status`` with ``text`` (plain text) and close the connection, without reading the request's body."""
+async def refuse(send: Send, status: int, text: str, receive: Receive | None = None, drain_bytes: int = 0) -> None:
+    """Answer ``status`` with ``text`` (plain text), decided before any of the body is read. With ``receive``, up to
+    ``drain_bytes`` of the body that still comes are then read and dropped before the answer ends: a proxy that
+    streams the body on (nginx) gets the answer, where closing with the body unread resets its connection (a 502)."""
     body = (text + "\n").encode()
     await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode()),
-        (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": body})
+        (b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body, "more_body": receive is not None})
+    if receive is None:
+        return
+    dropped = 0
+    while dropped <= drain_bytes:
+        message = await receive()
+        dropped += len(message.get("body", b""))
+        if message["type"] != "http.request" or not message.get("more_body"):
+            break
+    await send({"type": "http.response.body", "body": b""})
 
 
 def declared_length(scope: Scope) -> int | None:
@@ -138,13 +148,13 @@ class UploadGuard:
         framing = MB
         if length is not None and length > largest + framing:
             await refuse(send, 413, f"The upload is {length / MB:,.0f} MB, more than the {largest / MB:,.0f} MB "
-                                    f"this server accepts ({settings.UPLOAD_MAX_MB}).")
+                                    f"this server accepts ({settings.UPLOAD_MAX_MB}).", receive, largest + framing)
             return
         reserved = largest + framing if length is None else length
         session_id = match["session"]
         why = self.ledger.reserve(session_id, reserved, self.held(session_id))
         if why is not None:
-            await refuse(send, 429, why)
+            await refuse(send, 429, why, receive, reserved)
             return
         received = 0
         started = cut_off = False

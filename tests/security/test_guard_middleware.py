@@ -5,6 +5,7 @@ count. The served app's behaviour is tests/security/test_server_guards.py."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -55,18 +56,23 @@ class Inner:
 
 
 def _run(scope: dict, body: list[bytes], held=(0, 0), ledger: Ledger | None = None) -> tuple[int, str, Inner]:
-    """The guard around `Inner` on one request whose body comes in `body`'s pieces; status, text, inner app."""
-    inner, sent = Inner(), []
+    """The guard around `Inner` on one request whose body comes in `body`'s pieces; status, text, inner app. Also
+    checks the answer was complete and records (in `Inner.events`) whether it started before any body was read."""
+    inner, sent, events = Inner(), [], []
     pieces = [{"type": "http.request", "body": piece, "more_body": i < len(body) - 1} for i, piece in enumerate(body)]
 
     async def receive():
+        events.append("read")
         return pieces.pop(0) if pieces else {"type": "http.disconnect"}
 
     async def send(message):
+        events.append(message["type"])
         sent.append(message)
 
     guard = UploadGuard(inner, ledger or Ledger(), held=lambda session: held)
     asyncio.run(guard(scope, receive, send))
+    assert sent[-1]["type"] == "http.response.body" and not sent[-1].get("more_body")
+    inner.events, inner.left = events, len(pieces)
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     text = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body").decode()
     return status, text, inner
@@ -86,12 +92,15 @@ UPLOAD_CASES = [
 @pytest.mark.parametrize("declared, held_mb, status, phrase", UPLOAD_CASES)
 def test_upload_is_refused_before_its_body_or_passed_on(declared, held_mb, status, phrase):
     held = (held_mb[0] * MB, held_mb[1] * MB)
-    body = [b"x" * (declared - MB), b"x" * MB] if status == 204 else []  # a refusal reads no body: none is there
+    body = [b"x" * (declared - MB), b"x" * MB]
     got, text, inner = _run(_put(_length(declared)), body, held)
     assert got == status
     assert phrase in text
     assert inner.called is (status == 204)
     assert inner.read == (declared if status == 204 else 0)
+    if status != 204:  # answered before any of the body was read; what came after was read and dropped
+        assert inner.events[0] == "http.response.start"
+        assert inner.left == 0
 
 
 def test_a_content_length_that_is_not_a_number_is_refused():
@@ -206,13 +215,15 @@ def _message(state: ClientState) -> dict:
 
 
 def _drive(messages: list[dict], interval_s: float, later: list[dict]) -> tuple[list[dict], Pacer]:
-    """A Pacer over `messages` (available at once), then `later` once the app has read twice; what the app read."""
+    """A Pacer over `messages` (available at once), then `later` once the app has read twice; what the app read.
+    Its clock stands still while messages wait to be read, so that how fast this machine reads them cannot matter."""
 
     async def main():
         queue: asyncio.Queue = asyncio.Queue()
         for message in messages:
             queue.put_nowait(message)
-        pacer, read = Pacer(queue.get, interval_s), []
+        start = time.monotonic()
+        pacer, read = Pacer(queue.get, interval_s, clock=lambda: start if queue.qsize() else time.monotonic()), []
         while not read or read[-1]["type"] != "websocket.disconnect":
             read.append(await asyncio.wait_for(pacer.receive(), timeout=30))  # a watchdog, not a timing
             if len(read) == 2:
