@@ -67,7 +67,8 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     UPLOAD_TOTAL_MB: (4 * UPLOAD_LIMIT_MB, 1, 1 << 20,
                       "megabytes of uploads all browser sessions have in flight and held together"),
     RERUN_INTERVAL_MS: (250, 0, 60_000,
-                        "milliseconds between two reruns one session starts; messages in between are merged"),
+                        "milliseconds a session sends no rerun message before the next starts at once; closer ones "
+                        "are merged and start when it is quiet"),
 }
 
 

@@ -1,10 +1,11 @@
 """One session's rerun flood cannot stall the others: an ASGI middleware that paces each websocket's reruns.
 
 Streamlit acts on every ``rerun_script`` back-message as it arrives: it stops the session's running script and
-starts another, on the event loop every session shares. 2,858 of them from one client kept a server busy for about
-250 s, another user's slider rerun waiting as long. Here each session starts at most one rerun per
-``PLANNER_RERUN_INTERVAL_MS`` (250 ms; 0 turns pacing off): a rerun message that comes sooner is held, and the
-messages that come while one is held are merged into it, to be delivered when the interval has passed. The merge
+starts another, on the event loop and the interpreter lock every session shares. 2,858 of them from one client kept
+a server busy for about 250 s, another user's slider rerun waiting as long. Here a rerun message starts a rerun at
+once only when the session has sent none for ``PLANNER_RERUN_INTERVAL_MS`` (250 ms; 0 turns pacing off); one that
+comes sooner is held, those that follow are merged into it, and it starts once the session has been quiet for the
+interval. A flood thus starts its first rerun and one merged rerun when it stops, whatever its length. The merge
 keeps the last message's widget values and page, and what a dropped message would otherwise lose: a button's or
 a chat input's trigger still active in an earlier message, and a full rerun (a fragment's rerun merged with a full
 one, or with another fragment's, is a full rerun). Other back-messages (file upload URLs, heartbeats, a stop)
@@ -76,16 +77,16 @@ class Pacer:
 
     def __init__(self, receive: Receive, interval_s: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._receive, self._interval_s, self._clock = receive, interval_s, clock
-        self._last_start = float("-inf")
+        self._last_rerun = float("-inf")  # when the last rerun message came (started or held)
         self._held: ClientState | None = None
         self._next: asyncio.Future[Message] | None = None
         self.started = self.held = 0  # reruns passed on to Streamlit; rerun messages held (and merged)
 
     def _due_in(self) -> float:
-        return self._last_start + self._interval_s - self._clock()
+        """Seconds until this session has sent no rerun message for the interval."""
+        return self._last_rerun + self._interval_s - self._clock()
 
     def _start(self, message: Message) -> Message:
-        self._last_start = self._clock()
         self.started += 1
         return message
 
@@ -106,7 +107,9 @@ class Pacer:
             state = rerun_state(message)
             if state is None:
                 return message
-            if self._held is None and self._due_in() <= 0:
+            quiet = self._held is None and self._due_in() <= 0
+            self._last_rerun = self._clock()
+            if quiet:
                 return self._start(message)
             self._held = state if self._held is None else merged(self._held, state)
             self.held += 1
