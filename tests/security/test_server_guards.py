@@ -21,7 +21,7 @@ from streamlit.web.server.starlette.starlette_app_utils import create_signed_val
 
 from bench.abuse_bench import open_probe, put_upload, rerun_flood, upload_flood
 from bench.served import ROOT, free_port, memory_mb, running, streamlit_command
-from bench.upload_bench import server_env
+from bench.upload_bench import UploadSession, server_env
 from dashboard import settings
 
 MB = 1 << 20
@@ -99,6 +99,13 @@ def test_an_oversize_upload_is_refused_from_its_headers(limited):
     assert answer.status == 413
     assert "25 MB, more than the 20 MB this server accepts (PLANNER_UPLOAD_MAX_MB)" in answer.text
     assert answer.body_sent == 0
+
+
+def test_the_file_uploader_offers_the_limit_the_server_enforces(limited):
+    url, _ = limited
+    session = UploadSession(url)  # the Import page with "Upload a file" chosen
+    session.close()
+    assert session.uploader.max_upload_size_mb == 20  # PLANNER_UPLOAD_MAX_MB, not config.toml's 500
 
 
 def test_a_chunked_upload_past_the_limit_is_cut_off_and_a_small_one_accepted(limited):
