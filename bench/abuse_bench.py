@@ -154,9 +154,11 @@ def open_probe(url: str, query: str = "") -> Probe:
 
 
 def health_s(url: str) -> float:
+    """Seconds the health check takes to answer "ok" (OSError when it does not)."""
     started = time.perf_counter()
     with urllib.request.urlopen(f"{url}/_stcore/health", timeout=TIMEOUT_S) as response:
-        response.read()
+        if response.read().decode().strip() != "ok":
+            raise OSError("the health check did not answer ok")
     return time.perf_counter() - started
 
 
@@ -167,6 +169,7 @@ class UploadFlood:
     peak_mb: float
     health_idle_s: float
     health_worst_s: float
+    health_failures: int  # health checks that got no "ok" (an error, or no answer within TIMEOUT_S)
 
 
 def upload_flood(url: str, pid: int, sessions: int, puts: int, size: int) -> UploadFlood:
@@ -185,10 +188,14 @@ def upload_flood(url: str, pid: int, sessions: int, puts: int, size: int) -> Upl
 
     done = threading.Event()
     health: list[float] = []
+    failures: list[BaseException] = []
 
     def watch_health() -> None:
         while not done.is_set():
-            health.append(health_s(url))
+            try:
+                health.append(health_s(url))
+            except OSError as error:  # urllib's errors, timeouts included
+                failures.append(error)
             time.sleep(0.1)
 
     threads = [threading.Thread(target=put, args=(i,), daemon=True) for i in range(puts)]
@@ -204,7 +211,7 @@ def upload_flood(url: str, pid: int, sessions: int, puts: int, size: int) -> Upl
     for probe in probes:
         probe.socket.close()
     statuses = Counter(answer.status if answer else -1 for answer in answers)
-    return UploadFlood(statuses, idle, watch.peak, health_idle, max(health, default=0.0))
+    return UploadFlood(statuses, idle, watch.peak, health_idle, max(health, default=0.0), len(failures))
 
 
 @dataclass

@@ -161,3 +161,4 @@ def test_large_uploads_through_the_proxy_are_bounded_by_the_app(tmp_path):
     assert set(flood.statuses) <= {204, 429}, flood.statuses
     assert 1 <= flood.statuses[204] <= 3, flood.statuses
     assert flood.peak_mb < flood.idle_mb + 60 * (1 << 20) / 1e6 + 150, flood
+    assert flood.health_failures == 0, flood  # polled through the proxy throughout

@@ -132,7 +132,7 @@ def test_many_large_puts_at_once_stay_under_the_bounds_and_the_server_answers(tm
     assert 1 <= flood.statuses[204] <= most, flood.statuses
     assert flood.statuses[429] == 20 - flood.statuses[204]
     assert flood.peak_mb < flood.idle_mb + 60 * MB / 1e6 + SLACK_MB, flood
-    assert flood.health_worst_s > 0  # the health check answered throughout (each call waits for its answer)
+    assert flood.health_failures == 0  # the health check, polled throughout, always answered "ok"
     assert (status, text.strip()) == (200, "ok")
 
 
