@@ -254,3 +254,20 @@ def test_other_messages_pass_a_held_rerun_and_a_disconnect_drops_it():
     assert read[1] == heartbeat
     assert read[2] == DISCONNECT
     assert (pacer.started, pacer.held) == (1, 1)
+
+
+def test_the_guards_wrap_in_order_and_a_bad_setting_stops_the_server_with_its_message(monkeypatch):
+    from streamlit import config
+
+    from dashboard.ui import guards
+    from dashboard.ui.rerun_pace import RerunPace
+    from dashboard.ui.sign_in_guard import SignInGuard
+
+    before = config.get_option("server.maxUploadSize")
+    try:
+        assert [m.cls for m in guards.middleware()] == [SignInGuard, UploadGuard, RerunPace]
+        monkeypatch.setenv("PLANNER_RERUN_INTERVAL_MS", "-1")
+        with pytest.raises(SystemExit, match="cannot start: PLANNER_RERUN_INTERVAL_MS must be a whole number"):
+            guards.middleware()
+    finally:
+        config.set_option("server.maxUploadSize", before)
