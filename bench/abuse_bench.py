@@ -33,6 +33,7 @@ from bench.harness import Measurement
 from bench.served import ROOT, free_port, memory_mb, running, streamlit_command
 from bench.upload_bench import PeakWatch, server_env
 from bench.websocket_client import TIMEOUT_S, connection, slider
+from dashboard import settings
 
 PIECE = b"\0" * (1 << 20)
 BOUNDARY = "planner-probe-boundary"
@@ -274,8 +275,6 @@ def _flood_detail(flood: UploadFlood) -> str:
 
 def upload_flood_peak_memory() -> Measurement:
     flood = full_size_upload_flood()
-    from dashboard import settings
-
     bound_mb = settings.mebibytes(settings.UPLOAD_TOTAL_MB) / 1e6
     return Measurement(flood.peak_mb, flood.idle_mb + bound_mb, _flood_detail(flood))
 
