@@ -6,6 +6,7 @@ machine. Not gated: the figures timed through a server or a browser, which swing
 """
 
 from bench import (
+                   abuse_bench,
                    browser_bench,
                    estimate_bench,
                    ingest_bench,
@@ -118,4 +119,24 @@ CATALOGUE = (
                  "Import page at once (`bench/upload_bench.py`; issue 35): every import shares the process's "
                  "budget (`PLANNER_IMPORT_MEMORY_MB`, 6,000 MB), so the peak stays under idle + budget.",
         reference="the same server's idle resident memory, after one session opened the Import page"),
+    # Issue 53: a served app probed over HTTP and its websocket directly (bench/abuse_bench.py).
+    Benchmark(
+        name="upload_flood_peak_memory", unit="MB", target=1.0, gate=False,
+        measure=abuse_bench.upload_flood_peak_memory,
+        measures="The peak resident memory of a `make run` server with the default upload settings while 20 "
+                 "websocket sessions each PUT 450 MiB straight to Streamlit's upload endpoint at once (issue 53: "
+                 "17 such PUTs took a server to 8 GB); the detail gives the answers and the health check's times.",
+        reference="the same server's idle resident memory plus PLANNER_UPLOAD_TOTAL_MB (2,000 MiB)"),
+    Benchmark(
+        name="upload_flood_health", unit="ms", target=1.0, gate=False,
+        measure=abuse_bench.upload_flood_health,
+        measures="The slowest answer of `/_stcore/health`, polled every 100 ms during the same 20 PUTs of 450 MiB.",
+        reference="1,000 ms"),
+    Benchmark(
+        name="rerun_flood_other_session", unit="ms", target=5.0, gate=False,
+        measure=abuse_bench.rerun_flood_other_session,
+        measures="The slowest of three Plan-page reruns of one session while another session has just sent 2,858 "
+                 "rerun messages (issue 53: 252 s, and sessions dropped); the detail gives the flooding session's "
+                 "runs started (PLANNER_RERUN_INTERVAL_MS paces them).",
+        reference="the median of the same session's three reruns before the flood"),
 )

@@ -10,7 +10,8 @@ import os
 import re
 from pathlib import Path
 
-UPLOAD_LIMIT_MB = 500  # server.maxUploadSize in .streamlit/config.toml
+UPLOAD_LIMIT_MB = 500  # PLANNER_UPLOAD_MAX_MB's default, and server.maxUploadSize in .streamlit/config.toml
+MEBIBYTE = 1 << 20  # Streamlit's and nginx's upload megabyte
 REPOSITORY_DATA = Path(__file__).resolve().parents[1] / "data"
 
 MAX_IMPORT_MB = "PLANNER_MAX_IMPORT_MB"
@@ -28,6 +29,11 @@ DEFAULT_ENGINE_URL = "duckdb"
 DUCKDB_MEMORY_LIMIT = "PLANNER_DUCKDB_MEMORY_LIMIT"
 WARM_UP = "PLANNER_WARM_UP"
 ADMINS = "PLANNER_ADMINS"
+# Uploads bounded before they are accepted, and reruns paced per session (dashboard/ui/upload_guard.py, rerun_pace.py)
+UPLOAD_MAX_MB = "PLANNER_UPLOAD_MAX_MB"
+UPLOAD_SESSION_MB = "PLANNER_UPLOAD_SESSION_MB"
+UPLOAD_TOTAL_MB = "PLANNER_UPLOAD_TOTAL_MB"
+RERUN_INTERVAL_MS = "PLANNER_RERUN_INTERVAL_MS"
 ADMIN_MAX_CHARS = 320  # the longest e-mail address; OIDC subjects are at most 255
 _ADMIN = re.compile(r"[^\s,\x00-\x1f\x7f]+")  # one e-mail or subject: no spaces, commas or control characters
 DEFAULT_DUCKDB_MEMORY_LIMIT = "2GB"
@@ -53,6 +59,16 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     IMPORT_WAIT_S: (30, 0, 3_600, "seconds an import waits for memory other imports hold before it is refused"),
     STREAM_BATCH_ROWS: (200_000, 1_000, 10_000_000, "rows a streamed import into the workspace reads at a time"),
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
+    # Uploads and reruns (the upload megabytes are Streamlit's and nginx's: 1 MB = 1,048,576 bytes)
+    UPLOAD_MAX_MB: (UPLOAD_LIMIT_MB, 1, 1 << 20,
+                    "megabytes of one upload; Streamlit's server.maxUploadSize is set from it"),
+    UPLOAD_SESSION_MB: (2 * UPLOAD_LIMIT_MB, 1, 1 << 20,
+                        "megabytes of uploads one browser session has in flight and held together"),
+    UPLOAD_TOTAL_MB: (4 * UPLOAD_LIMIT_MB, 1, 1 << 20,
+                      "megabytes of uploads all browser sessions have in flight and held together"),
+    RERUN_INTERVAL_MS: (250, 0, 60_000,
+                        "milliseconds a session sends no rerun message before the next starts at once; closer ones "
+                        "are merged and start when it is quiet"),
 }
 
 
@@ -79,6 +95,11 @@ def limit(name: str) -> int:
 def megabytes(name: str) -> int:
     """A megabyte setting in bytes."""
     return limit(name) * 1_000_000
+
+
+def mebibytes(name: str) -> int:
+    """An upload megabyte setting in bytes, counted as Streamlit and nginx count them (1 MB = 1,048,576 bytes)."""
+    return limit(name) * MEBIBYTE
 
 
 def data_dir(serving_beyond_localhost: bool) -> Path | None:

@@ -33,7 +33,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/settings.py": (set(), set()),
     "dashboard/cli": ({"cli", "core", "ingest", "query", "retro", "report", "workspace"}, {"pyarrow"}),
     "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
-                     {"numpy", "pandas", "plotly", "pyarrow", "streamlit"}),
+                     {"numpy", "pandas", "plotly", "pyarrow", "streamlit", "starlette"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
     "dashboard/app.py": ({"ui"}, {"streamlit"}),
 }

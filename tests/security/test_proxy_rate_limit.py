@@ -133,3 +133,32 @@ def test_the_page_loads_through_the_proxy_and_a_burst_is_refused(tmp_path):
         finally:
             nginx.terminate()
             nginx.wait(timeout=10)
+
+
+def test_large_uploads_through_the_proxy_are_bounded_by_the_app(tmp_path):
+    """Issue 53: 20 PUTs of 19 MiB at once from four sessions through the example, the app's upload bounds scaled
+    down (20 MiB a file, 40 a session, 60 in all): at most three are accepted, the others refused with the app's
+    429, the server's memory stays under its bound and its health check answers through the proxy."""
+    if NGINX is None:
+        _missing_nginx()
+    from bench.abuse_bench import upload_flood
+    from bench.upload_bench import server_env
+
+    listen = free_port()
+    limits = {"PLANNER_UPLOAD_MAX_MB": "20", "PLANNER_UPLOAD_SESSION_MB": "40", "PLANNER_UPLOAD_TOTAL_MB": "60"}
+    with serve(APP, env=server_env(tmp_path, **limits)) as server:
+        main = _config(tmp_path, listen, int(server.url.rsplit(":", 1)[1]))
+        proxy = f"http://127.0.0.1:{listen}"
+        nginx = subprocess.Popen([NGINX, "-c", str(main), "-p", str(tmp_path)], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+        try:
+            _wait_listening(proxy, nginx, tmp_path)
+            flood = upload_flood(proxy, server.process.pid, sessions=4, puts=20, size=19 << 20)
+            assert _status(f"{proxy}/_stcore/health") == 200
+        finally:
+            nginx.terminate()
+            nginx.wait(timeout=10)
+    assert set(flood.statuses) <= {204, 429}, flood.statuses
+    assert 1 <= flood.statuses[204] <= 3, flood.statuses
+    assert flood.peak_mb < flood.idle_mb + 60 * (1 << 20) / 1e6 + 150, flood
+    assert flood.health_failures == 0, flood  # polled through the proxy throughout
