@@ -97,6 +97,58 @@ def test_five_ladder_sizes_at_fixed_tokens_per_parameter_price_to_the_sum_of_the
     assert row["extrapolation_decades"] == pytest.approx(2.0)
 
 
+def _stage_row(result: dict, kind: str) -> dict:
+    return next(row for row in result["programme"]["stages"] if row["kind"] == kind)
+
+
+@pytest.mark.parametrize("gpu_count", [8, None], ids=["8 GPUs", "GPUs the batch can use"])
+def test_a_ladder_priced_in_one_engine_call_equals_its_runs_priced_one_by_one(gpu_count):
+    # Three rungs at 10⁻⁴, 10⁻³ and 10⁻² of the main run, priced as one block, against three one-rung ladders
+    # priced as three scenarios (each rung alone in its own engine call).
+    rung = {"kind": "scaling_ladder", "runs": 1, "repeat_allowance": 0.0, "gpu_count": gpu_count}
+    ladder = rung | {"runs": 3, "top_compute_fraction": 0.01, "span_decades": 2.0}
+    together = scenario_outputs(_with(default_scenario(), **EXACT, programme=[ladder]))
+    alone = [scenario_outputs(_with(default_scenario(), **EXACT, programme=[rung | {"top_compute_fraction": share}]))
+             for share in (1e-4, 1e-3, 1e-2)]
+    row = _stage_row(together, "scaling_ladder")
+    assert row["gpu_hours"] == pytest.approx(sum(_stage_row(one, "scaling_ladder")["gpu_hours"] for one in alone),
+                                             rel=1e-12)
+    if gpu_count == 8:  # by hand: 8.4e22 FLOPs × (10⁻⁴ + 10⁻³ + 10⁻²) at 40 % of 989 TFLOP/s
+        assert row["gpu_hours"] == pytest.approx(8.4e22 * 0.0111 / (H100_PEAK_FLOPS * 0.4 * 3600), rel=1e-9)
+        # The rungs run side by side on 3 × 8 of the 512 GPUs: the calendar is the longest rung, the 10⁻² one.
+        assert row["calendar_days"] == pytest.approx(
+            8.4e22 * 0.01 / (H100_PEAK_FLOPS * 0.4 * 3600) / 8 / 24, rel=1e-9)
+
+
+def test_every_stage_stacked_in_chunks_prices_as_in_one_call(monkeypatch):
+    plan = _with(default_scenario(), **programme.PRESETS["full programme"])
+    whole = scenario_outputs(plan)
+    monkeypatch.setattr(programme, "STACKED_ROWS", 3)  # the 5 rungs, ablations and 2 mid-training runs: 3 calls
+    chunked = scenario_outputs(plan)
+    assert chunked["cost_total_usd"] == pytest.approx(whole["cost_total_usd"], rel=1e-12)
+    for one, two in zip(whole["programme"]["stages"], chunked["programme"]["stages"], strict=True):
+        assert two["gpu_hours"] == pytest.approx(one["gpu_hours"], rel=1e-12)
+        assert two["calendar_days"] == pytest.approx(one["calendar_days"], rel=1e-12)
+
+
+def test_a_programme_costs_two_engine_calls_however_many_runs_it_has(monkeypatch):
+    from dashboard.core import engine
+
+    calls: list[int] = []
+    real = engine.cost_arrays
+
+    def counted(arrays, stages=()):
+        calls.append(max(np.size(value) for value in arrays.values()))
+        return real(arrays, stages)
+
+    monkeypatch.setattr(engine, "cost_arrays", counted)
+    ladders = [{"kind": "scaling_ladder", "runs": 40}, {"kind": "scaling_ladder", "runs": 30}, {"kind": "ablations"}]
+    engine.output_arrays(engine.scenario_arrays([default_scenario()]), _with(default_scenario(),
+                                                                             programme=ladders).programme)
+    # The main run, then each of the two passes over the 40 + 30 + 1 runs stacked as rows.
+    assert calls == [1, 71, 71]
+
+
 def test_one_rung_cannot_be_extrapolated():
     assert programme.extrapolation_error_factor(programme.ladder_fractions(programme.ScalingLadder(runs=1))) == \
         math.inf
