@@ -305,7 +305,8 @@ def price(programme: tuple[Any, ...] | Scaled, main: dict[str, np.ndarray], out:
     can use; their GPU-hours are compute, checkpoint stalls and failure rework. A stage's runs are one block of
     rows (`runs`), and every stage's block is priced in the same engine call a pass (`_stacked_cost`), however many
     runs there are. Runs of a stage share the main run's GPUs: its calendar time is its GPU-hours over the main
-    run's GPUs, and at least its longest run. A `Scaled` programme gives one item: its point's stages × the main run's change."""
+    run's GPUs, and at least its longest run. A `Scaled` programme gives one item: its point's stages × the main
+    run's change."""
     if isinstance(programme, Scaled):
         ratio = out["gpu_hours_main_run"] / programme.main_gpu_hours if programme.main_gpu_hours else 0.0
         return {"scaled": {"gpu_hours": programme.gpu_hours * ratio, "other_usd": programme.other_usd * ratio}}
