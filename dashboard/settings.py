@@ -55,6 +55,10 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
 }
 
+# Work per request: what one scenario's programme may ask of the engine (`dashboard.core.programme.size_error`)
+PROGRAMME_MAX_RUNS = "PLANNER_PROGRAMME_MAX_RUNS"
+LIMITS[PROGRAMME_MAX_RUNS] = (200, 1, 2_000, "training runs the engine prices for one scenario's programme")
+
 
 class SettingError(ValueError):
     """An environment variable holds a value the planner cannot use; the message names it."""

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+from dashboard.safe_text import preview
 
 LADDER_SOURCE = ("Chinchilla's IsoFLOP profiles spanned 6·10¹⁸–3·10²¹ FLOPs below a 5.76·10²³ final run, Llama 3's "
                  "6·10¹⁸–10²² FLOPs below 3.8·10²⁵ (arXiv 2203.15556 §3.2; arXiv 2407.21783 §3.2.1)")
@@ -182,6 +185,34 @@ def as_text(value: Any) -> str:
         return "; ".join(row["label"] for row in value["stages"])
     stages = [STAGE_TYPES[item["kind"]].model_validate(item) if isinstance(item, dict) else item for item in value]
     return describe(tuple(stages))
+
+
+def priced_runs(stage: Any) -> int:
+    """The runs the engine prices for a stage, the programme's work unit: a ladder's rungs, one run for the
+    ablations (their runs are alike), mid-training and the extension, none for an inference stage."""
+    if isinstance(stage, ScalingLadder):
+        return stage.runs
+    return 1 if isinstance(stage, Ablations | MidTraining) else 0
+
+
+def size_error(stages: tuple[Any, ...], limit: int, setting: str) -> str | None:
+    """Why a programme is too costly to price (more than `limit` priced runs, the operator's `setting`), naming its
+    stages: "20 × 'Scaling ladder' of 100 runs = 2,000 priced runs; at most 200 …"; None when it fits."""
+    total = sum(priced_runs(stage) for stage in stages)
+    if total <= limit:
+        return None
+    groups = Counter((label(stage), priced_runs(stage)) for stage in stages if priced_runs(stage))
+    ranked = sorted(groups.items(), key=lambda item: item[0][1] * item[1], reverse=True)
+    parts = [f"{count} × {preview(name, 40)!r} of {_plural(runs, 'run')}"
+             for (name, runs), count in ranked[:3]]
+    rest, others = sum(runs * count for (_, runs), count in ranked[3:]), sum(count for _, count in ranked[3:])
+    more = f" + {_plural(rest, 'run')} of {_plural(others, 'other stage')}" if rest else ""
+    return (f"{' + '.join(parts)}{more} = {total:,} priced runs; at most {limit:,} a programme ({setting}): fewer "
+            "ladder runs or stages")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def ladder_fractions(stage: ScalingLadder) -> np.ndarray:

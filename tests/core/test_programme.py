@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dashboard.core import programme
-from dashboard.core.engine import LINE_ITEMS, scenario_outputs
+from dashboard.core.engine import LINE_ITEMS, scenario_arrays, scenario_outputs
 from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_dict
 from dashboard.core.uncertainty import monte_carlo
@@ -69,6 +69,12 @@ def test_a_schema_1_file_is_written_back_as_schema_2_and_cannot_carry_stages():
      "programme stage 1 (scaling_ladder) runs = 0 is out of range (allowed: ≥ 1 and ≤ 100)"),
     ({"programme": [{"kind": "ablations", "colour": "red"}]}, "unknown key 'programme stage 1 (ablations) colour'"),
     ({"programme": [{"kind": "ablations"}] * 21}, "21 stages: at most 20"),
+    ({"programme": [{"kind": "scaling_ladder", "runs": 100}] * 20},
+     "20 × 'Scaling ladder' of 100 runs = 2,000 priced runs; at most 200 a programme (PLANNER_PROGRAMME_MAX_RUNS)"),
+    ({"programme": [{"kind": "scaling_ladder", "runs": 100, "name": "big"}, {"kind": "scaling_ladder", "runs": 90},
+                    {"kind": "ablations", "runs": 10_000}] + [{"kind": "mid_training"}] * 11},
+     "1 × 'big' of 100 runs + 1 × 'Scaling ladder' of 90 runs + 11 × 'Mid-training (annealing)' of 1 run + 1 run "
+     "of 1 other stage = 202 priced runs; at most 200"),
     ({"start_date": "2027-02-30"}, "not a calendar date"),
     ({"start_date": "next monday"}, "start_date = 'next monday'"),
 ])
@@ -147,6 +153,25 @@ def test_a_programme_costs_two_engine_calls_however_many_runs_it_has(monkeypatch
                                                                              programme=ladders).programme)
     # The main run, then each of the two passes over the 40 + 30 + 1 runs stacked as rows.
     assert calls == [1, 71, 71]
+
+
+@pytest.mark.parametrize(("limit", "stages", "refused"), [
+    ("", [{"kind": "scaling_ladder", "runs": 100}] * 2, False),  # 200 runs: the default bound, not above it
+    ("", [{"kind": "ablations", "runs": 10_000}] * 20, False),  # 20 priced runs: an ablation's runs are alike
+    ("10", [{"kind": "scaling_ladder"}, {"kind": "ablations"}, {"kind": "mid_training"}], False),  # 5 + 1 + 1
+    ("10", [{"kind": "scaling_ladder"}] * 2 + [{"kind": "long_context"}], True),  # 5 + 5 + 1 = 11
+    ("10", [{"kind": "data_preparation"}, {"kind": "evaluation"}] * 10, False),  # inference stages: no runs
+])
+def test_the_priced_runs_bound_is_the_operators_setting(monkeypatch, limit, stages, refused):
+    monkeypatch.setenv("PLANNER_PROGRAMME_MAX_RUNS", limit)
+    if refused:
+        with pytest.raises(ScenarioError, match="= 11 priced runs; at most 10 a programme"):
+            _with(default_scenario(), programme=stages)
+    else:
+        plan = _with(default_scenario(), programme=stages)
+        main = {key: np.asarray(value, dtype=float) for key, value in scenario_arrays([plan]).items()}
+        for stage in plan.programme:  # the work unit is what the engine prices: each stage's block of runs
+            assert programme.runs(stage, main, np.array([8.4e22]))[0] == programme.priced_runs(stage)
 
 
 def test_one_rung_cannot_be_extrapolated():
