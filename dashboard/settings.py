@@ -55,9 +55,11 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
 }
 
-# Work per request: what one scenario's programme may ask of the engine (`dashboard.core.programme.size_error`)
+# Work per request: what a scenario's programme and a Plan rerun may ask of the engine (core.programme, core.work)
 PROGRAMME_MAX_RUNS = "PLANNER_PROGRAMME_MAX_RUNS"
+RERUN_MAX_ROWS = "PLANNER_RERUN_MAX_ROWS"
 LIMITS[PROGRAMME_MAX_RUNS] = (200, 1, 2_000, "training runs the engine prices for one scenario's programme")
+LIMITS[RERUN_MAX_ROWS] = (50_000, 1_000, 10_000_000, "engine rows one Plan page rerun may price for programmes")
 
 
 class SettingError(ValueError):
