@@ -16,6 +16,10 @@ from dashboard.core.programme import priced_runs
 
 PLAN_ROWS = 23  # the plan (1) and its Monte Carlo: the point estimates (4) and the tornado (18)
 BASELINE_ROWS = 1  # the pinned baseline's headline numbers
+# "Can it run?" for a plan that does not fit (`feasibility.fixes`): the plan again, then each option once, at most
+# 3 ZeRO stages, flash attention, selective recompute, 10 TP and 8 PP degrees, the proposed layout (2), micro-batch
+# 1, full recompute and 20 GPU doublings.
+FIX_ROWS = 48
 # The charts that price the plan again, by their title: the grid of each sweep, with its point estimate.
 CHART_ROWS = {"Checkpoint interval": 121, "Spot share": 93, "Where the step goes": 11, "Storage growth": 8,
               "Scaling law": 1, "TST vs baseline": 1}
@@ -26,13 +30,16 @@ def runs_of(scenario: Any) -> int:
     return sum(priced_runs(stage) for stage in scenario.programme) if scenario is not None else 0
 
 
-def plan_rows(scenario: Any, baseline: Any) -> int:
-    """Rows the page prices for the plan's programme and the baseline's before any chart."""
-    return 2 * (runs_of(scenario) * PLAN_ROWS + runs_of(baseline) * BASELINE_ROWS)
+def plan_rows(scenario: Any, baseline: Any, fits: bool | None = None) -> int:
+    """Rows the page prices for the plan's programme and the baseline's before any chart; the fixes of "Can it
+    run?" are counted unless the plan is known to fit."""
+    main_rows = PLAN_ROWS + (0 if fits else FIX_ROWS)
+    return 2 * (runs_of(scenario) * main_rows + runs_of(baseline) * BASELINE_ROWS)
 
 
 def plan_refusal(scenario: Any, baseline: Any, budget_rows: int, setting: str) -> str | None:
-    """Why the page will not price this plan (its programme and the baseline's cost more than the budget), or None."""
+    """Why the page will not price this plan (its programme and the baseline's cost more than the budget, its fixes
+    counted: whether it fits is not known before it is priced), or None."""
     rows = plan_rows(scenario, baseline)
     if rows <= budget_rows:
         return None
@@ -41,11 +48,11 @@ def plan_refusal(scenario: Any, baseline: Any, budget_rows: int, setting: str) -
             f"rerun; at most {budget_rows:,} a rerun ({setting}): fewer ladder runs or stages")
 
 
-def refused_charts(scenario: Any, baseline: Any, charts: list[str], budget_rows: int,
+def refused_charts(scenario: Any, baseline: Any, fits: bool, charts: list[str], budget_rows: int,
                    setting: str) -> dict[str, str]:
-    """The open charts this rerun will not draw, each with why: the costliest first, until the plan and the charts
-    left fit the budget."""
-    rows = plan_rows(scenario, baseline)
+    """The open charts this rerun will not draw, each with why: the costliest first, until the plan (which `fits`
+    in its GPUs' memory, or not) and the charts left fit the budget."""
+    rows = plan_rows(scenario, baseline, fits)
     costs = {chart: 2 * runs_of(scenario) * CHART_ROWS.get(chart, 0) for chart in charts}
     total = rows + sum(costs.values())
     refused: dict[str, str] = {}

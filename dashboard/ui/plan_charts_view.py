@@ -141,8 +141,8 @@ def charts(scenario: Scenario) -> None:
                 tabs = zip(st.tabs(names, key=key, on_change="rerun"), names, strict=True)
                 shown += [(tab, name) for tab, name in tabs if tab.open is not False]
         refused = work.refused_charts(scenario, st.session_state.get(plan_state.BASELINE),
-                                      [name for _, name in shown], settings.limit(settings.RERUN_MAX_ROWS),
-                                      settings.RERUN_MAX_ROWS)
+                                      bool(plan_result(scenario)["feasible"]), [name for _, name in shown],
+                                      settings.limit(settings.RERUN_MAX_ROWS), settings.RERUN_MAX_ROWS)
         for tab, name in shown:
             with tab:
                 if name in refused:
