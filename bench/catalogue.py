@@ -68,8 +68,9 @@ CATALOGUE = (
     Benchmark(
         name="programme_links_with_another_user", unit="ms", target=4.0, gate=False,
         measure=programme_bench.links_with_another_user,
-        measures="Another user's new session on the default Plan page while three sessions load that bounded link at "
-                 "once (issue 53: under 2 s, about 4× the load alone here).",
+        measures="Another user's new session on the default Plan page while three sessions load the probe link at "
+                 "once (issue 53: under 2 s, about 4× the load alone here); beside three links of the largest "
+                 "programme allowed, and beside three default-plan loads, in the detail.",
         reference="the same load with no other session busy"),
     Benchmark(
         name="step_time_korthikanti_mean_error", unit="%", target=0.95, gate=True,

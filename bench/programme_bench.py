@@ -91,19 +91,23 @@ def _beside_three(url: str, stages: list[dict] | None, links: list[float]) -> fl
 
 
 def links_with_another_user() -> Measurement:
-    """Three bounded links loading at once, each in its own session; another session's default Plan page load
-    meanwhile, against the same load alone (and, in the detail, beside three loads of the default plan)."""
-    measured, alone, beside_default, links, default_links = [], [], [], [], []
+    """Three probe links loading at once, each in its own session; another session's default Plan page load
+    meanwhile, against the same load alone (and, in the detail, beside three bounded links and beside three loads
+    of the default plan)."""
+    beside: dict[str, list[float]] = {"probe": [], "bounded": [], "default": []}
+    loads: dict[str, list[float]] = {"probe": [], "bounded": [], "default": []}
+    alone: list[float] = []
     with serve(PLAN_APP) as server:
         _load_s(server.url, _query(None))
         time.sleep(SETTLE_S)
         for _ in range(ROUNDS):
             alone.append(_load_s(server.url, _query(None)))
-            measured.append(_beside_three(server.url, BOUNDED, links))
-            beside_default.append(_beside_three(server.url, None, default_links))
-    return Measurement(statistics.median(measured) * 1e3, statistics.median(alone) * 1e3,
-                       f"median of {ROUNDS} rounds, slowest {max(measured):.2f} s (issue 53's target: under "
-                       f"{ISSUE_TARGET_S:g} s); the three links loaded in a median {statistics.median(links):.2f} s, "
-                       f"slowest {max(links):.2f} s. Beside three sessions opening the default plan instead: "
-                       f"{statistics.median(beside_default):.2f} s (the links' own loads "
-                       f"{statistics.median(default_links):.2f} s)")
+            for name, stages in (("probe", PROBE), ("bounded", BOUNDED), ("default", None)):
+                beside[name].append(_beside_three(server.url, stages, loads[name]))
+    median = {name: statistics.median(values) for name, values in beside.items()}
+    return Measurement(median["probe"] * 1e3, statistics.median(alone) * 1e3,
+                       f"median of {ROUNDS} rounds, slowest {max(beside['probe']):.2f} s (issue 53's target: under "
+                       f"{ISSUE_TARGET_S:g} s); the three probe links loaded in a median "
+                       f"{statistics.median(loads['probe']):.2f} s. Beside three links of the largest programme "
+                       f"allowed: {median['bounded']:.2f} s (the links {statistics.median(loads['bounded']):.2f} s); "
+                       f"beside three sessions opening the default plan: {median['default']:.2f} s")
