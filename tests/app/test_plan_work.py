@@ -8,6 +8,7 @@ from shown_text import shown
 
 from dashboard.core import programme, work
 from dashboard.ui.plan_tabs import CHART_TABS, TAB_SLUGS
+from dashboard.ui.programme_controls import GROUP_KEY, widget_key
 
 LADDER_10 = json.dumps([{"kind": "scaling_ladder", "runs": 10}], separators=(",", ":"))
 
@@ -80,3 +81,17 @@ def test_a_link_whose_programme_is_past_the_budget_opens_without_it(app, priced_
     plan = at.session_state["plan.scenario"]
     assert plan.programme == () and plan.mfu == 0.35
     assert sum(priced_rows) == 0
+
+
+def test_a_control_that_takes_the_programme_past_the_budget_is_not_applied(app, monkeypatch):
+    monkeypatch.setenv("PLANNER_RERUN_MAX_ROWS", "2000")
+    app.query_params["programme"] = LADDER_10  # 2 × 10 × (23 + 48) = 1,420 rows: within
+    app.session_state[GROUP_KEY] = True
+    at = app.run()
+    next(box for box in at.number_input if box.key == widget_key(0, "runs")).set_value(30)  # 4,260 rows
+    at.run()
+    assert not at.exception
+    assert at.session_state["plan.scenario"].programme[0].runs == 10
+    assert "Programme stages" in shown(at.error[0].value)
+    assert any("the programme's 30 priced runs would price 4,260 engine rows in one rerun; at most 2,000 a rerun "
+               "(PLANNER_RERUN_MAX_ROWS)" in shown(caption.value) for caption in at.caption)
