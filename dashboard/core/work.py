@@ -57,7 +57,7 @@ def refused_charts(scenario: Any, baseline: Any, fits: bool, charts: list[str], 
     total = rows + sum(costs.values())
     refused: dict[str, str] = {}
     for chart in sorted(charts, key=costs.__getitem__, reverse=True):
-        if total <= budget_rows:
+        if total <= budget_rows or not costs[chart]:  # a chart that prices nothing again is always drawn
             break
         refused[chart] = (
             f"Not drawn: this chart prices the plan {CHART_ROWS[chart]} times, and with the programme's "

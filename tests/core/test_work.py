@@ -47,3 +47,9 @@ def test_the_costliest_open_charts_are_refused_until_the_rerun_fits():
     three = ["Spot share", "Where the step goes", "Checkpoint interval"]
     assert set(work.refused_charts(plan, None, True, three, 680, SETTING)) == {"Checkpoint interval", "Spot share"}
     assert set(work.refused_charts(plan, None, True, three, 679, SETTING)) == set(three)  # 460 + 220 is over too
+
+
+def test_a_chart_that_prices_nothing_again_is_drawn_even_past_the_budget():
+    plan = _plan(LADDER_10)  # the plan alone (460 rows) is past a budget lowered since it was applied
+    assert set(work.refused_charts(plan, None, True, ["Budget", "Checkpoint interval"], 400, SETTING)) == {
+        "Checkpoint interval"}
