@@ -61,21 +61,21 @@ def _paired(stages: list[dict]) -> Iterator[tuple[float, float]]:
             yield _load_s(server.url, _query(stages)), _load_s(server.url, _query(None))
 
 
-def _measurement(pairs: list[tuple[float, float]], what: str) -> Measurement:
+def _measurement(pairs: list[tuple[float, float]], what: str, stages: list[dict]) -> Measurement:
     measured, reference = [p[0] for p in pairs], [p[1] for p in pairs]
     return Measurement(statistics.median(measured) * 1e3, statistics.median(reference) * 1e3,
                        f"{what}: median of {len(pairs)} new sessions, slowest {max(measured):.2f} s (issue 53's "
-                       f"target: under {ISSUE_TARGET_S:g} s); link of {len(_query(PROBE)):,} characters")
+                       f"target: under {ISSUE_TARGET_S:g} s); link of {len(_query(stages)):,} characters")
 
 
 def probe_link_load() -> Measurement:
     """The 20 × 100-run ladder link: refused at the boundary, the rest of the link applied."""
-    return _measurement(list(_paired(PROBE)), "20 ladders × 100 runs, refused")
+    return _measurement(list(_paired(PROBE)), "20 ladders × 100 runs, refused", PROBE)
 
 
 def bounded_link_load() -> Measurement:
     """The largest programme the default bound allows, priced, with the two costliest tabs open."""
-    return _measurement(list(_paired(BOUNDED)), "2 ladders × 100 runs, priced")
+    return _measurement(list(_paired(BOUNDED)), "2 ladders × 100 runs, priced", BOUNDED)
 
 
 def _beside_three(url: str, stages: list[dict] | None, links: list[float]) -> float:
