@@ -10,6 +10,7 @@ from bench import (
                    browser_bench,
                    estimate_bench,
                    ingest_bench,
+                   programme_bench,
                    retro_bench,
                    server_bench,
                    sessions_bench,
@@ -51,6 +52,27 @@ CATALOGUE = (
         measures="The Plan page's Monte Carlo of that programme: the stages priced exactly at the point and in the "
                  "tornado, moved with the main run in the 10,000 draws.",
         reference="the same plan's Monte Carlo as a single run"),
+    Benchmark(
+        name="programme_probe_link_load", unit="ms", target=1.5, gate=False,
+        measure=programme_bench.probe_link_load,
+        measures="A new session on a Plan link whose programme is 20 scaling ladders of 100 runs over 7 decades, "
+                 "with the Where the step goes and Checkpoint interval tabs open (issue 53's probe), on a `streamlit "
+                 "run` server, to the first rerun's last message: refused at the boundary (2,000 priced runs; at "
+                 "most `PLANNER_PROGRAMME_MAX_RUNS`, 200), the rest of the link applied.",
+        reference="a new session on the default plan, on the same server"),
+    Benchmark(
+        name="programme_bound_link_load", unit="ms", target=4.0, gate=False,
+        measure=programme_bench.bounded_link_load,
+        measures="The same with the largest programme the default bound allows, 2 ladders of 100 runs: priced, the "
+                 "charts past `PLANNER_RERUN_MAX_ROWS` not drawn.",
+        reference="a new session on the default plan, on the same server"),
+    Benchmark(
+        name="programme_links_with_another_user", unit="ms", target=4.0, gate=False,
+        measure=programme_bench.links_with_another_user,
+        measures="Another user's new session on the default Plan page while three sessions load the probe link at "
+                 "once (issue 53: under 2 s, about 4× the load alone here); beside three links of the largest "
+                 "programme allowed, and beside three default-plan loads, in the detail.",
+        reference="the same load with no other session busy"),
     Benchmark(
         name="step_time_korthikanti_mean_error", unit="%", target=0.95, gate=True,
         measure=validation_bench.korthikanti_mean_error,

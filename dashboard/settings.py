@@ -71,6 +71,12 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
                         "are merged and start when it is quiet"),
 }
 
+# Work per request: what a scenario's programme and a Plan rerun may ask of the engine (core.programme, core.work)
+PROGRAMME_MAX_RUNS = "PLANNER_PROGRAMME_MAX_RUNS"
+RERUN_MAX_ROWS = "PLANNER_RERUN_MAX_ROWS"
+LIMITS[PROGRAMME_MAX_RUNS] = (200, 1, 2_000, "training runs the engine prices for one scenario's programme")
+LIMITS[RERUN_MAX_ROWS] = (50_000, 1_000, 10_000_000, "engine rows one Plan page rerun may price for programmes")
+
 
 class SettingError(ValueError):
     """An environment variable holds a value the planner cannot use; the message names it."""

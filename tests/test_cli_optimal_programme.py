@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from dashboard.cli import main
 
 LADDER_AND_ABLATIONS = 'programme=[{"kind":"scaling_ladder"},{"kind":"ablations","runs":20,"compute_fraction":0.01}]'
@@ -30,3 +32,19 @@ def test_a_programme_leaves_less_of_the_budget_to_the_final_run(capsys):
 def test_a_bad_stage_is_refused_with_the_key_named(capsys):
     assert main(["optimal", "--budget-usd", "1e6", "--set", 'programme=[{"kind":"ablations","runs":0}]']) == 2
     assert "programme stage 1 (ablations) runs = 0 is out of range" in capsys.readouterr().err
+
+
+PROBE = json.dumps([{"kind": "scaling_ladder", "runs": 100}] * 20, separators=(",", ":"))
+
+
+@pytest.mark.parametrize("command", [["optimal", "--budget-usd", "1e6"], ["estimate"]], ids=["optimal", "estimate"])
+def test_twenty_ladders_of_a_hundred_runs_are_refused_before_any_pricing(capsys, monkeypatch, command):
+    from dashboard.core import engine
+
+    def never(*args, **kwargs):
+        raise AssertionError("priced")
+
+    monkeypatch.setattr(engine, "cost_arrays", never)
+    assert main([*command, "--set", f"programme={PROBE}"]) == 2
+    assert ("20 × 'Scaling ladder' of 100 runs = 2,000 priced runs; at most 200 a programme "
+            "(PLANNER_PROGRAMME_MAX_RUNS)") in capsys.readouterr().err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -21,9 +22,12 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from dashboard.safe_text import preview
+
 LADDER_SOURCE = ("Chinchilla's IsoFLOP profiles spanned 6·10¹⁸–3·10²¹ FLOPs below a 5.76·10²³ final run, Llama 3's "
                  "6·10¹⁸–10²² FLOPs below 3.8·10²⁵ (arXiv 2203.15556 §3.2; arXiv 2407.21783 §3.2.1)")
 ASSUMED_REPEATS = "Assumed: a tenth of the stage's runs fail or are repeated."
+STACKED_ROWS = 16_384  # rows of a programme's runs (runs × main rows) priced per engine call
 
 
 class _Stage(BaseModel):
@@ -183,6 +187,34 @@ def as_text(value: Any) -> str:
     return describe(tuple(stages))
 
 
+def priced_runs(stage: Any) -> int:
+    """The runs the engine prices for a stage, the programme's work unit: a ladder's rungs, one run for the
+    ablations (their runs are alike), mid-training and the extension, none for an inference stage."""
+    if isinstance(stage, ScalingLadder):
+        return stage.runs
+    return 1 if isinstance(stage, Ablations | MidTraining) else 0
+
+
+def size_error(stages: tuple[Any, ...], limit: int, setting: str) -> str | None:
+    """Why a programme is too costly to price (more than `limit` priced runs, the operator's `setting`), naming its
+    stages: "20 × 'Scaling ladder' of 100 runs = 2,000 priced runs; at most 200 …"; None when it fits."""
+    total = sum(priced_runs(stage) for stage in stages)
+    if total <= limit:
+        return None
+    groups = Counter((label(stage), priced_runs(stage)) for stage in stages if priced_runs(stage))
+    ranked = sorted(groups.items(), key=lambda item: item[0][1] * item[1], reverse=True)
+    parts = [f"{count} × {preview(name, 40)!r} of {_plural(runs, 'run')}"
+             for (name, runs), count in ranked[:3]]
+    rest, others = sum(runs * count for (_, runs), count in ranked[3:]), sum(count for _, count in ranked[3:])
+    more = f" + {_plural(rest, 'run')} of {_plural(others, 'other stage')}" if rest else ""
+    return (f"{' + '.join(parts)}{more} = {total:,} priced runs; at most {limit:,} a programme ({setting}): fewer "
+            "ladder runs or stages")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def ladder_fractions(stage: ScalingLadder) -> np.ndarray:
     """Each rung's model FLOPs as a share of the main run's, smallest first."""
     steps = np.arange(stage.runs)[::-1] / max(stage.runs - 1, 1)
@@ -200,15 +232,19 @@ def extrapolation_error_factor(fractions: np.ndarray) -> float:
     return math.sqrt(1.0 / len(x) + float(x.mean()) ** 2 / spread)
 
 
-def _run(main: dict[str, np.ndarray], **overrides: Any) -> dict[str, np.ndarray]:
-    """A run derived from the main run's arrays: no side costs, and the overrides broadcast to the main rows."""
+def _run(main: dict[str, np.ndarray], count: int, **overrides: Any) -> dict[str, np.ndarray]:
+    """`count` runs derived from the main run's arrays, run after run (each the main run's n rows): no side costs,
+    and the overrides (a number, or an array of count·n rows) broadcast to them."""
     n = max(np.size(value) for value in main.values())
-    arrays = {key: np.broadcast_to(np.asarray(value, dtype=float), (n,)) for key, value in main.items()}
-    arrays |= {key: np.zeros(n) for key in _NO_SIDE_COSTS}
-    return arrays | {key: np.broadcast_to(np.asarray(value, dtype=float), (n,)) for key, value in overrides.items()}
+    rows = count * n
+    arrays = {key: np.broadcast_to(np.asarray(value, dtype=float), (count, n)).reshape(rows)
+              for key, value in main.items()}  # one main row: a view, whatever the count
+    arrays |= {key: np.zeros(rows) for key in _NO_SIDE_COSTS}
+    return arrays | {key: np.broadcast_to(np.asarray(value, dtype=float), (rows,))
+                     for key, value in overrides.items()}
 
 
-def _sized(main: dict[str, np.ndarray], model_flops: np.ndarray, tokens_per_param: float) -> dict[str, Any]:
+def _sized(model_flops: np.ndarray, tokens_per_param: float) -> dict[str, Any]:
     """A dense compute-optimal run of `model_flops` at `tokens_per_param`: 6·N·D = C, D = r·N."""
     params = np.sqrt(model_flops / (6.0 * tokens_per_param))
     free = {key: math.nan for key in _FREE_SHAPE}
@@ -217,22 +253,23 @@ def _sized(main: dict[str, np.ndarray], model_flops: np.ndarray, tokens_per_para
                    "context_parallel": 1.0}
 
 
-def runs(stage: Any, main: dict[str, np.ndarray], model_flops: np.ndarray) -> list[dict[str, np.ndarray]]:
-    """The training runs of a stage as engine arrays (one per run), derived from the main run's (`main` holds the
-    MFU the main run is priced at); none for the inference stages."""
-    if isinstance(stage, ScalingLadder):
-        return [_run(main, **_sized(main, model_flops * share, stage.tokens_per_param))
-                for share in ladder_fractions(stage)]
-    if isinstance(stage, Ablations):
-        return [_run(main, **_sized(main, model_flops * stage.compute_fraction, stage.tokens_per_param))]
+def runs(stage: Any, main: dict[str, np.ndarray], model_flops: np.ndarray) -> tuple[int, dict[str, np.ndarray]]:
+    """The training runs of a stage as one block of engine arrays, derived from the main run's (`main` holds the
+    MFU the main run is priced at): how many distinct runs (k), and their arrays, k × the main run's n rows, run
+    after run (a ladder's smallest rung first). (0, {}) for the inference stages."""
+    if isinstance(stage, ScalingLadder | Ablations):
+        shares = ladder_fractions(stage) if isinstance(stage, ScalingLadder) else np.array([stage.compute_fraction])
+        n = max(np.size(value) for value in main.values())
+        flops = np.outer(shares, np.broadcast_to(np.asarray(model_flops, dtype=float), (n,))).reshape(-1)
+        return len(shares), _run(main, len(shares), **_sized(flops, stage.tokens_per_param))
     if isinstance(stage, MidTraining):
         changes: dict[str, Any] = {"tokens": main["tokens"] * stage.token_fraction}
         if stage.seq_len is not None:
             changes |= {"seq_len": stage.seq_len, "context_parallel": stage.context_parallel,
                         "tensor_parallel": math.nan, "pipeline_parallel": math.nan, "zero_stage": math.nan,
                         "global_batch_tokens": math.nan}
-        return [_run(main, **changes, unique_tokens=math.nan)]
-    return []
+        return 1, _run(main, 1, **changes, unique_tokens=math.nan)
+    return 0, {}
 
 
 def run_count(stage: Any) -> int:
@@ -240,14 +277,14 @@ def run_count(stage: Any) -> int:
     return stage.runs if isinstance(stage, Ablations) else 1
 
 
-def with_gpus(run: dict[str, np.ndarray], stage: Any, main: dict[str, np.ndarray],
-              max_useful_gpus: np.ndarray | None) -> dict[str, np.ndarray]:
-    """The run on the stage's GPU count, or the main run's cut to whole nodes the run's batch can use."""
+def with_gpus(run: dict[str, np.ndarray], stage: Any, max_useful_gpus: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The runs (a block of `runs`) on the stage's GPU count, or the main run's cut to whole nodes each run's batch
+    can use."""
     if stage.gpu_count is not None:
         return run | {"gpu_count": np.broadcast_to(float(stage.gpu_count), run["gpu_count"].shape)}
     if max_useful_gpus is None:
         return run
-    per_node = main["gpus_per_node"]
+    per_node = run["gpus_per_node"]
     nodes = np.floor(max_useful_gpus / per_node)
     useful = np.where(nodes >= 1, nodes * per_node, np.maximum(max_useful_gpus, 1.0))
     return run | {"gpu_count": np.minimum(run["gpu_count"], useful)}
@@ -296,35 +333,57 @@ def price(programme: tuple[Any, ...] | Scaled, main: dict[str, np.ndarray], out:
 
     Training runs are priced by `cost_arrays` (the engine's) at the main run's MFU (entered, predicted or drawn:
     one utilisation for the programme), twice: once on the main run's GPUs, then on as many as each run's batch
-    can use; their GPU-hours are compute, checkpoint stalls and failure rework. Runs of a stage
-    share the main run's GPUs: its calendar time is its GPU-hours over the main run's GPUs, and at least its
-    longest run. A `Scaled` programme gives one item: its point's stages × the main run's change."""
+    can use; their GPU-hours are compute, checkpoint stalls and failure rework. A stage's runs are one block of
+    rows (`runs`), and every stage's block is priced in the same engine call a pass (`_stacked_cost`), however many
+    runs there are. Runs of a stage share the main run's GPUs: its calendar time is its GPU-hours over the main
+    run's GPUs, and at least its longest run. A `Scaled` programme gives one item: its point's stages × the main
+    run's change."""
     if isinstance(programme, Scaled):
         ratio = out["gpu_hours_main_run"] / programme.main_gpu_hours if programme.main_gpu_hours else 0.0
         return {"scaled": {"gpu_hours": programme.gpu_hours * ratio, "other_usd": programme.other_usd * ratio}}
+    blocks = [runs(stage, main | {"mfu": out["mfu_used"]}, out["model_flops"]) for stage in programme]
+    trained = [(stage, block) for stage, (k, block) in zip(programme, blocks, strict=True) if k]
+    useful = _stacked_cost([with_gpus(block, stage, None) for stage, block in trained], cost_arrays,
+                           lambda result: result["plan"]["max_useful_gpus"])
+    sized = [with_gpus(block, stage, gpus) for (stage, block), gpus in zip(trained, useful, strict=True)]
+    block_hours = iter(zip(sized, _stacked_cost(sized, cost_arrays, lambda result: result["gpu_hours_main_run"]),
+                           strict=True))
     priced: dict[str, dict[str, Any]] = {}
-    for index, stage in enumerate(programme):
-        derived = runs(stage, main | {"mfu": out["mfu_used"]}, out["model_flops"])
-        if derived:
-            first = [cost_arrays(with_gpus(run, stage, main, None)) for run in derived]
-            sized = [with_gpus(run, stage, main, result["plan"]["max_useful_gpus"])
-                     for run, result in zip(derived, first, strict=True)]
-            results = [cost_arrays(run) for run in sized]
+    for index, (stage, (k, block)) in enumerate(zip(programme, blocks, strict=True)):
+        if k:
+            run, hours_of_rows = next(block_hours)
+            n = hours_of_rows.size // k
+            run_hours = hours_of_rows.reshape(k, n)
             count = run_count(stage)
-            hours = sum(result["gpu_hours_main_run"] for result in results) * count
-            longest = np.max([result["gpu_hours_main_run"] / run["gpu_count"]
-                              for run, result in zip(sized, results, strict=True)], axis=0)
+            hours = run_hours.sum(axis=0) * count
+            longest = (run_hours / run["gpu_count"].reshape(k, n)).max(axis=0)
             calendar = np.maximum(hours / main["gpu_count"], longest)
             other = np.zeros_like(hours)
-            detail = {"runs": [(run, result) for run, result in zip(sized, results, strict=True)], "count": count}
+            detail = {"sizes": [float(size) for size in block["total_params"][::n]], "count": count}
         else:
             hours, other = inference(stage, main, out)
             calendar = hours / main["gpu_count"]
-            detail = {"runs": [], "count": 0}
+            detail = {"sizes": [], "count": 0}
         grow = 1.0 + stage.repeat_allowance
         priced[f"{index}"] = {"stage": stage, "gpu_hours": hours * grow, "other_usd": other,
                               "calendar_hours": calendar * grow, **detail}
     return priced
+
+
+def _stacked_cost(blocks: list[dict[str, np.ndarray]], cost_arrays: Callable[[dict[str, np.ndarray]], dict[str, Any]],
+                  output: Callable[[dict[str, Any]], Any]) -> list[np.ndarray]:
+    """`output` of `cost_arrays` for each block of runs, every block's rows stacked and priced together,
+    `STACKED_ROWS` rows an engine call: the calls do not grow with the runs, and their arrays stay a few MB."""
+    if not blocks:
+        return []
+    sizes = [block["gpu_count"].size for block in blocks]
+    stacked = {key: np.concatenate([block[key] for block in blocks]) for key in blocks[0]}
+    rows = sum(sizes)
+    values = np.concatenate([
+        np.broadcast_to(output(cost_arrays({key: value[start:start + STACKED_ROWS] for key, value in stacked.items()})),
+                        (min(STACKED_ROWS, rows - start),))
+        for start in range(0, rows, STACKED_ROWS)])
+    return np.split(values, np.cumsum(sizes)[:-1])
 
 
 def totals(priced: dict[str, dict[str, Any]], like: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -335,7 +394,7 @@ def totals(priced: dict[str, dict[str, Any]], like: np.ndarray) -> tuple[np.ndar
 
 
 def _ladder_note(stage: ScalingLadder, detail: dict[str, Any]) -> str:
-    sizes = [float(run["total_params"].reshape(-1)[0]) for run, _ in detail["runs"]]
+    sizes = detail["sizes"]
     factor = extrapolation_error_factor(ladder_fractions(stage))
     beyond = -math.log10(stage.top_compute_fraction)
     reach = ("no line to extrapolate with one size" if math.isinf(factor) else
@@ -422,7 +481,7 @@ def _main_note(kind: str, shares: dict[str, float]) -> str:
 
 def _stage_note(stage: Any, item: dict[str, Any]) -> str:
     if isinstance(stage, Ablations):
-        size = float(item["runs"][0][0]["total_params"].reshape(-1)[0])
+        size = item["sizes"][0]
         return f"{stage.runs} runs of {_params(size)} at {stage.compute_fraction:.3g} × the main run's compute"
     if isinstance(stage, MidTraining):
         context = f" at {stage.seq_len:,}-token sequences" if stage.seq_len else ""

@@ -12,9 +12,10 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from dashboard import settings
 from dashboard.core.hardware import CUSTOM, resolve_gpu_type
 from dashboard.core.json_input import JSONLimitError, load_json
-from dashboard.core.programme import STAGE_TYPES, Stage
+from dashboard.core.programme import STAGE_TYPES, Stage, size_error
 from dashboard.core.references import LLAMA3_405B_FAILURES, TST_RUN
 from dashboard.safe_text import preview
 
@@ -242,7 +243,8 @@ class Scenario(BaseModel):
         (),
         description="Stages priced with the main run: data_preparation, scaling_ladder, ablations, mid_training, "
         "long_context, evaluation (docs/formats.md lists each stage's keys). Empty: the single run, with "
-        f"experiment_overhead for the rest. Bounds: at most {MAX_STAGES} stages.",
+        f"experiment_overhead for the rest. Bounds: at most {MAX_STAGES} stages, and "
+        f"{settings.PROGRAMME_MAX_RUNS} priced runs (a ladder's rungs, one a training stage; 200 by default).",
     )
     start_date: str | None = Field(
         None, pattern=r"^\d{4}-\d{2}-\d{2}$",
@@ -459,6 +461,14 @@ class Scenario(BaseModel):
             value = tuple(value)
         if isinstance(value, tuple) and len(value) > MAX_STAGES:
             raise ValueError(f"{len(value)} stages: at most {MAX_STAGES}")
+        return value
+
+    @field_validator("programme")
+    @classmethod
+    def _priced_within_bound(cls, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        error = size_error(value, settings.limit(settings.PROGRAMME_MAX_RUNS), settings.PROGRAMME_MAX_RUNS)
+        if error:
+            raise ValueError(error)
         return value
 
     @field_validator("start_date")

@@ -12,7 +12,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import pandas as pd
 import streamlit as st
 
-from dashboard.core import catalogue
+from dashboard import settings
+from dashboard.core import catalogue, work
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_keeps, retention_what_ifs
 from dashboard.figures import throughput, uncertainty
@@ -131,15 +132,23 @@ def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
 
 
 def charts(scenario: Scenario) -> None:
-    """Two columns of chart tabs; only the open tab of each is computed."""
+    """Two columns of chart tabs; only the open tab of each is computed, and not one whose predicted work would take
+    the rerun past the session's budget (`dashboard.core.work`: it says why instead)."""
     with st.container(key="plan-charts"):
+        shown = []
         for column, names, key in zip(st.columns(2), CHART_TABS, TAB_KEYS, strict=True):
             with column:
-                for tab, name in zip(st.tabs(names, key=key, on_change="rerun"), names, strict=True):
-                    if tab.open is False:
-                        continue
-                    with tab:
-                        _chart(name, scenario)
+                tabs = zip(st.tabs(names, key=key, on_change="rerun"), names, strict=True)
+                shown += [(tab, name) for tab, name in tabs if tab.open is not False]
+        refused = work.refused_charts(scenario, st.session_state.get(plan_state.BASELINE),
+                                      bool(plan_result(scenario)["feasible"]), [name for _, name in shown],
+                                      settings.limit(settings.RERUN_MAX_ROWS), settings.RERUN_MAX_ROWS)
+        for tab, name in shown:
+            with tab:
+                if name in refused:
+                    st.info(markdown_text(refused[name]), icon=":material/block:")
+                else:
+                    _chart(name, scenario)
 
 
 def _programme(scenario: Scenario) -> None:

@@ -19,8 +19,9 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard import settings
 from dashboard.core import catalogue as plan_catalogue
-from dashboard.core import provenance
+from dashboard.core import provenance, work
 from dashboard.core.hardware import CUSTOM, catalogue
 from dashboard.core.presets import presets
 from dashboard.core.scenario import (
@@ -239,12 +240,17 @@ def start() -> None:
         else:  # a hand-off brings its own measured inputs, or none
             state[MEASURED], state[MEASURED_PERIOD] = handed_measured
         scenario = link.scenario if handed is None else Scenario.model_validate_json(handed)
+        pinned = any(key.startswith(BASELINE_PREFIX) for key in params)
+        refusal = work.plan_refusal(scenario, link.baseline if pinned else None,
+                                    settings.limit(settings.RERUN_MAX_ROWS), settings.RERUN_MAX_ROWS)
+        if refusal:  # refused before it is priced
+            link.warnings.append(f"{'Link' if handed is None else 'Opened plan'}: ignored programme: {refusal}")
+            scenario = scenario.model_copy(update={"programme": ()})
         controls.load(scenario)
         _set_plan(scenario)
         state[ORIGIN] = scenario
         state[NAMED] = False
         state[INVALID] = {}
-        pinned = any(key.startswith(BASELINE_PREFIX) for key in params)
         state[BASELINE] = link.baseline if pinned else _as_scenario(state.get(BASELINE))
         state[NOTICES] = link.warnings + tab_warnings + measured_warnings
     elif state.get(SCENARIO) != state.get(EXPORTED):
@@ -280,6 +286,11 @@ def update() -> Scenario:
                 continue
             data = trial
         scenario = scenario_from_dict(data, strict=False)
+    refusal = work.plan_refusal(scenario, state.get(BASELINE), settings.limit(settings.RERUN_MAX_ROWS),
+                                settings.RERUN_MAX_ROWS)
+    if refusal and scenario.programme != plan.programme:  # refused before it is priced: the last programme stays
+        invalid["programme"] = refusal
+        scenario = scenario.model_copy(update={"programme": plan.programme})
     typed = (state.get("w.name") or "").strip()
     if state.get(NAMED) and typed:
         name = typed

@@ -1,7 +1,9 @@
 """Browser: a scaling ladder added on the Plan page shows in the Programme chart and the final run's share; the
 shareable link opens the same programme in a new page."""
 
+import json
 import re
+from urllib.parse import urlencode
 
 import pytest
 from playwright.sync_api import expect
@@ -57,3 +59,20 @@ def test_a_ladder_added_on_the_plan_page_reopens_from_its_link(page, app_url, wa
     reopened.locator(SIDEBAR).get_by_text("Programme", exact=True).click()
     wait_for_app(reopened)
     expect(reopened.locator(SIDEBAR).get_by_role("spinbutton", name="Model sizes (runs)")).to_have_value("5")
+
+
+def test_issue_53s_ladder_link_is_refused_and_a_costly_chart_says_why(page, app_url, wait_for_app):
+    # 20 ladders of 100 runs (2,000 priced runs) with the two costliest tabs open: refused at the boundary.
+    probe = json.dumps([{"runs": 100, "kind": "scaling_ladder", "span_decades": 7}] * 20, separators=(",", ":"))
+    page.goto(f"{app_url}/?{urlencode({'programme': probe, 'mfu': '0.35', 'charts': 'step,checkpoint'})}")
+    wait_for_app(page)
+    expect(page.get_by_text("20 × 'Scaling ladder' of 100 runs = 2,000 priced runs; at most 200 a programme",
+                            exact=False)).to_be_visible()
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+    # The largest programme the default allows: priced, its Checkpoint interval chart past the rerun budget.
+    bounded = json.dumps([{"runs": 100, "kind": "scaling_ladder"}] * 2, separators=(",", ":"))
+    page.goto(f"{app_url}/?{urlencode({'programme': bounded, 'charts': 'step,checkpoint'})}")
+    wait_for_app(page)
+    expect(page.get_by_text("this chart prices the plan 121 times", exact=False)).to_be_visible()
+    expect(page.locator(CHART).filter(has_text="Where the step goes").first).to_be_attached()
+    expect(page.locator(EXCEPTION)).to_have_count(0)

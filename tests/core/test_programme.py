@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dashboard.core import programme
-from dashboard.core.engine import LINE_ITEMS, scenario_outputs
+from dashboard.core.engine import LINE_ITEMS, scenario_arrays, scenario_outputs
 from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
 from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_dict
 from dashboard.core.uncertainty import monte_carlo
@@ -69,6 +69,12 @@ def test_a_schema_1_file_is_written_back_as_schema_2_and_cannot_carry_stages():
      "programme stage 1 (scaling_ladder) runs = 0 is out of range (allowed: ≥ 1 and ≤ 100)"),
     ({"programme": [{"kind": "ablations", "colour": "red"}]}, "unknown key 'programme stage 1 (ablations) colour'"),
     ({"programme": [{"kind": "ablations"}] * 21}, "21 stages: at most 20"),
+    ({"programme": [{"kind": "scaling_ladder", "runs": 100}] * 20},
+     "20 × 'Scaling ladder' of 100 runs = 2,000 priced runs; at most 200 a programme (PLANNER_PROGRAMME_MAX_RUNS)"),
+    ({"programme": [{"kind": "scaling_ladder", "runs": 100, "name": "big"}, {"kind": "scaling_ladder", "runs": 90},
+                    {"kind": "ablations", "runs": 10_000}] + [{"kind": "mid_training"}] * 11},
+     "1 × 'big' of 100 runs + 1 × 'Scaling ladder' of 90 runs + 11 × 'Mid-training (annealing)' of 1 run + 1 run "
+     "of 1 other stage = 202 priced runs; at most 200"),
     ({"start_date": "2027-02-30"}, "not a calendar date"),
     ({"start_date": "next monday"}, "start_date = 'next monday'"),
 ])
@@ -95,6 +101,77 @@ def test_five_ladder_sizes_at_fixed_tokens_per_parameter_price_to_the_sum_of_the
     # Prediction error at the main run over one rung's scatter: x = −4…−2, x̄ = −3, Σ(x − x̄)² = 2.5: √(1/5 + 9/2.5).
     assert row["extrapolation_error_factor"] == pytest.approx(math.sqrt(0.2 + 9 / 2.5))
     assert row["extrapolation_decades"] == pytest.approx(2.0)
+
+
+def _stage_row(result: dict, kind: str) -> dict:
+    return next(row for row in result["programme"]["stages"] if row["kind"] == kind)
+
+
+@pytest.mark.parametrize("gpu_count", [8, None], ids=["8 GPUs", "GPUs the batch can use"])
+def test_a_ladder_priced_in_one_engine_call_equals_its_runs_priced_one_by_one(gpu_count):
+    # Three rungs at 10⁻⁴, 10⁻³ and 10⁻² of the main run, priced as one block, against three one-rung ladders
+    # priced as three scenarios (each rung alone in its own engine call).
+    rung = {"kind": "scaling_ladder", "runs": 1, "repeat_allowance": 0.0, "gpu_count": gpu_count}
+    ladder = rung | {"runs": 3, "top_compute_fraction": 0.01, "span_decades": 2.0}
+    together = scenario_outputs(_with(default_scenario(), **EXACT, programme=[ladder]))
+    alone = [scenario_outputs(_with(default_scenario(), **EXACT, programme=[rung | {"top_compute_fraction": share}]))
+             for share in (1e-4, 1e-3, 1e-2)]
+    row = _stage_row(together, "scaling_ladder")
+    assert row["gpu_hours"] == pytest.approx(sum(_stage_row(one, "scaling_ladder")["gpu_hours"] for one in alone),
+                                             rel=1e-12)
+    if gpu_count == 8:  # by hand: 8.4e22 FLOPs × (10⁻⁴ + 10⁻³ + 10⁻²) at 40 % of 989 TFLOP/s
+        assert row["gpu_hours"] == pytest.approx(8.4e22 * 0.0111 / (H100_PEAK_FLOPS * 0.4 * 3600), rel=1e-9)
+        # The rungs run side by side on 3 × 8 of the 512 GPUs: the calendar is the longest rung, the 10⁻² one.
+        assert row["calendar_days"] == pytest.approx(
+            8.4e22 * 0.01 / (H100_PEAK_FLOPS * 0.4 * 3600) / 8 / 24, rel=1e-9)
+
+
+def test_every_stage_stacked_in_chunks_prices_as_in_one_call(monkeypatch):
+    plan = _with(default_scenario(), **programme.PRESETS["full programme"])
+    whole = scenario_outputs(plan)
+    monkeypatch.setattr(programme, "STACKED_ROWS", 3)  # the 5 rungs, ablations and 2 mid-training runs: 3 calls
+    chunked = scenario_outputs(plan)
+    assert chunked["cost_total_usd"] == pytest.approx(whole["cost_total_usd"], rel=1e-12)
+    for one, two in zip(whole["programme"]["stages"], chunked["programme"]["stages"], strict=True):
+        assert two["gpu_hours"] == pytest.approx(one["gpu_hours"], rel=1e-12)
+        assert two["calendar_days"] == pytest.approx(one["calendar_days"], rel=1e-12)
+
+
+def test_a_programme_costs_two_engine_calls_however_many_runs_it_has(monkeypatch):
+    from dashboard.core import engine
+
+    calls: list[int] = []
+    real = engine.cost_arrays
+
+    def counted(arrays, stages=()):
+        calls.append(max(np.size(value) for value in arrays.values()))
+        return real(arrays, stages)
+
+    monkeypatch.setattr(engine, "cost_arrays", counted)
+    ladders = [{"kind": "scaling_ladder", "runs": 40}, {"kind": "scaling_ladder", "runs": 30}, {"kind": "ablations"}]
+    engine.output_arrays(engine.scenario_arrays([default_scenario()]), _with(default_scenario(),
+                                                                             programme=ladders).programme)
+    # The main run, then each of the two passes over the 40 + 30 + 1 runs stacked as rows.
+    assert calls == [1, 71, 71]
+
+
+@pytest.mark.parametrize(("limit", "stages", "refused"), [
+    ("", [{"kind": "scaling_ladder", "runs": 100}] * 2, False),  # 200 runs: the default bound, not above it
+    ("", [{"kind": "ablations", "runs": 10_000}] * 20, False),  # 20 priced runs: an ablation's runs are alike
+    ("10", [{"kind": "scaling_ladder"}, {"kind": "ablations"}, {"kind": "mid_training"}], False),  # 5 + 1 + 1
+    ("10", [{"kind": "scaling_ladder"}] * 2 + [{"kind": "long_context"}], True),  # 5 + 5 + 1 = 11
+    ("10", [{"kind": "data_preparation"}, {"kind": "evaluation"}] * 10, False),  # inference stages: no runs
+])
+def test_the_priced_runs_bound_is_the_operators_setting(monkeypatch, limit, stages, refused):
+    monkeypatch.setenv("PLANNER_PROGRAMME_MAX_RUNS", limit)
+    if refused:
+        with pytest.raises(ScenarioError, match="= 11 priced runs; at most 10 a programme"):
+            _with(default_scenario(), programme=stages)
+    else:
+        plan = _with(default_scenario(), programme=stages)
+        main = {key: np.asarray(value, dtype=float) for key, value in scenario_arrays([plan]).items()}
+        for stage in plan.programme:  # the work unit is what the engine prices: each stage's block of runs
+            assert programme.runs(stage, main, np.array([8.4e22]))[0] == programme.priced_runs(stage)
 
 
 def test_one_rung_cannot_be_extrapolated():
