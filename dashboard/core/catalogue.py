@@ -236,7 +236,8 @@ OUTPUTS.update(_entries(
     ("throughput.mfu_as_input", "Predicted MFU as the mfu key reads it", "fraction",
      "the predicted MFU, as HFU (× 8/6) with full recompute", STEP_TIME),
     ("throughput.mfu_error", "Predicted MFU's error band", "fraction",
-     "mean error on Korthikanti et al.'s K-1 to K-8, constants fitted on the other measured runs", STEP_TIME),
+     "the plan's region's mean error with each source family left out of the fit (leave one source out), the "
+     "widest region's outside them", STEP_TIME),
     ("throughput.validated", "Inside the validated region", TEXT, "GPU generation, precision, size and GPU count "
      "within the measured runs'", STEP_TIME),
     ("throughput.region_notes", "Outside the validated region", TEXT, "one phrase per way the plan leaves it", ""),
@@ -452,6 +453,9 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "hbm_tb_per_s": ("GPU memory bandwidth", "TB/s"),
     "nvlink_gb_per_s": ("NVLink bandwidth per GPU", "GB/s"),
     "network_gb_per_s": ("Network bandwidth per GPU", "GB/s"),
+    "framework": ("Training framework (overlap)", TEXT),
+    "hsdp": ("Hybrid sharding (HSDP)", ""),
+    "nvlink_domain": ("NVLink domain", "integer"),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

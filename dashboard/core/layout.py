@@ -32,8 +32,10 @@ INPUTS = ("total_params", "active_params", "n_experts", "experts_per_token", "n_
           "n_kv_heads", "ffn_hidden_size", "ffn_gated", "vocab_size", "recompute_index", "attention_index",
           "fp8_activations", "context_parallel", "virtual_pipeline_stages", "batch_sequences", "gpu_memory_gb",
           "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage", "run_peak_tflops",
-          "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed")
+          "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed", "linear_peak_tflops",
+          "fp8_linears", "generation_index", "framework_index", "nvlink_domain", "hsdp")
 LINK_KEYS = ("run_peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s")  # step time's hardware
+STEP_KEYS = ("linear_peak_tflops", "fp8_linears", "generation_index", "framework_index", "nvlink_domain")
 UNKNOWN = np.array([np.nan])
 RUNNER_UP_KEYS = ("runner_up_tensor_parallel", "runner_up_pipeline_parallel", "runner_up_step_time_s")
 LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
@@ -168,6 +170,11 @@ def step_seconds(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndar
     if bool(np.isnan(rows["run_peak_tflops"]).all()):
         unknown = np.full(np.broadcast_shapes(np.shape(tp), np.shape(pp), np.shape(rows["gpu_count"])), np.nan)
         return {key: unknown for key in ("step_time_s", *step_time.PARTS)}
+    return step_time.step_time(step_inputs(rows, tp, pp, zero))
+
+
+def step_inputs(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndarray]:
+    """What `dashboard.core.step_time.step_time` reads for these rows at these degrees."""
     replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
     sequences = rows["batch_sequences"]
     with np.errstate(invalid="ignore"):
@@ -177,12 +184,25 @@ def step_seconds(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndar
                                     "vocab_size", "experts", "seq_len", "micro_batch_size", "context_parallel",
                                     "expert_parallel", "virtual_pipeline_stages", "recompute_index",
                                     "attention_index", "fp8_activations", "hbm_tb_per_s", "nvlink_gb_per_s",
-                                    "network_gb_per_s", "gpus_per_node")}
+                                    "network_gb_per_s", "gpus_per_node", "linear_peak_tflops", "fp8_linears",
+                                    "generation_index", "framework_index", "hsdp")}
     p |= {"moe": np.isfinite(rows["n_experts"]) & (rows["n_experts"] > 1), "micro_batches": micro_batches,
           "tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": replicas, "zero_stage": zero,
           "params_per_gpu": _params(rows, tp, pp, rows["expert_parallel"]), "peak_tflops": rows["run_peak_tflops"],
-          "layer_scale": rows["layer_scale"]}
-    return step_time.step_time(p)
+          "layer_scale": rows["layer_scale"],
+          "nvlink_domain": np.where(np.isnan(rows["nvlink_domain"]), rows["gpus_per_node"], rows["nvlink_domain"]),
+          "linear_peak_tflops": np.where(np.isnan(rows["linear_peak_tflops"]), rows["run_peak_tflops"],
+                                         rows["linear_peak_tflops"])}
+    return {key: np.nan_to_num(value) if key in ("fp8_linears", "generation_index", "framework_index", "hsdp")
+            else value for key, value in p.items()}
+
+
+def given_step_inputs(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`step_inputs` of scenarios whose layout (TP, PP, ZeRO stage) and `batch_sequences` are given, from the
+    arrays `resolve` reads (the validation prices measured runs at their own layouts with it)."""
+    columns = np.broadcast_arrays(*(np.asarray(p.get(key, UNKNOWN), dtype=float) for key in INPUTS))
+    rows = _rows({key: np.ravel(column) for key, column in zip(INPUTS, columns, strict=True)})
+    return step_inputs(rows, rows["tensor_parallel"], rows["pipeline_parallel"], rows["zero_stage"])
 
 
 def _params(rows: dict[str, np.ndarray], tp, pp, ep) -> np.ndarray:

@@ -29,6 +29,7 @@ from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "memory-validation.md"
 MEASURED_RUNS_CSV = ROOT.parent / "shared" / "reference" / "measured-runs.csv"
+MEASURED_RUNS_2_CSV = ROOT.parent / "shared" / "reference" / "measured-runs-2.csv"  # frameworks' READMEs, H100/H200
 KORTHIKANTI = "Korthikanti et al. 2022, arXiv 2205.05198, Fig. 1 (configurations of Table 3)"
 STATES_TOLERANCE, ACTIVATIONS_TOLERANCE = 0.02, 0.05
 SEQ_LEN, VOCAB, TP = 2048, 51200, 8
@@ -148,7 +149,7 @@ def layout_rows() -> list[dict[str, Any]]:
 
 
 # Measured runs: the CSV's words for the keys the planner reads.
-GPU_NAMES = {"A100-80GB": "A100", "H100-SXM-80GB": "H100", "H800": "H800"}
+GPU_NAMES = {"A100-80GB": "A100", "A100-40GB": "A100 40GB", "H100-SXM-80GB": "H100", "H800": "H800", "H200": "H200"}
 
 
 def _number(text: str) -> float | None:
@@ -170,6 +171,19 @@ def _zero_stage(text: str) -> int | None:
     return None
 
 
+def _framework(sharding: str) -> str:
+    """The framework a row's sharding text names (measured-runs-2.csv's `zero_fsdp`): Megatron's distributed
+    optimizer, FSDP2 (torchtitan-style), FSDP / HSDP, DeepSpeed; `other` for the 2021-22 papers' runs."""
+    lowered = sharding.lower()
+    if lowered.startswith("megatron distributed optimizer"):
+        return "megatron"
+    if "fsdp2" in lowered:
+        return "torchtitan"
+    if lowered.startswith(("fsdp (", "hsdp")):
+        return "fsdp"
+    return "deepspeed" if "deepspeed" in lowered else "other"
+
+
 def _recompute(text: str) -> str | None:
     word = text.split(" ")[0].strip().lower()
     return word if word in memory.RECOMPUTE_MODES else None
@@ -184,6 +198,8 @@ def run_scenario(row: dict[str, str]) -> Scenario | None:
                                                   "seq_len", "num_gpus", "tp", "pp", "micro_batch",
                                                   "global_batch_tokens")}
     zero, recompute = _zero_stage(row["zero_fsdp"]), _recompute(row["recompute"])
+    if row.get("zero_stage", "").isdigit():  # measured-runs-2.csv states the planner's stage
+        zero = int(row["zero_stage"])
     if any(value is None for value in numbers.values()) or zero is None or recompute is None or (
             row["gpu_type"] not in GPU_NAMES or row["arch"] != "dense"):
         return None
@@ -192,14 +208,19 @@ def run_scenario(row: dict[str, str]) -> Scenario | None:
         "name": f"{row['row_id']}: {row['model']}", "total_params": float(numbers["total_params_b"] or 0.0) * 1e9,
         "n_layers": numbers["n_layers"], "d_model": numbers["d_model"], "n_heads": numbers["n_heads"],
         "n_kv_heads": numbers["n_kv_heads"], "ffn_hidden_size": numbers["ffn_hidden_size"],
-        "ffn_type": "gated" if "swiglu" in row["ffn_type"].lower() else "plain", "vocab_size": numbers["vocab_size"],
+        "ffn_type": "gated" if row["ffn_type"].lower().startswith("gated") or "swiglu" in row["ffn_type"].lower()
+        else "plain", "vocab_size": numbers["vocab_size"],
         "seq_len": numbers["seq_len"], "gpu_type": GPU_NAMES[row["gpu_type"]], "gpu_count": numbers["num_gpus"],
         "tensor_parallel": numbers["tp"], "pipeline_parallel": numbers["pp"], "zero_stage": zero,
         "micro_batch_size": numbers["micro_batch"], "global_batch_tokens": numbers["global_batch_tokens"],
         "activation_recompute": recompute,
         "attention": "eager" if re.match(r"no\b(?!t)", row["flash_attention"].lower()) else "flash",
         "virtual_pipeline_stages": int(virtual) if virtual else 1,
+        "precision": "fp8" if row.get("precision", "").lower().startswith("fp8") else "bf16",
+        "framework": _framework(row["zero_fsdp"]), "hsdp": row["zero_fsdp"].startswith("HSDP"),
     }
+    if _number(row.get("gpus_per_node", "")):
+        keys["gpus_per_node"] = _number(row["gpus_per_node"])
     return scenario_from_dict({key: int(value) if isinstance(value, float) and value.is_integer() and key not in {
         "total_params", "global_batch_tokens"} else value for key, value in keys.items()})
 
