@@ -456,6 +456,10 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "framework": ("Training framework (overlap)", TEXT),
     "hsdp": ("Hybrid sharding (HSDP)", ""),
     "nvlink_domain": ("NVLink domain", "integer"),
+    "weight_dtype": ("Weight dtype", TEXT),
+    "gradient_dtype": ("Gradient dtype", TEXT),
+    "master_weights": ("FP32 master weights", ""),
+    "optimizer_dtype": ("Optimizer state dtype", TEXT),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

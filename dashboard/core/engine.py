@@ -37,7 +37,8 @@ LOSS_STEP = 0.01
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
     if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
-                    "ffn_type", "precision", "programme", "start_date", "framework"}
+                    "ffn_type", "precision", "programme", "start_date", "framework", "weight_dtype",
+                    "gradient_dtype", "master_weights", "optimizer_dtype"}
     and not name.startswith("range_")
 )
 

@@ -44,11 +44,18 @@ def gpu_memory_gb_of(scenario: Scenario) -> float:
     return catalogue()[scenario.gpu_type].memory_gb
 
 
+def recipe_of(scenario: Scenario) -> tuple[float, float, float]:
+    """The scenario's (weight, gradient, optimizer) bytes per parameter: its recipe, the framework's defaults for
+    what it leaves unset (`memory.recipe_bytes`)."""
+    return memory.recipe_bytes(scenario.framework, scenario.weight_dtype, scenario.gradient_dtype,
+                               scenario.master_weights, scenario.optimizer_dtype)
+
+
 def links_of(scenario: Scenario) -> dict[str, float]:
     """The step-time model's hardware figures: the dense BF16 peak and the linears' peak at the run's precision
     (TFLOP/s), HBM TB/s and NVLink and network GB/s per GPU (the scenario's overrides, else the catalogue's; NaN for
     a custom GPU without them); whether the linears run in FP8, the GPU generation's index, the framework's and the
-    NVLink domain (`dashboard.core.step_time`)."""
+    NVLink domain (`dashboard.core.step_time`); and the memory recipe's bytes per parameter (`memory.recipe_bytes`)."""
     known = None if scenario.gpu_type == CUSTOM else catalogue()[scenario.gpu_type]
     peak = scenario.peak_tflops if scenario.peak_tflops is not None else (
         known.peak_bf16_dense_tflops if known else math.nan)
@@ -58,7 +65,9 @@ def links_of(scenario: Scenario) -> dict[str, float]:
     linear_peak = peak * fp8 / known.peak_bf16_dense_tflops if fp8_linears else peak  # type: ignore[union-attr]
     domain = scenario.nvlink_domain or (known.nvlink_domain if known and not math.isnan(known.nvlink_domain)
                                         else scenario.gpus_per_node)
+    weight_bytes, gradient_bytes, optimizer_bytes = recipe_of(scenario)
     values = {"run_peak_tflops": peak, "linear_peak_tflops": linear_peak, "fp8_linears": float(fp8_linears),
+              "weight_bytes": weight_bytes, "gradient_bytes": gradient_bytes, "optimizer_bytes": optimizer_bytes,
               "generation_index": float(known is not None and known.generation in step_time.LATER_GENERATIONS),
               "framework_index": float(step_time.FRAMEWORKS.index(scenario.framework)), "nvlink_domain": domain}
     for key in ("hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s"):
@@ -347,7 +356,7 @@ def _memory_fix(scenario: Scenario) -> str:
     if words:
         return "use " + ", or ".join(words)
     limit = gpu_memory_gb_of(scenario)
-    states_gb = memory.STATE_BYTES * scenario.total_params / memory.GB
+    states_gb = sum(recipe_of(scenario)) * scenario.total_params / memory.GB
     gpus = math.ceil(states_gb / limit / scenario.gpus_per_node) * scenario.gpus_per_node
     sentence = (f"no layout of {scenario.gpu_count:,} GPUs fits; the model states alone ({states_gb:,.0f} GB) need at "
                 f"least {gpus:,} GPUs of {limit:,.0f} GB with ZeRO-3, or GPUs with more memory")

@@ -33,9 +33,11 @@ INPUTS = ("total_params", "active_params", "n_experts", "experts_per_token", "n_
           "fp8_activations", "context_parallel", "virtual_pipeline_stages", "batch_sequences", "gpu_memory_gb",
           "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage", "run_peak_tflops",
           "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed", "linear_peak_tflops",
-          "fp8_linears", "generation_index", "framework_index", "nvlink_domain", "hsdp")
+          "fp8_linears", "generation_index", "framework_index", "nvlink_domain", "hsdp", "weight_bytes",
+          "gradient_bytes", "optimizer_bytes")
 LINK_KEYS = ("run_peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s")  # step time's hardware
-STEP_KEYS = ("linear_peak_tflops", "fp8_linears", "generation_index", "framework_index", "nvlink_domain")
+STEP_KEYS = ("linear_peak_tflops", "fp8_linears", "generation_index", "framework_index", "nvlink_domain",
+             "weight_bytes", "gradient_bytes", "optimizer_bytes")  # with the memory recipe's bytes per parameter
 UNKNOWN = np.array([np.nan])
 RUNNER_UP_KEYS = ("runner_up_tensor_parallel", "runner_up_pipeline_parallel", "runner_up_step_time_s")
 LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
@@ -214,9 +216,16 @@ def _parts_gb(rows: dict[str, np.ndarray], tp, pp, zero) -> tuple[np.ndarray, ..
     """(weights, gradients, optimizer, activations, logits, reserve) GB per GPU at these degrees."""
     local = _params(rows, tp, pp, rows["expert_parallel"])
     sharded = memory.sharded_params(_params(rows, tp, pp, 1.0), tp, pp, rows["gpu_count"])
-    states = memory.model_states_gb(local, sharded, zero)
+    states = memory.model_states_gb(local, sharded, zero, *_recipe(rows))
     return (*states, _activations_gb(rows, tp, pp), rows["logits_tp1_gb"] / tp, np.broadcast_to(rows["reserve"],
                                                                                                  np.shape(local)))
+
+
+def _recipe(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weight, gradient, optimizer) bytes per parameter; Megatron's 2 + 4 + 12 where a row gives none."""
+    return tuple(np.where(np.isnan(rows[key]), default, rows[key]) for key, default in (  # type: ignore[return-value]
+        ("weight_bytes", memory.WEIGHT_BYTES), ("gradient_bytes", memory.GRADIENT_BYTES),
+        ("optimizer_bytes", memory.OPTIMIZER_BYTES)))
 
 
 def _activations_gb(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
@@ -246,7 +255,7 @@ def _search(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     # Only rows whose model states, at the fewest parameters any candidate holds (halved for safety), leave room.
     fewest = np.fmin(_params(rows, rows["tp_max"], pp_most, rows["expert_parallel"]),
                      (rows["total_params"] - rows["embedding"]) / rows["gpu_count"])
-    bound_gb = BOUND_MARGIN * memory.STATE_BYTES * fewest / memory.GB + rows["reserve"]
+    bound_gb = BOUND_MARGIN * sum(_recipe(rows)) * fewest / memory.GB + rows["reserve"]
     index = np.flatnonzero(bound_gb * memory.GB <= rows["limit_bytes"])
     some = {key: value[index] if np.ndim(value) else value for key, value in rows.items()}
     tp_candidates, pp_candidates, allowed = _candidates(some)

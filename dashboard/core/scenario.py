@@ -158,6 +158,22 @@ class Scenario(BaseModel):
         description="GPUs one NVLink domain joins (8 on HGX, 72 on a GB200 NVL72 rack); TP, EP, CP and HSDP "
         "groups within it ride NVLink. Unset: the catalogue's, else gpus_per_node. Bounds: 1 to 100,000.",
     )
+    # Memory recipe (issue 48): each unset part is the framework's default (dashboard/core/memory.py)
+    weight_dtype: Literal["bf16", "fp16", "fp32", "fp8"] | None = Field(
+        None, description="Dtype the weights are held in (fp8: FP8 weights, with or without a master copy). Unset: "
+        "the framework's (bf16; fp32 sharded parameters for fsdp / torchtitan).",
+    )
+    gradient_dtype: Literal["fp32", "bf16", "fp16"] | None = Field(
+        None, description="Dtype of the gradients kept for the optimizer. Unset: the framework's (fp32; bf16 for "
+        "deepspeed).",
+    )
+    master_weights: bool | None = Field(
+        None, description="Whether an fp32 master copy of the weights exists. Unset: the framework's (yes; no for "
+        "fsdp / torchtitan, whose fp32 parameters are the master).",
+    )
+    optimizer_dtype: Literal["fp32", "bf16", "8bit"] | None = Field(
+        None, description="Dtype of Adam's two moments (8-bit: bitsandbytes-style). Unset: fp32.",
+    )
 
     # Prices and purchase mix
     price_reserved_per_gpu_hour: float = Field(
