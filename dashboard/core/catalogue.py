@@ -460,6 +460,7 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "gradient_dtype": ("Gradient dtype", TEXT),
     "master_weights": ("FP32 master weights", ""),
     "optimizer_dtype": ("Optimizer state dtype", TEXT),
+    "unsharded_gradient_accumulation": ("Unsharded gradient accumulation", ""),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

@@ -34,7 +34,7 @@ INPUTS = ("total_params", "active_params", "n_experts", "experts_per_token", "n_
           "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage", "run_peak_tflops",
           "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed", "linear_peak_tflops",
           "fp8_linears", "generation_index", "framework_index", "nvlink_domain", "hsdp", "weight_bytes",
-          "gradient_bytes", "optimizer_bytes")
+          "gradient_bytes", "optimizer_bytes", "unsharded_gradient_accumulation")
 LINK_KEYS = ("run_peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s")  # step time's hardware
 STEP_KEYS = ("linear_peak_tflops", "fp8_linears", "generation_index", "framework_index", "nvlink_domain",
              "weight_bytes", "gradient_bytes", "optimizer_bytes")  # with the memory recipe's bytes per parameter
@@ -216,9 +216,12 @@ def _parts_gb(rows: dict[str, np.ndarray], tp, pp, zero) -> tuple[np.ndarray, ..
     """(weights, gradients, optimizer, activations, logits, reserve) GB per GPU at these degrees."""
     local = _params(rows, tp, pp, rows["expert_parallel"])
     sharded = memory.sharded_params(_params(rows, tp, pp, 1.0), tp, pp, rows["gpu_count"])
-    states = memory.model_states_gb(local, sharded, zero, *_recipe(rows))
-    return (*states, _activations_gb(rows, tp, pp), rows["logits_tp1_gb"] / tp, np.broadcast_to(rows["reserve"],
-                                                                                                 np.shape(local)))
+    weights, gradients, optimizer = memory.model_states_gb(local, sharded, zero, *_recipe(rows))
+    # Gradients accumulated unsharded across micro-batches (FSDP2 without gradient sync until the last one).
+    unsharded = (np.nan_to_num(rows["unsharded_gradient_accumulation"]) > 0) & (_micro_batches(rows, tp, pp) > 1)
+    gradients = np.where(unsharded, _recipe(rows)[1] / memory.GB * local, gradients)
+    return (weights, gradients, optimizer, _activations_gb(rows, tp, pp), rows["logits_tp1_gb"] / tp,
+            np.broadcast_to(rows["reserve"], np.shape(local)))
 
 
 def _recipe(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -228,11 +231,16 @@ def _recipe(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.nda
         ("optimizer_bytes", memory.OPTIMIZER_BYTES)))
 
 
-def _activations_gb(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
+def _micro_batches(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
+    """Micro-batches per step at these degrees (infinite where the batch is not known: the steady state)."""
     replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
     with np.errstate(invalid="ignore"):
-        micro_batches = np.where(np.isnan(rows["batch_sequences"]), np.inf, np.fmax(
+        return np.where(np.isnan(rows["batch_sequences"]), np.inf, np.fmax(
             np.ceil(rows["batch_sequences"] / (rows["micro_batch_size"] * replicas)), 1.0))
+
+
+def _activations_gb(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
+    micro_batches = _micro_batches(rows, tp, pp)
     in_flight = memory.layers_in_flight(rows["n_layers"], pp, rows["virtual_pipeline_stages"], micro_batches)
     return rows["layer_bytes_tp1"] / tp * in_flight / memory.GB
 

@@ -15,7 +15,8 @@ optimizer bytes, stage 2 also the gradients, stage 3 also the weights (each expe
 Recipes (issue 48): the bytes per parameter follow the weight dtype, the gradient dtype, whether an fp32 master
 copy exists and the optimizer state's dtype (`recipe_bytes`); each unset one takes the framework's default
 (`FRAMEWORK_RECIPES`): Megatron-LM / NeMo / other the 18 above; DeepSpeed fp16 or bf16 gradients, 16 (ZeRO's
-2 + 2 + 12); FSDP / torchtitan fp32 sharded parameters (the master) with fp32 gradients and moments, 16.
+2 + 2 + 12); FSDP / torchtitan fp32 sharded parameters (the master) with fp32 gradients and moments, 16. With
+`unsharded_gradient_accumulation` the gradients keep their unsharded size over several micro-batches (`layout`).
 
 Activations per layer and micro-batch (Korthikanti et al. 2022, arXiv 2205.05198, 16-bit, with sequence
 parallelism so TP divides everything; s tokens per GPU after context parallel, b micro-batch, h width, a heads):

@@ -174,6 +174,11 @@ class Scenario(BaseModel):
     optimizer_dtype: Literal["fp32", "bf16", "8bit"] | None = Field(
         None, description="Dtype of Adam's two moments (8-bit: bitsandbytes-style). Unset: fp32.",
     )
+    unsharded_gradient_accumulation: bool = Field(
+        False, description="Gradients accumulate unsharded across micro-batches and are reduce-scattered after the "
+        "last (FSDP2 without gradient sync during accumulation, as KempnerForge): with ZeRO-2/3 and more than one "
+        "micro-batch, the gradients take the unsharded size.",
+    )
 
     # Prices and purchase mix
     price_reserved_per_gpu_hour: float = Field(

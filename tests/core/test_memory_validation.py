@@ -128,3 +128,18 @@ def test_every_run_of_both_new_files_is_accepted_and_fits_with_its_recipe():
         megatron = told.model_copy(update={"framework": "megatron", "weight_dtype": None, "gradient_dtype": None,
                                            "master_weights": None, "optimizer_dtype": None})
         assert not scenario_outputs(megatron)["feasible"]
+
+
+@pytest.mark.parametrize(("micro_batches", "unsharded", "expected_params"), [
+    (2, True, 7.5e9),  # kept unsharded across the 2 micro-batches: every parameter's fp32 gradient
+    (1, True, 7.5e9 / 64),  # one micro-batch: reduce-scattered at once, sharded
+    (2, False, 7.5e9 / 64),
+])
+def test_unsharded_gradient_accumulation(micro_batches, unsharded, expected_params):
+    # 7.5B, ZeRO-3 over 64 GPUs (TP 1, PP 1), fp32 gradients: 4 bytes per parameter held.
+    scenario = Scenario(total_params=7.5e9, gpu_count=64, tensor_parallel=1, pipeline_parallel=1, zero_stage=3,
+                        seq_len=4096, global_batch_tokens=64 * 4096 * micro_batches, framework="torchtitan",
+                        unsharded_gradient_accumulation=unsharded)
+    result = scenario_outputs(scenario)
+    assert result["micro_batches_per_step"] == micro_batches
+    assert result["memory"]["gradients_gb"] == pytest.approx(4 * expected_params / memory.GB, rel=1e-9)
