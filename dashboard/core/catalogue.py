@@ -241,7 +241,10 @@ OUTPUTS.update(_entries(
     ("throughput.validated", "Inside the validated region", TEXT, "GPU generation, precision, size and GPU count "
      "within the measured runs'", STEP_TIME),
     ("throughput.region_notes", "Outside the validated region", TEXT, "one phrase per way the plan leaves it", ""),
-    ("throughput.mfu_source", "MFU source", TEXT, "'entered' (the scenario's mfu) or 'predicted'", ""),
+    ("throughput.mfu_source", "MFU evidence", TEXT, "'entered' (the scenario's mfu), else the prediction: "
+     "'validated' inside a region whose held-out error is at most 15 %, 'extrapolated' outside", STEP_TIME),
+    ("throughput.mfu_band", "Predicted MFU's range", "fraction", "the predicted MFU as the mfu key reads it, ± the "
+     "region's band (none for an entered MFU)", STEP_TIME),
     ("throughput.runner_up_tensor_parallel", "Runner-up layout: TP", "integer",
      "the next fastest fitting candidate of the layout search (none when the layout is given)", STEP_TIME),
     ("throughput.runner_up_pipeline_parallel", "Runner-up layout: PP", "integer", "as the runner-up's TP", STEP_TIME),

@@ -120,13 +120,28 @@ def region_notes(generation: str, precision: str, total_params: float, gpu_count
 
 def scalar(result: dict[str, Any], generation: str, precision: str, total_params: float, gpu_count: int,
            mfu_given: float | None, moe: bool = False) -> dict[str, Any]:
-    """One scenario's `throughput` object: plain numbers (None where unknown), the MFU's source, the validated
-    region's notes and its band (the region's held-out error, else the widest)."""
+    """One scenario's `throughput` object: plain numbers (None where unknown), the MFU's evidence grade
+    (`mfu_source`), the validated region's notes, its band (the region's held-out error, else the widest) and the
+    predicted MFU's range at that band (`mfu_band`, as the `mfu` key reads it; None for an entered MFU)."""
     out = {key: (None if not math.isfinite(value) else value) for key, value in result.items()}
     notes = region_notes(generation, precision, total_params, gpu_count, moe)
     out["validated"] = not notes
     out["region_notes"] = notes
     out["mfu_error"] = REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR) if not notes else (
         MFU_ERROR)
-    out["mfu_source"] = "entered" if mfu_given is not None else "predicted"
+    out["mfu_source"] = evidence_grade(mfu_given is not None, not notes)
+    predicted = out.get("mfu_as_input")
+    out["mfu_band"] = None if mfu_given is not None or predicted is None else [
+        predicted * (1.0 - out["mfu_error"]), predicted * (1.0 + out["mfu_error"])]
     return out
+
+
+EVIDENCE_GRADES = ("entered", "validated", "extrapolated")
+
+
+def evidence_grade(entered: bool, validated: bool) -> str:
+    """How strong the evidence under the MFU a plan uses is: a number the user entered wins; else the prediction,
+    `validated` inside a region whose held-out error is at most `VALIDATED_LIMIT`, `extrapolated` outside."""
+    if entered:
+        return "entered"
+    return "validated" if validated else "extrapolated"

@@ -63,7 +63,7 @@ def test_the_toggle_switches_between_the_predicted_and_an_entered_mfu(app):
     assert not at.exception
     default = scenario_outputs(default_scenario())
     rates = default["throughput"]
-    assert rates["mfu_source"] == "predicted" and default["mfu_used"] == rates["mfu_as_input"]
+    assert rates["mfu_source"] == "validated" and default["mfu_used"] == rates["mfu_as_input"]
     # Predicted: the toggle on, the slider disabled and showing the prediction on its 0.5 % steps, no mfu in the link.
     toggle, slider = _widget(at, MFU_PREDICTED), _widget(at, "w.mfu")
     assert toggle.value is True and slider.disabled

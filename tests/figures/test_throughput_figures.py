@@ -118,7 +118,7 @@ def test_gpu_counts(gpu_count, node, limit, counts):
 def test_mfu_lines_say_where_the_mfu_comes_from():
     predicted = scenario_outputs(default_scenario())
     rates = predicted["throughput"]
-    assert rates["mfu_source"] == "predicted" and predicted["mfu_used"] == rates["mfu_as_input"]
+    assert rates["mfu_source"] == "validated" and predicted["mfu_used"] == rates["mfu_as_input"]
 
     def banded(value):  # the value and value × (1 ∓ the validated error), as "40.3 % (38.3–42.3 %)"
         low, high = (catalogue.text("mfu_used", value * (1 + sign * rates["mfu_error"])) for sign in (-1, 1))
