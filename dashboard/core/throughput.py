@@ -127,12 +127,12 @@ def scalar(result: dict[str, Any], generation: str, precision: str, total_params
     notes = region_notes(generation, precision, total_params, gpu_count, moe)
     out["validated"] = not notes
     out["region_notes"] = notes
-    out["mfu_error"] = REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR) if not notes else (
-        MFU_ERROR)
+    band = REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR) if not notes else MFU_ERROR
+    out["mfu_error"] = band
     out["mfu_source"] = evidence_grade(mfu_given is not None, not notes)
     predicted = out.get("mfu_as_input")
     out["mfu_band"] = None if mfu_given is not None or predicted is None else [
-        predicted * (1.0 - out["mfu_error"]), predicted * (1.0 + out["mfu_error"])]
+        predicted * (1.0 - band), predicted * (1.0 + band)]
     return out
 
 
