@@ -77,3 +77,8 @@ def resolve_gpu_type(name: str) -> str:
         return _aliases()[normalised]
     known = ", ".join(acc.label for acc in catalogue().values())
     raise ValueError(f"unknown gpu_type {name!r}: use one of {known}, or 'custom' with peak_tflops")
+
+
+def generation_of(gpu_type: str) -> str:
+    """The catalogue GPU's generation (`ampere`, `hopper`, ...), or `custom`."""
+    return CUSTOM if gpu_type == CUSTOM else catalogue()[gpu_type].generation

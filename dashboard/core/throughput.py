@@ -127,13 +127,20 @@ def scalar(result: dict[str, Any], generation: str, precision: str, total_params
     notes = region_notes(generation, precision, total_params, gpu_count, moe)
     out["validated"] = not notes
     out["region_notes"] = notes
-    band = REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR) if not notes else MFU_ERROR
+    band = error_band(generation, precision, total_params, gpu_count, moe)
     out["mfu_error"] = band
     out["mfu_source"] = evidence_grade(mfu_given is not None, not notes)
     predicted = out.get("mfu_as_input")
     out["mfu_band"] = None if mfu_given is not None or predicted is None else [
         predicted * (1.0 - band), predicted * (1.0 + band)]
     return out
+
+
+def error_band(generation: str, precision: str, total_params: float, gpu_count: int, moe: bool = False) -> float:
+    """The band around a predicted MFU: the plan's region's held-out error inside it, else the widest."""
+    if region_notes(generation, precision, total_params, gpu_count, moe):
+        return MFU_ERROR
+    return REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR)
 
 
 EVIDENCE_GRADES = ("entered", "validated", "extrapolated")
