@@ -236,11 +236,15 @@ OUTPUTS.update(_entries(
     ("throughput.mfu_as_input", "Predicted MFU as the mfu key reads it", "fraction",
      "the predicted MFU, as HFU (× 8/6) with full recompute", STEP_TIME),
     ("throughput.mfu_error", "Predicted MFU's error band", "fraction",
-     "mean error on Korthikanti et al.'s K-1 to K-8, constants fitted on the other measured runs", STEP_TIME),
+     "the plan's region's mean error with each source family left out of the fit (leave one source out), the "
+     "widest region's outside them", STEP_TIME),
     ("throughput.validated", "Inside the validated region", TEXT, "GPU generation, precision, size and GPU count "
      "within the measured runs'", STEP_TIME),
     ("throughput.region_notes", "Outside the validated region", TEXT, "one phrase per way the plan leaves it", ""),
-    ("throughput.mfu_source", "MFU source", TEXT, "'entered' (the scenario's mfu) or 'predicted'", ""),
+    ("throughput.mfu_source", "MFU evidence", TEXT, "'entered' (the scenario's mfu), else the prediction: "
+     "'validated' inside a region whose held-out error is at most 15 %, 'extrapolated' outside", STEP_TIME),
+    ("throughput.mfu_band", "Predicted MFU's range", "fraction", "the predicted MFU as the mfu key reads it, ± the "
+     "region's band (none for an entered MFU)", STEP_TIME),
     ("throughput.runner_up_tensor_parallel", "Runner-up layout: TP", "integer",
      "the next fastest fitting candidate of the layout search (none when the layout is given)", STEP_TIME),
     ("throughput.runner_up_pipeline_parallel", "Runner-up layout: PP", "integer", "as the runner-up's TP", STEP_TIME),
@@ -452,6 +456,14 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "hbm_tb_per_s": ("GPU memory bandwidth", "TB/s"),
     "nvlink_gb_per_s": ("NVLink bandwidth per GPU", "GB/s"),
     "network_gb_per_s": ("Network bandwidth per GPU", "GB/s"),
+    "framework": ("Training framework (overlap)", TEXT),
+    "hsdp": ("Hybrid sharding (HSDP)", ""),
+    "nvlink_domain": ("NVLink domain", "integer"),
+    "weight_dtype": ("Weight dtype", TEXT),
+    "gradient_dtype": ("Gradient dtype", TEXT),
+    "master_weights": ("FP32 master weights", ""),
+    "optimizer_dtype": ("Optimizer state dtype", TEXT),
+    "unsharded_gradient_accumulation": ("Unsharded gradient accumulation", ""),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

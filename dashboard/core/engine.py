@@ -11,7 +11,7 @@ from typing import Any, TypedDict, cast
 import numpy as np
 
 from dashboard.core import compute, feasibility, programme, purchase, reliability, scaling, shape, storage, throughput
-from dashboard.core.hardware import CUSTOM, catalogue
+from dashboard.core.hardware import CUSTOM, catalogue, generation_of
 from dashboard.core.scenario import Scenario
 
 LINE_ITEMS = (
@@ -37,7 +37,8 @@ LOSS_STEP = 0.01
 NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
     if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
-                    "ffn_type", "precision", "programme", "start_date"}
+                    "ffn_type", "precision", "programme", "start_date", "framework", "weight_dtype",
+                    "gradient_dtype", "master_weights", "optimizer_dtype"}
     and not name.startswith("range_")
 )
 
@@ -466,8 +467,7 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
     result["budget_status"] = BUDGET_STATUSES[int(result.pop("budget_status_index"))]
     result["name"] = scenario.name
     result["programme"] = programme.summary(priced, result, arrays, scenario.start_date)
-    generation = catalogue()[scenario.gpu_type].generation if scenario.gpu_type != CUSTOM else CUSTOM
-    result["throughput"] = throughput.scalar(result["throughput"], generation, scenario.precision,
+    result["throughput"] = throughput.scalar(result["throughput"], generation_of(scenario.gpu_type), scenario.precision,
                                              scenario.total_params, scenario.gpu_count, scenario.mfu,
                                              scenario.n_experts is not None or scenario.active < scenario.total_params)
     return cast(PlanResult, feasibility.scalar(result, scenario))  # built key by key from `output_arrays`

@@ -44,16 +44,32 @@ def gpu_memory_gb_of(scenario: Scenario) -> float:
     return catalogue()[scenario.gpu_type].memory_gb
 
 
+def recipe_of(scenario: Scenario) -> tuple[float, float, float]:
+    """The scenario's (weight, gradient, optimizer) bytes per parameter: its recipe, the framework's defaults for
+    what it leaves unset (`memory.recipe_bytes`)."""
+    return memory.recipe_bytes(scenario.framework, scenario.weight_dtype, scenario.gradient_dtype,
+                               scenario.master_weights, scenario.optimizer_dtype)
+
+
 def links_of(scenario: Scenario) -> dict[str, float]:
-    """The step-time model's hardware figures: the peak at the run's precision (TFLOP/s), HBM TB/s and NVLink and
-    network GB/s per GPU; the scenario's overrides, else the catalogue's (NaN for a custom GPU without them)."""
+    """The step-time model's hardware figures: the dense BF16 peak and the linears' peak at the run's precision
+    (TFLOP/s), HBM TB/s and NVLink and network GB/s per GPU (the scenario's overrides, else the catalogue's; NaN for
+    a custom GPU without them); whether the linears run in FP8, the GPU generation's index, the framework's and the
+    NVLink domain (`dashboard.core.step_time`); and the memory recipe's bytes per parameter (`memory.recipe_bytes`)."""
     known = None if scenario.gpu_type == CUSTOM else catalogue()[scenario.gpu_type]
     peak = scenario.peak_tflops if scenario.peak_tflops is not None else (
         known.peak_bf16_dense_tflops if known else math.nan)
     fp8 = known.peak_fp8_dense_tflops if known else math.nan
-    if scenario.precision == "fp8" and not math.isnan(fp8):
-        peak *= fp8 / known.peak_bf16_dense_tflops  # type: ignore[union-attr]  # an override keeps FP8's ratio
-    values = {"run_peak_tflops": peak}
+    fp8_linears = scenario.precision == "fp8" and not math.isnan(fp8)
+    # An override of the BF16 peak keeps the catalogue's FP8 ratio.
+    linear_peak = peak * fp8 / known.peak_bf16_dense_tflops if fp8_linears else peak  # type: ignore[union-attr]
+    domain = scenario.nvlink_domain or (known.nvlink_domain if known and not math.isnan(known.nvlink_domain)
+                                        else scenario.gpus_per_node)
+    weight_bytes, gradient_bytes, optimizer_bytes = recipe_of(scenario)
+    values = {"run_peak_tflops": peak, "linear_peak_tflops": linear_peak, "fp8_linears": float(fp8_linears),
+              "weight_bytes": weight_bytes, "gradient_bytes": gradient_bytes, "optimizer_bytes": optimizer_bytes,
+              "generation_index": float(known is not None and known.generation in step_time.LATER_GENERATIONS),
+              "framework_index": float(step_time.FRAMEWORKS.index(scenario.framework)), "nvlink_domain": domain}
     for key in ("hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s"):
         given = getattr(scenario, key)
         values[key] = given if given is not None else (getattr(known, key) if known else math.nan)
@@ -66,7 +82,7 @@ def scenario_columns(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     index = [memory.RECOMPUTE_MODES.index(s.activation_recompute) for s in scenarios]
     links = [links_of(s) for s in scenarios]
     return {
-        **{key: np.array([row[key] for row in links], dtype=float) for key in layout.LINK_KEYS},
+        **{key: np.array([row[key] for row in links], dtype=float) for key in layout.LINK_KEYS + layout.STEP_KEYS},
         "recompute_index": np.array(index, dtype=float),
         "activation_recompute": np.array([s.activation_recompute == "full" for s in scenarios], dtype=float),
         "attention_index": np.array([memory.ATTENTION_MODES.index(s.attention) for s in scenarios], dtype=float),
@@ -340,7 +356,7 @@ def _memory_fix(scenario: Scenario) -> str:
     if words:
         return "use " + ", or ".join(words)
     limit = gpu_memory_gb_of(scenario)
-    states_gb = memory.STATE_BYTES * scenario.total_params / memory.GB
+    states_gb = sum(recipe_of(scenario)) * scenario.total_params / memory.GB
     gpus = math.ceil(states_gb / limit / scenario.gpus_per_node) * scenario.gpus_per_node
     sentence = (f"no layout of {scenario.gpu_count:,} GPUs fits; the model states alone ({states_gb:,.0f} GB) need at "
                 f"least {gpus:,} GPUs of {limit:,.0f} GB with ZeRO-3, or GPUs with more memory")

@@ -1,5 +1,5 @@
-"""Accelerator catalogue: dense BF16 (and FP8) peak, memory, HBM bandwidth and links per accelerator, read from
-data/hardware.csv."""
+"""Accelerator catalogue: dense BF16 (and FP8) peak, memory, HBM bandwidth and links per accelerator (and the NVLink
+domain where it is not the node), read from data/hardware.csv."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class Accelerator:
     nvlink_gb_per_s: float  # per GPU and direction, within a node
     network_gb_per_s: float  # per GPU, between nodes
     network_source: str
+    nvlink_domain: float = float("nan")  # GPUs one NVLink domain joins where it is not the node (GB200 NVL72: 72)
 
 
 def _normalise(name: str) -> str:
@@ -51,6 +52,7 @@ def catalogue() -> dict[str, Accelerator]:
                 nvlink_gb_per_s=float(row["nvlink_gb_per_s"]),
                 network_gb_per_s=float(row["network_gb_per_s"]),
                 network_source=row["network_source"],
+                nvlink_domain=float(row["nvlink_domain"] or "nan"),
             )
             for row in csv.DictReader(handle)
         }
@@ -75,3 +77,8 @@ def resolve_gpu_type(name: str) -> str:
         return _aliases()[normalised]
     known = ", ".join(acc.label for acc in catalogue().values())
     raise ValueError(f"unknown gpu_type {name!r}: use one of {known}, or 'custom' with peak_tflops")
+
+
+def generation_of(gpu_type: str) -> str:
+    """The catalogue GPU's generation (`ampere`, `hopper`, ...), or `custom`."""
+    return CUSTOM if gpu_type == CUSTOM else catalogue()[gpu_type].generation

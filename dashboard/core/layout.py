@@ -32,8 +32,12 @@ INPUTS = ("total_params", "active_params", "n_experts", "experts_per_token", "n_
           "n_kv_heads", "ffn_hidden_size", "ffn_gated", "vocab_size", "recompute_index", "attention_index",
           "fp8_activations", "context_parallel", "virtual_pipeline_stages", "batch_sequences", "gpu_memory_gb",
           "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage", "run_peak_tflops",
-          "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed")
+          "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed", "linear_peak_tflops",
+          "fp8_linears", "generation_index", "framework_index", "nvlink_domain", "hsdp", "weight_bytes",
+          "gradient_bytes", "optimizer_bytes", "unsharded_gradient_accumulation")
 LINK_KEYS = ("run_peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s")  # step time's hardware
+STEP_KEYS = ("linear_peak_tflops", "fp8_linears", "generation_index", "framework_index", "nvlink_domain",
+             "weight_bytes", "gradient_bytes", "optimizer_bytes")  # with the memory recipe's bytes per parameter
 UNKNOWN = np.array([np.nan])
 RUNNER_UP_KEYS = ("runner_up_tensor_parallel", "runner_up_pipeline_parallel", "runner_up_step_time_s")
 LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
@@ -168,6 +172,11 @@ def step_seconds(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndar
     if bool(np.isnan(rows["run_peak_tflops"]).all()):
         unknown = np.full(np.broadcast_shapes(np.shape(tp), np.shape(pp), np.shape(rows["gpu_count"])), np.nan)
         return {key: unknown for key in ("step_time_s", *step_time.PARTS)}
+    return step_time.step_time(step_inputs(rows, tp, pp, zero))
+
+
+def step_inputs(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndarray]:
+    """What `dashboard.core.step_time.step_time` reads for these rows at these degrees."""
     replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
     sequences = rows["batch_sequences"]
     with np.errstate(invalid="ignore"):
@@ -177,12 +186,25 @@ def step_seconds(rows: dict[str, np.ndarray], tp, pp, zero) -> dict[str, np.ndar
                                     "vocab_size", "experts", "seq_len", "micro_batch_size", "context_parallel",
                                     "expert_parallel", "virtual_pipeline_stages", "recompute_index",
                                     "attention_index", "fp8_activations", "hbm_tb_per_s", "nvlink_gb_per_s",
-                                    "network_gb_per_s", "gpus_per_node")}
+                                    "network_gb_per_s", "gpus_per_node", "linear_peak_tflops", "fp8_linears",
+                                    "generation_index", "framework_index", "hsdp")}
     p |= {"moe": np.isfinite(rows["n_experts"]) & (rows["n_experts"] > 1), "micro_batches": micro_batches,
           "tensor_parallel": tp, "pipeline_parallel": pp, "data_parallel": replicas, "zero_stage": zero,
           "params_per_gpu": _params(rows, tp, pp, rows["expert_parallel"]), "peak_tflops": rows["run_peak_tflops"],
-          "layer_scale": rows["layer_scale"]}
-    return step_time.step_time(p)
+          "layer_scale": rows["layer_scale"],
+          "nvlink_domain": np.where(np.isnan(rows["nvlink_domain"]), rows["gpus_per_node"], rows["nvlink_domain"]),
+          "linear_peak_tflops": np.where(np.isnan(rows["linear_peak_tflops"]), rows["run_peak_tflops"],
+                                         rows["linear_peak_tflops"])}
+    return {key: np.nan_to_num(value) if key in ("fp8_linears", "generation_index", "framework_index", "hsdp")
+            else value for key, value in p.items()}
+
+
+def given_step_inputs(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """`step_inputs` of scenarios whose layout (TP, PP, ZeRO stage) and `batch_sequences` are given, from the
+    arrays `resolve` reads (the validation prices measured runs at their own layouts with it)."""
+    columns = np.broadcast_arrays(*(np.asarray(p.get(key, UNKNOWN), dtype=float) for key in INPUTS))
+    rows = _rows({key: np.ravel(column) for key, column in zip(INPUTS, columns, strict=True)})
+    return step_inputs(rows, rows["tensor_parallel"], rows["pipeline_parallel"], rows["zero_stage"])
 
 
 def _params(rows: dict[str, np.ndarray], tp, pp, ep) -> np.ndarray:
@@ -194,16 +216,31 @@ def _parts_gb(rows: dict[str, np.ndarray], tp, pp, zero) -> tuple[np.ndarray, ..
     """(weights, gradients, optimizer, activations, logits, reserve) GB per GPU at these degrees."""
     local = _params(rows, tp, pp, rows["expert_parallel"])
     sharded = memory.sharded_params(_params(rows, tp, pp, 1.0), tp, pp, rows["gpu_count"])
-    states = memory.model_states_gb(local, sharded, zero)
-    return (*states, _activations_gb(rows, tp, pp), rows["logits_tp1_gb"] / tp, np.broadcast_to(rows["reserve"],
-                                                                                                 np.shape(local)))
+    weights, gradients, optimizer = memory.model_states_gb(local, sharded, zero, *_recipe(rows))
+    # Gradients accumulated unsharded across micro-batches (FSDP2 without gradient sync until the last one).
+    unsharded = (np.nan_to_num(rows["unsharded_gradient_accumulation"]) > 0) & (_micro_batches(rows, tp, pp) > 1)
+    gradients = np.where(unsharded, _recipe(rows)[1] / memory.GB * local, gradients)
+    return (weights, gradients, optimizer, _activations_gb(rows, tp, pp), rows["logits_tp1_gb"] / tp,
+            np.broadcast_to(rows["reserve"], np.shape(local)))
+
+
+def _recipe(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weight, gradient, optimizer) bytes per parameter; Megatron's 2 + 4 + 12 where a row gives none."""
+    return tuple(np.where(np.isnan(rows[key]), default, rows[key]) for key, default in (  # type: ignore[return-value]
+        ("weight_bytes", memory.WEIGHT_BYTES), ("gradient_bytes", memory.GRADIENT_BYTES),
+        ("optimizer_bytes", memory.OPTIMIZER_BYTES)))
+
+
+def _micro_batches(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
+    """Micro-batches per step at these degrees (infinite where the batch is not known: the steady state)."""
+    replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(rows["batch_sequences"]), np.inf, np.fmax(
+            np.ceil(rows["batch_sequences"] / (rows["micro_batch_size"] * replicas)), 1.0))
 
 
 def _activations_gb(rows: dict[str, np.ndarray], tp, pp) -> np.ndarray:
-    replicas = np.fmax(np.floor(rows["gpu_count"] / (tp * pp * rows["context_parallel"])), 1.0)
-    with np.errstate(invalid="ignore"):
-        micro_batches = np.where(np.isnan(rows["batch_sequences"]), np.inf, np.fmax(
-            np.ceil(rows["batch_sequences"] / (rows["micro_batch_size"] * replicas)), 1.0))
+    micro_batches = _micro_batches(rows, tp, pp)
     in_flight = memory.layers_in_flight(rows["n_layers"], pp, rows["virtual_pipeline_stages"], micro_batches)
     return rows["layer_bytes_tp1"] / tp * in_flight / memory.GB
 
@@ -226,7 +263,7 @@ def _search(rows: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     # Only rows whose model states, at the fewest parameters any candidate holds (halved for safety), leave room.
     fewest = np.fmin(_params(rows, rows["tp_max"], pp_most, rows["expert_parallel"]),
                      (rows["total_params"] - rows["embedding"]) / rows["gpu_count"])
-    bound_gb = BOUND_MARGIN * memory.STATE_BYTES * fewest / memory.GB + rows["reserve"]
+    bound_gb = BOUND_MARGIN * sum(_recipe(rows)) * fewest / memory.GB + rows["reserve"]
     index = np.flatnonzero(bound_gb * memory.GB <= rows["limit_bytes"])
     some = {key: value[index] if np.ndim(value) else value for key, value in rows.items()}
     tp_candidates, pp_candidates, allowed = _candidates(some)

@@ -12,6 +12,12 @@ matrices (V·d each, untied). Tensor parallel divides what a stage holds; MoE ro
 by expert parallel. ZeRO then shards over the data-parallel (and context-parallel) replicas: stage 1 the 12
 optimizer bytes, stage 2 also the gradients, stage 3 also the weights (each expert over its DP·CP / EP copies).
 
+Recipes (issue 48): the bytes per parameter follow the weight dtype, the gradient dtype, whether an fp32 master
+copy exists and the optimizer state's dtype (`recipe_bytes`); each unset one takes the framework's default
+(`FRAMEWORK_RECIPES`): Megatron-LM / NeMo / other the 18 above; DeepSpeed fp16 or bf16 gradients, 16 (ZeRO's
+2 + 2 + 12); FSDP / torchtitan fp32 sharded parameters (the master) with fp32 gradients and moments, 16. With
+`unsharded_gradient_accumulation` the gradients keep their unsharded size over several micro-batches (`layout`).
+
 Activations per layer and micro-batch (Korthikanti et al. 2022, arXiv 2205.05198, 16-bit, with sequence
 parallelism so TP divides everything; s tokens per GPU after context parallel, b micro-batch, h width, a heads):
 s·b·(8h + 4h + 4h·kv/heads + experts·(FFN bytes)) / TP: 8h of norm and block inputs, 4h of Q and attention
@@ -46,6 +52,16 @@ WEIGHT_BYTES = 2.0
 GRADIENT_BYTES = 4.0
 OPTIMIZER_BYTES = 12.0
 STATE_BYTES = WEIGHT_BYTES + GRADIENT_BYTES + OPTIMIZER_BYTES
+WEIGHT_DTYPE_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0}
+GRADIENT_DTYPE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
+MOMENT_DTYPE_BYTES = {"fp32": 8.0, "bf16": 4.0, "8bit": 2.0}  # Adam's m and v
+MASTER_BYTES = 4.0  # an fp32 master copy of the weights
+# (weight dtype, gradient dtype, fp32 master copy, optimizer state dtype) by framework
+FRAMEWORK_RECIPES = {
+    "other": ("bf16", "fp32", True, "fp32"), "megatron": ("bf16", "fp32", True, "fp32"),
+    "nemo": ("bf16", "fp32", True, "fp32"), "deepspeed": ("bf16", "bf16", True, "fp32"),
+    "fsdp": ("fp32", "fp32", False, "fp32"), "torchtitan": ("fp32", "fp32", False, "fp32"),
+}
 RECOMPUTE_MODES = ("none", "selective", "full")
 ATTENTION_MODES = ("flash", "eager")
 LOGIT_BYTES = 4.0  # fp32 logits kept for the cross-entropy (Korthikanti §4.3)
@@ -93,11 +109,25 @@ def sharded_params(params_no_ep, tensor_parallel, pipeline_parallel, gpu_count) 
     return params_no_ep * tensor_parallel * pipeline_parallel / gpu_count
 
 
-def model_states_gb(local_params, sharded, zero_stage):
-    """(weights, gradients, optimizer) GB per GPU at the given ZeRO stage (`params_per_gpu`, `sharded_params`)."""
-    weights = WEIGHT_BYTES / GB * np.where(zero_stage >= 3, sharded, local_params)
-    gradients = GRADIENT_BYTES / GB * np.where(zero_stage >= 2, sharded, local_params)
-    optimizer = OPTIMIZER_BYTES / GB * np.where(zero_stage >= 1, sharded, local_params)
+def recipe_bytes(framework: str, weight_dtype: str | None = None, gradient_dtype: str | None = None,
+                 master_weights: bool | None = None, optimizer_dtype: str | None = None) -> tuple[float, float, float]:
+    """(weight, gradient, optimizer) bytes per parameter of a recipe, each unset part the framework's default; the
+    optimizer's bytes are the fp32 master copy (if any) and Adam's two moments."""
+    default = FRAMEWORK_RECIPES[framework]
+    weights = WEIGHT_DTYPE_BYTES[weight_dtype or default[0]]
+    gradients = GRADIENT_DTYPE_BYTES[gradient_dtype or default[1]]
+    master = default[2] if master_weights is None else master_weights
+    optimizer = MASTER_BYTES * master + MOMENT_DTYPE_BYTES[optimizer_dtype or default[3]]
+    return weights, gradients, optimizer
+
+
+def model_states_gb(local_params, sharded, zero_stage, weight_bytes=WEIGHT_BYTES, gradient_bytes=GRADIENT_BYTES,
+                    optimizer_bytes=OPTIMIZER_BYTES):
+    """(weights, gradients, optimizer) GB per GPU at the given ZeRO stage (`params_per_gpu`, `sharded_params`) and
+    bytes per parameter (`recipe_bytes`; Megatron's 2 + 4 + 12 by default)."""
+    weights = weight_bytes / GB * np.where(zero_stage >= 3, sharded, local_params)
+    gradients = gradient_bytes / GB * np.where(zero_stage >= 2, sharded, local_params)
+    optimizer = optimizer_bytes / GB * np.where(zero_stage >= 1, sharded, local_params)
     return weights, gradients, optimizer
 
 

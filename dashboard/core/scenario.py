@@ -122,8 +122,9 @@ class Scenario(BaseModel):
     )
     precision: Literal["bf16", "fp8"] = Field(
         "bf16",
-        description="Precision of the linear layers: bf16, or fp8 (FP8 GEMMs at the catalogue's FP8 peak, as "
-        "DeepSeek-V3). MFU is counted against the dense BF16 peak either way.",
+        description="Precision of the linear layers: bf16, or fp8 (the linears faster, up to the catalogue's FP8 "
+        "peak; attention and the output layer in BF16, as DeepSeek-V3). MFU is counted against the dense BF16 peak "
+        "either way.",
     )
     hbm_tb_per_s: float | None = Field(
         None, ge=0.01, le=1000,
@@ -139,6 +140,45 @@ class Scenario(BaseModel):
         None, ge=0.1, le=100_000,
         description="Inter-node bandwidth per GPU, GB/s (400 Gb/s InfiniBand or RoCE per GPU: 50). Unset: the "
         "catalogue's. Bounds: 0.1 to 100,000 GB/s.",
+    )
+    # Step-time model: the framework's overlap, HSDP and the NVLink domain (issue 48)
+    framework: Literal["other", "megatron", "nemo", "torchtitan", "fsdp", "deepspeed"] = Field(
+        "other",
+        description="Training framework, which sets how communication overlaps compute in the step time: megatron / "
+        "nemo (Megatron-Core: overlapped grad reduce-scatter, param all-gather and TP communication), torchtitan / "
+        "fsdp (FSDP2 / FSDP prefetch per layer), deepspeed or other (the 2021-22 Megatron-LM and DeepSpeed runs: "
+        "a fitted share of the data-parallel traffic hidden, TP not overlapped).",
+    )
+    hsdp: bool = Field(
+        False,
+        description="Hybrid sharding (HSDP): with ZeRO-3 / FSDP, shard within the NVLink domain and replicate "
+        "across it; the shard's gradients are all-reduced across the replicas once a step.",
+    )
+    nvlink_domain: int | None = Field(
+        None, ge=1, le=100_000,
+        description="GPUs one NVLink domain joins (8 on HGX, 72 on a GB200 NVL72 rack); TP, EP, CP and HSDP "
+        "groups within it ride NVLink. Unset: the catalogue's, else gpus_per_node. Bounds: 1 to 100,000.",
+    )
+    # Memory recipe (issue 48): each unset part is the framework's default (dashboard/core/memory.py)
+    weight_dtype: Literal["bf16", "fp16", "fp32", "fp8"] | None = Field(
+        None, description="Dtype the weights are held in (fp8: FP8 weights, with or without a master copy). Unset: "
+        "the framework's (bf16; fp32 sharded parameters for fsdp / torchtitan).",
+    )
+    gradient_dtype: Literal["fp32", "bf16", "fp16"] | None = Field(
+        None, description="Dtype of the gradients kept for the optimizer. Unset: the framework's (fp32; bf16 for "
+        "deepspeed).",
+    )
+    master_weights: bool | None = Field(
+        None, description="Whether an fp32 master copy of the weights exists. Unset: the framework's (yes; no for "
+        "fsdp / torchtitan, whose fp32 parameters are the master).",
+    )
+    optimizer_dtype: Literal["fp32", "bf16", "8bit"] | None = Field(
+        None, description="Dtype of Adam's two moments (8-bit: bitsandbytes-style). Unset: fp32.",
+    )
+    unsharded_gradient_accumulation: bool = Field(
+        False, description="Gradients accumulate unsharded across micro-batches and are reduce-scattered after the "
+        "last (FSDP2 without gradient sync during accumulation, as KempnerForge): with ZeRO-2/3 and more than one "
+        "micro-batch, the gradients take the unsharded size.",
     )
 
     # Prices and purchase mix

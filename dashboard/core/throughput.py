@@ -20,12 +20,16 @@ import numpy as np
 
 from dashboard.format import compact
 
-# The band printed beside a predicted MFU and the Monte Carlo's default width around it: the mean error on
-# Korthikanti et al.'s K-1 to K-8 with the constants fitted on the other six runs (4.4 %, rounded up; 1.7 % over
-# all 14 rows with the constants fitted on them all, docs/throughput-validation.md).
-MFU_ERROR = 0.05
-FITTED_MEAN_ERROR = 0.017  # over the 14 runs the constants were fitted on (a test recomputes it)
-HELD_OUT_MEAN_ERROR = 0.044  # K-1 to K-8 with the constants fitted on the other runs (`--fit` recomputes it)
+# The band printed beside a predicted MFU, per validation region (GPU generation · precision · dense / MoE): the
+# mean error with each source family's runs held out of the fit and predicted (leave one source out,
+# docs/throughput-validation.md; a test recomputes it), rounded up. A region is validated when it is at most
+# `VALIDATED_LIMIT`. Outside every region the band is the widest of them (`MFU_ERROR`), and the Monte Carlo's
+# default width around a predicted MFU is that too.
+REGION_ERRORS = {"ampere · bf16 · dense": 0.047, "hopper · bf16 · dense": 0.137, "hopper · fp8 · dense": 0.119}
+VALIDATED_LIMIT = 0.15
+MFU_ERROR = max(REGION_ERRORS.values())
+FITTED_MEAN_ERROR = 0.065  # over the 49 runs the constants were fitted on (a test recomputes it)
+FITTED_RUNS = 49
 
 
 @dataclass(frozen=True)
@@ -40,17 +44,31 @@ class Region:
     gpus_high: int
 
 
-VALIDATED = Region(("ampere",), ("bf16",), 22.07e9, 1008e9, 8, 2240)
+VALIDATED = Region(("ampere", "hopper"), ("bf16", "fp8"), 0.76031e9, 1008e9, 4, 6144)
+
+
+def region_key(generation: str, precision: str, moe: bool) -> str:
+    """The validation region a plan lies in, as the validation page names it ("hopper · bf16 · dense")."""
+    return f"{generation} · {precision} · {'moe' if moe else 'dense'}"
+
+
+def _region_label(key: str) -> str:
+    """"hopper · fp8 · dense" as "Hopper FP8"."""
+    generation, precision, kind = key.split(" · ")
+    return f"{generation.title()} {precision.upper()}" + (" MoE" if kind == "moe" else "")
 
 
 def validation_sentence() -> str:
     """One sentence on how close the predicted MFU comes, for the page, the report and the CLI."""
     region = VALIDATED
-    return (f"The step-time model predicts the MFU within {FITTED_MEAN_ERROR:.1%} on average on the 14 measured runs "
-            f"it covers ({', '.join(region.generations).title()} GPUs, {region.params_low / 1e9:,.0f}B–"
-            f"{region.params_high / 1e12:,.0f}T parameters, {region.gpus_low:,}–{region.gpus_high:,} GPUs) and within "
-            f"{HELD_OUT_MEAN_ERROR:.1%} on runs it was not fitted on; outside that region it extrapolates "
-            "(docs/throughput-validation.md).").replace("%", " %")
+    bands = [f"{value:.1%} ({_region_label(key)})" for key, value in REGION_ERRORS.items()]
+    held = ", ".join(bands[:-1]) + " and " + bands[-1]
+    generations = " and ".join(generation.title() for generation in region.generations)
+    return (f"The step-time model predicts the MFU within {FITTED_MEAN_ERROR:.1%} on average on the "
+            f"{FITTED_RUNS} measured runs it was fitted on ({generations} GPUs, "
+            f"{region.params_low / 1e9:,.2g}B–{region.params_high / 1e12:,.0f}T parameters, {region.gpus_low:,}–"
+            f"{region.gpus_high:,} GPUs) and, with each source's runs left out of the fit, within {held}; outside "
+            "that region it extrapolates (docs/throughput-validation.md).").replace("%", " %")
 
 
 def outputs(arrays: dict[str, Any], plan: dict[str, Any], flops_model, flops_total) -> dict[str, Any]:
@@ -88,9 +106,9 @@ def region_notes(generation: str, precision: str, total_params: float, gpu_count
                      "for schedules that hide it, as DeepSeek-V3's DualPipe)")
     if generation not in region.generations:
         notes.append(f"no measured run on this GPU generation ({generation}); the constants fitted on "
-                     f"{', '.join(region.generations).title()} runs are used")
-    if precision not in region.precisions:
-        notes.append(f"{precision.upper()} runs were not measured")
+                     f"{' and '.join(g.title() for g in region.generations)} runs are used")
+    elif REGION_ERRORS.get(region_key(generation, precision, False), 1.0) > VALIDATED_LIMIT:
+        notes.append(f"{precision.upper()} runs were not measured on {generation.title()} GPUs")
     if total_params < region.params_low or total_params > region.params_high:
         notes.append(f"{compact(total_params)} parameters is outside the measured {compact(region.params_low)}–"
                      f"{compact(region.params_high)}")
@@ -102,12 +120,35 @@ def region_notes(generation: str, precision: str, total_params: float, gpu_count
 
 def scalar(result: dict[str, Any], generation: str, precision: str, total_params: float, gpu_count: int,
            mfu_given: float | None, moe: bool = False) -> dict[str, Any]:
-    """One scenario's `throughput` object: plain numbers (None where unknown), the MFU's source, the validated
-    region's notes."""
+    """One scenario's `throughput` object: plain numbers (None where unknown), the MFU's evidence grade
+    (`mfu_source`), the validated region's notes, its band (the region's held-out error, else the widest) and the
+    predicted MFU's range at that band (`mfu_band`, as the `mfu` key reads it; None for an entered MFU)."""
     out = {key: (None if not math.isfinite(value) else value) for key, value in result.items()}
     notes = region_notes(generation, precision, total_params, gpu_count, moe)
     out["validated"] = not notes
     out["region_notes"] = notes
-    out["mfu_source"] = "entered" if mfu_given is not None else "predicted"
+    band = error_band(generation, precision, total_params, gpu_count, moe)
+    out["mfu_error"] = band
+    out["mfu_source"] = evidence_grade(mfu_given is not None, not notes)
+    predicted = out.get("mfu_as_input")
+    out["mfu_band"] = None if mfu_given is not None or predicted is None else [
+        predicted * (1.0 - band), predicted * (1.0 + band)]
     return out
 
+
+def error_band(generation: str, precision: str, total_params: float, gpu_count: int, moe: bool = False) -> float:
+    """The band around a predicted MFU: the plan's region's held-out error inside it, else the widest."""
+    if region_notes(generation, precision, total_params, gpu_count, moe):
+        return MFU_ERROR
+    return REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR)
+
+
+EVIDENCE_GRADES = ("entered", "validated", "extrapolated")
+
+
+def evidence_grade(entered: bool, validated: bool) -> str:
+    """How strong the evidence under the MFU a plan uses is: a number the user entered wins; else the prediction,
+    `validated` inside a region whose held-out error is at most `VALIDATED_LIMIT`, `extrapolated` outside."""
+    if entered:
+        return "entered"
+    return "validated" if validated else "extrapolated"

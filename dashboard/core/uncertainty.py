@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dashboard.core import engine, layout, programme, throughput
+from dashboard.core.hardware import generation_of
 from dashboard.core.scenario import Scenario
 
 DEFAULT_DRAWS = 10_000
@@ -140,8 +141,8 @@ def as_drawn(scenario: Scenario) -> Scenario:
     """The scenario as its draws price it: its layout fixed at the point estimate's (a plan's layout is chosen
     once; the draws vary what it costs, not how it is laid out), and its MFU a number: a predicted MFU (`mfu`
     unset) becomes the layout's prediction, and its range, where the scenario keeps the defaults set for a guessed
-    MFU, the prediction's validated error (`throughput.MFU_ERROR`). A scenario already so is returned as it is
-    (`monte_carlo` hands its drawn scenario on to `simulate`, `tornado` and `input_ranges`)."""
+    MFU, the prediction's band for the plan's region (`throughput.error_band`). A scenario already so is returned as
+    it is (`monte_carlo` hands its drawn scenario on to `simulate`, `tornado` and `input_ranges`)."""
     if scenario.mfu is not None and all(getattr(scenario, key) is not None for key in LAYOUT_KEYS):
         return scenario
     point = engine.cost_arrays(engine.scenario_arrays([scenario]), scenario.programme)
@@ -154,7 +155,10 @@ def as_drawn(scenario: Scenario) -> Scenario:
     fields = Scenario.model_fields
     if (scenario.range_mfu_low, scenario.range_mfu_high) == (fields["range_mfu_low"].default,
                                                               fields["range_mfu_high"].default):
-        update |= {"range_mfu_low": 1.0 - throughput.MFU_ERROR, "range_mfu_high": 1.0 + throughput.MFU_ERROR}
+        band = throughput.error_band(
+            generation_of(scenario.gpu_type), scenario.precision, scenario.total_params, scenario.gpu_count,
+            scenario.n_experts is not None or scenario.active < scenario.total_params)
+        update |= {"range_mfu_low": 1.0 - band, "range_mfu_high": 1.0 + band}
     return scenario.model_copy(update=update)
 
 

@@ -197,7 +197,8 @@ def _step_caption(result: dict[str, Any]) -> None:
               f"outside the validated region: {'; '.join(rates['region_notes'])} — see {throughput.VALIDATION_DOC}")
     st.caption(markdown_text(  # literal: the region notes are text, and "×" or "*" would turn into emphasis
         "Predicted by the step-time model, its MFU within "
-        f"± {catalogue.text('throughput.mfu_error', rates['mfu_error'])} of the prediction on the measured runs; "
+        f"± {catalogue.text('throughput.mfu_error', rates['mfu_error'])} of the prediction on measured runs left out "
+        "of its fit; "
         f"{region}. Below, the plan priced again at other GPU counts (every other "
         "input as it is): GPU-seconds per step stay level while adding GPUs pays and rise where traffic, the bubble "
         f"or idle GPUs eat the gain; the batch allows {result['max_useful_gpus']:,.0f} busy GPUs."))

@@ -2,6 +2,8 @@
 planner relies on (a faster network is never slower, more micro-batches never raise the bubble, GPUs beyond the
 batch limit never speed a step up)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from bare_plan import COMPUTE_ONLY
@@ -12,7 +14,7 @@ from dashboard.core import step_time
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario, default_scenario, scenario_from_dict
 
-FIT = step_time.AMPERE
+FIT = step_time.AMPERE  # the hand-worked cases use the Ampere constants, passed explicitly
 FAST = 1e9  # a link or memory so fast its time is nil (GB/s or TB/s)
 
 
@@ -29,7 +31,7 @@ def _layer(**changes):
 
 
 def _seconds(**changes):
-    return {key: float(value[0]) for key, value in step_time.step_time(_layer(**changes)).items()}
+    return {key: float(value[0]) for key, value in step_time.step_time(_layer(**changes), FIT).items()}
 
 
 def test_one_gemm_bound_layer():
@@ -48,8 +50,8 @@ def test_one_gemm_bound_layer():
 
 
 def test_thin_gemms_run_further_from_peak():
-    assert step_time.gemm_efficiency(200.0) == pytest.approx(FIT.gemm_efficiency / 2)
-    assert step_time.gemm_efficiency(768.0) < step_time.gemm_efficiency(3200.0) < FIT.gemm_efficiency
+    assert step_time.gemm_efficiency(200.0, FIT) == pytest.approx(FIT.gemm_efficiency / 2)
+    assert step_time.gemm_efficiency(768.0, FIT) < step_time.gemm_efficiency(3200.0, FIT) < FIT.gemm_efficiency
 
 
 def test_one_tensor_parallel_layer_moves_eight_ring_collectives_over_nvlink():
@@ -131,7 +133,7 @@ def test_the_plan_uses_the_predicted_mfu_unless_one_is_entered():
     assert scenario.mfu is None
     result = scenario_outputs(scenario)
     rates = result["throughput"]
-    assert rates["mfu_source"] == "predicted" and result["mfu_used"] == pytest.approx(rates["mfu_as_input"])
+    assert rates["mfu_source"] == "validated" and result["mfu_used"] == pytest.approx(rates["mfu_as_input"])
     steps = scenario.tokens / (result["global_batch_sequences"] * scenario.seq_len)
     busy_hours = rates["step_time_s"] * result["busy_gpus"] * steps / 3600
     assert result["gpu_hours_ideal"] == pytest.approx(busy_hours, rel=1e-9)
@@ -147,11 +149,15 @@ def test_with_full_recompute_the_mfu_key_reads_hfu():
 
 
 @pytest.mark.parametrize(("changes", "phrase"), [
-    ({}, "no measured run on this GPU generation (hopper)"),
+    # Issue 48: H100 / H200 runs (BF16 and FP8) are measured now, so the default H100 plan lies inside.
+    ({}, None),
+    ({"gpu_type": "H100", "precision": "fp8"}, None),
+    ({"gpu_type": "B200"}, "no measured run on this GPU generation (blackwell)"),
     ({"gpu_type": "A100", "total_params": 175e9, "gpu_count": 64}, None),
-    ({"gpu_type": "A100", "total_params": 7e9, "gpu_count": 64}, "7B parameters is outside the measured 22.1B–1.01T"),
-    ({"gpu_type": "A100", "total_params": 175e9, "gpu_count": 4096}, "4,096 GPUs is outside the measured 8–2,240"),
-    ({"gpu_type": "H100", "precision": "fp8"}, "FP8 runs were not measured"),
+    ({"gpu_type": "A100", "total_params": 0.5e9, "gpu_count": 64},
+     "500M parameters is outside the measured 760M–1.01T"),
+    ({"gpu_type": "A100", "total_params": 175e9, "gpu_count": 8192}, "8,192 GPUs is outside the measured 4–6,144"),
+    ({"gpu_type": "A100", "precision": "fp8"}, "FP8 runs were not measured on Ampere GPUs"),
 ])
 def test_the_result_says_where_it_leaves_the_validated_region(changes, phrase):
     rates = scenario_outputs(scenario_from_dict(default_scenario().to_json_dict() | changes))["throughput"]
@@ -184,3 +190,98 @@ def test_an_assumed_shape_stands_for_this_model_s_size():
     assert assumed["throughput"]["tp_comm_s"] == pytest.approx(ratio * given["throughput"]["tp_comm_s"], rel=1e-9)
     # The given shape is a 70B's work under 30B's 6·N: its predicted MFU is the lower.
     assert assumed["throughput"]["mfu_predicted"] > given["throughput"]["mfu_predicted"]
+
+
+# Issue 48: FP8 only on the linears, overlap as the frameworks schedule it, HSDP and the NVLink domain. The cases
+# run one layer of `_layer` (24·T·h² GEMM FLOPs and 2·T·s·h scores forward) with the Ampere constants.
+T_, H_, S_ = 2048.0, 4096.0, 2048.0
+GEMM_FLOPS, SCORE_FLOPS = 24 * T_ * H_ * H_, 2 * T_ * S_ * H_
+SPEED = 989e12 * FIT.gemm_efficiency * 4096 / (4096 + FIT.gemm_half_width)  # BF16 GEMMs and scores at width 4,096
+
+
+def test_an_fp8_layer_speeds_up_its_linears_only():
+    # The linears at 1.4x their BF16 speed (Transformer Engine, torchao: 1.2-1.6x), the scores in BF16.
+    got = _seconds(fp8_linears=1.0, linear_peak_tflops=1979.0)
+    assert got["compute_s"] == pytest.approx(3 * (GEMM_FLOPS / (FIT.fp8_linear_speedup * SPEED)
+                                                   + SCORE_FLOPS / SPEED), rel=1e-9)
+    # Never above the FP8 peak's share: a 3x speed-up is capped at 1,979 TFLOP/s × the GEMMs' share of the peak.
+    fast = dataclasses.replace(FIT, fp8_linear_speedup=3.0)
+    capped = step_time.step_time(_layer(fp8_linears=1.0, linear_peak_tflops=1979.0), fast)["compute_s"][0]
+    assert capped == pytest.approx(3 * (GEMM_FLOPS / (SPEED * 1979 / 989) + SCORE_FLOPS / SPEED), rel=1e-6)
+
+
+def _megatron(network_gb_per_s):
+    # Megatron-Core, DP 2 across two one-GPU domains: 2e8 bf16 parameters, the gradients' reduce-scatter and the
+    # parameters' all-gather each send 1/2 · 2e8 · 2 B = 2e8 B over the network.
+    return _seconds(framework_index=1.0, data_parallel=2.0, gpus_per_node=1.0, network_gb_per_s=network_gb_per_s)
+
+
+def test_a_reduce_scatter_fully_hidden_by_a_long_backward():
+    # The layer's forward is 1/3 of its compute (~1.2 ms), its backward 2/3; at 10,000 GB/s each collective takes
+    # 2e8 / (1e13 · 0.62 network efficiency) = 0.03 ms, under dp_overlap (0.64) of either pass: nothing exposed.
+    got = _megatron(10_000.0)
+    assert got["dp_comm_exposed_s"] == 0.0
+    assert got["step_time_s"] == pytest.approx(got["compute_s"], rel=1e-12)
+
+
+def test_a_reduce_scatter_longer_than_the_backward_is_exposed():
+    # At 25 GB/s each collective takes 2e8 / (25e9 · 0.67) ≈ 11.9 ms: what dp_overlap of the backward (for the
+    # reduce-scatter) and of the forward (for the all-gather) cannot hide is exposed.
+    got = _megatron(25.0)
+    one_way = 2e8 / (25e9 * FIT.network_efficiency)
+    forward = (GEMM_FLOPS + SCORE_FLOPS) / SPEED
+    expected = (one_way - FIT.dp_overlap * 2 * forward) + (one_way - FIT.dp_overlap * forward)
+    assert got["dp_comm_exposed_s"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_hsdp_shards_within_the_domain_and_all_reduces_the_shard_across_it():
+    # FSDP with prefetch, ZeRO-3, 16 replicas over two 8-GPU NVLink domains. HSDP: the all-gathers run within a
+    # domain over NVLink (so fast here they hide but the first, 7/8 · 4e8 B), and the shard (2e8 / 8 parameters,
+    # 5e7 bf16 bytes) is all-reduced between the 2 domains: reduce-scatter + all-gather send 2 · 1/2 · 5e7 B =
+    # 5e7 B at 25 GB/s × the network efficiency, behind dp_overlap of the backward.
+    keys = dict(framework_index=4.0, zero_stage=3.0, data_parallel=16.0, nvlink_domain=8.0, network_gb_per_s=25.0)
+    hsdp = _seconds(hsdp=1.0, **keys)
+    backward = 2 * (GEMM_FLOPS + SCORE_FLOPS) / SPEED
+    first_gather = 7 / 8 * 4e8 / (FAST * 1e9 * FIT.nvlink_efficiency)
+    assert hsdp["dp_comm_exposed_s"] == pytest.approx(5e7 / (25e9 * FIT.network_efficiency)
+                                                      - FIT.dp_overlap * backward + first_gather, rel=1e-9)
+    # Full sharding over all 16 instead all-gathers the whole layer (4e8 B) twice a pass: across the domains each
+    # of the 8 local GPUs carries 1/8 of it, 1/2 · 5e7 B = 2.5e7 B a gather (ring over the 2 domains), behind
+    # the forward (one gather) and the backward (two gathers), plus the first gather.
+    full = _seconds(hsdp=0.0, **keys)
+    gather = 2.5e7 / (25e9 * FIT.network_efficiency) + first_gather
+    forward = (GEMM_FLOPS + SCORE_FLOPS) / SPEED
+    assert full["dp_comm_exposed_s"] == pytest.approx(
+        max(gather - forward, 0) + max(2 * gather - backward, 0) + gather, rel=1e-9)
+
+
+def test_tensor_parallel_rides_nvlink_within_a_rack_scale_domain():
+    # TP 8 on 4-GPU nodes: over the network on HGX-style nodes, over NVLink in a 72-GPU NVL72 domain.
+    bytes_moved = 8 * 7 / 8 * 2048 * 4096 * 2
+    rack = _seconds(tensor_parallel=8.0, gpus_per_node=4.0, nvlink_domain=72.0, nvlink_gb_per_s=900.0,
+                    network_gb_per_s=50.0)
+    assert rack["tp_comm_s"] == pytest.approx(bytes_moved / (900e9 * FIT.nvlink_efficiency), rel=1e-9)
+
+
+@pytest.mark.parametrize(("changes", "grade"), [
+    ({"mfu": 0.3}, "entered"),  # a number the user enters always wins
+    ({"mfu": 0.3, "gpu_type": "b200"}, "entered"),
+    ({}, "validated"),  # H100 BF16 dense, 7B on 512 GPUs: inside the Hopper BF16 region (held out 13.7 %)
+    ({"gpu_type": "b200"}, "extrapolated"),  # no Blackwell run measured
+    ({"gpu_count": 16384}, "extrapolated"),  # beyond the 6,144 GPUs measured
+])
+def test_the_mfu_s_evidence_grade_follows_its_precedence(changes, grade):
+    rates = scenario_outputs(default_scenario().model_copy(update=changes))["throughput"]
+    assert rates["mfu_source"] == grade
+    if grade == "entered":
+        assert rates["mfu_band"] is None
+    else:  # the prediction ± the region's band: Hopper BF16's held-out 13.7 %, also the widest (used outside)
+        error = 0.137
+        assert rates["mfu_error"] == error
+        assert rates["mfu_band"] == pytest.approx([rates["mfu_as_input"] * (1 - error),
+                                                    rates["mfu_as_input"] * (1 + error)])
+
+
+def test_an_fp8_hopper_plan_is_priced_with_its_own_band():
+    rates = scenario_outputs(default_scenario().model_copy(update={"precision": "fp8"}))["throughput"]
+    assert rates["mfu_source"] == "validated" and rates["mfu_error"] == 0.119  # Hopper FP8's held-out error

@@ -205,3 +205,9 @@ def test_draws_price_at_the_point_layout_and_a_predicted_mfu_becomes_a_number():
     # A range the user set is kept.
     own = uncertainty.as_drawn(scenario.model_copy(update={"range_mfu_low": 0.5}))
     assert (own.range_mfu_low, own.range_mfu_high) == (0.5, 1.1)
+
+
+def test_a_predicted_mfu_is_drawn_within_its_region_s_band():
+    # An FP8 H100 plan's prediction is drawn within Hopper FP8's held-out 11.9 % (issue 48), not the widest band.
+    drawn = uncertainty.as_drawn(default_scenario().model_copy(update={"precision": "fp8"}))
+    assert (drawn.range_mfu_low, drawn.range_mfu_high) == pytest.approx((1 - 0.119, 1 + 0.119))
