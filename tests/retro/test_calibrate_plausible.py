@@ -104,3 +104,16 @@ def test_a_value_outside_its_range_is_refused_in_the_cli_json(tmp_path, capsys):
     assert mfu["value"] is None and mfu["source_lines"]
     assert mfu["refused"].startswith(f"the value measured from lines {mfu['source_lines'][0]:,}")
     assert "outside the plausible 0.01 to 1 of mfu" in mfu["refused"]
+
+
+def test_a_run_export_with_an_implausible_row_refuses_what_is_measured_from_it():
+    jobs = [{**HOUR, "currency": None, "charge_kind": None, "run_id": run, "project": run, "run_state": "COMPLETED",
+             "gpu_hours": hours} for run, hours in (("pretrain", 800.0), ("ablation-1", 80.0), ("eval-1", 8.0))]
+    clean = calibrate(frame(*PLAUSIBLE), frame(*jobs))
+    assert clean["experiment_overhead"].value == pytest.approx(0.1)  # 80 / 800
+    assert clean["eval_overhead"].value == pytest.approx(0.01)  # 8 / 800
+    broken = calibrate(frame(*PLAUSIBLE), frame(*jobs, {**jobs[1], "gpu_hours": -8.0}))  # line 5
+    for key in ("experiment_overhead", "eval_overhead"):
+        assert broken[key].value is None and broken[key].source_rows == (5,)
+        assert broken[key].refused.startswith("the run export holds implausible values on line 5 ")
+    assert {key: broken[key].value for key in EXPECTED} == pytest.approx(EXPECTED)  # the bill is fine
