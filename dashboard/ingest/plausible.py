@@ -90,9 +90,10 @@ def _values(series: object, index: pd.Index) -> np.ndarray:
 
 
 def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | None = None) -> pd.Series:
-    """Per row, why its canonical ``columns`` (cost, billed_cost, gpu_hours, period_start, period_end, currency,
-    charge_kind) are not plausible, or NA when they are. ``gpus``: the GPUs the export says the row ran on, where
-    it says so (a job's allocation), which bounds its GPU-hours by its period more tightly than ``MAX_ROW_GPUS``."""
+    """Per row (an object Series), why its canonical ``columns`` (cost, billed_cost, gpu_hours, period_start,
+    period_end, currency, charge_kind) are not plausible, or None when they are. ``gpus``: the GPUs the export says
+    the row ran on, where it says so (a job's allocation), which bounds its GPU-hours by its period more tightly
+    than ``MAX_ROW_GPUS``."""
     def column(name: str) -> pd.Series:
         value = columns.get(name, pd.NA)
         return (value if isinstance(value, pd.Series) else pd.Series(value, index=index)).astype("string")
@@ -104,19 +105,31 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
     currency, kind = column("currency"), column("charge_kind")
     adjustment = (kind.str.lower() == ADJUSTMENT).fillna(False).to_numpy(dtype=bool)
     rate = rates(currency)
+    currencies = currency.to_numpy(dtype=object, na_value=None)
+    kinds = kind.to_numpy(dtype=object, na_value=None)
     hours = period_hours(columns.get("period_start"), columns.get("period_end"), len(index))
-    reasons = pd.Series(pd.NA, index=index, dtype="string")
+    reasons = np.full(len(index), None, dtype=object)
+    open_rows = np.ones(len(index), dtype=bool)
 
-    def mark(hit: np.ndarray, text: Callable[[int], str]) -> None:
-        hit = hit & reasons.isna().to_numpy()
-        if hit.any():
-            positions = np.flatnonzero(hit)
-            reasons.iloc[positions] = [text(int(i)) for i in positions]
+    def mark(hit: np.ndarray, text: Callable[[int], str], *keys: np.ndarray) -> None:
+        """Give the rows in ``hit`` that have no reason yet the reason ``text(row)``, written once per distinct value
+        of the ``keys`` it quotes (a file of a million equal bad rows formats one)."""
+        hit = hit & open_rows
+        if not hit.any():
+            return
+        positions = np.flatnonzero(hit)
+        groups = np.zeros(len(positions), dtype=np.int64)
+        for key in keys:
+            codes, uniques = pd.factorize(key[positions], use_na_sentinel=False)
+            groups = pd.factorize(groups * (len(uniques) + 1) + codes)[0]
+        _, firsts = np.unique(groups, return_index=True)
+        texts = np.array([text(int(positions[first])) for first in firsts], dtype=object)
+        reasons[positions] = texts[groups]
+        open_rows[positions] = False
 
     def amount(values: np.ndarray | float, i: int) -> str:
-        code = currency.iloc[i]
         value = float(values[i]) if isinstance(values, np.ndarray) else values * float(rate[i])
-        return money(value, None if pd.isna(code) else str(code))
+        return money(value, currencies[i])
 
     def figure(values: np.ndarray, i: int) -> str:
         return compact(float(values[i]))
@@ -125,8 +138,10 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
         times = columns.get(name)
         if isinstance(times, pd.Series):
             outside = ((times < EARLIEST) | (times >= LATEST)).fillna(False).to_numpy(dtype=bool)
-            words = name.replace("_", " ")
-            mark(outside, lambda i: f"{words} {times.iloc[i]:%Y-%m-%d} is outside {EARLIEST.year}–{LATEST.year}")
+            if outside.any():
+                days = times.dt.strftime("%Y-%m-%d").to_numpy(dtype=object, na_value=None)
+                words = name.replace("_", " ")
+                mark(outside, lambda i: f"{words} {days[i]} is outside {EARLIEST.year}–{LATEST.year}", days)
 
     dated("period_start")
     dated("period_end")
@@ -137,24 +152,26 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
         largest = np.where(np.abs(cost) >= np.abs(billed), cost, billed)
         mark(np.abs(largest) > MAX_ROW_COST_USD * rate, lambda i: (
             f"a cost of {amount(largest, i)} on one row is beyond the plausible {amount(MAX_ROW_COST_USD, i)} "
-            "(a thousand times the largest cloud contract)"))
+            "(a thousand times the largest cloud contract)"), largest, currencies)
         smallest = np.minimum(cost, billed)
         mark((smallest < -NEGATIVE_SLACK) & ~adjustment, lambda i: (
-            f"a negative cost ({amount(smallest, i)}) on a {'usage' if pd.isna(kind.iloc[i]) else kind.iloc[i]} "
-            "row: only credits, refunds, discounts and corrections the export marks as such may be negative"))
+            f"a negative cost ({amount(smallest, i)}) on a {kinds[i] or 'usage'} "
+            "row: only credits, refunds, discounts and corrections the export marks as such may be negative"),
+            smallest, currencies, kinds)
         mark((gpu_hours < -NEGATIVE_SLACK) & ~adjustment, lambda i: (
             f"negative GPU-hours ({figure(gpu_hours, i)}): only a correction the export marks as such may be "
-            "negative"))
+            "negative"), gpu_hours)
         mark(count > MAX_ROW_GPUS, lambda i: (
-            f"{figure(count, i)} GPUs on one row is more than the {compact(MAX_ROW_GPUS)} of any cluster"))
+            f"{figure(count, i)} GPUs on one row is more than the {compact(MAX_ROW_GPUS)} of any cluster"), count)
         mark(gpu_hours > count * (hours + _SECONDS_SLACK / 3600) * (1 + 1e-9), lambda i: (
             f"{figure(gpu_hours, i)} GPU-hours on {figure(count, i)} GPUs in {figure(hours, i)} h: more than the "
-            "GPUs can run in the row's period"))
+            "GPUs can run in the row's period"), gpu_hours, count, hours)
         mark(gpu_hours > MAX_ROW_GPUS * hours, lambda i: (
             f"{figure(gpu_hours, i)} GPU-hours in {figure(hours, i)} h: more than {compact(MAX_ROW_GPUS)} GPUs "
-            "running the whole period"))
+            "running the whole period"), gpu_hours, hours)
         price = np.maximum(cost, billed) / gpu_hours
         mark((gpu_hours > 0) & (price > MAX_PRICE_PER_GPU_HOUR_USD * rate), lambda i: (
             f"{amount(price, i)} per GPU-hour is above the plausible {amount(MAX_PRICE_PER_GPU_HOUR_USD, i)} "
-            "(70× the dearest list price)"))
-    return reasons
+            "(70× the dearest list price)"), price, currencies)
+    return pd.Series(reasons, index=index, dtype=object)
+
