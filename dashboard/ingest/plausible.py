@@ -67,10 +67,19 @@ def duration_s(rows: Rows, seconds: pd.Series, column: str) -> pd.Series:
     return seconds.where(~too_long)
 
 
-def rates(currency: pd.Series) -> np.ndarray:
-    """Units of each row's currency per US dollar (``UNITS_PER_USD``; the loosest rate where unknown or missing)."""
-    codes, uniques = pd.factorize(currency.astype("string").str.upper(), use_na_sentinel=True)
-    lookup = np.array([UNITS_PER_USD.get(str(code), LOOSEST_RATE) for code in uniques] + [LOOSEST_RATE])
+def _factorized(values: object, index: pd.Index) -> tuple[np.ndarray, list[str | None]]:
+    """Codes and distinct values (trimmed, upper-cased; the last one None, for missing cells: code -1) of a text
+    column or a scalar the cost rule gave every row."""
+    series = values if isinstance(values, pd.Series) else pd.Series(values, index=index, dtype="object")
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    texts: list[str | None] = [str(value).strip().upper() for value in uniques]
+    return codes, [*texts, None]
+
+
+def rates(codes: np.ndarray, currencies: list[str | None]) -> np.ndarray:
+    """Units of each row's currency per US dollar (``UNITS_PER_USD``; the loosest rate where unknown or missing),
+    from the codes and distinct values of its currency column (``_factorized``)."""
+    lookup = np.array([UNITS_PER_USD.get(code or "", LOOSEST_RATE) for code in currencies])
     return lookup[codes]
 
 
@@ -94,19 +103,14 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
     period_end, currency, charge_kind) are not plausible, or None when they are. ``gpus``: the GPUs the export says
     the row ran on, where it says so (a job's allocation), which bounds its GPU-hours by its period more tightly
     than ``MAX_ROW_GPUS``."""
-    def column(name: str) -> pd.Series:
-        value = columns.get(name, pd.NA)
-        return (value if isinstance(value, pd.Series) else pd.Series(value, index=index)).astype("string")
-
     cost = _values(columns.get("cost", 0.0), index)
     billed = _values(columns.get("billed_cost", 0.0), index)
     gpu_hours = _values(columns.get("gpu_hours", 0.0), index)
     count = _values(gpus, index) if gpus is not None else np.full(len(index), np.nan)
-    currency, kind = column("currency"), column("charge_kind")
-    adjustment = (kind.str.lower() == ADJUSTMENT).fillna(False).to_numpy(dtype=bool)
-    rate = rates(currency)
-    currencies = currency.to_numpy(dtype=object, na_value=None)
-    kinds = kind.to_numpy(dtype=object, na_value=None)
+    currency, currencies = _factorized(columns.get("currency"), index)
+    kind, kinds = _factorized(columns.get("charge_kind"), index)
+    adjustment = np.array([text == ADJUSTMENT.upper() for text in kinds])[kind]
+    rate = rates(currency, currencies)
     hours = period_hours(columns.get("period_start"), columns.get("period_end"), len(index))
     reasons = np.full(len(index), None, dtype=object)
     open_rows = np.ones(len(index), dtype=bool)
@@ -129,7 +133,7 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
 
     def amount(values: np.ndarray | float, i: int) -> str:
         value = float(values[i]) if isinstance(values, np.ndarray) else values * float(rate[i])
-        return money(value, currencies[i])
+        return money(value, currencies[currency[i]])
 
     def figure(values: np.ndarray, i: int) -> str:
         return compact(float(values[i]))
@@ -152,12 +156,12 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
         largest = np.where(np.abs(cost) >= np.abs(billed), cost, billed)
         mark(np.abs(largest) > MAX_ROW_COST_USD * rate, lambda i: (
             f"a cost of {amount(largest, i)} on one row is beyond the plausible {amount(MAX_ROW_COST_USD, i)} "
-            "(a thousand times the largest cloud contract)"), largest, currencies)
+            "(a thousand times the largest cloud contract)"), largest, currency)
         smallest = np.minimum(cost, billed)
         mark((smallest < -NEGATIVE_SLACK) & ~adjustment, lambda i: (
-            f"a negative cost ({amount(smallest, i)}) on a {kinds[i] or 'usage'} "
+            f"a negative cost ({amount(smallest, i)}) on a {(kinds[kind[i]] or 'usage').lower()} "
             "row: only credits, refunds, discounts and corrections the export marks as such may be negative"),
-            smallest, currencies, kinds)
+            smallest, currency, kind)
         mark((gpu_hours < -NEGATIVE_SLACK) & ~adjustment, lambda i: (
             f"negative GPU-hours ({figure(gpu_hours, i)}): only a correction the export marks as such may be "
             "negative"), gpu_hours)
@@ -172,6 +176,6 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
         price = np.maximum(cost, billed) / gpu_hours
         mark((gpu_hours > 0) & (price > MAX_PRICE_PER_GPU_HOUR_USD * rate), lambda i: (
             f"{amount(price, i)} per GPU-hour is above the plausible {amount(MAX_PRICE_PER_GPU_HOUR_USD, i)} "
-            "(70× the dearest list price)"), price, currencies)
+            "(70× the dearest list price)"), price, currency)
     return pd.Series(reasons, index=index, dtype=object)
 
