@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from dashboard.format import compact, money
+from dashboard.format import SIGNIFICANT, compact, money
 
 if TYPE_CHECKING:
     from dashboard.ingest.rows import Rows
@@ -92,6 +92,16 @@ def period_hours(start: object, end: object, rows: int) -> np.ndarray:
     return np.where(np.isfinite(hours) & (hours > 0), hours, UNKNOWN_PERIOD_H)
 
 
+def _shown(values: np.ndarray) -> np.ndarray:
+    """Numbers to the three significant figures a reason writes (``format.SIGNIFICANT``); other keys as they are."""
+    if values.dtype.kind != "f":
+        return values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = 10.0 ** (np.floor(np.log10(np.abs(values))) - (SIGNIFICANT - 1))
+        rounded = np.round(values / scale) * scale
+    return np.where(np.isfinite(rounded) & (values != 0), rounded, values)
+
+
 def _values(series: object, index: pd.Index) -> np.ndarray:
     if isinstance(series, pd.Series):
         return pd.to_numeric(series, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
@@ -117,14 +127,15 @@ def implausible(columns: dict[str, object], index: pd.Index, gpus: pd.Series | N
 
     def mark(hit: np.ndarray, text: Callable[[int], str], *keys: np.ndarray) -> None:
         """Give the rows in ``hit`` that have no reason yet the reason ``text(row)``, written once per distinct value
-        of the ``keys`` it quotes (a file of a million equal bad rows formats one)."""
+        of the ``keys`` it quotes as the reason shows them (three significant figures: a million bad rows of costs
+        from $1 to $1M format a few thousand)."""
         hit = hit & open_rows
         if not hit.any():
             return
         positions = np.flatnonzero(hit)
         groups = np.zeros(len(positions), dtype=np.int64)
         for key in keys:
-            codes, uniques = pd.factorize(key[positions], use_na_sentinel=False)
+            codes, uniques = pd.factorize(_shown(key[positions]), use_na_sentinel=False)
             groups = pd.factorize(groups * (len(uniques) + 1) + codes)[0]
         _, firsts = np.unique(groups, return_index=True)
         texts = np.array([text(int(positions[first])) for first in firsts], dtype=object)
