@@ -14,6 +14,7 @@ code, the bare figure when the bill names none); `money_affixes` and `money_symb
 hover text and column labels. `gpu_count` writes concurrent GPUs: whole GPUs from 10 on, two significant figures
 below (a 1-GPU bill's mean of 0.0087 GPUs is not "0").
 `table_decimals` is the rule for a table column of sums: whole units once any entry reaches 1,000.
+A fraction beyond ±1,000 % reads "more than 10×" (or "less than -10×") in `number`, `exact`, `signed` and `change`.
 """
 
 from __future__ import annotations
@@ -87,8 +88,21 @@ def _suffixed(unit_text: str) -> Callable[[float], str]:
     return lambda value: f"{significant(value)}{unit_text}"
 
 
+PERCENT_UP_TO = 10.0  # a fraction beyond ±1,000 % reads as a multiple ("more than 10×"), never a 400-digit figure
+
+
+def _beyond_percent(fraction: float, sign: str = "") -> str | None:
+    """For a fraction above 1,000 %: "more than 10×" ("more than +10×" with ``sign``); below -1,000 %: "less than
+    -10×"; None within."""
+    if fraction > PERCENT_UP_TO:
+        return f"more than {sign}{PERCENT_UP_TO:g}×"
+    if fraction < -PERCENT_UP_TO:
+        return f"less than -{PERCENT_UP_TO:g}×"
+    return None
+
+
 def _percent(fraction: float) -> str:
-    return f"{significant(100 * fraction)} %"
+    return _beyond_percent(fraction) or f"{significant(100 * fraction)} %"
 
 
 def _flops(value: float) -> str:
@@ -161,7 +175,10 @@ def number(value: float | None, unit: str = "") -> str:
 
 
 def signed(value: float, unit: str = "") -> str:
-    """A difference with its sign in front: +$12.3k, -1.5 days, +0 when nothing changed."""
+    """A difference with its sign in front: +$12.3k, -1.5 days, +0 when nothing changed; a fraction beyond
+    ±1,000 % as "more than +10×" or "less than -10×"."""
+    if unit == "fraction" and math.isfinite(value) and _beyond_percent(value):
+        return _beyond_percent(value, "+") or ""
     text = number(abs(value), unit) if math.isfinite(value) else number(value, unit)
     return ("-" if value < 0 else "+") + text.lstrip("-") if math.isfinite(value) else text
 
@@ -186,7 +203,7 @@ def change(value: float, base: float, unit: str = "") -> str:
     if is_same(value, base, unit):
         return SAME
     if unit == "fraction":
-        return signed(100 * (value - base), "pp")
+        return signed(value - base, "fraction") if _beyond_percent(value - base) else signed(100 * (value - base), "pp")
     return signed(value - base, unit)
 
 
@@ -203,7 +220,7 @@ def exact(value: float | None, unit: str = "") -> str:
         sign = "-" if value < 0 else ""
         return f"{sign}${abs(value):,.2f}" if abs(value) >= 1 else f"{sign}${abs(value):.4g}"
     if unit == "fraction":
-        return f"{significant(100 * value, EXACT_SIGNIFICANT)} %"
+        return _beyond_percent(value) or f"{significant(100 * value, EXACT_SIGNIFICANT)} %"
     if unit in ("count", "integer"):
         return significant(value, EXACT_SIGNIFICANT)
     text = significant(value, EXACT_SIGNIFICANT)
@@ -220,8 +237,11 @@ def short(value: float) -> str:
 
 
 def _three_figures(value: float) -> str:
-    """Three significant figures with a k/M/B/T suffix and no trailing zeros: 951k, 1.21M, 7.58, 640."""
+    """Three significant figures with a k/M/B/T suffix and no trailing zeros: 951k, 1.21M, 7.58, 640; a power of
+    ten from 10¹⁵."""
     rounded = float(f"{value:.3g}")
+    if abs(rounded) >= SCIENTIFIC_FROM:
+        return power_of_ten(value)
     for limit, suffix in COUNT_STEPS:
         if abs(rounded) >= limit:
             return f"{float(f'{rounded / limit:.3g}'):g}{suffix}"

@@ -18,7 +18,7 @@ from dashboard.retro.calibrate import KEYS
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "data" / "samples"
 BILL, SLURM, WANDB = (str(SAMPLES / name) for name in ("focus_sample.csv", "slurm_sample.txt", "wandb_sample.csv"))
-FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "source_rows",
+FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "refused", "source_rows",
           "source_lines"}
 
 

@@ -127,3 +127,25 @@ def test_change_reads_same_below_the_precision_or_half_a_percent(value, base, un
 ])
 def test_counted(count, noun, plural, text):
     assert counted(count, noun, plural) == text
+
+
+# A percentage beyond ±1,000 % reads as a multiple, never a figure hundreds of digits long (issue 53's kept comparison
+# printed a 400-digit percentage for an actual of 10³⁰⁰ GPU-hours).
+@pytest.mark.parametrize(("write", "value", "text"), [
+    pytest.param(number, 10.0, "1,000 %", id="1000-percent-is-a-percentage"),
+    pytest.param(number, 10.01, "more than 10×", id="just-above"),
+    pytest.param(number, 1e300, "more than 10×", id="10^300"),
+    pytest.param(number, -12.0, "less than -10×", id="below--1000-percent"),
+    pytest.param(exact, 1e300, "more than 10×", id="exact-10^300"),
+    pytest.param(signed, 1e300, "more than +10×", id="signed-10^300"),
+    pytest.param(signed, -1e300, "less than -10×", id="signed--10^300"),
+    pytest.param(signed, 9.99, "+999 %", id="signed-within"),
+    pytest.param(lambda value, unit: fmt.change(value, 0.5, unit), 1e300, "more than +10×", id="change-10^300"),
+])
+def test_percentages_beyond_1000_percent_read_more_than_10x(write, value, text):
+    assert write(value, "fraction") == text
+
+
+@pytest.mark.parametrize(("value", "text"), [(1e300, "$1×10³⁰⁰"), (2.5e15, "$2.5×10¹⁵"), (9.99e14, "$999T")])
+def test_dollars_from_1e15_are_a_power_of_ten(value, text):
+    assert fmt.usd_sig(value) == text

@@ -82,12 +82,13 @@ def _positive(value: float | None, name: str) -> float | None:
 
 
 def result_json(measured: dict[str, Any], period: str) -> dict[str, Any]:
-    """The JSON object: the period and, per key, every field, the source rows as ``source_rows`` (how many) and
-    ``source_lines`` (their line numbers in the file the figure read, the first 1,000)."""
+    """The JSON object: the period and, per key, every field (``refused``: why it was not measured from implausible
+    values, else null), the source rows as ``source_rows`` (how many) and ``source_lines`` (their line numbers in the
+    file the figure read, the first 1,000)."""
     keys = {}
     for key, item in measured.items():
         fields = {name: getattr(item, name) for name in ("value", "low", "high", "count", "exposure", "basis",
-                                                         "rule", "caveat", "thin")}
+                                                         "rule", "caveat", "thin", "refused")}
         keys[key] = fields | {"source_rows": len(item.source_rows), "source_lines": list(item.source_rows)}
     return {"period": period, "inputs": keys}
 

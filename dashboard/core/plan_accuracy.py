@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from dashboard.format import USD, number
+from dashboard.format import PERCENT_UP_TO, USD, number
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "price": ("price",),
@@ -192,6 +192,11 @@ def _pct(value: float) -> str:
     return number(value / 100.0, "fraction")
 
 
+def _within(value: float) -> str:
+    """"within 12 %", or "off by more than 10×" past 1,000 % (``format.PERCENT_UP_TO``)."""
+    return f"off by {_pct(value)}" if value / 100.0 > PERCENT_UP_TO else f"within {_pct(value)}"
+
+
 def _plans(count: int) -> str:
     return f"{count:,} plan{'' if count == 1 else 's'}"
 
@@ -210,11 +215,13 @@ def accuracy_sentence(acc: Mapping[str, Any]) -> str:
         return ("No plan has been compared with its actuals yet: on the Retrospective's Plan vs actual tab, choose "
                 "a saved plan and keep the comparison.")
     verb = "was" if n == 1 else "were"
-    head = f"Our last {_plans(n)} {verb} within {_pct(acc['gpu_hours_within_pct'])} on GPU-hours"
+    head = f"Our last {_plans(n)} {verb} {_within(acc['gpu_hours_within_pct'])} on GPU-hours"
     cost_n, left = int(acc["cost_n"]), int(acc["cost_left_out"])
     if cost_n == 0:
         return f"{head}; cost is not compared ({_left_out_words(acc['cost_left_out_by'])})."
     cost = f"{_pct(acc['cost_within_pct'])} on cost"
+    if acc["cost_within_pct"] / 100.0 > PERCENT_UP_TO or acc["gpu_hours_within_pct"] / 100.0 > PERCENT_UP_TO:
+        cost = _within(acc["cost_within_pct"]) + " on cost"
     if left == 0:
         return f"{head} and {cost}."
     return (f"{head} and {cost} (over the {_plans(cost_n)} billed in US dollars; left out: "

@@ -1,11 +1,15 @@
 """The one engine that reads every format: resolve its columns, check the required ones, apply its exclusion
-rules, mark its charge kinds, run its cost rule, and account for every row through one ``Rows`` book."""
+rules, mark its charge kinds, run its cost rule, reject the rows its canonical columns make implausible
+(``plausible``), and account for every row through one ``Rows`` book."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import pandas as pd
+
 from dashboard.ingest.charges import mark_charges
+from dashboard.ingest.plausible import implausible
 from dashboard.ingest.rows import Rows
 from dashboard.ingest.schema import ColumnPlan, ReaderResult, ReadOptions, UnreadableFile
 from dashboard.ingest.spec import Format
@@ -93,4 +97,8 @@ def read_table(fmt: Format, table, options: ReadOptions | None = None, filename:
         if filename and filename not in message:
             raise UnreadableFile(f"{filename} ({fmt.noun}): {message}") from None
         raise
+    gpus = columns.pop("gpus", None)
+    checked = {**columns, "charge_kind": rows.charge_kind} if rows.charge_kind is not None else columns
+    reasons = implausible(checked, rows.index, gpus if isinstance(gpus, pd.Series) else None)
+    rows.reject(reasons.notna().to_numpy(dtype=bool), reasons)
     return rows.result(columns)

@@ -86,7 +86,9 @@ class Format:
     noun: str  # the export in a sentence: "a FOCUS export"
     kind: Literal["billing", "runs", "either"]  # the Retrospective slot it fits: a bill, a run log, or either
     columns: Mapping[str, tuple[str, ...]]  # key -> the column's names in the versions of the export
-    derive: Callable[[Rows], dict[str, object]]  # the cost rule: canonical columns from the table
+    # the cost rule: canonical columns from the table, and "gpus" (the GPUs each row ran on) where the export says,
+    # which bounds the row's GPU-hours by its period (ingest.plausible)
+    derive: Callable[[Rows], dict[str, object]]
     fingerprint: Fingerprint | None = None  # None: never detected, only chosen (generic)
     order: int = 50  # place in lists of formats, and the tie-break when two fingerprints fit a header
     exclusions: tuple[Exclusion, ...] = ()

@@ -172,6 +172,10 @@ def _to_datetime(text: pd.Series, kwargs: dict[str, Any], *, utc: bool) -> pd.Se
         mixed = pd.to_datetime(text[retry], utc=utc, errors="coerce", format="mixed")
         parsed = parsed.astype(mixed.dtype) if parsed.dtype != mixed.dtype else parsed
         parsed.loc[retry] = mixed
+    first, last = pd.Timestamp.min.ceil("s"), pd.Timestamp.max.floor("s")  # nanosecond times' range, 1677-2262
+    if utc:
+        first, last = first.tz_localize("UTC"), last.tz_localize("UTC")
+    parsed = parsed.where((parsed >= first) & (parsed <= last))  # beyond it: unreadable, not a crash
     return parsed.astype("datetime64[ns, UTC]") if utc else parsed.astype("datetime64[ns]")
 
 

@@ -58,6 +58,7 @@ from dashboard.core.hardware import resolve_gpu_type
 from dashboard.core.provenance import KEYS
 from dashboard.core.scenario import Scenario, ScenarioError, field_errors, scenario_from_dict
 from dashboard.format import SIGNIFICANT, count_sig
+from dashboard.ingest import plausible
 from dashboard.ingest.gpus import gpu_name
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES
 from dashboard.query import tables
@@ -73,6 +74,7 @@ RATE_MIN_COUNT = 3
 RATE_MIN_NODE_DAYS = 1_000.0
 INTERVAL = 0.90  # the rates' Poisson interval
 SOURCE_ROWS = 1_000  # source rows kept per figure
+LINES_SHOWN = 10  # source lines named in a refusal
 MFU_ROWS = 100_000  # main-run token rows read back
 USD = "USD"
 PRICINGS: dict[str, str] = {"reserved": "price_reserved_per_gpu_hour", "on_demand": "price_on_demand_per_gpu_hour",
@@ -134,6 +136,7 @@ class Measured:
     caveat: str | None  # thin support, or why it cannot be measured; None when well supported
     source_rows: tuple[int, ...]  # source_row values of the rows it came from (at most the first SOURCE_ROWS)
     thin: bool  # True when the data cannot really support it (the caveat says why)
+    refused: str | None = None  # why it was not measured from implausible values (``plausible``); None when not
 
 
 def _missing(key: str, caveat: str, basis: str = "not measured") -> Measured:
@@ -732,6 +735,90 @@ def rows_behind(usage: ir.Table, measured: Measured) -> pd.DataFrame:
     return execute(_rows_behind_expr(usage, tuple(int(row) for row in measured.source_rows)))
 
 
+# --- plausibility -------------------------------------------------------------------------------------------------
+
+def _not_finite(value: ir.FloatingColumn) -> ir.BooleanColumn:
+    return holds(value.isnan() | value.isinf())
+
+
+def implausible_test(usage: ir.Table) -> ir.BooleanColumn:
+    """The import's plausibility bounds (``ingest.plausible``) as a row test on a canonical table: a cost, billed
+    cost or GPU-hours not finite, negative on a row that is not an adjustment, a cost beyond ``MAX_ROW_COST_USD``, a
+    price above ``MAX_PRICE_PER_GPU_HOUR_USD`` or GPU-hours beyond ``MAX_ROW_GPUS`` running the row's period (each
+    amount in the row's currency, by ``UNITS_PER_USD``). A table imported now holds none such; one written before
+    those bounds, or built by hand, may."""
+    cost, billed, hours = (usage[name].cast("float64") for name in ("cost", "billed_cost", "gpu_hours"))
+    rate = usage.currency.cast("string").upper().substitute(plausible.UNITS_PER_USD, else_=plausible.LOOSEST_RATE)
+    rate = rate.fill_null(plausible.LOOSEST_RATE)  # DuckDB types it DECIMAL: amounts are divided by it, in DOUBLE
+    adjustment = holds(usage.charge_kind.cast("string").lower() == plausible.ADJUSTMENT)
+    period_h = (usage.period_end.epoch_seconds() - usage.period_start.epoch_seconds()) / 3600.0
+    period_h = ibis.ifelse(holds(period_h > 0), period_h, plausible.UNKNOWN_PERIOD_H)
+    negative = holds((cost < -plausible.NEGATIVE_SLACK) | (billed < -plausible.NEGATIVE_SLACK)
+                     | (hours < -plausible.NEGATIVE_SLACK))
+    return (_not_finite(cost) | _not_finite(billed) | _not_finite(hours) | (negative & ~adjustment)
+            | holds(cost.abs() / rate > plausible.MAX_ROW_COST_USD)
+            | holds(billed.abs() / rate > plausible.MAX_ROW_COST_USD)
+            | holds(hours > plausible.MAX_ROW_GPUS * period_h)
+            | holds((hours > 0) & (ibis.greatest(cost, billed) / rate / hours > plausible.MAX_PRICE_PER_GPU_HOUR_USD)))
+
+
+@built
+def _implausible_expr(usage: ir.Table) -> ir.Table:
+    return rows_where(usage, implausible_test(usage)).select("source_row").order_by("source_row").limit(SOURCE_ROWS)
+
+
+@query
+def implausible_rows(usage: ir.Table) -> tuple[int, ...]:
+    """The source rows (the first ``SOURCE_ROWS``) of a table's implausible rows (``implausible_test``)."""
+    return _rows(execute(_implausible_expr(usage))["source_row"])
+
+
+def _lines(rows: tuple[int, ...]) -> str:
+    shown = ", ".join(f"{row:,}" for row in rows[:LINES_SHOWN])
+    more = len(rows) - LINES_SHOWN
+    return f"line{'s' if len(rows) > 1 else ''} {shown}" + (f" and {more:,} more" if more > 0 else "")
+
+
+def _refused(key: str, reason: str, rows: tuple[int, ...]) -> Measured:
+    return Measured(key, None, None, None, 0, None, "refused", RULES.get(key, ""), f"refused: {reason}", rows, False,
+                    reason)
+
+
+def _refuse_rows(measured: dict[str, Measured], keys: tuple[str, ...], rows: tuple[int, ...], what: str
+                 ) -> dict[str, Measured]:
+    """``measured`` with ``keys`` refused where they were measured: ``what`` (the bill, the run export) holds the
+    implausible ``rows``."""
+    reason = (f"{what} holds implausible values on {_lines(rows)} (a cost, GPU-hours or price beyond the import's "
+              "bounds, docs/formats.md); import the file again, which rejects those rows, or drop them")
+    return measured | {key: _refused(key, reason, rows) for key in keys if measured[key].value is not None}
+
+
+def _bounds(key: str) -> tuple[float, float]:
+    """The plausible range of a plan input: the scenario's own bounds on it (``Scenario``'s ge / le)."""
+    low, high = -math.inf, math.inf
+    for rule in Scenario.model_fields[key].metadata:
+        low = float(getattr(rule, "ge", low))
+        high = float(getattr(rule, "le", high))
+    return low, high
+
+
+def _refuse_values(measured: dict[str, Measured]) -> dict[str, Measured]:
+    """``measured`` with every value outside its plausible range (``_bounds``, not finite) refused, naming the rows
+    it came from."""
+    result = dict(measured)
+    for key, item in measured.items():
+        if item.value is None:
+            continue
+        low, high = _bounds(key)
+        if math.isfinite(item.value) and low <= item.value <= high:
+            continue
+        rows = f" from {_lines(item.source_rows)}" if item.source_rows else ""
+        reason = (f"the value measured{rows}, {item.value:.3g}, is outside the plausible {low:g} to {high:g} of "
+                  f"{key} (the plan's own bounds)")
+        result[key] = _refused(key, reason, item.source_rows)
+    return result
+
+
 # --- the whole ----------------------------------------------------------------------------------------------------
 
 def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,
@@ -760,7 +847,11 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     result |= _overheads(run_table, main_ids, runs_text)
     result |= _prices(bill_table, gpu_type)
     result |= _checkpoints(run_table, runs if runs is not None else bill, shape["per_job"])
-    return {key: result[key] for key in KEYS}
+    if bill_table is not None and (rows := implausible_rows(bill_table)):
+        result = _refuse_rows(result, BILL_KEYS if runs is not None else KEYS, rows, "the bill")
+    if runs is not None and (rows := implausible_rows(run_table)):
+        result = _refuse_rows(result, tuple(key for key in KEYS if key not in BILL_KEYS), rows, "the run export")
+    return _refuse_values({key: result[key] for key in KEYS})
 
 
 def calibration_period(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None) -> str:

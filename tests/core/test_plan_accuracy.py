@@ -143,6 +143,13 @@ def test_cost_is_compared_only_for_bills_in_us_dollars_with_costs():
     ([plan(100.0, 100.0, 1_000.0, 1_200.0), plan(100.0, 130.0, currency="EUR")],
      "Our last 2 plans were within 30 % on GPU-hours and 20 % on cost (over the 1 plan billed in US dollars; "
      "left out: 1 billed in another currency)."),
+    # beyond 1,000 %: a multiple, never the 400-digit percentage of an actual of 10³⁰⁰ GPU-hours (issue 53)
+    ([plan(100.0, 1e302, 1_000.0, 1_180.0)],
+     "Our last 1 plan was off by more than 10× on GPU-hours and within 18 % on cost."),
+    ([plan(100.0, 112.0, 1_000.0, 1e303)],
+     "Our last 1 plan was within 12 % on GPU-hours and off by more than 10× on cost."),
+    ([plan(100.0, 1_200.0, 1_000.0, 1_180.0)],
+     "Our last 1 plan was off by more than 10× on GPU-hours and within 18 % on cost."),  # 1,100 %
 ])
 def test_the_sentence(outcomes, sentence):
     assert accuracy_sentence(accuracy(outcomes)) == sentence

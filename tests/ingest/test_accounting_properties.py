@@ -1,5 +1,6 @@
 """Property: for random FOCUS tables with random bad cells, every row is accounted for and the cost total
-equals the sum of the EffectiveCost cells of the rows that were not rejected."""
+equals the sum of the EffectiveCost cells of the rows that were not rejected; the rejected rows are those with an
+unreadable cell or a negative cost (every row is usage, which is never negative)."""
 
 import math
 
@@ -30,7 +31,7 @@ def test_rows_balance_and_cost_reconciles(rows):
     assert math.isclose(usage["cost"].sum(), expected, abs_tol=1e-6)
     bad = {
         i
-        for i, (d, c, _, _) in enumerate(rows, start=2)
-        if d == "nope" or pd.isna(pd.to_numeric(c, errors="coerce"))
+        for i, (d, c, b, _) in enumerate(rows, start=2)
+        if d == "nope" or pd.isna(pd.to_numeric(c, errors="coerce")) or float(c) < 0 or float(b) < 0
     }
     assert rejected == bad

@@ -61,6 +61,12 @@ def expect_focus(path: Path) -> dict:
     raw_end = _col(frame, "ChargePeriodEnd")
     cost, billed = _money(_col(frame, "EffectiveCost")), _money(_col(frame, "BilledCost"))
     ok = start.notna() & (end.notna() | raw_end.isna()) & cost.notna() & billed.notna()
+    # a negative amount is plausible only on a row the export marks as a credit, adjustment, tax or correction
+    category, charge_class = _col(frame, "ChargeCategory"), _col(frame, "ChargeClass")
+    marked = category.str.lower().isin(["credit", "adjustment", "tax"]).fillna(False)
+    if charge_class is not None:
+        marked |= charge_class.str.lower().eq("correction").fillna(False)
+    ok &= marked | ((cost >= 0) & (billed >= 0))
     return {"rows": len(frame), "used": int(ok.sum()), "cost": cost[ok].sum(),
             "currency": _currency(_col(frame, "BillingCurrency")[ok] if _col(frame, "BillingCurrency") is not None
                                   else None),

@@ -191,7 +191,7 @@ def test_elapsed_text_gives_seconds(elapsed, seconds):
 
 
 def test_elapsed_raw_wins_over_elapsed_and_end():
-    row = job(ElapsedRaw="7200", Elapsed="01:00:00")
+    row = job(ElapsedRaw="7200", Elapsed="01:00:00", End="2025-06-01T12:30:00")  # 2 h run, 30 min suspended
     assert read_table(slurm.FORMAT, table_from_rows([row]), BERLIN).usage.loc[0, "gpu_hours"] == 16.0  # 2 h × 8
 
 

@@ -82,10 +82,18 @@ def test_mfu_by_hand():
 
 
 def test_mfu_of_given_main_run_and_thin():
+    got = calibrate(None, token_runs(), model_params=1e9, main_run_ids=["ablate"])["mfu"]
+    # 6 · 1e9 · 1e10 / (500 · 312e12 · 3600) = 6e19 / 5.616e20 = 0.10684
+    assert got.value == pytest.approx(6e19 / 5.616e20)
+    assert got.thin and "only 1 job" in got.caveat
+
+
+def test_mfu_above_1_is_refused_naming_its_rows():
     got = calibrate(None, token_runs(), model_params=13e9, main_run_ids=["ablate"])["mfu"]
     # 6 · 13e9 · 1e10 / (500 · 312e12 · 3600) = 7.8e20 / 5.616e20 = 1.3889 (a 13B model is not what ran)
-    assert got.value == pytest.approx(7.8e20 / 5.616e20)
-    assert got.thin and "only 1 job" in got.caveat
+    assert got.value is None and got.source_rows == (6,)
+    assert got.refused == "the value measured from line 6, 1.39, is outside the plausible 0.01 to 1 of mfu (the " \
+                          "plan's own bounds)"
 
 
 def test_mfu_out_of_bounds_is_not_applied_to_the_scenario():

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from dashboard.ingest.engine import mapped_columns
+from dashboard.ingest.plausible import duration_s
 from dashboard.ingest.rows import Rows, cannot_read, text_column
 from dashboard.ingest.run_states import normalise_run_state
 from dashboard.ingest.schema import UnreadableFile
@@ -147,7 +148,8 @@ def derive(rows: Rows) -> dict[str, object]:
 
     if "period_end" not in raw:
         derived_h = duration_h.fillna(gpu_hours / gpu_count.where(gpu_count > 0)).fillna(0.0)
-        end = start + pd.to_timedelta(derived_h * 3600, unit="s").fillna(pd.Timedelta(0))
+        seconds = duration_s(rows, derived_h * 3600, columns.get("duration_h") or columns["gpu_hours"])
+        end = start + pd.to_timedelta(seconds, unit="s").fillna(pd.Timedelta(0))
 
     if "cost" in raw:
         cost, cost_bad = number("cost")
@@ -201,6 +203,7 @@ def derive(rows: Rows) -> dict[str, object]:
         "run_id": raw.get("run_id", pd.NA),
         "run_state": run_state,
         "tokens": tokens,
+        "gpus": gpu_count,
     }
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.ingest.gpus import gpu_type_label
+from dashboard.ingest.plausible import duration_s
 from dashboard.ingest.rows import Rows, cannot_read
 from dashboard.ingest.run_states import RUN_STATES, normalise_run_state
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
@@ -136,7 +137,7 @@ def derive(rows: Rows) -> dict[str, object]:
 
     start, start_bad, start_ambiguous = _times(raw["start"], timezone)
     end, end_bad, end_ambiguous = _times(raw["end"], timezone)
-    elapsed_s = elapsed_s.fillna((end - start).dt.total_seconds())
+    elapsed_s = duration_s(rows, elapsed_s.fillna((end - start).dt.total_seconds()), "ElapsedRaw/Elapsed/End")
     elapsed = pd.to_timedelta(elapsed_s, unit="s")
     start = start.fillna((end - elapsed).where(start_ambiguous))
     end = end.fillna(start + elapsed)
@@ -187,6 +188,7 @@ def derive(rows: Rows) -> dict[str, object]:
         "project": raw["wckey"].str.lstrip("*").replace("", pd.NA).fillna(raw["partition"]),
         "run_id": raw["job_name"].fillna(job_id),
         "run_state": state,
+        "gpus": gpus,
     }
 
 

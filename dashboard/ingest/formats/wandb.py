@@ -30,6 +30,7 @@ import pandas as pd
 
 from dashboard.ingest.engine import find_column, mapped_columns
 from dashboard.ingest.gpus import gpu_type_label
+from dashboard.ingest.plausible import duration_s
 from dashboard.ingest.rows import Rows, cannot_read, text_column
 from dashboard.ingest.run_states import normalise_run_state
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
@@ -147,6 +148,7 @@ def derive(rows: Rows) -> dict[str, object]:
     runtime_text = raw["runtime"].fillna(raw["runtime_raw"])
     runtime_s, runtime_bad = parse_duration_s(runtime_text)
     runtime_column = rows.col("runtime") or rows.name("runtime_raw")
+    runtime_s = duration_s(rows, runtime_s, runtime_column)
     created, created_bad = parse_datetime(raw["created"])
 
     rows.exclude((state == "PENDING").fillna(False), NOT_STARTED_RULE)
@@ -196,6 +198,7 @@ def derive(rows: Rows) -> dict[str, object]:
         "run_id": run_id,
         "run_state": state,
         "tokens": tokens,
+        "gpus": gpus,
     }
 
 
