@@ -185,6 +185,7 @@ def _string_columns(table: pa.Table, names: list[str], categorical: frozenset[st
             coded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
             columns[name] = coded.cast(pa.dictionary(pa.int32(), pa.large_string()))
             continue
+        parquet_size.hold_spelt_out(column, name)
         values = _column_as_strings(column)
         columns[name] = (pa.chunked_array([pa.array(values, pa.large_string())], pa.large_string())
                          if isinstance(values, list) else values.cast(pa.large_string()))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from dashboard import settings
@@ -40,6 +41,7 @@ _WIDTH = {"BOOLEAN": 1, "INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE
 _OFFSET_BYTES = 8  # a large_string offset per value
 _LEVEL_BYTES = 2  # one decoded repetition or definition level (int16)
 _DICTIONARY_PAGE = 2
+ALLOCATION_SLACK_BYTES = 64_000_000
 
 
 class _Short(Exception):
@@ -265,7 +267,31 @@ def open_checked(source: bytes | Path, read_at: ReadAt, file_bytes: int, name: s
             "Export it again, or export CSV instead."
         ) from None
     _column_limit(parquet.metadata.num_columns, name)
-    return parquet
+    strings = [f.name for f in parquet.schema_arrow if _spelt(f.type)]
+    if not strings:
+        return parquet
+    return pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes) else source,
+                          metadata=parquet.metadata, read_dictionary=strings)
+
+
+def _spelt(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
+                or pa.types.is_large_binary(kind))
+
+
+def hold_spelt_out(column: pa.ChunkedArray, column_name: str) -> None:
+    """Before a dictionary-encoded string ``column`` is spelt out value by value: when its values' bytes pass
+    all the running import holds (a dictionary whose long entries most rows reference, beyond its mean the page
+    walk counted), the reservation grows by them first, or the import is refused."""
+    if not pa.types.is_dictionary(column.type) or not _spelt(column.type.value_type):
+        return
+    spelt = 0
+    for chunk in column.chunks:
+        lengths = pc.binary_length(chunk.dictionary).fill_null(0)
+        spelt += int(pc.sum(lengths.take(chunk.indices)).as_py() or 0) + _OFFSET_BYTES * len(chunk)
+    held = budget.reserved_bytes()
+    if spelt > held:
+        budget.need(held + spelt, "The Parquet file", f"its column {column_name!r} spelt out: {_mb(spelt)}")
 
 
 def _chunk_size(chunk: pq.ColumnChunkMetaData, physical: str, fixed_width: int, levels: int,
@@ -408,20 +434,21 @@ def measured(files: Sequence[tuple[pq.ParquetFile, ReadAt]], name: str,
 
 
 class AllocationWatch:
-    """Arrow's allocated bytes since it was made, held to the running import's reservation: a file whose pages
-    decode to more than they were measured at (a lying page, a skewed dictionary) is refused at the next check,
-    a row group at a time, instead of running on."""
+    """Arrow's allocated bytes since it was made, held to what all imports of the process reserve: a file whose
+    pages decode to more than they were measured at is refused at the next check, a row group at a time, instead
+    of running on. (The pool is the process's, so the check is against every import's reservation, plus
+    ``ALLOCATION_SLACK_BYTES`` for Arrow's other users.)"""
 
     def __init__(self, name: str) -> None:
         self.name, self.base = name, pa.total_allocated_bytes()
 
     def check(self) -> None:
-        grown, held = pa.total_allocated_bytes() - self.base, budget.reserved_bytes()
-        if held and grown > held:
+        grown, held = pa.total_allocated_bytes() - self.base, budget.held_bytes()
+        if held and grown > held + ALLOCATION_SLACK_BYTES:
             raise LimitExceeded(
-                f"{self.name} decodes to more than its pages say: {_mb(grown)} of memory already, past the "
-                f"{_mb(held)} reserved for it from its size. The file is probably corrupt or crafted; export it "
-                "again, or export CSV instead."
+                f"{self.name} decodes to more than its pages say: Arrow holds {_mb(grown)} more than before it was "
+                f"read, past the {_mb(held)} reserved for imports. The file is probably corrupt or crafted; export "
+                "it again, or export CSV instead."
             )
 
 

@@ -317,8 +317,10 @@ def _stream_parquet_files(parts: list[Path], readers: list[tuple[parquet_size.Re
         "at a time"))
     book = _Book(format_id)
     first_line = 2
+    allocated = parquet_size.AllocationWatch(name)
     for part, _ in files:
         for batch in part.iter_batches(batch_size=batch_rows, columns=read):
+            allocated.check()
             frame = decode_arrow(pa.Table.from_batches([batch]), first_line, categorical).table
             _read_batch(book, frame, filename, options, sink)
             first_line += len(frame)
