@@ -10,9 +10,9 @@ itself, never the pages) to count the values pyarrow will decode, the bytes its 
 dictionary's entries. From them ``ColumnSize.decoded_bytes`` estimates each column in memory: fixed-width values,
 strings (a dictionary-encoded chunk as its values × its entries' mean length), repetition and definition levels;
 ``ParquetSize.need`` turns that into the import's peak (``budget.parquet_need``) and ``check`` refuses a file
-whose peak passes the import budget, naming the column and the figure. ``batch_need`` is a streamed import's
-share: a batch of rows of a flat row group, but a nested column's whole row group (one row may hold all its
-values).
+whose peak passes the import budget, naming the column and the figure. ``BatchPlan`` sizes a streamed import's
+batches from the estimate: a batch of rows of flat columns, but a nested column's whole row group (one row may
+hold all its values).
 """
 
 from __future__ import annotations
@@ -452,12 +452,29 @@ class AllocationWatch:
             )
 
 
-def batch_need(size_of_group: ParquetSize, batch_rows: int) -> int:
-    """A streamed batch's share of one row group's estimated peak: ``batch_rows`` of its rows for flat columns,
-    the whole group for nested ones (whose values may all sit in one row)."""
-    share = min(batch_rows / max(size_of_group.rows, 1), 1.0)
-    flat = ParquetSize(rows=min(size_of_group.rows, batch_rows), columns=size_of_group.columns,
-                       column_sizes={n: ColumnSize(n, int(c.values * share), int(c.decoded_bytes * share))
-                                     for n, c in size_of_group.column_sizes.items() if not c.nested})
-    nested = ParquetSize(column_sizes={n: c for n, c in size_of_group.column_sizes.items() if c.nested})
-    return flat.need() + nested.need()
+@dataclass
+class BatchPlan:
+    """A streamed import's batches, from its row groups' sizes: the largest need per row of flat columns, and the
+    largest whole-group need of nested ones (a list's values may all sit in one row, so no batch size bounds them)."""
+
+    per_row: float = 0.0
+    nested: int = 0
+
+    def add(self, group: ParquetSize) -> None:
+        """Take one row group's measured size into account."""
+        flat = ParquetSize(rows=group.rows, columns=group.columns,
+                           column_sizes={n: c for n, c in group.column_sizes.items() if not c.nested})
+        nested = ParquetSize(column_sizes={n: c for n, c in group.column_sizes.items() if c.nested})
+        self.per_row = max(self.per_row, flat.need() / max(group.rows, 1))
+        self.nested = max(self.nested, nested.need())
+
+    def rows(self, batch_rows: int, budget_bytes: int) -> int:
+        """Rows a batch reads: ``batch_rows``, or fewer when a batch of them would pass half of ``budget_bytes``."""
+        room = budget_bytes // 2 - self.nested
+        if self.per_row <= 0:
+            return batch_rows
+        return max(min(batch_rows, int(room / self.per_row)), 1)
+
+    def need(self, rows: int) -> int:
+        """The estimated peak of one batch of ``rows`` rows."""
+        return int(self.per_row * rows) + self.nested

@@ -289,8 +289,8 @@ def _stream_parquet_files(parts: list[Path], readers: list[tuple[parquet_size.Re
                           filename: str, format: str | None, options: ReadOptions, sink: Sink, batch_rows: int,
                           progress: Progress) -> ImportReport:
     """The parts' footers and the page headers of the columns the format reads are checked first (the column
-    limit, then each row group's share of a batch against the import budget, held for the import), then the
-    parts are read ``batch_rows`` rows at a time, those columns only."""
+    limit, then a batch's estimated peak against the import budget, held for the import: ``batch_rows`` rows, or
+    fewer when they would pass half the budget), then the parts are read a batch at a time, those columns only."""
     name = filename or "The Parquet file"
     files = [(parquet_size.open_checked(part, read_at, part.stat().st_size, name), read_at)
              for part, (read_at, _) in zip(parts, readers, strict=True)]
@@ -312,9 +312,15 @@ def _stream_parquet_files(parts: list[Path], readers: list[tuple[parquet_size.Re
     kept = {k.lower() for k in plan.keep} if plan else None
     read = None if kept is None or len(set(stored)) != len(stored) else [
         s for s, c in zip(stored, columns, strict=True) if c.lower() in kept]
-    parquet_size.measure(files, name, read, each_group=lambda group, _: budget.need(
-        parquet_size.batch_need(group, batch_rows), name, f"{parquet_size.describe(group)}, {batch_rows:,} rows "
-        "at a time"))
+    batches = parquet_size.BatchPlan()
+
+    def add(group: parquet_size.ParquetSize, _: parquet_size.ParquetSize) -> None:
+        batches.add(group)
+        budget.need(batches.nested, name, f"{parquet_size.describe(group)}, a row group at a time")
+
+    parquet_size.measure(files, name, read, each_group=add)
+    batch_rows = batches.rows(batch_rows, budget.budget_bytes())
+    budget.need(batches.need(batch_rows), name, f"{batch_rows:,} rows at a time")
     book = _Book(format_id)
     first_line = 2
     allocated = parquet_size.AllocationWatch(name)

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench import parquet_bombs
-from dashboard.ingest import budget, import_bytes
+from dashboard.ingest import budget, import_bytes, parquet_size
 from dashboard.ingest.bounded import LimitExceeded
 from dashboard.ingest.decode import decode
 from dashboard.ingest.stream import stream_import
@@ -111,7 +111,7 @@ def test_the_bombs_are_what_the_issue_describes(bombs):
 LIST = ("column 'values' alone decodes to about 2,400 MB from 300,000,000 list values", "needs about 40,800 MB")
 DICTIONARY = ("column 'Tags' alone decodes to about 8,021 MB from 2,000,000 values", "needs about 16,121 MB")
 FOCUS_LIST = ("column 'Tags' alone decodes to about 2,400 MB from 300,000,000 list values",
-              "200,000 rows at a time")
+              "a row group at a time")
 WIDE = ("has 380,000 columns, more than the 10,000", "PLANNER_MAX_COLUMNS")
 CASES = [
     ("list", "upload", LIST),
@@ -251,4 +251,40 @@ def test_a_skewed_dictionary_is_refused_in_a_streamed_batch_too(monkeypatch, tmp
     path.write_bytes(_skewed(rows, "ConsumedQuantity", **text))
     with pytest.raises(LimitExceeded, match=r"its column 'ConsumedQuantity' spelt out: 500 MB"):
         stream_import(path, lambda frame: None)
+    assert budget.held_bytes() == 0
+
+
+def test_a_batch_is_sized_from_the_estimate():
+    # A flat group of 1,000 rows × 2 columns decoding to 1,000,000 bytes: 2 × 1,000,000 + 40 × 2,000 cells =
+    # 2,080,000 bytes, 2,080 a row; half a 100 MB budget holds 50,000,000 / 2,080 = 24,038 rows.
+    plan = parquet_size.BatchPlan()
+    plan.add(parquet_size.ParquetSize(rows=1_000, columns=2,
+                                      column_sizes={"a": parquet_size.ColumnSize("a", 1_000, 1_000_000)}))
+    assert plan.rows(200_000, 100_000_000) == 24_038
+    assert plan.rows(10_000, 100_000_000) == 10_000
+    # A nested column's whole group: 2 × 1,000 bytes + 120 × 10 list values = 3,200 bytes in every batch.
+    plan.add(parquet_size.ParquetSize(rows=1, columns=1, column_sizes={
+        "t": parquet_size.ColumnSize("t", 10, 1_000, nested=True)}))
+    assert plan.need(1_000) == 2_080 * 1_000 + 3_200
+
+
+def test_a_streamed_file_of_wide_rows_is_read_in_smaller_batches(monkeypatch, tmp_path):
+    # 3,000 rows with a 10,000-character cell each, streamed under a 50 MB budget: a batch of the default 200,000
+    # rows would need some 60 MB for that column alone, so the batches are cut to fit half the budget.
+    monkeypatch.setenv("PLANNER_IMPORT_MEMORY_MB", "50")
+    sizes = []
+    original = pq.ParquetFile.iter_batches
+
+    def spy(self, *args, **kwargs):
+        sizes.append(kwargs["batch_size"])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", spy)
+    rows = 3_000
+    text = {c: pa.array(["1"] * rows) for c in ("ChargePeriodStart", "ChargePeriodEnd", "BilledCost", "EffectiveCost")}
+    path = tmp_path / "wide_rows.parquet"
+    pq.write_table(pa.table({**text, "ConsumedQuantity": pa.array(["x" * 10_000] * rows)}), path)
+    report = stream_import(path, lambda frame: None)
+    assert report.rows_read == rows
+    assert sizes and sizes[0] < rows
     assert budget.held_bytes() == 0
