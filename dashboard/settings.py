@@ -55,6 +55,10 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
     DOWNLOAD_MAX_ROWS: (1_000_000, 1_000, 100_000_000, "rows one CSV download of a filtered view holds"),
 }
 
+# Parquet page headers read to measure one import before it is decoded (dashboard/ingest/parquet_size.py).
+MAX_PARQUET_PAGES = "PLANNER_MAX_PARQUET_PAGES"
+LIMITS[MAX_PARQUET_PAGES] = (500_000, 1_000, 100_000_000, "Parquet page headers read to measure one import")
+
 
 class SettingError(ValueError):
     """An environment variable holds a value the planner cannot use; the message names it."""

@@ -34,7 +34,7 @@ ReadAt = Callable[[int, int], bytes]  # (offset, size) -> at most size bytes of 
 
 METADATA_BYTES_FACTOR = 16  # memory parsing a Parquet footer takes, per byte of footer
 _TAIL = 8  # a Parquet file ends with its footer's length (4 bytes) and b"PAR1"
-_HEADER_WINDOW = 1 << 12  # bytes read for a page header, grown 16× while it does not fit
+_HEADER_WINDOW = 1 << 8  # bytes read for a page header, grown 16× while it does not fit
 _MAX_PAGE_HEADER = 1 << 24  # pyarrow's own bound on a page header (16 MiB)
 _MAX_DEPTH = 16  # nesting of Thrift structs and lists a page header or footer may have
 _WIDTH = {"BOOLEAN": 1, "INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4, "DOUBLE": 8}
@@ -294,8 +294,26 @@ def hold_spelt_out(column: pa.ChunkedArray, column_name: str) -> None:
         budget.need(held + spelt, "The Parquet file", f"its column {column_name!r} spelt out: {_mb(spelt)}")
 
 
+class _Pages:
+    """The page headers one measure may still read (``PLANNER_MAX_PARQUET_PAGES``): pyarrow writes up to 20,000
+    rows a page, so a file of many more pages than that is crafted, and walking them would take minutes."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.left = name, settings.limit(settings.MAX_PARQUET_PAGES)
+
+    def take(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            ceiling = settings.limit(settings.MAX_PARQUET_PAGES)
+            raise LimitExceeded(
+                f"{self.name} has more than {ceiling:,} pages, more than an import measures "
+                f"({settings.MAX_PARQUET_PAGES}). Export it again with fewer, larger pages (pyarrow's defaults), "
+                "split it into parts, or have the server's operator raise the limit."
+            )
+
+
 def _chunk_size(chunk: pq.ColumnChunkMetaData, physical: str, fixed_width: int, levels: int,
-                read_at: ReadAt | None, name: str) -> tuple[int, int, int]:
+                read_at: ReadAt | None, name: str, pages: _Pages) -> tuple[int, int, int]:
     """One column chunk's (values, inflated page bytes, decoded bytes), from its page headers (``read_at``; None:
     from what the footer declares alone, a first look that refuses a file by its own account).
 
@@ -313,6 +331,7 @@ def _chunk_size(chunk: pq.ColumnChunkMetaData, physical: str, fixed_width: int, 
         inflated, end = chunk.total_uncompressed_size, start
     try:
         while read_at is not None and offset < end and values < max(declared, 1):
+            pages.take()
             page = _read_page(read_at, offset)
             inflated += page.uncompressed
             if page.kind == _DICTIONARY_PAGE:
@@ -320,6 +339,8 @@ def _chunk_size(chunk: pq.ColumnChunkMetaData, physical: str, fixed_width: int, 
             else:
                 values += page.values
             offset += page.header + page.compressed
+    except LimitExceeded:
+        raise
     except ValueError as exc:
         raise UnreadableFile(
             f"{name} starts like a Parquet file but a page of its column {chunk.path_in_schema} cannot be read "
@@ -374,6 +395,7 @@ def measure(files: Sequence[tuple[pq.ParquetFile, ReadAt]], name: str, columns: 
     """
     size = ParquetSize()
     wanted = None if columns is None else set(columns)
+    pages = _Pages(name)
     for parquet, read_at in files:
         metadata, schema = parquet.metadata, parquet.schema
         leaves = []
@@ -389,7 +411,7 @@ def measure(files: Sequence[tuple[pq.ParquetFile, ReadAt]], name: str, columns: 
             this = ParquetSize(rows=row_group.num_rows, columns=size.columns)
             for index, top, physical, fixed, levels, nested in leaves:
                 values, inflated, decoded = _chunk_size(row_group.column(index), physical, fixed, levels,
-                                                        read_at if walk else None, name)
+                                                        read_at if walk else None, name, pages)
                 for total in (this, size):
                     column = total.column_sizes.setdefault(top, ColumnSize(top, nested=nested))
                     column.values += values

@@ -288,3 +288,13 @@ def test_a_streamed_file_of_wide_rows_is_read_in_smaller_batches(monkeypatch, tm
     assert report.rows_read == rows
     assert sizes and sizes[0] < rows
     assert budget.held_bytes() == 0
+
+
+def test_a_file_of_too_many_pages_is_refused_before_they_are_walked(monkeypatch, no_reads):
+    # 3,000 rows at one row a page (a 1-byte page size, checked after every value): 3,000 pages, past 1,000.
+    monkeypatch.setenv("PLANNER_MAX_PARQUET_PAGES", "1000")
+    out = io.BytesIO()
+    pq.write_table(pa.table({"a": list(range(3_000))}), out, data_page_size=1, write_batch_size=1)
+    assert pq.ParquetFile(io.BytesIO(out.getvalue())).metadata.num_row_groups == 1
+    with pytest.raises(LimitExceeded, match=r"more than 1,000 pages.*PLANNER_MAX_PARQUET_PAGES"):
+        decode(out.getvalue(), "pages.parquet")
