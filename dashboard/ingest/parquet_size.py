@@ -301,8 +301,8 @@ class _Pages:
     def __init__(self, name: str) -> None:
         self.name, self.left = name, settings.limit(settings.MAX_PARQUET_PAGES)
 
-    def take(self) -> None:
-        self.left -= 1
+    def take(self, count: int = 1) -> None:
+        self.left -= count
         if self.left < 0:
             ceiling = settings.limit(settings.MAX_PARQUET_PAGES)
             raise LimitExceeded(
@@ -331,7 +331,8 @@ def _chunk_size(chunk: pq.ColumnChunkMetaData, physical: str, fixed_width: int, 
         inflated, end = chunk.total_uncompressed_size, start
     try:
         while read_at is not None and offset < end and values < max(declared, 1):
-            pages.take()
+            if offset != start:
+                pages.take()  # a chunk's first page is counted with the chunks (``measure``)
             page = _read_page(read_at, offset)
             inflated += page.uncompressed
             if page.kind == _DICTIONARY_PAGE:
@@ -406,6 +407,7 @@ def measure(files: Sequence[tuple[pq.ParquetFile, ReadAt]], name: str, columns: 
                 fixed = (leaf.length or 0) if leaf.physical_type == "FIXED_LEN_BYTE_ARRAY" else 0
                 leaves.append((index, top, leaf.physical_type, fixed, levels, nested))
         size.columns = max(size.columns, len({leaf[1] for leaf in leaves}))
+        pages.take(metadata.num_row_groups * len(leaves))  # every chunk has a page: refused before the loop
         for group in range(metadata.num_row_groups):
             row_group = metadata.row_group(group)
             this = ParquetSize(rows=row_group.num_rows, columns=size.columns)

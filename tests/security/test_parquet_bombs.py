@@ -298,3 +298,12 @@ def test_a_file_of_too_many_pages_is_refused_before_they_are_walked(monkeypatch,
     assert pq.ParquetFile(io.BytesIO(out.getvalue())).metadata.num_row_groups == 1
     with pytest.raises(LimitExceeded, match=r"more than 1,000 pages.*PLANNER_MAX_PARQUET_PAGES"):
         decode(out.getvalue(), "pages.parquet")
+
+
+def test_row_groups_times_columns_count_as_pages_before_any_is_walked(monkeypatch, no_reads):
+    # 1,200 row groups of one row × 1 column: 1,200 chunks of at least one page each, past a limit of 1,000.
+    monkeypatch.setenv("PLANNER_MAX_PARQUET_PAGES", "1000")
+    out = io.BytesIO()
+    pq.write_table(pa.table({"a": list(range(1_200))}), out, row_group_size=1)
+    with pytest.raises(LimitExceeded, match=r"more than 1,000 pages"):
+        decode(out.getvalue(), "groups.parquet")
