@@ -55,10 +55,12 @@ class _Thrift:
         self.data, self.at = data, 0
 
     def byte(self) -> int:
-        if self.at >= len(self.data):
-            raise _Short
+        try:
+            octet = self.data[self.at]
+        except IndexError:
+            raise _Short from None
         self.at += 1
-        return self.data[self.at - 1]
+        return octet
 
     def varint(self) -> int:
         value, shift = 0, 0

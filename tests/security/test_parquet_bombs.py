@@ -24,6 +24,7 @@ from bench import parquet_bombs
 from dashboard.ingest import budget, import_bytes, parquet_size
 from dashboard.ingest.bounded import LimitExceeded
 from dashboard.ingest.decode import decode
+from dashboard.ingest.schema import UnreadableFile
 from dashboard.ingest.stream import stream_import
 from dashboard.workspace.imports import import_to_workspace
 
@@ -307,3 +308,21 @@ def test_row_groups_times_columns_count_as_pages_before_any_is_walked(monkeypatc
     pq.write_table(pa.table({"a": list(range(1_200))}), out, row_group_size=1)
     with pytest.raises(LimitExceeded, match=r"more than 1,000 pages"):
         decode(out.getvalue(), "groups.parquet")
+
+
+def _int_column_with_page(page: bytes) -> bytes:
+    """A one-row int32 column whose only page is ``page`` (hostile bytes where a page header belongs)."""
+    column = parquet_bombs.int_column("a", 1)
+    return parquet_bombs.write_parquet([parquet_bombs.Column(column.schema, column.path, (page,), 1, column.encodings,
+                                                             False)], rows=1)
+
+
+@pytest.mark.parametrize(("page", "reason"), [
+    (b"\x1c" * 200, "nested too deep"),  # a struct in a struct in a struct …
+    (b"\x15\x00\x15\x09\x15\x09\x00", "negative size"),  # uncompressed and compressed sizes of -5
+    (b"\x1f", "unknown Thrift type 15"),
+], ids=["deep", "negative", "unknown-type"])
+def test_a_hostile_page_header_is_unreadable_with_its_reason(page, reason, no_reads):
+    with pytest.raises(UnreadableFile, match=f"column a cannot be read .*{reason}") as refused:
+        decode(_int_column_with_page(page), "hostile.parquet")
+    assert not isinstance(refused.value, LimitExceeded)
