@@ -118,7 +118,7 @@ def import_path(
 def _import_path(path: Path, format: str | None, options: ReadOptions, progress: Progress
                  ) -> tuple[pd.DataFrame, ImportReport]:
     if path.is_dir():
-        import pyarrow.parquet as pq
+        import pyarrow as pa
 
         parts = checked_parts(path.rglob("*.parquet"), path)
         if not parts:
@@ -134,7 +134,7 @@ def _import_path(path: Path, format: str | None, options: ReadOptions, progress:
                      for part, (read_at, _) in zip(parts, readers, strict=True)]
             parquet_size.measured(files, name)
             allocated = parquet_size.AllocationWatch(name)
-            table = pq.read_table([str(p) for p in parts]) if len(parts) > 1 else pq.read_table(parts[0])
+            table = pa.concat_tables([parquet.read() for parquet, _ in files])  # strings as dictionaries
             allocated.check()
         except LimitExceeded:
             raise

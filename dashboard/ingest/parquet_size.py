@@ -269,7 +269,7 @@ def open_checked(source: bytes | Path, read_at: ReadAt, file_bytes: int, name: s
             "Export it again, or export CSV instead."
         ) from None
     _column_limit(parquet.metadata.num_columns, name)
-    strings = [f.name for f in parquet.schema_arrow if _spelt(f.type)]
+    strings = [f.name for f in parquet.schema_arrow if _spelt(f.type)]  # read as dictionaries: ``hold_spelt_out``
     if not strings:
         return parquet
     return pq.ParquetFile(pa.BufferReader(source) if isinstance(source, bytes) else source,

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench import parquet_bombs
-from dashboard.ingest import budget, import_bytes, parquet_size
+from dashboard.ingest import budget, import_bytes, import_path, parquet_size
 from dashboard.ingest.bounded import LimitExceeded
 from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import UnreadableFile
@@ -326,3 +326,14 @@ def test_a_hostile_page_header_is_unreadable_with_its_reason(page, reason, no_re
     with pytest.raises(UnreadableFile, match=f"column a cannot be read .*{reason}") as refused:
         decode(_int_column_with_page(page), "hostile.parquet")
     assert not isinstance(refused.value, LimitExceeded)
+
+
+def test_a_skewed_dictionary_in_a_folder_of_parts_is_refused_before_it_is_spelt_out(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLANNER_IMPORT_MEMORY_MB", "100")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for part in range(2):  # 2 × 25,000 rows × 10,000 characters = 500 MB spelt out
+        (folder / f"part-{part}.parquet").write_bytes(_skewed(25_000))
+    with pytest.raises(LimitExceeded, match=r"its column 'Tags' spelt out: 500 MB"):
+        import_path(folder)
+    assert budget.held_bytes() == 0
