@@ -10,6 +10,7 @@ from bench import (
                    browser_bench,
                    estimate_bench,
                    ingest_bench,
+                   parquet_bomb_bench,
                    programme_bench,
                    retro_bench,
                    server_bench,
@@ -172,4 +173,40 @@ CATALOGUE = (
                  "rerun messages (issue 53: 252 s, and sessions dropped); the detail gives the flooding session's "
                  "runs started (PLANNER_RERUN_INTERVAL_MS paces them).",
         reference="the median of the same session's three reruns before the flood"),
+    # Issue 53: the three Parquet bombs refused (bench/parquet_bomb_bench.py). The times are whole processes, mostly
+    # Python's start-up (the refusal itself takes under 0.05 s), against a fixed 10 s: not gated, as a loaded
+    # machine moves them; the peaks are.
+    Benchmark(
+        name="parquet_list_bomb_refusal", unit="s", target=1.0, gate=False,
+        measure=parquet_bomb_bench.list_bomb_refusal,
+        measures="`python -m dashboard ingest` of a 199-byte Parquet file holding one list of 3×10⁸ int32 values "
+                 "(`bench/parquet_bombs.py`), as a whole process, until it is refused from its page headers.",
+        reference="the issue's 10 s"),
+    Benchmark(
+        name="parquet_list_bomb_peak_memory", unit="MB", target=1.0, gate=True,
+        measure=parquet_bomb_bench.list_bomb_peak_memory,
+        measures="The peak resident memory of that process.",
+        reference="the import budget, `PLANNER_IMPORT_MEMORY_MB` at its default (6,000 MB)"),
+    Benchmark(
+        name="parquet_dictionary_bomb_refusal", unit="s", target=1.0, gate=False,
+        measure=parquet_bomb_bench.dictionary_bomb_refusal,
+        measures="`python -m dashboard ingest` of a 585 KB Parquet file of 145 distinct 4,000-character strings "
+                 "referenced by 2,000,000 rows (8 GB spelt out), as a whole process, until it is refused.",
+        reference="the issue's 10 s"),
+    Benchmark(
+        name="parquet_dictionary_bomb_peak_memory", unit="MB", target=1.0, gate=True,
+        measure=parquet_bomb_bench.dictionary_bomb_peak_memory,
+        measures="The peak resident memory of that process.",
+        reference="the import budget, `PLANNER_IMPORT_MEMORY_MB` at its default (6,000 MB)"),
+    Benchmark(
+        name="parquet_wide_file_refusal", unit="s", target=1.0, gate=False,
+        measure=parquet_bomb_bench.wide_file_refusal,
+        measures="`python -m dashboard workspace import` (the streamed path) of a 91 MB Parquet file of 380,000 "
+                 "columns, as a whole process, until it is refused by `PLANNER_MAX_COLUMNS` from its footer.",
+        reference="the issue's 10 s"),
+    Benchmark(
+        name="parquet_wide_file_peak_memory", unit="MB", target=1.0, gate=True,
+        measure=parquet_bomb_bench.wide_file_peak_memory,
+        measures="The peak resident memory of that process.",
+        reference="the import budget, `PLANNER_IMPORT_MEMORY_MB` at its default (6,000 MB)"),
 )

@@ -33,6 +33,7 @@ from streamlit.proto.Common_pb2 import FileUploaderState, FileURLsRequest, Uploa
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
+from bench import parquet_bombs
 from bench.harness import Measurement
 from bench.served import ROOT, free_port, memory_mb, running, streamlit_command
 from bench.websocket_client import TIMEOUT_S, connection
@@ -98,6 +99,8 @@ PAYLOADS: dict[str, tuple[str, Callable[[], bytes]]] = {  # name: (file name, ge
     "short_rows": ("short_rows.csv.gz", short_rows),
     "many_rows": ("many_rows.parquet", many_rows),
     "many_columns": ("many_columns.parquet", many_columns),
+    "list_bomb": ("list.parquet", parquet_bombs.list_bomb),  # issue 53
+    "dictionary_bomb": ("dictionary.parquet", parquet_bombs.dictionary_bomb),
     "valid": ("focus.csv.gz", valid_export),
 }
 

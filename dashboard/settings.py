@@ -76,6 +76,9 @@ PROGRAMME_MAX_RUNS = "PLANNER_PROGRAMME_MAX_RUNS"
 RERUN_MAX_ROWS = "PLANNER_RERUN_MAX_ROWS"
 LIMITS[PROGRAMME_MAX_RUNS] = (200, 1, 2_000, "training runs the engine prices for one scenario's programme")
 LIMITS[RERUN_MAX_ROWS] = (50_000, 1_000, 10_000_000, "engine rows one Plan page rerun may price for programmes")
+# Parquet page headers read to measure one import before it is decoded (dashboard/ingest/parquet_size.py).
+MAX_PARQUET_PAGES = "PLANNER_MAX_PARQUET_PAGES"
+LIMITS[MAX_PARQUET_PAGES] = (500_000, 1_000, 100_000_000, "Parquet page headers read to measure one import")
 
 
 class SettingError(ValueError):

@@ -2,15 +2,15 @@
 
 An in-memory import (``load.import_bytes`` / ``import_path``, and ``decode.decode`` on its own) holds a
 *reservation*: the bytes it is estimated to need at its peak, in a ledger of the whole process bounded by
-``PLANNER_IMPORT_MEMORY_MB``. The estimate grows as the import learns more: while a .gz or .zip layer is
-inflated (twice the bytes inflated so far), then from the rows, columns and bytes of the table about to be read
-(a Parquet file's metadata, a text file's lines and header) before any of it is parsed. A reservation larger
-than the whole budget is refused (``LimitExceeded``: import it into the workspace, which reads in batches); one
-that does not fit beside the other imports' waits up to ``PLANNER_IMPORT_WAIT_S`` for them to finish, then is
-refused (``ImportsBusy``: retry, or use ``workspace import``). So N sessions importing at once cannot add up past
-the budget, and a hostile file is refused from its estimate, before its memory is spent. The reservation is
-released when the import ends, whatever way it ends; the imported table then lives in the upload store, which
-has its own bound (``PLANNER_IMPORT_STORE_MB``).
+``PLANNER_IMPORT_MEMORY_MB``. The estimate grows as the import learns more: while a .gz or .zip layer is inflated
+(twice the bytes inflated so far), then from the rows, columns and bytes of the table about to be read (a Parquet
+file's pages as ``parquet_size`` measures them, a text file's lines and header) before any of it is parsed. A
+reservation larger than the whole budget is refused (``LimitExceeded``: import it into the workspace, which reads in
+batches); one that does not fit beside the other imports' waits up to ``PLANNER_IMPORT_WAIT_S`` for them to finish,
+then is refused (``ImportsBusy``: retry, or use ``workspace import``). So N sessions importing at once cannot add up
+past the budget, and a hostile file is refused from its estimate, before its memory is spent. The reservation is
+released when the import ends, whatever way it ends; the imported table then lives in the upload store, which has
+its own bound (``PLANNER_IMPORT_STORE_MB``).
 
 The estimates' factors were measured on FOCUS exports (`bench.ingest_bench.focus_table`): the fast pyarrow path
 peaks at about 1.4× the inflated text, the careful csv-module path at about 11× (≈ 230 bytes a cell), Parquet at
@@ -34,8 +34,9 @@ FAST_TEXT_FACTOR = 2  # the fast path: the text, plus…
 FAST_CELL_BYTES = 24  # …per cell read: Arrow offsets, the pandas frame and the format reader's columns
 CAREFUL_TEXT_FACTOR = 10  # the careful path: the text as a Python str and its cells as Python strings, plus…
 CAREFUL_CELL_BYTES = 64  # …per cell (short rows' missing cells included): list slots, object arrays, masks
-PARQUET_BYTES_FACTOR = 2  # Parquet: its uncompressed column data, plus…
-PARQUET_CELL_BYTES = 40  # …per cell turned into strings
+PARQUET_BYTES_FACTOR = 2  # Parquet: its columns decoded (`parquet_size`: values, strings, levels), plus…
+PARQUET_CELL_BYTES = 40  # …per cell turned into strings, plus…
+PARQUET_NESTED_VALUE_BYTES = 120  # …per value of a list, map or struct (a Python object, then JSON text)
 
 
 class ImportsBusy(LimitExceeded):
@@ -144,6 +145,12 @@ def need(nbytes: int, name: str, what: str) -> None:
         once.need(nbytes, what)
 
 
+def reserved_bytes() -> int:
+    """Bytes the running import holds (0 outside one)."""
+    reservation = _CURRENT.get()
+    return reservation.held if reservation is not None else 0
+
+
 def text_need(text_bytes: int, cells: int, careful: bool) -> int:
     """The estimated peak of reading ``text_bytes`` of delimited text into ``cells`` cells."""
     if careful:
@@ -151,6 +158,8 @@ def text_need(text_bytes: int, cells: int, careful: bool) -> int:
     return FAST_TEXT_FACTOR * text_bytes + FAST_CELL_BYTES * cells
 
 
-def parquet_need(uncompressed_bytes: int, cells: int) -> int:
-    """The estimated peak of reading a Parquet file's columns into string cells."""
-    return PARQUET_BYTES_FACTOR * uncompressed_bytes + PARQUET_CELL_BYTES * cells
+def parquet_need(decoded_bytes: int, cells: int, nested_values: int = 0) -> int:
+    """The estimated peak of reading a Parquet file's columns (``decoded_bytes`` once decoded, ``nested_values``
+    of them inside lists, maps and structs) into string cells."""
+    return (PARQUET_BYTES_FACTOR * decoded_bytes + PARQUET_CELL_BYTES * cells
+            + PARQUET_NESTED_VALUE_BYTES * nested_values)

@@ -13,9 +13,9 @@ needs, when the caller says which); files with blank lines, multi-line cells or 
 Python's ``csv`` module so that every row keeps its true line number.
 
 Every step is bounded before it runs: inflated bytes (``bounded``), header columns, and the memory the table
-will take, estimated from a Parquet file's metadata (rows, columns, uncompressed bytes) or a text file's lines,
-columns and bytes, and reserved in the process's import memory budget (``budget``), so a file that would not
-fit is refused before its rows are read. Parquet is read row group by row group.
+will take, estimated from a Parquet file's page headers (``parquet_size``: values, inflated bytes, dictionaries)
+or a text file's lines, columns and bytes, and reserved in the process's import memory budget (``budget``), so a
+file that would not fit is refused before its rows are read. Parquet is read row group by row group.
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
 from dashboard import settings
-from dashboard.ingest import budget
+from dashboard.ingest import budget, parquet_size
 from dashboard.ingest.bounded import LimitExceeded, inflate
 from dashboard.ingest.schema import ColumnPlan, UnreadableFile, issues_frame
 from dashboard.ingest.values import parse_number
@@ -97,84 +96,47 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-_PARQUET_TAIL = 8  # a Parquet file ends with its footer's length (4 bytes) and b"PAR1"
-METADATA_BYTES_FACTOR = 16  # memory parsing a Parquet footer takes, per byte of footer
-
-
-def parquet_limits(metadata: Sequence[pq.FileMetaData], name: str) -> tuple[int, int]:
-    """Refuse Parquet files past the bounds from their metadata alone, before any data is read: columns past
-    ``PLANNER_MAX_COLUMNS``, uncompressed column data past ``PLANNER_MAX_IMPORT_MB``, and rows × columns whose
-    string cells would not fit the import memory budget (``budget``). Their rows and columns."""
-    columns = max(m.num_columns for m in metadata)
-    ceiling = settings.limit(settings.MAX_COLUMNS)
-    if columns > ceiling:
-        raise LimitExceeded(
-            f"{name} has {columns:,} columns, more than the {ceiling:,} an import reads ({settings.MAX_COLUMNS}). "
-            "Export only the columns you need, or have the server's operator raise the limit."
-        )
-    rows = sum(m.num_rows for m in metadata)
-    uncompressed = sum(m.row_group(i).total_byte_size for m in metadata for i in range(m.num_row_groups))
-    if uncompressed > settings.megabytes(settings.MAX_IMPORT_MB):
-        raise LimitExceeded(
-            f"{name} holds {uncompressed / 1e6:,.0f} MB of uncompressed column data, more than the "
-            f"{settings.limit(settings.MAX_IMPORT_MB):,} MB one import reads ({settings.MAX_IMPORT_MB}). Export a "
-            "shorter period or split the export into parts and import them one by one, or import it into the "
-            "workspace (`python -m dashboard workspace import FILE NAME`)."
-        )
-    budget.need(budget.parquet_need(uncompressed, rows * columns), name, f"{rows:,} rows × {columns:,} columns")
-    return rows, columns
-
-
-def _parquet_footer_bytes(data: bytes) -> int:
-    """The length of a Parquet file's footer, from its last 8 bytes (0 when they do not end in PAR1)."""
-    if len(data) < 12 or data[-4:] != b"PAR1":
-        return 0
-    return int.from_bytes(data[-_PARQUET_TAIL:-4], "little")
-
-
 def _decode_parquet(data: bytes, filename: str, select: ColumnSelector | None = None) -> Decoded:
     """Read Parquet row group by row group and turn every column into strings (maps and lists as JSON text).
 
-    The metadata is checked first (``parquet_limits``): a file past the bounds is refused before any column is
-    read. With ``select``, only the columns of the reader's plan are read, its categorical ones as Categoricals.
+    The file is measured first (``parquet_size``: its footer's columns, then the page headers of the columns to
+    be read) and refused past the bounds before any column is decoded; each row group read is then held to the
+    import's reservation by Arrow's allocated bytes. With ``select``, only the columns of the reader's plan are
+    measured and read, its categorical ones as Categoricals.
     """
     name = filename or "The Parquet file"
-    budget.need(METADATA_BYTES_FACTOR * _parquet_footer_bytes(data), name, "reading its metadata")
-    try:
-        parquet = pq.ParquetFile(pa.BufferReader(data))
-        metadata = parquet.metadata
-    except (pa.ArrowException, OSError) as exc:
-        raise UnreadableFile(
-            f"{filename or 'The file'} starts like a Parquet file but cannot be read ({exc}); it is probably "
-            "truncated or corrupt. Export it again, or export CSV instead."
-        ) from None
-    rows, _ = parquet_limits([metadata], name)
-    if rows == 0:
-        raise UnreadableFile(
-            f"{filename or 'The Parquet file'} has columns but no rows, so there is nothing to import. "
-            "Check that the export covers the period you meant."
-        )
+    read_at = parquet_size.bytes_reader(data)
+    parquet = parquet_size.open_checked(data, read_at, len(data), name)
     stored = parquet.schema_arrow.names
     names = column_names(stored)
     plan = select(names) if select and len(set(stored)) == len(stored) else None
     wanted = {w.lower() for w in plan.keep} if plan else None
     kept = [(s, n) for s, n in zip(stored, names, strict=True) if wanted is None or n.lower() in wanted]
+    size = parquet_size.measured([(parquet, read_at)], name, None if wanted is None else [s for s, _ in kept])
+    if size.rows == 0:
+        raise UnreadableFile(
+            f"{filename or 'The Parquet file'} has columns but no rows, so there is nothing to import. "
+            "Check that the export covers the period you meant."
+        )
     categorical = frozenset(n for _, n in kept if plan and n.lower() in {c.lower() for c in plan.categorical})
     chunks: dict[str, list[pa.ChunkedArray]] = {n: [] for _, n in kept}
+    allocated = parquet_size.AllocationWatch(name)
     try:
-        for group in range(metadata.num_row_groups):  # one row group's typed columns in memory at a time
+        for group in range(parquet.metadata.num_row_groups):  # one row group's typed columns in memory at a time
             table = parquet.read_row_group(group, columns=None if wanted is None else [s for s, _ in kept])
-            for name, column in _string_columns(table, [n for _, n in kept], categorical).items():
-                chunks[name].append(column)
+            allocated.check()
+            for column_name, column in _string_columns(table, [n for _, n in kept], categorical).items():
+                chunks[column_name].append(column)
             del table
+            allocated.check()
     except (pa.ArrowException, OSError) as exc:
         raise UnreadableFile(
             f"{filename or 'The file'} starts like a Parquet file but cannot be read ({exc}); it is probably "
             "truncated or corrupt. Export it again, or export CSV instead."
         ) from None
-    columns = {name: pa.chunked_array([c for part in parts for c in part.chunks], parts[0].type)
-               for name, parts in chunks.items()}
-    return Decoded(table=_columns_frame(columns, 2, rows), delimiter=None)
+    columns = {column_name: pa.chunked_array([c for part in parts for c in part.chunks], parts[0].type)
+               for column_name, parts in chunks.items()}
+    return Decoded(table=_columns_frame(columns, 2, size.rows), delimiter=None)
 
 
 def decode_arrow(table: pa.Table, first_line: int = 2, categorical: frozenset[str] = frozenset()) -> Decoded:
@@ -223,6 +185,7 @@ def _string_columns(table: pa.Table, names: list[str], categorical: frozenset[st
             coded = column if pa.types.is_dictionary(column.type) else column.dictionary_encode()
             columns[name] = coded.cast(pa.dictionary(pa.int32(), pa.large_string()))
             continue
+        parquet_size.hold_spelt_out(column, name)
         values = _column_as_strings(column)
         columns[name] = (pa.chunked_array([pa.array(values, pa.large_string())], pa.large_string())
                          if isinstance(values, list) else values.cast(pa.large_string()))

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.ingest import budget
+from dashboard.ingest import budget, parquet_size
 from dashboard.ingest.billing import single_currency
 from dashboard.ingest.bounded import LimitExceeded, checked_parts, checked_size, read_regular_file
-from dashboard.ingest.decode import Decoded, decode, decode_arrow, parquet_limits, refuse_decimal_comma
+from dashboard.ingest.decode import Decoded, decode, decode_arrow, refuse_decimal_comma
 from dashboard.ingest.detect import detect_format
 from dashboard.ingest.engine import column_plan, read_table
 from dashboard.ingest.formats import FORMAT_IDS, FORMATS
@@ -118,7 +118,7 @@ def import_path(
 def _import_path(path: Path, format: str | None, options: ReadOptions, progress: Progress
                  ) -> tuple[pd.DataFrame, ImportReport]:
     if path.is_dir():
-        import pyarrow.parquet as pq
+        import pyarrow as pa
 
         parts = checked_parts(path.rglob("*.parquet"), path)
         if not parts:
@@ -127,9 +127,15 @@ def _import_path(path: Path, format: str | None, options: ReadOptions, progress:
                 "of Parquet parts of one export."
             )
         progress(0.0, "reading Parquet parts")
+        name = f"The Parquet parts in {path.name}"
+        readers = [parquet_size.file_reader(part) for part in parts]
         try:
-            parquet_limits([pq.ParquetFile(part).metadata for part in parts], f"The Parquet parts in {path.name}")
-            table = pq.read_table([str(p) for p in parts]) if len(parts) > 1 else pq.read_table(parts[0])
+            files = [(parquet_size.open_checked(part, read_at, part.stat().st_size, name), read_at)
+                     for part, (read_at, _) in zip(parts, readers, strict=True)]
+            parquet_size.measured(files, name)
+            allocated = parquet_size.AllocationWatch(name)
+            table = pa.concat_tables([parquet.read() for parquet, _ in files])  # strings as dictionaries
+            allocated.check()
         except LimitExceeded:
             raise
         except (OSError, ValueError) as exc:
@@ -137,6 +143,9 @@ def _import_path(path: Path, format: str | None, options: ReadOptions, progress:
                 f"The Parquet parts in {path.name} cannot be read together ({exc}). Check that "
                 "they come from one export with one schema."
             ) from None
+        finally:
+            for _, close in readers:
+                close()
         return _import_decoded(decode_arrow(table), path.name, format, options, progress)
     if not path.exists():
         raise UnreadableFile(f"{path} does not exist.")

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
-import pyarrow.parquet as pq
 
+from dashboard.ingest import budget, parquet_size
 from dashboard.ingest.billing import single_currency
 from dashboard.ingest.bounded import checked_parts
 from dashboard.ingest.decode import (
@@ -276,9 +276,27 @@ def _stream_text(path: Path, compression: str | None, filename: str, format: str
 
 def _stream_parquet(parts: list[Path], filename: str, format: str | None, options: ReadOptions, sink: Sink,
                     batch_rows: int, progress: Progress) -> ImportReport:
-    files = [pq.ParquetFile(part) for part in parts]
-    total = sum(f.metadata.num_rows for f in files)
-    header = decode_arrow(files[0].schema_arrow.empty_table()).table
+    readers = [parquet_size.file_reader(part) for part in parts]
+    try:
+        with budget.reserved(filename):
+            return _stream_parquet_files(parts, readers, filename, format, options, sink, batch_rows, progress)
+    finally:
+        for _, close in readers:
+            close()
+
+
+def _stream_parquet_files(parts: list[Path], readers: list[tuple[parquet_size.ReadAt, Callable[[], None]]],
+                          filename: str, format: str | None, options: ReadOptions, sink: Sink, batch_rows: int,
+                          progress: Progress) -> ImportReport:
+    """The parts' footers and the page headers of the columns the format reads are checked first (the column
+    limit, then a batch's estimated peak against the import budget, held for the import: ``batch_rows`` rows, or
+    fewer when they would pass half the budget), then the parts are read a batch at a time, those columns only."""
+    name = filename or "The Parquet file"
+    files = [(parquet_size.open_checked(part, read_at, part.stat().st_size, name), read_at)
+             for part, (read_at, _) in zip(parts, readers, strict=True)]
+    total = sum(f.metadata.num_rows for f, _ in files)
+    stored = files[0][0].schema_arrow.names
+    header = decode_arrow(files[0][0].schema_arrow.empty_table()).table
     if options.decimal_comma:
         refuse_decimal_comma(header, None, filename)
     columns = header.columns
@@ -291,10 +309,24 @@ def _stream_parquet(parts: list[Path], filename: str, format: str | None, option
     plan = column_plan(fmt, list(columns))
     wanted = {c.lower() for c in plan.categorical} if plan else set()
     categorical = frozenset(c for c in columns if c.lower() in wanted)
+    kept = {k.lower() for k in plan.keep} if plan else None
+    read = None if kept is None or len(set(stored)) != len(stored) else [
+        s for s, c in zip(stored, columns, strict=True) if c.lower() in kept]
+    batches = parquet_size.BatchPlan()
+
+    def add(group: parquet_size.ParquetSize, _: parquet_size.ParquetSize) -> None:
+        batches.add(group)
+        budget.need(batches.nested, name, f"{parquet_size.describe(group)}, a row group at a time")
+
+    parquet_size.measure(files, name, read, each_group=add)
+    batch_rows = batches.rows(batch_rows, budget.budget_bytes())
+    budget.need(batches.need(batch_rows), name, f"{batch_rows:,} rows at a time")
     book = _Book(format_id)
     first_line = 2
-    for part in files:
-        for batch in part.iter_batches(batch_size=batch_rows):
+    allocated = parquet_size.AllocationWatch(name)
+    for part, _ in files:
+        for batch in part.iter_batches(batch_size=batch_rows, columns=read):
+            allocated.check()
             frame = decode_arrow(pa.Table.from_batches([batch]), first_line, categorical).table
             _read_batch(book, frame, filename, options, sink)
             first_line += len(frame)

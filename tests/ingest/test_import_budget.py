@@ -301,7 +301,10 @@ def test_parquet_parts_are_checked_from_their_metadata(tmp_path, monkeypatch):
     for part in range(2):
         pq.write_table(pa.table({"ChargePeriodStart": pa.array(np.zeros(1_000_000, dtype=np.int8))}),
                        folder / f"part{part}.parquet")
-    with pytest.raises(LimitExceeded, match=r"parts needs about 80 MB .*2,000,000 rows × 1 columns"):
+    # 2,000,000 int8 values stored as INT32 (4 bytes) with a definition level (2 bytes): 12 MB decoded, so
+    # 2 × 12 MB + 40 bytes × 2,000,000 cells = 104 MB
+    with pytest.raises(LimitExceeded, match=r"parts needs about 104 MB .*2,000,000 rows × 1 columns; its column "
+                                            r"'ChargePeriodStart' alone decodes to about 12 MB"):
         import_path(folder)
 
 

@@ -29,6 +29,8 @@ EXPECTED = {
     "short_rows": ("10,000,001 lines",),
     "many_rows": ("400,000,000 rows",),
     "many_columns": ("12,000 columns, more than the 10,000",),
+    "list_bomb": ("300,000,000 list values",),
+    "dictionary_bomb": ("decodes to about 8,021 MB",),
     "valid": ("read as **FOCUS",),
 }
 
