@@ -6,6 +6,11 @@ the size line costs no query. A dataset is opened as an Ibis table over its Parq
 (``datasets.open_table``) and never read into pandas, whatever its size: every figure, the join with a run export
 and the amortisation of commitments are queries over it, as over an upload's table, and a view's download streams
 the first rows of a query.
+
+Owners. An import acts as the signed-in user (`dashboard.ui.identity`; the local user with sign-in off); the size
+line names the dataset's owner by e-mail, as text; a taken name is offered for replacement only to its owner or an
+administrator, and anyone else's attempt is refused with the owner's e-mail and audited
+(`dashboard.workspace.owners`).
 """
 
 from __future__ import annotations
@@ -20,14 +25,15 @@ import streamlit as st
 from dashboard import settings
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.format import number
+from dashboard.identity import Identity
 from dashboard.ingest.schema import UnreadableFile
 from dashboard.query import engine, opened
 from dashboard.query.opened import Table
 from dashboard.retro.summary import accounting
 from dashboard.safe_text import markdown_text
-from dashboard.ui import upload_store
+from dashboard.ui import identity, upload_store
 from dashboard.ui.sources import Imported, LocalFile
-from dashboard.workspace import datasets
+from dashboard.workspace import datasets, owners
 from dashboard.workspace.datasets import DatasetError, DatasetExists, Metadata
 from dashboard.workspace.imports import import_to_workspace, no_space
 
@@ -41,7 +47,8 @@ def size_line(info: Metadata) -> str:
     end = f" to {info.end[:10]}" if info.end else ""
     return (f"Workspace dataset **{markdown_text(info.name)}**: {info.rows:,} rows · {number(info.bytes, 'bytes')} "
             f"(Parquet) · {start}{end} · from {markdown_text(info.source)} "
-            f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read)")
+            f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read) · "
+            f"owner: {markdown_text(owners.owner_of(info))}")
 
 
 def _taken_line(name: str) -> str:
@@ -51,13 +58,15 @@ def _taken_line(name: str) -> str:
     except DatasetError:
         return f"The workspace already has a dataset **{markdown_text(name)}**."
     return (f"The workspace already has a dataset **{markdown_text(name)}**: {info.rows:,} rows from "
-            f"{markdown_text(info.source)}, imported {markdown_text(info.imported_at.replace('T', ' '))} UTC.")
+            f"{markdown_text(info.source)}, imported {markdown_text(info.imported_at.replace('T', ' '))} UTC, owner "
+            f"{markdown_text(owners.owner_of(info))}.")
 
 
-def _confirmed(name: str, local: LocalFile, key: str, clicked: bool) -> bool | None:
+def _confirmed(name: str, local: LocalFile, key: str, clicked: bool, actor: Identity) -> bool | None:
     """Whether to import over the taken name ``name``: True once "Replace" is pressed, None while the question is
     open or after "Cancel". The question is asked (kept in the session) when "Import to workspace" met a taken
-    name, and dropped when the name or the file changes."""
+    name that ``actor`` may replace, and dropped when the name or the file changes; NotOwnerError (audited) when
+    ``actor`` may not."""
     asked = f"{key}.asked"
     question = (name, local.key)
     if st.session_state.get(asked) not in (None, question):
@@ -65,6 +74,8 @@ def _confirmed(name: str, local: LocalFile, key: str, clicked: bool) -> bool | N
     if clicked:
         taken = datasets.exists(name)
         if taken:
+            with owners.locked():
+                owners.refuse_unless_allowed(name, actor, "replace")
             st.session_state[asked] = question
         else:
             st.session_state.pop(asked, None)
@@ -95,8 +106,12 @@ def import_controls(local: LocalFile | None, key: str) -> None:
     if local is None or not name:
         st.session_state.pop(f"{key}.asked", None)
         return
+    actor = identity.current()
+    if actor is None:  # signed out meanwhile (the sign-in page shows first otherwise)
+        st.error("You are signed out: sign in again to import into the workspace.")
+        return
     try:
-        replace = _confirmed(name, local, key, clicked)
+        replace = _confirmed(name, local, key, clicked, actor)
     except DatasetError as error:
         st.error(markdown_text(str(error)))
         return
@@ -110,7 +125,7 @@ def import_controls(local: LocalFile | None, key: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=markdown_text(stage))
 
         try:
-            info = import_to_workspace(local.path, name, progress=show, replace=replace)
+            info = import_to_workspace(local.path, name, progress=show, replace=replace, actor=actor)
         except DatasetExists:
             status.update(label="Not imported: the name was taken meanwhile", state="error")
             st.session_state[f"{key}.asked"] = (name, local.key)
