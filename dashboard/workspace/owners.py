@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from dashboard.identity import Identity, shown_actor, shown_owner
 from dashboard.workspace import datasets
@@ -62,6 +63,7 @@ class AuditLine:
 
 
 LINE_FIELDS = tuple(AuditLine.__dataclass_fields__)
+REQUIRED_FIELDS = ("at", "action", "dataset")
 
 
 def owner_of(info: Metadata) -> str:
@@ -159,9 +161,11 @@ def audit(name: str | None = None, limit: int = 100) -> list[AuditLine]:
             fields = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(fields, dict) or not all(isinstance(fields.get(key), str | None) for key in LINE_FIELDS):
+        if (not isinstance(fields, dict) or not all(isinstance(fields.get(key), str) for key in REQUIRED_FIELDS)
+                or not all(isinstance(fields.get(key), str | None) for key in LINE_FIELDS)):
             continue
-        line = AuditLine(**{key: fields.get(key) for key in LINE_FIELDS})
-        if isinstance(line.dataset, str) and isinstance(line.action, str) and (name is None or line.dataset == name):
+        values: dict[str, Any] = {key: fields.get(key) for key in LINE_FIELDS}  # each checked above
+        line = AuditLine(**values)
+        if name is None or line.dataset == name:
             found.append(line)
     return found[-limit:]
