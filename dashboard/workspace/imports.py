@@ -180,10 +180,11 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
         write_metadata(building, info, report)
         with owners.locked():  # checked again: it may have been replaced or deleted while this import ran
             previous = owners.refuse_unless_allowed(name, actor, "replace") if replace else None
+            replacing = replace and (target.exists() or target.is_symlink())  # previous is None for a damaged one
             info = _owned(info, previous, actor)
             (building / METADATA).write_text(info.to_json(), encoding="utf-8")
             _switch(name, building, replace)
-            owners.record("replace" if previous is not None else "import", name, actor, owners.owner_of(info),
+            owners.record("replace" if replacing else "import", name, actor, owners.owner_of(info),
                           build=building.name, previous_build=(previous.build or None) if previous else None)
         committed = True
     finally:

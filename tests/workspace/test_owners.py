@@ -190,6 +190,7 @@ def test_a_damaged_dataset_is_replaced_only_by_an_administrator_or_the_local_use
         import_to_workspace(GCP, "costs", replace=True, actor=BOB)
     info = import_to_workspace(GCP, "costs", replace=True, actor=ADMIN)
     assert (info.owner_email, info.imported_by_email) == ("boss@example.org", "boss@example.org")
+    assert [line[0] for line in _audit()] == ["import", "refused replace", "replace"]
 
 
 def test_the_audit_read_is_bounded_and_skips_what_does_not_parse(workspace, monkeypatch):
