@@ -28,10 +28,8 @@ DEFAULT_ENGINE_URL = "duckdb"
 DUCKDB_MEMORY_LIMIT = "PLANNER_DUCKDB_MEMORY_LIMIT"
 WARM_UP = "PLANNER_WARM_UP"
 ADMINS = "PLANNER_ADMINS"
-ADMIN_MAX_CHARS = 1256  # ISSUER#SUBJECT: an issuer of at most 1,000 characters and a subject of at most 255
-_ADMIN = re.compile(r"[^\s,\x00-\x1f\x7f]+")  # one e-mail or ISSUER#SUBJECT: no spaces, commas or control characters
-LEGACY_OWNER_ISSUER = "PLANNER_LEGACY_OWNER_ISSUER"
-LEGACY_ISSUER_MAX_CHARS = 1000
+ADMIN_MAX_CHARS = 320  # the longest e-mail address; OIDC subjects are at most 255
+_ADMIN = re.compile(r"[^\s,\x00-\x1f\x7f]+")  # one e-mail or subject: no spaces, commas or control characters
 DEFAULT_DUCKDB_MEMORY_LIMIT = "2GB"
 _MEMORY = re.compile(r"[1-9]\d{0,6}(\.\d{1,3})?\s?(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", re.IGNORECASE)
 # What PLANNER_ENGINE_URL may hold: DuckDB in memory or in a file, a Spark master, or any other Ibis backend URL.
@@ -150,6 +148,13 @@ def warm_up() -> bool:
                        "(default on).")
 
 
+# Issuer + subject (issue 53): PLANNER_ADMINS names ISSUER#SUBJECT pairs, and a store's owners recorded before issuers
+# may be given the one issuer the operator names.
+ADMIN_PAIR_MAX_CHARS = 1256  # ISSUER#SUBJECT: an issuer of at most 1,000 characters and a subject of at most 255
+LEGACY_OWNER_ISSUER = "PLANNER_LEGACY_OWNER_ISSUER"
+LEGACY_ISSUER_MAX_CHARS = 1000
+
+
 def admins() -> frozenset[str]:
     """Who may change anyone's saved scenario or workspace dataset when sign-in is on: ``$PLANNER_ADMINS``,
     comma-separated e-mails (matched ignoring case, only when the provider says the e-mail is verified) or
@@ -158,11 +163,12 @@ def admins() -> frozenset[str]:
     text = os.environ.get(ADMINS, "")
     items = [item.strip() for item in text.split(",")]
     found = frozenset(item for item in items if item)
-    bad = next((item for item in found if len(item) > ADMIN_MAX_CHARS or not _ADMIN.fullmatch(item)), None)
+    bad = next((item for item in found if len(item) > (ADMIN_PAIR_MAX_CHARS if "#" in item else ADMIN_MAX_CHARS)
+                 or not _ADMIN.fullmatch(item)), None)
     if bad is not None:
-        raise SettingError(f"{ADMINS} must be comma-separated e-mail addresses or ISSUER#SUBJECT pairs, each 1–"
-                           f"{ADMIN_MAX_CHARS} characters without spaces; it holds {bad[:40]!r}. Fix or unset it "
-                           "(default: no administrators).")
+        raise SettingError(f"{ADMINS} must be comma-separated e-mail addresses (1–{ADMIN_MAX_CHARS} characters) or "
+                           f"ISSUER#SUBJECT pairs (1–{ADMIN_PAIR_MAX_CHARS}), without spaces; it holds {bad[:40]!r}. "
+                           "Fix or unset it (default: no administrators).")
     bare = next((item for item in found if not _admin_form(item)), None)
     if bare is not None:
         raise SettingError(f"{ADMINS} names {bare[:40]!r}, which is neither an e-mail address nor ISSUER#SUBJECT: a "

@@ -38,6 +38,12 @@ def test_planner_admins_are_comma_separated_emails_or_issuer_subject_pairs(monke
     assert settings.admins() == frozenset()
     monkeypatch.setenv(settings.ADMINS, " boss@example.org, https://sso.example.org/realms/planner#1234567890 ,,")
     assert settings.admins() == {"boss@example.org", "https://sso.example.org/realms/planner#1234567890"}
+    longest = "https://" + "i" * 992 + "#" + "s" * 255  # an issuer of 1,000 characters and a subject of 255
+    monkeypatch.setenv(settings.ADMINS, longest)
+    assert settings.admins() == {longest}
+    monkeypatch.setenv(settings.ADMINS, longest + "s")
+    with pytest.raises(settings.SettingError, match="ISSUER#SUBJECT pairs \\(1–1256\\)"):
+        settings.admins()
 
 
 @pytest.mark.parametrize("value", ["two words@example.org", "tab\there", "x@" + "x" * 1255])
