@@ -8,9 +8,9 @@ and the amortisation of commitments are queries over it, as over an upload's tab
 the first rows of a query.
 
 Owners. An import acts as the signed-in user (`dashboard.ui.identity`; the local user with sign-in off); the size
-line names the dataset's owner by e-mail, as text; a taken name is offered for replacement only to its owner or an
-administrator, and anyone else's attempt is refused with the owner's e-mail and audited
-(`dashboard.workspace.owners`).
+line names the dataset's owner by e-mail, as text; a taken name is offered for replacement, and a chosen dataset for
+deletion, only to its owner or an administrator, and anyone else's attempt is refused with the owner's e-mail and
+audited (`dashboard.workspace.owners`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from dashboard.ui import identity, upload_store
 from dashboard.ui.sources import Imported, LocalFile
 from dashboard.workspace import datasets, owners
 from dashboard.workspace.datasets import DatasetError, DatasetExists, Metadata
-from dashboard.workspace.imports import import_to_workspace, no_space
+from dashboard.workspace.imports import delete_dataset, import_to_workspace, no_space
 
 NONE = "(none)"
+DELETE_ERROR = "retro.workspace.delete_error"  # (name, why) the last "Delete" of that dataset failed
 CSV_CHUNK_ROWS = 100_000
 
 
@@ -152,8 +153,33 @@ def import_controls(local: LocalFile | None, key: str) -> None:
     st.session_state["retro.dataset"] = name
 
 
+def _delete(name: str, actor: Identity) -> None:
+    """The "Delete" button's callback: delete dataset ``name`` as ``actor`` and drop the choice, or keep why not."""
+    try:
+        delete_dataset(name, actor)
+    except (DatasetError, OSError) as error:
+        st.session_state[DELETE_ERROR] = (name, f"{name} was not deleted: {error}")
+        return
+    st.session_state.pop(DELETE_ERROR, None)
+    st.session_state.pop("retro.dataset", None)
+
+
+def delete_control(info: Metadata) -> None:
+    """A "Delete dataset" button, behind a confirmation, for the dataset's owner and the administrators only."""
+    actor = identity.current()
+    if actor is None or not owners.may_change(info, actor):
+        return
+    with st.popover("Delete dataset", icon=":material/delete:"):
+        st.write(f"Delete **{markdown_text(info.name)}** ({info.rows:,} rows) from the workspace for everyone? Readers "
+                 "still inside it finish; the deletion is audited.")
+        st.button(f"Delete {markdown_text(info.name)}", key="retro.workspace.delete", type="primary",
+                  on_click=_delete, args=(info.name, actor))
+
+
 def choose_dataset() -> Metadata | None:
-    """A workspace dataset chosen by name (bound to the URL), with its size line; None for none or a bad one."""
+    """A workspace dataset chosen by name (bound to the URL), with its size line and, for its owner and the
+    administrators, a delete button (a failed delete says why while the dataset stays chosen); None for none or a bad
+    one."""
     try:
         names = datasets.names()
     except OSError:
@@ -164,13 +190,20 @@ def choose_dataset() -> Metadata | None:
     name = st.selectbox("Workspace dataset (replaces the choices above)", [NONE, *names], key="retro.dataset",
                         bind="query-params", help="Datasets imported with “Import to workspace” or "
                         f"`python -m dashboard workspace import`, kept in {settings.workspace_dir()}.")
+    failed = st.session_state.get(DELETE_ERROR)
+    if failed and failed[0] == name:
+        st.error(markdown_text(failed[1]))
+    elif failed:
+        del st.session_state[DELETE_ERROR]
     if name == NONE:
         return None
     try:
-        return datasets.metadata(name)
+        info = datasets.metadata(name)
     except DatasetError as error:
         st.error(markdown_text(str(error)))
         return None
+    delete_control(info)
+    return info
 
 
 def dataset_key(info: Metadata) -> Hashable:

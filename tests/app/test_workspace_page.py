@@ -24,7 +24,7 @@ from dashboard.identity import Identity
 from dashboard.safe_text import WORD_JOINER, markdown_text
 from dashboard.ui import identity, workspace_view
 from dashboard.workspace import datasets, owners
-from dashboard.workspace.imports import import_to_workspace
+from dashboard.workspace.imports import delete_dataset, import_to_workspace
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 NONE = "(none)"
@@ -476,3 +476,33 @@ def test_the_owner_replaces_her_dataset_after_the_question(app, workspace, quart
     info = datasets.metadata("shared")
     assert (info.rows, info.owner_email, info.imported_by_email) == (242, ALICE.email, ALICE.email)
     assert [line.action for line in owners.audit("shared")] == ["import", "replace"]
+
+
+def test_the_owner_deletes_her_dataset_and_others_are_not_offered_to(app, workspace, acting):
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "hers", actor=ALICE)
+    acting(BOB)
+    at = _open(app, {"retro.dataset": "hers", "retro.runs": NONE})
+    assert not at.exception and not [b for b in at.button if b.key == "retro.workspace.delete"]
+    acting(ALICE)
+    at.run()
+    at.button(key="retro.workspace.delete").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert datasets.names() == []
+    assert at.selectbox(key="retro.dataset").value == NONE
+    assert [(line.action, line.actor_subject) for line in owners.audit("hers")] == [
+        ("import", "alice-sub"), ("delete", "alice-sub")]
+
+
+def test_a_delete_refused_meanwhile_is_a_message(app, workspace, acting, monkeypatch):
+    """The button is offered to the owner; if the dataset changed hands before the click, the refusal is shown."""
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "hers", actor=ALICE)
+    acting(ALICE)
+    at = _open(app, {"retro.dataset": "hers", "retro.runs": NONE})
+    delete_dataset("hers", actor=ALICE)
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "hers", actor=BOB)
+    at.button(key="retro.workspace.delete").click().run()
+    assert not at.exception
+    assert any("hers was not deleted: You may not delete the dataset hers: it belongs to bob" in
+               _unescaped(e.value).replace(WORD_JOINER, "") for e in at.error)
+    assert datasets.metadata("hers").owner_email == "bob@example.org"
+    assert [line.action for line in owners.audit("hers")][-1] == "refused delete"
