@@ -178,15 +178,52 @@ def warm_up() -> bool:
                        "(default on).")
 
 
+# Issuer + subject (issue 53): PLANNER_ADMINS names ISSUER#SUBJECT pairs, and a store's owners recorded before issuers
+# may be given the one issuer the operator names.
+ADMIN_PAIR_MAX_CHARS = 1256  # ISSUER#SUBJECT: an issuer of at most 1,000 characters and a subject of at most 255
+LEGACY_OWNER_ISSUER = "PLANNER_LEGACY_OWNER_ISSUER"
+LEGACY_ISSUER_MAX_CHARS = 1000
+
+
 def admins() -> frozenset[str]:
-    """Who may rename, overwrite, delete and adopt anyone's saved scenario when sign-in is on: ``$PLANNER_ADMINS``,
-    comma-separated e-mails (matched ignoring case) or OIDC subjects (matched exactly); empty by default."""
+    """Who may change anyone's saved scenario or workspace dataset when sign-in is on: ``$PLANNER_ADMINS``,
+    comma-separated e-mails (matched ignoring case, only when the provider says the e-mail is verified) or
+    ``ISSUER#SUBJECT`` pairs (matched exactly); empty by default. A bare subject is refused: two providers may
+    give two users the same subject."""
     text = os.environ.get(ADMINS, "")
     items = [item.strip() for item in text.split(",")]
     found = frozenset(item for item in items if item)
-    bad = next((item for item in found if len(item) > ADMIN_MAX_CHARS or not _ADMIN.fullmatch(item)), None)
+    bad = next((item for item in found if len(item) > (ADMIN_PAIR_MAX_CHARS if "#" in item else ADMIN_MAX_CHARS)
+                 or not _ADMIN.fullmatch(item)), None)
     if bad is not None:
-        raise SettingError(f"{ADMINS} must be comma-separated e-mail addresses or OIDC subjects, each 1–"
-                           f"{ADMIN_MAX_CHARS} characters without spaces; it holds {bad[:40]!r}. Fix or unset it "
-                           "(default: no administrators).")
+        raise SettingError(f"{ADMINS} must be comma-separated e-mail addresses (1–{ADMIN_MAX_CHARS} characters) or "
+                           f"ISSUER#SUBJECT pairs (1–{ADMIN_PAIR_MAX_CHARS}), without spaces; it holds {bad[:40]!r}. "
+                           "Fix or unset it (default: no administrators).")
+    bare = next((item for item in found if not _admin_form(item)), None)
+    if bare is not None:
+        raise SettingError(f"{ADMINS} names {bare[:40]!r}, which is neither an e-mail address nor ISSUER#SUBJECT: a "
+                           "subject alone may belong to users of two providers. Write it as the provider's issuer, "
+                           "'#' and the subject (e.g. https://sso.example.org/realms/planner#1234), or use the "
+                           "e-mail address.")
     return found
+
+
+def _admin_form(item: str) -> bool:
+    """ISSUER#SUBJECT with both parts, or an e-mail address (an '@' and no '#')."""
+    if "#" in item:
+        issuer, _, subject = item.partition("#")
+        return bool(issuer) and bool(subject)
+    return "@" in item.strip("@")
+
+
+def legacy_owner_issuer() -> str | None:
+    """The issuer of the owners a store recorded before it recorded issuers (``$PLANNER_LEGACY_OWNER_ISSUER``): the
+    one provider that server used. Unset (the default), such rows stay owned by nobody who can prove it and only
+    administrators change them."""
+    text = os.environ.get(LEGACY_OWNER_ISSUER, "").strip()
+    if not text:
+        return None
+    if len(text) > LEGACY_ISSUER_MAX_CHARS or not _ADMIN.fullmatch(text) or "#" in text:
+        raise SettingError(f"{LEGACY_OWNER_ISSUER} must be one OIDC issuer (1–{LEGACY_ISSUER_MAX_CHARS} characters "
+                           f"without spaces, commas or '#'); it holds {text[:40]!r}. Fix or unset it.")
+    return text

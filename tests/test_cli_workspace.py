@@ -32,7 +32,8 @@ def test_import_list_and_export(capsys, tmp_path):
     imported = json.loads(capsys.readouterr().out)
     assert (imported["rows"], imported["rows_read"], imported["format"]) == (242, 242, "focus")
     assert main(["workspace", "list"]) == 0
-    assert capsys.readouterr().out.startswith("q2: 242 rows")
+    listed = capsys.readouterr().out
+    assert listed.startswith("q2: 242 rows") and listed.endswith("from focus_sample.csv, owner (no owner)\n")
     out = tmp_path / "view.csv"
     assert main(["workspace", "export", "q2", str(out), "--team", "llm-pretrain", "--start", "2025-05-01"]) == 0
     written = pd.read_csv(out)
@@ -58,6 +59,30 @@ def test_a_taken_name_needs_replace(capsys):
     assert main(["workspace", "import", str(FOCUS), "q"]) == 2
     assert "already has a dataset q" in capsys.readouterr().err
     assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "q", "--replace"]) == 0
+
+
+def test_the_command_line_deletes_its_own_datasets_but_not_a_signed_in_users(capsys, workspace):
+    from dashboard.identity import Identity
+    from dashboard.workspace import datasets, owners
+    from dashboard.workspace.imports import import_to_workspace
+
+    alice = Identity("alice-sub", "alice@example.org", issuer="https://sso.example.org")
+    import_to_workspace(FOCUS, "hers", actor=alice)
+    assert main(["workspace", "import", str(FOCUS), "mine"]) == 0
+    assert main(["workspace", "list"]) == 0
+    assert "owner alice@example.org" in capsys.readouterr().out
+    for argv in (["workspace", "delete", "hers"], ["workspace", "import", str(FOCUS), "hers", "--replace"]):
+        assert main(argv) == 2
+        error = capsys.readouterr().err
+        assert "it belongs to alice@example.org" in error and error.count("\n") == 1
+    assert main(["workspace", "delete", "mine"]) == 0
+    assert datasets.names() == ["hers"]
+    assert [(line.action, line.dataset, line.actor) for line in owners.audit()] == [
+        ("import", "hers", "alice@example.org"), ("import", "mine", "(local user)"),
+        ("refused delete", "hers", "(local user)"), ("refused replace", "hers", "(local user)"),
+        ("delete", "mine", "(local user)")]
+    assert main(["workspace", "delete", "mine"]) == 2
+    assert "There is no dataset mine" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", [["workspace", "import", str(FOCUS), "tz"], ["ingest", str(FOCUS)]])

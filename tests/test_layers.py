@@ -13,11 +13,13 @@ PURE_PACKAGES = [
     "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/query", "dashboard/retro", "dashboard/figures",
     "dashboard/store", "dashboard/report", "dashboard/workspace",
 ]
-PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file_names.py", "dashboard/settings.py"]
+PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file_names.py", "dashboard/settings.py",
+                "dashboard/identity.py"]
 
 # The layer table of docs/architecture.md: folder -> (project layers it may import, third-party packages).
-# format.py, safe_text.py, file_names.py and settings.py import nothing of the project, and every layer may import them.
-SHARED_LEAVES = {"format", "safe_text", "file_names", "settings"}
+# format.py, safe_text.py, file_names.py, settings.py and identity.py import nothing of the project, and every layer may
+# import them.
+SHARED_LEAVES = {"format", "safe_text", "file_names", "settings", "identity"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
@@ -31,6 +33,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/safe_text.py": (set(), set()),
     "dashboard/file_names.py": (set(), set()),
     "dashboard/settings.py": (set(), set()),
+    "dashboard/identity.py": (set(), set()),
     "dashboard/cli": ({"cli", "core", "ingest", "query", "retro", "report", "workspace"}, {"pyarrow"}),
     "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
                      {"numpy", "pandas", "plotly", "pyarrow", "streamlit", "starlette"}),

@@ -33,18 +33,46 @@ def test_the_template_configures_a_provider_with_placeholders_only():
         assert provider["server_metadata_url"].endswith("/.well-known/openid-configuration")
 
 
-def test_planner_admins_are_comma_separated_emails_or_subjects(monkeypatch):
+def test_planner_admins_are_comma_separated_emails_or_issuer_subject_pairs(monkeypatch):
     monkeypatch.delenv(settings.ADMINS, raising=False)
     assert settings.admins() == frozenset()
-    monkeypatch.setenv(settings.ADMINS, " boss@example.org, 1234567890 ,,")
-    assert settings.admins() == {"boss@example.org", "1234567890"}
+    monkeypatch.setenv(settings.ADMINS, " boss@example.org, https://sso.example.org/realms/planner#1234567890 ,,")
+    assert settings.admins() == {"boss@example.org", "https://sso.example.org/realms/planner#1234567890"}
+    longest = "https://" + "i" * 992 + "#" + "s" * 255  # an issuer of 1,000 characters and a subject of 255
+    monkeypatch.setenv(settings.ADMINS, longest)
+    assert settings.admins() == {longest}
+    monkeypatch.setenv(settings.ADMINS, longest + "s")
+    with pytest.raises(settings.SettingError, match="ISSUER#SUBJECT pairs \\(1–1256\\)"):
+        settings.admins()
 
 
-@pytest.mark.parametrize("value", ["two words@example.org", "tab\there", "x" * 321])
+@pytest.mark.parametrize("value", ["two words@example.org", "tab\there", "x@" + "x" * 1255])
 def test_bad_planner_admins_are_refused_naming_the_variable(monkeypatch, value):
     monkeypatch.setenv(settings.ADMINS, value)
     with pytest.raises(settings.SettingError, match="PLANNER_ADMINS must be comma-separated"):
         settings.admins()
+
+
+@pytest.mark.parametrize("value", ["1234567890", "boss@example.org,alice-sub", "#1234", "https://sso.example.org#",
+                                   "@"])
+def test_a_bare_subject_in_planner_admins_is_refused_with_the_form_to_use(monkeypatch, value):
+    monkeypatch.setenv(settings.ADMINS, value)
+    with pytest.raises(settings.SettingError, match="neither an e-mail address nor ISSUER#SUBJECT"):
+        settings.admins()
+
+
+@pytest.mark.parametrize("value, expected", [("", None), ("  https://sso.example.org  ", "https://sso.example.org")])
+def test_the_legacy_owner_issuer_is_one_issuer_or_none(monkeypatch, value, expected):
+    monkeypatch.setenv(settings.LEGACY_OWNER_ISSUER, value)
+    assert settings.legacy_owner_issuer() == expected
+
+
+@pytest.mark.parametrize("value", ["https://a.example.org https://b.example.org", "https://a.example.org#x",
+                                   "x" * 1001])
+def test_a_bad_legacy_owner_issuer_is_refused_naming_the_variable(monkeypatch, value):
+    monkeypatch.setenv(settings.LEGACY_OWNER_ISSUER, value)
+    with pytest.raises(settings.SettingError, match="PLANNER_LEGACY_OWNER_ISSUER must be one OIDC issuer"):
+        settings.legacy_owner_issuer()
 
 
 STORE_WRITES = {"save", "import_scenarios", "rename", "duplicate", "delete", "adopt"}

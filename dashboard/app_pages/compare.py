@@ -72,7 +72,7 @@ if not presentation and usable:
         st.selectbox("Scenario", list(usable), key=MANAGED)
         managed = owners[state[MANAGED]]
         me = identity.current()
-        if me is not None and not me.may_change(managed.owner_subject):
+        if me is not None and not me.may_change(managed.owner_issuer, managed.owner_subject):
             st.caption(f"Saved by {markdown_text(managed.owner)}: you can open, duplicate and compare it; only its "
                        "owner or an administrator can rename, overwrite or delete it.")
         st.text_input("New name (for rename or duplicate)", key=NEW_NAME, max_chars=120)
@@ -81,9 +81,10 @@ if not presentation and usable:
         actions.button("Rename", on_click=compare_state.rename, icon=":material/edit:")
         actions.button("Duplicate", on_click=compare_state.duplicate, icon=":material/content_copy:")
         actions.button("Delete", on_click=compare_state.delete, icon=":material/delete:")
-        if me is not None and me.admin and managed.owner_subject is None:
+        if me is not None and me.admin and managed.owner_issuer is None:  # no owner, or one recorded without issuer
             actions.button("Adopt", on_click=compare_state.adopt, icon=":material/person_add:",
-                           help="Make yourself this scenario's owner (for scenarios saved before sign-in).")
+                           help="Make yourself this scenario's owner (for scenarios saved before sign-in, or before "
+                                "owners were recorded with their sign-in provider).")
         chosen = [options[name] for name in state[SELECTED]] or [usable[state[MANAGED]]]
         actions.download_button(f"Export {len(chosen)} as JSON", data=export_bundle(chosen), mime="application/json",
                                 file_name="scenarios.json", icon=":material/download:", on_click="ignore")

@@ -1,8 +1,11 @@
-"""`python -m dashboard workspace import|list|export`: the workspace's datasets from a terminal.
+"""`python -m dashboard workspace import|list|export|delete`: the workspace's datasets from a terminal.
 
 ``import`` reads a large export in bounded batches into a named dataset (what the Retrospective's "Import to
-workspace" does), ``list`` prints every dataset's size and date range, ``export`` writes a dataset, or the rows
-of it that pass the Retrospective's filters, as one formula-safe CSV, a batch at a time (no row cap).
+workspace" does), ``list`` prints every dataset's size, date range and owner, ``export`` writes a dataset, or the
+rows of it that pass the Retrospective's filters, as one formula-safe CSV, a batch at a time (no row cap),
+``delete`` removes one. The command line acts as the anonymous local user (`dashboard.identity.LOCAL`): it replaces
+and deletes datasets without an owner (its own, and those imported with sign-in off), never a signed-in user's
+(refused and audited like the page's refusals: `dashboard.workspace.owners`).
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     load.add_argument("name", help="dataset name: letters, digits, '.', '_' or '-'")
     add_format_argument(load)
     load.add_argument("--timezone", help="IANA time zone of naive local times")
-    load.add_argument("--replace", action="store_true", help="replace a dataset of that name")
+    load.add_argument("--replace", action="store_true",
+                      help="replace a dataset of that name (one without an owner: not a signed-in user's)")
     load.set_defaults(func=_import)
-    listing = actions.add_parser("list", help="the datasets with their rows, size and date range")
+    listing = actions.add_parser("list", help="the datasets with their rows, size, date range and owner")
     listing.set_defaults(func=_list)
     export = actions.add_parser("export", help="write a dataset (optionally filtered) as one CSV")
     export.add_argument("name")
@@ -43,6 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         export.add_argument(f"--{field}", action="append", metavar=field.upper(),
                             help=f"keep this {field} (repeatable; '(untagged)' for none)")
     export.set_defaults(func=_export)
+    remove = actions.add_parser("delete", help="delete a dataset (one without an owner: not a signed-in user's)")
+    remove.add_argument("name")
+    remove.set_defaults(func=_delete)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -64,7 +71,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from dashboard.workspace import datasets
+    from dashboard.workspace import datasets, owners
 
     for name in datasets.names():
         try:
@@ -73,7 +80,19 @@ def _list(args: argparse.Namespace) -> int:
             print(f"{name}: {error}")
             continue
         print(f"{name}: {info.rows:,} rows, {number(info.bytes, 'bytes')}, {info.start or '-'} to {info.end or '-'}, "
-              f"from {info.source}")
+              f"from {info.source}, owner {owners.owner_of(info)}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from dashboard.workspace.datasets import DatasetError
+    from dashboard.workspace.imports import delete_dataset
+
+    try:
+        delete_dataset(args.name)
+    except (DatasetError, OSError) as error:
+        return fail(" ".join(str(error).split()))
+    print(f"deleted {args.name}", file=sys.stderr)
     return 0
 
 

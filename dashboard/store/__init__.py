@@ -2,8 +2,7 @@
 
 Pure Python, never imports streamlit. Modules: ``errors`` (StoreError and its kinds), ``names`` (which
 scenario names are allowed), ``urls`` (the default store location and URL handling), ``sqlite_file``
-(SQLite connection settings and recovery from a damaged file), ``identity`` (the acting user, passed explicitly,
-and who may change which scenario), ``scenario_store`` (ScenarioStore, with each scenario's owner and an audit
-trail), ``plan_outcomes`` (how saved plans compared with their actuals: the ``plan_outcomes`` table) and ``bundle``
-(several scenarios in one JSON file).
+(SQLite connection settings and recovery from a damaged file), ``scenario_store`` (ScenarioStore, with each
+scenario's owner and an audit trail; who acts is `dashboard.identity`), ``plan_outcomes`` (how saved plans compared
+with their actuals: the ``plan_outcomes`` table) and ``bundle`` (several scenarios in one JSON file).
 """

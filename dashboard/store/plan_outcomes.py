@@ -2,7 +2,8 @@
 
 One row per (scenario name, period): the plan (a scenario saved in the store; its name, and its id in the
 ``scenarios`` table when it was recorded, with no foreign key, so a deleted plan's outcomes stay), when (UTC) and by
-whom it was recorded (the acting ``Identity``: OIDC subject and e-mail, both None for the anonymous local user),
+whom it was recorded (the acting ``Identity``: OIDC issuer, subject and e-mail, all None for the anonymous local
+user),
 the actuals' period (the first and last day compared), the bill's currency, the plan's and the actual GPU-hours
 and money, whether the data carried costs, and the gap split in three groups, in GPU-hours and in money
 (``dashboard.core.plan_accuracy``):
@@ -43,7 +44,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from dashboard.core.plan_accuracy import GROUP_NAMES, PlanOutcome
-from dashboard.store.identity import Identity, shown_actor
+from dashboard.identity import Identity, shown_actor
 
 MAX_OUTCOMES = 100  # the most outcomes one read returns
 DEFAULT_OUTCOMES = 10
@@ -74,6 +75,7 @@ plan_outcomes_table = Table(
     Column("efficiency_gpu_hours", Float, nullable=False),
     Column("efficiency_usd", Float, nullable=True),
     Column("unknown_parts", Text, nullable=True),
+    Column("recorded_by_issuer", Text, nullable=True),  # added on open to a table made before issuers
     UniqueConstraint("scenario_name", "period_start", "period_end", name="plan_outcomes_plan_period_key"),
 )
 Index("plan_outcomes_period_end", plan_outcomes_table.c.period_end)
@@ -93,6 +95,7 @@ class RecordedOutcome:
     recorded_by_subject: str | None
     recorded_by_email: str | None
     scenario_id: int | None = None
+    recorded_by_issuer: str | None = None
 
     @property
     def recorded_by(self) -> str:
@@ -121,6 +124,7 @@ def upsert(connection: Connection, outcome: PlanOutcome, scenario_name: str, sce
     values: dict[str, Any] = {field: getattr(outcome, field) for field in OUTCOME_FIELDS}
     values |= {"scenario_name": scenario_name, "scenario_id": scenario_id, "recorded_at": now,
                "recorded_by_subject": actor.subject, "recorded_by_email": actor.email,
+               "recorded_by_issuer": actor.issuer,
                "unknown_parts": UNKNOWN_SEPARATOR.join(outcome.unknown_parts) or None}
     make = postgresql_insert if connection.dialect.name == "postgresql" else sqlite_insert
     statement = make(_o).values(**values)
@@ -130,9 +134,13 @@ def upsert(connection: Connection, outcome: PlanOutcome, scenario_name: str, sce
         index_elements=[_o.c.scenario_name, _o.c.period_start, _o.c.period_end], set_=replaced))
 
 
-def latest(connection: Connection, limit: int) -> list[RecordedOutcome]:
-    """The ``limit`` outcomes of the latest periods (by last day, then the latest recorded), newest first."""
-    query = (select(_o).order_by(_o.c.period_end.desc(), _o.c.recorded_at.desc(), _o.c.id.desc())
+def latest(connection: Connection, limit: int, issuer: Any = None) -> list[RecordedOutcome]:
+    """The ``limit`` outcomes of the latest periods (by last day, then the latest recorded), newest first.
+    ``issuer``: the issuer column to read (NULL for a read-only table made before issuers); the table's by default."""
+    issuer = _o.c.recorded_by_issuer if issuer is None else issuer
+    columns = [column for column in _o.c if column.name != "recorded_by_issuer"]
+    query = (select(*columns, issuer.label("recorded_by_issuer"))
+             .order_by(_o.c.period_end.desc(), _o.c.recorded_at.desc(), _o.c.id.desc())
              .limit(checked_limit(limit)))
     return [_recorded(row._mapping) for row in connection.execute(query).all()]
 
@@ -148,7 +156,8 @@ def _recorded(row: Any) -> RecordedOutcome:
     outcome = PlanOutcome(**values, unknown_parts=tuple(unknown.split(UNKNOWN_SEPARATOR)) if unknown else ())
     at = row["recorded_at"]
     at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)  # SQLite hands it back without a zone
-    return RecordedOutcome(outcome, at, row["recorded_by_subject"], row["recorded_by_email"], row["scenario_id"])
+    return RecordedOutcome(outcome, at, row["recorded_by_subject"], row["recorded_by_email"], row["scenario_id"],
+                           row["recorded_by_issuer"])
 
 
 __all__ = ["DEFAULT_OUTCOMES", "MAX_OUTCOMES", "RecordedOutcome", "plan_outcomes_table"]

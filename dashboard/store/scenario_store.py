@@ -7,13 +7,16 @@ with jittered backoff: `dashboard.store.driver_errors`); a read-only or full sto
 scenario's ``name`` field is kept equal to its store name, so exported files and re-imports carry the name the
 user chose.
 
-Every write names its actor (`dashboard.store.identity.Identity`, explicitly; the anonymous local user by default).
-A scenario records its owner (OIDC subject and e-mail) and created/updated times; rename, overwrite and delete are
-refused with NotAllowedError, nothing changed, unless the actor may change it (its owner, an administrator, or,
-for a scenario without owner, the anonymous local user). Every save, overwrite, rename, duplicate, delete and
-adoption writes a row to the ``scenario_audit`` table in the same transaction: who, what, when and the previous
-value. Opening a store made before owners existed adds the owner columns and the audit table (SQLite and
-PostgreSQL); its rows keep no owner until an administrator adopts them.
+Every write names its actor (`dashboard.identity.Identity`, explicitly; the anonymous local user by default).
+A scenario records its owner (OIDC issuer, subject and e-mail) and created/updated times; rename, overwrite and
+delete are refused with NotAllowedError, nothing changed, unless the actor may change it (its owner, an
+administrator, or, for a scenario without owner, the anonymous local user). Every save, overwrite, rename,
+duplicate, delete and adoption writes a row to the ``scenario_audit`` table in the same transaction: who (issuer,
+subject, e-mail), what, when and the previous value. Opening a store made before owners existed adds the owner
+columns and the audit table (SQLite and PostgreSQL); its rows keep no owner until an administrator adopts them.
+Opening one made before issuers were recorded adds the issuer columns; its owners' issuer is
+``legacy_owner_issuer`` when the operator names it (``PLANNER_LEGACY_OWNER_ISSUER``), else unknown, and a scenario
+whose owner has no issuer is changed only by administrators.
 
 The same database keeps how saved plans compared with their actuals (``plan_outcomes``,
 `dashboard.store.plan_outcomes`): ``record_outcome`` writes one (as ``actor``; the same plan and period again
@@ -53,6 +56,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy import insert as plain_insert
+from sqlalchemy import text as sql_text
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection, Engine
@@ -70,6 +74,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 
 from dashboard.core.plan_accuracy import PlanOutcome
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_json
+from dashboard.identity import LOCAL, Identity, shown_actor, shown_owner
 from dashboard.store import driver_errors, plan_outcomes, sqlite_file
 from dashboard.store.errors import (
     NameTakenError,
@@ -80,7 +85,6 @@ from dashboard.store.errors import (
     StoreReadOnlyError,
     StoreUnavailableError,
 )
-from dashboard.store.identity import LOCAL, Identity, shown_actor, shown_owner
 from dashboard.store.names import validate_name
 from dashboard.store.urls import display_url, parse_url
 
@@ -98,12 +102,13 @@ scenarios_table = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     # Who saved it first (None: saved before sign-in existed, or by the anonymous local user). Added on open to a
-    # store made before owners existed (OWNER_COLUMNS).
+    # store made before owners existed (ADDED_COLUMNS).
     Column("owner_subject", Text, nullable=True),
     Column("owner_email", Text, nullable=True),
+    # The owner's OIDC issuer (None with a subject: recorded before issuers were, so nobody's). Added on open.
+    Column("owner_issuer", Text, nullable=True),
     UniqueConstraint("name", name="scenarios_name_key"),
 )
-OWNER_COLUMNS = ("owner_subject", "owner_email")
 audit_table = Table(
     "scenario_audit",
     metadata,
@@ -117,9 +122,19 @@ audit_table = Table(
     Column("previous_owner_email", Text, nullable=True),  # adopt: who owned it (None: nobody)
     Column("actor_subject", Text, nullable=True),  # None: the anonymous local user
     Column("actor_email", Text, nullable=True),
+    Column("actor_issuer", Text, nullable=True),  # added on open to an audit table made before issuers
 )
 Index("scenario_audit_scenario_id", audit_table.c.scenario_id)
 ACTIONS = ("save", "overwrite", "rename", "duplicate", "delete", "adopt")
+# Columns added on open to a store made before them (fixed names, never user text), and the subject column whose
+# rows get the operator's legacy issuer (``legacy_owner_issuer``) when they have none.
+ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "scenarios": ("owner_subject", "owner_email", "owner_issuer"),
+    "scenario_audit": ("actor_issuer",),
+    "plan_outcomes": ("recorded_by_issuer",),
+}
+LEGACY_ISSUER_OF = {"owner_issuer": "owner_subject", "actor_issuer": "actor_subject",
+                    "recorded_by_issuer": "recorded_by_subject"}
 _t = scenarios_table
 _a = audit_table
 T = TypeVar("T")
@@ -136,6 +151,7 @@ class StoredScenario:
     owner_subject: str | None = None
     owner_email: str | None = None
     created_at: datetime | None = None
+    owner_issuer: str | None = None
 
     @property
     def owner(self) -> str:
@@ -156,6 +172,7 @@ class AuditEntry:
     previous_name: str | None = None
     previous_json: str | None = None
     previous_owner_email: str | None = None
+    actor_issuer: str | None = None
 
     @property
     def actor(self) -> str:
@@ -169,6 +186,7 @@ class _Row:
     scenario_json: str
     owner_subject: str | None
     owner_email: str | None
+    owner_issuer: str | None
 
 
 def _now() -> datetime:
@@ -217,12 +235,14 @@ class ScenarioStore:
     (``notice`` then says where to); a server that cannot be reached raises StoreUnavailableError.
     """
 
-    def __init__(self, url: str | URL) -> None:
+    def __init__(self, url: str | URL, *, legacy_owner_issuer: str | None = None) -> None:
         self.url: URL = parse_url(url)
+        self._legacy_issuer = legacy_owner_issuer
         self.display_url = display_url(url)  # as the user wrote it, password hidden
         self.notice: str | None = None
         self._random = random.Random()
         self._has_owners = True  # False: an old store opened read-only, so its owner columns could not be added
+        self._missing: set[str] = set()  # "table.column" of ADDED_COLUMNS a read-only old store lacks
         self._has_audit = True  # False: likewise for the audit table
         self._has_outcomes = True  # False: likewise for the plan_outcomes table
         self._path = sqlite_file.file_path(self.url.database) if self._is_sqlite else None
@@ -302,25 +322,40 @@ class ScenarioStore:
             if not connection.dialect.has_table(connection, _t.name):
                 connection.execute(CreateTable(_t, if_not_exists=True))
             else:
-                self._migrate(connection)
+                self._migrate(connection, _t.name)
             if not connection.dialect.has_table(connection, _a.name):
                 self._has_audit = self._in_savepoint(connection, lambda: self._create_audit(connection))
+            else:
+                self._migrate(connection, _a.name)
             if not connection.dialect.has_table(connection, plan_outcomes.plan_outcomes_table.name):
                 self._has_outcomes = self._in_savepoint(connection, lambda: plan_outcomes.create(connection))
+            else:
+                self._migrate(connection, plan_outcomes.plan_outcomes_table.name)
 
-    def _migrate(self, connection: Connection) -> None:
-        """Add the owner columns to a scenarios table made before they existed (no owner for its rows)."""
-        present = {column["name"] for column in inspect(connection).get_columns(_t.name)}
-        missing = [name for name in OWNER_COLUMNS if name not in present]
-        if not missing:
+    def _migrate(self, connection: Connection, table: str) -> None:
+        """Add the columns of ADDED_COLUMNS a table made before them lacks (NULL in its rows), and give rows with a
+        subject but no issuer the operator's legacy issuer, when one is named."""
+        present = {column["name"] for column in inspect(connection).get_columns(table)}
+        missing = [name for name in ADDED_COLUMNS[table] if name not in present]
+        backfill = [name for name in ADDED_COLUMNS[table] if name in LEGACY_ISSUER_OF] if self._legacy_issuer else []
+
+        def change() -> None:
+            for name in missing:  # fixed names from ADDED_COLUMNS, never user text
+                connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {name} TEXT")
+            for name in backfill:  # the issuer is a bound parameter
+                subject = LEGACY_ISSUER_OF[name]
+                connection.execute(sql_text(f"UPDATE {table} SET {name} = :issuer WHERE {subject} IS NOT NULL "
+                                        f"AND {name} IS NULL"), {"issuer": self._legacy_issuer})
+
+        if not (missing or backfill) or self._in_savepoint(connection, change):
             return
-
-        def add() -> None:
-            for name in missing:  # fixed names from OWNER_COLUMNS, never user text
-                connection.exec_driver_sql(f"ALTER TABLE {_t.name} ADD COLUMN {name} TEXT")
-
-        if not self._in_savepoint(connection, add):
+        self._missing |= {f"{table}.{name}" for name in missing}
+        if table == _t.name and "owner_subject" in missing:
             self._has_owners = False
+
+    def _column(self, table: Table, name: str) -> Any:
+        """``table``'s column ``name``, or NULL when a read-only old store lacks it."""
+        return null() if f"{table.name}.{name}" in self._missing else table.c[name]
 
     @staticmethod
     def _create_audit(connection: Connection) -> None:
@@ -426,23 +461,29 @@ class ScenarioStore:
                **previous: str | None) -> None:
         connection.execute(plain_insert(_a).values(
             scenario_id=scenario_id, at=_now(), action=action, name=name, actor_subject=actor.subject,
-            actor_email=actor.email, **previous))
+            actor_email=actor.email, actor_issuer=actor.issuer, **previous))
 
     def _row(self, connection: Connection, name: str, *, lock: bool = False) -> _Row:
         """The row saved as ``name`` (locked for this transaction when ``lock``); ScenarioNotFoundError if none."""
-        owners = (_t.c.owner_subject, _t.c.owner_email) if self._has_owners else (null(), null())
-        query = select(_t.c.id, _t.c.scenario_json, *owners).where(_t.c.name == name)
+        query = select(_t.c.id, _t.c.scenario_json, *self._owner_columns()).where(_t.c.name == name)
         found = connection.execute(query.with_for_update() if lock else query).first()
         if found is None:
             raise ScenarioNotFoundError(f"no saved scenario is named {name!r}: pick one of the saved names")
-        return _Row(found[0], found[1], found[2], found[3])
+        return _Row(found[0], found[1], found[2], found[3], found[4])
+
+    def _owner_columns(self) -> tuple[Any, Any, Any]:
+        """The owner's subject, e-mail and issuer columns (NULL where a read-only old store lacks them)."""
+        return tuple(self._column(_t, name) for name in ("owner_subject", "owner_email", "owner_issuer"))
 
     @staticmethod
     def _check_allowed(actor: Identity, row: _Row, name: str, doing: str) -> None:
-        if actor.may_change(row.owner_subject):
+        if actor.may_change(row.owner_issuer, row.owner_subject):
             return
         if row.owner_subject is None:
             why = "it has no owner, and only an administrator (PLANNER_ADMINS) may change or adopt it"
+        elif row.owner_issuer is None:
+            why = (f"it was saved by {shown_owner(row.owner_subject, row.owner_email)} before owners were recorded "
+                   "with their sign-in provider, so only an administrator (PLANNER_ADMINS) may change or adopt it")
         else:
             why = (f"it belongs to {shown_owner(row.owner_subject, row.owner_email)}, and only its owner or an "
                    "administrator (PLANNER_ADMINS) may rename, overwrite or delete it")
@@ -455,7 +496,8 @@ class ScenarioStore:
         goes on (PostgreSQL aborts a transaction whose statement raised)."""
         now = _now()
         make = postgresql_insert if connection.dialect.name == "postgresql" else sqlite_insert
-        owner = {"owner_subject": actor.subject, "owner_email": actor.email} if self._has_owners else {}
+        owner = ({"owner_subject": actor.subject, "owner_email": actor.email, "owner_issuer": actor.issuer}
+                 if self._has_owners else {})
         statement = (make(_t).values(name=name, scenario_json=text, created_at=now, updated_at=now, **owner)
                      .on_conflict_do_nothing(index_elements=[_t.c.name]).returning(_t.c.id))
         return connection.execute(statement).scalar_one_or_none()
@@ -515,12 +557,12 @@ class ScenarioStore:
 
     def entries(self) -> list[StoredScenario]:
         """Every saved scenario, ordered by name; one whose JSON no longer validates carries ``error``."""
-        owners = (_t.c.owner_subject, _t.c.owner_email) if self._has_owners else (null(), null())
-        query = select(_t.c.name, _t.c.scenario_json, _t.c.updated_at, _t.c.created_at, *owners)
+        query = select(_t.c.name, _t.c.scenario_json, _t.c.updated_at, _t.c.created_at, *self._owner_columns())
         rows: list[Any] = list(self._run(lambda connection: connection.execute(query).all(), write=False))
         found = []
-        for name, text, updated_at, created_at, owner_subject, owner_email in rows:
-            about = {"owner_subject": owner_subject, "owner_email": owner_email, "created_at": _utc(created_at)}
+        for name, text, updated_at, created_at, owner_subject, owner_email, owner_issuer in rows:
+            about = {"owner_subject": owner_subject, "owner_email": owner_email, "owner_issuer": owner_issuer,
+                     "created_at": _utc(created_at)}
             try:
                 found.append(StoredScenario(name, scenario_from_json(text), _utc(updated_at), None, **about))
             except ScenarioError as error:
@@ -602,9 +644,10 @@ class ScenarioStore:
 
         def work(connection: Connection) -> None:
             row = self._row(connection, name, lock=True)
-            if actor.owns(row.owner_subject):
+            if actor.owns(row.owner_issuer, row.owner_subject):
                 return
-            values = {"owner_subject": actor.subject, "owner_email": actor.email, "updated_at": _now()}
+            values = {"owner_subject": actor.subject, "owner_email": actor.email, "owner_issuer": actor.issuer,
+                      "updated_at": _now()}
             connection.execute(update(_t).where(_t.c.id == row.id).values(**values))
             self._audit(connection, actor, "adopt", row.id, name, previous_owner_email=(
                 shown_owner(row.owner_subject, row.owner_email) if row.owner_subject is not None else None))
@@ -620,23 +663,24 @@ class ScenarioStore:
 
         def work(connection: Connection) -> list[Any]:
             row = self._row(connection, name)
-            query = select(_a.c.at, _a.c.action, _a.c.name, _a.c.actor_subject, _a.c.actor_email,
-                           _a.c.previous_name, _a.c.previous_json, _a.c.previous_owner_email)
+            query = select(*self._audit_columns())
             return list(connection.execute(query.where(_a.c.scenario_id == row.id).order_by(_a.c.id)).all())
 
         rows = self._run(work, write=False)
         # A SQLite row id can be reused after a delete: what an earlier scenario of that id did ends at its delete.
         last_delete = max((index for index, found in enumerate(rows) if found.action == "delete"), default=-1)
-        return [AuditEntry(_utc(at), action, row_name, subject, email, previous_name, previous_json, previous_owner)
-                for at, action, row_name, subject, email, previous_name, previous_json, previous_owner
-                in rows[last_delete + 1:]]
+        return [AuditEntry(_utc(row[0]), *row[1:]) for row in rows[last_delete + 1:]]
+
+    def _audit_columns(self) -> list[Any]:
+        """The audit table's columns in AuditEntry's order."""
+        return [_a.c.at, _a.c.action, _a.c.name, _a.c.actor_subject, _a.c.actor_email, _a.c.previous_name,
+                _a.c.previous_json, _a.c.previous_owner_email, self._column(_a, "actor_issuer")]
 
     def audit_trail(self) -> list[AuditEntry]:
         """Every audited change in the store, oldest first."""
         if not self._has_audit:
             return []
-        query = select(_a.c.at, _a.c.action, _a.c.name, _a.c.actor_subject, _a.c.actor_email,
-                       _a.c.previous_name, _a.c.previous_json, _a.c.previous_owner_email).order_by(_a.c.id)
+        query = select(*self._audit_columns()).order_by(_a.c.id)
         rows: list[Any] = list(self._run(lambda connection: connection.execute(query).all(), write=False))
         return [AuditEntry(_utc(row[0]), *row[1:]) for row in rows]
 
@@ -668,7 +712,8 @@ class ScenarioStore:
         limit = plan_outcomes.checked_limit(limit)
         if not self._has_outcomes:
             return []
-        return self._run(lambda connection: plan_outcomes.latest(connection, limit), write=False)
+        issuer = self._column(plan_outcomes.plan_outcomes_table, "recorded_by_issuer")
+        return self._run(lambda connection: plan_outcomes.latest(connection, limit, issuer), write=False)
 
     def close(self) -> None:
         """Release the database connections; the store is not usable afterwards."""

@@ -15,9 +15,9 @@ from typing import Any
 import streamlit as st
 
 from dashboard import settings
+from dashboard.identity import EMAIL_MAX_CHARS, ISSUER_MAX_CHARS, LOCAL, SUBJECT_MAX_CHARS, Identity, is_admin
 from dashboard.safe_text import markdown_text, preview
 from dashboard.store.errors import NotAllowedError
-from dashboard.store.identity import LOCAL, Identity, is_admin
 
 DEFAULT_PROVIDER = "default"
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
@@ -59,18 +59,27 @@ def _logged_in() -> bool:
 
 def current() -> Identity | None:
     """The acting identity: the signed-in user, the anonymous local user when sign-in is off, None when sign-in is
-    on and nobody is signed in (or the provider gave no subject)."""
+    on and nobody is signed in (or the provider gave no subject).
+
+    A user is the ID token's issuer (``iss``) and subject (``sub``); a token without ``iss`` takes the configured
+    provider's name (``[auth.NAME]``) as its issuer. An e-mail makes its holder an administrator only when the token
+    says ``email_verified`` is true."""
     if not sign_in_configured():
         return LOCAL
     if not _logged_in():
         return None
     user = st.user
     subject, email = user.get("sub"), user.get("email")
-    if not isinstance(subject, str) or not subject:
+    if not isinstance(subject, str) or not subject or len(subject) > SUBJECT_MAX_CHARS:
         return None
-    email = email if isinstance(email, str) and email else None
-    admin = is_admin(subject, email, _admins(), email_verified=user.get("email_verified") is not False)
-    return Identity(subject[:255], email[:320] if email else None, admin)
+    issuer = user.get("iss")
+    if not isinstance(issuer, str) or not issuer:
+        issuer = user.get("provider")  # the `[auth.NAME]` Streamlit signed the user in with
+    if not isinstance(issuer, str) or not issuer or len(issuer) > ISSUER_MAX_CHARS:
+        return None
+    email = email[:EMAIL_MAX_CHARS] if isinstance(email, str) and email else None
+    admin = is_admin(issuer, subject, email, _admins(), email_verified=user.get("email_verified") is True)
+    return Identity(subject, email, admin, issuer)
 
 
 def display_name() -> str | None:
@@ -106,9 +115,9 @@ def sign_in_gate() -> None:
     who = current()
     if who is None:
         st.title("Sign in to the pretraining cost planner")
-        if _logged_in():  # signed in, but the provider sent no subject to own scenarios by
-            st.error("Your sign-in did not say who you are (the provider sent no `sub` claim): sign out, and ask "
-                     "whoever runs this server to check the provider's settings.")
+        if _logged_in():  # signed in, but the provider sent no usable subject to own scenarios by
+            st.error("Your sign-in did not say who you are (the provider sent no usable `sub` claim): sign out, "
+                     "and ask whoever runs this server to check the provider's settings.")
             if st.button("Sign out", key="sign_in.sign_out", icon=":material/logout:"):
                 st.logout()
             st.stop()

@@ -6,6 +6,11 @@ the size line costs no query. A dataset is opened as an Ibis table over its Parq
 (``datasets.open_table``) and never read into pandas, whatever its size: every figure, the join with a run export
 and the amortisation of commitments are queries over it, as over an upload's table, and a view's download streams
 the first rows of a query.
+
+Owners. An import acts as the signed-in user (`dashboard.ui.identity`; the local user with sign-in off); the size
+line names the dataset's owner by e-mail, as text; a taken name is offered for replacement, and a chosen dataset for
+deletion, only to its owner or an administrator, and anyone else's attempt is refused with the owner's e-mail and
+audited (`dashboard.workspace.owners`).
 """
 
 from __future__ import annotations
@@ -20,18 +25,20 @@ import streamlit as st
 from dashboard import settings
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.format import number
+from dashboard.identity import Identity
 from dashboard.ingest.schema import UnreadableFile
 from dashboard.query import engine, opened
 from dashboard.query.opened import Table
 from dashboard.retro.summary import accounting
 from dashboard.safe_text import markdown_text
-from dashboard.ui import upload_store
+from dashboard.ui import identity, upload_store
 from dashboard.ui.sources import Imported, LocalFile
-from dashboard.workspace import datasets
+from dashboard.workspace import datasets, owners
 from dashboard.workspace.datasets import DatasetError, DatasetExists, Metadata
-from dashboard.workspace.imports import import_to_workspace, no_space
+from dashboard.workspace.imports import delete_dataset, import_to_workspace, no_space
 
 NONE = "(none)"
+DELETE_ERROR = "retro.workspace.delete_error"  # (name, why) the last "Delete" of that dataset failed
 CSV_CHUNK_ROWS = 100_000
 
 
@@ -41,7 +48,8 @@ def size_line(info: Metadata) -> str:
     end = f" to {info.end[:10]}" if info.end else ""
     return (f"Workspace dataset **{markdown_text(info.name)}**: {info.rows:,} rows · {number(info.bytes, 'bytes')} "
             f"(Parquet) · {start}{end} · from {markdown_text(info.source)} "
-            f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read)")
+            f"({markdown_text(info.report.get('format', '?'))}, {info.report.get('rows_read', 0):,} rows read) · "
+            f"owner: {markdown_text(owners.owner_of(info))}")
 
 
 def _taken_line(name: str) -> str:
@@ -51,13 +59,15 @@ def _taken_line(name: str) -> str:
     except DatasetError:
         return f"The workspace already has a dataset **{markdown_text(name)}**."
     return (f"The workspace already has a dataset **{markdown_text(name)}**: {info.rows:,} rows from "
-            f"{markdown_text(info.source)}, imported {markdown_text(info.imported_at.replace('T', ' '))} UTC.")
+            f"{markdown_text(info.source)}, imported {markdown_text(info.imported_at.replace('T', ' '))} UTC, owner "
+            f"{markdown_text(owners.owner_of(info))}.")
 
 
-def _confirmed(name: str, local: LocalFile, key: str, clicked: bool) -> bool | None:
+def _confirmed(name: str, local: LocalFile, key: str, clicked: bool, actor: Identity) -> bool | None:
     """Whether to import over the taken name ``name``: True once "Replace" is pressed, None while the question is
     open or after "Cancel". The question is asked (kept in the session) when "Import to workspace" met a taken
-    name, and dropped when the name or the file changes."""
+    name that ``actor`` may replace, and dropped when the name or the file changes; NotOwnerError (audited) when
+    ``actor`` may not."""
     asked = f"{key}.asked"
     question = (name, local.key)
     if st.session_state.get(asked) not in (None, question):
@@ -65,6 +75,8 @@ def _confirmed(name: str, local: LocalFile, key: str, clicked: bool) -> bool | N
     if clicked:
         taken = datasets.exists(name)
         if taken:
+            with owners.locked():
+                owners.refuse_unless_allowed(name, actor, "replace")
             st.session_state[asked] = question
         else:
             st.session_state.pop(asked, None)
@@ -95,8 +107,12 @@ def import_controls(local: LocalFile | None, key: str) -> None:
     if local is None or not name:
         st.session_state.pop(f"{key}.asked", None)
         return
+    actor = identity.current()
+    if actor is None:  # signed out meanwhile (the sign-in page shows first otherwise)
+        st.error("You are signed out: sign in again to import into the workspace.")
+        return
     try:
-        replace = _confirmed(name, local, key, clicked)
+        replace = _confirmed(name, local, key, clicked, actor)
     except DatasetError as error:
         st.error(markdown_text(str(error)))
         return
@@ -110,7 +126,7 @@ def import_controls(local: LocalFile | None, key: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=markdown_text(stage))
 
         try:
-            info = import_to_workspace(local.path, name, progress=show, replace=replace)
+            info = import_to_workspace(local.path, name, progress=show, replace=replace, actor=actor)
         except DatasetExists:
             status.update(label="Not imported: the name was taken meanwhile", state="error")
             st.session_state[f"{key}.asked"] = (name, local.key)
@@ -137,8 +153,33 @@ def import_controls(local: LocalFile | None, key: str) -> None:
     st.session_state["retro.dataset"] = name
 
 
+def _delete(name: str, actor: Identity) -> None:
+    """The "Delete" button's callback: delete dataset ``name`` as ``actor`` and drop the choice, or keep why not."""
+    try:
+        delete_dataset(name, actor)
+    except (DatasetError, OSError) as error:
+        st.session_state[DELETE_ERROR] = (name, f"{name} was not deleted: {error}")
+        return
+    st.session_state.pop(DELETE_ERROR, None)
+    st.session_state.pop("retro.dataset", None)
+
+
+def delete_control(info: Metadata) -> None:
+    """A "Delete dataset" button, behind a confirmation, for the dataset's owner and the administrators only."""
+    actor = identity.current()
+    if actor is None or not owners.may_change(info, actor):
+        return
+    with st.popover("Delete dataset", icon=":material/delete:"):
+        st.write(f"Delete **{markdown_text(info.name)}** ({info.rows:,} rows) from the workspace for everyone? Readers "
+                 "still inside it finish; the deletion is audited.")
+        st.button(f"Delete {markdown_text(info.name)}", key="retro.workspace.delete", type="primary",
+                  on_click=_delete, args=(info.name, actor))
+
+
 def choose_dataset() -> Metadata | None:
-    """A workspace dataset chosen by name (bound to the URL), with its size line; None for none or a bad one."""
+    """A workspace dataset chosen by name (bound to the URL), with its size line and, for its owner and the
+    administrators, a delete button (a failed delete says why while the dataset stays chosen); None for none or a bad
+    one."""
     try:
         names = datasets.names()
     except OSError:
@@ -149,13 +190,20 @@ def choose_dataset() -> Metadata | None:
     name = st.selectbox("Workspace dataset (replaces the choices above)", [NONE, *names], key="retro.dataset",
                         bind="query-params", help="Datasets imported with “Import to workspace” or "
                         f"`python -m dashboard workspace import`, kept in {settings.workspace_dir()}.")
+    failed = st.session_state.get(DELETE_ERROR)
+    if failed and failed[0] == name:
+        st.error(markdown_text(failed[1]))
+    elif failed:
+        del st.session_state[DELETE_ERROR]
     if name == NONE:
         return None
     try:
-        return datasets.metadata(name)
+        info = datasets.metadata(name)
     except DatasetError as error:
         st.error(markdown_text(str(error)))
         return None
+    delete_control(info)
+    return info
 
 
 def dataset_key(info: Metadata) -> Hashable:

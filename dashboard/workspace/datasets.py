@@ -1,10 +1,11 @@
 """Datasets of the workspace: their names, their metadata file, listing them and opening them.
 
 A dataset is the folder ``<workspace>/<name>/`` holding ``usage/`` (the canonical table, partitioned by month),
-``dataset.json`` (rows, bytes, date range, source file and the import report's counts and notes) and the
-report's excluded and rejected rows as ``excluded.parquet`` and ``rejected.parquet``. Names are short words
-of letters, digits, ``.``, ``_`` and ``-`` that start with a letter or digit, so no name reaches outside the
-workspace folder; a name is checked before any path is built from it.
+``dataset.json`` (rows, bytes, date range, source file, the import report's counts and notes, and who owns it and
+who imported this version: `dashboard.workspace.owners`) and the report's excluded and rejected rows as
+``excluded.parquet`` and ``rejected.parquet``. Names are short words of letters, digits, ``.``, ``_`` and ``-`` that
+start with a letter or digit, so no name reaches outside the workspace folder; a name is checked before any path is
+built from it.
 
 Versions. ``<workspace>/<name>`` is a symbolic link to one version folder ``<workspace>/.versions/<name>.<id>``;
 an import builds a new version there and switches the link with one ``rename`` (atomic), so a reader that
@@ -48,6 +49,8 @@ LEGACY_BUILDS = (".import-", ".replaced-")  # hidden build folders of the import
 NEW_LINK = ".link-"  # a link made beside a dataset's link, then renamed over it
 BUILD_MAX_AGE_S = 24 * 3600  # a version folder no link names is a killed import's build after this long
 REPLACED_GRACE_S = 3600  # a replaced version is kept this long for the readers still inside it
+PEOPLE_FIELDS = ("owner_issuer", "owner_subject", "owner_email", "imported_by_issuer", "imported_by_subject",
+                 "imported_by_email")
 _swept: set[Path] = set()
 _sweep_lock = threading.Lock()
 
@@ -77,6 +80,14 @@ class Metadata:
     report: dict = field(default_factory=dict)  # format, rows_read, rows_used, rows_excluded, rows_rejected, warnings
     version: int = VERSION
     build: str = ""  # the version folder's name in .versions ("" for a dataset written before versions)
+    # Who owns the dataset (who first imported it; kept through replacements) and who imported this version: OIDC
+    # issuer, subject and e-mail, all None for the anonymous local user and for datasets written before owners.
+    owner_issuer: str | None = None
+    owner_subject: str | None = None
+    owner_email: str | None = None
+    imported_by_issuer: str | None = None
+    imported_by_subject: str | None = None
+    imported_by_email: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)
@@ -87,6 +98,9 @@ class Metadata:
         if not isinstance(data, dict) or data.get("version") != VERSION:
             raise DatasetError("The dataset's dataset.json is not one this version wrote; import the file again.")
         known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        if any(not isinstance(known.get(name), str | None) for name in PEOPLE_FIELDS):
+            raise DatasetError("The dataset's dataset.json names its owner in a form this version did not write; "
+                               "import the file again.")
         return cls(**known)
 
 

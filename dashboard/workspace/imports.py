@@ -8,6 +8,11 @@ the reason otherwise. The dataset is built in a new version folder (``<workspace
 switched to it in one rename when it is complete (``datasets``), so readers see the old version or the new one,
 and a failed import (a full disk, a bad file, a closed writer that raises) deletes its build folder in every path
 and leaves the workspace as it was.
+
+Owners. Every import acts as an ``Identity`` (the anonymous local user by default: the command line, and the app with
+sign-in off). A replacement or deletion is refused, audited and leaves the dataset as it was unless the actor may
+change it (`dashboard.workspace.owners`): checked before the file is read, and again under the workspace's owners
+lock at the switch. A replacement keeps the dataset's owner and records who imported the new version.
 """
 
 from __future__ import annotations
@@ -17,18 +22,22 @@ import os
 import shutil
 import uuid
 from contextlib import suppress
+from dataclasses import replace as replaced
 from datetime import UTC, datetime
 from pathlib import Path
 
 from dashboard import settings
+from dashboard.identity import LOCAL, Identity
 from dashboard.ingest import import_path
 from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
 from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
-from dashboard.workspace import datasets
+from dashboard.workspace import datasets, owners
 from dashboard.workspace.datasets import (
+    METADATA,
     SUPERSEDED,
     USAGE,
+    DatasetError,
     DatasetExists,
     Metadata,
     checked_name,
@@ -56,7 +65,7 @@ def _in_memory(source: Path, writer: MonthWriter, format: str | None, options: R
 
 
 def _metadata(name: str, source: Path, size: int, writer: MonthWriter, report: ImportReport,
-              streamed: bool, build: str) -> Metadata:
+              streamed: bool, build: str, actor: Identity) -> Metadata:
     usage = writer.folder
     months = sorted(p.name.split("=", 1)[1] for p in usage.glob("*=*") if p.is_dir()) if usage.is_dir() else []
     return Metadata(
@@ -67,8 +76,16 @@ def _metadata(name: str, source: Path, size: int, writer: MonthWriter, report: I
         report={"format": report.format, "rows_read": report.rows_read, "rows_used": report.rows_used,
                 "rows_excluded": report.rows_excluded, "rows_rejected": report.rows_rejected,
                 "warnings": list(report.warnings)},
-        build=build,
+        build=build, imported_by_issuer=actor.issuer, imported_by_subject=actor.subject, imported_by_email=actor.email,
     )
+
+
+def _owned(info: Metadata, previous: Metadata | None, actor: Identity) -> Metadata:
+    """``info`` owned by the owner of the version it replaces (``previous``), or by ``actor`` for a new dataset."""
+    if previous is None:
+        return replaced(info, owner_issuer=actor.issuer, owner_subject=actor.subject, owner_email=actor.email)
+    return replaced(info, owner_issuer=previous.owner_issuer, owner_subject=previous.owner_subject,
+                    owner_email=previous.owner_email)
 
 
 def _taken(name: str) -> DatasetExists:
@@ -116,16 +133,20 @@ def _switch(name: str, building: Path, replace: bool) -> None:
 def import_to_workspace(source: str | Path, name: str, *, format: str | None = None,
                         options: ReadOptions = DEFAULT_OPTIONS, batch_rows: int | None = None,
                         progress: Progress | None = None, replace: bool = False,
-                        stream_min_bytes: int | None = None) -> Metadata:
-    """Import the file or Parquet folder ``source`` into the workspace dataset ``name``; its metadata.
+                        stream_min_bytes: int | None = None, actor: Identity = LOCAL) -> Metadata:
+    """Import the file or Parquet folder ``source`` into the workspace dataset ``name`` as ``actor``; its metadata.
 
-    Raises DatasetExists for a taken name (unless ``replace``), DatasetError for a bad name, UnreadableFile as the
-    import does, OSError when the workspace cannot be written (nothing of the import is left behind).
+    Raises DatasetExists for a taken name (unless ``replace``), NotOwnerError (audited) when ``actor`` may not replace
+    it, DatasetError for a bad name, UnreadableFile as the import does, OSError when the workspace cannot be written
+    (nothing of the import is left behind).
     """
     source = Path(source)
     target = folder(checked_name(name))
-    if (target.exists() or target.is_symlink()) and not replace:
-        raise _taken(name)
+    if target.exists() or target.is_symlink():
+        if not replace:
+            raise _taken(name)
+        with owners.locked():  # refused before the file is read
+            owners.refuse_unless_allowed(name, actor, "replace")
     if not source.exists():
         raise UnreadableFile(f"{source.name} does not exist.")
     batch_rows = batch_rows or settings.limit(settings.STREAM_BATCH_ROWS)
@@ -155,15 +176,44 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
         if not streamed:
             report = _in_memory(source, writer, format, options, batch_rows, progress)
         writer.close()
-        info = _metadata(name, source, size, writer, report, streamed, building.name)
+        info = _metadata(name, source, size, writer, report, streamed, building.name, actor)
         write_metadata(building, info, report)
-        _switch(name, building, replace)
+        with owners.locked():  # checked again: it may have been replaced or deleted while this import ran
+            previous = owners.refuse_unless_allowed(name, actor, "replace") if replace else None
+            replacing = replace and (target.exists() or target.is_symlink())  # previous is None for a damaged one
+            info = _owned(info, previous, actor)
+            (building / METADATA).write_text(info.to_json(), encoding="utf-8")
+            _switch(name, building, replace)
+            owners.record("replace" if replacing else "import", name, actor, owners.owner_of(info),
+                          build=building.name, previous_build=(previous.build or None) if previous else None)
         committed = True
     finally:
         if not committed:
             writer.abort()  # never raises: the build folder below goes in every path
             shutil.rmtree(building, ignore_errors=True)
     datasets.sweep(root())  # replaced versions past their grace
+    return info
+
+
+def delete_dataset(name: str, actor: Identity = LOCAL) -> Metadata | None:
+    """Delete dataset ``name`` as ``actor``; its metadata (None for a damaged one). Its link goes at once, its version
+    folder after ``REPLACED_GRACE_S`` (a reader inside it finishes). NotOwnerError (audited) unless ``actor`` may;
+    DatasetError when there is none."""
+    target = folder(checked_name(name))
+    with owners.locked():
+        info = owners.refuse_unless_allowed(name, actor, "delete")
+        if not (target.exists() or target.is_symlink()):
+            raise DatasetError(f"There is no dataset {name} in the workspace {root()}; nothing was deleted.")
+        if target.is_symlink():
+            old = datasets.current(name)
+            target.unlink()
+        else:  # a dataset written before versions: moved into .versions, then swept like a replaced version
+            datasets.versions_folder().mkdir(exist_ok=True)
+            old = datasets.versions_folder() / f"{name}.legacy-{uuid.uuid4().hex[:8]}"
+            target.rename(old)
+        _supersede(old)
+        owner = owners.owner_of(info) if info is not None else "(unknown: its dataset.json cannot be read)"
+        owners.record("delete", name, actor, owner, previous_build=old.name)
     return info
 
 

@@ -8,15 +8,16 @@ import pytest
 from shown_text import shown
 
 from dashboard.core.scenario import Scenario
+from dashboard.identity import LOCAL, Identity
 from dashboard.safe_text import markdown_text
-from dashboard.store.identity import LOCAL, Identity
 from dashboard.store.scenario_store import ScenarioStore
 from dashboard.ui import identity
 
 PAGE = "app_pages/compare.py"
-A = Identity("subject-a", "a@example.org")
-B = Identity("subject-b", "b@example.org")
-ADMIN = Identity("subject-admin", "boss@example.org", admin=True)
+ISSUER = "https://sso.example.org"
+A = Identity("subject-a", "a@example.org", issuer=ISSUER)
+B = Identity("subject-b", "b@example.org", issuer=ISSUER)
+ADMIN = Identity("subject-admin", "boss@example.org", admin=True, issuer=ISSUER)
 READ_PROVIDERS = identity.providers  # the real one, before the autouse no_sign_in fixture replaces it
 
 
@@ -187,3 +188,38 @@ def test_providers_are_read_from_the_auth_section(monkeypatch, auth, expected):
     assert identity.sign_in_configured() == bool(expected)
     if not expected:
         assert identity.current() is LOCAL
+
+
+ISS_A, ISS_B = "https://idp-a.example.org", "https://idp-b.example.com"
+
+
+@pytest.mark.parametrize("claims, admins, expected", [
+    # A user is the token's issuer and subject; the same subject from two providers is two users.
+    ({"iss": ISS_A, "sub": "alice-sub", "email": "a@example.org"}, "", Identity("alice-sub", "a@example.org",
+                                                                                 issuer=ISS_A)),
+    ({"iss": ISS_B, "sub": "alice-sub", "email": "m@example.com"}, "", Identity("alice-sub", "m@example.com",
+                                                                                 issuer=ISS_B)),
+    # No `iss` in the token: the configured provider's name stands for it.
+    ({"sub": "alice-sub", "provider": "mock"}, "", Identity("alice-sub", None, issuer="mock")),
+    # An administrator's e-mail counts only when the provider says it is verified.
+    ({"iss": ISS_A, "sub": "x", "email": "admin@example.org"}, "admin@example.org",
+     Identity("x", "admin@example.org", issuer=ISS_A)),
+    ({"iss": ISS_A, "sub": "x", "email": "admin@example.org", "email_verified": False}, "admin@example.org",
+     Identity("x", "admin@example.org", issuer=ISS_A)),
+    ({"iss": ISS_A, "sub": "x", "email": "admin@example.org", "email_verified": "true"}, "admin@example.org",
+     Identity("x", "admin@example.org", issuer=ISS_A)),
+    ({"iss": ISS_A, "sub": "x", "email": "admin@example.org", "email_verified": True}, "admin@example.org",
+     Identity("x", "admin@example.org", admin=True, issuer=ISS_A)),
+    # ... or by issuer and subject, whatever the e-mail.
+    ({"iss": ISS_A, "sub": "boss"}, f"{ISS_A}#boss", Identity("boss", None, admin=True, issuer=ISS_A)),
+    ({"iss": ISS_B, "sub": "boss"}, f"{ISS_A}#boss", Identity("boss", None, issuer=ISS_B)),
+    # No usable subject or issuer: nobody (the sign-in page says so).
+    ({"iss": ISS_A, "sub": "s" * 256}, "", None),
+    ({"iss": ISS_A}, "", None),
+    ({"sub": "alice-sub"}, "", None),
+])
+def test_the_signed_in_identity_is_read_from_the_token(monkeypatch, claims, admins, expected):
+    monkeypatch.setattr(identity, "providers", lambda: ["mock"])
+    monkeypatch.setattr(identity.st, "user", {"is_logged_in": True, **claims})
+    monkeypatch.setenv("PLANNER_ADMINS", admins)
+    assert identity.current() == expected

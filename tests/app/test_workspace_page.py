@@ -20,9 +20,11 @@ from streamlit.testing.v1 import AppTest
 from bench.ingest_bench import write_focus_csv
 from dashboard import settings
 from dashboard.format import count_sig, usd_sig
-from dashboard.ui import workspace_view
-from dashboard.workspace import datasets
-from dashboard.workspace.imports import import_to_workspace
+from dashboard.identity import Identity
+from dashboard.safe_text import WORD_JOINER, markdown_text
+from dashboard.ui import identity, workspace_view
+from dashboard.workspace import datasets, owners
+from dashboard.workspace.imports import delete_dataset, import_to_workspace
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 NONE = "(none)"
@@ -413,3 +415,94 @@ def test_a_replacement_within_the_same_second_is_a_new_dataset_key():
                               months=[], streamed=False, build="a1")
     second = dataclasses.replace(first, rows=5, build="b2")
     assert workspace_view.dataset_key(first) != workspace_view.dataset_key(second)
+
+
+# -- owners (issue 53) --------------------------------------------------------------------------------------------
+
+IDP = "https://sso.example.org"
+ALICE = Identity("alice-sub", "a_l*i[c]e@example.org", issuer=IDP)  # markdown characters: shown as text
+BOB = Identity("bob-sub", "bob@example.org", issuer=IDP)
+SAME_SUBJECT = Identity("alice-sub", "mallory@example.com", issuer="https://other-idp.example.com")
+
+
+@pytest.fixture
+def acting(monkeypatch):
+    """Act as the given identity with sign-in on, as if `st.user` said so."""
+    def act(who: Identity) -> None:
+        monkeypatch.setattr(identity, "providers", lambda: ["mock"])
+        monkeypatch.setattr(identity, "current", lambda: who)
+        monkeypatch.setattr(identity, "display_name", lambda: None)
+    return act
+
+
+def test_a_dataset_shows_its_owner_by_email_as_text(app, workspace, acting):
+    import_to_workspace(SAMPLES / "focus_sample.csv", "q2", actor=ALICE)
+    acting(BOB)
+    at = _open(app, {"retro.dataset": "q2", "retro.runs": NONE})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    line = next(c.value for c in at.caption if c.value.startswith("Workspace dataset"))
+    assert line.endswith(f"owner: {markdown_text(ALICE.email)}")
+    assert "alice-sub" not in line
+
+
+@pytest.mark.parametrize("intruder", [BOB, SAME_SUBJECT])
+def test_another_user_importing_over_a_dataset_is_refused_and_audited(app, workspace, quarter_in_data_folder,
+                                                                       acting, intruder):
+    """Issue 53: another user (or Alice's subject at another provider) no longer replaces Alice's dataset after a
+    warning: the page refuses at once, names the owner, offers no Replace, and the refusal is an audit line."""
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "shared", actor=ALICE)
+    before = datasets.metadata("shared")
+    acting(intruder)
+    at = _import_from_page(_open(app, {"retro.runs": NONE}), "shared")
+    assert not at.exception
+    refused = [_unescaped(e.value).replace(WORD_JOINER, "") for e in at.error]
+    assert len(refused) == 1 and refused[0].startswith(
+        f"You may not replace the dataset shared: it belongs to {ALICE.email}, and only its owner or an administrator")
+    assert not [b for b in at.button if b.key == "retro.workspace.replace"]
+    assert datasets.metadata("shared") == before
+    assert [(line.action, line.actor_issuer, line.actor_subject) for line in owners.audit("shared")] == [
+        ("import", IDP, "alice-sub"), ("refused replace", intruder.issuer, intruder.subject)]
+
+
+def test_the_owner_replaces_her_dataset_after_the_question(app, workspace, quarter_in_data_folder, acting):
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "shared", actor=ALICE)
+    acting(ALICE)
+    at = _import_from_page(_open(app, {"retro.runs": NONE}), "shared")
+    asked = [_unescaped(w.value).replace(WORD_JOINER, "") for w in at.warning
+             if "already has a dataset" in _unescaped(w.value)]
+    assert len(asked) == 1 and f"owner {ALICE.email}." in asked[0]
+    at.button(key="retro.workspace.replace").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    info = datasets.metadata("shared")
+    assert (info.rows, info.owner_email, info.imported_by_email) == (242, ALICE.email, ALICE.email)
+    assert [line.action for line in owners.audit("shared")] == ["import", "replace"]
+
+
+def test_the_owner_deletes_her_dataset_and_others_are_not_offered_to(app, workspace, acting):
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "hers", actor=ALICE)
+    acting(BOB)
+    at = _open(app, {"retro.dataset": "hers", "retro.runs": NONE})
+    assert not at.exception and not [b for b in at.button if b.key == "retro.workspace.delete"]
+    acting(ALICE)
+    at.run()
+    at.button(key="retro.workspace.delete").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert datasets.names() == []
+    assert at.selectbox(key="retro.dataset").value == NONE
+    assert [(line.action, line.actor_subject) for line in owners.audit("hers")] == [
+        ("import", "alice-sub"), ("delete", "alice-sub")]
+
+
+def test_a_delete_refused_meanwhile_is_a_message(app, workspace, acting, monkeypatch):
+    """The button is offered to the owner; if the dataset changed hands before the click, the refusal is shown."""
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "hers", actor=ALICE)
+    acting(ALICE)
+    at = _open(app, {"retro.dataset": "hers", "retro.runs": NONE})
+    delete_dataset("hers", actor=ALICE)
+    import_to_workspace(SAMPLES / "gcp_sample.csv", "hers", actor=BOB)
+    at.button(key="retro.workspace.delete").click().run()
+    assert not at.exception
+    assert any("hers was not deleted: You may not delete the dataset hers: it belongs to bob" in
+               _unescaped(e.value).replace(WORD_JOINER, "") for e in at.error)
+    assert datasets.metadata("hers").owner_email == "bob@example.org"
+    assert [line.action for line in owners.audit("hers")][-1] == "refused delete"

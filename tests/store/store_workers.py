@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dashboard.core.scenario import Scenario
-from dashboard.store.identity import Identity
+from dashboard.identity import Identity
 from dashboard.store.scenario_store import ScenarioStore
 
 
@@ -24,7 +24,7 @@ def save_as(url: str, subject: str, count: int, start, results) -> None:
     `other 0..`; report (subject, 'ok' or the error text, refusals seen)."""
     from dashboard.store.errors import NotAllowedError, ScenarioNotFoundError
 
-    actor = Identity(subject, f"{subject}@example.org")
+    actor = Identity(subject, f"{subject}@example.org", issuer="https://sso.example.org")
     other = "b" if subject == "a" else "a"
     refused = 0
     try:

@@ -14,14 +14,15 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from dashboard.core.scenario import Scenario
+from dashboard.identity import LOCAL, Identity, is_admin, shown_owner
 from dashboard.store.errors import NameTakenError, NotAllowedError, ScenarioNotFoundError, StoreError
-from dashboard.store.identity import LOCAL, Identity, is_admin, shown_owner
 from dashboard.store.scenario_store import ScenarioStore
 
 HERE = Path(__file__).resolve().parent
-A = Identity("subject-a", "a@example.org")
-B = Identity("subject-b", "b@example.org")
-ADMIN = Identity("subject-admin", "boss@example.org", admin=True)
+ISSUER = "https://sso.example.org"
+A = Identity("subject-a", "a@example.org", issuer=ISSUER)
+B = Identity("subject-b", "b@example.org", issuer=ISSUER)
+ADMIN = Identity("subject-admin", "boss@example.org", admin=True, issuer=ISSUER)
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -346,14 +347,25 @@ def test_two_users_in_two_processes_lose_nothing(store_url, monkeypatch):
 # -- identities ------------------------------------------------------------------------------------------
 
 
-def test_administrators_are_matched_by_subject_or_by_email_ignoring_case():
-    admins = ["subject-x", "Boss@Example.org"]
-    assert is_admin("subject-x", None, admins)
-    assert is_admin("other", "boss@example.ORG", admins)
-    assert not is_admin("other", "boss@example.org", admins, email_verified=False)
-    assert not is_admin("Subject-X", "someone@example.org", admins)
-    assert not is_admin(None, None, admins)
-    assert not is_admin("boss@example.org", None, ["subject-x"])
+ADMINS = ["https://sso.example.org#subject-x", "Boss@Example.org"]
+
+
+@pytest.mark.parametrize("issuer, subject, email, verified, expected", [
+    ("https://sso.example.org", "subject-x", None, False, True),  # listed as ISSUER#SUBJECT
+    ("https://other.example.com", "subject-x", None, False, False),  # the same subject from another provider
+    ("https://sso.example.org", "Subject-X", None, False, False),  # subjects match exactly
+    ("https://sso.example.org", "other", "boss@example.ORG", True, True),  # a verified e-mail, ignoring case
+    ("https://sso.example.org", "other", "boss@example.org", False, False),  # not verified: not an administrator
+    ("https://other.example.com", "other", "boss@example.org", True, True),  # a verified e-mail, any provider
+    (None, None, None, False, False),  # the local user
+    ("https://sso.example.org", "boss@example.org", None, False, False),  # a subject is never read as an e-mail
+])
+def test_administrators_are_issuer_and_subject_or_a_verified_email(issuer, subject, email, verified, expected):
+    assert is_admin(issuer, subject, email, ADMINS, email_verified=verified) is expected
+
+
+def test_a_bare_subject_in_the_list_names_nobody():
+    assert not is_admin("https://sso.example.org", "subject-x", None, ["subject-x"], email_verified=True)
 
 
 def test_owners_are_shown_by_email_only():
@@ -361,4 +373,134 @@ def test_owners_are_shown_by_email_only():
     assert shown_owner("sub", None) == "(a user without an e-mail)"
     assert shown_owner(None, None) == "(no owner)"
     with pytest.raises(ValueError):
-        Identity("")
+        Identity("", issuer=ISSUER)
+    with pytest.raises(ValueError, match="both its issuer and its subject"):
+        Identity("subject-a", "a@example.org")  # a subject means nothing without its issuer
+    with pytest.raises(ValueError, match="both its issuer and its subject"):
+        Identity(issuer=ISSUER)
+
+
+# -- two providers: the same subject is two users ---------------------------------------------------------
+
+OTHER = "https://other-idp.example.com"
+MALLORY = Identity("subject-a", "mallory@example.com", issuer=OTHER)  # A's subject, from another provider
+
+
+@pytest.mark.parametrize("change, doing", [
+    (lambda store: store.rename("Plan A", "Mine now", actor=MALLORY), "rename"),
+    (lambda store: store.save("Plan A", Scenario(mfu=0.9), overwrite=True, actor=MALLORY), "overwrite"),
+    (lambda store: store.delete("Plan A", actor=MALLORY), "delete"),
+])
+def test_a_second_providers_user_with_the_same_subject_is_another_user(store, change, doing):
+    store.save("Plan A", Scenario(mfu=0.3), actor=A)
+    before = snapshot(store)
+    with pytest.raises(NotAllowedError, match=f"you may not {doing} 'Plan A': it belongs to a@example.org"):
+        change(store)
+    assert snapshot(store) == before
+    (entry,) = store.entries()
+    assert (entry.owner_issuer, entry.owner_subject, entry.owner_email) == (ISSUER, "subject-a", "a@example.org")
+
+
+def test_each_provider_owns_its_own_and_the_audit_records_both_issuers(store):
+    store.save("Plan A", Scenario(mfu=0.3), actor=A)
+    store.save("Plan M", Scenario(mfu=0.4), actor=MALLORY)
+    store.rename("Plan M", "Plan M2", actor=MALLORY)
+    with pytest.raises(NotAllowedError, match="it belongs to mallory@example.com"):
+        store.delete("Plan M2", actor=A)
+    assert [(entry.action, entry.actor_issuer, entry.actor_subject, entry.actor_email)
+            for entry in store.audit_trail()] == [
+        ("save", ISSUER, "subject-a", "a@example.org"),
+        ("save", OTHER, "subject-a", "mallory@example.com"),
+        ("rename", OTHER, "subject-a", "mallory@example.com"),
+    ]
+
+
+def test_an_administrator_adopting_from_another_provider_becomes_the_owner(store):
+    other_admin = Identity("subject-admin", "boss@other.example.com", admin=True, issuer=OTHER)
+    store.save("Plan A", Scenario(), actor=A)
+    store.adopt("Plan A", actor=other_admin)
+    (entry,) = store.entries()
+    assert (entry.owner_issuer, entry.owner_subject) == (OTHER, "subject-admin")
+    with pytest.raises(NotAllowedError):  # the same subject at the first provider is not that administrator
+        store.delete("Plan A", actor=Identity("subject-admin", "x@example.org", issuer=ISSUER))
+
+
+# -- a store made before issuers were recorded -----------------------------------------------------------
+
+OWNERS_SCHEMA = """CREATE TABLE scenarios (
+    id {id_type} PRIMARY KEY, name TEXT NOT NULL, scenario_json TEXT NOT NULL,
+    created_at TIMESTAMP{zone} NOT NULL, updated_at TIMESTAMP{zone} NOT NULL,
+    owner_subject TEXT, owner_email TEXT,
+    CONSTRAINT scenarios_name_key UNIQUE (name))"""
+OWNERS_AUDIT_SCHEMA = """CREATE TABLE scenario_audit (
+    id {id_type} PRIMARY KEY, scenario_id INTEGER NOT NULL, at TIMESTAMP{zone} NOT NULL, action TEXT NOT NULL,
+    name TEXT NOT NULL, previous_name TEXT, previous_json TEXT, previous_owner_email TEXT, actor_subject TEXT,
+    actor_email TEXT)"""
+
+
+def make_store_without_issuers(url: str) -> None:
+    """A store as the subject-only version wrote it: Alice's plan, one ownerless plan, and their audit rows."""
+    engine = create_engine(sqlalchemy_url(url))
+    postgres = engine.dialect.name == "postgresql"
+    kinds = {"id_type": "SERIAL" if postgres else "INTEGER", "zone": " WITH TIME ZONE" if postgres else ""}
+    with engine.begin() as connection:
+        for table in ("scenario_audit", "scenarios", "plan_outcomes"):
+            connection.execute(text(f"DROP TABLE IF EXISTS {table}"))
+        connection.execute(text(OWNERS_SCHEMA.format(**kinds)))
+        connection.execute(text(OWNERS_AUDIT_SCHEMA.format(**kinds)))
+        now = datetime.now(UTC)
+        for number, (name, subject, email) in enumerate(
+                [("Alice plan", "subject-a", "a@example.org"), ("Nobody's", None, None)], start=1):
+            connection.execute(
+                text("INSERT INTO scenarios (id, name, scenario_json, created_at, updated_at, owner_subject, "
+                     "owner_email) VALUES (:i, :n, :j, :c, :u, :s, :e)"),
+                {"i": number, "n": name, "j": json.dumps(Scenario(name=name).to_json_dict()), "c": now, "u": now,
+                 "s": subject, "e": email})
+            connection.execute(
+                text("INSERT INTO scenario_audit (scenario_id, at, action, name, actor_subject, actor_email) "
+                     "VALUES (:i, :a, 'save', :n, :s, :e)"),
+                {"i": number, "a": now, "n": name, "s": subject, "e": email})
+    engine.dispose()
+
+
+def test_owners_without_an_issuer_are_changed_only_by_an_administrator(store_url):
+    make_store_without_issuers(store_url)
+    with ScenarioStore(store_url) as store:
+        entries = {entry.name: entry for entry in store.entries()}
+        assert (entries["Alice plan"].owner_issuer, entries["Alice plan"].owner) == (None, "a@example.org")
+        # Neither the provider of the subject nor another one can prove it was theirs.
+        for someone in (A, MALLORY, LOCAL):
+            with pytest.raises(NotAllowedError) as error:
+                store.delete("Alice plan", actor=someone)
+            assert "it was saved by a@example.org before owners were recorded with their sign-in provider" in str(
+                error.value)
+        store.rename("Nobody's", "Still nobody's")  # the local user keeps changing ownerless rows
+        store.adopt("Alice plan", actor=ADMIN)
+        assert [entry.action for entry in store.history("Alice plan")] == ["save", "adopt"]
+        assert store.history("Alice plan")[0].actor_issuer is None
+        assert [(e.owner_issuer, e.owner_subject) for e in store.entries() if e.name == "Alice plan"] == [
+            (ISSUER, "subject-admin")]
+
+
+def test_the_operators_legacy_issuer_gives_old_owners_their_issuer(store_url):
+    make_store_without_issuers(store_url)
+    with ScenarioStore(store_url, legacy_owner_issuer=ISSUER) as store:
+        with pytest.raises(NotAllowedError, match="it belongs to a@example.org"):
+            store.delete("Alice plan", actor=MALLORY)  # the same subject from another provider still may not
+        store.save("Alice plan", Scenario(mfu=0.45), overwrite=True, actor=A)  # Alice, at the stated issuer, may
+        entries = {entry.name: entry for entry in store.entries()}
+        assert (entries["Alice plan"].owner_issuer, entries["Nobody's"].owner_issuer) == (ISSUER, None)
+        assert [(e.action, e.actor_issuer) for e in store.history("Alice plan")] == [
+            ("save", ISSUER), ("overwrite", ISSUER)]
+        assert [(e.name, e.actor_issuer) for e in store.audit_trail()][1] == ("Nobody's", None)
+
+
+
+def test_a_store_without_issuers_opened_read_only_still_reads_its_owners_and_history(tmp_path):
+    path = tmp_path / "scenarios.db"
+    make_store_without_issuers(f"sqlite:///{path}")
+    with ScenarioStore(f"sqlite:///file:{path}?mode=ro&uri=true", legacy_owner_issuer=ISSUER) as store:
+        assert [(entry.name, entry.owner, entry.owner_issuer) for entry in store.entries()] == [
+            ("Alice plan", "a@example.org", None), ("Nobody's", "(no owner)", None)]
+        assert [(entry.action, entry.actor_issuer) for entry in store.history("Alice plan")] == [("save", None)]
+        assert len(store.audit_trail()) == 2

@@ -12,13 +12,14 @@ from sqlalchemy import create_engine, inspect, text
 
 from dashboard.core.plan_accuracy import PlanOutcome, accuracy, accuracy_sentence
 from dashboard.core.scenario import Scenario
+from dashboard.identity import LOCAL, Identity
 from dashboard.store import plan_outcomes
 from dashboard.store.errors import InvalidNameError, ScenarioNotFoundError
-from dashboard.store.identity import LOCAL, Identity
 from dashboard.store.scenario_store import ScenarioStore
 
-A = Identity("subject-a", "a@example.org")
-B = Identity("subject-b", "b@example.org")
+ISSUER = "https://sso.example.org"
+A = Identity("subject-a", "a@example.org", issuer=ISSUER)
+B = Identity("subject-b", "b@example.org", issuer=ISSUER)
 Q2 = (date(2025, 4, 1), date(2025, 6, 30))
 Q3 = (date(2025, 7, 1), date(2025, 9, 30))
 
@@ -57,8 +58,8 @@ def test_a_kept_outcome_reads_back_with_who_and_when(outcomes_store):
     outcomes_store.record_outcome(kept, actor=A)
     (found,) = outcomes_store.outcomes()
     assert found.outcome == kept
-    assert (found.recorded_by_subject, found.recorded_by_email, found.recorded_by) == (
-        "subject-a", "a@example.org", "a@example.org")
+    assert (found.recorded_by_issuer, found.recorded_by_subject, found.recorded_by_email, found.recorded_by) == (
+        ISSUER, "subject-a", "a@example.org", "a@example.org")
     assert before - timedelta(seconds=1) <= found.recorded_at <= datetime.now(UTC) + timedelta(seconds=1)
     assert found.recorded_at.tzinfo is not None
     assert found.scenario_id is not None
@@ -135,6 +136,26 @@ def test_a_store_without_the_table_gets_it_on_open(store_url):
         assert len(reopened.outcomes()) == 1
     with engine.connect() as connection:
         assert inspect(connection).has_table("plan_outcomes")
+    engine.dispose()
+
+
+def test_a_table_made_before_issuers_gets_the_column_and_keeps_its_rows(store_url):
+    with ScenarioStore(store_url) as store:
+        store.save("Plan A", Scenario(name="Plan A"), actor=A)
+        store.record_outcome(outcome(), actor=A)
+    engine = _engine(store_url)
+    with engine.begin() as connection:  # as the subject-only version left it
+        connection.execute(text("ALTER TABLE plan_outcomes DROP COLUMN recorded_by_issuer"))
+    with ScenarioStore(store_url) as reopened:
+        (old,) = reopened.outcomes()
+        assert (old.recorded_by_issuer, old.recorded_by_subject, old.recorded_by) == (None, "subject-a",
+                                                                                      "a@example.org")
+        other = Identity("subject-a", "m@example.com", issuer="https://other.example.com")
+        reopened.record_outcome(outcome(period=Q3), actor=other)
+        assert [(found.recorded_by_issuer, found.recorded_by) for found in reopened.outcomes()] == [
+            ("https://other.example.com", "m@example.com"), (None, "a@example.org")]
+    with ScenarioStore(store_url, legacy_owner_issuer=ISSUER) as stated:
+        assert [found.recorded_by_issuer for found in stated.outcomes()] == ["https://other.example.com", ISSUER]
     engine.dispose()
 
 
