@@ -356,6 +356,31 @@ def test_a_name_the_page_wrote_that_comes_back_late_does_not_freeze_it(app):
     assert at.text_input(key="w.name").value == "My plan"
 
 
+def test_a_method_switch_says_what_it_moves_beside_the_total(app):
+    at = app.run()
+    at.session_state["plan.group.Training method"] = True
+    at.run()
+    at.selectbox(key="w.method").set_value("tst").run()
+    lines = [shown(c.value) for c in at.caption if "in place of" in shown(c.value)]
+    assert len(lines) == 1 and "TST in place of the baseline method: main run $207k → " in lines[0]
+    at.selectbox(key="w.method").set_value("baseline").run()
+    assert not [c for c in at.caption if "in place of" in shown(c.value)]
+
+
+def test_a_fix_that_returns_the_plan_to_its_preset_drops_edited(app):
+    at = app.run()
+    at.selectbox(key="plan.preset").set_value(LLAMA).run()
+    at.session_state["plan.group.Layout and memory"] = True
+    at.run()
+    _widget(at, "w.attention").set_value("eager").run()
+    assert at.text_input(key="w.name").value == f"{LLAMA} (edited: attention eager)"
+    assert [shown(m.value) for m in at.markdown if m.value.startswith("Use ")][0].startswith(
+        "Use fused (flash) attention: ")
+    at.button(key="plan.fix.0").click().run()
+    assert not at.exception
+    assert at.text_input(key="w.name").value == LLAMA
+
+
 def test_an_edited_preset_gains_edited(app):
     at = app.run()
     name = next(n for n in presets() if n.startswith("Llama"))
@@ -598,7 +623,7 @@ EDITED_NAME_CASES = [
      f"{LLAMA} (edited: + programme: ladder, ablations, evals)"),
     ("method first", {"budget_usd": 2e8, "method": "tst"}, f"{LLAMA} (edited: method TST, budget 200M USD)"),
     ("layout", {"tensor_parallel": 4, "zero_stage": 3}, f"{LLAMA} (edited: TP 4, ZeRO stage 3)"),
-    ("one bit off", {"reserved_share": 1.0000000000000002 - 2.220446049250313e-16}, LLAMA),
+    ("one bit off", {"mfu": 0.4 + 1e-16}, LLAMA),  # 0.4000000000000001
     ("too many", {"gpu_count": 1024, "method": "tst", "attention": "eager", "activation_recompute": "full",
                   "budget_usd": 2e8, "mfu": 0.3, "tensor_parallel": 4, "precision": "fp8"},
      f"{LLAMA} (edited: 1,024 GPUs, method TST, MFU 30 % and 5 more)"),
