@@ -16,6 +16,11 @@ from dashboard.file_names import download_name
     ("日本語", "scenario.json"),
     ("CON", "scenario.json"),
     ("x" * 200, "x" * 80 + ".json"),
+    # A long derived name is cut at a word, and carries no digest (issue 51: "…-3-more-863ae3.json").
+    ("7B dense, 2T tokens on 512 H100, MFU 35 %, reserved 3 USD, on-demand 7 USD, spot 2.10 USD and 5 more",
+     "7B-dense-2T-tokens-on-512-H100-MFU-35-reserved-3-USD-on-demand-7-USD-spot-2.10.json"),
+    ("x" * 60 + " " + "y" * 60, "x" * 60 + ".json"),
+    ("a " + "x" * 100, "a-" + "x" * 78 + ".json"),  # no word ends in the second half: cut at 80
 ])
 def test_download_name(name, expected):
     assert download_name(name, ".json") == expected

@@ -72,3 +72,18 @@ LLAMA3_405B_FAILURES = FailureRecord(
 # Published dense-training MFU: above this the plan is beyond any published large run (Llama 3 405B 38–43 %,
 # PaLM 540B 46.2 %, MegaScale 175B 55.2 %).
 PUBLISHED_DENSE_MFU_MAX = 0.6
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A published training run's cluster: how many GPUs one job trained on."""
+
+    label: str
+    source: str
+    gpus: int
+
+
+# The largest cluster one published training run names: Llama 3 405B on 16,384 H100 ("The Llama 3 Herd of Models",
+# arXiv 2407.21783 §3.3.2 Table 4 and §3.3.4; ../shared/reference/measured-runs.csv row L3-2). Larger published
+# figures are platforms (ByteRobust: over 200,000 GPUs across jobs) or projections (Kokolis et al.: 131,072).
+LARGEST_TRAINING_CLUSTER = Cluster(label="Llama 3 405B", source="arXiv 2407.21783", gpus=16_384)

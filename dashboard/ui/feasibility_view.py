@@ -1,7 +1,7 @@
 """The Plan page's "Can it run?" panel: the model's shape, memory per GPU, the layout, steps, the batch's GPU limit,
 data epochs and the fixes, each with an Apply button.
 
-Numbers and sentences come from `engine.scenario_outputs`, the fixes from `dashboard.core.feasibility.fixes` and the
+Numbers and sentences come from `engine.scenario_outputs`, the fixes from `dashboard.core.fix_choice.offered` and the
 shape from `dashboard.core.shape`; this module only lays them out. Apply sets the fix's keys in the plan and in the
 sidebar's widgets (`plan_state.apply_changes`, a callback, so it runs before the widgets are drawn).
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.core import catalogue, feasibility, memory, shape
+from dashboard.core import catalogue, fix_choice, memory, shape
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
@@ -29,9 +29,9 @@ def _figure(memory: dict[str, Any], layout: dict[str, int]) -> DrawnChart:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=SCENARIO_HASH)
-def _fixes(scenario: Scenario) -> list[feasibility.Fix]:
-    """The fixes of a plan, cheapest first (a resource: the page only reads them)."""
-    return feasibility.fixes(scenario)
+def _offered(scenario: Scenario) -> tuple[list[fix_choice.Offered], list[fix_choice.Offered]]:
+    """The fixes offered and those only considered (a resource: the page only reads them)."""
+    return fix_choice.offered(scenario)
 
 
 def _layout_text(layout: dict[str, int], scenario: Scenario) -> str:
@@ -73,20 +73,30 @@ def _shape(scenario: Scenario, invalid: dict[str, str]) -> None:
 
 
 def _fix_list(scenario: Scenario) -> None:
-    """Every fix with its memory per GPU and price, fitting and cheapest first, each with an Apply button (a plan
-    that fits has none)."""
-    fixes = _fixes(scenario)
-    if not fixes:
+    """The fixes that make the plan run within its batch and a sane count of GPUs (`dashboard.core.fix_choice`),
+    cheapest first, each with its price, wall-clock, what it changes and an Apply button; the rest folded under
+    "also considered" with why. A plan that fits has none."""
+    shown, considered = _offered(scenario)
+    if not shown and not considered:
         return
-    st.markdown("**Fixes, cheapest first:**")
-    for index, fix in enumerate(fixes):
+    if shown:
+        st.markdown("**Fixes, cheapest first:**")
+    else:
+        st.markdown(f"**No fix makes it run** within the batch and {fix_choice.gpu_bound(scenario):,} GPUs.")
+    for index, item in enumerate(shown):
         words, button = st.columns([6, 1], vertical_alignment="center")
-        verdict = "fits" if fix.fits else "still does not fit"
-        words.markdown(f"Use {markdown_text(fix.label)}: {catalogue.text('memory.total_gb', fix.memory_gb)} per "
-                       f"GPU, {verdict} · {markdown_text(fix.cost_text)}")
+        words.markdown(f"Use {markdown_text(item.fix.label)}: "
+                       f"{catalogue.text('memory.total_gb', item.fix.memory_gb)} per GPU, total "
+                       f"{markdown_text(item.cost_text)}, wall-clock {markdown_text(item.days_text)}  \n"
+                       f":gray[changes {markdown_text(item.changes_text)}]")
         button.button("Apply", key=f"plan.fix.{index}", on_click=plan_state.apply_changes,
-                      args=(fix.label, dict(fix.changes)), help="Sets these keys in the plan and the sidebar; the "
-                      "notice above offers an undo.")
+                      args=(item.fix.label, dict(item.fix.changes)), help="Sets these keys in the plan and the "
+                      "sidebar; the notice above offers an undo.")
+    if considered:
+        with st.expander(f"Also considered ({len(considered)}), not offered", key="plan.fixes_considered"):
+            st.markdown("\n".join(
+                f"- {markdown_text(item.fix.label)}: {catalogue.text('memory.total_gb', item.fix.memory_gb)} per "
+                f"GPU, total {markdown_text(item.cost_text)} — {markdown_text(item.reason)}" for item in considered))
 
 
 def panel(scenario: Scenario, result: dict[str, Any]) -> None:

@@ -241,6 +241,7 @@ def _save(name: str, *, overwrite: bool) -> bool:
         state[SAVE_MESSAGE] = ("error", f"Not saved: {error}.")
         return False
     _saved(state, name)
+    plan_state.saved_as(scenario)
     return True
 
 
@@ -270,9 +271,7 @@ def save_as_next() -> None:
     except StoreError as error:
         state[SAVE_MESSAGE] = ("error", f"Not saved: {error}.")
         return
-    if _save(new, overwrite=False):
-        state["w.name"] = new  # the plan is now known by the name it was saved under
-        state[plan_state.NAMED] = True
+    _save(new, overwrite=False)  # the plan is now known by the name it was saved under
 
 
 def cancel_save() -> None:

@@ -12,8 +12,8 @@ Callbacks here run before the page script, so they may set widget values.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 import re
 from typing import Any
 
@@ -43,6 +43,9 @@ SCENARIO = "plan.scenario_json"  # the plan as JSON text, for other pages
 BASELINE = "plan.baseline"
 ORIGIN = "plan.origin"  # the scenario as last loaded (default, link, preset, file): names follow edits of it
 NAMED = "plan.named"  # the user typed the name: it no longer follows the inputs
+SOURCE = "plan.origin_is_source"  # the origin is a saved plan or a file: edits of it read "(edited: …)"
+WRITTEN = "plan.names_written"  # the names the page put in the name box, latest last (see `name_typed`)
+WRITTEN_MAX = 64
 INVALID = "plan.invalid"  # control key → why its value was not applied
 UNDO = "plan.undo"  # the plan before the last preset, for its undo button
 OFFER_PIN = "plan.offer_pin"  # the plan before a file or "open in Plan", offered as the baseline
@@ -72,20 +75,29 @@ SHARE_KEYS = ("reserved_share", "spot_share")
 # Short labels for the differences a name lists first (the rest use the catalogue's labels).
 NAME_LABELS = {"mfu": "MFU", "price_reserved_per_gpu_hour": "reserved", "price_on_demand_per_gpu_hour": "on-demand",
                "price_spot_per_gpu_hour": "spot"}
+# The inputs a difference list names first (what the plan is), then MFU, the prices and the mix, then the rest.
+FIRST_KEYS = ("total_params", "active_params", "tokens", "gpu_count", "gpu_type", "method", "programme")
+REPLACED_BY_STAGES = frozenset({"experiment_overhead", "eval_overhead"})
+# A programme's stages in a name ("+ programme: ladder, ablations, evals").
+STAGE_WORDS = {"data_preparation": "data prep", "scaling_ladder": "ladder", "ablations": "ablations",
+               "mid_training": "mid-training", "long_context": "long context", "evaluation": "evals"}
 # Characters a store name cannot hold (dashboard.store.names), as words.
-NAME_SAFE = str.maketrans({";": ",", "$": "USD ", "/": " per ", "×": "x", "·": ",", "≤": "", "≥": "", "→": "", "₀": ""})
+NAME_SAFE = str.maketrans({";": ",", "$": "USD ", "/": " or ", "×": "x", "·": ",", "≤": "", "≥": "", "→": "", "₀": ""})
 NOT_IN_NAMES = re.compile(r"[^\w " + re.escape(NAME_PUNCTUATION) + r"]")  # anything else the store refuses
-TAG_CHARS = 6
-EDITED_BASE_CHARS = 90  # an edited plan's name keeps this much of its origin's: room is left for "+1 more #tag"
+EDITED_BASE_CHARS = 70  # an edited plan's name keeps this much of its origin's: room is left for what was edited
+REL_TOL = 1e-9  # a value a widget round trip moved less than this is the same (0.15 and 0.15000000000000002)
 
 
 def _head(scenario: Scenario) -> str:
     size = compact(scenario.total_params)
     shape = "dense" if scenario.active_params is None else f"MoE ({compact(scenario.active)} active)"
     method = ", TST" if scenario.method == "tst" else ""
+    return f"{size} {shape}, {compact(scenario.tokens)} tokens on {scenario.gpu_count:,} {_gpu(scenario)}{method}"
+
+
+def _gpu(scenario: Scenario) -> str:
     gpu = "custom GPUs" if scenario.gpu_type == CUSTOM else catalogue()[scenario.gpu_type].label.split(" (")[0]
-    gpu = gpu.removesuffix(" SXM").removeprefix("AMD ")
-    return f"{size} {shape}, {compact(scenario.tokens)} tokens on {scenario.gpu_count:,} {gpu}{method}"
+    return gpu.removesuffix(" SXM").removeprefix("AMD ")
 
 
 def _usd(value: float) -> str:
@@ -97,56 +109,115 @@ def _mfu_name(value: float | None) -> str:
     return "MFU predicted" if value is None else f"MFU {100 * value:.3g} %"
 
 
+def _programme_name(stages: Any) -> str:
+    """ "+ programme: ladder, ablations, evals", or "no programme"."""
+    if not stages:
+        return "no programme"
+    return "+ programme: " + ", ".join(dict.fromkeys(STAGE_WORDS.get(stage.kind, stage.kind) for stage in stages))
+
+
+# Inputs whose name reads better as a phrase than as "label value".
+PHRASES: dict[str, Any] = {
+    "attention": lambda value: f"attention {value}",
+    "activation_recompute": lambda value: "no recompute" if value == "none" else f"{value} recompute",
+    "programme": _programme_name,
+    "method": lambda value: f"method {'TST' if value == 'tst' else value}",
+    "gpu_count": lambda value: f"{value:,} GPUs",
+    "tokens": lambda value: f"{compact(value)} tokens",
+    "total_params": lambda value: f"size {compact(value)}",
+    "active_params": lambda value: "dense" if value is None else f"{compact(value)} active",
+    "precision": lambda value: f"{value.upper()} linear layers",
+}
+
+
+def _short_label(label: str) -> str:
+    """A catalogue label in a name: its acronym when it has one ("Tensor parallel (TP)" -> "TP"), else the label
+    without its parenthesis, lower case unless its first word is a name ("Checkpoint interval" -> "checkpoint
+    interval", "ZeRO stage" stays)."""
+    acronym = re.search(r"\(([A-Z0-9-]{2,})\)$", label)
+    if acronym:
+        return acronym.group(1)
+    label = re.sub(r"\s*\([^)]*\)", "", label).strip()
+    first_word = label.split(" ")[0]
+    return label[:1].lower() + label[1:] if first_word[1:].islower() else label
+
+
+def _phrase(key: str, scenario: Scenario) -> str:
+    value = getattr(scenario, key)
+    if key in PHRASES:
+        return PHRASES[key](value)
+    if key == "gpu_type":
+        return _gpu(scenario)
+    entry = plan_catalogue.INPUTS[key]
+    if isinstance(value, bool):
+        return f"{_short_label(entry.label)} {'on' if value else 'off'}"
+    text = entry.text(value)
+    if text.startswith("$"):
+        text = f"{text[1:]} USD"
+    return f"{_short_label(entry.label)} {text}"
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal, floats within `REL_TOL` (nested in lists and dicts too)."""
+    if isinstance(old, float) and isinstance(new, float):
+        return math.isclose(old, new, rel_tol=REL_TOL)
+    if isinstance(old, dict) and isinstance(new, dict):
+        return old.keys() == new.keys() and all(_same(old[key], new[key]) for key in old)
+    if isinstance(old, list | tuple) and isinstance(new, list | tuple):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+    return bool(old == new)
+
+
 def name_differences(reference: Scenario, scenario: Scenario, skip: frozenset[str] = frozenset({"name"})) -> list[str]:
-    """The inputs of `scenario` that differ from `reference`, in words a store name may hold: MFU first, then the
-    prices and the purchase mix, then the rest in the scenario file's order ("MFU 35 %", "MFU predicted",
-    "spot 2.10 USD", "mix 50 % reserved, 30 % spot")."""
+    """The inputs of `scenario` that differ from `reference`, in short words a store name may hold: size, tokens,
+    GPUs, method and programme first, then MFU, the prices and the purchase mix, then the rest in the scenario
+    file's order ("method TST", "+ programme: ladder, evals", "MFU 35 %", "MFU predicted", "spot 2.10 USD",
+    "mix 50 % reserved, 30 % spot", "attention eager", "full recompute")."""
     old, new = reference.model_dump(), scenario.model_dump()
-    changed = [key for key in new if key not in skip and old[key] != new[key]]
-    parts = []
+    changed = [key for key in new if key not in skip and not _same(old[key], new[key])]
+    if "programme" in changed:  # a programme preset sets the overheads its stages replace: the stages say it
+        changed = [key for key in changed if key not in REPLACED_BY_STAGES]
+    parts = [_phrase(key, scenario) for key in FIRST_KEYS if key in changed]
     for key in NAME_LABELS:
         if key in changed:
             value = new[key]
             parts.append(_mfu_name(value) if key == "mfu" else f"{NAME_LABELS[key]} {_usd(value)}")
     if any(key in changed for key in SHARE_KEYS):
         parts.append(f"mix {100 * scenario.reserved_share:.3g} % reserved, {100 * scenario.spot_share:.3g} % spot")
-    for key in changed:
-        if key in NAME_LABELS or key in SHARE_KEYS:
-            continue
-        entry = plan_catalogue.INPUTS[key]
-        parts.append(f"{entry.label} {entry.text(new[key])}".translate(NAME_SAFE))
+    parts += [_phrase(key, scenario).translate(NAME_SAFE) for key in changed
+              if key not in NAME_LABELS and key not in SHARE_KEYS and key not in FIRST_KEYS]
     return [" ".join(NOT_IN_NAMES.sub(" ", part).split()) for part in parts]
 
 
-def _tag(scenario: Scenario) -> str:
-    """A short digest of the inputs: two plans whose listed differences are cut short still get different names."""
-    text = json.dumps(scenario.model_dump(exclude={"name"}), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:TAG_CHARS]
+def _cut(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut at a word."""
+    if len(text) <= limit:
+        return text
+    return text[:limit + 1].rsplit(" ", 1)[0].rstrip(" ,-–—:(") if " " in text[:limit + 1] else text[:limit]
 
 
-def _listed(prefix: str, parts: list[str], suffix: str, scenario: Scenario) -> str:
-    """`prefix` + the parts joined + `suffix`, within the name limit: parts that do not fit are counted and the
-    inputs' digest added, so the name stays unique to the inputs."""
+def _listed(prefix: str, parts: list[str], suffix: str) -> str:
+    """`prefix` + the parts joined + `suffix`, within the name limit: the parts that do not fit are counted ("and 2
+    more"). Two plans may then share a name: saving one where the other is saved offers "name (2)"."""
     full = f"{prefix}{', '.join(parts)}{suffix}"
     if len(full) <= NAME_MAX_CHARS:
         return full
     shown: list[str] = []
     for part in parts:
         rest = len(parts) - len(shown) - 1
-        trial = f"{prefix}{', '.join([*shown, part])}, +{rest} more #{_tag(scenario)}{suffix}"
-        if len(trial) > NAME_MAX_CHARS:
+        if len(f"{prefix}{', '.join([*shown, part])} and {rest} more{suffix}") > NAME_MAX_CHARS:
             break
         shown.append(part)
-    more = f"+{len(parts) - len(shown)} more #{_tag(scenario)}"
-    text = f"{prefix}{', '.join([*shown, more])}{suffix}"
-    return text if len(text) <= NAME_MAX_CHARS else f"{text[:NAME_MAX_CHARS - TAG_CHARS - 2]} #{_tag(scenario)}"
+    more = f"{len(parts) - len(shown)} more"
+    listed = f"{', '.join(shown)} and {more}" if shown else more
+    return _cut(f"{prefix}{listed}{suffix}", NAME_MAX_CHARS)
 
 
 def describe(scenario: Scenario) -> str:
     """A name that says what the plan is and how it differs from the default: "7B dense, 2T tokens on 512 H100",
     "7B dense, 2T tokens on 512 H100, MFU 35 %, mix 50 % reserved, 30 % spot"."""
     parts = name_differences(default_scenario(), scenario, DESCRIBED_KEYS)
-    return _listed(f"{_head(scenario)}, ", parts, "", scenario) if parts else _head(scenario)
+    return _listed(f"{_head(scenario)}, ", parts, "") if parts else _head(scenario)
 
 
 _KEYS_LONGEST_FIRST = sorted((key for key in plan_catalogue.INPUTS if key not in {"schema", "schema_"}), key=len,
@@ -172,23 +243,23 @@ def plain_message(message: str) -> str:
 
 
 def _same_inputs(a: Scenario, b: Scenario) -> bool:
-    return a.model_dump(exclude={"name"}) == b.model_dump(exclude={"name"})
+    return _same(a.model_dump(exclude={"name"}), b.model_dump(exclude={"name"}))
 
 
-def follow_name(origin: Scenario, scenario: Scenario) -> str:
-    """The name of a plan nobody has named: the origin's name while nothing changed; a description of the
-    inputs when the origin's name was one (or is the default's, which fits only the default's inputs); else the
-    origin's name with what was edited ("Llama 3.1 405B … (edited: MFU 30 %)")."""
+def follow_name(origin: Scenario, scenario: Scenario, *, source: bool = False) -> str:
+    """The name of a plan nobody has named: the origin's name while its inputs are the origin's (a fix that returns
+    the plan to them drops the "(edited: …)"); a description of the inputs when the origin's name was one (or is
+    the default's, which fits only the default's inputs) unless the origin is a `source` (a saved plan); else the
+    origin's name with what differs from it ("Llama 3.1 405B … (edited: MFU 30 %, attention eager)")."""
     default = default_scenario()
     if origin.name == default.name:  # the default's name fits the default's inputs only
         return default.name if _same_inputs(default, scenario) else describe(scenario)
     if _same_inputs(origin, scenario):
         return origin.name
-    if origin.name == describe(origin):
+    if not source and origin.name == describe(origin):
         return describe(scenario)
-    base = re.sub(EDITED_PATTERN, "", origin.name)
-    parts = name_differences(origin, scenario)
-    return _listed(f"{base[:EDITED_BASE_CHARS]} (edited: ", parts, ")", scenario)
+    base = _cut(re.sub(EDITED_PATTERN, "", origin.name), EDITED_BASE_CHARS)
+    return _listed(f"{base} (edited: ", name_differences(origin, scenario), ")")
 
 
 def _as_scenario(value: Any) -> Scenario | None:
@@ -204,7 +275,8 @@ def _set_plan(scenario: Scenario) -> None:
     state[SCENARIO] = state[EXPORTED] = scenario_json(scenario)
 
 
-def _load(scenario: Scenario, notice: str, *, offer_pin: bool = False, undo: bool = False) -> None:
+def _load(scenario: Scenario, notice: str, *, offer_pin: bool = False, undo: bool = False,
+          source: bool = False) -> None:
     """Make `scenario` the plan and set every widget from it; keep the previous plan for undo or as a baseline."""
     state = st.session_state
     previous = state.get(PLAN)
@@ -213,6 +285,7 @@ def _load(scenario: Scenario, notice: str, *, offer_pin: bool = False, undo: boo
     controls.load(scenario)
     _set_plan(scenario)
     state[ORIGIN] = scenario
+    state[SOURCE] = source
     state[NAMED] = False
     state[INVALID] = {}
     state[NOTICES] = [notice]
@@ -249,13 +322,14 @@ def start() -> None:
         controls.load(scenario)
         _set_plan(scenario)
         state[ORIGIN] = scenario
+        state[SOURCE] = handed is not None
         state[NAMED] = False
         state[INVALID] = {}
         state[BASELINE] = link.baseline if pinned else _as_scenario(state.get(BASELINE))
         state[NOTICES] = link.warnings + tab_warnings + measured_warnings
     elif state.get(SCENARIO) != state.get(EXPORTED):
         handed = Scenario.model_validate_json(state[SCENARIO])
-        _load(handed, f"Opened “{handed.name}”.", offer_pin=True)
+        _load(handed, f"Opened “{handed.name}”.", offer_pin=True, source=True)
         state[MEASURED], state[MEASURED_PERIOD] = handed_measured
     elif controls.MOE_TOGGLE not in state:
         controls.load(state[PLAN])
@@ -295,8 +369,10 @@ def update() -> Scenario:
     if state.get(NAMED) and typed:
         name = typed
     else:
-        name = follow_name(state[ORIGIN], scenario)
+        name = follow_name(state[ORIGIN], scenario, source=bool(state.get(SOURCE)))
         state["w.name"] = name
+        written = [item for item in state.get(WRITTEN, []) if item != name]
+        state[WRITTEN] = [*written, name][-WRITTEN_MAX:]
     if name != scenario.name:
         scenario = scenario.model_copy(update={"name": name})
     if scenario != plan:
@@ -306,8 +382,23 @@ def update() -> Scenario:
 
 
 def name_typed() -> None:
-    """The user edited the name box: a name of their own stops following the inputs; an empty box resumes it."""
-    st.session_state[NAMED] = bool((st.session_state.get("w.name") or "").strip())
+    """The user edited the name box: a name of their own stops following the inputs; an empty box resumes it.
+
+    A name the page itself wrote there is not the user's: when key presses come fast, the browser sends the box's
+    value from a rerun or two ago with the next one, which Streamlit reports as a change of the box (this froze the
+    name: "…on 512 H100, 1 % spot" while the page priced 15 % spot)."""
+    state = st.session_state
+    typed = (state.get("w.name") or "").strip()
+    state[NAMED] = bool(typed) and typed not in state.get(WRITTEN, [])
+
+
+def saved_as(scenario: Scenario) -> None:
+    """The plan was saved as `scenario`: it is the plan's source now, so later edits read "(edited: …)"."""
+    state = st.session_state
+    state[ORIGIN] = scenario
+    state[SOURCE] = True
+    state[NAMED] = False
+    state["w.name"] = scenario.name
 
 
 def load_preset() -> None:
@@ -355,7 +446,7 @@ def load_upload() -> None:
         state[UPLOAD_ERROR] = f"{uploaded.name} was not loaded: {error}. The previous scenario is kept."
         return
     state.pop(UPLOAD_ERROR, None)
-    _load(scenario, f"Loaded {uploaded.name}: {scenario.name}.", offer_pin=True)
+    _load(scenario, f"Loaded {uploaded.name}: {scenario.name}.", offer_pin=True, source=True)
     forget_measured()
 
 

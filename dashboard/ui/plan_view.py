@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.core import catalogue, provenance, risk
+from dashboard.core import catalogue, provenance, risk, switches
 from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.figures.throughput import TITLE as STEP_TITLE
@@ -19,6 +19,7 @@ from dashboard.figures.throughput import mfu_line, region_line
 from dashboard.format import SAME, change, number
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view
+from dashboard.ui.cache import plan_result
 
 TILES = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens", "predicted_loss")
 CHIP_LIMIT = 6  # differences shown as chips; the rest are counted
@@ -118,6 +119,18 @@ def differences(baseline: Scenario, scenario: Scenario) -> list[str]:
 def _input_text(key: str, value: Any) -> str:
     """An input's value for a chip: an unset MFU is the layout's prediction."""
     return "predicted" if key == "mfu" and value is None else catalogue.INPUTS[key].text(value)
+
+
+def switch_notes(scenario: Scenario, origin: Scenario, result: PlanResult) -> None:
+    """Under the tiles: a sentence for each structural switch since the plan's origin (programme stages in place of
+    the overheads, a method in place of the other), with what it moves (`dashboard.core.switches`)."""
+    lines = []
+    for kind in switches.switched(origin, scenario):
+        old = switches.before(origin, scenario, kind)
+        lines.append(markdown_text(switches.sentence(kind, old, scenario, plan_result(old), result)))
+    if lines:
+        with st.container(key="plan-switches"):
+            st.caption("  \n".join(f":material/swap_horiz: {line}" for line in lines))
 
 
 def mfu_notes(result: PlanResult) -> None:

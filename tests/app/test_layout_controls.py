@@ -12,7 +12,7 @@ from app_fixtures import APP, TIMEOUT_S
 from shown_text import shown
 from streamlit.testing.v1 import AppTest
 
-from dashboard.core import feasibility, memory, shape
+from dashboard.core import fix_choice, memory, shape
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_to_query
 from dashboard.ui.feasibility_view import SHAPE_EXPANDER, shape_text
@@ -214,23 +214,26 @@ STUCK = Scenario(total_params=70e9, gpu_count=64, tensor_parallel=1, pipeline_pa
 def test_the_panel_lists_the_fixes_cheapest_first_each_with_its_price(app):
     at = _open(app, STUCK)
     assert not at.exception
-    fixes = feasibility.fixes(STUCK)
-    assert fixes and any(fix.fits for fix in fixes)
+    offered, considered = fix_choice.offered(STUCK)
+    assert offered and considered
     lines = _lines(at)
     assert "Fixes, cheapest first:" in lines
-    positions = [lines.index(f"{fix.label}: ") for fix in fixes]
+    positions = [lines.index(f"{item.fix.label}: ") for item in offered]
     assert positions == sorted(positions)
-    assert all(fix.cost_text in lines for fix in fixes)
-    assert len([b for b in at.button if b.label == "Apply"]) == len(fixes)
+    assert all(item.cost_text in lines and item.changes_text in lines for item in offered)
+    assert len([b for b in at.button if b.label == "Apply"]) == len(offered)
+    # The rest are folded, each with why: none has an Apply button.
+    expander = next(e for e in at.expander if e.label == f"Also considered ({len(considered)}), not offered")
+    folded = " ".join(shown(block.value) for block in expander.markdown)
+    assert all(item.fix.label in folded and item.reason in folded for item in considered)
 
 
 def test_apply_changes_the_layout_the_tiles_and_the_sidebar(app):
     at = _open(app, STUCK)
     before, layout_before = _tiles(at), at.session_state["plan.scenario"]
     layout_text_before = _layout_line(at)
-    fix = next(fix for fix in feasibility.fixes(STUCK) if fix.fits)
-    index = feasibility.fixes(STUCK).index(fix)
-    at.button(key=f"plan.fix.{index}").click().run()
+    fix = fix_choice.offered(STUCK)[0][0].fix
+    at.button(key="plan.fix.0").click().run()
     assert not at.exception
     plan = at.session_state["plan.scenario"]
     assert plan == layout_before.model_copy(update={**fix.changes, "name": plan.name})

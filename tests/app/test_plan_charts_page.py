@@ -117,6 +117,12 @@ def test_a_taken_name_can_be_saved_as_the_next_number(app, store_url):
     assert (store.load("Bigger run").gpu_count, store.load("Bigger run (2)").gpu_count) == (2048, 4096)
     assert at.text_input(key="w.name").value == "Bigger run (3)"  # the plan is now called what it was saved as
     assert at.session_state[SELECTED] == ["Bigger run (3)"]
+    at.session_state["plan.group.Training method"] = True  # open the group that holds the method
+    at.run()
+    at.selectbox(key="w.method").set_value("tst").run()  # the saved plan is the source of later edits
+    assert at.text_input(key="w.name").value == "Bigger run (3) (edited: method TST)"
+    at.selectbox(key="w.method").set_value("baseline").run()
+    assert at.text_input(key="w.name").value == "Bigger run (3)"
 
 
 @pytest.mark.parametrize(("name", "taken", "expected"), [

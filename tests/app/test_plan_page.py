@@ -339,6 +339,48 @@ def test_an_edited_default_is_no_longer_named_default(app):
     assert at.text_input(key="w.name").value == "My plan"
 
 
+def test_a_name_the_page_wrote_that_comes_back_late_does_not_freeze_it(app):
+    """Fast key presses: the browser sends the name box's value from a rerun ago with the next press, which
+    Streamlit reports as an edit of the box. The name still follows the inputs."""
+    at = _open_group_of(app.run(), MIX)
+    _widget(at, "w.purchase_mix").set_value((80.0, 81.0)).run()  # 80 % reserved, 1 % spot
+    stale = at.text_input(key="w.name").value
+    assert stale == "7B dense, 2T tokens on 512 H100, mix 80 % reserved, 1 % spot"
+    _widget(at, "w.purchase_mix").set_value((80.0, 95.0)).run()
+    at.text_input(key="w.name").input(stale)  # the late value, with the next change
+    _widget(at, "w.gpu_count.n").set_value(2048)
+    at.run()
+    assert at.text_input(key="w.name").value == "7B dense, 2T tokens on 2,048 H100, mix 80 % reserved, 15 % spot"
+    at.text_input(key="w.name").input("My plan").run()  # a name typed is the user's
+    _widget(at, "w.purchase_mix").set_value((80.0, 90.0)).run()
+    assert at.text_input(key="w.name").value == "My plan"
+
+
+def test_a_method_switch_says_what_it_moves_beside_the_total(app):
+    at = app.run()
+    at.session_state["plan.group.Training method"] = True
+    at.run()
+    at.selectbox(key="w.method").set_value("tst").run()
+    lines = [shown(c.value) for c in at.caption if "in place of" in shown(c.value)]
+    assert len(lines) == 1 and "TST in place of the baseline method: main run $207k → " in lines[0]
+    at.selectbox(key="w.method").set_value("baseline").run()
+    assert not [c for c in at.caption if "in place of" in shown(c.value)]
+
+
+def test_a_fix_that_returns_the_plan_to_its_preset_drops_edited(app):
+    at = app.run()
+    at.selectbox(key="plan.preset").set_value(LLAMA).run()
+    at.session_state["plan.group.Layout and memory"] = True
+    at.run()
+    _widget(at, "w.attention").set_value("eager").run()
+    assert at.text_input(key="w.name").value == f"{LLAMA} (edited: attention eager)"
+    assert [shown(m.value) for m in at.markdown if m.value.startswith("Use ")][0].startswith(
+        "Use fused (flash) attention: ")
+    at.button(key="plan.fix.0").click().run()
+    assert not at.exception
+    assert at.text_input(key="w.name").value == LLAMA
+
+
 def test_an_edited_preset_gains_edited(app):
     at = app.run()
     name = next(n for n in presets() if n.startswith("Llama"))
@@ -507,7 +549,7 @@ def test_a_link_without_a_name_is_named_after_its_inputs(app):
     (Scenario(name="Ours"), Scenario(name="Ours", mfu=0.3), "Ours (edited: MFU 30 %)"),
     (Scenario(name="Ours (edited)"), Scenario(mfu=0.3), "Ours (edited: MFU 30 %)"),  # not "(edited) (edited…)"
     (Scenario(name="Ours (edited: MFU 30 %)"), Scenario(mfu=0.3, budget_usd=1e6),
-     "Ours (edited: MFU 30 %, Budget USD 1M)"),  # against the origin's own inputs (MFU predicted)
+     "Ours (edited: MFU 30 %, budget 1M USD)"),  # against the origin's own inputs (MFU predicted)
     # An entered MFU turned back to the layout's prediction (the key unset) names it so.
     (Scenario(name="Ours", mfu=0.4), Scenario(name="Ours"), "Ours (edited: MFU predicted)"),
     (default_scenario(), Scenario(mfu=0.35, reserved_share=0.5, spot_share=0.3),
@@ -553,17 +595,56 @@ def test_exact_boxes_keep_acronyms(label, shown):
     assert exact_name(label) == shown
 
 
-def test_a_long_automatic_name_stays_unique_and_storable():
+def test_a_long_automatic_name_counts_what_does_not_fit_and_stays_storable():
     from dashboard.store.names import validate_name
     from dashboard.ui.plan_state import describe
 
-    # Ten inputs differ from the default; the last two plans differ only in one that does not fit in 120 characters.
+    # Ten inputs differ from the default: the name lists what fits in 120 characters and counts the rest, with no
+    # digest (two such plans may share a name; saving the second offers "name (2)").
     common = dict(mfu=0.35, reserved_share=0.5, spot_share=0.3, price_spot_per_gpu_hour=2.1,
                   price_reserved_per_gpu_hour=3.0, price_on_demand_per_gpu_hour=7.0, budget_usd=1e6,
                   experiment_overhead=2.0, checkpoint_interval_min=60.0)
-    first, second = describe(Scenario(**common, n_layers=40)), describe(Scenario(**common, n_layers=48))
-    assert first != second
-    assert first.startswith("7B dense, 2T tokens on 512 H100, MFU 35 %, reserved 3 USD, on-demand 7 USD, "
-                            "spot 2.10 USD, ")
-    assert "more #" in first and len(first) <= 120 and len(second) <= 120
-    assert validate_name(first) == first and validate_name(second) == second
+    name = describe(Scenario(**common, n_layers=40))
+    assert name == ("7B dense, 2T tokens on 512 H100, MFU 35 %, reserved 3 USD, on-demand 7 USD, spot 2.10 USD "
+                    "and 5 more")
+    assert "#" not in name and validate_name(name) == name
+
+
+# Edited names: (origin, its edit, the name). Readable words, the origin's name kept, no digest, no "(edited)" when
+# the inputs are the origin's again (a widget's round trip moves a float by one bit: still the origin's).
+LLAMA = "Llama 3.1 405B: 15.6T tokens on 16,384 H100 (final run only)"
+EDITED_NAME_CASES = [
+    ("attention", {"attention": "eager"}, f"{LLAMA} (edited: attention eager)"),
+    ("recompute", {"activation_recompute": "full"}, f"{LLAMA} (edited: full recompute)"),
+    ("both", {"attention": "eager", "activation_recompute": "selective"},
+     f"{LLAMA} (edited: selective recompute, attention eager)"),
+    ("programme", {"programme": [{"kind": "scaling_ladder"}, {"kind": "ablations"}, {"kind": "evaluation"}],
+                   "experiment_overhead": 0.0, "eval_overhead": 0.0},
+     f"{LLAMA} (edited: + programme: ladder, ablations, evals)"),
+    ("method first", {"budget_usd": 2e8, "method": "tst"}, f"{LLAMA} (edited: method TST, budget 200M USD)"),
+    ("layout", {"tensor_parallel": 4, "zero_stage": 3}, f"{LLAMA} (edited: TP 4, ZeRO stage 3)"),
+    ("one bit off", {"mfu": 0.4 + 1e-16}, LLAMA),  # 0.4000000000000001
+    ("too many", {"gpu_count": 1024, "method": "tst", "attention": "eager", "activation_recompute": "full",
+                  "budget_usd": 2e8, "mfu": 0.3, "tensor_parallel": 4, "precision": "fp8"},
+     f"{LLAMA} (edited: 1,024 GPUs, method TST, MFU 30 % and 5 more)"),
+]
+
+
+@pytest.mark.parametrize(("case", "changes", "name"), EDITED_NAME_CASES, ids=[case[0] for case in EDITED_NAME_CASES])
+def test_edited_names_read_as_words(case, changes, name):
+    from dashboard.store.names import validate_name
+    from dashboard.ui.plan_state import follow_name
+
+    llama = presets()[LLAMA]
+    edited = Scenario.model_validate({**llama.to_json_dict(), **changes})
+    assert follow_name(llama, edited) == name
+    assert len(name) <= 120 and validate_name(name) == name
+
+
+def test_a_saved_plan_is_the_source_of_its_edits():
+    from dashboard.ui.plan_state import describe, follow_name
+
+    saved = Scenario(name=describe(Scenario(gpu_count=1024)), gpu_count=1024)
+    tst = Scenario(gpu_count=1024, method="tst")
+    assert follow_name(saved, tst) == "7B dense, 2T tokens on 1,024 H100, TST"  # a link's description follows
+    assert follow_name(saved, tst, source=True) == "7B dense, 2T tokens on 1,024 H100 (edited: method TST)"

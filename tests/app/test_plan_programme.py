@@ -151,3 +151,26 @@ def test_a_stage_name_from_a_link_is_shown_as_text(app):
     assert not at.exception
     assert any(shown(block.value) == f"**1. {name}**" for block in at.markdown)  # escaped: no markup of its own
     assert name in _charts(at)[COST_TITLE]["data"][0]["y"][0].replace("&lt;", "<").replace("&gt;", ">")
+
+
+def _switch_lines(at) -> list[str]:
+    return [line for caption in _captions(at) for line in caption.split("\n") if "in place of" in line
+            or "replace" in line]
+
+
+def test_the_full_programme_switch_says_what_it_replaces_beside_the_total(app):
+    at = _open(app.run())
+    assert _switch_lines(at) == []
+    _select(at, PRESET).set_value("full programme")
+    at.run()
+    assert not at.exception
+    # The figures: $443k → $323k; the overheads replaced are 1.05 × the main run ($207k by the engine's
+    # main-run lines: 1 × experiments and 0.05 × evaluation).
+    lines = _switch_lines(at)
+    assert len(lines) == 1
+    assert "The programme's stages ($97.2k) replace the 1× experiment and 0.05× evaluation overheads ($217k): " \
+           "total -$120k." in lines[0]
+    assert next(m for m in at.metric if m.label.startswith("Total cost")).value == "$323k"
+    _select(at, PRESET).set_value("single run as today")  # the default's structure again: no sentence
+    at.run()
+    assert _switch_lines(at) == []
