@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "data" / "samples"
 BILL, SLURM, WANDB = (str(SAMPLES / name) for name in ("focus_sample.csv", "slurm_sample.txt", "wandb_sample.csv"))
 FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "refused", "source_rows",
-          "source_lines"}
+          "source_lines", "reason", "measured"}
 
 
 def calibrated(capsys, *args) -> dict:
@@ -88,8 +88,39 @@ def test_readable_table(capsys):
     assert out.startswith("Calibrated from 2025-04-01 to 2025-06-30")
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line.startswith(" ")}
     assert set(KEYS) <= set(lines)
-    assert "(thin)" in lines["node_failures_per_1000_node_days"]
+    assert "(thin" in lines["node_failures_per_1000_node_days"]
     assert "note: this export carries no checkpoint or restart records" in out
+
+
+def test_thin_and_unmeasured_inputs_are_null_with_a_reason(capsys):
+    """Slurm sample: 8 node failures over about 511 node-days (thin: under 1,000); Garwood 90 % for 8 events is
+    chi2(0.05; 16)/2 = 7.9616/2 to chi2(0.95; 18)/2 = 28.8693/2 events (chi-square tables)."""
+    inputs = calibrated(capsys, BILL, SLURM, "--timezone", "UTC")["inputs"]
+    node = inputs["node_failures_per_1000_node_days"]
+    assert node["value"] is None and node["reason"].startswith("thin, so applied only when chosen")
+    assert node["measured"] == pytest.approx(8 / node["exposure"] * 1000)
+    assert node["low"] == pytest.approx(7.9616 / 2 / node["exposure"] * 1000, rel=1e-4)
+    assert node["high"] == pytest.approx(28.8693 / 2 / node["exposure"] * 1000, rel=1e-4)
+    assert node["source_rows"] == 8
+    debug = inputs["debug_overhead"]
+    assert debug["value"] is None and debug["measured"] is None
+    assert debug["reason"].startswith("not measured: no runs named debug")
+    chosen = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--use-thin", "node_failures_per_1000_node_days")
+    assert chosen["inputs"]["node_failures_per_1000_node_days"]["value"] == pytest.approx(node["measured"])
+    assert chosen["inputs"]["node_failures_per_1000_node_days"]["reason"] is None
+
+
+def test_use_thin_writes_the_chosen_thin_input(tmp_path, capsys):
+    out = tmp_path / "calibrated.json"
+    plain = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--write", str(out))
+    assert "node_failures_per_1000_node_days" not in plain["written"]["applied"]
+    assert json.loads(out.read_text())["node_failures_per_1000_node_days"] == (
+        default_scenario().node_failures_per_1000_node_days)
+    chosen = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--write", str(out),
+                        "--use-thin", "node_failures_per_1000_node_days")
+    assert "node_failures_per_1000_node_days" in chosen["written"]["applied"]
+    rate = chosen["inputs"]["node_failures_per_1000_node_days"]["value"]
+    assert json.loads(out.read_text())["node_failures_per_1000_node_days"] == pytest.approx(rate, rel=5e-3)
 
 
 @pytest.mark.parametrize(("args", "needle"), [

@@ -11,6 +11,7 @@ from typing import Any
 
 from dashboard.cli.format_arg import add_format_argument, checked_timezone
 from dashboard.cli.output import fail, print_json
+from dashboard.core.provenance import KEYS
 from dashboard.ingest.formats import FORMATS
 
 MAX_PARAMS = 1e15  # ten thousand times the largest dense model trained
@@ -39,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-format", choices=FORMATS, metavar="ID", help="skip detection and read RUN_EXPORT as "
                                                                               "this format (ids as --format)")
     parser.add_argument("--timezone", help="IANA time zone of naive local times (required for Slurm)")
+    parser.add_argument("--use-thin", action="append", default=[], metavar="KEY", choices=KEYS,
+                        help="apply this thin measurement (few observations) too (repeatable; by default a thin "
+                             "one is shown with its interval but not applied)")
     parser.add_argument("--write", metavar="OUT.json", help="write the plan with the measured values as a scenario "
                                                             "file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -81,15 +85,21 @@ def _positive(value: float | None, name: str) -> float | None:
     return value
 
 
-def result_json(measured: dict[str, Any], period: str) -> dict[str, Any]:
+def result_json(measured: dict[str, Any], period: str, use_thin: tuple[str, ...] = ()) -> dict[str, Any]:
     """The JSON object: the period and, per key, every field (``refused``: why it was not measured from implausible
     values, else null), the source rows as ``source_rows`` (how many) and ``source_lines`` (their line numbers in the
-    file the figure read, the first 1,000)."""
+    file the figure read, the first 1,000). ``value`` is what the next plan takes: null when the input is not
+    measured, or thin and not in ``use_thin``, with ``reason`` saying which; ``measured`` is the figure the files
+    gave (a thin one too), ``low`` and ``high`` its interval."""
+    from dashboard.retro.calibrate import not_applied
+
     keys = {}
     for key, item in measured.items():
-        fields = {name: getattr(item, name) for name in ("value", "low", "high", "count", "exposure", "basis",
-                                                         "rule", "caveat", "thin", "refused")}
-        keys[key] = fields | {"source_rows": len(item.source_rows), "source_lines": list(item.source_rows)}
+        fields = {name: getattr(item, name) for name in ("low", "high", "count", "exposure", "basis", "rule",
+                                                         "caveat", "thin", "refused")}
+        reason = not_applied(item, use_thin)
+        keys[key] = {"value": None if reason else item.value, "reason": reason, "measured": item.value} | fields | {
+            "source_rows": len(item.source_rows), "source_lines": list(item.source_rows)}
     return {"period": period, "inputs": keys}
 
 
@@ -99,12 +109,13 @@ def _text(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def _print_table(measured: dict[str, Any], period: str, plan_name: str) -> None:
+def _print_table(measured: dict[str, Any], period: str, plan_name: str, use_thin: tuple[str, ...] = ()) -> None:
     print(f"Calibrated from {period or 'the imports'} (plan: {plan_name})")
     width = max(len(key) for key in measured)
     for key, item in measured.items():
         spread = f" [{_text(item.low)}–{_text(item.high)}]" if item.low is not None and item.high is not None else ""
-        flag = " (thin)" if item.thin else ""
+        flag = "" if item.value is None or not item.thin else (
+            " (thin)" if key in use_thin else " (thin: not applied)")
         print(f"{key:<{width}}  {_text(item.value) + spread + flag:<28}  {item.basis}")
         if item.caveat:
             print(f"{'':<{width}}  {'':<28}  note: {item.caveat}")
@@ -138,16 +149,16 @@ def run(args: argparse.Namespace) -> int:
         return fail("the files need more memory than this machine has free: export a shorter period")
     written = None
     if args.write:
-        scenario, applied = scenario_from(measured, base)
+        scenario, applied = scenario_from(measured, base, use_thin=tuple(args.use_thin))
         try:
             Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as error:
             return fail(f"cannot write {args.write}: {error.strerror or error}")
         written = {"path": args.write, "name": scenario.name, "applied": list(applied)}
     if args.json:
-        print_json(result_json(measured, period) | ({"written": written} if written else {}))
+        print_json(result_json(measured, period, tuple(args.use_thin)) | ({"written": written} if written else {}))
     else:
-        _print_table(measured, period, base.name)
+        _print_table(measured, period, base.name, tuple(args.use_thin))
         if written:
             print(f"wrote {written['path']} ({len(written['applied'])} inputs set: {', '.join(written['applied'])})")
     return 0

@@ -46,6 +46,7 @@ is); only small results (the main run's token rows, sums by group, the first sou
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -83,6 +84,9 @@ PRICING_WORDS = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot
 EVAL_WORDS = r"(^|[^a-z])eval"
 DEBUG_WORDS = r"(^|[^a-z])(debug|dev|test|smoke)"
 OVERHEADS: dict[str, str] = {"experiment": "experiment_overhead", "eval": "eval_overhead", "debug": "debug_overhead"}
+NAMED: dict[str, str] = {"experiment": "other than the main run, evaluation or debugging",
+                        "eval": "eval…", "debug": "debug…, dev…, test… or smoke…"}
+OVERHEAD_MIN_RUNS = 3  # an overhead measured over fewer runs is thin
 NODE_FAILURE_STATES = ("FAILED", "TIMEOUT", "REQUEUED")  # counted when their run resumed (REQUEUED: always)
 # Scenario range keys (multiples of the likely value) set from a measured spread.
 RANGES: dict[str, str] = {
@@ -379,6 +383,11 @@ def poisson_interval(count: int, level: float = INTERVAL) -> tuple[float, float]
 def _rate(key: str, count: int, node_days: float, what: str, rows: tuple[int, ...], extra: list[str]) -> Measured:
     rate = count / node_days * 1000.0
     low, high = (end / node_days * 1000.0 for end in poisson_interval(count))
+    if count == 0:  # no event is no measurement: the plan's value stays, the interval says what is ruled out
+        caveat = (f"not measured: no {what} over {count_sig(node_days)} node-days of jobs (90 % interval "
+                  f"0–{high:.3g}), so the plan's value stays")
+        return Measured(key, None, 0.0, high, 0, node_days, "not measured", RULES[key],
+                        "; ".join([caveat, *extra]), (), True)
     thin = count < RATE_MIN_COUNT or node_days < RATE_MIN_NODE_DAYS
     caveats = list(extra)
     if thin:
@@ -479,11 +488,15 @@ def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str) -> dict[s
                  f"{count_sig(main_h)} GPU-h; main run: {runs_text}")
         if none_h > 0:
             basis += f"; {count_sig(none_h)} GPU-h with no run are idle or unattributed, not counted"
-        caveat = None
         if runs == 0:
-            caveat = f"no {kind} run found by its name, so 0 (the names are matched on words: docs/calibration.md)"
+            result[key] = _missing(key, f"not measured: no runs named {NAMED[kind]} (the names are matched on "
+                                        "words: docs/calibration.md), so the plan's value stays")
+            continue
+        thin = runs < OVERHEAD_MIN_RUNS
+        caveat = (f"only {runs} {kind} run{'s' if runs != 1 else ''}: one run more or less moves it by "
+                  "its own GPU-hours" if thin else None)
         result[key] = Measured(key, hours / main_h, None, None, count, hours, basis, RULES[key], caveat,
-                               _rows(firsts.loc[firsts["kind"] == kind, "source_row"]), False)
+                               _rows(firsts.loc[firsts["kind"] == kind, "source_row"]), thin)
     return result
 
 
@@ -887,14 +900,35 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.{SIGNIFICANT}g}")
 
 
-def scenario_from(measured: dict[str, Measured], base: Scenario) -> tuple[Scenario, dict[str, Measured]]:
+def usable(item: Measured, use_thin: Collection[str] = ()) -> bool:
+    """Whether a measured input goes into the next plan: it has a value, and it is not thin unless the user chose
+    it (``use_thin``: keys)."""
+    return item.value is not None and (not item.thin or item.key in use_thin)
+
+
+def not_applied(item: Measured, use_thin: Collection[str] = ()) -> str | None:
+    """Why a measured input does not go into the next plan (None when it does): its caveat when it has no value,
+    else that it is thin and was not chosen."""
+    if usable(item, use_thin):
+        return None
+    if item.value is None:
+        return item.caveat or "not measured"
+    return f"thin, so applied only when chosen: {item.caveat or 'few observations'}"
+
+
+def scenario_from(measured: dict[str, Measured], base: Scenario, use_thin: Collection[str] = ()
+                  ) -> tuple[Scenario, dict[str, Measured]]:
     """``base`` with every measured value set (and, where a range key exists, its low and high ends as multiples of
-    the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A value the
-    scenario refuses (out of its bounds) is left at ``base``'s; returns the scenario and the Measured applied."""
+    the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A thin value
+    is set only when its key is in ``use_thin`` (the user chose it); a value the scenario refuses (out of its
+    bounds) is left at ``base``'s; returns the scenario and the Measured applied."""
     data = base.to_json_dict()
     applied: dict[str, Measured] = {}
     for key, item in measured.items():
-        if item.value is None or key not in Scenario.model_fields or not math.isfinite(item.value):
+        if not usable(item, use_thin) or key not in Scenario.model_fields:
+            continue
+        assert item.value is not None
+        if not math.isfinite(item.value):
             continue
         item = replace(item, value=_rounded(item.value), low=_rounded(item.low), high=_rounded(item.high))
         trial = data | {key: item.value}

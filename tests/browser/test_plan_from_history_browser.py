@@ -20,6 +20,9 @@ def test_the_button_opens_the_plan_with_provenance_and_the_link_reproduces_it(br
     wait_for_app(page)
     button = page.get_by_role("button", name="Plan the next run from this quarter")
     expect(button).to_be_visible(timeout=TIMEOUT_MS)
+    # the node-failure rate is thin (7 over about 511 node-days): applied only when ticked
+    page.get_by_text("Apply Node failures per 1,000 node-days").click()
+    wait_for_app(page)
     button.click()
     page.wait_for_url(re.compile(r"^[^?]*/\?.*measured\.mfu="), timeout=TIMEOUT_MS)  # the Plan page is /
     wait_for_app(page)
