@@ -49,8 +49,8 @@ def test_plan_gives_the_model_size(tmp_path, capsys):
     with_plan = calibrated(capsys, BILL, WANDB, "--plan", str(plan))["inputs"]["mfu"]
     with_params = calibrated(capsys, BILL, WANDB, "--params", "13e9")["inputs"]["mfu"]
     assert with_plan["value"] == pytest.approx(with_params["value"])
-    without = calibrated(capsys, BILL, WANDB)["inputs"]["mfu"]
-    assert without["value"] is None and "--params" in without["caveat"]
+    without = calibrated(capsys, BILL, WANDB)["inputs"]["mfu"]  # the export logs model.n_params
+    assert without["value"] == pytest.approx(with_params["value"])
 
 
 def test_slurm_needs_its_timezone_and_gives_rates(capsys):

@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--plan", help="scenario JSON the measured values are set into (default: the default "
                                        "scenario); its active parameters give the model size")
     parser.add_argument("--params", type=float, metavar="N", help="model parameters (active), for MFU; default: "
-                                                                  "the --plan's (without either, MFU is not measured)")
+                                                                  "each run's as the export logs it (model.n_params "
+                                                                  "…), else the --plan's")
     parser.add_argument("--main-run", action="append", default=[], metavar="RUN_ID",
                         help="a main run id (repeatable); default: the run with the most GPU-hours")
     parser.add_argument("--gpus-per-node", type=int, metavar="N", help="GPUs per node for node-days (default: the "
@@ -58,16 +59,17 @@ def _import(path_text: str, format: str | None, timezone: str | None):
     if not path.exists():
         raise ValueError(f"{path_text}: no such file or folder")
     usage, report = import_path(path, format=format, options=ReadOptions(timezone=timezone))
-    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either"
+    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either", report.model_params
 
 
 def _tables(args: argparse.Namespace):
-    """(bill, runs): each frame or None, sorted by what the files are."""
+    """(bill, runs, the run export's logged model sizes by source row): each frame or None, sorted by what the
+    files are."""
     timezone = checked_timezone(args.timezone)
-    first, first_kind = _import(args.bill, args.format, timezone)
+    first, first_kind, first_params = _import(args.bill, args.format, timezone)
     if args.run_export is None:
-        return (None, first) if first_kind == "runs" else (first, None)
-    second, second_kind = _import(args.run_export, args.run_format, timezone)
+        return (None, first, first_params) if first_kind == "runs" else (first, None, {})
+    second, second_kind, second_params = _import(args.run_export, args.run_format, timezone)
     if first_kind == "runs" and second_kind == "runs":
         raise ValueError(f"{args.bill} and {args.run_export} are both run exports: give a bill (FOCUS, AWS CUR, "
                          "GCP or Azure) and one run export")
@@ -75,8 +77,8 @@ def _tables(args: argparse.Namespace):
         raise ValueError(f"{args.run_export} is a bill, not a run export: give one bill and one run export "
                          "(Slurm sacct or W&B)")
     if first_kind == "runs" or second_kind == "billing":
-        return second, first  # given the other way round
-    return first, second
+        return second, first, first_params  # given the other way round
+    return first, second, second_params
 
 
 def _positive(value: float | None, name: str) -> float | None:
@@ -136,12 +138,13 @@ def run(args: argparse.Namespace) -> int:
         params = _positive(args.params, "--params")
         if args.gpus_per_node is not None and not 1 <= args.gpus_per_node <= 1024:
             raise ValueError("--gpus-per-node must be 1 to 1,024")
-        bill, runs = _tables(args)
+        bill, runs, logged = _tables(args)
+        run_params = None if params is not None else logged  # --params overrides what the export logs
         if params is None and args.plan is not None:
-            params = float(base.active)  # the plan that describes this run
+            params = float(base.active)  # the plan that describes this run, for the jobs that log no size
         measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
                              gpus_per_node=args.gpus_per_node or base.gpus_per_node,
-                             gpu_type=base.gpu_type if args.plan is not None else None)
+                             gpu_type=base.gpu_type if args.plan is not None else None, run_params=run_params)
         period = calibration_period(bill, runs)
     except (UnreadableFile, ValueError, OSError) as exc:
         return fail(" ".join(str(exc).split()))

@@ -13,8 +13,12 @@ each rule; they are:
   BF16 TFLOP/s from the hardware catalogue (``units.catalogue_peak_tflops``); where the run export names no GPU the
   catalogue knows, the GPU type the bill's rows of the main run (its run ids, or its project for per-job run ids)
   ran on most (``bill_gpu_type``). A failed segment's tokens stop at the
-  failure while its GPU-hours run to the end of the segment, so it would drag the figure down. Value: the median;
-  low and high: the P10 and P90 (numpy, linear). Thin below ``MFU_MIN_JOBS`` rows.
+  failure while its GPU-hours run to the end of the segment, so it would drag the figure down. model_params: each
+  job's as the run export logs it (``run_params``, the W&B reader's ``ImportReport.model_params``), else the given
+  one. Value: the median; low and high: the P10 and P90 (numpy, linear). Thin below ``MFU_MIN_JOBS`` rows.
+- Not measured is not zero: an input with no observations (no run of an overhead's kind, no interruption) has value
+  None and a caveat starting "not measured:"; a rate keeps its interval. A thin input is set into a scenario only
+  when chosen (``scenario_from``'s ``use_thin``).
 - Interruptions, over the GPU job rows (a run id, a state and an end after the start: ``waste._jobs``). Node
   failures = NODE_FAIL rows + FAILED and TIMEOUT rows their run resumed after (``waste.marked``'s ``interrupted``
   mark; with per-job run ids a job's run is its project for that test) + REQUEUED rows; spot interruptions =
@@ -46,7 +50,7 @@ is); only small results (the main run's token rows, sums by group, the first sou
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -260,8 +264,17 @@ def bill_gpu_type(bill: ir.Table, column: str, keys: tuple[str, ...]) -> str | N
     return str(frame["gpu_type"].iloc[0]) if len(frame) else None
 
 
+def _sizes_text(sizes: np.ndarray, logged: int) -> str:
+    """"1.3e+10 parameters", with how many jobs' sizes the run export logged."""
+    low, high = float(sizes.min()), float(sizes.max())
+    text = f"{low:.3g} parameters" if low == high else f"{low:.3g}–{high:.3g} parameters"
+    if logged == len(sizes):
+        return text + " as the run export logs them"
+    return text + (f" ({logged} of them as the run export logs them)" if logged else "")
+
+
 def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None,
-         billed_type: str | None = None) -> Measured:
+         billed_type: str | None = None, run_params: Mapping[int, float] | None = None) -> Measured:
     key = "mfu"
     if not main:
         return _missing(key, "no GPU row of the run export has a run id, so there is no main run to measure")
@@ -272,34 +285,40 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
         return _missing(key, f"the main run, {runs_text}, has no rows with tokens (W&B tokens_seen)")
     if not len(rows):
         return _missing(key, f"every row of {runs_text} with tokens is in a failed state")
-    if model_params is None:
+    logged = np.array([(run_params or {}).get(int(row), math.nan) for row in rows["source_row"]], dtype=float)
+    sizes = np.where(np.isfinite(logged), logged, math.nan if model_params is None else float(model_params))
+    if not np.isfinite(sizes).any():
         return _missing(key, NEEDS_PARAMS, f"{len(rows)} jobs of the main run, {runs_text}, carry tokens")
     peaks = np.array([catalogue_peak_tflops(value) for value in rows["gpu_type"]], dtype=float)
     billed_peak = catalogue_peak_tflops(billed_type) if billed_type is not None else math.nan
     from_bill = int((~np.isfinite(peaks)).sum()) if math.isfinite(billed_peak) else 0
     if from_bill:  # the run export does not name a GPU the catalogue knows: the bill's GPU type of the main run
         peaks = np.where(np.isfinite(peaks), peaks, billed_peak)
-    known = np.isfinite(peaks)
-    if not known.any():
+    sized = np.isfinite(sizes)
+    known = np.isfinite(peaks) & sized
+    if not np.isfinite(peaks).any():
         types = ", ".join(sorted({str(v) for v in rows["gpu_type"] if not pd.isna(v)})) or "none given"
         return _missing(key, f"the GPU type of the main run's rows ({types}) is not in the hardware catalogue "
                              "(data/hardware.csv) and the bill names none for the main run, so its peak FLOP/s is "
                              "unknown")
     hours = rows["gpu_hours"].to_numpy(dtype=float)[known]
     tokens = rows["tokens"].to_numpy(dtype=float)[known]
-    mfu = 6.0 * float(model_params) * tokens / (hours * peaks[known] * 1e12 * 3600.0)
+    mfu = 6.0 * sizes[known] * tokens / (hours * peaks[known] * 1e12 * 3600.0)
     value, low, high = (float(v) for v in np.percentile(mfu, [50, 10, 90]))
     count = int(known.sum())
     caveats = []
     if count < MFU_MIN_JOBS:
         caveats.append(f"only {count} job{'s' if count != 1 else ''} with tokens: one run is not a distribution")
-    if (~known).any():
-        caveats.append(f"{int((~known).sum())} rows of a GPU type not in the catalogue left out")
+    if (~np.isfinite(peaks)).any():
+        caveats.append(f"{int((~np.isfinite(peaks)).sum())} rows of a GPU type not in the catalogue left out")
+    if (~sized).any():
+        caveats.append(f"{int((~sized).sum())} rows with no model size left out (the export logs none for them "
+                       "and none was given)")
     if facts["failed_token_rows"]:
         caveats.append(f"{facts['failed_token_rows']} failed segments left out (their tokens stop at the failure)")
     return Measured(key, value, low, high, count, float(hours.sum()),
                     f"measured over {count} jobs of the main run, {runs_text}, {_pct(low)}–{_pct(high)} (P10–P90), "
-                    f"{model_params:.3g} parameters"
+                    + _sizes_text(sizes[known], int(np.isfinite(logged)[known].sum()))
                     + (f", GPU type {billed_type} from the bill for {from_bill} of them" if from_bill else ""),
                     RULES[key], "; ".join(caveats) or None, _rows(rows["source_row"].to_numpy()[known]),
                     count < MFU_MIN_JOBS)
@@ -836,11 +855,13 @@ def _refuse_values(measured: dict[str, Measured]) -> dict[str, Measured]:
 
 def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,
               main_run_ids: list[str] | None = None, model_params: float | None = None,
-              gpus_per_node: int = 8, gpu_type: str | None = None) -> dict[str, Measured]:
+              gpus_per_node: int = 8, gpu_type: str | None = None,
+              run_params: Mapping[int, float] | None = None) -> dict[str, Measured]:
     """Every input of ``KEYS`` measured from a bill and a run export (canonical pandas frames or Ibis tables; at
     least one given), by the rules of the module docstring; ``gpu_type`` (the plan's) picks the prices of that GPU
-    where the bill bought it. A key that cannot be measured has value None and a caveat saying what would tell
-    it."""
+    where the bill bought it; ``run_params`` (the run export's ``ImportReport.model_params``: source row → the
+    run's logged model size) gives each job's model size for MFU, ``model_params`` that of a job that logs none. A
+    key that cannot be measured has value None and a caveat saying what would tell it."""
     if bill is None and runs is None:
         raise ValueError("calibrate needs a bill or a run export")
     if gpus_per_node < 1:
@@ -855,7 +876,7 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     if bill_table is not None and runs is not None and main_ids:
         column, keys = ("project", (_project_of(run_table, main_ids[0]),)) if shape["per_job"] else ("run_id", main_ids)
         billed_type = bill_gpu_type(bill_table, column, keys)
-    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type)}
+    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type, run_params)}
     result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
     result |= _overheads(run_table, main_ids, runs_text)
     result |= _prices(bill_table, gpu_type)
