@@ -99,6 +99,7 @@ def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
     at = _retro_with_wandb(app)
     assert not at.exception
     compared = at.session_state["retro.plan"]
+    at.checkbox(key="retro.carry_overrun").uncheck().run()  # the measured inputs alone (the overrun: below)
     next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
     assert not at.exception
     plan = at.session_state["plan.scenario"]
@@ -151,3 +152,31 @@ def test_a_ticked_thin_input_goes_into_the_next_plan(app):
     # 7 node failures over about 511 node-days: 13.7 per 1,000
     assert 13.0 <= at.session_state["plan.scenario"].node_failures_per_1000_node_days <= 14.5
     assert "Node failures per 1,000 node-days" in _measured_block(at)
+
+
+def test_the_next_plan_carries_last_quarter_s_overrun(app):
+    """The bundled quarter against the sample 13B plan: each part of Plan vs actual is listed with how the next plan
+    carries it, and the Plan page opens with a banner naming how far the last plan missed ($597k planned, $870k
+    actual: 45.7 % over) and the parts it carries, the next plan costing at least the actual."""
+    at = _retro_with_wandb(app)
+    assert not at.exception
+    assert at.checkbox(key="retro.carry_overrun").value is True
+    listed = " ".join(_plain(m.value) for m in at.markdown)
+    assert "cut the commitment" in listed and "the next plan's work is the work done" in listed
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    assert not at.exception
+    banner = " ".join(_plain(box.value) for box in at.info)
+    assert "The last plan missed by 45.7 %" in banner
+    for part in ("scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price"):
+        assert part in banner
+    plan = at.session_state["plan.scenario"]
+    assert plan.tokens > 1e12  # the work done, not the work planned
+
+
+def test_the_overrun_can_be_left_out(app):
+    at = _retro_with_wandb(app)
+    at.checkbox(key="retro.carry_overrun").uncheck().run()
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    assert not at.exception
+    assert not any("The last plan missed" in box.value for box in at.info)
+    assert at.session_state["plan.scenario"].tokens == at.session_state["plan.baseline"].tokens
