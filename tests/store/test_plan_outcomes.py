@@ -4,6 +4,7 @@ saved in the store is kept; a store made before the table existed gets it (and a
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import UTC, date, datetime, timedelta
 
@@ -13,7 +14,7 @@ from sqlalchemy import create_engine, inspect, text
 from dashboard.core.plan_accuracy import PlanOutcome, accuracy, accuracy_sentence
 from dashboard.core.scenario import Scenario
 from dashboard.store import plan_outcomes
-from dashboard.store.errors import InvalidNameError, ScenarioNotFoundError
+from dashboard.store.errors import InvalidNameError, NotAllowedError, ScenarioNotFoundError
 from dashboard.store.identity import LOCAL, Identity
 from dashboard.store.scenario_store import ScenarioStore
 
@@ -177,3 +178,36 @@ def test_two_users_keeping_the_same_plan_and_period_at_once_leave_one_record(out
     assert errors == []
     (found,) = outcomes_store.outcomes()
     assert (found.outcome.actual_gpu_hours, found.recorded_by) in ((111.0, "a@example.org"), (122.0, "b@example.org"))
+
+
+# (who kept it, who removes it, allowed): who kept it or an administrator; the local user only what it kept
+ADMIN = Identity("subject-admin", "admin@example.org", admin=True)
+REMOVAL_CASES = [(A, A, True), (A, ADMIN, True), (A, B, False), (A, LOCAL, False), (LOCAL, LOCAL, True),
+                 (LOCAL, B, False)]
+
+
+@pytest.mark.parametrize(("keeper", "remover", "allowed"), REMOVAL_CASES)
+def test_a_kept_outcome_is_removed_by_who_kept_it_or_an_admin(outcomes_store, keeper, remover, allowed):
+    outcomes_store.record_outcome(outcome(), actor=keeper)
+    outcomes_store.record_outcome(outcome("Plan B", Q3), actor=B)
+    (found,) = [r for r in outcomes_store.outcomes() if r.outcome.scenario_name == "Plan A"]
+    if not allowed:
+        with pytest.raises(NotAllowedError, match="only who kept it"):
+            outcomes_store.remove_outcome(found.outcome_id, actor=remover)
+        assert len(outcomes_store.outcomes()) == 2
+        return
+    outcomes_store.remove_outcome(found.outcome_id, actor=remover)
+    assert [r.outcome.scenario_name for r in outcomes_store.outcomes()] == ["Plan B"]
+    entry = outcomes_store.audit_trail()[-1]
+    assert (entry.action, entry.name, entry.actor_subject) == ("remove outcome", "Plan A", remover.subject)
+    kept = json.loads(entry.previous_json)
+    assert (kept["plan_usd"], kept["actual_usd"], kept["period_end"]) == (1_000.0, 1_200.0, "2025-06-30")
+    assert [e.action for e in outcomes_store.history("Plan A")][-1] == "remove outcome"
+
+
+def test_removing_what_is_gone_says_so(outcomes_store):
+    outcomes_store.record_outcome(outcome(), actor=A)
+    (found,) = outcomes_store.outcomes()
+    outcomes_store.remove_outcome(found.outcome_id, actor=A)
+    with pytest.raises(ScenarioNotFoundError, match="nothing was removed"):
+        outcomes_store.remove_outcome(found.outcome_id, actor=A)
