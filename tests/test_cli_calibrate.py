@@ -18,6 +18,7 @@ from dashboard.retro.calibrate import KEYS
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "data" / "samples"
 BILL, SLURM, WANDB = (str(SAMPLES / name) for name in ("focus_sample.csv", "slurm_sample.txt", "wandb_sample.csv"))
+PLAN_13B = ROOT / "data" / "scenarios" / "presets" / "sample_org_13b.json"
 FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "refused", "source_rows",
           "source_lines", "reason", "measured"}
 
@@ -121,6 +122,25 @@ def test_use_thin_writes_the_chosen_thin_input(tmp_path, capsys):
     assert "node_failures_per_1000_node_days" in chosen["written"]["applied"]
     rate = chosen["inputs"]["node_failures_per_1000_node_days"]["value"]
     assert json.loads(out.read_text())["node_failures_per_1000_node_days"] == pytest.approx(rate, rel=5e-3)
+
+
+def test_carry_gives_the_next_plan_and_writes_it(tmp_path, capsys):
+    """The sample quarter against the sample 13B plan: the next plan costs at least what the quarter did, every part
+    of Plan vs actual named (the figures are pinned in tests/retro/test_carry.py)."""
+    out = tmp_path / "next.json"
+    result = calibrated(capsys, BILL, WANDB, "--plan", str(PLAN_13B), "--carry", "--write", str(out))
+    carried = result["carried"]
+    assert [part["part"] for part in carried["parts"]] == ["scale", "efficiency", "failures and restarts",
+                                                          "experiments", "idle / unattributed", "price"]
+    assert carried["next_usd"] >= carried["actual_usd"] > carried["old_plan_usd"]
+    assert carried["next_usd"] == pytest.approx(carried["next_gpu_usd"] + carried["lines_usd"])
+    assert carried["banner"].startswith("The last plan missed by 45.7 %")
+    assert json.loads(out.read_text())["tokens"] > 1e12  # the work done, carried into the written plan
+
+
+def test_carry_needs_a_plan(capsys):
+    assert main(["calibrate", BILL, WANDB, "--carry"]) == 2
+    assert "--carry needs --plan" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("args", "needle"), [

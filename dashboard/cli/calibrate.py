@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--use-thin", action="append", default=[], metavar="KEY", choices=KEYS,
                         help="apply this thin measurement (few observations) too (repeatable; by default a thin "
                              "one is shown with its interval but not applied)")
+    parser.add_argument("--carry", action="store_true",
+                        help="carry the overrun against --plan into the next plan (docs/calibration.md): each part "
+                             "of Plan vs actual an input change or an explicit line; --write writes that plan")
     parser.add_argument("--write", metavar="OUT.json", help="write the plan with the measured values as a scenario "
                                                             "file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -129,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     from dashboard.core.scenario import ScenarioError
     from dashboard.ingest.schema import UnreadableFile
     from dashboard.retro.calibrate import calibrate, calibration_period, scenario_from
+    from dashboard.retro.carry import as_json, banner, from_quarter
 
     try:
         base = load_scenario(argparse.Namespace(scenario=args.plan, set=[]))
@@ -146,22 +150,34 @@ def run(args: argparse.Namespace) -> int:
                              gpus_per_node=args.gpus_per_node or base.gpus_per_node,
                              gpu_type=base.gpu_type if args.plan is not None else None, run_params=run_params)
         period = calibration_period(bill, runs)
+        carried = None
+        if args.carry:
+            if args.plan is None or bill is None:
+                raise ValueError("--carry needs --plan (the plan last quarter is compared with) and a bill")
+            carried = from_quarter(bill, runs, measured, base, tuple(args.use_thin), args.main_run or None)
     except (UnreadableFile, ValueError, OSError) as exc:
         return fail(" ".join(str(exc).split()))
     except MemoryError:
         return fail("the files need more memory than this machine has free: export a shorter period")
     written = None
     if args.write:
-        scenario, applied = scenario_from(measured, base, use_thin=tuple(args.use_thin))
+        scenario, applied = ((carried.scenario, carried.applied) if carried is not None
+                             else scenario_from(measured, base, use_thin=tuple(args.use_thin)))
         try:
             Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as error:
             return fail(f"cannot write {args.write}: {error.strerror or error}")
         written = {"path": args.write, "name": scenario.name, "applied": list(applied)}
     if args.json:
-        print_json(result_json(measured, period, tuple(args.use_thin)) | ({"written": written} if written else {}))
+        print_json(result_json(measured, period, tuple(args.use_thin))
+                   | ({"carried": as_json(carried)} if carried is not None else {})
+                   | ({"written": written} if written else {}))
     else:
         _print_table(measured, period, base.name, tuple(args.use_thin))
+        if carried is not None:
+            print(banner(carried))
+            for part in carried.parts:
+                print(f"  {part.how:<8}{part.text}")
         if written:
             print(f"wrote {written['path']} ({len(written['applied'])} inputs set: {', '.join(written['applied'])})")
     return 0

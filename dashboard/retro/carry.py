@@ -29,12 +29,16 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.core import engine
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.format import count_sig, number, usd_sig
-from dashboard.retro.calibrate import Measured, scenario_from
+from dashboard.query import tables
+from dashboard.retro.calibrate import Measured, scenario_from, table_shape
+from dashboard.retro.gap import decompose, suggest_main_runs
+from dashboard.retro.join import join_usage
 
 INPUT = "input"  # carried as an input change of the next plan
 LINE = "line"  # carried as an explicit line of dollars beside it
@@ -185,6 +189,30 @@ def next_plan(parts: pd.DataFrame, summary: dict[str, Any], measured: dict[str, 
         carried.append(CarriedPart(part, hours, usd, how, text, lines.get(part, 0.0)))
     return NextPlan(scenario, applied, tuple(carried), float(summary["plan_usd"]), actual_usd, next_gpu_usd,
                     math.fsum(lines.values()))
+
+
+def from_quarter(bill: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | None,
+                 measured: dict[str, Measured], base: Scenario, use_thin: Collection[str] = (),
+                 main_run_ids: list[str] | None = None) -> NextPlan:
+    """``next_plan`` from a quarter's bill and run export as the Retrospective compares them: joined on project
+    when the run ids are per job (W&B), else on run id, the main run ``main_run_ids`` or the suggested one
+    (``gap.suggest_main_runs`` by the join key), decomposed against ``base``."""
+    bill_table = tables.table_of(bill)
+    run_table = None if runs is None else tables.table_of(runs)
+    on = "project" if run_table is not None and table_shape(run_table)["per_job"] else "run_id"
+    joined, _ = join_usage(bill_table, run_table, on=on)
+    assert joined is not None
+    main = list(main_run_ids) if main_run_ids else suggest_main_runs(joined, by=on)
+    parts, summary = decompose(engine.scenario_outputs(base), base, joined, main)
+    return next_plan(parts, summary, measured, base, use_thin)
+
+
+def as_json(plan: NextPlan) -> dict[str, Any]:
+    """The carried overrun as the CLI's JSON gives it: the three figures, the banner and each part."""
+    return {"old_plan_usd": plan.old_plan_usd, "actual_usd": plan.actual_usd, "next_gpu_usd": plan.next_gpu_usd,
+            "lines_usd": plan.lines_usd, "next_usd": plan.next_usd, "banner": banner(plan),
+            "parts": [{"part": p.part, "gpu_hours": p.gpu_hours, "usd": p.usd, "how": p.how, "text": p.text,
+                       "line_usd": p.line_usd} for p in plan.parts]}
 
 
 def banner(plan: NextPlan) -> str:
