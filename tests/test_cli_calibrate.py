@@ -18,8 +18,9 @@ from dashboard.retro.calibrate import KEYS
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "data" / "samples"
 BILL, SLURM, WANDB = (str(SAMPLES / name) for name in ("focus_sample.csv", "slurm_sample.txt", "wandb_sample.csv"))
+PLAN_13B = ROOT / "data" / "scenarios" / "presets" / "sample_org_13b.json"
 FIELDS = {"value", "low", "high", "count", "exposure", "basis", "rule", "caveat", "thin", "refused", "source_rows",
-          "source_lines"}
+          "source_lines", "reason", "measured"}
 
 
 def calibrated(capsys, *args) -> dict:
@@ -49,8 +50,8 @@ def test_plan_gives_the_model_size(tmp_path, capsys):
     with_plan = calibrated(capsys, BILL, WANDB, "--plan", str(plan))["inputs"]["mfu"]
     with_params = calibrated(capsys, BILL, WANDB, "--params", "13e9")["inputs"]["mfu"]
     assert with_plan["value"] == pytest.approx(with_params["value"])
-    without = calibrated(capsys, BILL, WANDB)["inputs"]["mfu"]
-    assert without["value"] is None and "--params" in without["caveat"]
+    without = calibrated(capsys, BILL, WANDB)["inputs"]["mfu"]  # the export logs model.n_params
+    assert without["value"] == pytest.approx(with_params["value"])
 
 
 def test_slurm_needs_its_timezone_and_gives_rates(capsys):
@@ -88,8 +89,58 @@ def test_readable_table(capsys):
     assert out.startswith("Calibrated from 2025-04-01 to 2025-06-30")
     lines = {line.split()[0]: line for line in out.splitlines() if line and not line.startswith(" ")}
     assert set(KEYS) <= set(lines)
-    assert "(thin)" in lines["node_failures_per_1000_node_days"]
+    assert "(thin" in lines["node_failures_per_1000_node_days"]
     assert "note: this export carries no checkpoint or restart records" in out
+
+
+def test_thin_and_unmeasured_inputs_are_null_with_a_reason(capsys):
+    """Slurm sample: 8 node failures over about 511 node-days (thin: under 1,000); Garwood 90 % for 8 events is
+    chi2(0.05; 16)/2 = 7.9616/2 to chi2(0.95; 18)/2 = 28.8693/2 events (chi-square tables)."""
+    inputs = calibrated(capsys, BILL, SLURM, "--timezone", "UTC")["inputs"]
+    node = inputs["node_failures_per_1000_node_days"]
+    assert node["value"] is None and node["reason"].startswith("thin, so applied only when chosen")
+    assert node["measured"] == pytest.approx(8 / node["exposure"] * 1000)
+    assert node["low"] == pytest.approx(7.9616 / 2 / node["exposure"] * 1000, rel=1e-4)
+    assert node["high"] == pytest.approx(28.8693 / 2 / node["exposure"] * 1000, rel=1e-4)
+    assert node["source_rows"] == 8
+    debug = inputs["debug_overhead"]
+    assert debug["value"] is None and debug["measured"] is None
+    assert debug["reason"].startswith("not measured: no runs named debug")
+    chosen = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--use-thin", "node_failures_per_1000_node_days")
+    assert chosen["inputs"]["node_failures_per_1000_node_days"]["value"] == pytest.approx(node["measured"])
+    assert chosen["inputs"]["node_failures_per_1000_node_days"]["reason"] is None
+
+
+def test_use_thin_writes_the_chosen_thin_input(tmp_path, capsys):
+    out = tmp_path / "calibrated.json"
+    plain = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--write", str(out))
+    assert "node_failures_per_1000_node_days" not in plain["written"]["applied"]
+    assert json.loads(out.read_text())["node_failures_per_1000_node_days"] == (
+        default_scenario().node_failures_per_1000_node_days)
+    chosen = calibrated(capsys, BILL, SLURM, "--timezone", "UTC", "--write", str(out),
+                        "--use-thin", "node_failures_per_1000_node_days")
+    assert "node_failures_per_1000_node_days" in chosen["written"]["applied"]
+    rate = chosen["inputs"]["node_failures_per_1000_node_days"]["value"]
+    assert json.loads(out.read_text())["node_failures_per_1000_node_days"] == pytest.approx(rate, rel=5e-3)
+
+
+def test_carry_gives_the_next_plan_and_writes_it(tmp_path, capsys):
+    """The sample quarter against the sample 13B plan: the next plan costs at least what the quarter did, every part
+    of Plan vs actual named (the figures are pinned in tests/retro/test_carry.py)."""
+    out = tmp_path / "next.json"
+    result = calibrated(capsys, BILL, WANDB, "--plan", str(PLAN_13B), "--carry", "--write", str(out))
+    carried = result["carried"]
+    assert [part["part"] for part in carried["parts"]] == ["scale", "efficiency", "failures and restarts",
+                                                          "experiments", "idle / unattributed", "price"]
+    assert carried["next_usd"] >= carried["actual_usd"] > carried["old_plan_usd"]
+    assert carried["next_usd"] == pytest.approx(carried["next_gpu_usd"] + carried["lines_usd"])
+    assert carried["banner"].startswith("The last plan missed by 45.7 %")
+    assert json.loads(out.read_text())["tokens"] > 1e12  # the work done, carried into the written plan
+
+
+def test_carry_needs_a_plan(capsys):
+    assert main(["calibrate", BILL, WANDB, "--carry"]) == 2
+    assert "--carry needs --plan" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("args", "needle"), [

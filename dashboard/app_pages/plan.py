@@ -51,6 +51,7 @@ if state.get(plan_state.NOTICES):
         notice.button("Pin the previous plan as baseline", on_click=plan_state.pin_previous, key="plan.pin_previous",
                       icon=":material/push_pin:")
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
+plan_view.carried_banner(state.get(plan_state.CARRIED), result)
 with st.container(key="plan-tiles"):
     columns = plan_view.tiles(result, base_result)
 plan_view.switch_notes(scenario, state[plan_state.ORIGIN], result)

@@ -507,16 +507,17 @@ with tabs[1], cache.busy(SLOW.format(TAB_NAMES[1]), input_rows):
 with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), input_rows):
     if tabs[2].open:
         plan, plan_choice = _plan_picker()
+        decomposed = None
         if plan is not None:
-            view.gap_section(view_key, shown, plan, plan.name, join_on, tokens_note(),
-                             currency)
+            decomposed = view.gap_section(view_key, shown, plan, plan.name, join_on, tokens_note(),
+                                          currency)
             outcomes_view.record_button(view_key, shown, plan, plan_choice.removeprefix(SAVED)
                                         if plan_choice.startswith(SAVED) else None, join_on, currency, (start, end))
         elif plan_choice == PLAN_NONE:
             st.info(_no_plan_note())
         outcomes_view.summary("retro")
         calibrate_view.section((view_key, "calibration"), _narrowed(billing_usage), _narrowed(runs_usage), plan,
-                               join_on, (start, end) if start and end else None)
+                               join_on, (start, end) if start and end else None, decomposed)
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), input_rows):
     if tabs[3].open:
         view.waste_section(view_key, shown, currency, _chosen_plan())

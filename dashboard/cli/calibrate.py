@@ -11,6 +11,7 @@ from typing import Any
 
 from dashboard.cli.format_arg import add_format_argument, checked_timezone
 from dashboard.cli.output import fail, print_json
+from dashboard.core.provenance import KEYS
 from dashboard.ingest.formats import FORMATS
 
 MAX_PARAMS = 1e15  # ten thousand times the largest dense model trained
@@ -30,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--plan", help="scenario JSON the measured values are set into (default: the default "
                                        "scenario); its active parameters give the model size")
     parser.add_argument("--params", type=float, metavar="N", help="model parameters (active), for MFU; default: "
-                                                                  "the --plan's (without either, MFU is not measured)")
+                                                                  "each run's as the export logs it (model.n_params "
+                                                                  "…), else the --plan's")
     parser.add_argument("--main-run", action="append", default=[], metavar="RUN_ID",
                         help="a main run id (repeatable); default: the run with the most GPU-hours")
     parser.add_argument("--gpus-per-node", type=int, metavar="N", help="GPUs per node for node-days (default: the "
@@ -39,6 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-format", choices=FORMATS, metavar="ID", help="skip detection and read RUN_EXPORT as "
                                                                               "this format (ids as --format)")
     parser.add_argument("--timezone", help="IANA time zone of naive local times (required for Slurm)")
+    parser.add_argument("--use-thin", action="append", default=[], metavar="KEY", choices=KEYS,
+                        help="apply this thin measurement (few observations) too (repeatable; by default a thin "
+                             "one is shown with its interval but not applied)")
+    parser.add_argument("--carry", action="store_true",
+                        help="carry the overrun against --plan into the next plan (docs/calibration.md): each part "
+                             "of Plan vs actual an input change or an explicit line; --write writes that plan")
     parser.add_argument("--write", metavar="OUT.json", help="write the plan with the measured values as a scenario "
                                                             "file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -54,16 +62,17 @@ def _import(path_text: str, format: str | None, timezone: str | None):
     if not path.exists():
         raise ValueError(f"{path_text}: no such file or folder")
     usage, report = import_path(path, format=format, options=ReadOptions(timezone=timezone))
-    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either"
+    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either", report.model_params
 
 
 def _tables(args: argparse.Namespace):
-    """(bill, runs): each frame or None, sorted by what the files are."""
+    """(bill, runs, the run export's logged model sizes by source row): each frame or None, sorted by what the
+    files are."""
     timezone = checked_timezone(args.timezone)
-    first, first_kind = _import(args.bill, args.format, timezone)
+    first, first_kind, first_params = _import(args.bill, args.format, timezone)
     if args.run_export is None:
-        return (None, first) if first_kind == "runs" else (first, None)
-    second, second_kind = _import(args.run_export, args.run_format, timezone)
+        return (None, first, first_params) if first_kind == "runs" else (first, None, {})
+    second, second_kind, second_params = _import(args.run_export, args.run_format, timezone)
     if first_kind == "runs" and second_kind == "runs":
         raise ValueError(f"{args.bill} and {args.run_export} are both run exports: give a bill (FOCUS, AWS CUR, "
                          "GCP or Azure) and one run export")
@@ -71,8 +80,8 @@ def _tables(args: argparse.Namespace):
         raise ValueError(f"{args.run_export} is a bill, not a run export: give one bill and one run export "
                          "(Slurm sacct or W&B)")
     if first_kind == "runs" or second_kind == "billing":
-        return second, first  # given the other way round
-    return first, second
+        return second, first, first_params  # given the other way round
+    return first, second, second_params
 
 
 def _positive(value: float | None, name: str) -> float | None:
@@ -81,15 +90,21 @@ def _positive(value: float | None, name: str) -> float | None:
     return value
 
 
-def result_json(measured: dict[str, Any], period: str) -> dict[str, Any]:
+def result_json(measured: dict[str, Any], period: str, use_thin: tuple[str, ...] = ()) -> dict[str, Any]:
     """The JSON object: the period and, per key, every field (``refused``: why it was not measured from implausible
     values, else null), the source rows as ``source_rows`` (how many) and ``source_lines`` (their line numbers in the
-    file the figure read, the first 1,000)."""
+    file the figure read, the first 1,000). ``value`` is what the next plan takes: null when the input is not
+    measured, or thin and not in ``use_thin``, with ``reason`` saying which; ``measured`` is the figure the files
+    gave (a thin one too), ``low`` and ``high`` its interval."""
+    from dashboard.retro.calibrate import not_applied
+
     keys = {}
     for key, item in measured.items():
-        fields = {name: getattr(item, name) for name in ("value", "low", "high", "count", "exposure", "basis",
-                                                         "rule", "caveat", "thin", "refused")}
-        keys[key] = fields | {"source_rows": len(item.source_rows), "source_lines": list(item.source_rows)}
+        fields = {name: getattr(item, name) for name in ("low", "high", "count", "exposure", "basis", "rule",
+                                                         "caveat", "thin", "refused")}
+        reason = not_applied(item, use_thin)
+        keys[key] = {"value": None if reason else item.value, "reason": reason, "measured": item.value} | fields | {
+            "source_rows": len(item.source_rows), "source_lines": list(item.source_rows)}
     return {"period": period, "inputs": keys}
 
 
@@ -99,12 +114,13 @@ def _text(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-def _print_table(measured: dict[str, Any], period: str, plan_name: str) -> None:
+def _print_table(measured: dict[str, Any], period: str, plan_name: str, use_thin: tuple[str, ...] = ()) -> None:
     print(f"Calibrated from {period or 'the imports'} (plan: {plan_name})")
     width = max(len(key) for key in measured)
     for key, item in measured.items():
         spread = f" [{_text(item.low)}–{_text(item.high)}]" if item.low is not None and item.high is not None else ""
-        flag = " (thin)" if item.thin else ""
+        flag = "" if item.value is None or not item.thin else (
+            " (thin)" if key in use_thin else " (thin: not applied)")
         print(f"{key:<{width}}  {_text(item.value) + spread + flag:<28}  {item.basis}")
         if item.caveat:
             print(f"{'':<{width}}  {'':<28}  note: {item.caveat}")
@@ -116,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     from dashboard.core.scenario import ScenarioError
     from dashboard.ingest.schema import UnreadableFile
     from dashboard.retro.calibrate import calibrate, calibration_period, scenario_from
+    from dashboard.retro.carry import as_json, banner, from_quarter
 
     try:
         base = load_scenario(argparse.Namespace(scenario=args.plan, set=[]))
@@ -125,29 +142,42 @@ def run(args: argparse.Namespace) -> int:
         params = _positive(args.params, "--params")
         if args.gpus_per_node is not None and not 1 <= args.gpus_per_node <= 1024:
             raise ValueError("--gpus-per-node must be 1 to 1,024")
-        bill, runs = _tables(args)
+        bill, runs, logged = _tables(args)
+        run_params = None if params is not None else logged  # --params overrides what the export logs
         if params is None and args.plan is not None:
-            params = float(base.active)  # the plan that describes this run
+            params = float(base.active)  # the plan that describes this run, for the jobs that log no size
         measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
                              gpus_per_node=args.gpus_per_node or base.gpus_per_node,
-                             gpu_type=base.gpu_type if args.plan is not None else None)
+                             gpu_type=base.gpu_type if args.plan is not None else None, run_params=run_params)
         period = calibration_period(bill, runs)
+        carried = None
+        if args.carry:
+            if args.plan is None or bill is None:
+                raise ValueError("--carry needs --plan (the plan last quarter is compared with) and a bill")
+            carried = from_quarter(bill, runs, measured, base, tuple(args.use_thin), args.main_run or None)
     except (UnreadableFile, ValueError, OSError) as exc:
         return fail(" ".join(str(exc).split()))
     except MemoryError:
         return fail("the files need more memory than this machine has free: export a shorter period")
     written = None
     if args.write:
-        scenario, applied = scenario_from(measured, base)
+        scenario, applied = ((carried.scenario, carried.applied) if carried is not None
+                             else scenario_from(measured, base, use_thin=tuple(args.use_thin)))
         try:
             Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as error:
             return fail(f"cannot write {args.write}: {error.strerror or error}")
         written = {"path": args.write, "name": scenario.name, "applied": list(applied)}
     if args.json:
-        print_json(result_json(measured, period) | ({"written": written} if written else {}))
+        print_json(result_json(measured, period, tuple(args.use_thin))
+                   | ({"carried": as_json(carried)} if carried is not None else {})
+                   | ({"written": written} if written else {}))
     else:
-        _print_table(measured, period, base.name)
+        _print_table(measured, period, base.name, tuple(args.use_thin))
+        if carried is not None:
+            print(banner(carried))
+            for part in carried.parts:
+                print(f"  {part.how:<8}{part.text}")
         if written:
             print(f"wrote {written['path']} ({len(written['applied'])} inputs set: {', '.join(written['applied'])})")
     return 0

@@ -16,8 +16,10 @@ in US dollars or names no currency (as the tab shows it); with a bill in another
 ``accuracy`` reads a list of outcomes (the caller passes the last N): the largest and the median error
 |actual − plan| / plan, in %, on GPU-hours over all of them, and on cost over those whose bill is in US dollars and
 carries costs (the plans are priced in US dollars; a bill in another currency, or data without costs, whose money
-is the plan's price times the actual GPU-hours, is left out and counted). ``accuracy_sentence`` says it:
-"Our last 4 plans were within 12 % on GPU-hours and 18 % on cost."
+is the plan's price times the actual GPU-hours, is left out and counted). ``accuracy_sentence`` says it: "Our last
+4 plans were off by a median of 10 % on GPU-hours (worst 12 %) and a median of 5 % on cost (worst 18 %)."
+``keep_flags`` says why a comparison should be looked at before it is kept (a plan more than twice or under half
+the actuals' size, or a plan whose days do not overlap the compared period).
 
 Pure: no streamlit, no store; numbers written by ``dashboard.format``.
 """
@@ -28,12 +30,12 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 import pandas as pd
 
-from dashboard.format import PERCENT_UP_TO, USD, number
+from dashboard.format import USD, count_sig, number, usd_sig
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "price": ("price",),
@@ -192,9 +194,12 @@ def _pct(value: float) -> str:
     return number(value / 100.0, "fraction")
 
 
-def _within(value: float) -> str:
-    """"within 12 %", or "off by more than 10×" past 1,000 % (``format.PERCENT_UP_TO``)."""
-    return f"off by {_pct(value)}" if value / 100.0 > PERCENT_UP_TO else f"within {_pct(value)}"
+def _off(median: float, worst: float, count: int, unit: str, notes: tuple[str, ...] = ()) -> str:
+    """"12 % on cost" for one comparison, "a median of 10 % on GPU-hours (worst 12.3 %)" for more; past 1,000 %
+    "more than 10×" (``format.number``)."""
+    head = _pct(worst) if count == 1 else f"a median of {_pct(median)}"
+    said = ([] if count == 1 else [f"worst {_pct(worst)}"]) + list(notes)
+    return f"{head} on {unit}" + (f" ({'; '.join(said)})" if said else "")
 
 
 def _plans(count: int) -> str:
@@ -208,24 +213,63 @@ def _left_out_words(by: Mapping[str, int]) -> str:
 
 
 def accuracy_sentence(acc: Mapping[str, Any]) -> str:
-    """The accuracy in one sentence: "Our last 4 plans were within 12 % on GPU-hours and 18 % on cost.", with the
-    plans whose cost is not compared said apart, and what to do when nothing has been kept yet."""
+    """The accuracy in one sentence: how far off the plans were, the median and the worst miss and how many
+    comparisons it rests on ("Our last 4 plans were off by a median of 10 % on GPU-hours (worst 12.3 %) and …";
+    "Our last plan was off by 12 % … One comparison: not yet a track record."), with the plans whose cost is not
+    compared said apart, and what to do when nothing has been kept yet. Never "within": a plan off by 100 % is
+    off by 100 %."""
     n = int(acc["n"])
     if n == 0:
         return ("No plan has been compared with its actuals yet: on the Retrospective's Plan vs actual tab, choose "
                 "a saved plan and keep the comparison.")
-    verb = "was" if n == 1 else "were"
-    head = f"Our last {_plans(n)} {verb} {_within(acc['gpu_hours_within_pct'])} on GPU-hours"
+    subject = "Our last plan was" if n == 1 else f"Our last {n:,} plans were"
+    head = f"{subject} off by {_off(acc['gpu_hours_median_pct'], acc['gpu_hours_within_pct'], n, 'GPU-hours')}"
+    tail = " One comparison: not yet a track record." if n == 1 else ""
     cost_n, left = int(acc["cost_n"]), int(acc["cost_left_out"])
     if cost_n == 0:
-        return f"{head}; cost is not compared ({_left_out_words(acc['cost_left_out_by'])})."
-    cost = f"{_pct(acc['cost_within_pct'])} on cost"
-    if acc["cost_within_pct"] / 100.0 > PERCENT_UP_TO or acc["gpu_hours_within_pct"] / 100.0 > PERCENT_UP_TO:
-        cost = _within(acc["cost_within_pct"]) + " on cost"
-    if left == 0:
-        return f"{head} and {cost}."
-    return (f"{head} and {cost} (over the {_plans(cost_n)} billed in US dollars; left out: "
-            f"{_left_out_words(acc['cost_left_out_by'])}).")
+        return f"{head}; cost is not compared ({_left_out_words(acc['cost_left_out_by'])}).{tail}"
+    notes = () if left == 0 else (f"over the {_plans(cost_n)} billed in US dollars",
+                                  f"left out: {_left_out_words(acc['cost_left_out_by'])}")
+    cost = _off(acc["cost_median_pct"], acc["cost_within_pct"], cost_n, "cost", notes)
+    return f"{head} and {cost}.{tail}"
 
 
-__all__ = ["GROUPS", "GROUP_NAMES", "PlanOutcome", "accuracy", "accuracy_sentence", "outcome_from"]
+SCALE_RATIO = 2.0  # a plan this many times the actuals' size, or a fraction as large, probably describes another run
+
+
+RATIO_SHOWN_UP_TO = 1e6  # a larger ratio is written "more than 1,000,000×"
+
+
+def _ratio_text(ratio: float) -> str:
+    return number(ratio, "×") if ratio <= RATIO_SHOWN_UP_TO else f"more than {number(RATIO_SHOWN_UP_TO, '×')}"
+
+
+def keep_flags(outcome: PlanOutcome, plan_start: date | None = None, plan_days: float | None = None) -> list[str]:
+    """Why a comparison should be looked at before it is kept, one sentence each (none: nothing to flag): the plan's
+    GPU-hours or cost differ from the actuals' by more than ``SCALE_RATIO`` either way (the cost only for a bill in
+    US dollars with costs), or the plan's days (``plan_start`` and ``plan_days`` long; unknown without a start)
+    do not overlap the compared period."""
+    flags = []
+    pairs = [("GPU-hours", outcome.plan_gpu_hours, outcome.actual_gpu_hours, count_sig)]
+    if outcome.cost_compared:
+        pairs.append(("cost", outcome.plan_usd, outcome.actual_usd, usd_sig))
+    for what, planned, actual, text in pairs:
+        if actual <= 0:
+            flags.append(f"The actuals have no {what} against the plan's {text(planned)}: this plan probably "
+                         "describes another run or another period.")
+            continue
+        ratio = max(planned, actual) / min(planned, actual) if planned > 0 else math.inf
+        if ratio > SCALE_RATIO:
+            more = "more" if planned > actual else "less"
+            flags.append(f"The plan's {what} ({text(planned)}) is {_ratio_text(ratio)} {more} than the actuals' "
+                         f"({text(actual)}): it probably describes another run or another period.")
+    if plan_start is not None and plan_days is not None and math.isfinite(plan_days) and plan_days >= 0:
+        plan_end = plan_start + timedelta(days=math.ceil(plan_days))
+        if plan_end < outcome.period_start or plan_start > outcome.period_end:
+            flags.append(f"The plan runs {plan_start:%Y-%m-%d} to {plan_end:%Y-%m-%d}; the actuals are "
+                         f"{outcome.period_start:%Y-%m-%d} to {outcome.period_end:%Y-%m-%d}: the periods do not "
+                         "overlap.")
+    return flags
+
+
+__all__ = ["GROUPS", "GROUP_NAMES", "PlanOutcome", "accuracy", "accuracy_sentence", "keep_flags", "outcome_from"]

@@ -98,7 +98,12 @@ def read_table(fmt: Format, table, options: ReadOptions | None = None, filename:
             raise UnreadableFile(f"{filename} ({fmt.noun}): {message}") from None
         raise
     gpus = columns.pop("gpus", None)
+    params = columns.pop("model_params", None)
     checked = {**columns, "charge_kind": rows.charge_kind} if rows.charge_kind is not None else columns
     reasons = implausible(checked, rows.index, gpus if isinstance(gpus, pd.Series) else None)
     rows.reject(reasons.notna().to_numpy(dtype=bool), reasons)
-    return rows.result(columns)
+    result = rows.result(columns)
+    if isinstance(params, pd.Series):  # the run's model size where the export logs it, by source row
+        kept = params[rows.open].dropna()
+        result.model_params = {int(row): float(value) for row, value in kept.items()}
+    return result

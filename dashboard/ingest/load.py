@@ -55,6 +55,7 @@ def _import_decoded(
         excluded=result.excluded,
         rejected=rejected,
         warnings=decoded.warnings + result.warnings,
+        model_params=result.model_params,
     )
     if not report.balanced:
         raise RuntimeError(f"{format_id} reader lost rows: {report}")

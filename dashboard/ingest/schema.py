@@ -54,6 +54,7 @@ class ImportReport:
     excluded: pd.DataFrame = field(default_factory=issues_frame)  # rows dropped by a rule (not errors)
     rejected: pd.DataFrame = field(default_factory=issues_frame)  # rows that could not be read
     warnings: list[str] = field(default_factory=list)
+    model_params: dict[int, float] = field(default_factory=dict)  # source row -> the run's model size, where logged
 
     @property
     def rows_excluded(self) -> int:
@@ -106,3 +107,4 @@ class ReaderResult:
     excluded: pd.DataFrame  # issues_frame(): rows dropped by a documented rule
     rejected: pd.DataFrame  # issues_frame(): rows that could not be read
     warnings: list[str] = field(default_factory=list)
+    model_params: dict[int, float] = field(default_factory=dict)  # source row -> the run's model size, where logged

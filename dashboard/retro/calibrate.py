@@ -13,8 +13,12 @@ each rule; they are:
   BF16 TFLOP/s from the hardware catalogue (``units.catalogue_peak_tflops``); where the run export names no GPU the
   catalogue knows, the GPU type the bill's rows of the main run (its run ids, or its project for per-job run ids)
   ran on most (``bill_gpu_type``). A failed segment's tokens stop at the
-  failure while its GPU-hours run to the end of the segment, so it would drag the figure down. Value: the median;
-  low and high: the P10 and P90 (numpy, linear). Thin below ``MFU_MIN_JOBS`` rows.
+  failure while its GPU-hours run to the end of the segment, so it would drag the figure down. model_params: each
+  job's as the run export logs it (``run_params``, the W&B reader's ``ImportReport.model_params``), else the given
+  one. Value: the median; low and high: the P10 and P90 (numpy, linear). Thin below ``MFU_MIN_JOBS`` rows.
+- Not measured is not zero: an input with no observations (no run of an overhead's kind, no interruption) has value
+  None and a caveat starting "not measured:"; a rate keeps its interval. A thin input is set into a scenario only
+  when chosen (``scenario_from``'s ``use_thin``).
 - Interruptions, over the GPU job rows (a run id, a state and an end after the start: ``waste._jobs``). Node
   failures = NODE_FAIL rows + FAILED and TIMEOUT rows their run resumed after (``waste.marked``'s ``interrupted``
   mark; with per-job run ids a job's run is its project for that test) + REQUEUED rows; spot interruptions =
@@ -46,6 +50,7 @@ is); only small results (the main run's token rows, sums by group, the first sou
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -83,6 +88,9 @@ PRICING_WORDS = {"reserved": "reserved", "on_demand": "on-demand", "spot": "spot
 EVAL_WORDS = r"(^|[^a-z])eval"
 DEBUG_WORDS = r"(^|[^a-z])(debug|dev|test|smoke)"
 OVERHEADS: dict[str, str] = {"experiment": "experiment_overhead", "eval": "eval_overhead", "debug": "debug_overhead"}
+NAMED: dict[str, str] = {"experiment": "other than the main run, evaluation or debugging",
+                        "eval": "eval…", "debug": "debug…, dev…, test… or smoke…"}
+OVERHEAD_MIN_RUNS = 3  # an overhead measured over fewer runs is thin
 NODE_FAILURE_STATES = ("FAILED", "TIMEOUT", "REQUEUED")  # counted when their run resumed (REQUEUED: always)
 # Scenario range keys (multiples of the likely value) set from a measured spread.
 RANGES: dict[str, str] = {
@@ -256,8 +264,17 @@ def bill_gpu_type(bill: ir.Table, column: str, keys: tuple[str, ...]) -> str | N
     return str(frame["gpu_type"].iloc[0]) if len(frame) else None
 
 
+def _sizes_text(sizes: np.ndarray, logged: int) -> str:
+    """"1.3e+10 parameters", with how many jobs' sizes the run export logged."""
+    low, high = float(sizes.min()), float(sizes.max())
+    text = f"{low:.3g} parameters" if low == high else f"{low:.3g}–{high:.3g} parameters"
+    if logged == len(sizes):
+        return text + " as the run export logs them"
+    return text + (f" ({logged} of them as the run export logs them)" if logged else "")
+
+
 def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None,
-         billed_type: str | None = None) -> Measured:
+         billed_type: str | None = None, run_params: Mapping[int, float] | None = None) -> Measured:
     key = "mfu"
     if not main:
         return _missing(key, "no GPU row of the run export has a run id, so there is no main run to measure")
@@ -268,34 +285,40 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
         return _missing(key, f"the main run, {runs_text}, has no rows with tokens (W&B tokens_seen)")
     if not len(rows):
         return _missing(key, f"every row of {runs_text} with tokens is in a failed state")
-    if model_params is None:
+    logged = np.array([(run_params or {}).get(int(row), math.nan) for row in rows["source_row"]], dtype=float)
+    sizes = np.where(np.isfinite(logged), logged, math.nan if model_params is None else float(model_params))
+    if not np.isfinite(sizes).any():
         return _missing(key, NEEDS_PARAMS, f"{len(rows)} jobs of the main run, {runs_text}, carry tokens")
     peaks = np.array([catalogue_peak_tflops(value) for value in rows["gpu_type"]], dtype=float)
     billed_peak = catalogue_peak_tflops(billed_type) if billed_type is not None else math.nan
     from_bill = int((~np.isfinite(peaks)).sum()) if math.isfinite(billed_peak) else 0
     if from_bill:  # the run export does not name a GPU the catalogue knows: the bill's GPU type of the main run
         peaks = np.where(np.isfinite(peaks), peaks, billed_peak)
-    known = np.isfinite(peaks)
-    if not known.any():
+    sized = np.isfinite(sizes)
+    known = np.isfinite(peaks) & sized
+    if not np.isfinite(peaks).any():
         types = ", ".join(sorted({str(v) for v in rows["gpu_type"] if not pd.isna(v)})) or "none given"
         return _missing(key, f"the GPU type of the main run's rows ({types}) is not in the hardware catalogue "
                              "(data/hardware.csv) and the bill names none for the main run, so its peak FLOP/s is "
                              "unknown")
     hours = rows["gpu_hours"].to_numpy(dtype=float)[known]
     tokens = rows["tokens"].to_numpy(dtype=float)[known]
-    mfu = 6.0 * float(model_params) * tokens / (hours * peaks[known] * 1e12 * 3600.0)
+    mfu = 6.0 * sizes[known] * tokens / (hours * peaks[known] * 1e12 * 3600.0)
     value, low, high = (float(v) for v in np.percentile(mfu, [50, 10, 90]))
     count = int(known.sum())
     caveats = []
     if count < MFU_MIN_JOBS:
         caveats.append(f"only {count} job{'s' if count != 1 else ''} with tokens: one run is not a distribution")
-    if (~known).any():
-        caveats.append(f"{int((~known).sum())} rows of a GPU type not in the catalogue left out")
+    if (~np.isfinite(peaks)).any():
+        caveats.append(f"{int((~np.isfinite(peaks)).sum())} rows of a GPU type not in the catalogue left out")
+    if (~sized).any():
+        caveats.append(f"{int((~sized).sum())} rows with no model size left out (the export logs none for them "
+                       "and none was given)")
     if facts["failed_token_rows"]:
         caveats.append(f"{facts['failed_token_rows']} failed segments left out (their tokens stop at the failure)")
     return Measured(key, value, low, high, count, float(hours.sum()),
                     f"measured over {count} jobs of the main run, {runs_text}, {_pct(low)}–{_pct(high)} (P10–P90), "
-                    f"{model_params:.3g} parameters"
+                    + _sizes_text(sizes[known], int(np.isfinite(logged)[known].sum()))
                     + (f", GPU type {billed_type} from the bill for {from_bill} of them" if from_bill else ""),
                     RULES[key], "; ".join(caveats) or None, _rows(rows["source_row"].to_numpy()[known]),
                     count < MFU_MIN_JOBS)
@@ -379,6 +402,11 @@ def poisson_interval(count: int, level: float = INTERVAL) -> tuple[float, float]
 def _rate(key: str, count: int, node_days: float, what: str, rows: tuple[int, ...], extra: list[str]) -> Measured:
     rate = count / node_days * 1000.0
     low, high = (end / node_days * 1000.0 for end in poisson_interval(count))
+    if count == 0:  # no event is no measurement: the plan's value stays, the interval says what is ruled out
+        caveat = (f"not measured: no {what} over {count_sig(node_days)} node-days of jobs (90 % interval "
+                  f"0–{high:.3g}), so the plan's value stays")
+        return Measured(key, None, 0.0, high, 0, node_days, "not measured", RULES[key],
+                        "; ".join([caveat, *extra]), (), True)
     thin = count < RATE_MIN_COUNT or node_days < RATE_MIN_NODE_DAYS
     caveats = list(extra)
     if thin:
@@ -479,11 +507,15 @@ def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str) -> dict[s
                  f"{count_sig(main_h)} GPU-h; main run: {runs_text}")
         if none_h > 0:
             basis += f"; {count_sig(none_h)} GPU-h with no run are idle or unattributed, not counted"
-        caveat = None
         if runs == 0:
-            caveat = f"no {kind} run found by its name, so 0 (the names are matched on words: docs/calibration.md)"
+            result[key] = _missing(key, f"not measured: no runs named {NAMED[kind]} (the names are matched on "
+                                        "words: docs/calibration.md), so the plan's value stays")
+            continue
+        thin = runs < OVERHEAD_MIN_RUNS
+        caveat = (f"only {runs} {kind} run{'s' if runs != 1 else ''}: one run more or less moves it by "
+                  "its own GPU-hours" if thin else None)
         result[key] = Measured(key, hours / main_h, None, None, count, hours, basis, RULES[key], caveat,
-                               _rows(firsts.loc[firsts["kind"] == kind, "source_row"]), False)
+                               _rows(firsts.loc[firsts["kind"] == kind, "source_row"]), thin)
     return result
 
 
@@ -823,11 +855,13 @@ def _refuse_values(measured: dict[str, Measured]) -> dict[str, Measured]:
 
 def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,
               main_run_ids: list[str] | None = None, model_params: float | None = None,
-              gpus_per_node: int = 8, gpu_type: str | None = None) -> dict[str, Measured]:
+              gpus_per_node: int = 8, gpu_type: str | None = None,
+              run_params: Mapping[int, float] | None = None) -> dict[str, Measured]:
     """Every input of ``KEYS`` measured from a bill and a run export (canonical pandas frames or Ibis tables; at
     least one given), by the rules of the module docstring; ``gpu_type`` (the plan's) picks the prices of that GPU
-    where the bill bought it. A key that cannot be measured has value None and a caveat saying what would tell
-    it."""
+    where the bill bought it; ``run_params`` (the run export's ``ImportReport.model_params``: source row → the
+    run's logged model size) gives each job's model size for MFU, ``model_params`` that of a job that logs none. A
+    key that cannot be measured has value None and a caveat saying what would tell it."""
     if bill is None and runs is None:
         raise ValueError("calibrate needs a bill or a run export")
     if gpus_per_node < 1:
@@ -842,7 +876,7 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     if bill_table is not None and runs is not None and main_ids:
         column, keys = ("project", (_project_of(run_table, main_ids[0]),)) if shape["per_job"] else ("run_id", main_ids)
         billed_type = bill_gpu_type(bill_table, column, keys)
-    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type)}
+    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type, run_params)}
     result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
     result |= _overheads(run_table, main_ids, runs_text)
     result |= _prices(bill_table, gpu_type)
@@ -887,14 +921,35 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else float(f"{value:.{SIGNIFICANT}g}")
 
 
-def scenario_from(measured: dict[str, Measured], base: Scenario) -> tuple[Scenario, dict[str, Measured]]:
+def usable(item: Measured, use_thin: Collection[str] = ()) -> bool:
+    """Whether a measured input goes into the next plan: it has a value, and it is not thin unless the user chose
+    it (``use_thin``: keys)."""
+    return item.value is not None and (not item.thin or item.key in use_thin)
+
+
+def not_applied(item: Measured, use_thin: Collection[str] = ()) -> str | None:
+    """Why a measured input does not go into the next plan (None when it does): its caveat when it has no value,
+    else that it is thin and was not chosen."""
+    if usable(item, use_thin):
+        return None
+    if item.value is None:
+        return item.caveat or "not measured"
+    return f"thin, so applied only when chosen: {item.caveat or 'few observations'}"
+
+
+def scenario_from(measured: dict[str, Measured], base: Scenario, use_thin: Collection[str] = ()
+                  ) -> tuple[Scenario, dict[str, Measured]]:
     """``base`` with every measured value set (and, where a range key exists, its low and high ends as multiples of
-    the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A value the
-    scenario refuses (out of its bounds) is left at ``base``'s; returns the scenario and the Measured applied."""
+    the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A thin value
+    is set only when its key is in ``use_thin`` (the user chose it); a value the scenario refuses (out of its
+    bounds) is left at ``base``'s; returns the scenario and the Measured applied."""
     data = base.to_json_dict()
     applied: dict[str, Measured] = {}
     for key, item in measured.items():
-        if item.value is None or key not in Scenario.model_fields or not math.isfinite(item.value):
+        if not usable(item, use_thin) or key not in Scenario.model_fields:
+            continue
+        assert item.value is not None
+        if not math.isfinite(item.value):
             continue
         item = replace(item, value=_rounded(item.value), low=_rounded(item.low), high=_rounded(item.high))
         trial = data | {key: item.value}

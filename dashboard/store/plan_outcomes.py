@@ -12,7 +12,9 @@ and money, whether the data carried costs, and the gap split in three groups, in
 - quantity = ``scale`` + ``experiments`` + ``idle / unattributed``;
 - efficiency = ``efficiency`` + ``failures and restarts``.
 
-Recording the same plan for the same period again replaces the row (an upsert on the UNIQUE constraint, atomic on
+A kept outcome can be removed by who kept it or an administrator (``ScenarioStore.remove_outcome``, audited as
+"remove outcome" in ``scenario_audit`` with the outcome's figures). Recording the same plan for the same period
+again replaces the row (an upsert on the UNIQUE constraint, atomic on
 SQLite and PostgreSQL). ``ScenarioStore`` creates the table when it opens a store without it
 (``ScenarioStore.record_outcome`` and ``ScenarioStore.outcomes`` use it); reads are bounded
 (``MAX_OUTCOMES``).
@@ -20,6 +22,7 @@ SQLite and PostgreSQL). ``ScenarioStore`` creates the table when it opens a stor
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -36,6 +39,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    delete,
     select,
 )
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -96,6 +100,7 @@ class RecordedOutcome:
     recorded_by_email: str | None
     scenario_id: int | None = None
     recorded_by_issuer: str | None = None
+    outcome_id: int | None = None  # plan_outcomes.id: what ``ScenarioStore.remove_outcome`` takes
 
     @property
     def recorded_by(self) -> str:
@@ -157,7 +162,25 @@ def _recorded(row: Any) -> RecordedOutcome:
     at = row["recorded_at"]
     at = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)  # SQLite hands it back without a zone
     return RecordedOutcome(outcome, at, row["recorded_by_subject"], row["recorded_by_email"], row["scenario_id"],
-                           row["recorded_by_issuer"])
+                           row["recorded_by_issuer"], row["id"])
 
 
-__all__ = ["DEFAULT_OUTCOMES", "MAX_OUTCOMES", "RecordedOutcome", "plan_outcomes_table"]
+def removal(connection: Connection, outcome_id: int) -> RecordedOutcome | None:
+    """The kept outcome ``outcome_id`` (locked for this transaction), None when there is none."""
+    found = connection.execute(select(_o).where(_o.c.id == outcome_id).with_for_update()).first()
+    return None if found is None else _recorded(found._mapping)
+
+
+def remove(connection: Connection, outcome_id: int) -> None:
+    """Delete the kept outcome ``outcome_id``."""
+    connection.execute(delete(_o).where(_o.c.id == outcome_id))
+
+
+def described(outcome: PlanOutcome) -> str:
+    """A removed outcome's figures as the audit keeps them (JSON: the fields of ``OUTCOME_FIELDS``, dates ISO)."""
+    values = {field: getattr(outcome, field) for field in OUTCOME_FIELDS}
+    values["period_start"], values["period_end"] = outcome.period_start.isoformat(), outcome.period_end.isoformat()
+    return json.dumps(values | {"unknown_parts": list(outcome.unknown_parts)}, sort_keys=True)
+
+
+__all__ = ["DEFAULT_OUTCOMES", "MAX_OUTCOMES", "RecordedOutcome", "plan_outcomes_table", "remove", "removal"]

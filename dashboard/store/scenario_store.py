@@ -125,7 +125,7 @@ audit_table = Table(
     Column("actor_issuer", Text, nullable=True),  # added on open to an audit table made before issuers
 )
 Index("scenario_audit_scenario_id", audit_table.c.scenario_id)
-ACTIONS = ("save", "overwrite", "rename", "duplicate", "delete", "adopt")
+ACTIONS = ("save", "overwrite", "rename", "duplicate", "delete", "adopt", "remove outcome")
 # Columns added on open to a store made before them (fixed names, never user text), and the subject column whose
 # rows get the operator's legacy issuer (``legacy_owner_issuer``) when they have none.
 ADDED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -714,6 +714,34 @@ class ScenarioStore:
             return []
         issuer = self._column(plan_outcomes.plan_outcomes_table, "recorded_by_issuer")
         return self._run(lambda connection: plan_outcomes.latest(connection, limit, issuer), write=False)
+
+    def remove_outcome(self, outcome_id: int, *, actor: Identity) -> None:
+        """Remove a kept outcome (its ``RecordedOutcome.outcome_id``): allowed to who kept it and to an
+        administrator (as ``Identity.may_change`` says of a scenario's owner), audited as "remove outcome" with the
+        outcome's figures, in one transaction. ScenarioNotFoundError when there is none, NotAllowedError for anyone
+        else (nothing removed)."""
+        if isinstance(outcome_id, bool) or not isinstance(outcome_id, int):
+            raise TypeError(f"expected an outcome id, got {type(outcome_id).__name__}")
+        if not isinstance(actor, Identity):
+            raise TypeError(f"expected the acting Identity, got {type(actor).__name__}")
+        if not self._has_outcomes:
+            raise ScenarioNotFoundError("this store keeps no plan outcomes: nothing was removed")
+
+        def work(connection: Connection) -> None:
+            kept = plan_outcomes.removal(connection, outcome_id)
+            if kept is None:
+                raise ScenarioNotFoundError("no such kept comparison (removed meanwhile?): nothing was removed")
+            name = kept.outcome.scenario_name
+            if not actor.may_change(kept.recorded_by_issuer, kept.recorded_by_subject):
+                raise NotAllowedError(f"you may not remove the comparison of {name!r}: only who kept it "
+                                      f"({kept.recorded_by}) or an administrator (PLANNER_ADMINS) may; nothing was "
+                                      "removed")
+            plan_outcomes.remove(connection, outcome_id)
+            if self._has_audit:
+                self._audit(connection, actor, "remove outcome", kept.scenario_id or 0, name,
+                            previous_json=plan_outcomes.described(kept.outcome))
+
+        self._run(work)
 
     def close(self) -> None:
         """Release the database connections; the store is not usable afterwards."""

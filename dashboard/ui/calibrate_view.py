@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Hashable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +13,7 @@ import streamlit as st
 from dashboard.core import catalogue, provenance
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.query.opened import Table
-from dashboard.retro import calibrate
+from dashboard.retro import calibrate, carry
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache
@@ -45,20 +46,52 @@ def table(measured: dict[str, calibrate.Measured]) -> pd.DataFrame:
         has = item.value is not None
         spread = (f"{catalogue.text(key, item.low)}–{catalogue.text(key, item.high)}"
                   if has and item.low is not None and item.high is not None else "")
+        if not has and item.low is not None and item.high is not None:
+            spread = f"{catalogue.text(key, item.low)}–{catalogue.text(key, item.high)}"  # what no event rules out
+        use = "plan's value stays" if not has else (THIN_USE if item.thin else "applied")
         rows.append({"input": catalogue.label(key), "measured": catalogue.text(key, item.value) if has else "—",
-                     "spread": spread, "basis": item.basis, "caveat": item.caveat or ""})
-    return pd.DataFrame(rows, columns=["input", "measured", "spread", "basis", "caveat"])
+                     "spread": spread, "basis": item.basis, "next_plan": use, "caveat": item.caveat or ""})
+    return pd.DataFrame(rows, columns=["input", "measured", "spread", "basis", "next_plan", "caveat"])
+
+
+THIN_USE = "only if ticked below"
+
+
+def _chosen_thin(measured: dict[str, calibrate.Measured]) -> tuple[str, ...]:
+    """A checkbox per thin measured input (few observations): applied to the next plan only when ticked."""
+    thin = [item for key in provenance.KEYS if (item := measured.get(key)) is not None
+            and item.value is not None and item.thin]
+    if not thin:
+        return ()
+    st.caption("Thin measurements (few observations) are a hint, not a measurement to rely on: tick one to apply "
+               "it to the next plan anyway.")
+    chosen = []
+    for item in thin:
+        spread = (f", {catalogue.text(item.key, item.low)}–{catalogue.text(item.key, item.high)}"
+                  if item.low is not None and item.high is not None else "")
+        label = f"Apply {catalogue.label(item.key)} {catalogue.text(item.key, item.value)}{spread}"
+        if st.checkbox(label, key=f"retro.use_thin.{item.key}", value=False,
+                       help=markdown_text(item.caveat) if item.caveat else None):
+            chosen.append(item.key)
+    return tuple(chosen)
 
 
 GO_TO_PLAN = "retro.go_to_plan"  # the Plan page's link, set by the button; the next run switches to it
 
 
 def _hand_over(measured: dict[str, calibrate.Measured], plan: Scenario | None,
-               period: tuple[datetime.date, datetime.date] | None) -> None:
-    """The button's callback: hand the calibrated scenario, its provenance and the compared plan (as the baseline)
-    to the Plan page, which `switch_if_asked` opens at the top of the next run."""
+               period: tuple[datetime.date, datetime.date] | None, use_thin: tuple[str, ...] = (),
+               carried: carry.NextPlan | None = None) -> None:
+    """The button's callback: hand the calibrated scenario (thin inputs only those ticked; with ``carried``, the
+    next plan that carries last quarter's overrun, and its banner), its provenance and the compared plan (as the
+    baseline) to the Plan page, which `switch_if_asked` opens at the top of the next run."""
     state = st.session_state
-    scenario, applied = calibrate.scenario_from(measured, plan or default_scenario())
+    if carried is not None:
+        scenario, applied = carried.scenario, carried.applied
+        state[plan_state.CARRIED] = (carry.banner(carried), carry.comparison(carried))
+    else:
+        scenario, applied = calibrate.scenario_from(measured, plan or default_scenario(), use_thin)
+        state.pop(plan_state.CARRIED, None)
     items = {key: item for key, m in applied.items() if (item := as_provenance(m)) is not None}
     state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
     state[plan_state.BASELINE] = plan
@@ -93,9 +126,27 @@ def _rows_behind(key: Hashable, bill: Table | None, runs: Table | None,
         st.dataframe(rows, hide_index=True, width="stretch")
 
 
+def _carry(measured: dict[str, calibrate.Measured], plan: Scenario | None, use_thin: tuple[str, ...],
+           decomposed: tuple[pd.DataFrame, dict[str, Any]] | None) -> carry.NextPlan | None:
+    """The choice to carry last quarter's overrun into the next plan (``carry.next_plan``), each part's line shown;
+    None without a compared plan and its decomposition, or when the user leaves it out."""
+    if plan is None or decomposed is None:
+        return None
+    carried = carry.next_plan(decomposed[0], decomposed[1], measured, plan, use_thin)
+    if not st.checkbox("Carry last quarter's overrun into the next plan", value=True, key="retro.carry_overrun",
+                       help="Each part of Plan vs actual above becomes an input change of the next plan or an "
+                       "explicit line of dollars beside it (docs/calibration.md)."):
+        return None
+    st.markdown("\n".join(f"- {markdown_text(part.text)}" for part in carried.parts))
+    st.caption(markdown_text(carry.banner(carried)))
+    return carried
+
+
 def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenario | None, join_on: str,
-            period: tuple[datetime.date, datetime.date] | None) -> None:
-    """The measured inputs of the shown view, and the button to plan the next run from them."""
+            period: tuple[datetime.date, datetime.date] | None,
+            decomposed: tuple[pd.DataFrame, dict[str, Any]] | None = None) -> None:
+    """The measured inputs of the shown view, and the button to plan the next run from them (carrying last
+    quarter's overrun when the compared plan's ``decomposed`` parts and summary are given)."""
     chosen = st.session_state.get(f"retro.main_runs.{join_on}")
     main_runs = tuple(chosen) if chosen else None
     base = plan or default_scenario()
@@ -109,16 +160,14 @@ def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenari
     st.dataframe(table(measured), hide_index=True, width="stretch", column_config={
         "input": st.column_config.TextColumn("Input"), "measured": st.column_config.TextColumn("Measured"),
         "spread": st.column_config.TextColumn("Spread"), "basis": st.column_config.TextColumn("Measured over"),
-        "caveat": st.column_config.TextColumn("Caveat"),
+        "next_plan": st.column_config.TextColumn("Next plan"), "caveat": st.column_config.TextColumn("Caveat"),
     })
     _rows_behind(key, bill, runs, measured)
-    usable = [item for item in measured.values() if item.value is not None]
-    thin = [catalogue.label(item.key) for item in usable if item.thin]
-    if thin:
-        st.caption(":orange[:material/warning:] Thin data behind " + ", ".join(markdown_text(t) for t in thin)
-                   + ": offered with its caveat, which the Plan page repeats.")
+    use_thin = _chosen_thin(measured)
+    carried = _carry(measured, plan, use_thin, decomposed)
+    usable = [item for item in measured.values() if calibrate.usable(item, use_thin)]
     st.button(BUTTON, key="retro.plan_next", icon=":material/model_training:", disabled=not usable,
-              on_click=_hand_over, args=(measured, plan, period),
+              on_click=_hand_over, args=(measured, plan, period, use_thin, carried),
               help="Opens the Plan page with the measured values (each marked with where it came from), the "
               "uncertainty ranges set from the observed spread and the plan compared pinned as the baseline."
               if usable else "Nothing could be measured from these imports.")

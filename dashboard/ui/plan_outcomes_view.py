@@ -16,9 +16,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard.core.plan_accuracy import PlanOutcome, accuracy, accuracy_sentence, outcome_from
+from dashboard.core import engine
+from dashboard.core.plan_accuracy import PlanOutcome, accuracy, accuracy_sentence, keep_flags, outcome_from
 from dashboard.core.scenario import Scenario
-from dashboard.format import USD, count_sig, money, number, signed, usd_sig
+from dashboard.format import USD, count_sig, money, signed, usd_sig
 from dashboard.query.opened import Table
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
@@ -28,6 +29,9 @@ from dashboard.ui import retro_cache as cache
 from dashboard.ui.store_access import scenario_store
 
 KEEP_LABEL = "Keep this comparison"
+KEEP_ANYWAY = "Keep it anyway"
+REMOVE_LABEL = "Remove this comparison"
+PENDING = "retro.keep_pending"  # (outcome, flags) waiting for the user's confirmation
 TITLE = "How good were our plans?"
 # The Plan vs actual tab's own widgets (dashboard.ui.retro_view.gap_section), read so the outcome kept is the
 # decomposition the tab shows (the same cached call).
@@ -85,18 +89,59 @@ def record_button(key: Hashable, usage: Table, plan: Scenario, saved_name: str |
                      "replaces it.")
     clicked = st.button(KEEP_LABEL, key="retro.keep_outcome", disabled=why_not is not None,
                         icon=":material/bookmark_add:", help=why_not or keep_help)
-    if not clicked or store is None or saved_name is None or start is None or end is None:
+    state = st.session_state
+    if store is None or saved_name is None or start is None or end is None:
+        state.pop(PENDING, None)
         return
+    if clicked:
+        try:
+            parts, summary = _decomposition(key, usage, plan, join_on, currency)
+            outcome = outcome_from(summary, parts, scenario_name=saved_name, period_start=start, period_end=end,
+                                   currency=currency)
+        except ValueError as error:
+            st.error(f"The comparison was not kept: {markdown_text(error)}", icon=":material/error:")
+            return
+        flags = keep_flags(outcome, *_plan_days(plan))
+        if not flags:
+            state.pop(PENDING, None)
+            _keep(store, outcome)
+            return
+        state[PENDING] = (outcome, flags)
+    pending = state.get(PENDING)
+    if pending is None:
+        return
+    outcome, flags = pending
+    if (outcome.scenario_name, outcome.period_start, outcome.period_end) != (saved_name, start, end):
+        state.pop(PENDING, None)  # another plan or other dates chosen since: ask again on the next keep
+        return
+    with st.container(key="retro-keep-confirm"):
+        st.warning("Look before keeping this comparison:  \n" + "  \n".join(markdown_text(f) for f in flags),
+                   icon=":material/compare_arrows:")
+        row = st.container(horizontal=True)
+        if row.button(KEEP_ANYWAY, key="retro.keep_anyway", icon=":material/bookmark_add:"):
+            state.pop(PENDING, None)
+            _keep(store, outcome)
+        if row.button("Don't keep it", key="retro.keep_cancel", icon=":material/close:"):
+            state.pop(PENDING, None)
+            st.rerun()
+
+
+def _plan_days(plan: Scenario) -> tuple[date | None, float | None]:
+    """The plan's first day (its ``start_date``; None without one) and how many days it runs."""
+    if plan.start_date is None:
+        return None, None
+    return date.fromisoformat(plan.start_date), float(engine.scenario_outputs(plan)["wall_clock_days"])
+
+
+def _keep(store: Any, outcome: PlanOutcome) -> None:
     try:
-        parts, summary = _decomposition(key, usage, plan, join_on, currency)
-        outcome = outcome_from(summary, parts, scenario_name=saved_name, period_start=start, period_end=end,
-                               currency=currency)
         store.record_outcome(outcome, actor=identity.actor())
     except (StoreError, ValueError) as error:
         st.error(f"The comparison was not kept: {markdown_text(error)}", icon=":material/error:")
         return
-    st.success(f"Kept: **{markdown_text(saved_name)}** against the actuals of {_period(start, end)} "
-               f"({_error_text(outcome)}).", icon=":material/bookmark_added:")
+    st.success(f"Kept: **{markdown_text(outcome.scenario_name)}** against the actuals of "
+               f"{_period(outcome.period_start, outcome.period_end)} ({_error_text(outcome)}).",
+               icon=":material/bookmark_added:")
 
 
 def _error_text(outcome: PlanOutcome) -> str:
@@ -155,11 +200,37 @@ def summary(where: str, limit: int = DEFAULT_OUTCOMES) -> None:
     st.markdown(accuracy_sentence(acc))
     if not records:
         return
-    median = f"Median error: {number(acc['gpu_hours_median_pct'] / 100, 'fraction')} on GPU-hours"
-    if acc["cost_median_pct"] is not None:
-        median += f", {number(acc['cost_median_pct'] / 100, 'fraction')} on cost"
-    st.caption(f"{median}. Each comparison is kept from the Retrospective's Plan vs actual tab (*{KEEP_LABEL}*).")
+    st.caption(f"Over {len(records)} kept comparison{'s' if len(records) != 1 else ''}, each kept from the "
+               f"Retrospective's Plan vs actual tab (*{KEEP_LABEL}*).")
     with st.expander(f"The {len(records)} comparison{'s' if len(records) != 1 else ''} kept", expanded=False,
                      icon=":material/fact_check:"):
         st.dataframe(rows(records), hide_index=True, width="stretch", key=f"{where}.plan_outcomes")
-        st.caption(f"Error = (actual − plan) / plan; the sentence gives the largest. {GROUPING}")
+        st.caption(f"Error = (actual − plan) / plan; the sentence gives the median and the largest. {GROUPING}")
+        _remove(where, records)
+
+
+def _remove(where: str, records: list[RecordedOutcome]) -> None:
+    """Remove a kept comparison: those the signed-in user kept (all of them for an administrator), audited."""
+    actor = identity.actor()
+    removable = {record.outcome_id: record for record in records if record.outcome_id is not None
+                 and actor.may_change(record.recorded_by_issuer, record.recorded_by_subject)}
+    if not removable:
+        return
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    chosen = row.selectbox("Comparison to remove", list(removable), key=f"{where}.remove_outcome_choice",
+                           format_func=lambda outcome_id: _label(removable[outcome_id]),
+                           help="Those you kept (an administrator: all). The removal is recorded in the audit.")
+    if not row.button(REMOVE_LABEL, key=f"{where}.remove_outcome", icon=":material/delete:") or chosen is None:
+        return
+    try:
+        scenario_store().remove_outcome(int(chosen), actor=actor)
+    except StoreError as error:
+        st.error(f"The comparison was not removed: {markdown_text(error)}", icon=":material/error:")
+        return
+    st.rerun()
+
+
+def _label(record: RecordedOutcome) -> str:
+    """A kept comparison in a choice (plain text: a selectbox shows its options as text)."""
+    o = record.outcome
+    return f"{o.scenario_name} · {_period(o.period_start, o.period_end)} · {_error_text(o)}"

@@ -58,6 +58,7 @@ PRESET = "plan.preset"
 MEASURED = "plan.measured"
 MEASURED_PERIOD = "plan.measured_period"
 MEASURED_HANDED = "plan.measured_handed"  # (measured, period) another page hands over with its scenario
+CARRIED = "plan.carried"  # (banner, comparison rows) of the overrun the Retrospective carried into this plan
 EDITED = " (edited)"
 EDITED_PATTERN = r" \(edited(: .*)?\)$"
 NAME_LINK_KEY = "name"
@@ -454,6 +455,7 @@ def forget_measured() -> None:
     """Drop the measured inputs' provenance (another plan was loaded)."""
     st.session_state[MEASURED] = {}
     st.session_state[MEASURED_PERIOD] = None
+    st.session_state.pop(CARRIED, None)
 
 
 def measured_now(scenario: Scenario) -> dict[str, provenance.Provenance]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -16,7 +17,7 @@ from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.figures.throughput import TITLE as STEP_TITLE
 from dashboard.figures.throughput import mfu_line, region_line
-from dashboard.format import SAME, change, number
+from dashboard.format import SAME, change, number, usd_sig
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view
 from dashboard.ui.cache import plan_result
@@ -171,6 +172,25 @@ def measured_inputs(measured: dict[str, provenance.Provenance], period, result: 
         st.markdown(f"**{markdown_text(provenance.period_line(period))}**  \n" + "\n".join(lines),
                     help="Set by the Retrospective's “Plan the next run from this quarter”. An input you change "
                     "loses its line; the uncertainty ranges were set from the observed spread.")
+
+
+def carried_banner(carried: tuple[str, pd.DataFrame] | None, result: PlanResult) -> None:
+    """Above the tiles, after the Retrospective carried last quarter's overrun into this plan: how far the last plan
+    missed, which parts this one carries, and the old plan, the actual and this plan (as handed over, and as the
+    inputs now stand) side by side in GPU dollars."""
+    if not carried:
+        return
+    text, rows = carried
+    now = (float(result["gpu_hours_main_run"]) + float(result["gpu_hours_experiments"])) * float(
+        result["blended_price_per_gpu_hour"])
+    lines = float(rows.loc[rows["what"] == "Next plan (explicit lines)", "usd"].iloc[0])
+    table = pd.concat([rows, pd.DataFrame([{"what": "This plan as it now stands (with the lines)",
+                                            "usd": now + lines}])], ignore_index=True)
+    with st.container(key="plan-carried"):
+        st.info(markdown_text(text), icon=":material/history:")
+        st.dataframe(table.assign(usd=[usd_sig(v) for v in table["usd"]]), hide_index=True,
+                     column_config={"what": st.column_config.TextColumn("GPU dollars"),
+                                    "usd": st.column_config.TextColumn("$")})
 
 
 def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headline, lever: str | None) -> None:

@@ -404,12 +404,14 @@ def plan_money(value: float | None, currency: str | None) -> str:
 
 
 def gap_section(key: Hashable, usage: Table, plan: Scenario, plan_label: str, join_on: str,
-                tokens_note: str | None = None, currency: str | None = USD) -> None:
+                tokens_note: str | None = None, currency: str | None = USD
+                ) -> tuple[pd.DataFrame, dict[str, Any]] | None:
     """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
     most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B).
     `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count tokens. The
     plan is in US dollars: a bill in another ``currency`` is compared in GPU-hours only, with a warning saying
-    why, and no dollar gap is shown (`foreign_plan`)."""
+    why, and no dollar gap is shown (`foreign_plan`). Returns the parts and summary (for the next plan to carry),
+    None beside a bill in another currency."""
     foreign = foreign_plan(currency)
     run_ids = cache.run_ids(key, usage)
     suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
@@ -447,6 +449,7 @@ def gap_section(key: Hashable, usage: Table, plan: Scenario, plan_label: str, jo
     if tokens_note and len(efficiency) and not bool(efficiency["known"].iloc[0]):
         st.caption(f"Efficiency needs the main run's tokens: {tokens_note}")
     st.caption(attribution_order(foreign))
+    return None if foreign else (parts, summary)
 
 
 def waste_section(key: Hashable, usage: Table, currency: str | None = USD,

@@ -99,6 +99,7 @@ def test_the_retrospective_opens_the_next_plan_with_its_measured_inputs(app):
     at = _retro_with_wandb(app)
     assert not at.exception
     compared = at.session_state["retro.plan"]
+    at.checkbox(key="retro.carry_overrun").uncheck().run()  # the measured inputs alone (the overrun: below)
     next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
     assert not at.exception
     plan = at.session_state["plan.scenario"]
@@ -121,3 +122,61 @@ def test_the_rows_behind_the_measured_mfu(app):
     rows = next(frame.value for frame in at.dataframe if "tokens" in frame.value.columns)
     assert len(rows) == 16 and (rows["tokens"] > 0).all()
     assert set(rows["run_state"]) == {"COMPLETED"}
+
+
+def test_a_thin_input_is_applied_only_when_ticked(app):
+    """The W&B sample's node failures are thin (7 over about 511 node-days, under the 1,000 a rate needs): the
+    next plan keeps the compared plan's rate unless its box is ticked; spot interruptions and debugging have no
+    observations and never reach the plan."""
+    at = _retro_with_wandb(app)
+    assert not at.exception
+    table = next(frame.value for frame in at.dataframe if "next_plan" in frame.value.columns)
+    uses = dict(zip(table["input"], table["next_plan"], strict=True))
+    assert uses["Debugging (× main run)"] == uses["Spot interruptions per 1,000 node-days"] == "plan's value stays"
+    assert uses["Node failures per 1,000 node-days"] == "only if ticked below"
+    assert uses["MFU"] == "applied"
+    box = at.checkbox(key="retro.use_thin.node_failures_per_1000_node_days")
+    assert box.value is False
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    plan, baseline = at.session_state["plan.scenario"], at.session_state["plan.baseline"]
+    assert plan.node_failures_per_1000_node_days == baseline.node_failures_per_1000_node_days
+    assert plan.debug_overhead == baseline.debug_overhead
+    assert "Debugging (× main run)" not in _measured_block(at) and "0 runs" not in _measured_block(at)
+
+
+def test_a_ticked_thin_input_goes_into_the_next_plan(app):
+    at = _retro_with_wandb(app)
+    at.checkbox(key="retro.use_thin.node_failures_per_1000_node_days").check().run()
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    assert not at.exception
+    # 7 node failures over about 511 node-days: 13.7 per 1,000
+    assert 13.0 <= at.session_state["plan.scenario"].node_failures_per_1000_node_days <= 14.5
+    assert "Node failures per 1,000 node-days" in _measured_block(at)
+
+
+def test_the_next_plan_carries_last_quarter_s_overrun(app):
+    """The bundled quarter against the sample 13B plan: each part of Plan vs actual is listed with how the next plan
+    carries it, and the Plan page opens with a banner naming how far the last plan missed ($597k planned, $870k
+    actual: 45.7 % over) and the parts it carries, the next plan costing at least the actual."""
+    at = _retro_with_wandb(app)
+    assert not at.exception
+    assert at.checkbox(key="retro.carry_overrun").value is True
+    listed = " ".join(_plain(m.value) for m in at.markdown)
+    assert "cut the commitment" in listed and "the next plan's work is the work done" in listed
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    assert not at.exception
+    banner = " ".join(_plain(box.value) for box in at.info)
+    assert "The last plan missed by 45.7 %" in banner
+    for part in ("scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price"):
+        assert part in banner
+    plan = at.session_state["plan.scenario"]
+    assert plan.tokens > 1e12  # the work done, not the work planned
+
+
+def test_the_overrun_can_be_left_out(app):
+    at = _retro_with_wandb(app)
+    at.checkbox(key="retro.carry_overrun").uncheck().run()
+    next(b for b in at.button if b.label == "Plan the next run from this quarter").click().run()
+    assert not at.exception
+    assert not any("The last plan missed" in box.value for box in at.info)
+    assert at.session_state["plan.scenario"].tokens == at.session_state["plan.baseline"].tokens

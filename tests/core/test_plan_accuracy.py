@@ -16,6 +16,7 @@ from dashboard.core.plan_accuracy import (
     PlanOutcome,
     accuracy,
     accuracy_sentence,
+    keep_flags,
     outcome_from,
 )
 from dashboard.core.scenario import Scenario
@@ -128,28 +129,41 @@ def test_cost_is_compared_only_for_bills_in_us_dollars_with_costs():
     assert acc["cost_median_pct"] == pytest.approx(11.5)
     assert acc["cost_left_out"] == 3
     assert acc["cost_left_out_by"] == {LEFT_OUT_CURRENCY: 2, LEFT_OUT_NO_COST: 1}
+    # GPU-hours 10, 10, 20, 0 and 5 %: median 10 %
     assert accuracy_sentence(acc) == (
-        "Our last 5 plans were within 20 % on GPU-hours and 18 % on cost (over the 2 plans billed in US dollars; "
-        "left out: 2 billed in another currency, 1 without costs in the data).")
+        "Our last 5 plans were off by a median of 10 % on GPU-hours (worst 20 %) and a median of 11.5 % on cost "
+        "(worst 18 %; over the 2 plans billed in US dollars; left out: 2 billed in another currency, 1 without "
+        "costs in the data).")
+
+
+ONE = " One comparison: not yet a track record."
 
 
 @pytest.mark.parametrize(("outcomes", "sentence"), [
-    ([plan(100.0, 112.0, 1_000.0, 1_180.0)], "Our last 1 plan was within 12 % on GPU-hours and 18 % on cost."),
-    ([plan(100.0, 110.0), plan(110.0, 99.0)], "Our last 2 plans were within 10 % on GPU-hours and 10 % on cost."),
+    ([plan(100.0, 112.0, 1_000.0, 1_180.0)], "Our last plan was off by 12 % on GPU-hours and 18 % on cost." + ONE),
+    # |10 %| and |-10 %|: median 10 %, worst 10 %
+    ([plan(100.0, 110.0), plan(110.0, 99.0)],
+     "Our last 2 plans were off by a median of 10 % on GPU-hours (worst 10 %) and a median of 10 % on cost (worst "
+     "10 %)."),
+    # GPU-hours 12.3, 5, 0, 1 %: median 3 %, worst 12.3 %; cost 0, 18.4, 0, 1 % ($10 a GPU-hour): median 0.5 %
     ([plan(100.0, 112.3, 1_000.0, 1_000.0), plan(100.0, 95.0, 1_000.0, 1_184.0), plan(100.0, 100.0),
-      plan(100.0, 101.0)], "Our last 4 plans were within 12.3 % on GPU-hours and 18.4 % on cost."),
+      plan(100.0, 101.0)],
+     "Our last 4 plans were off by a median of 3 % on GPU-hours (worst 12.3 %) and a median of 0.5 % on cost (worst "
+     "18.4 %)."),
     ([plan(100.0, 90.0, currency="NOK")],
-     "Our last 1 plan was within 10 % on GPU-hours; cost is not compared (1 billed in another currency)."),
+     "Our last plan was off by 10 % on GPU-hours; cost is not compared (1 billed in another currency)." + ONE),
     ([plan(100.0, 100.0, 1_000.0, 1_200.0), plan(100.0, 130.0, currency="EUR")],
-     "Our last 2 plans were within 30 % on GPU-hours and 20 % on cost (over the 1 plan billed in US dollars; "
-     "left out: 1 billed in another currency)."),
+     "Our last 2 plans were off by a median of 15 % on GPU-hours (worst 30 %) and 20 % on cost (over the 1 plan "
+     "billed in US dollars; left out: 1 billed in another currency)."),
+    # a plan off by 100 % is off by 100 %, never "within 100 %"
+    ([plan(100.0, 200.0, 1_000.0, 2_000.0)], "Our last plan was off by 100 % on GPU-hours and 100 % on cost." + ONE),
     # beyond 1,000 %: a multiple, never the 400-digit percentage of an actual of 10³⁰⁰ GPU-hours (issue 53)
     ([plan(100.0, 1e302, 1_000.0, 1_180.0)],
-     "Our last 1 plan was off by more than 10× on GPU-hours and within 18 % on cost."),
+     "Our last plan was off by more than 10× on GPU-hours and 18 % on cost." + ONE),
     ([plan(100.0, 112.0, 1_000.0, 1e303)],
-     "Our last 1 plan was within 12 % on GPU-hours and off by more than 10× on cost."),
+     "Our last plan was off by 12 % on GPU-hours and more than 10× on cost." + ONE),
     ([plan(100.0, 1_200.0, 1_000.0, 1_180.0)],
-     "Our last 1 plan was off by more than 10× on GPU-hours and within 18 % on cost."),  # 1,100 %
+     "Our last plan was off by more than 10× on GPU-hours and 18 % on cost." + ONE),  # 1,100 %
 ])
 def test_the_sentence(outcomes, sentence):
     assert accuracy_sentence(accuracy(outcomes)) == sentence
@@ -177,3 +191,30 @@ def test_a_timestamp_period_keeps_its_day():
                       1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0)
     assert (got.period_start, got.period_end) == (START, END)
     assert type(got.period_start) is date and type(got.period_end) is date
+
+
+# (plan GPU-h, actual GPU-h, plan $, actual $, currency, plan start, plan days, the flags' openings)
+FLAG_CASES = [
+    (77_500.0, 105_000.0, 597_000.0, 870_000.0, "USD", None, None, []),  # 1.35×, 1.46×: the same run
+    # 597,000 / 11 = 54,273, written to three figures
+    (77_500.0, 105_000.0, 597_000.0, 11.0, "USD", None, None, ["The plan's cost ($597k) is 54,300× more"]),
+    (77_500.0, 30_000.0, 597_000.0, 250_000.0, "USD", None, None,
+     ["The plan's GPU-hours (77.5k) is 2.58× more", "The plan's cost ($597k) is 2.39× more"]),
+    (100.0, 250.0, 1_000.0, 1_100.0, "USD", None, None, ["The plan's GPU-hours (100) is 2.5× less"]),
+    (100.0, 100.0, 1_000.0, 1.0, "EUR", None, None, []),  # cost not compared in another currency
+    (100.0, 0.0, 1_000.0, 0.0, "USD", None, None, ["The actuals have no GPU-hours", "The actuals have no cost"]),
+    # the plan runs 2026-01-01 for 40 days; the actuals are 2025-04-01 to 2025-06-30
+    (100.0, 100.0, 1_000.0, 1_000.0, "USD", date(2026, 1, 1), 40.0,
+     ["The plan runs 2026-01-01 to 2026-02-10; the actuals are 2025-04-01 to 2025-06-30"]),
+    (100.0, 100.0, 1_000.0, 1_000.0, "USD", date(2025, 6, 20), 40.0, []),  # overlaps the last ten days
+    (100.0, 100.0, 1_000.0, 1_000.0, "USD", date(2025, 3, 1), 31.0, []),  # ends 2025-04-01, the first day
+]
+
+
+@pytest.mark.parametrize(("plan_h", "actual_h", "plan_usd", "actual_usd", "currency", "start", "days", "flags"),
+                         FLAG_CASES)
+def test_keep_flags(plan_h, actual_h, plan_usd, actual_usd, currency, start, days, flags):
+    outcome = PlanOutcome("Plan", date(2025, 4, 1), date(2025, 6, 30), currency, plan_h, plan_usd, actual_h,
+                          actual_usd, 0.0, actual_h - plan_h, 0.0)
+    got = keep_flags(outcome, start, days)
+    assert len(got) == len(flags) and all(text.startswith(flag) for text, flag in zip(got, flags, strict=True))

@@ -256,3 +256,41 @@ def test_every_row_is_used_excluded_or_rejected_once(rows):
     assert sorted(lines) == list(table.index)
     assert (result.usage["gpu_hours"] >= 0).all()
     assert {name: str(dtype) for name, dtype in result.usage.dtypes.items()} == CANONICAL_COLUMNS
+
+
+# (config columns and cells, the model size read). Shape: 12 · layers · hidden² (+ vocab · hidden):
+# 12 · 32 · 4096² = 6,442,450,944; + 32,000 · 4,096 = 131,072,000.
+MODEL_SIZE_CASES = [
+    ({"n_params": "7000000000"}, 7e9),
+    ({"num_params": "1.3e10"}, 13e9),
+    ({"model.n_params": "13000000000"}, 13e9),
+    ({"params": "70B"}, 70e9),
+    ({"model/num_parameters": "350M"}, 350e6),
+    ({"model.n_layers": "32", "model.d_model": "4096"}, 6_442_450_944.0),
+    ({"num_hidden_layers": "32", "hidden_size": "4096", "vocab_size": "32000"}, 6_573_522_944.0),
+    ({"n_params": "7e9", "n_layers": "2", "d_model": "8"}, 7e9),  # a logged count wins over the shape
+]
+
+
+@pytest.mark.parametrize(("cells", "params"), MODEL_SIZE_CASES)
+def test_the_model_size_from_the_config_columns(cells, params):
+    header = [*HEADER, *cells]
+    result = read_table(wandb.FORMAT, table_from_rows([run(**cells), run(ID="other")], header), ReadOptions())
+    assert result.model_params == {2: params}  # line 2 logs it; line 3 (no value) has none
+
+
+@pytest.mark.parametrize("bad", ["0", "-5", "2e16", "lots"])
+def test_an_implausible_model_size_is_left_out(bad):
+    header = [*HEADER, "n_params"]
+    result = read_table(wandb.FORMAT, table_from_rows([run(n_params=bad)], header), ReadOptions())
+    assert result.model_params == {} and len(result.usage) == 1  # the run is kept, its size is not
+    if bad != "lots":
+        assert any("model size outside" in warning for warning in result.warnings)
+
+
+def test_the_bundled_sample_logs_its_model_sizes():
+    """data/samples/generator/make_run_samples.py writes model.n_params 13e9 for the 13B runs and 1.3e9 for the
+    ablation sweep."""
+    result = read_table(wandb.FORMAT, table_from_file(APP_SAMPLE), ReadOptions())
+    assert set(result.model_params.values()) == {13e9, 1.3e9}
+    assert set(result.model_params) <= set(result.usage["source_row"])

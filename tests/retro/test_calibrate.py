@@ -336,10 +336,48 @@ def test_scenario_from_sets_values_and_ranges():
     assert (scenario.range_price_on_demand_low, scenario.range_price_on_demand_high) == (
         base.range_price_on_demand_low, base.range_price_on_demand_high)  # no spread measured: the plan's range
     rate = measured["node_failures_per_1000_node_days"]
+    assert rate.thin and scenario.node_failures_per_1000_node_days == base.node_failures_per_1000_node_days
+    assert scenario.restart_min == base.restart_min  # two restarts: thin, so not applied unless chosen
+    assert set(applied) == {k for k, m in measured.items() if m.value is not None and not m.thin}
+    scenario, applied = scenario_from(measured, base, use_thin=("node_failures_per_1000_node_days", "restart_min"))
     assert scenario.node_failures_per_1000_node_days == pytest.approx(rate.value, rel=5e-3)
     assert scenario.range_node_failures_low == pytest.approx(rate.low / rate.value, rel=1e-2)
     assert applied["node_failures_per_1000_node_days"].value == scenario.node_failures_per_1000_node_days
     assert "checkpoint_interval_min" not in applied and scenario.checkpoint_interval_min == base.checkpoint_interval_min
     assert scenario.restart_min == 30.0  # the two 30-minute gaps before resumed jobs
-    assert set(applied) == {k for k, m in measured.items() if m.value is not None}
+    assert set(applied) == {k for k, m in measured.items() if m.value is not None and (not m.thin or k in (
+        "node_failures_per_1000_node_days", "restart_min"))}
     assert math.isclose(scenario.reserved_share + scenario.spot_share, 0.75)
+
+
+# --- not measured is not zero -------------------------------------------------------------------------------------
+
+def test_an_overhead_with_no_runs_is_not_measured():
+    usage = usage_with_runs()
+    usage = usage[~usage["run_id"].fillna("").isin(["x1"])]  # the only debug run gone
+    got = calibrate(usage)["debug_overhead"]
+    assert got.value is None and got.caveat.startswith("not measured: no runs named debug")
+    base = default_scenario().model_copy(update={"debug_overhead": 0.07})
+    scenario, applied = scenario_from(calibrate(usage), base)
+    assert scenario.debug_overhead == 0.07 and "debug_overhead" not in applied
+
+
+# (key, runs of that kind in usage_with_runs, thin): fewer than 3 runs is thin
+THIN_OVERHEAD_CASES = [("experiment_overhead", 3, False), ("eval_overhead", 1, True), ("debug_overhead", 1, True)]
+
+
+@pytest.mark.parametrize(("key", "runs", "thin"), THIN_OVERHEAD_CASES)
+def test_an_overhead_over_few_runs_is_thin(key, runs, thin):
+    got = calibrate(usage_with_runs())[key]
+    assert got.thin is thin and (f"only {runs}" in got.caveat if thin else got.caveat is None)
+
+
+def test_no_event_is_no_rate_but_keeps_its_interval():
+    """slurm_like without its PREEMPTED job: 0 events over (1,032 - 24) GPU-h / 8 / 24 = 5.25 node-days; the exact
+    90 % upper end of a Poisson mean after 0 events is -ln(0.05) = 2.995732, so 570.6 per 1,000 node-days."""
+    usage = slurm_like()
+    got = calibrate(None, usage[usage["run_state"] != "PREEMPTED"])["spot_interruptions_per_1000_node_days"]
+    assert got.value is None and got.low == 0.0 and got.count == 0
+    assert got.exposure == pytest.approx(1008 / 8 / 24)
+    assert got.high == pytest.approx(2.995732 / (1008 / 8 / 24) * 1000, rel=1e-5)
+    assert got.caveat.startswith("not measured: no preemptions over")

@@ -19,6 +19,11 @@ Rules:
 - tokens: the first tokens-like column with a value (``tokens``, ``tokens_seen``, ``train/tokens``,
   ``num_tokens`` …, not rates like ``tokens_per_second``); unreadable values become NaN with a warning.
 - W&B carries no prices: cost = billed_cost = 0.0, currency and pricing NA.
+- model size (``ImportReport.model_params``, by source row; not a canonical column): the first of
+  ``PARAMS_COLUMNS`` (whole name or leaf: ``n_params``, ``num_params``, ``model.n_params``, ``params`` …) with a
+  value on the row, a count such as ``13000000000``, ``1.3e10`` or ``13B``; else from the shape, 12 · layers ·
+  hidden size² (+ vocabulary × hidden size where logged: ``SHAPE_COLUMNS``). A value outside 1 to ``MAX_PARAMS``
+  is left out with a warning.
 """
 
 from __future__ import annotations
@@ -51,6 +56,19 @@ GPU_COUNT_COLUMNS: tuple[str, ...] = (
 GPU_TYPE_COLUMNS: tuple[str, ...] = ("gpu_type", "gpu_model", "gpu_name", "gpu")
 SLURM_JOB_COLUMNS: tuple[str, ...] = ("slurm_job_id", "slurm_jobid", "job_id")
 MAPPABLE: tuple[str, ...] = ("gpu_count", "gpu_type", "team", "project", "run_id", "tokens")
+
+PARAMS_COLUMNS: tuple[str, ...] = (
+    "n_params", "num_params", "model_params", "num_parameters", "n_parameters", "total_params", "param_count",
+    "parameters", "params",
+)
+SHAPE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "layers": ("n_layers", "num_layers", "num_hidden_layers", "n_layer"),
+    "hidden": ("d_model", "hidden_size", "n_embd", "hidden_dim"),
+    "vocab": ("vocab_size", "padded_vocab_size", "n_vocab"),
+}
+MAX_PARAMS = 1e15  # ten thousand times the largest dense model trained
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+_SUFFIXED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbt])\s*$", re.IGNORECASE)
 
 _TOKENS = re.compile(
     r"^(?:n_|num_|total_|consumed_|cumulative_)?tokens(?:_seen|_consumed|_processed|_trained|_total)?$"
@@ -199,7 +217,33 @@ def derive(rows: Rows) -> dict[str, object]:
         "run_state": state,
         "tokens": tokens,
         "gpus": gpus,
+        "model_params": _model_params(rows),
     }
+
+
+def _count(text: pd.Series) -> pd.Series:
+    """Numbers such as ``13000000000``, ``1.3e10`` or ``13B`` (k, M, B, T), NaN where none."""
+    values, _ = parse_number(text)
+    parts = text.str.extract(_SUFFIXED)
+    suffixed = pd.to_numeric(parts[0], errors="coerce") * parts[1].str.lower().map(_SUFFIXES)
+    return values.fillna(suffixed.astype("float64"))
+
+
+def _model_params(rows: Rows) -> pd.Series:
+    """Per row, the model size the run logged (module docstring), NaN where none; out-of-range values left out with a
+    warning."""
+    table = rows.table
+    params = pd.Series(np.nan, index=table.index, dtype="float64")
+    for column in _candidates(table, PARAMS_COLUMNS):
+        params = params.fillna(_count(text_column(table, column)))
+    shape = {part: _first_present(table, names) for part, names in SHAPE_COLUMNS.items()}
+    layers, hidden, vocab = (_count(shape[part]) for part in ("layers", "hidden", "vocab"))
+    params = params.fillna(12.0 * layers * hidden**2 + (vocab * hidden).fillna(0.0))
+    bad = (params < 1) | (params > MAX_PARAMS)
+    if (bad & rows.open).any():
+        rows.warn(f"{count_text(int((bad & rows.open).sum()), 'run')} logged a model size outside 1 to "
+                  f"{MAX_PARAMS:g} parameters, left out of MFU.")
+    return params.mask(bad)
 
 
 def _first_tokens(table: pd.DataFrame) -> pd.Series:
