@@ -53,7 +53,7 @@ if state.get(plan_state.NOTICES):
     notice.button("Dismiss", on_click=plan_state.dismiss_notices, key="plan.dismiss")
 with st.container(key="plan-tiles"):
     columns = plan_view.tiles(result, base_result)
-plan_view.mfu_notes(result)
+plan_view.mfu_notes(result, plan_state.measured_now(scenario))
 mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
 headline = risk.headline(result, mc)
 plan_view.risk_tiles(columns, result, base_result, headline)

@@ -20,7 +20,7 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 from plotly.offline import get_plotlyjs
 
-from dashboard.core import catalogue, compare, engine, throughput, uncertainty
+from dashboard.core import catalogue, compare, engine, evidence, throughput, uncertainty
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
@@ -317,11 +317,11 @@ def tst_saving_text(tst: dict[str, Any]) -> str:
 
 
 def mfu_caveat_html(names: list[str], results: list[dict[str, Any]]) -> str:
-    """Each option's MFU, entered or predicted, beside the layout's prediction and where it leaves the validated
-    region: the Plan page's lines (`figures.throughput`)."""
+    """Each option's MFU (entered, predicted or published) beside the layout's prediction, its numbers' evidence
+    grades and where it leaves the validated region: the Plan page's lines (`figures.throughput`, `evidence`)."""
     items = []
     for name, result in zip(names, results, strict=True):
-        said = step_figures.mfu_line(result)
+        said = f"{step_figures.mfu_line(result)}. {evidence.line(result['evidence'])}"
         caveat = step_figures.region_line(result)
         items.append(f"<li>{_e(name)}: {_e(said)}{'. ' + _e(caveat) if caveat else ''}</li>")
     return (f"<p>{_e(throughput.validation_sentence())} An entered MFU is the plan's own assumption.</p>"
