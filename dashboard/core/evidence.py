@@ -72,3 +72,9 @@ def mark_measured(result: dict[str, Any], measured_keys: Iterable[str]) -> dict[
     if "mfu" in keys and result["throughput"]["mfu_source"] == "entered":
         marked["throughput"] = {**result["throughput"], "mfu_source": "measured"}
     return marked
+
+
+def short(evidence: dict[str, dict[str, Any]]) -> str:
+    """The total cost's evidence in a table cell: "published MFU, entered prices"."""
+    cost = evidence["cost_total_usd"]["inputs"]
+    return f"{cost['mfu']} MFU, {cost['price']} prices"

@@ -204,7 +204,8 @@ def _item(label: str) -> str:
 
 
 def headline_table(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> str:
-    """Headline outputs per scenario, with P10–P90 under the Monte Carlo outputs, then budget and overrun odds."""
+    """Headline outputs per scenario, with P10–P90 under the Monte Carlo outputs, then the total's evidence
+    (`evidence.short`), budget and overrun odds."""
     rows = []
     for key, label in compare.HEADLINES:
         cells = []
@@ -216,6 +217,7 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
             cells.append(_cell(text, "" if key in ("budget_status", "feasibility_status") else "num"))
         rows.append(f"<tr>{_item(label)}{''.join(cells)}</tr>")
     extra = (
+        (catalogue.label("evidence"), [evidence.short(result["evidence"]) for result in results]),
         (catalogue.label("budget_usd"), [money(result["budget_usd"]) for result in results]),
         (catalogue.label("prob_over_budget"),
          [catalogue.text("prob_over_budget", summary["prob_over_budget"]) for summary in summaries]),
