@@ -180,9 +180,9 @@ def error_band(generation: str, precision: str, total_params: float, gpu_count: 
     return REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR)
 
 
-# The evidence under a number, strongest first as `mfu_source` and `evidence` name it: measured from the team's runs,
-# predicted inside a validated region, comparable published runs, predicted outside every validated region, entered
-# by the user, a default nobody set.
+# The evidence under a number, as `mfu_source` and `evidence` name it: measured from the team's runs, predicted
+# inside a validated region (± its held-out error), comparable published runs, predicted outside every validated
+# region, entered by the user, a default nobody set (`assumed`: the prices of `dashboard.core.evidence`).
 EVIDENCE_GRADES = ("measured", "validated", "published", "extrapolated", "entered", "assumed")
 
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from dashboard.core import provenance
+from dashboard.core import catalogue, provenance
 from dashboard.core.provenance import Provenance
 from dashboard.ui.plan_controls import mix_handles, mix_shares
 
@@ -121,3 +121,13 @@ def test_the_rows_behind_the_measured_mfu(app):
     rows = next(frame.value for frame in at.dataframe if "tokens" in frame.value.columns)
     assert len(rows) == 16 and (rows["tokens"] > 0).all()
     assert set(rows["run_state"]) == {"COMPLETED"}
+
+
+@pytest.mark.parametrize(("mfu", "grade"), [("0.348", "measured"), ("0.4", "entered")])
+def test_the_mfu_s_grade_under_the_tiles_says_measured_while_the_plan_holds_it(app, mfu, grade):
+    at = _open(app, {**LINK, "mfu": mfu})
+    assert not at.exception
+    captions = [_plain(c.value) for c in at.main.caption if "Evidence" in c.value]
+    assert len(captions) == 1
+    assert captions[0].startswith(f"MFU {catalogue.text('mfu_used', float(mfu))} {grade}; the layout predicts ")
+    assert f"GPU-hours, wall-clock: {grade} MFU" in captions[0]
