@@ -166,3 +166,20 @@ def test_the_cli_loads_the_engine_only_for_commands_that_use_it():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.stdout.strip() == "[]", done.stderr
+
+
+@pytest.mark.parametrize(("args", "grade", "band"), [
+    # 405B on 16,384 H100 with the MFU unset: outside the validated region (6,144 GPUs measured at most), priced at
+    # Llama 3 405B's published 38–43 %.
+    (["data/scenarios/presets/llama31_405b.json", "--set", "mfu=null"], "published", [0.38, 0.43]),
+    (["--set", "mfu=0.35"], "entered", None),  # a number the user enters: no band
+])
+def test_estimate_json_grades_the_mfu_and_every_headline_number(capsys, args, grade, band):
+    assert main(["estimate", *args, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["throughput"]["mfu_source"] == grade
+    assert result["throughput"]["mfu_band"] == (None if band is None else pytest.approx(band))
+    for output in ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens"):
+        assert result["evidence"][output]["grade"] == grade
+        assert result["evidence"][output]["inputs"]["mfu"] == grade
+    assert result["evidence"]["predicted_loss"]["grade"] == "published"

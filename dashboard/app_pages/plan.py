@@ -55,7 +55,7 @@ plan_view.carried_banner(state.get(plan_state.CARRIED), result)
 with st.container(key="plan-tiles"):
     columns = plan_view.tiles(result, base_result)
 plan_view.switch_notes(scenario, state[plan_state.ORIGIN], result)
-plan_view.mfu_notes(result)
+plan_view.mfu_notes(result, plan_state.measured_now(scenario))
 mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
 headline = risk.headline(result, mc)
 plan_view.risk_tiles(columns, result, base_result, headline)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dashboard import format as fmt
-from dashboard.core import programme
+from dashboard.core import evidence, programme
 from dashboard.core.references import TST_RUN
 from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import CONFIDENCE_LEVELS, PERCENTILES
@@ -211,12 +211,20 @@ OUTPUTS.update(_entries(
 
 # Throughput (`dashboard.core.step_time`, `dashboard.core.throughput`): the step time and the predicted MFU.
 STEP_TIME = "dashboard/core/step_time.py; docs/throughput-validation.md"
+EVIDENCE_SOURCE = "dashboard/core/evidence.py"
 OUTPUTS.update(_entries(
-    ("mfu_used", "MFU used", "fraction", "the scenario's mfu, else the layout's predicted MFU (as HFU with full "
-     "recompute)", STEP_TIME),
+    ("mfu_used", "MFU used", "fraction", "the scenario's mfu (entered or measured), else the layout's predicted MFU "
+     "inside a validated region, else the median of comparable published runs, else the prediction (as HFU with "
+     "full recompute)", STEP_TIME),
+    ("step_time_s", "Step time", "s", "the layout's predicted step × its predicted MFU / the MFU used", STEP_TIME),
+    ("tokens_per_s_per_gpu", "Tokens per second per GPU", "tokens/s",
+     "the layout's predicted tokens per second per GPU × the MFU used / its predicted MFU", STEP_TIME),
+    ("evidence", "Evidence", TEXT, "per headline output: its grade (measured, validated, published, extrapolated, "
+     "entered, assumed) and the grade of each input it rests on (MFU, prices, scaling fit)",
+     EVIDENCE_SOURCE),
     ("throughput", "Throughput", "s", "step time of the layout and its parts", STEP_TIME),
-    ("throughput.step_time_s", "Step time", "s", "compute + TP, CP and EP traffic + bubble and sends + exposed DP "
-     "traffic, per optimizer step", STEP_TIME),
+    ("throughput.step_time_s", "Layout's predicted step time", "s", "compute + TP, CP and EP traffic + bubble "
+     "and sends + exposed DP traffic, per optimizer step", STEP_TIME),
     ("throughput.compute_s", "Compute", "s", "GEMMs at a width-dependent share of the peak, attention scores and "
      "memory-bound work at HBM bandwidth, forward, backward and recompute", STEP_TIME),
     ("throughput.tp_comm_s", "Tensor-parallel traffic", "s", "4 + 4 ring collectives of T·h bf16 values per layer",
@@ -229,8 +237,8 @@ OUTPUTS.update(_entries(
      "sends", "Narayanan et al. 2021"),
     ("throughput.dp_comm_exposed_s", "Data-parallel traffic (exposed)", "s", "gradient all-reduce (ZeRO-3: weight "
      "gathers too) beyond the compute that hides it", ZERO),
-    ("throughput.tokens_per_s_per_gpu", "Tokens per second per GPU", "tokens/s",
-     "global batch tokens / (step time × busy GPUs)", STEP_TIME),
+    ("throughput.tokens_per_s_per_gpu", "Layout's predicted tokens per second per GPU", "tokens/s",
+     "global batch tokens / (predicted step time × busy GPUs)", STEP_TIME),
     ("throughput.mfu_predicted", "Predicted MFU", "fraction", "model FLOPs of a step / (step time × busy GPUs × "
      "dense BF16 peak)", STEP_TIME),
     ("throughput.mfu_as_input", "Predicted MFU as the mfu key reads it", "fraction",
@@ -241,10 +249,17 @@ OUTPUTS.update(_entries(
     ("throughput.validated", "Inside the validated region", TEXT, "GPU generation, precision, size and GPU count "
      "within the measured runs'", STEP_TIME),
     ("throughput.region_notes", "Outside the validated region", TEXT, "one phrase per way the plan leaves it", ""),
-    ("throughput.mfu_source", "MFU evidence", TEXT, "'entered' (the scenario's mfu), else the prediction: "
-     "'validated' inside a region whose held-out error is at most 15 %, 'extrapolated' outside", STEP_TIME),
-    ("throughput.mfu_band", "Predicted MFU's range", "fraction", "the predicted MFU as the mfu key reads it, ± the "
-     "region's band (none for an entered MFU)", STEP_TIME),
+    ("throughput.mfu_source", "MFU evidence", TEXT, "'measured' or 'entered' (the scenario's mfu), else "
+     "'validated' (the prediction inside a region whose held-out error is at most 15 %), else 'published' "
+     "(comparable published runs), else 'extrapolated' (the prediction outside every validated region)",
+     STEP_TIME),
+    ("throughput.mfu_band", "MFU used's range", "fraction", "the predicted MFU as the mfu key reads it ± the "
+     "region's band, or the comparable published runs' span (none for an entered MFU)", STEP_TIME),
+    ("throughput.mfu_published", "Published MFU priced", "fraction", "median of the comparable published runs' "
+     "figures (same GPU generation, precision, dense or MoE, size within 10×), as the mfu key reads it; none where "
+     "the mfu is given, the plan lies in a validated region or no run is comparable", "data/published_mfu.csv"),
+    ("throughput.mfu_published_runs", "Published runs priced", TEXT, "the comparable published runs' names",
+     "data/published_mfu.csv"),
     ("throughput.runner_up_tensor_parallel", "Runner-up layout: TP", "integer",
      "the next fastest fitting candidate of the layout search (none when the layout is given)", STEP_TIME),
     ("throughput.runner_up_pipeline_parallel", "Runner-up layout: PP", "integer", "as the runner-up's TP", STEP_TIME),
@@ -323,6 +338,19 @@ OUTPUTS.update({
     f"tst.{key}": Entry(f"tst.{key}", label, unit, formula, TST_RUN.source)
     for key, (label, unit, formula) in TST_FIELDS.items()
 })
+# Each headline output's evidence (`dashboard.core.evidence`): its grade and the grade of each input it rests on.
+EVIDENCE_INPUTS = {"mfu": "MFU", "price": "GPU-hour prices", "scaling_fit": "scaling-law fit"}
+for _key, _inputs in evidence.RESTS_ON.items():
+    _name = OUTPUTS[_key].label
+    OUTPUTS[f"evidence.{_key}"] = Entry(f"evidence.{_key}", f"Evidence: {_name}", TEXT, "its grade and its inputs'",
+                                        EVIDENCE_SOURCE)
+    OUTPUTS[f"evidence.{_key}.grade"] = Entry(f"evidence.{_key}.grade", f"Evidence grade: {_name}", TEXT,
+                                              f"the grade of its {EVIDENCE_INPUTS[_inputs[0]]}", EVIDENCE_SOURCE)
+    OUTPUTS[f"evidence.{_key}.inputs"] = Entry(f"evidence.{_key}.inputs", f"Evidence of the inputs: {_name}", TEXT,
+                                               "each input's grade", EVIDENCE_SOURCE)
+    OUTPUTS.update({f"evidence.{_key}.inputs.{_input}": Entry(
+        f"evidence.{_key}.inputs.{_input}", f"Evidence of the {EVIDENCE_INPUTS[_input]}: {_name}", TEXT,
+        "measured, validated, published, extrapolated, entered or assumed", EVIDENCE_SOURCE) for _input in _inputs})
 
 # Monte Carlo figures (`MonteCarlo.summary()`), the percentile rows named `p10.cost_total_usd` and so on.
 MONTE_CARLO: dict[str, Entry] = _entries(

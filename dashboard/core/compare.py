@@ -33,10 +33,11 @@ INPUT_KEYS = tuple(name for name in Scenario.model_fields if name not in {"schem
 # Headline outputs in the Plan page's order, with its labels (units are in the formatted values).
 HEADLINES = tuple((key, catalogue.label(key)) for key in (*catalogue.HEADLINE_OUTPUTS, "feasibility_status"))
 
-# How fast each option runs (`dashboard.core.throughput`), after the headlines: the MFU the plan prices with, the
-# layout's predicted step and MFU.
+# How fast each option runs (`dashboard.core.throughput`), after the headlines: the MFU the plan prices with, its
+# evidence grade, the step and tokens per second at that MFU, then the layout's own prediction, labelled as such.
 THROUGHPUT_ROWS = tuple((key, catalogue.label(key)) for key in (
-    "mfu_used", "throughput.mfu_predicted", "throughput.step_time_s", "throughput.tokens_per_s_per_gpu"))
+    "mfu_used", "throughput.mfu_source", "step_time_s", "tokens_per_s_per_gpu", "throughput.mfu_predicted",
+    "throughput.step_time_s", "throughput.tokens_per_s_per_gpu"))
 
 # The programme around the main run (`dashboard.core.programme`), after the throughput rows: its totals, then one
 # row per stage kind present in any option, the kinds' costs summed (0 in an option without that kind).

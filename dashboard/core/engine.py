@@ -6,11 +6,23 @@ single-scenario path that all interfaces use and returns plain Python numbers.
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypedDict, cast
 
 import numpy as np
 
-from dashboard.core import compute, feasibility, programme, purchase, reliability, scaling, shape, storage, throughput
+from dashboard.core import (
+    compute,
+    evidence,
+    feasibility,
+    programme,
+    purchase,
+    reliability,
+    scaling,
+    shape,
+    storage,
+    throughput,
+)
 from dashboard.core.hardware import CUSTOM, catalogue, generation_of
 from dashboard.core.scenario import Scenario
 
@@ -61,8 +73,23 @@ def scenario_arrays(scenarios: list[Scenario]) -> dict[str, np.ndarray]:
     arrays["peak_tflops"] = np.array([peak_tflops_of(s) for s in scenarios], dtype=float)
     arrays["fit_index"] = np.array([scaling.FIT_KEYS.index(s.scaling_fit) for s in scenarios])
     arrays["is_tst"] = np.array([s.method == "tst" for s in scenarios], dtype=float)
+    arrays["mfu_published"] = np.array([_published_median(s) for s in scenarios], dtype=float)
     arrays.update(feasibility.scenario_columns(scenarios))
     return arrays
+
+
+def _moe(scenario: Scenario) -> bool:
+    return scenario.n_experts is not None or scenario.active < scenario.total_params
+
+
+def _published_median(scenario: Scenario) -> float:
+    """The published MFU (model FLOPs) a scenario is priced at when its `mfu` is unset, NaN where the prediction
+    is (`throughput.published_fallback`)."""
+    if scenario.mfu is not None:
+        return math.nan
+    published = throughput.published_fallback(generation_of(scenario.gpu_type), scenario.precision,
+                                              scenario.total_params, scenario.gpu_count, _moe(scenario))
+    return math.nan if published is None else published.median
 
 
 def _per_row(value: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -114,7 +141,7 @@ def cost_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] | program
     flops_total = compute.hardware_flops(flops_model, arrays["activation_recompute"] > 0)
     plan = feasibility.plan_arrays(arrays, flops_model)
     rates = throughput.outputs(arrays, plan, flops_model, flops_total)
-    mfu = throughput.used_mfu(arrays, rates["mfu_as_input"])
+    mfu = throughput.used_mfu(arrays, rates["mfu_as_input"], arrays["mfu_published"] * flops_total / flops_model)
     gpu_hours_ideal = compute.gpu_hours(flops_total, arrays["peak_tflops"], mfu)
     gpu_hours_billed = gpu_hours_ideal * plan["idle_factor"]  # GPUs above max_useful_gpus idle and are billed
     speedup = np.where(is_tst, arrays["tst_speedup"], 1.0)
@@ -203,6 +230,7 @@ def cost_arrays(arrays: dict[str, np.ndarray], stages: tuple[Any, ...] | program
         "cost_total_usd": sum(breakdown.values()),
         "plan": plan,
         "mfu_used": mfu,
+        **throughput.follow_used(rates, mfu),
         "throughput": rates,
         "gpu_hours_programme_stages": stage_hours,
         "programme_priced": priced,
@@ -423,7 +451,10 @@ class PlanResult(TypedDict):
     gpu_hours_per_0_01_loss: float
     budget_usd: float
     mfu_used: float
+    step_time_s: float
+    tokens_per_s_per_gpu: float
     throughput: dict[str, Any]  # `dashboard.core.throughput.scalar`
+    evidence: dict[str, dict[str, Any]]  # `dashboard.core.evidence.outputs`
     gpu_hours_programme_stages: float
     programme: dict[str, Any]  # `dashboard.core.programme.summary`
     tst: TstComparison
@@ -468,6 +499,7 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
     result["name"] = scenario.name
     result["programme"] = programme.summary(priced, result, arrays, scenario.start_date)
     result["throughput"] = throughput.scalar(result["throughput"], generation_of(scenario.gpu_type), scenario.precision,
-                                             scenario.total_params, scenario.gpu_count, scenario.mfu,
-                                             scenario.n_experts is not None or scenario.active < scenario.total_params)
+                                             scenario.total_params, scenario.gpu_count, scenario.mfu, _moe(scenario),
+                                             result["total_flops"] / result["model_flops"])
+    result["evidence"] = evidence.outputs(scenario, result["throughput"]["mfu_source"])
     return cast(PlanResult, feasibility.scalar(result, scenario))  # built key by key from `output_arrays`

@@ -2,14 +2,16 @@
 
 Comparable runs are those on the same GPU generation within a factor of ten in total parameters; failing
 that, every run on the same generation; failing that, every published run. Outside the comparable runs'
-range the page warns. A 1F1B pipeline idles (PP − 1) / (m + PP − 1) of each step, so MFU cannot exceed
-1 − bubble. The published figures measure different things (steady-state MFU, whole-run averages, HFU);
-the table says which.
+range the page warns. A plan outside every validated region of the step-time model is priced at the median of
+the strictly comparable runs (`published_mfu`: same generation, precision, dense or MoE, size within 10×).
+A 1F1B pipeline idles (PP − 1) / (m + PP − 1) of each step, so MFU cannot exceed 1 − bubble. The published
+figures measure different things (steady-state MFU, whole-run averages, HFU); the table says which.
 """
 
 from __future__ import annotations
 
 import csv
+import statistics
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -28,6 +30,8 @@ class PublishedRun:
     total_params_b: float
     generation: str
     accelerator: str
+    precision: str
+    moe: bool
     mfu_low: float
     mfu_high: float
     measure: str
@@ -47,7 +51,8 @@ def published_runs() -> tuple[PublishedRun, ...]:
         return tuple(
             PublishedRun(
                 run=row["run"], total_params_b=float(row["total_params_b"]), generation=row["generation"],
-                accelerator=row["accelerator"], mfu_low=float(row["mfu_low"]), mfu_high=float(row["mfu_high"]),
+                accelerator=row["accelerator"], precision=row["precision"],
+                moe=row["moe"] == "yes", mfu_low=float(row["mfu_low"]), mfu_high=float(row["mfu_high"]),
                 measure=row["measure"], source=row["source"], status=row["status"],
             )
             for row in csv.DictReader(handle)
@@ -66,6 +71,31 @@ def comparable_runs(generation: str, total_params: float) -> tuple[tuple[Publish
     if same:
         return same, f"on {generation.title()} GPUs"
     return runs, f"on any GPU (none on {generation.title()})"
+
+
+@dataclass(frozen=True)
+class PublishedMfu:
+    """The MFU of the published runs comparable with a plan: the median of their midpoints, the band their
+    figures span and the runs' names."""
+
+    median: float
+    low: float
+    high: float
+    runs: tuple[str, ...]
+
+
+@lru_cache(maxsize=256)
+def published_mfu(generation: str, precision: str, moe: bool, total_params: float) -> PublishedMfu | None:
+    """The median MFU of the published runs on the same GPU generation, at the same precision, dense or MoE as the
+    plan and within `SIZE_FACTOR` of its total parameters; None when no run is that close."""
+    runs = [run for run in published_runs()
+            if run.generation == generation and run.precision == precision and run.moe == moe
+            and total_params > 0 and 1 / SIZE_FACTOR <= run.total_params_b * 1e9 / total_params <= SIZE_FACTOR]
+    if not runs:
+        return None
+    median = statistics.median((run.mfu_low + run.mfu_high) / 2 for run in runs)
+    return PublishedMfu(median, min(run.mfu_low for run in runs), max(run.mfu_high for run in runs),
+                        tuple(run.run for run in runs))
 
 
 def _listed(runs: tuple[PublishedRun, ...]) -> str:

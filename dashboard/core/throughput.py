@@ -1,5 +1,9 @@
 """Throughput of a plan from its step time (`dashboard.core.step_time`): tokens per second per GPU, the predicted
-MFU with its validated error, and the MFU the plan uses (the scenario's `mfu` when given, else the predicted one).
+MFU with its validated error, and the MFU the plan uses, which follows the evidence (`used_mfu`): a number the
+scenario's `mfu` holds (entered, or measured from the team's runs) wins; else the prediction inside a validated
+region; else the median of comparable published runs (`mfu_reference.published_mfu`), the prediction a note beside
+it; else the prediction, extrapolated. The plan's step time and tokens per second follow the MFU used
+(`follow_used`); the `throughput` object keeps the layout's own prediction and its parts.
 
 The predicted MFU follows the plan's convention: model FLOPs per token (6·N_active, plus attention when
 `attention_flops` is on) times the tokens of a step, over the step time × the busy GPUs × the dense BF16 peak.
@@ -18,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dashboard.core.mfu_reference import PublishedMfu, published_mfu
 from dashboard.format import compact
 
 # The band printed beside a predicted MFU, per validation region (GPU generation · precision · dense / MoE): the
@@ -90,11 +95,32 @@ def outputs(arrays: dict[str, Any], plan: dict[str, Any], flops_model, flops_tot
     }
 
 
-def used_mfu(arrays: dict[str, Any], predicted_as_input) -> np.ndarray:
-    """The MFU the plan prices with: the scenario's own where given, else the layout's prediction."""
+def used_mfu(arrays: dict[str, Any], predicted_as_input, published_as_input) -> np.ndarray:
+    """The MFU the plan prices with: the scenario's own where given (entered or measured), else the published
+    median where the plan lies outside every validated region and comparable runs exist (NaN elsewhere), else the
+    layout's prediction."""
     given = np.asarray(arrays["mfu"])
     dtype = given.dtype if given.dtype.kind == "f" else np.float64  # Monte Carlo's float32 draws stay float32
-    return np.where(np.isnan(given), np.asarray(predicted_as_input).astype(dtype, copy=False), given)
+    published = np.asarray(published_as_input).astype(dtype, copy=False)
+    fallback = np.where(np.isnan(published), np.asarray(predicted_as_input).astype(dtype, copy=False), published)
+    return np.where(np.isnan(given), fallback, given)
+
+
+def follow_used(rates: dict[str, Any], mfu_used) -> dict[str, Any]:
+    """The step time and tokens per second per GPU at the MFU the plan uses (one MFU per plan): the layout's
+    predicted figures (`rates`, whose parts sum to its step) scaled by predicted / used MFU."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = rates["mfu_as_input"] / mfu_used
+    return {"step_time_s": rates["step_time_s"] * ratio, "tokens_per_s_per_gpu": rates["tokens_per_s_per_gpu"] / ratio}
+
+
+def published_fallback(generation: str, precision: str, total_params: float, gpu_count: int, moe: bool = False
+                       ) -> PublishedMfu | None:
+    """The published runs a plan is priced at when its MFU is not given: None inside a validated region (the
+    prediction is priced there) or when no published run is comparable (the prediction, extrapolated)."""
+    if not region_notes(generation, precision, total_params, gpu_count, moe):
+        return None
+    return published_mfu(generation, precision, moe, total_params)
 
 
 def region_notes(generation: str, precision: str, total_params: float, gpu_count: int, moe: bool = False
@@ -119,20 +145,31 @@ def region_notes(generation: str, precision: str, total_params: float, gpu_count
 
 
 def scalar(result: dict[str, Any], generation: str, precision: str, total_params: float, gpu_count: int,
-           mfu_given: float | None, moe: bool = False) -> dict[str, Any]:
+           mfu_given: float | None, moe: bool = False, hfu_per_mfu: float = 1.0) -> dict[str, Any]:
     """One scenario's `throughput` object: plain numbers (None where unknown), the MFU's evidence grade
-    (`mfu_source`), the validated region's notes, its band (the region's held-out error, else the widest) and the
-    predicted MFU's range at that band (`mfu_band`, as the `mfu` key reads it; None for an entered MFU)."""
+    (`mfu_source`), the validated region's notes, its band (the region's held-out error, else the widest), the
+    published runs' median priced outside every validated region (`mfu_published`, and their names) and the range
+    of the MFU used (`mfu_band`, as the `mfu` key reads it: the prediction ± its band, or the published runs'
+    span; None for a given MFU). `hfu_per_mfu` is hardware / model FLOPs (4/3 with full recompute), the `mfu`
+    key's convention."""
     out = {key: (None if not math.isfinite(value) else value) for key, value in result.items()}
     notes = region_notes(generation, precision, total_params, gpu_count, moe)
     out["validated"] = not notes
     out["region_notes"] = notes
     band = error_band(generation, precision, total_params, gpu_count, moe)
     out["mfu_error"] = band
-    out["mfu_source"] = evidence_grade(mfu_given is not None, not notes)
+    published = None if mfu_given is not None else published_fallback(generation, precision, total_params,
+                                                                       gpu_count, moe)
+    out["mfu_source"] = evidence_grade(mfu_given is not None, not notes, published is not None)
+    out["mfu_published"] = None if published is None else published.median * hfu_per_mfu
+    out["mfu_published_runs"] = [] if published is None else list(published.runs)
     predicted = out.get("mfu_as_input")
-    out["mfu_band"] = None if mfu_given is not None or predicted is None else [
-        predicted * (1.0 - band), predicted * (1.0 + band)]
+    if mfu_given is not None:
+        out["mfu_band"] = None
+    elif published is not None:
+        out["mfu_band"] = [published.low * hfu_per_mfu, published.high * hfu_per_mfu]
+    else:
+        out["mfu_band"] = None if predicted is None else [predicted * (1.0 - band), predicted * (1.0 + band)]
     return out
 
 
@@ -143,12 +180,19 @@ def error_band(generation: str, precision: str, total_params: float, gpu_count: 
     return REGION_ERRORS.get(region_key(generation, precision, moe), MFU_ERROR)
 
 
-EVIDENCE_GRADES = ("entered", "validated", "extrapolated")
+# The evidence under a number, as `mfu_source` and `evidence` name it: measured from the team's runs, predicted
+# inside a validated region (± its held-out error), comparable published runs, predicted outside every validated
+# region, entered by the user, a default nobody set (`assumed`: the prices of `dashboard.core.evidence`).
+EVIDENCE_GRADES = ("measured", "validated", "published", "extrapolated", "entered", "assumed")
 
 
-def evidence_grade(entered: bool, validated: bool) -> str:
-    """How strong the evidence under the MFU a plan uses is: a number the user entered wins; else the prediction,
-    `validated` inside a region whose held-out error is at most `VALIDATED_LIMIT`, `extrapolated` outside."""
-    if entered:
-        return "entered"
-    return "validated" if validated else "extrapolated"
+def evidence_grade(given: bool, validated: bool, published: bool = False, measured: bool = False) -> str:
+    """How strong the evidence under the MFU a plan uses is, in the order it is chosen: a number in the scenario's
+    `mfu` wins (`measured` when it still holds the team's measured value, else `entered`); else the prediction,
+    `validated` inside a region whose held-out error is at most `VALIDATED_LIMIT`; else `published` when
+    comparable published runs price it; else the prediction, `extrapolated`."""
+    if given:
+        return "measured" if measured else "entered"
+    if validated:
+        return "validated"
+    return "published" if published else "extrapolated"

@@ -275,7 +275,12 @@ def document(rows: list[dict[str, str]] | None) -> str:
     lines += [
         "",
         "A region with one source family is held out whole: its own constants (the FP8 speed-up for FP8) stay at "
-        "their priors. Regions no row covers (Blackwell, MoE, other vendors) have no validated band.",
+        "their priors. Regions no row covers (Blackwell, MoE, other vendors) have no validated band. A region whose "
+        "held-out mean is at most 15 % is validated: a plan inside it is priced at its predicted MFU ± that band; a "
+        "plan outside every validated region is priced at the median of comparable published runs "
+        "(data/published_mfu.csv: same GPU generation, precision, dense or MoE, size within 10×), its prediction "
+        "shown beside it as a note, or, with no comparable run, at its prediction graded extrapolated "
+        "(docs/method.md §13).",
         "",
         f"Constants in use ({fit.fitted_on}): " + ", ".join(f"`{name}` {getattr(fit, name):.4g}" for name in FITTED)
         + ". Priors (`step_time.PRIOR`): " + ", ".join(f"`{name}` {getattr(step_time.PRIOR, name):.4g}"

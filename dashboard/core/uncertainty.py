@@ -139,10 +139,12 @@ class MonteCarlo:
 
 def as_drawn(scenario: Scenario) -> Scenario:
     """The scenario as its draws price it: its layout fixed at the point estimate's (a plan's layout is chosen
-    once; the draws vary what it costs, not how it is laid out), and its MFU a number: a predicted MFU (`mfu`
-    unset) becomes the layout's prediction, and its range, where the scenario keeps the defaults set for a guessed
-    MFU, the prediction's band for the plan's region (`throughput.error_band`). A scenario already so is returned as
-    it is (`monte_carlo` hands its drawn scenario on to `simulate`, `tornado` and `input_ranges`)."""
+    once; the draws vary what it costs, not how it is laid out), and its MFU a number: an unset `mfu` becomes the
+    MFU the plan uses (the layout's prediction, or the published runs' median outside every validated region), and
+    its range, where the scenario keeps the defaults set for a guessed MFU, the prediction's band for the plan's
+    region (`throughput.error_band`), widened to the published runs' span where those are priced. A scenario
+    already so is returned as it is (`monte_carlo` hands its drawn scenario on to `simulate`, `tornado` and
+    `input_ranges`)."""
     if scenario.mfu is not None and all(getattr(scenario, key) is not None for key in LAYOUT_KEYS):
         return scenario
     point = engine.cost_arrays(engine.scenario_arrays([scenario]), scenario.programme)
@@ -150,15 +152,19 @@ def as_drawn(scenario: Scenario) -> Scenario:
     update: dict[str, float | None] = {key: int(lay[key][0]) for key in LAYOUT_KEYS}
     if scenario.mfu is not None:
         return scenario.model_copy(update=update)
-    predicted = float(point["throughput"]["mfu_as_input"][0])
-    update["mfu"] = min(max(predicted, MFU_BOUNDS[0]), MFU_BOUNDS[1])
+    used = float(point["mfu_used"][0])  # the prediction, or the published runs' median outside every region
+    update["mfu"] = min(max(used, MFU_BOUNDS[0]), MFU_BOUNDS[1])
     fields = Scenario.model_fields
     if (scenario.range_mfu_low, scenario.range_mfu_high) == (fields["range_mfu_low"].default,
                                                               fields["range_mfu_high"].default):
-        band = throughput.error_band(
-            generation_of(scenario.gpu_type), scenario.precision, scenario.total_params, scenario.gpu_count,
-            scenario.n_experts is not None or scenario.active < scenario.total_params)
-        update |= {"range_mfu_low": 1.0 - band, "range_mfu_high": 1.0 + band}
+        moe = scenario.n_experts is not None or scenario.active < scenario.total_params
+        args = (generation_of(scenario.gpu_type), scenario.precision, scenario.total_params, scenario.gpu_count, moe)
+        band = throughput.error_band(*args)
+        low, high = 1.0 - band, 1.0 + band
+        published = throughput.published_fallback(*args)
+        if published is not None:  # the published runs' span, at least as wide as the widest held-out band
+            low, high = min(low, published.low / published.median), max(high, published.high / published.median)
+        update |= {"range_mfu_low": low, "range_mfu_high": high}
     return scenario.model_copy(update=update)
 
 

@@ -48,10 +48,21 @@ def _with_band(rates: dict[str, Any], value: float) -> str:
     return f"{catalogue.text('throughput.mfu_as_input', value)} ({low.removesuffix(' %')}–{high})"
 
 
+def _published_range(rates: dict[str, Any]) -> str:
+    """"40.5 % (38–43 %)": the published runs' median and their span, or the median alone when they agree."""
+    median, (low, high) = rates["mfu_published"], rates["mfu_band"]
+    text = catalogue.text("mfu_used", median)
+    if catalogue.text("mfu_used", low) == catalogue.text("mfu_used", high):
+        return text
+    return f"{text} ({catalogue.text('mfu_used', low).removesuffix(' %')}–{catalogue.text('mfu_used', high)})"
+
+
 def mfu_line(result: dict[str, Any]) -> str:
-    """The MFU the plan prices with and the layout's prediction, in one line: "MFU 40 % entered; the layout
-    predicts 34.7 % (33–36.4 %)" or "MFU 34.7 % (33–36.4 %) predicted from the layout (step 2.2 s, 8.17k tokens/s
-    per GPU)"; the range is the prediction ± its validated error (5 % of it).
+    """The MFU the plan prices with, its evidence and the layout's prediction, in one line: "MFU 40 % entered; the
+    layout predicts 34.7 % (33–36.4 %)", "MFU 34.7 % (33–36.4 %) predicted from the layout (step 2.2 s, 8.17k
+    tokens/s per GPU)", or, outside every validated region with comparable published runs, "MFU 40.5 % (38–43 %)
+    from published runs (Llama 3 405B), as the plan lies outside every validated region; the layout's prediction,
+    29.1 % (25.1–33.1 %), is a note, not priced"; the range is the prediction ± its validated error.
 
     Both are in the `mfu` key's convention (`throughput.mfu_as_input`); where that differs from the model-FLOPs
     MFU (full recompute counts its extra forward), the model-FLOPs figure is added.
@@ -62,14 +73,20 @@ def mfu_line(result: dict[str, Any]) -> str:
     convention = ""
     if _finite(predicted) and _finite(model) and abs(predicted - model) > 1e-9:
         convention = f"; {catalogue.text('throughput.mfu_predicted', model)} in model FLOPs"
-    if rates["mfu_source"] == "entered":
+    source = rates["mfu_source"]
+    if source in ("entered", "measured"):
         if not _finite(predicted):
-            return f"MFU {catalogue.text('mfu_used', result['mfu_used'])} entered; the layout gives no prediction"
-        return (f"MFU {catalogue.text('mfu_used', result['mfu_used'])} entered; the layout predicts "
+            return f"MFU {catalogue.text('mfu_used', result['mfu_used'])} {source}; the layout gives no prediction"
+        return (f"MFU {catalogue.text('mfu_used', result['mfu_used'])} {source}; the layout predicts "
                 f"{_with_band(rates, predicted)}{convention}")
+    if source == "published":
+        note = (f"the layout's prediction, {_with_band(rates, predicted)}{convention}, is a note, not priced"
+                if _finite(predicted) else "the layout gives no prediction")
+        return (f"MFU {_published_range(rates)} from published runs ({', '.join(rates['mfu_published_runs'])}), as "
+                f"the plan lies outside every validated region; {note}")
     return (f"MFU {_with_band(rates, result['mfu_used'])} predicted from the layout (step "
-            f"{catalogue.text('throughput.step_time_s', rates['step_time_s'])}, "
-            f"{catalogue.text('throughput.tokens_per_s_per_gpu', rates['tokens_per_s_per_gpu'])} per GPU"
+            f"{catalogue.text('step_time_s', result['step_time_s'])}, "
+            f"{catalogue.text('tokens_per_s_per_gpu', result['tokens_per_s_per_gpu'])} per GPU"
             f"{convention})")
 
 

@@ -20,7 +20,7 @@ from markdown.extensions import Extension
 from markdown.treeprocessors import Treeprocessor
 from plotly.offline import get_plotlyjs
 
-from dashboard.core import catalogue, compare, engine, throughput, uncertainty
+from dashboard.core import catalogue, compare, engine, evidence, throughput, uncertainty
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
@@ -204,7 +204,8 @@ def _item(label: str) -> str:
 
 
 def headline_table(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> str:
-    """Headline outputs per scenario, with P10–P90 under the Monte Carlo outputs, then budget and overrun odds."""
+    """Headline outputs per scenario, with P10–P90 under the Monte Carlo outputs, then the total's evidence
+    (`evidence.short`), budget and overrun odds."""
     rows = []
     for key, label in compare.HEADLINES:
         cells = []
@@ -216,6 +217,7 @@ def headline_table(names: list[str], results: list[dict[str, Any]], summaries: l
             cells.append(_cell(text, "" if key in ("budget_status", "feasibility_status") else "num"))
         rows.append(f"<tr>{_item(label)}{''.join(cells)}</tr>")
     extra = (
+        (catalogue.label("evidence"), [evidence.short(result["evidence"]) for result in results]),
         (catalogue.label("budget_usd"), [money(result["budget_usd"]) for result in results]),
         (catalogue.label("prob_over_budget"),
          [catalogue.text("prob_over_budget", summary["prob_over_budget"]) for summary in summaries]),
@@ -317,11 +319,11 @@ def tst_saving_text(tst: dict[str, Any]) -> str:
 
 
 def mfu_caveat_html(names: list[str], results: list[dict[str, Any]]) -> str:
-    """Each option's MFU, entered or predicted, beside the layout's prediction and where it leaves the validated
-    region: the Plan page's lines (`figures.throughput`)."""
+    """Each option's MFU (entered, predicted or published) beside the layout's prediction, its numbers' evidence
+    grades and where it leaves the validated region: the Plan page's lines (`figures.throughput`, `evidence`)."""
     items = []
     for name, result in zip(names, results, strict=True):
-        said = step_figures.mfu_line(result)
+        said = f"{step_figures.mfu_line(result)}. {evidence.line(result['evidence'])}"
         caveat = step_figures.region_line(result)
         items.append(f"<li>{_e(name)}: {_e(said)}{'. ' + _e(caveat) if caveat else ''}</li>")
     return (f"<p>{_e(throughput.validation_sentence())} An entered MFU is the plan's own assumption.</p>"

@@ -6,13 +6,14 @@ Labels, formats and formulas come from `dashboard.core.catalogue`; risk sentence
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dashboard.core import catalogue, provenance, risk, switches
+from dashboard.core import catalogue, evidence, provenance, risk, switches
 from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.figures.throughput import TITLE as STEP_TITLE
@@ -134,13 +135,15 @@ def switch_notes(scenario: Scenario, origin: Scenario, result: PlanResult) -> No
             st.caption("  \n".join(f":material/swap_horiz: {line}" for line in lines))
 
 
-def mfu_notes(result: PlanResult) -> None:
+def mfu_notes(result: PlanResult, measured_keys: Iterable[str] = ()) -> None:
     """Under the tiles: the MFU the plan prices with beside the layout's prediction (`figures.throughput.mfu_line`),
-    and, right under it in orange, a caveat when the plan leaves the step-time model's validated region (its notes
-    as plain text). A caption, not an alert box: only A100 runs were measured, so most plans on today's GPUs carry
-    it, and a box on every plan would drown the warnings that call for action."""
-    caveat = region_line(result)
-    line = markdown_text(mfu_line(result))
+    the headline numbers' evidence grades (`evidence.line`; `measured_keys` are the inputs that still hold the
+    team's measured values) and, right under them in orange, a caveat when the plan leaves the step-time model's
+    validated region (its notes as plain text). A caption, not an alert box: most plans on today's GPUs leave the
+    region, and a box on every plan would drown the warnings that call for action."""
+    marked = evidence.mark_measured(dict(result), measured_keys)
+    caveat = region_line(marked)
+    line = f"{markdown_text(mfu_line(marked))}  \n{markdown_text(evidence.line(marked['evidence']))}"
     if caveat:
         line += f"  \n:orange[:material/science: {markdown_text(caveat)}]"
     st.caption(line, help=markdown_text(

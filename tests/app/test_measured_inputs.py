@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from dashboard.core import provenance
+from dashboard.core import catalogue, provenance
 from dashboard.core.provenance import Provenance
 from dashboard.ui.plan_controls import mix_handles, mix_shares
 
@@ -180,3 +180,13 @@ def test_the_overrun_can_be_left_out(app):
     assert not at.exception
     assert not any("The last plan missed" in box.value for box in at.info)
     assert at.session_state["plan.scenario"].tokens == at.session_state["plan.baseline"].tokens
+
+
+@pytest.mark.parametrize(("mfu", "grade"), [("0.348", "measured"), ("0.4", "entered")])
+def test_the_mfu_s_grade_under_the_tiles_says_measured_while_the_plan_holds_it(app, mfu, grade):
+    at = _open(app, {**LINK, "mfu": mfu})
+    assert not at.exception
+    captions = [_plain(c.value) for c in at.main.caption if "Evidence" in c.value]
+    assert len(captions) == 1
+    assert captions[0].startswith(f"MFU {catalogue.text('mfu_used', float(mfu))} {grade}; the layout predicts ")
+    assert f"GPU-hours, wall-clock: {grade} MFU" in captions[0]

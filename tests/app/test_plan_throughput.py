@@ -179,3 +179,21 @@ def test_a_link_opens_the_step_tab(app):
     assert not at.exception and not [w for w in at.warning if "charts" in w.value]
     assert _step_chart(at)["layout"]["title"]["subtitle"]["text"] == _predicted_text(
         scenario_outputs(default_scenario()))
+
+
+def test_outside_every_validated_region_the_total_is_priced_at_the_published_runs(app):
+    # 405B on 16,384 H100 (6,144 GPUs measured at most): priced at Llama 3 405B's published 38–43 %, said under
+    # the tiles with the layout's prediction as a note and each number's evidence grade, quietly (a caption).
+    link = {"total_params": "4.05e+11", "gpu_count": "16384"}
+    app.query_params.update(link)
+    at = app.run()
+    assert not at.exception
+    result = scenario_outputs(with_overrides(default_scenario(), [f"{key}={value}" for key, value in link.items()]))
+    assert result["throughput"]["mfu_source"] == "published"
+    assert result["mfu_used"] == (0.38 + 0.43) / 2
+    assert _metric(at, "Total cost").value == catalogue.text("cost_total_usd", result["cost_total_usd"])
+    (line,) = [c for c in _captions(at) if "from published runs" in c and "Evidence" in c]
+    assert line.startswith(f"MFU {catalogue.text('mfu_used', 0.405)} (38–43 %) from published runs (Llama 3 405B), "
+                           "as the plan lies outside every validated region; the layout's prediction, ")
+    assert "Evidence — GPU-hours, wall-clock: published MFU · cost: published MFU, assumed prices" in line
+    assert not [w for w in at.warning if "published runs" in w.value]  # a caption, not a warning

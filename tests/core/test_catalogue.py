@@ -20,8 +20,10 @@ def _dotted(result):
 
 
 def _with_parents(names):
-    """Leaf names and the names of the dicts that hold them (`cost_breakdown` for `cost_breakdown.people`)."""
-    return set(names) | {name.rsplit(".", 1)[0] for name in names if "." in name}
+    """Leaf names and the names of the dicts that hold them (`cost_breakdown` for `cost_breakdown.people`; `evidence`
+    and `evidence.cost_total_usd` for `evidence.cost_total_usd.grade`)."""
+    parts = [name.split(".") for name in names]
+    return {".".join(part[:end]) for part in parts for end in range(1, len(part) + 1)}
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))

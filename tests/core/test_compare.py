@@ -364,3 +364,24 @@ def test_a_moved_option_says_so_in_its_name():
     assert matched[1].name == ("Matched: " + "B" * 120)[:120]
     unchanged, _ = compare.match_options([plan("A"), plan("Twin")], "tokens")  # already at the same loss
     assert unchanged[1].name == "Twin"
+
+
+def test_one_mfu_per_option_and_the_layout_s_prediction_labelled():
+    # DeepSeek-V3 at its published 35 % (entered) and with the MFU unset (priced at the same published 35 %: no MoE
+    # run validated). Tokens per second per GPU at 35 %: 989e12 · 0.35 / (6 · 37e9) = 1,559, in both columns.
+    from dashboard.core.presets import presets
+
+    deepseek = next(s for s in presets().values() if s.name.startswith("DeepSeek-V3"))
+    table = table_for([deepseek, deepseek.model_copy(update={"mfu": None, "name": "predicted"})])
+    first, second = compare.scenario_columns(table)
+    tokens = row(table, "tokens_per_s_per_gpu")
+    assert tokens[first] == pytest.approx(989e12 * 0.35 / (6 * 37e9), rel=1e-6)
+    assert tokens[second] == pytest.approx(tokens[first], rel=1e-9)
+    assert (row(table, "throughput.mfu_source")[first], row(table, "throughput.mfu_source")[second]) == (
+        "entered", "published")
+    predicted = row(table, "throughput.tokens_per_s_per_gpu")
+    assert predicted["item"].startswith("Layout's predicted") and predicted[first] < 0.5 * tokens[first]
+    # Step time × steps × GPUs = the GPU-hours priced.
+    step = row(table, "step_time_s")[first]
+    result = scenario_outputs(deepseek)
+    assert step * result["optimizer_steps"] * 2048 / 3600 == pytest.approx(result["gpu_hours_ideal"], rel=1e-6)

@@ -102,6 +102,9 @@ def test_more_gpus_never_lower_wall_clock_below_the_batch_limit(params, batch_to
     assume(useful >= 8)
     at_limit = scenario_outputs(Scenario(**base, gpu_count=int(useful)))
     beyond = scenario_outputs(Scenario(**base, gpu_count=int(useful * factor)))
+    # A property of one MFU: past 6,144 GPUs (outside the validated region) a size with comparable published runs
+    # is priced at their MFU instead of the layout's prediction (docs/method.md §13), a step by design.
+    assume(beyond["throughput"]["mfu_source"] == at_limit["throughput"]["mfu_source"])
     assert beyond["wall_clock_days"] >= at_limit["wall_clock_days"] * (1 - 1e-12)
     assert beyond["gpu_hours_total"] >= at_limit["gpu_hours_total"] * (1 - 1e-12)
 

@@ -283,3 +283,14 @@ def test_the_summary_and_every_status_row_give_one_verdict_per_option():
     text = "".join(page.text)
     assert (f"Within budget: Cheap. At risk: {name} ({catalogue.text('prob_over_budget', chance)}). Over: Tight. "
             "Cannot run: Too big.") in text
+
+
+def test_the_report_grades_each_option_s_numbers():
+    # 405B on 16,384 H100 with the MFU unset lies outside the validated region: priced at Llama 3 405B's published
+    # MFU, and the report says so; the default plan is inside the Hopper BF16 region.
+    llama = next(s for s in presets().values() if s.name.startswith("Llama 3.1 405B"))
+    page = Page(report.build_report([default_scenario(), llama.model_copy(update={"mfu": None})],
+                                    generated_at=GENERATED, draws=50))
+    assert page.row("headlines", "Evidence")[1:] == ["validated MFU, assumed prices", "published MFU, entered prices"]
+    text = "".join(page.text)
+    assert "from published runs (Llama 3 405B), as the plan lies outside every validated region" in text
