@@ -21,7 +21,7 @@ from dashboard.core.references import TST_RUN
 from dashboard.core.storage import TIERS
 from dashboard.figures import palette
 from dashboard.figures.axes import USD_AXIS
-from dashboard.format import exact, number, signed
+from dashboard.format import PERCENT_UP_TO, exact, number, signed
 
 # The published TST run (dashboard.core.references), as the chart and the report read it.
 TST_REFERENCE_RUN = TST_RUN.as_dict()
@@ -117,6 +117,11 @@ def _hline(y: float, text: str, colour: str, dash: str, text_above: bool) -> dic
     }
 
 
+def _of(fraction: float) -> str:
+    """"88.2 % of the budget", but "more than 10× the budget" (`format.PERCENT_UP_TO`)."""
+    return "" if abs(fraction) > PERCENT_UP_TO else " of"
+
+
 def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_fraction: float) -> go.Figure:
     """Waterfall of the non-zero line items ending in their total, with the budget and warning lines.
 
@@ -145,7 +150,8 @@ def budget_figure(cost_breakdown: dict[str, float], budget_usd: float, warning_f
     }
     layout = layout_of(
         "Cost by line item", "", "cost (USD)",
-        subtitle=f"{_usd(total)}: {_share(total / budget_usd)} of the {_usd(budget_usd)} budget; items under "
+        subtitle=f"{_usd(total)}: {_share(total / budget_usd)}{_of(total / budget_usd)} the {_usd(budget_usd)} "
+                 "budget; items under "
                  f"{_share(MIN_LABEL_SHARE)} of the total are labelled on hover only",
         yaxis={**USD_AXIS, "range": [0.0, max(total, budget_usd) * HEADROOM]},
         xaxis={"automargin": True},

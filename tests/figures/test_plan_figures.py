@@ -47,7 +47,8 @@ def test_budget_waterfall_ends_in_the_hand_total(breakdown, labels, total):
 
 @pytest.mark.parametrize(("total", "opening"), [
     (441_000.0, "$441k: 88.2 % of the $500k budget"),  # as the budget tile writes its share: 3 significant figures
-    (5_410_000.0, "$5.41M: 1,080 % of the $500k budget"),  # 10.82 × the budget, not "1082%"
+    (4_900_000.0, "$4.9M: 980 % of the $500k budget"),  # 9.8 × the budget: still a percentage
+    (5_410_000.0, "$5.41M: more than 10× the $500k budget"),  # 10.82 × the budget: beyond 1,000 %, a multiple
 ])
 def test_waterfall_subtitle_writes_the_budget_share_as_the_tile_does(total, opening):
     fig = plan.budget_figure({"main_compute": total}, budget_usd=500_000.0, warning_fraction=0.9)
