@@ -157,3 +157,9 @@ def test_bad_input_is_one_line(args, needle, capsys):
     assert main(["calibrate", *args]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and needle in err and "Traceback" not in err
+
+
+def test_an_unknown_use_thin_key_is_one_line_and_status_2(capsys):
+    assert main(["calibrate", BILL, SLURM, "--timezone", "UTC", "--use-thin", "not_an_input"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--use-thin takes an input key" in err and "'not_an_input'" in err

@@ -11,7 +11,6 @@ from typing import Any
 
 from dashboard.cli.format_arg import add_format_argument, checked_timezone
 from dashboard.cli.output import fail, print_json
-from dashboard.core.provenance import KEYS
 from dashboard.ingest.formats import FORMATS
 
 MAX_PARAMS = 1e15  # ten thousand times the largest dense model trained
@@ -41,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-format", choices=FORMATS, metavar="ID", help="skip detection and read RUN_EXPORT as "
                                                                               "this format (ids as --format)")
     parser.add_argument("--timezone", help="IANA time zone of naive local times (required for Slurm)")
-    parser.add_argument("--use-thin", action="append", default=[], metavar="KEY", choices=KEYS,
+    parser.add_argument("--use-thin", action="append", default=[], metavar="KEY",
                         help="apply this thin measurement (few observations) too (repeatable; by default a thin "
                              "one is shown with its interval but not applied)")
     parser.add_argument("--carry", action="store_true",
@@ -129,11 +128,15 @@ def _print_table(measured: dict[str, Any], period: str, plan_name: str, use_thin
 def run(args: argparse.Namespace) -> int:
     """Measure, print, and write the calibrated scenario when asked; 2 with a one-line message on bad input."""
     from dashboard.cli.scenario_args import load_scenario
+    from dashboard.core.provenance import KEYS
     from dashboard.core.scenario import ScenarioError
     from dashboard.ingest.schema import UnreadableFile
     from dashboard.retro.calibrate import calibrate, calibration_period, scenario_from
     from dashboard.retro.carry import as_json, banner, from_quarter
 
+    unknown = [key for key in args.use_thin if key not in KEYS]
+    if unknown:  # checked here, not by argparse: parsing any command must not load the plan model
+        return fail(f"--use-thin takes an input key ({', '.join(KEYS)}), not {unknown[0][:60]!r}")
     try:
         base = load_scenario(argparse.Namespace(scenario=args.plan, set=[]))
     except ScenarioError as error:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -18,6 +19,13 @@ from dashboard.ui.upload_guard import Ledger, UploadGuard
 
 MB = 1 << 20
 PATH = "/_stcore/upload_file/session-1/file-1"
+
+
+def _in_own_thread(coroutine):
+    """Run a coroutine in a thread of its own: a browser test's session-wide Playwright keeps an event loop running
+    in the main thread, where asyncio.run refuses to start another."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.fixture(autouse=True)
@@ -70,7 +78,7 @@ def _run(scope: dict, body: list[bytes], held=(0, 0), ledger: Ledger | None = No
         sent.append(message)
 
     guard = UploadGuard(inner, ledger or Ledger(), held=lambda session: held)
-    asyncio.run(guard(scope, receive, send))
+    _in_own_thread(guard(scope, receive, send))
     assert sent[-1]["type"] == "http.response.body" and not sent[-1].get("more_body")
     inner.events, inner.left = events, len(pieces)
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
@@ -232,7 +240,7 @@ def _drive(messages: list[dict], interval_s: float, later: list[dict]) -> tuple[
         pacer.close()
         return read, pacer
 
-    return asyncio.run(main())
+    return _in_own_thread(main())
 
 
 DISCONNECT = {"type": "websocket.disconnect", "code": 1000}
