@@ -7,13 +7,11 @@ to delete it with the refusal message, and signs out. Names from the provider ar
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
-from served_app import free_port, served, streamlit_command
+from playwright.sync_api import Page, expect
+from signed_in_app import new_page, served_with_sign_in, sign_in
 
 from dashboard.core.scenario import default_scenario
 from dashboard.safe_text import WORD_JOINER
@@ -23,23 +21,10 @@ oidc_provider_mock = pytest.importorskip(
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "dashboard" / "app.py"
-PYTHON = ROOT / ".venv" / "bin" / "python"
 EXCEPTION = '[data-testid="stException"]'
 ALICE = oidc_provider_mock.User(sub="alice-subject-1", claims={
     "email": "alice@example.org", "email_verified": True, "name": "Alice **<b>Bold</b>** [link](https://x.test)"})
 BOB = oidc_provider_mock.User(sub="bob-subject-2", claims={"email": "bob@example.org", "name": "Bob"})
-SECRETS = """[auth]
-redirect_uri = "{app}/oauth2callback"
-cookie_secret = "a-test-cookie-secret-that-is-long-enough-0123456789"
-
-[auth.mock]
-client_id = "planner"
-client_secret = "planner-secret"
-server_metadata_url = "{provider}/.well-known/openid-configuration"
-client_kwargs = {{ scope = "openid email profile" }}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -53,21 +38,9 @@ def provider_url():
 def signed_app_url(provider_url, tmp_path_factory):
     """The app with sign-in on: its own secrets.toml (via --secrets.files) and its own empty store."""
     folder = tmp_path_factory.mktemp("signed-app")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    secrets = folder / "secrets.toml"
-    secrets.write_text(SECRETS.format(app=url, provider=provider_url), encoding="utf-8")
-    env = {**os.environ, "PLANNER_STORE_URL": f"sqlite:///{folder / 'scenarios.db'}", "PLANNER_WARM_UP": "0",
-           "PLANNER_ADMINS": "nobody@example.org", "AUTHLIB_INSECURE_TRANSPORT": "1"}  # the provider speaks http
-    command = [*streamlit_command(APP, port, PYTHON), "--secrets.files", str(secrets)]
-    with served(command, port, ROOT, env) as served_url:
-        yield served_url
-
-
-def _new_page(browser: Browser) -> Page:
-    context = browser.new_context(viewport={"width": 1600, "height": 1200})
-    context.set_default_timeout(60_000)
-    return context.new_page()
+    with served_with_sign_in(folder, {"mock": provider_url}, PLANNER_STORE_URL=f"sqlite:///{folder / 'scenarios.db'}",
+                             PLANNER_ADMINS="nobody@example.org") as url:
+        yield url
 
 
 def _expect_shown(page: Page, text: str) -> None:
@@ -82,20 +55,13 @@ def _sign_in(page: Page, app_url: str, user, wait_for_app) -> None:
     wait_for_app(page)
     expect(page.get_by_role("heading", name="Sign in to the pretraining cost planner")).to_be_visible()
     expect(page.locator(EXCEPTION)).to_have_count(0)
-    page.get_by_role("button", name="Sign in with Mock").click()
-    page.get_by_placeholder("sub").fill(user.sub)  # the provider's own authorization form
-    page.get_by_role("button", name="Authorize").click()
-    page.wait_for_url(f"{app_url}/**")
-    wait_for_app(page)
-    caption = page.locator('[data-testid="stSidebar"] p', has_text="Signed in as")
-    expect(caption).to_be_visible()
     # Shown literally (safe_text adds invisible word joiners after ':' and '@', so nothing becomes a link).
-    shown = caption.inner_text().replace(WORD_JOINER, "")
+    shown = sign_in(page, app_url, "Sign in with Mock", user.sub, wait_for_app)
     assert shown == f"Signed in as {user.claims['name']} · {user.claims['email']}"
 
 
 def test_alice_saves_bob_sees_her_scenario_cannot_delete_it_and_signs_out(browser, signed_app_url, wait_for_app):
-    alice = _new_page(browser)
+    alice = new_page(browser)
     _sign_in(alice, signed_app_url, ALICE, wait_for_app)
     # Alice's name is text: none of its markdown, HTML or link was rendered.
     assert alice.locator('[data-testid="stSidebar"] b, [data-testid="stSidebar"] a[href="https://x.test"]').count() == 0
@@ -104,7 +70,7 @@ def test_alice_saves_bob_sees_her_scenario_cannot_delete_it_and_signs_out(browse
     wait_for_app(alice)
     _expect_shown(alice, f"Saved “{name}” for comparison: the Compare page shows it.")
 
-    bob = _new_page(browser)
+    bob = new_page(browser)
     _sign_in(bob, signed_app_url, BOB, wait_for_app)
     bob.goto(f"{signed_app_url}/compare")
     wait_for_app(bob)

@@ -5,12 +5,9 @@ not an administrator, sees the plan as Alice's, and her delete is refused. The s
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
-from playwright.sync_api import Browser, Page, expect
-from served_app import free_port, served, streamlit_command
+from playwright.sync_api import Page, expect
+from signed_in_app import new_page, served_with_sign_in, sign_in
 
 from dashboard.core.scenario import default_scenario
 from dashboard.safe_text import WORD_JOINER
@@ -21,30 +18,11 @@ oidc_provider_mock = pytest.importorskip(
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "dashboard" / "app.py"
-PYTHON = ROOT / ".venv" / "bin" / "python"
 EXCEPTION = '[data-testid="stException"]'
 SUBJECT = "alice-sub"  # the same subject at both providers
 ALICE = oidc_provider_mock.User(sub=SUBJECT, claims={"email": "alice@example.org", "email_verified": True,
                                                      "name": "Alice"})
 MALLORY = oidc_provider_mock.User(sub=SUBJECT, claims={"email": "admin@example.org", "name": "Mallory"})  # unverified
-SECRETS = """[auth]
-redirect_uri = "{app}/oauth2callback"
-cookie_secret = "a-test-cookie-secret-that-is-long-enough-0123456789"
-
-[auth.first]
-client_id = "planner"
-client_secret = "planner-secret"
-server_metadata_url = "{first}/.well-known/openid-configuration"
-client_kwargs = {{ scope = "openid email profile" }}
-
-[auth.second]
-client_id = "planner"
-client_secret = "planner-secret"
-server_metadata_url = "{second}/.well-known/openid-configuration"
-client_kwargs = {{ scope = "openid email profile" }}
-"""
 
 
 @pytest.fixture(scope="module")
@@ -59,46 +37,20 @@ def providers():
 def two_provider_app(providers, tmp_path_factory):
     """The app with both providers configured, its own store, and the unverified e-mail listed as administrator."""
     folder = tmp_path_factory.mktemp("two-providers")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    secrets = folder / "secrets.toml"
-    secrets.write_text(SECRETS.format(app=url, first=providers[0], second=providers[1]), encoding="utf-8")
     store_url = f"sqlite:///{folder / 'scenarios.db'}"
-    env = {**os.environ, "PLANNER_STORE_URL": store_url, "PLANNER_WARM_UP": "0",
-           "PLANNER_ADMINS": "admin@example.org", "AUTHLIB_INSECURE_TRANSPORT": "1"}  # the providers speak http
-    command = [*streamlit_command(APP, port, PYTHON), "--secrets.files", str(secrets)]
-    with served(command, port, ROOT, env) as served_url:
-        yield served_url, store_url
-
-
-def _new_page(browser: Browser) -> Page:
-    context = browser.new_context(viewport={"width": 1600, "height": 1200})
-    context.set_default_timeout(60_000)
-    return context.new_page()
+    with served_with_sign_in(folder, {"first": providers[0], "second": providers[1]}, PLANNER_STORE_URL=store_url,
+                             PLANNER_ADMINS="admin@example.org") as url:
+        yield url, store_url
 
 
 def _text(page: Page) -> str:
     return page.locator("body").inner_text().replace(WORD_JOINER, "")
 
 
-def _sign_in(page: Page, app_url: str, button: str, user, wait_for_app) -> str:
-    """Sign in with the provider of ``button``; the sidebar's "Signed in as" line."""
-    page.goto(app_url)
-    wait_for_app(page)
-    page.get_by_role("button", name=button).click()
-    page.get_by_placeholder("sub").fill(user.sub)  # the provider's own authorization form
-    page.get_by_role("button", name="Authorize").click()
-    page.wait_for_url(f"{app_url}/**")
-    wait_for_app(page)
-    caption = page.locator('[data-testid="stSidebar"] p', has_text="Signed in as")
-    expect(caption).to_be_visible()
-    return caption.inner_text().replace(WORD_JOINER, "")
-
-
 def test_the_same_subject_at_a_second_provider_is_another_user(browser, providers, two_provider_app, wait_for_app):
     app_url, store_url = two_provider_app
-    alice = _new_page(browser)
-    shown = _sign_in(alice, app_url, "Sign in with First", ALICE, wait_for_app)
+    alice = new_page(browser)
+    shown = sign_in(alice, app_url, "Sign in with First", ALICE.sub, wait_for_app)
     assert shown == "Signed in as Alice · alice@example.org"
     name = default_scenario().name
     alice.get_by_role("button", name="Save for comparison").click()
@@ -106,9 +58,9 @@ def test_the_same_subject_at_a_second_provider_is_another_user(browser, provider
     expect(alice.locator("body")).to_contain_text("for comparison")
     assert f"Saved “{name}” for comparison" in _text(alice)
 
-    mallory = _new_page(browser)
+    mallory = new_page(browser)
     # An e-mail the provider did not mark verified makes nobody an administrator, even listed in PLANNER_ADMINS.
-    assert _sign_in(mallory, app_url, "Sign in with Second", MALLORY, wait_for_app) == (
+    assert sign_in(mallory, app_url, "Sign in with Second", MALLORY.sub, wait_for_app) == (
         "Signed in as Mallory · admin@example.org")
     mallory.goto(f"{app_url}/compare")
     wait_for_app(mallory)

@@ -8,8 +8,6 @@ regression fails a test instead of taking the machine down."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -17,10 +15,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from served_watch import watched
 from streamlit.web.server.starlette.starlette_app_utils import create_signed_value
 
 from bench.abuse_bench import open_probe, put_upload, rerun_flood, upload_flood
-from bench.served import ROOT, free_port, memory_mb, running, streamlit_command
+from bench.served import ROOT, free_port, running, streamlit_command
 from bench.upload_bench import UploadSession, server_env
 from dashboard import settings
 
@@ -51,29 +50,10 @@ def _server(folder: Path, secrets: bool = False, **env: str):
         path = folder / "secrets.toml"
         path.write_text(SECRETS.format(app=f"http://127.0.0.1:{port}"), encoding="utf-8")
         command += ["--secrets.files", str(path)]
-    with running(command, port, ROOT, server_env(folder, **env)) as (url, process):
-        stop, killed = threading.Event(), []
-
-        def watchdog() -> None:
-            deadline = time.monotonic() + DEADLINE_S
-            while not stop.wait(0.05):
-                try:
-                    rss = memory_mb(process.pid)["VmRSS"]
-                except (FileNotFoundError, KeyError):
-                    return
-                if rss > KILL_MB or time.monotonic() > deadline:
-                    killed.append(f"server killed: {rss:,.0f} MB resident, {DEADLINE_S} s deadline")
-                    process.kill()
-                    return
-
-        guard = threading.Thread(target=watchdog, daemon=True)
-        guard.start()
-        try:
-            yield url, process
-        finally:
-            stop.set()
-            guard.join()
-        assert not killed, killed
+    with running(command, port, ROOT, server_env(folder, **env)) as (url, process), \
+            watched(process, KILL_MB, DEADLINE_S) as killed:
+        yield url, process
+    assert not killed, killed
 
 
 def _get(url: str, cookie: str = "") -> tuple[int, str]:

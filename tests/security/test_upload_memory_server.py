@@ -9,11 +9,11 @@ budget plus SLACK_MB (the sessions, their pages and Streamlit's copies of the up
 server past KILL_MB or DEADLINE_S, so a regression fails the test instead of taking the machine down.
 """
 
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from served_watch import watched
 
 from bench.served import ROOT, free_port, running, streamlit_command
 from bench.upload_bench import PAYLOADS, SESSIONS, PeakWatch, UploadSession, memory_mb, server_env, upload_at_once
@@ -40,29 +40,11 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("upload_memory")
     env = server_env(Path(folder), PLANNER_IMPORT_MEMORY_MB=str(BUDGET_MB), PLANNER_IMPORT_WAIT_S="5")
     port = free_port()
-    with running(streamlit_command("dashboard/app.py", port), port, ROOT, env) as (url, process):
-        stop = threading.Event()
-        killed: list[str] = []
-
-        def watchdog() -> None:
-            deadline = time.monotonic() + DEADLINE_S
-            while not stop.wait(0.05):
-                try:
-                    rss = memory_mb(process.pid)["VmRSS"]
-                except (FileNotFoundError, KeyError):
-                    return
-                if rss > KILL_MB or time.monotonic() > deadline:
-                    killed.append(f"server killed: {rss:,.0f} MB resident, {DEADLINE_S} s deadline")
-                    process.kill()
-                    return
-
-        guard = threading.Thread(target=watchdog, daemon=True)
-        guard.start()
+    with running(streamlit_command("dashboard/app.py", port), port, ROOT, env) as (url, process), \
+            watched(process, KILL_MB, DEADLINE_S) as killed:
         UploadSession(url).close()  # the Import page's modules loaded once
         time.sleep(1)
         yield url, process, memory_mb(process.pid)["VmRSS"], killed
-        stop.set()
-        guard.join()
 
 
 @pytest.fixture(scope="module")
