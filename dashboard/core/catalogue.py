@@ -492,6 +492,9 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "master_weights": ("FP32 master weights", ""),
     "optimizer_dtype": ("Optimizer state dtype", TEXT),
     "unsharded_gradient_accumulation": ("Unsharded gradient accumulation", ""),
+    "cross_entropy": ("Cross-entropy kind (fused_fp32 / fp32 / bf16)", TEXT),
+    "loss_parallel": ("Loss parallel over TP", ""),
+    "embedding_parallel": ("Input embedding split over TP", ""),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):
