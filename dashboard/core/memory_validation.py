@@ -1,7 +1,7 @@
 """The memory model (`dashboard.core.memory`) against published figures, and the script that writes
 docs/memory-validation.md: `python -m dashboard.core.memory_validation [--check]`.
 
-Three checks, each case with the planner's figure, the published one and the error:
+The checks, each case with the planner's figure, the published one and the error:
 
 - Korthikanti et al. 2022 (arXiv 2205.05198) Fig. 1, GiB per GPU on 8 × A100-80GB tensor parallel, sequence 2,048,
   their Table 3 configurations: parameters + optimizer state of one pipeline stage, activations without recompute
@@ -9,6 +9,9 @@ Three checks, each case with the planner's figure, the published one and the err
 - Published layouts that ran must fit without full recompute; plans that cannot run must not.
 - `../shared/reference/measured-runs.csv` (published measured runs): every row whose configuration is complete
   (shape, layout, micro-batch, ZeRO stage, recompute and a catalogue GPU) must be accepted and fit.
+- ZeRO's Figure 1 (the DeepSpeed recipe), and every run of `measured-runs-2.csv` with its framework's recipe.
+- `measured-memory.csv`: KempnerForge's measured allocator peaks against the planner's tensors, with the recipe
+  read from its code (`KEMPNERFORGE_RECIPE`); no constant is fitted to them.
 """
 
 from __future__ import annotations
@@ -427,8 +430,9 @@ def _recipe_sections() -> list[str]:
     if not MEASURED_RUNS_2_CSV.exists():
         lines.append("The shared reference file was not found when this page was written.")
     else:
-        lines += ["Each run with its framework's recipe (KempnerForge's told: bf16 parameters, no fp32 master, fp32 "
-                  "gradients, bf16 moments); each must be accepted and fit.", "",
+        lines += ["Each run with its framework's recipe (KempnerForge's told as in the measured peaks below: bf16 "
+                  "parameters, gradients and moments, no fp32 master, fp32 unsharded accumulation, bf16 cross-entropy "
+                  "without loss parallelism, the input embedding whole over TP); each must be accepted and fit.", "",
                   "| Row | Model | Layout | Recompute | GB per GPU | GPU GB | Planner |",
                   "|---|---|---|---|---:|---:|---|"]
         for result in measured_run_results(measured_rows(MEASURED_RUNS_2_CSV)):
