@@ -1,5 +1,6 @@
-"""The step-time model's validation errors (`dashboard.core.throughput_validation`), printed beside the engine's
-figures: each against the published figure it must beat, on the measured runs of ../shared/reference."""
+"""The step-time and memory models' validation errors (`dashboard.core.throughput_validation`, `memory_validation`),
+printed beside the engine's figures: each against the published figure it must beat, on the measured runs of
+../shared/reference."""
 
 from __future__ import annotations
 
@@ -48,3 +49,13 @@ def held_out_mfu_error() -> Measurement:
     return Measurement(100 * sum(errors) / len(errors), 15.0,
                        f"{len(errors)} runs, each predicted with its source family left out of the fit; worst "
                        f"{100 * max(errors):.1f} %")
+
+
+def measured_memory_error() -> Measurement:
+    if not memory_validation.MEASURED_MEMORY_CSV.exists():
+        raise Skipped(f"{memory_validation.MEASURED_MEMORY_CSV} not found (../shared not mounted)")
+    results = memory_validation.measured_memory_results(
+        memory_validation.measured_rows(memory_validation.MEASURED_MEMORY_CSV))
+    mean, worst = memory_validation.measured_peak_errors(results)
+    return Measurement(100 * mean, 10.0, f"{len(results)} KempnerForge allocator peaks on H200, mean |planner's "
+                                         f"tensors / measured − 1|; worst {100 * worst:.1f} %")

@@ -163,14 +163,16 @@ OUTPUTS.update(_entries(
     ("memory.weights_gb", "Weights per GPU", "GB",
      "2 bytes × the busiest stage's parameters (experts ÷ EP) ÷ TP, sharded at ZeRO-3", ZERO),
     ("memory.gradients_gb", "Gradients per GPU", "GB", "4 bytes (fp32 main gradients) × parameters held, sharded "
-     "at ZeRO-2 and 3", "Megatron Core distributed optimizer guide"),
+     "at ZeRO-2 and 3 (4 bytes unsharded with FSDP2's gradient accumulation)",
+     "Megatron Core distributed optimizer guide"),
     ("memory.optimizer_gb", "Optimizer states per GPU", "GB", "12 bytes × parameters held, sharded at ZeRO-1 to 3",
      ZERO),
     ("memory.activations_gb", "Activations per GPU", "GB",
      "s·b·(8h + 4h + 4h·kv/a + FFN)/TP per layer, + 5·a·s and 2h with eager attention (34·s·b·h + 5·a·s²·b for "
-     "GPT); layer inputs only with full recompute; × the layer-micro-batches the busiest stage keeps", KORTHIKANTI),
-    ("memory.logits_gb", "Logits per GPU (last stage)", "GB", "4 bytes × s · b · vocabulary / TP (fp32 for the loss)",
-     KORTHIKANTI),
+     "GPT); layer inputs only with full recompute; × the layer-micro-batches the busiest stage keeps; + the "
+     "recomputed layer's working set beyond the loss's", KORTHIKANTI),
+    ("memory.logits_gb", "Logits per GPU (last stage)", "GB", "the loss's working set: 4 (Megatron's fused fp32), 12 "
+     "(logits upcast to fp32) or 8 (bf16) bytes × s · b · vocabulary, / TP with loss parallelism", KORTHIKANTI),
     ("memory.reserve_gb", "Framework reserve per GPU", "GB",
      "memory_reserve_gb, else 1 GB CUDA context + 1 GB NCCL buffers + 5 % of GPU memory (fragmentation)", ""),
     ("memory.total_gb", "Memory needed per GPU", "GB",
@@ -492,6 +494,9 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "master_weights": ("FP32 master weights", ""),
     "optimizer_dtype": ("Optimizer state dtype", TEXT),
     "unsharded_gradient_accumulation": ("Unsharded gradient accumulation", ""),
+    "cross_entropy": ("Cross-entropy kind (fused_fp32 / fp32 / bf16)", TEXT),
+    "loss_parallel": ("Loss parallel over TP", ""),
+    "embedding_parallel": ("Input embedding split over TP", ""),
 }
 for _item in UNCERTAIN_INPUTS:
     for _end in ("low", "high"):

@@ -50,7 +50,7 @@ NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
     if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
                     "ffn_type", "precision", "programme", "start_date", "framework", "weight_dtype",
-                    "gradient_dtype", "master_weights", "optimizer_dtype"}
+                    "gradient_dtype", "master_weights", "optimizer_dtype", "cross_entropy", "loss_parallel"}
     and not name.startswith("range_")
 )
 

@@ -55,7 +55,8 @@ def links_of(scenario: Scenario) -> dict[str, float]:
     """The step-time model's hardware figures: the dense BF16 peak and the linears' peak at the run's precision
     (TFLOP/s), HBM TB/s and NVLink and network GB/s per GPU (the scenario's overrides, else the catalogue's; NaN for
     a custom GPU without them); whether the linears run in FP8, the GPU generation's index, the framework's and the
-    NVLink domain (`dashboard.core.step_time`); and the memory recipe's bytes per parameter (`memory.recipe_bytes`)."""
+    NVLink domain (`dashboard.core.step_time`); the memory recipe's bytes per parameter (`memory.recipe_bytes`) and
+    the loss's bytes per logit and whether TP splits it (`memory.loss_bytes`)."""
     known = None if scenario.gpu_type == CUSTOM else catalogue()[scenario.gpu_type]
     peak = scenario.peak_tflops if scenario.peak_tflops is not None else (
         known.peak_bf16_dense_tflops if known else math.nan)
@@ -66,8 +67,10 @@ def links_of(scenario: Scenario) -> dict[str, float]:
     domain = scenario.nvlink_domain or (known.nvlink_domain if known and not math.isnan(known.nvlink_domain)
                                         else scenario.gpus_per_node)
     weight_bytes, gradient_bytes, optimizer_bytes = recipe_of(scenario)
+    loss_bytes, loss_parallel = memory.loss_bytes(scenario.framework, scenario.cross_entropy, scenario.loss_parallel)
     values = {"run_peak_tflops": peak, "linear_peak_tflops": linear_peak, "fp8_linears": float(fp8_linears),
               "weight_bytes": weight_bytes, "gradient_bytes": gradient_bytes, "optimizer_bytes": optimizer_bytes,
+              "loss_bytes": loss_bytes, "loss_parallel": float(loss_parallel),
               "generation_index": float(known is not None and known.generation in step_time.LATER_GENERATIONS),
               "framework_index": float(step_time.FRAMEWORKS.index(scenario.framework)), "nvlink_domain": domain}
     for key in ("hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s"):

@@ -34,10 +34,12 @@ INPUTS = ("total_params", "active_params", "n_experts", "experts_per_token", "n_
           "memory_reserve_gb", "tensor_parallel", "pipeline_parallel", "zero_stage", "run_peak_tflops",
           "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s", "shape_assumed", "linear_peak_tflops",
           "fp8_linears", "generation_index", "framework_index", "nvlink_domain", "hsdp", "weight_bytes",
-          "gradient_bytes", "optimizer_bytes", "unsharded_gradient_accumulation")
+          "gradient_bytes", "optimizer_bytes", "unsharded_gradient_accumulation", "loss_bytes", "loss_parallel",
+          "embedding_parallel")
 LINK_KEYS = ("run_peak_tflops", "hbm_tb_per_s", "nvlink_gb_per_s", "network_gb_per_s")  # step time's hardware
 STEP_KEYS = ("linear_peak_tflops", "fp8_linears", "generation_index", "framework_index", "nvlink_domain",
-             "weight_bytes", "gradient_bytes", "optimizer_bytes")  # with the memory recipe's bytes per parameter
+             "weight_bytes", "gradient_bytes", "optimizer_bytes",  # the memory recipe's bytes per parameter
+             "loss_bytes", "loss_parallel")  # and the loss's bytes per logit (`memory.loss_bytes`)
 UNKNOWN = np.array([np.nan])
 RUNNER_UP_KEYS = ("runner_up_tensor_parallel", "runner_up_pipeline_parallel", "runner_up_step_time_s")
 LAYOUT_KEYS = ("tensor_parallel", "pipeline_parallel", "zero_stage")  # NaN: proposed by the planner
@@ -154,7 +156,11 @@ def _rows(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     rows["layer_bytes_tp1"] = memory.layer_activation_bytes(
         v["seq_len"], v["micro_batch_size"], v["d_model"], v["n_heads"], v["n_kv_heads"], v["ffn_hidden_size"],
         v["ffn_gated"], experts, 1.0, cp, v["recompute_index"], v["attention_index"], v["fp8_activations"])
-    rows["logits_tp1_gb"] = memory.logits_gb(v["seq_len"], v["micro_batch_size"], v["vocab_size"], 1.0, cp)
+    rows["logits_tp1_gb"] = memory.logits_gb(v["seq_len"], v["micro_batch_size"], v["vocab_size"], 1.0, cp,
+                                             np.where(np.isnan(v["loss_bytes"]), memory.LOGIT_BYTES, v["loss_bytes"]))
+    rows["recompute_tp1"] = memory.recompute_working_bytes(
+        v["seq_len"], v["micro_batch_size"], v["d_model"], v["n_heads"], v["n_kv_heads"], v["ffn_hidden_size"],
+        v["ffn_gated"], experts, 1.0, cp, v["recompute_index"], v["attention_index"], v["fp8_activations"])
     rows["experts"] = experts
     # An assumed shape is a published model's, of another size: its layers stand for this model's by the ratio of
     # the FLOP-bearing parameters (what 6·N counts, less the embedding matrices) to the shape's.
@@ -207,20 +213,29 @@ def given_step_inputs(p: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return step_inputs(rows, rows["tensor_parallel"], rows["pipeline_parallel"], rows["zero_stage"])
 
 
-def _params(rows: dict[str, np.ndarray], tp, pp, ep) -> np.ndarray:
+def _params(rows: dict[str, np.ndarray], tp, pp, ep, embedding_parallel=1.0) -> np.ndarray:
+    """Parameters a GPU holds before ZeRO (`memory.params_per_gpu`); the memory passes the row's
+    `embedding_parallel`, the step time's traffic counts the embedding split over TP."""
     return memory.params_per_gpu(rows["total_params"], rows["expert"], rows["embedding"], rows["n_layers"], tp, pp,
-                                 ep)
+                                 ep, embedding_parallel)
 
 
 def _parts_gb(rows: dict[str, np.ndarray], tp, pp, zero) -> tuple[np.ndarray, ...]:
     """(weights, gradients, optimizer, activations, logits, reserve) GB per GPU at these degrees."""
-    local = _params(rows, tp, pp, rows["expert_parallel"])
-    sharded = memory.sharded_params(_params(rows, tp, pp, 1.0), tp, pp, rows["gpu_count"])
+    split = np.nan_to_num(rows["embedding_parallel"], nan=1.0)
+    local = _params(rows, tp, pp, rows["expert_parallel"], split)
+    sharded = memory.sharded_params(_params(rows, tp, pp, 1.0, split), tp, pp, rows["gpu_count"])
     weights, gradients, optimizer = memory.model_states_gb(local, sharded, zero, *_recipe(rows))
-    # Gradients accumulated unsharded across micro-batches (FSDP2 without gradient sync until the last one).
-    unsharded = (np.nan_to_num(rows["unsharded_gradient_accumulation"]) > 0) & (_micro_batches(rows, tp, pp) > 1)
-    gradients = np.where(unsharded, _recipe(rows)[1] / memory.GB * local, gradients)
-    return (weights, gradients, optimizer, _activations_gb(rows, tp, pp), rows["logits_tp1_gb"] / tp,
+    # Gradients accumulated unsharded in fp32 across micro-batches (FSDP2 without gradient sync until the last one).
+    unsharded = ((np.nan_to_num(rows["unsharded_gradient_accumulation"]) > 0) & (_micro_batches(rows, tp, pp) > 1)
+                 & (np.asarray(zero) >= 2))
+    gradients = np.where(unsharded, memory.ACCUMULATION_BYTES / memory.GB * local, gradients)
+    # The loss's working set, over TP where the loss is vocab-parallel (a row without the key: parallel).
+    logits = rows["logits_tp1_gb"] / np.where(np.nan_to_num(rows["loss_parallel"], nan=1.0) > 0, tp, 1.0)
+    # The recomputed layer's working set, beyond the loss's (freed before it; with PP the sum of the first stage's
+    # activations and the last stage's logits already counts more than either stage holds).
+    recompute = np.fmax(rows["recompute_tp1"] / tp / memory.GB - logits, 0.0)
+    return (weights, gradients, optimizer, _activations_gb(rows, tp, pp) + recompute, logits,
             np.broadcast_to(rows["reserve"], np.shape(local)))
 
 

@@ -16,7 +16,8 @@ Recipes (issue 48): the bytes per parameter follow the weight dtype, the gradien
 copy exists and the optimizer state's dtype (`recipe_bytes`); each unset one takes the framework's default
 (`FRAMEWORK_RECIPES`): Megatron-LM / NeMo / other the 18 above; DeepSpeed fp16 or bf16 gradients, 16 (ZeRO's
 2 + 2 + 12); FSDP / torchtitan fp32 sharded parameters (the master) with fp32 gradients and moments, 16. With
-`unsharded_gradient_accumulation` the gradients keep their unsharded size over several micro-batches (`layout`).
+`unsharded_gradient_accumulation` (ZeRO-2/3, more than one micro-batch) the gradients keep their unsharded size
+in fp32 until the last micro-batch (`ACCUMULATION_BYTES`; `layout`).
 
 Activations per layer and micro-batch (Korthikanti et al. 2022, arXiv 2205.05198, 16-bit, with sequence
 parallelism so TP divides everything; s tokens per GPU after context parallel, b micro-batch, h width, a heads):
@@ -33,8 +34,18 @@ divided by TP (used only to check Korthikanti's Fig. 1).
 In flight on the busiest stage: 1F1B keeps min(m, PP) micro-batches of the first stage's layers (min(m, PP − 1)
 of the second stage's), m micro-batches per step; the interleaved schedule with v virtual stages keeps
 min(m·v, 2(PP − 1) + (v − 1)·PP + 1) chunks of ⌈L/PP⌉/v layers, Korthikanti §4.2.3's L·(1 + (PP − 1)/(PP·v))
-when m is large. The last stage also keeps the fp32 logits of one micro-batch for the loss, 4·s·b·V/TP bytes
-(Korthikanti §4.3).
+when m is large. The last stage also holds the loss's working set for one micro-batch, at its peak in the loss's
+backward: `CROSS_ENTROPY_BYTES` per logit (token × vocabulary entry), over TP when the loss is vocab-parallel
+(`loss_bytes`): Megatron's fused vocab-parallel cross-entropy keeps one fp32 buffer, computed in place (4·s·b·V/TP,
+Korthikanti §4.3); PyTorch's cross_entropy on logits upcast to fp32 (torchtitan's `pred.float()`, Hugging Face's
+`logits.float()`) holds the log-softmax output, its gradient and the logits' gradient in fp32 (12 bytes); on bf16
+logits (KempnerForge) those three in bf16 and the logits the caller keeps (8 bytes). Without loss parallelism
+(KempnerForge gathers the output layer's logits to every TP rank) each TP rank holds them whole.
+
+Recompute (Korthikanti §5): the backward of a recomputed layer holds what the recompute dropped for that one layer
+at once (`recompute_working_bytes`; full recompute: the whole layer's activations less its saved input). It runs
+after the loss's backward has freed its working set, so it adds only what exceeds the loss's (with PP the parts
+already add the first stage's activations to the last stage's loss, more than either stage holds).
 
 Reserve: memory the framework takes beyond tensors, by default 1 GB of CUDA context (the CUDA runtime, cuBLAS
 and cuDNN kernels a PyTorch process loads), 1 GB of NCCL communication buffers, and 5 % of the GPU's memory lost
@@ -65,6 +76,19 @@ FRAMEWORK_RECIPES = {
 RECOMPUTE_MODES = ("none", "selective", "full")
 ATTENTION_MODES = ("flash", "eager")
 LOGIT_BYTES = 4.0  # fp32 logits kept for the cross-entropy (Korthikanti §4.3)
+# FSDP2 upcasts a gradient kept unsharded across micro-batches to its reduce dtype, fp32 in torchtitan's and
+# KempnerForge's MixedPrecisionPolicy (torch FSDPParam.to_accumulated_grad_if_needed)
+ACCUMULATION_BYTES = 4.0
+# The loss's working set per logit at its peak (see the module text): Megatron's fused vocab-parallel fp32
+# cross-entropy, in place; PyTorch's on logits upcast to fp32; PyTorch's on bf16 logits, the caller keeping them.
+CROSS_ENTROPY_BYTES = {"fused_fp32": LOGIT_BYTES, "fp32": 12.0, "bf16": 8.0}
+# (cross-entropy, loss parallel over TP) by framework: Megatron-Core / NeMo / Megatron-DeepSpeed
+# vocab_parallel_cross_entropy; torchtitan's cross_entropy_loss (`pred.float()`) under its loss_parallel default;
+# FSDP with Hugging Face models (`logits.float()`), the vocabulary not split.
+FRAMEWORK_LOSS = {
+    "other": ("fused_fp32", True), "megatron": ("fused_fp32", True), "nemo": ("fused_fp32", True),
+    "deepspeed": ("fused_fp32", True), "torchtitan": ("fp32", True), "fsdp": ("fp32", False),
+}
 CONTEXT_GB = 1.0  # CUDA context: runtime, cuBLAS and cuDNN kernels of a PyTorch process
 COMMUNICATION_GB = 1.0  # NCCL buffers of the data-, tensor- and pipeline-parallel groups
 FRAGMENTATION = 0.05  # share of the GPU's memory the caching allocator holds but cannot use
@@ -95,13 +119,15 @@ def embedding_params(vocab_size, d_model, total_params, expert) -> np.ndarray:
 
 
 def params_per_gpu(total_params, expert, embedding, n_layers, tensor_parallel, pipeline_parallel,
-                   expert_parallel) -> np.ndarray:
+                   expert_parallel, embedding_parallel=1.0) -> np.ndarray:
     """Parameters the busiest GPU holds before ZeRO: its stage's layers (experts / EP) and, on an end stage, an
-    embedding matrix (both when PP = 1), over TP."""
+    embedding matrix (both when PP = 1), over TP. Without `embedding_parallel` (0) TP leaves the input embedding
+    whole on every rank (KempnerForge's replicated token embedding) and splits only the output matrix."""
     first, middle = stage_layers(n_layers, pipeline_parallel)
     per_layer = (total_params - expert - embedding) / n_layers + expert / (n_layers * expert_parallel)
     ends = np.where(np.asarray(pipeline_parallel) > 1, 0.5 * embedding, embedding)
-    return np.fmax(middle * per_layer, first * per_layer + ends) / tensor_parallel
+    whole_input = np.where(np.asarray(embedding_parallel) > 0, 0.0, 0.5 * embedding * (1.0 - 1.0 / tensor_parallel))
+    return np.fmax(middle * per_layer / tensor_parallel, (first * per_layer + ends) / tensor_parallel + whole_input)
 
 
 def sharded_params(params_no_ep, tensor_parallel, pipeline_parallel, gpu_count) -> np.ndarray:
@@ -119,6 +145,15 @@ def recipe_bytes(framework: str, weight_dtype: str | None = None, gradient_dtype
     master = default[2] if master_weights is None else master_weights
     optimizer = MASTER_BYTES * master + MOMENT_DTYPE_BYTES[optimizer_dtype or default[3]]
     return weights, gradients, optimizer
+
+
+def loss_bytes(framework: str, cross_entropy: str | None = None,
+               loss_parallel: bool | None = None) -> tuple[float, bool]:
+    """(bytes per logit of the loss's working set, whether TP splits the vocabulary for the loss), each unset part
+    the framework's default (`FRAMEWORK_LOSS`)."""
+    default = FRAMEWORK_LOSS[framework]
+    kind = cross_entropy or default[0]
+    return CROSS_ENTROPY_BYTES[kind], default[1] if loss_parallel is None else loss_parallel
 
 
 def model_states_gb(local_params, sharded, zero_stage, weight_bytes=WEIGHT_BYTES, gradient_bytes=GRADIENT_BYTES,
@@ -166,9 +201,22 @@ def layers_in_flight(n_layers, pipeline_parallel, virtual_stages, micro_batches)
     return np.where((v > 1) & (pp > 1), chunks * middle / v, one_f_one_b)
 
 
-def logits_gb(seq_len, micro_batch, vocab_size, tensor_parallel, context_parallel) -> np.ndarray:
-    """fp32 logits of one micro-batch on the last stage, GB."""
-    return LOGIT_BYTES * np.asarray(seq_len, dtype=float) / context_parallel * micro_batch * vocab_size / (
+def recompute_working_bytes(seq_len, micro_batch, d_model, n_heads, n_kv_heads, ffn_hidden_size, ffn_gated,
+                            experts, tensor_parallel, context_parallel, recompute_index, attention_index,
+                            fp8_activations=0.0) -> np.ndarray:
+    """Bytes the backward of one recomputed layer holds beyond what the layer kept (`layer_activation_bytes`): the
+    activations the recompute dropped, for one layer and micro-batch (0 without recompute)."""
+    shape = (seq_len, micro_batch, d_model, n_heads, n_kv_heads, ffn_hidden_size, ffn_gated, experts,
+             tensor_parallel, context_parallel)
+    whole = layer_activation_bytes(*shape, 0, attention_index, fp8_activations)
+    return whole - layer_activation_bytes(*shape, recompute_index, attention_index, fp8_activations)
+
+
+def logits_gb(seq_len, micro_batch, vocab_size, tensor_parallel, context_parallel,
+              bytes_per_logit=LOGIT_BYTES) -> np.ndarray:
+    """The loss's working set for one micro-batch on the last stage, GB: `bytes_per_logit` (`loss_bytes`; fp32
+    logits by default) per token and vocabulary entry, over the TP that splits the vocabulary."""
+    return bytes_per_logit * np.asarray(seq_len, dtype=float) / context_parallel * micro_batch * vocab_size / (
         tensor_parallel * GB)
 
 

@@ -180,6 +180,22 @@ class Scenario(BaseModel):
         "last (FSDP2 without gradient sync during accumulation, as KempnerForge): with ZeRO-2/3 and more than one "
         "micro-batch, the gradients take the unsharded size.",
     )
+    # The loss's working set on the last stage (issue 48; dashboard/core/memory.py)
+    cross_entropy: Literal["fused_fp32", "fp32", "bf16"] | None = Field(
+        None, description="The loss's cross-entropy, which sets its working set: fused_fp32 (Megatron's vocab-parallel "
+        "cross-entropy, one fp32 buffer computed in place: 4 bytes per logit), fp32 (PyTorch's cross_entropy on "
+        "logits upcast to fp32: 12), bf16 (on bf16 logits: 8). Unset: the framework's (fused_fp32; fp32 for "
+        "torchtitan / fsdp).",
+    )
+    loss_parallel: bool | None = Field(
+        None, description="Whether tensor parallelism splits the vocabulary for the loss (Megatron's vocab-parallel "
+        "cross-entropy, torchtitan's loss_parallel); without it every TP rank holds the whole logits. Unset: the "
+        "framework's (yes; no for fsdp).",
+    )
+    embedding_parallel: bool = Field(
+        True, description="Whether tensor parallelism splits the input embedding (Megatron's VocabParallelEmbedding, "
+        "torchtitan's RowwiseParallel); without it every TP rank holds the whole matrix (KempnerForge).",
+    )
 
     # Prices and purchase mix
     price_reserved_per_gpu_hour: float = Field(

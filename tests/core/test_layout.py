@@ -14,7 +14,9 @@ GIB = 2.0**30
 # 2³⁰ dense parameters on 8 GPUs, 8 layers, full recompute, no vocabulary and no reserve: one layer keeps
 # 2·s·b·h = 2·1,024·1·1,024 bytes = 2 MiB at TP 1 (1/512 GB; GB here are 2³⁰ bytes). At ZeRO-1 a GPU holds 6 bytes
 # per local parameter (bf16 weights, fp32 gradients: 2 + 4 GB at TP·PP = 1) and 12 per sharded one (2³⁰ / 8 →
-# 1.5 GB), plus 8 layers × 2 MiB / TP of activations (the first stage keeps PP micro-batches of its 8 / PP layers).
+# 1.5 GB), plus 8 layers × 2 MiB / TP of activations (the first stage keeps PP micro-batches of its 8 / PP layers),
+# plus the recomputed layer's working set: a whole flash layer, s·(16h + 4·ffn) = 32 MiB, less its kept 2 MiB input:
+# 30 MiB / TP (no vocabulary, so no loss working set to reuse).
 SMALL = dict(total_params=GIB, active_params=GIB, n_experts=NAN, experts_per_token=NAN, n_shared_experts=0.0,
              expert_parallel=1.0, gpu_count=8.0, gpus_per_node=8.0, n_layers=8.0, seq_len=1024.0,
              micro_batch_size=1.0, d_model=1024.0, n_heads=8.0, n_kv_heads=8.0, ffn_hidden_size=4096.0,
@@ -26,16 +28,18 @@ SMALL = dict(total_params=GIB, active_params=GIB, n_experts=NAN, experts_per_tok
 LONG_LAYER_GB = 32768 * (34 * 1024 + 5 * 8 * 32768) / GIB
 # (changes to SMALL, expected TP, PP, ZeRO stage, total GB, fits)
 CASES = {
-    # TP 1: 2 + 4 + 1.5 + 1/64 = 7.52 GB > 4; TP 2: 1 + 2 + 1.5 + 1/128 = 4.51 > 4; TP 4: 0.5 + 1 + 1.5 + 1/256.
-    "the TP step": ({}, 4, 1, 1, 3.00390625, True),
+    # TP 1: 2 + 4 + 1.5 + 1/64 = 7.52 GB > 4; TP 2: 1 + 2 + 1.5 + 1/128 = 4.51 > 4; TP 4: 0.5 + 1 + 1.5 + 1/256,
+    # + 7.5 MiB of working set.
+    "the TP step": ({}, 4, 1, 1, 3.00390625 + 7.5 / 1024, True),
     # TP stops at the 2-GPU node (4.51 GB > 2.4); PP 2 at TP 2: 0.5 + 1 + 1.5 + 1/128 = 3.0078; PP 4: 0.25 + 0.5 + 1.5.
-    "the PP step": ({"gpus_per_node": 2.0, "gpu_memory_gb": 2.4}, 2, 4, 1, 2.2578125, True),
+    # (+ 15 MiB of working set at TP 2).
+    "the PP step": ({"gpus_per_node": 2.0, "gpu_memory_gb": 2.4}, 2, 4, 1, 2.2578125 + 15 / 1024, True),
     # PP stops at 4 (2 layers a stage); at TP 2 · PP 4 every stage holds 2.2578 GB: the last stage, largest degrees.
-    "nothing fits": ({"gpus_per_node": 2.0, "gpu_memory_gb": 1.9}, 2, 4, 3, 2.2578125, False),
+    "nothing fits": ({"gpus_per_node": 2.0, "gpu_memory_gb": 1.9}, 2, 4, 3, 2.2578125 + 15 / 1024, False),
     # A custom GPU of unknown memory: the first candidate, ZeRO-1 at TP 1.
-    "a custom GPU": ({"gpu_memory_gb": NAN}, 1, 1, 1, 7.515625, True),
+    "a custom GPU": ({"gpu_memory_gb": NAN}, 1, 1, 1, 7.515625 + 30 / 1024, True),
     # TP 4 and ZeRO-2 given: 0.5 GB of weights, 4 · 2³⁰ / 8 bytes of gradients, 1.5 of optimizer, 1/256 activations.
-    "user keys": ({"tensor_parallel": 4.0, "zero_stage": 2.0}, 4, 1, 2, 2.50390625, True),
+    "user keys": ({"tensor_parallel": 4.0, "zero_stage": 2.0}, 4, 1, 2, 2.50390625 + 7.5 / 1024, True),
     # 200B on 1,024 GPUs, 12 layers of the long eager layer above at TP 16 (30.8 GB): ZeRO-1 and 2 hold more than
     # 36 GB at every TP and PP (ZeRO-2 at TP 16 · PP 4: 8.7 + 30.8); ZeRO-3 at TP 16 · PP 1 holds 18 · 200e9 / 1,024.
     "ZeRO-3 at TP 16": ({"total_params": 2e11, "active_params": 2e11, "gpu_count": 1024.0, "gpus_per_node": 16.0,
@@ -69,8 +73,9 @@ def test_a_batch_gives_each_row_the_layout_it_gets_alone():
     result = layout.resolve({key: np.array([row[key] for row in rows]) for key in rows[0]})  # links unknown
     for index, (_, *expected) in enumerate(CASES.values()):
         _check(result, index, tuple(expected))
-    # ZeRO-0 at TP 1 holds 18 bytes per local parameter: 4.5 GB at PP 4 plus 8 layers of 2 MiB, over 4 GB at every PP.
-    _check(result, len(CASES), (1, 4, 0, 4.515625, False))
+    # ZeRO-0 at TP 1 holds 18 bytes per local parameter: 4.5 GB at PP 4 plus 8 layers of 2 MiB and the 30 MiB
+    # working set, over 4 GB at every PP.
+    _check(result, len(CASES), (1, 4, 0, 4.515625 + 30 / 1024, False))
     assert result["proposed"].tolist() == [True] * len(CASES) + [True]  # PP is left free in every row
 
 
@@ -78,7 +83,7 @@ def test_the_breakdown_and_data_parallel_of_a_layout():
     result = layout.resolve({key: np.array([value, value]) for key, value in SMALL.items()})  # TP 4, PP 1, ZeRO-1
     assert result["weights_gb"].tolist() == [0.5, 0.5] and result["gradients_gb"].tolist() == [1.0, 1.0]
     assert result["optimizer_gb"].tolist() == [1.5, 1.5]
-    assert result["activations_gb"].tolist() == [1 / 256, 1 / 256]
+    assert result["activations_gb"].tolist() == [(4 + 7.5) / 1024] * 2  # 8 × 2 MiB kept + 30 MiB working, over TP 4
     assert result["logits_gb"].tolist() == [0.0, 0.0] and result["reserve_gb"].tolist() == [0.0, 0.0]
     assert result["data_parallel"].tolist() == [2.0, 2.0] and result["valid"].all()
 
