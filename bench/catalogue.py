@@ -78,8 +78,8 @@ CATALOGUE = (
         name="step_time_korthikanti_mean_error", unit="%", target=0.95, gate=True,
         measure=validation_bench.korthikanti_mean_error,
         measures="The step-time model's mean error on Korthikanti et al. 2022's eight measured iterations (Table 5, "
-                 "K-1 to K-8 of `measured-runs.csv`; `python -m dashboard.core.throughput_validation`). Not a speed: "
-                 "printed beside the engine's figures; skipped without ../shared.",
+                 "K-1 to K-8 of `measured-runs.csv`; `python -m dashboard.validation.throughput_validation`). "
+                 "Not a speed: printed beside the engine's figures; skipped without ../shared.",
         reference="Calculon's 3.65 % on the same runs (0.95× it is 3.47 %, within the issue's 3.5 %)"),
     Benchmark(
         name="step_time_korthikanti_worst_error", unit="%", target=0.9, gate=True,

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PURE_PACKAGES = [
     "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/query", "dashboard/retro", "dashboard/figures",
-    "dashboard/store", "dashboard/report", "dashboard/workspace",
+    "dashboard/store", "dashboard/report", "dashboard/workspace", "dashboard/validation",
 ]
 PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file_names.py", "dashboard/settings.py",
                 "dashboard/identity.py"]
@@ -22,6 +22,7 @@ PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file
 SHARED_LEAVES = {"format", "safe_text", "file_names", "settings", "identity"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
+    "dashboard/validation": ({"validation", "core"}, {"numpy"}),
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
     "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyarrow", "pyspark"}),
     "dashboard/retro": ({"retro", "core", "ingest", "query"}, {"ibis", "numpy", "pandas"}),
@@ -35,7 +36,8 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/settings.py": (set(), set()),
     "dashboard/identity.py": (set(), set()),
     "dashboard/cli": ({"cli", "core", "ingest", "query", "retro", "report", "workspace"}, {"pyarrow"}),
-    "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
+    "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace",
+                      "validation"},
                      {"numpy", "pandas", "plotly", "pyarrow", "streamlit", "starlette"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
     "dashboard/app.py": ({"ui"}, {"streamlit"}),

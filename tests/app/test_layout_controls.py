@@ -12,12 +12,13 @@ from app_fixtures import APP, TIMEOUT_S
 from shown_text import shown
 from streamlit.testing.v1 import AppTest
 
-from dashboard.core import fix_choice, memory, shape
+from dashboard.core import fix_choice, shape
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_to_query
 from dashboard.ui.feasibility_view import SHAPE_EXPANDER, shape_text
 from dashboard.ui.layout_controls import AUTO, GROUP_KEY, SHAPE_CONTROLS
 from dashboard.ui.plan_controls import widget_values
+from dashboard.validation.memory_validation import validation_note
 
 
 def _widget(at, key):
@@ -204,7 +205,7 @@ def test_a_given_depth_and_width_read_as_given_with_the_rest_from_the_size(app):
 
 def test_the_memory_bar_has_the_validation_note(app):
     at = app.run()
-    assert any(shown(c.value) == memory.VALIDATION_NOTE for c in at.caption)
+    assert any(shown(c.value) == validation_note() for c in at.caption)
 
 
 # 70B on 64 H100 with nothing sharded (TP 1 · PP 1 · ZeRO-0): 1,120 GB of model states per GPU.
