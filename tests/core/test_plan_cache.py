@@ -51,7 +51,7 @@ def test_a_float32_row_is_cached_like_a_float64_row():
     # Monte Carlo's constants arrive as one float32 row per chunk: the layout is searched once, then read from the
     # cache (before, every chunk searched it again), with the float64 row's degrees.
     feasibility.clear_caches()
-    row64 = feasibility._layout_inputs(SCENARIO)
+    row64 = feasibility.layout_inputs(SCENARIO)
     row32 = {key: value.astype("float32") for key, value in row64.items()}
     first = layout.resolve(row32)
     again = layout.resolve(row32)
