@@ -101,12 +101,6 @@ def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, 
             for name, value in _plan_one(key).items()}
 
 
-def clear_caches() -> None:
-    """Forget the cached plans and layouts of single scenarios (a benchmark times a first estimate)."""
-    _plan_one.cache_clear()
-    layout.clear_cache()
-
-
 @lru_cache(maxsize=layout.ONE_SCENARIO_CACHE)
 def _plan_one(key: bytes) -> dict[str, Any]:
     values = np.frombuffer(key, dtype=np.float64).copy()

@@ -237,12 +237,6 @@ def held_bytes() -> int:
         return sum(item.nbytes for item in _HELD.values())
 
 
-def held_count() -> int:
-    """Tables held for all sessions."""
-    with _LOCK:
-        return len(_HELD)
-
-
 def csv_download(frame: pd.DataFrame, render: Callable[[pd.DataFrame], str | bytes]) -> Callable[[], str | bytes]:
     """A download button's deferred data that renders ``frame`` without keeping it alive.
 
