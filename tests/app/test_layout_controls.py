@@ -119,7 +119,7 @@ def test_each_control_sets_its_key_and_round_trips_through_the_link_and_a_saved_
     # A saved scenario (its JSON, as the store and the download keep it) opens the same plan.
     saved = Scenario.model_validate_json(json.dumps(plan.to_json_dict()))
     opened = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
-    opened.session_state["plan.scenario_json"] = json.dumps(saved.to_json_dict())  # as "Open in Plan" leaves it
+    opened.session_state["plan.handed"] = saved  # as "Open in Plan" leaves it
     opened = _open(opened)
     assert not opened.exception
     assert getattr(opened.session_state["plan.scenario"], key) == value
