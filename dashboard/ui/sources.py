@@ -234,7 +234,7 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{markdown_text(filename)}: {markdown_text(stage)}")
 
     try:
-        if local:
+        if isinstance(read, Path):
             usage, report = ingest.import_path(read, format=format, options=options, progress=show)
         else:
             usage, report = ingest.import_bytes(read(), filename=filename, format=format, options=options,

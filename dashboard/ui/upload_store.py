@@ -52,6 +52,7 @@ class _Held:
     nbytes: int
 
 
+_LIBC: ctypes.CDLL | None
 try:
     _LIBC = ctypes.CDLL("libc.so.6")
     _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
