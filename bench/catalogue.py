@@ -78,8 +78,8 @@ CATALOGUE = (
         name="step_time_korthikanti_mean_error", unit="%", target=0.95, gate=True,
         measure=validation_bench.korthikanti_mean_error,
         measures="The step-time model's mean error on Korthikanti et al. 2022's eight measured iterations (Table 5, "
-                 "K-1 to K-8 of `measured-runs.csv`; `python -m dashboard.core.throughput_validation`). Not a speed: "
-                 "printed beside the engine's figures; skipped without ../shared.",
+                 "K-1 to K-8 of `measured-runs.csv`; `python -m dashboard.validation.throughput_validation`). "
+                 "Not a speed: printed beside the engine's figures; skipped without ../shared.",
         reference="Calculon's 3.65 % on the same runs (0.95× it is 3.47 %, within the issue's 3.5 %)"),
     Benchmark(
         name="step_time_korthikanti_worst_error", unit="%", target=0.9, gate=True,
@@ -106,8 +106,8 @@ CATALOGUE = (
         name="measured_memory_error", unit="%", target=1.0, gate=True,
         measure=validation_bench.measured_memory_error,
         measures="The memory model's mean error on the 24 measured allocator peaks of `measured-memory.csv` "
-                 "(KempnerForge on H200, 1 to 360 GPUs; `python -m dashboard.core.memory_validation`). Not a speed; "
-                 "skipped without ../shared.",
+                 "(KempnerForge on H200, 1 to 360 GPUs; `python -m dashboard.validation.memory_validation`). "
+                 "Not a speed; skipped without ../shared.",
         reference="the 10 % issue 48 allows"),
     Benchmark(
         name="ingest_1m_rows", unit="s", target=2.0, gate=True, measure=ingest_bench.ingest_1m_rows,

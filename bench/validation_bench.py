@@ -1,11 +1,11 @@
-"""The step-time and memory models' validation errors (`dashboard.core.throughput_validation`, `memory_validation`),
-printed beside the engine's figures: each against the published figure it must beat, on the measured runs of
-../shared/reference."""
+"""The step-time and memory models' validation errors (`dashboard.validation.throughput_validation`,
+`memory_validation`), printed beside the engine's figures: each against the published figure it must beat, on the
+measured runs of ../shared/reference."""
 
 from __future__ import annotations
 
 from bench.harness import Measurement, Skipped
-from dashboard.core import memory_validation, throughput_validation
+from dashboard.validation import memory_validation, throughput_validation
 
 CALCULON = (3.65, 8.87)  # Calculon's mean and worst error on Korthikanti et al.'s eight runs, %
 

@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PURE_PACKAGES = [
     "dashboard/core", "dashboard/ingest", "dashboard/cli", "dashboard/query", "dashboard/retro", "dashboard/figures",
-    "dashboard/store", "dashboard/report", "dashboard/workspace",
+    "dashboard/store", "dashboard/report", "dashboard/workspace", "dashboard/validation",
 ]
 PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file_names.py", "dashboard/settings.py",
                 "dashboard/identity.py"]
@@ -22,6 +22,7 @@ PURE_MODULES = ["dashboard/format.py", "dashboard/safe_text.py", "dashboard/file
 SHARED_LEAVES = {"format", "safe_text", "file_names", "settings", "identity"}
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/core": ({"core"}, {"numpy", "pandas", "pydantic"}),
+    "dashboard/validation": ({"validation", "core"}, {"numpy"}),
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
     "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyarrow", "pyspark"}),
     "dashboard/retro": ({"retro", "core", "ingest", "query"}, {"ibis", "numpy", "pandas"}),
@@ -35,7 +36,8 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/settings.py": (set(), set()),
     "dashboard/identity.py": (set(), set()),
     "dashboard/cli": ({"cli", "core", "ingest", "query", "retro", "report", "workspace"}, {"pyarrow"}),
-    "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace"},
+    "dashboard/ui": ({"ui", "core", "ingest", "query", "retro", "figures", "store", "report", "workspace",
+                      "validation"},
                      {"numpy", "pandas", "plotly", "pyarrow", "streamlit", "starlette"}),
     "dashboard/app_pages": ({"ui", "core", "ingest", "store"}, {"pandas", "streamlit"}),
     "dashboard/app.py": ({"ui"}, {"streamlit"}),
@@ -119,3 +121,69 @@ def test_importing_the_pure_layers_loads_no_streamlit():
             " dashboard.figures.retro_gap, dashboard.figures.retro_usage; print('streamlit' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def _core_imports(path: Path) -> set[str]:
+    """The core modules a core file imports, at module level or inside a function (a lazy import is still an edge);
+    imports under ``if TYPE_CHECKING:`` load nothing and are left out."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(inner) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
+                   for inner in ast.walk(node)}
+    names = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    prefix = "dashboard.core."
+    return {name.removeprefix(prefix).split(".")[0] for name in names if name.startswith(prefix)}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` (module → modules it imports), as a path back to its start; [] when acyclic."""
+    state: dict[str, str] = {}
+    path: list[str] = []
+
+    def visit(name: str) -> list[str]:
+        state[name] = "open"
+        path.append(name)
+        for imported in sorted(graph.get(name, set())):
+            if state.get(imported) == "open":
+                return path[path.index(imported):] + [imported]
+            if imported not in state and (found := visit(imported)):
+                return found
+        state[name] = "done"
+        path.pop()
+        return []
+
+    for name in sorted(graph):
+        if name not in state and (found := visit(name)):
+            return found
+    return []
+
+
+def test_core_has_no_import_circle():
+    modules = {path.stem: path for path in (ROOT / "dashboard" / "core").glob("*.py")}
+    graph = {name: _core_imports(path) & set(modules) - {name} for name, path in modules.items()}
+    assert len(graph) > 30 and graph["engine"] >= {"feasibility", "memory_fixes"}  # the graph is really read
+    assert _cycle(graph) == []
+
+
+@pytest.mark.parametrize(("graph", "circle"), [
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+    ({"a": {"b"}, "b": {"a"}}, ["a", "b", "a"]),
+    ({"a": {"b"}, "b": {"c"}, "c": {"b"}, "d": {"a"}}, ["b", "c", "b"]),
+])
+def test_the_circle_finder_sees_a_circle(graph, circle):
+    assert _cycle(graph) == circle
+
+
+def test_a_lazy_import_is_an_edge_and_a_typing_one_is_not(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from dashboard.core.scenario import S\n"
+                      "def f():\n    from dashboard.core import engine\n    import dashboard.core.shape\n")
+    assert _core_imports(module) == {"engine", "shape"}

@@ -5,7 +5,7 @@ import re
 import streamlit as st
 
 from dashboard.core.presets import presets
-from dashboard.core.scenario import Scenario, ScenarioError, default_scenario, scenario_from_json
+from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_json
 from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
@@ -61,13 +61,8 @@ FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amor
 
 
 def _plan_page_scenario() -> Scenario:
-    """The Plan page's scenario as an object: the one it holds, else the text it hands other pages, else the
-    default (before the Plan page has run)."""
-    state = st.session_state
-    if isinstance(state.get(plan_state.PLAN), Scenario):
-        return state[plan_state.PLAN]
-    text = state.get(plan_state.SCENARIO)
-    return default_scenario() if text is None else Scenario.model_validate_json(text)
+    """The Plan page's scenario (`plan_state.current`)."""
+    return plan_state.current()
 
 
 def _choose(label: str, samples: list[str], prefix: str, help_text: str):

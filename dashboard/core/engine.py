@@ -7,6 +7,7 @@ single-scenario path that all interfaces use and returns plain Python numbers.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any, TypedDict, cast
 
 import numpy as np
@@ -15,6 +16,7 @@ from dashboard.core import (
     compute,
     evidence,
     feasibility,
+    memory_fixes,
     programme,
     purchase,
     reliability,
@@ -502,4 +504,23 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
                                              scenario.total_params, scenario.gpu_count, scenario.mfu, _moe(scenario),
                                              result["total_flops"] / result["model_flops"])
     result["evidence"] = evidence.outputs(scenario, result["throughput"]["mfu_source"])
-    return cast(PlanResult, feasibility.scalar(result, scenario))  # built key by key from `output_arrays`
+    return cast(PlanResult, feasibility.scalar(result, scenario, _fix_sentence))  # built key by key from output_arrays
+
+
+def _first(value: Any) -> float:
+    return float(np.asarray(value).reshape(-1)[0])
+
+
+@lru_cache(maxsize=512)
+def evaluate(scenario: Scenario) -> memory_fixes.Evaluation:
+    """One scenario priced from the engine's arrays, without sentences: what a memory fix is judged by."""
+    out = output_arrays(scenario_arrays([scenario]), scenario.programme)
+    return memory_fixes.Evaluation(
+        total_gb=_first(out["memory"]["total_gb"]), fits=bool(_first(out["feasible"])),
+        cost_usd=_first(out["cost_total_usd"]), wall_clock_days=_first(out["wall_clock_days"]),
+        max_useful_gpus=_first(out["max_useful_gpus"]), micro_batches=_first(out["micro_batches_per_step"]),
+        layout={key: int(_first(value)) for key, value in out["layout"].items()})
+
+
+def _fix_sentence(scenario: Scenario) -> str:
+    return memory_fixes.fix_sentence(scenario, evaluate)

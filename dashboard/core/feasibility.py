@@ -1,16 +1,17 @@
-"""Can the plan run? The layout, memory per GPU, batch and data supply of a plan, one sentence per problem, the fixes.
+"""Can the plan run? The verdict, below the engine: the layout, memory per GPU, batch and data supply of a plan, and
+one sentence per problem.
 
 `plan_arrays` is what the engine's cost model needs (the layout search, memory at the chosen layout, the
 batch and how many GPUs it keeps busy); `outputs` adds the data supply and the keys `estimate --json`
-shows; `problems` explains one scenario's result in sentences; `fixes` lists every change that lowers the
-memory per GPU, each priced (the engine re-prices the plan with the change), cheapest first. A plan is
-feasible when its layout divides the GPUs (TP within a node) and its tensors plus the reserve fit.
+shows; `problems` explains one scenario's result in sentences, the memory problem with the fixes the engine prices
+(`dashboard.core.memory_fixes`, passed in). A plan is feasible when its layout divides the GPUs (TP within a node)
+and its tensors plus the reserve fit.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -18,8 +19,8 @@ import numpy as np
 
 from dashboard.core import batch, data_supply, layout, memory, mfu_reference, shape, step_time
 from dashboard.core.hardware import CUSTOM, catalogue
-from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
-from dashboard.format import compact, number
+from dashboard.core.scenario import Scenario
+from dashboard.format import compact
 
 MEMORY_KEYS = ("weights_gb", "gradients_gb", "optimizer_gb", "activations_gb", "logits_gb", "reserve_gb", "total_gb")
 FEASIBLE_TEXT, INFEASIBLE_TEXT = "runs", "cannot run"
@@ -30,9 +31,6 @@ LAYOUT_KEYS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "expert_
                "zero_stage")
 BATCH_KEYS = ("global_batch_tokens", "global_batch_sequences", "optimizer_steps", "micro_batches_per_step",
               "pipeline_bubble_fraction", "max_useful_gpus", "busy_gpus", "idle_factor")
-FULL_RECOMPUTE_EXTRA = 8.0 / 6.0 - 1.0  # one more forward pass: 8ND hardware FLOPs for 6ND
-MAX_GPU_DOUBLINGS = 20
-FREE_TEXT = "no extra compute"
 
 
 def gpu_memory_gb_of(scenario: Scenario) -> float:
@@ -106,12 +104,6 @@ def plan_arrays(p: dict[str, np.ndarray], model_flops: np.ndarray) -> dict[str, 
             for name, value in _plan_one(key).items()}
 
 
-def clear_caches() -> None:
-    """Forget the cached plans and layouts of single scenarios (a benchmark times a first estimate)."""
-    _plan_one.cache_clear()
-    layout.clear_cache()
-
-
 @lru_cache(maxsize=layout.ONE_SCENARIO_CACHE)
 def _plan_one(key: bytes) -> dict[str, Any]:
     values = np.frombuffer(key, dtype=np.float64).copy()
@@ -182,8 +174,9 @@ def tst_with_scarcity(factor: np.ndarray, tst: dict[str, Any]) -> dict[str, Any]
             "net_savings_with_scarcity_usd": data_supply.tst_net_savings_with_scarcity(tst, factor)}
 
 
-def scalar(result: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
-    """`scenario_outputs`'s plain-number result: booleans, whole layout degrees, unknowns as None, the sentences."""
+def scalar(result: dict[str, Any], scenario: Scenario, memory_fix: Callable[[Scenario], str]) -> dict[str, Any]:
+    """`scenario_outputs`'s plain-number result: booleans, whole layout degrees, unknowns as None, the sentences
+    (`memory_fix`: the fixes that fit, in words, for a plan that does not fit)."""
     result["feasible"] = bool(result["feasible"])
     result["feasibility_status"] = FEASIBLE_TEXT if result["feasible"] else INFEASIBLE_TEXT
     result["layout_proposed"] = bool(result["layout_proposed"])
@@ -195,28 +188,13 @@ def scalar(result: dict[str, Any], scenario: Scenario) -> dict[str, Any]:
         mem["gpu_memory_gb"] = mem["headroom_gb"] = None
     if scenario.unique_tokens is None:
         result["epochs"] = None
-    result["feasibility_problems"], result["feasibility_warnings"] = problems(scenario, result)
+    result["feasibility_problems"], result["feasibility_warnings"] = problems(scenario, result, memory_fix)
     result["feasibility_notes"] = notes(scenario, result)
     return result
 
 
-def _layout_text(tp: int, pp: int, zero: int, cp: int = 1) -> str:
+def layout_text(tp: int, pp: int, zero: int, cp: int = 1) -> str:
     return f"TP {tp} · PP {pp} · " + (f"CP {cp} · " if cp > 1 else "") + f"ZeRO-{zero}"
-
-
-@dataclass(frozen=True)
-class Fix:
-    """One change that lowers the memory per GPU: its label in user words, the scenario keys it sets (apply with
-    `scenario.model_copy(update=changes)`), the memory per GPU and verdict with it, the extra compute it costs (a
-    fraction of the FLOPs) and the extra dollars (the engine's total with the change minus without), in words."""
-
-    label: str
-    changes: dict[str, object]
-    memory_gb: float
-    fits: bool
-    extra_compute_fraction: float
-    extra_cost_usd: float
-    cost_text: str
 
 
 def layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarray]:
@@ -237,143 +215,12 @@ def layout_inputs(scenario: Scenario, **overrides: float) -> dict[str, np.ndarra
             for key in layout.INPUTS}
 
 
-_layout_inputs = layout_inputs
-
-
-def _first(value: Any) -> Any:
-    return np.asarray(value).reshape(-1)[0]
-
-
-@lru_cache(maxsize=512)
-def _evaluate(scenario: Scenario) -> dict[str, Any]:
-    """Memory per GPU, verdict, layout and total cost of one scenario, from the engine's arrays (no sentences)."""
-    from dashboard.core import engine  # the engine imports this module
-
-    out = engine.output_arrays(engine.scenario_arrays([scenario]), scenario.programme)
-    return {"total_gb": float(_first(out["memory"]["total_gb"])), "fits": bool(_first(out["feasible"])),
-            "cost_usd": float(_first(out["cost_total_usd"])),
-            "layout": {key: int(_first(value)) for key, value in out["layout"].items()}}
-
-
-def _changed(scenario: Scenario, changes: dict[str, object]) -> Scenario | None:
-    """The scenario with the changes, validated; None when the changes make it invalid."""
-    try:
-        return scenario_from_dict(scenario.to_json_dict() | changes)
-    except ScenarioError:
-        return None
-
-
-def proposed_layout(scenario: Scenario) -> dict[str, Any]:
-    """The layout the planner proposes when every layout key is left unset, with its memory per GPU."""
-    free = _changed(scenario, {"tensor_parallel": None, "pipeline_parallel": None, "zero_stage": None})
-    found = _evaluate(free if free is not None else scenario)
-    lay = found["layout"]
-    return {"tensor_parallel": lay["tensor_parallel"], "pipeline_parallel": lay["pipeline_parallel"],
-            "zero_stage": lay["zero_stage"], "fits": found["fits"], "total_gb": found["total_gb"]}
-
-
-def _powers_above(value: int, limit: float) -> list[int]:
-    return [2**exponent for exponent in range(1, 31) if value < 2**exponent <= limit]
-
-
-def _options(scenario: Scenario, lay: dict[str, int]) -> list[tuple[str, list[tuple[str, dict[str, object]]]]]:
-    """Each kind of fix with its options, mildest first: (kind, [(label, changes), …]); kind "free" costs no FLOPs."""
-    kinds: list[tuple[str, list[tuple[str, dict[str, object]]]]] = []
-    if scenario.zero_stage is not None and scenario.zero_stage < 3:
-        stages = range(scenario.zero_stage + 1, 4)
-        kinds.append(("free", [(f"ZeRO-{stage}", {"zero_stage": stage}) for stage in stages]))
-    if scenario.attention == "eager":
-        kinds.append(("free", [("fused (flash) attention", {"attention": "flash"})]))
-    if scenario.activation_recompute == "none" and scenario.attention == "eager":
-        kinds.append(("free", [("selective activation recompute", {"activation_recompute": "selective"})]))
-    if scenario.tensor_parallel is not None:
-        kinds.append(("free", [(f"TP {tp}", {"tensor_parallel": tp})
-                               for tp in _powers_above(scenario.tensor_parallel, scenario.gpus_per_node)]))
-    if scenario.pipeline_parallel is not None:
-        layers = shape.model_shape(scenario).n_layers
-        kinds.append(("free", [(f"PP {pp}", {"pipeline_parallel": pp}) for pp in
-                               _powers_above(scenario.pipeline_parallel, layers / layout.MIN_LAYERS_PER_STAGE)]))
-    if any(getattr(scenario, key) is not None for key in ("tensor_parallel", "pipeline_parallel", "zero_stage")):
-        proposal = proposed_layout(scenario)
-        changes = {key: proposal[key] for key in ("tensor_parallel", "pipeline_parallel", "zero_stage")
-                   if proposal[key] != getattr(scenario, key)}
-        label = _layout_text(proposal["tensor_parallel"], proposal["pipeline_parallel"], proposal["zero_stage"])
-        kinds.append(("free", [(label, changes)] if changes else []))
-    if scenario.micro_batch_size > 1:
-        kinds.append(("free", [("micro-batch 1", {"micro_batch_size": 1})]))
-    if scenario.activation_recompute != "full":
-        kinds.append(("recompute", [("full activation recompute", {"activation_recompute": "full"})]))
-    counts = [scenario.gpu_count * 2**doubling for doubling in range(1, MAX_GPU_DOUBLINGS + 1)]
-    kinds.append(("gpus", [(f"{count:,} GPUs", {"gpu_count": count}) for count in counts]))
-    return kinds
-
-
-def _priced(kind: str, label: str, changes: dict[str, object], found: dict[str, Any], base: dict[str, Any],
-            scenario: Scenario) -> Fix:
-    if kind == "free":
-        return Fix(label, changes, found["total_gb"], found["fits"], 0.0, 0.0, FREE_TEXT)
-    extra = found["cost_usd"] - base["cost_usd"]
-    money = f"{'+' if extra >= 0 else '−'}{number(abs(extra), '$')}"
-    if kind == "recompute":
-        return Fix(label, changes, found["total_gb"], found["fits"], FULL_RECOMPUTE_EXTRA, extra,
-                   f"+{FULL_RECOMPUTE_EXTRA:.0%} compute, {money}".replace("%", " %"))
-    added = int(changes["gpu_count"]) - scenario.gpu_count  # type: ignore[call-overload]
-    return Fix(label, changes, found["total_gb"], found["fits"], 0.0, extra, f"+{added:,} GPUs, {money}")
-
-
-def fixes(scenario: Scenario) -> list[Fix]:
-    """Every change that lowers the plan's memory per GPU, priced, fitting fixes first and cheapest first.
-
-    Free fixes (a higher ZeRO stage, fused attention, selective recompute, more TP or PP, the planner's layout,
-    micro-batch 1) cost no FLOPs; full recompute adds a forward pass (+33 % compute, priced by re-running the
-    engine with it); more GPUs say how many and their price. Of each kind the mildest option that fits is listed
-    (else the one that saves the most); more GPUs only when some count up to 2²⁰ × fits. A plan that fits has none.
-    """
-    if math.isnan(gpu_memory_gb_of(scenario)):  # nothing to fit against: the GPU's memory must be given first
-        return []
-    base = _evaluate(scenario)
-    if base["fits"]:
-        return []
-    found_fixes: list[Fix] = []
-    for kind, options in _options(scenario, base["layout"]):
-        chosen = None
-        for label, changes in options:
-            changed = _changed(scenario, changes)
-            if changed is None:
-                continue
-            chosen = _priced(kind, label, changes, _evaluate(changed), base, scenario)
-            if chosen.fits:
-                break
-        if chosen is not None and (chosen.fits or kind != "gpus") and all(
-                chosen.changes != fix.changes for fix in found_fixes):
-            found_fixes.append(chosen)
-    return sorted(found_fixes, key=lambda fix: (not fix.fits, max(fix.extra_cost_usd, 0.0),
-                                                fix.extra_compute_fraction > 0 or "gpu_count" in fix.changes))
-
-
-def _memory_fix(scenario: Scenario) -> str:
-    """The fixes that fit, in words (at most three, cheapest first), or what no layout of these GPUs can do."""
-    fitting = [fix for fix in fixes(scenario) if fix.fits]
-    words = [f"{fix.label} ({fix.memory_gb:,.0f} GB, {fix.cost_text})" for fix in fitting
-             if "gpu_count" not in fix.changes][:3]
-    if words:
-        return "use " + ", or ".join(words)
-    limit = gpu_memory_gb_of(scenario)
-    states_gb = sum(recipe_of(scenario)) * scenario.total_params / memory.GB
-    gpus = math.ceil(states_gb / limit / scenario.gpus_per_node) * scenario.gpus_per_node
-    sentence = (f"no layout of {scenario.gpu_count:,} GPUs fits; the model states alone ({states_gb:,.0f} GB) need at "
-                f"least {gpus:,} GPUs of {limit:,.0f} GB with ZeRO-3, or GPUs with more memory")
-    more = [fix for fix in fitting if "gpu_count" in fix.changes]
-    if more:
-        sentence += f" — {more[0].label} fit ({more[0].memory_gb:,.0f} GB, {more[0].cost_text})"
-    return sentence
-
-
-def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], list[str]]:
+def problems(scenario: Scenario, result: dict[str, Any],
+             memory_fix: Callable[[Scenario], str]) -> tuple[list[str], list[str]]:
     """(problems that stop the plan running, warnings): one sentence each, with its fix."""
     blocking, warnings = [], []
     lay, mem = result["layout"], result["memory"]
-    text = _layout_text(lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"], lay["context_parallel"])
+    text = layout_text(lay["tensor_parallel"], lay["pipeline_parallel"], lay["zero_stage"], lay["context_parallel"])
     if not result["layout_valid"]:
         blocking.append(f"{text} does not divide {scenario.gpu_count:,} GPUs into data-parallel replicas "
                         f"(or TP exceeds the {scenario.gpus_per_node}-GPU node, or PP the layers): choose degrees "
@@ -383,7 +230,7 @@ def problems(scenario: Scenario, result: dict[str, Any]) -> tuple[list[str], lis
                         f"{mem['total_gb']:,.0f} GB per GPU at {text} fits")
     elif not mem["fits"]:
         blocking.append(f"does not fit: {mem['total_gb']:,.0f} GB of {mem['gpu_memory_gb']:,.0f} GB per GPU at "
-                        f"{text} — {_memory_fix(scenario)}")
+                        f"{text} — {memory_fix(scenario)}")
     if scenario.gpu_count > result["max_useful_gpus"]:
         useful = int(result["max_useful_gpus"])
         replicas = scenario.gpu_count / (lay["tensor_parallel"] * lay["pipeline_parallel"] * lay["context_parallel"])
@@ -429,7 +276,7 @@ def notes(scenario: Scenario, result: dict[str, Any]) -> list[str]:
                     "d_model and n_heads to change it")
     if result["layout_proposed"]:
         said.append(f"layout proposed by the planner for the keys left unset: "
-                    f"{_layout_text(lay['tensor_parallel'], lay['pipeline_parallel'], lay['zero_stage'])}, "
+                    f"{layout_text(lay['tensor_parallel'], lay['pipeline_parallel'], lay['zero_stage'])}, "
                     f"data parallel {lay['data_parallel']:,}" + _why_fastest(result))
     if scenario.global_batch_tokens is None:
         said.append(f"global batch {compact(result['global_batch_tokens'])} tokens from DeepSeek LLM's batch law "

@@ -2,7 +2,7 @@
 count of GPUs, each with what it costs and what it changes; the others are kept, with the reason, as "also
 considered".
 
-`dashboard.core.feasibility.fixes` finds every change that lowers the memory per GPU; this module judges each one
+`dashboard.core.memory_fixes.fixes` finds every change that lowers the memory per GPU; this module judges each one
 by pricing the plan with it (the engine's total, every line item, so a layout's longer pipeline bubble costs what
 it costs):
 
@@ -17,13 +17,10 @@ it costs):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-import numpy as np
-
 from dashboard.core import catalogue, engine
-from dashboard.core.feasibility import Fix, fixes
+from dashboard.core.memory_fixes import Evaluation, Fix, fixes
 from dashboard.core.references import LARGEST_TRAINING_CLUSTER
 from dashboard.core.scenario import Scenario, scenario_from_dict
 from dashboard.format import change, number
@@ -63,20 +60,6 @@ def gpu_bound(scenario: Scenario) -> int:
     return min(scenario.gpu_count * GPU_GROWTH, LARGEST_TRAINING_CLUSTER.gpus)
 
 
-def _first(value: Any) -> float:
-    return float(np.asarray(value).reshape(-1)[0])
-
-
-@lru_cache(maxsize=256)
-def _priced(scenario: Scenario) -> dict[str, float]:
-    """The figures a fix is judged by, for one scenario (the engine's arrays, no sentences)."""
-    out = engine.output_arrays(engine.scenario_arrays([scenario]), scenario.programme)
-    return {"cost_usd": _first(out["cost_total_usd"]), "days": _first(out["wall_clock_days"]),
-            "max_useful_gpus": _first(out["max_useful_gpus"]),
-            "micro_batches": _first(out["micro_batches_per_step"]),
-            "pipeline_parallel": _first(out["layout"]["pipeline_parallel"])}
-
-
 def _value_text(key: str, value: Any) -> str:
     if value is None:
         return "proposed"
@@ -89,7 +72,7 @@ def changes_text(scenario: Scenario, changes: dict[str, Any]) -> str:
                      f"{_value_text(key, value)}" for key, value in changes.items())
 
 
-def _reason(scenario: Scenario, fix: Fix, fixed: dict[str, float], base: dict[str, float]) -> str:
+def _reason(scenario: Scenario, fix: Fix, fixed: Evaluation, base: Evaluation) -> str:
     """Why a fix is only considered, or "" when it is offered. The batch's limits judge what the fix changes: GPUs it
     adds must have work, stages it adds must get micro-batches (a plan whose own batch idles GPUs keeps them)."""
     gpus = int(fix.changes.get("gpu_count", scenario.gpu_count))  # type: ignore[call-overload]
@@ -99,11 +82,12 @@ def _reason(scenario: Scenario, fix: Fix, fixed: dict[str, float], base: dict[st
         largest = LARGEST_TRAINING_CLUSTER
         return (f"{gpus:,} GPUs is more than {GPU_GROWTH} × the plan's {scenario.gpu_count:,} or the largest "
                 f"published training cluster ({largest.gpus:,} GPUs, {largest.label}), the smaller")
-    if gpus > scenario.gpu_count and gpus > fixed["max_useful_gpus"]:
-        return (f"the batch keeps only {fixed['max_useful_gpus']:,.0f} of its {gpus:,} GPUs busy "
+    if gpus > scenario.gpu_count and gpus > fixed.max_useful_gpus:
+        return (f"the batch keeps only {fixed.max_useful_gpus:,.0f} of its {gpus:,} GPUs busy "
                 "(the rest would idle, billed)")
-    if fixed["pipeline_parallel"] > max(base["pipeline_parallel"], fixed["micro_batches"]):
-        return (f"{fixed['micro_batches']:,.0f} micro-batches per step for {fixed['pipeline_parallel']:,.0f} "
+    stages = fixed.layout["pipeline_parallel"]
+    if stages > max(base.layout["pipeline_parallel"], fixed.micro_batches):
+        return (f"{fixed.micro_batches:,.0f} micro-batches per step for {stages:,.0f} "
                 "pipeline stages: over half of each step idles in the bubble")
     return ""
 
@@ -111,15 +95,15 @@ def _reason(scenario: Scenario, fix: Fix, fixed: dict[str, float], base: dict[st
 def offered(scenario: Scenario) -> tuple[list[Offered], list[Offered]]:
     """(the fixes offered, cheapest first; the fixes only considered, with why) for a plan that does not fit;
     two empty lists for one that does."""
-    found = fixes(scenario)
+    found = fixes(scenario, engine.evaluate)
     if not found:
         return [], []
-    base = _priced(scenario)
+    base = engine.evaluate(scenario)
     shown: list[Offered] = []
     considered: list[Offered] = []
     for fix in found:
-        fixed = _priced(scenario_from_dict(scenario.to_json_dict() | fix.changes))
-        item = Offered(fix, fixed["cost_usd"], base["cost_usd"], fixed["days"],
+        fixed = engine.evaluate(scenario_from_dict(scenario.to_json_dict() | fix.changes))
+        item = Offered(fix, fixed.cost_usd, base.cost_usd, fixed.wall_clock_days,
                        changes_text(scenario, fix.changes), _reason(scenario, fix, fixed, base))
         (considered if item.reason else shown).append(item)
     shown.sort(key=lambda item: item.extra_cost_usd)

@@ -98,11 +98,6 @@ def one_scenario_key(values: list[np.ndarray]) -> bytes | None:
     return None
 
 
-def clear_cache() -> None:
-    """Forget the cached layouts of single scenarios."""
-    _resolve_one.cache_clear()
-
-
 @lru_cache(maxsize=ONE_SCENARIO_CACHE)
 def _resolve_one(key: bytes) -> dict[str, np.ndarray]:
     values = np.frombuffer(key, dtype=np.float64).copy()

@@ -219,12 +219,3 @@ def logits_gb(seq_len, micro_batch, vocab_size, tensor_parallel, context_paralle
     return bytes_per_logit * np.asarray(seq_len, dtype=float) / context_parallel * micro_batch * vocab_size / (
         tensor_parallel * GB)
 
-
-def __getattr__(name: str) -> str:
-    """`VALIDATION_NOTE`: one line on how the model compares with published figures, for the memory bar (computed
-    by `dashboard.core.memory_validation` on first use, not typed)."""
-    if name == "VALIDATION_NOTE":
-        from dashboard.core.memory_validation import validation_note
-
-        return validation_note()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

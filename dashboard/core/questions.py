@@ -2,7 +2,8 @@
 
 (a) and (b) size the model compute-optimally (closed-form N*, D* of the scenario's loss fit) and price the
 result with the full engine, so every overhead and line item of the scenario is included. The MoE ratio
-active/total of the scenario is kept; the loss law is applied to active parameters.
+active/total of the scenario is kept; the loss law is applied to active parameters. (c), the plan's loss, is the
+engine's `predicted_loss`.
 
 The model an answer proposes carries its own shape: the scenario's layers, width, heads, K/V heads and FFN
 width are dropped, so they follow the proposed size from the published shapes (`dashboard.core.shape`); the
@@ -203,9 +204,3 @@ def largest_fitting_params(scenario: Scenario) -> float:
     except ValueError:
         raise ValueError(_no_fit(scenario)) from None
     return boundary * (1.0 - 1e-9)  # the bracket is ~1e-24 wide in log10: step to its fitting side
-
-
-def plan_loss(scenario: Scenario) -> float:
-    """(c) The predicted loss of the plan as given."""
-    fit = _fit(scenario)
-    return float(scaling.predicted_loss(scenario.active, scenario.tokens, fit.E, fit.A, fit.B, fit.alpha, fit.beta))

@@ -47,7 +47,7 @@ Overlap as the frameworks schedule it (`framework_index`, `FRAMEWORKS`):
 Links: NVLink within the NVLink domain (`nvlink_domain`: 8 GPUs on HGX, 72 on a GB200 NVL72 rack; the node when
 unset) at `nvlink_gb_per_s` per GPU and direction, the network at `network_gb_per_s` per GPU (data/hardware.csv),
 each at a fitted fraction of its line rate. The fitted constants (`Fit`) name the runs they were fitted on;
-`dashboard.core.throughput_validation` prints the errors, refits them and holds each source family out in turn.
+`dashboard.validation.throughput_validation` prints the errors, refits them and holds each source family out in turn.
 Every function broadcasts over numpy arrays, so the layout search prices candidates × scenarios at once.
 """
 
@@ -95,7 +95,7 @@ AMPERE = Fit(0.80, 200.0, 3.0, 0.62, 0.67, 0.64,
 # (Transformer Engine, torchao float8: 1.2-1.6x), half of the TP traffic hidden by --tp-comm-overlap.
 PRIOR = dataclasses.replace(AMPERE, gemm_efficiency_hopper=0.72, fp8_linear_speedup=1.4, tp_overlap=0.5,
                             fitted_on="priors")
-# In use: `python -m dashboard.core.throughput_validation --fit`, least squares on log step time over the 49
+# In use: `python -m dashboard.validation.throughput_validation --fit`, least squares on log step time over the 49
 # complete rows of measured-runs.csv (14 A100 papers' runs) and measured-runs-2.csv (35 A100 / H100 / H200 runs of
 # Megatron-Core, fms-fsdp, flash-attention, TinyLlama, OLMo-core, KempnerForge), each source family weighted alike
 # (Korthikanti's K-1 to K-8 twice: `throughput_validation.family_weights`).

@@ -10,7 +10,7 @@ The predicted MFU follows the plan's convention: model FLOPs per token (6·N_act
 The engine reads `mfu` as HFU with full recompute (8ND hardware FLOPs), so `mfu_as_input` is the predicted MFU
 in that convention, the one the `mfu` key would take.
 
-`VALIDATED` is the region the measured runs cover (`dashboard.core.throughput_validation` checks it against the
+`VALIDATED` is the region the measured runs cover (`dashboard.validation.throughput_validation` checks it against the
 file): outside it the prediction is extrapolated and `region_notes` says which way.
 """
 

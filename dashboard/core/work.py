@@ -16,7 +16,7 @@ from dashboard.core.programme import priced_runs
 
 PLAN_ROWS = 23  # the plan (1) and its Monte Carlo: the point estimates (4) and the tornado (18)
 BASELINE_ROWS = 1  # the pinned baseline's headline numbers
-# "Can it run?" for a plan that does not fit (`feasibility.fixes`): the plan again, then each option once, at most
+# "Can it run?" for a plan that does not fit (`memory_fixes.fixes`): the plan again, then each option once, at most
 # 3 ZeRO stages, flash attention, selective recompute, 10 TP and 8 PP degrees, the proposed layout (2), micro-batch
 # 1, full recompute and 20 GPU doublings.
 FIX_ROWS = 48

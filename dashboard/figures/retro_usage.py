@@ -47,11 +47,6 @@ def money_axis(currency: str | None = USD) -> dict[str, str]:
             "exponentformat": "B"}
 
 
-def money_title(currency: str | None = USD) -> str:
-    """The currency in an axis title: its code ("USD", "NOK"), "cost" when the bill names none."""
-    return currency or "cost"
-
-
 def money_hover(field: str, currency: str | None, values) -> str:
     """A hover template's figure in the bill's currency: cents while every value is below 1,000, whole units
     after (``table_decimals``), so a bill of 0.3 NOK does not read "0 NOK"."""

@@ -141,7 +141,7 @@ class _SafeMarkdown(Extension):
         super().__init__()
         self.heading_shift = heading_shift
 
-    def extendMarkdown(self, md: markdown.Markdown) -> None:  # noqa: N802 (Python-Markdown's name)
+    def extendMarkdown(self, md: markdown.Markdown) -> None:  # Python-Markdown's name
         md.preprocessors.deregister("html_block")
         md.inlinePatterns.deregister("html")
         md.treeprocessors.register(_PlainLinks(md, self.heading_shift), "plain_links", 15)  # after "inline" (20)

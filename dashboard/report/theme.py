@@ -68,15 +68,3 @@ def themed(figure: go.Figure) -> go.Figure:
     for index, trace in enumerate(copy.data):
         _colour_trace(trace, COLORWAY[index % len(COLORWAY)])  # as the app draws it from the layout colorway
     return copy
-
-
-def trace_colours(trace: go.BaseTraceType) -> list[object]:
-    """The colour attributes that decide how a trace is drawn (for checks: each must be set)."""
-    if trace.type == "waterfall":
-        return [trace[part].marker.color for part in WATERFALL_COLOURS]
-    if trace.type in LINE_TRACES:
-        colours = [trace.line.color, trace.marker.color]
-        if trace.fill not in (None, "none") or trace.stackgroup:
-            colours.append(trace.fillcolor)
-        return colours
-    return [trace.marker.color]

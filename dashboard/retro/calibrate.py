@@ -899,16 +899,6 @@ def calibration_period(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame 
     return period_text(min(firsts), max(lasts)) if firsts and lasts else ""
 
 
-FRAME_COLUMNS: tuple[str, ...] = ("key", "value", "low", "high", "count", "exposure", "basis", "rule", "caveat",
-                                  "thin", "source_rows")
-
-
-def calibration_frame(measured: dict[str, Measured]) -> pd.DataFrame:
-    """One row per measured input (``FRAME_COLUMNS``; ``source_rows`` is the number of source rows kept)."""
-    rows = [asdict(m) | {"source_rows": len(m.source_rows)} for m in measured.values()]
-    return pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
-
-
 def _ratio(end: float | None, value: float, low: bool) -> float | None:
     if end is None or value <= 0 or not math.isfinite(end):
         return None

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.query import tables
-from dashboard.query.columns import commitment, flag, reserved_gpu, rows_where
+from dashboard.query.columns import commitment, flag, reserved_gpu
 from dashboard.query.compiled import built, execute, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
 
@@ -136,7 +136,7 @@ def _hourly_concurrency_query(usage: ir.Table) -> pd.Series:
 
 @query
 def reserved_concurrency(usage: ir.Table) -> pd.Series:
-    """``hourly_concurrency`` of the reserved tier's GPU rows (``reserved_rows``), over the hours of all rows: the
+    """``hourly_concurrency`` of the reserved tier's GPU rows, over the hours of all rows: the
     same query as ``hourly_concurrency``'s, so the Load profile's two series cost one pass over the table."""
     return _series(execute(_hourly_expr(usage)), "reserved_step", "reserved_direct")
 
@@ -155,11 +155,6 @@ def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
     gpus = (np.cumsum(steps) + directs)[:n_hours]
     index = pd.to_datetime((origin + np.arange(n_hours)) * SECONDS_PER_HOUR, unit="s", utc=True).as_unit("ns")
     return pd.Series(gpus, index=index.rename("hour"), name="gpus")
-
-
-def reserved_rows(usage: ir.Table) -> ir.Table:
-    """The reserved tier's GPU rows."""
-    return rows_where(usage, reserved_gpu(usage))
 
 
 @built

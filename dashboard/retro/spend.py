@@ -31,6 +31,7 @@ GROUPS: tuple[str, ...] = ("team", "project", "pricing")
 METRICS: tuple[str, ...] = ("cost", "gpu_hours")
 FORECAST_COLUMNS: tuple[str, ...] = ("forecast", "forecast_low", "forecast_high")
 BAND_Z = 1.2816  # two-sided 80 % interval of a normal distribution
+FORECAST_WINDOW_DAYS = 14  # the run rate is the mean of this many days up to the data's end (docs/method.md)
 
 
 def spend_over_time(usage: pd.DataFrame | ir.Table, freq: str = "D", by: str = "team") -> pd.DataFrame:
@@ -74,7 +75,8 @@ def daily_from_days(days: pd.DataFrame, metric: str = "cost") -> pd.Series:
 
 
 def cumulative_with_forecast(
-    daily_cost: pd.Series, period_end: date, data_end: date | None = None, window_days: int = 14
+    daily_cost: pd.Series, period_end: date, data_end: date | None = None,
+    window_days: int = FORECAST_WINDOW_DAYS,
 ) -> pd.DataFrame:
     """Running total of a daily series and, when the data end before the period does, a forecast band to
     ``period_end`` (inclusive).

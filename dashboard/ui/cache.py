@@ -7,6 +7,7 @@ never handed over as JSON text to be parsed again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import plotly.graph_objects as go
@@ -24,7 +25,7 @@ def _scenario_key(scenario: Scenario) -> str:
     return scenario.model_dump_json()
 
 
-SCENARIO_HASH = {Scenario: _scenario_key}
+SCENARIO_HASH: dict[str | type[Any], Callable[[Any], Any]] = {Scenario: _scenario_key}
 
 
 class DrawnChart(BaseFigure):

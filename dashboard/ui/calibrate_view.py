@@ -93,7 +93,7 @@ def _hand_over(measured: dict[str, calibrate.Measured], plan: Scenario | None,
         scenario, applied = calibrate.scenario_from(measured, plan or default_scenario(), use_thin)
         state.pop(plan_state.CARRIED, None)
     items = {key: item for key, m in applied.items() if (item := as_provenance(m)) is not None}
-    state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
+    plan_state.hand_over(scenario)
     state[plan_state.BASELINE] = plan
     state[plan_state.MEASURED_HANDED] = (items, period)
     state[GO_TO_PLAN] = plan_state.link_of(scenario, plan, items, period)

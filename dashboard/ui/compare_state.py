@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from dashboard.core.presets import presets
-from dashboard.core.scenario import Scenario, ScenarioError, default_scenario
+from dashboard.core.scenario import Scenario, ScenarioError
 from dashboard.core.scenario_bundle import read_bundle
 from dashboard.format import counted
 from dashboard.report.html import DEFAULT_APP_URL
@@ -39,11 +39,9 @@ BASELINE_OPTION = "▸ Plan page's baseline"
 
 
 def pinned_baseline() -> Scenario | None:
-    """The Plan page's pinned baseline: a Scenario or its JSON text in session state, None when none is pinned."""
-    value = st.session_state.get(plan_state.BASELINE)
-    if value is None or isinstance(value, Scenario):
-        return value
-    return Scenario.model_validate_json(value)
+    """The Plan page's pinned baseline, None when none is pinned."""
+    baseline: Scenario | None = st.session_state.get(plan_state.BASELINE)
+    return baseline
 
 
 def plan_options() -> dict[str, Scenario]:
@@ -96,8 +94,7 @@ def app_url() -> str:
 
 def plan_scenario() -> Scenario:
     """The scenario on the Plan page in this session (the default one before the Plan page has run)."""
-    text = st.session_state.get(plan_state.SCENARIO)
-    return default_scenario() if text is None else Scenario.model_validate_json(text)
+    return plan_state.current()
 
 
 def _say(kind: str, text: str) -> None:
@@ -220,6 +217,6 @@ def open_in_plan() -> None:
         _say("error", f"Not opened: {error}.")
         return
     plan_controls.load(scenario)
-    state[plan_state.SCENARIO] = plan_state.scenario_json(scenario)
+    plan_state.hand_over(scenario)
     state[plan_state.NOTICES] = [f"Opened “{name}” from the scenario store."]
     state[GO_TO_PLAN] = True

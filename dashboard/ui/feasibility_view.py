@@ -12,12 +12,13 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.core import catalogue, fix_choice, memory, shape
+from dashboard.core import catalogue, fix_choice, shape
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
 from dashboard.ui import layout_controls, plan_state
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
+from dashboard.validation.memory_validation import validation_note
 
 SHAPE_EXPANDER = "plan.shape"
 
@@ -114,7 +115,7 @@ def panel(scenario: Scenario, result: dict[str, Any]) -> None:
         _shape(scenario, invalid)
         chart, numbers = st.columns([3, 2])
         chart.plotly_chart(_figure(result["memory"], result["layout"]), width="stretch", key="plan.chart.memory")
-        chart.caption(markdown_text(memory.VALIDATION_NOTE))
+        chart.caption(markdown_text(validation_note()))
         with numbers:
             epochs = result["epochs"]
             bubble = catalogue.text("pipeline_bubble_fraction", result["pipeline_bubble_fraction"])

@@ -4,7 +4,6 @@ windows."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -14,6 +13,7 @@ import streamlit as st
 
 from dashboard import settings
 from dashboard.core import catalogue, work
+from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_keeps, retention_what_ifs
 from dashboard.figures import throughput, uncertainty
@@ -22,7 +22,7 @@ from dashboard.format import number, signed
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import NameTakenError, StoreError
 from dashboard.ui import compare_state, identity, plan_state
-from dashboard.ui.cache import chart, plan_result, range_chart, step_chart
+from dashboard.ui.cache import SCENARIO_HASH, chart, plan_result, range_chart, step_chart
 from dashboard.ui.plan_controls import CONTROLS, DRAWS, SEED
 from dashboard.ui.plan_tabs import CHART_TABS, PROGRAMME_TAB, TAB_KEYS
 from dashboard.ui.store_access import scenario_store
@@ -94,18 +94,17 @@ def _tst_what_if(scenario: Scenario) -> None:
 
 def _set_retention(key: str) -> None:
     state = st.session_state
-    data = json.loads(state[plan_state.SCENARIO])
     value = state[f"plan.what_if.{key}"]
-    data[key] = float(value) if key == "storage_retention_months" else int(value)
-    state[plan_state.SCENARIO] = json.dumps(data)
+    plan_state.hand_over(state[plan_state.PLAN].model_copy(
+        update={key: float(value) if key == "storage_retention_months" else int(value)}))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def _retention_effects(scenario_json: str) -> pd.DataFrame:
-    return retention_what_ifs(Scenario.model_validate_json(scenario_json))
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def _retention_effects(scenario: Scenario) -> pd.DataFrame:
+    return retention_what_ifs(scenario)
 
 
-def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
+def _retention_what_if(scenario: Scenario, result: PlanResult) -> None:
     """Retention settings beside the storage chart, and what each nearby change would do to the total."""
     state = st.session_state
     row = st.container(horizontal=True)
@@ -115,7 +114,7 @@ def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
         state[what_if] = value
         row.number_input(label, min_value=low, max_value=max(high, value), step=step, format=fmt, key=what_if,
                          on_change=_set_retention, args=(key,))
-    effects = _retention_effects(scenario.model_dump_json(by_alias=True))
+    effects = _retention_effects(scenario)
     kept = (f"{number(result['storage_retention_usd'], '$')} of it for keeping "
             f"{number(result['storage_retained_gb'], 'GB')} {retention_keeps(scenario, result['wall_clock_days'] * 24)}"
             if scenario.storage_retention_months else "nothing kept after training")
@@ -189,7 +188,7 @@ def _chart(name: str, scenario: Scenario) -> None:
         _retention_what_if(scenario, plan_result(scenario))
 
 
-def _step_caption(result: dict[str, Any]) -> None:
+def _step_caption(result: PlanResult) -> None:
     """Under "Where the step goes": how far to trust it (predicted ± band, inside the validated region or not) and
     how to read the curve."""
     rates = result["throughput"]
@@ -229,7 +228,7 @@ def _saved(state: Any, name: str) -> None:
 def _save(name: str, *, overwrite: bool) -> bool:
     """Save the Plan's scenario under `name`; on a store error, say why. True when it was saved."""
     state = st.session_state
-    scenario = Scenario.model_validate_json(state[plan_state.SCENARIO])
+    scenario: Scenario = state[plan_state.PLAN]
     if name != scenario.name:
         scenario = scenario.model_copy(update={"name": name})
     try:
@@ -250,7 +249,7 @@ def save_for_comparison() -> None:
     is already saved is offered for overwriting, or for saving as "name (2)", right under the button."""
     state = st.session_state
     state.pop(SAVE_CONFLICT, None)
-    _save(Scenario.model_validate_json(state[plan_state.SCENARIO]).name, overwrite=False)
+    _save(state[plan_state.PLAN].name, overwrite=False)
 
 
 def overwrite_saved() -> None:

@@ -5,14 +5,13 @@ baseline (or None). Each rerun, `update` reads the widgets (their state lives in
 into the scenario before any widget is drawn: every control whose value fits is applied, and a control whose
 value does not fit is left out and listed in `"plan.invalid"` with the reason, so one bad value never freezes
 the others (a programme stage's fields are tried one at a time, `dashboard.ui.programme_controls.read`). Until
-the user types a name, the name follows the inputs. `"plan.scenario_json"` mirrors the plan
-as JSON text for the other pages (Compare, Retrospective), which read it and may write it ("open in Plan").
+the user types a name, the name follows the inputs. Other pages (Compare, Retrospective) read the plan with
+`current` and hand the Plan page a scenario with `hand_over` ("open in Plan"); `start` takes it on the next run.
 Callbacks here run before the page script, so they may set widget values.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -39,7 +38,7 @@ from dashboard.ui import plan_controls as controls
 from dashboard.ui import plan_tabs, programme_controls
 
 PLAN = "plan.scenario"
-SCENARIO = "plan.scenario_json"  # the plan as JSON text, for other pages
+HANDED = "plan.handed"  # a Scenario another page hands the Plan page (`hand_over`), taken by `start`
 BASELINE = "plan.baseline"
 ORIGIN = "plan.origin"  # the scenario as last loaded (default, link, preset, file): names follow edits of it
 NAMED = "plan.named"  # the user typed the name: it no longer follows the inputs
@@ -49,7 +48,6 @@ WRITTEN_MAX = 64
 INVALID = "plan.invalid"  # control key → why its value was not applied
 UNDO = "plan.undo"  # the plan before the last preset, for its undo button
 OFFER_PIN = "plan.offer_pin"  # the plan before a file or "open in Plan", offered as the baseline
-EXPORTED = "plan.exported"  # the JSON text last written to SCENARIO, to notice another page's write
 NOTICES = "plan.notices"
 UPLOAD_ERROR = "plan.upload_error"
 PRESET = "plan.preset"
@@ -64,8 +62,20 @@ EDITED_PATTERN = r" \(edited(: .*)?\)$"
 NAME_LINK_KEY = "name"
 
 
-def scenario_json(scenario: Scenario) -> str:
-    return json.dumps(scenario.to_json_dict())
+def current() -> Scenario:
+    """The plan in this session, for other pages: one handed over and not yet opened, else the Plan page's, else the
+    default (before the Plan page has run)."""
+    state = st.session_state
+    for key in (HANDED, PLAN):
+        if (scenario := state.get(key)) is not None:
+            return scenario
+    return default_scenario()
+
+
+def hand_over(scenario: Scenario) -> None:
+    """Make `scenario` the plan the Plan page opens on its next run (as "Opened …", the previous plan offered as the
+    baseline)."""
+    st.session_state[HANDED] = scenario
 
 
 NAME_MAX_CHARS = 120  # the scenario file's and the store's limit
@@ -263,19 +273,6 @@ def follow_name(origin: Scenario, scenario: Scenario, *, source: bool = False) -
     return _listed(f"{base} (edited: ", name_differences(origin, scenario), ")")
 
 
-def _as_scenario(value: Any) -> Scenario | None:
-    """A scenario from session state: an object, or JSON text another page left there."""
-    if value is None or isinstance(value, Scenario):
-        return value
-    return Scenario.model_validate_json(value)
-
-
-def _set_plan(scenario: Scenario) -> None:
-    state = st.session_state
-    state[PLAN] = scenario
-    state[SCENARIO] = state[EXPORTED] = scenario_json(scenario)
-
-
 def _load(scenario: Scenario, notice: str, *, offer_pin: bool = False, undo: bool = False,
           source: bool = False) -> None:
     """Make `scenario` the plan and set every widget from it; keep the previous plan for undo or as a baseline."""
@@ -284,7 +281,7 @@ def _load(scenario: Scenario, notice: str, *, offer_pin: bool = False, undo: boo
     state[UNDO] = previous if undo else None
     state[OFFER_PIN] = previous if offer_pin and previous is not None and not _same_inputs(previous, scenario) else None
     controls.load(scenario)
-    _set_plan(scenario)
+    st.session_state[PLAN] = scenario
     state[ORIGIN] = scenario
     state[SOURCE] = source
     state[NAMED] = False
@@ -298,7 +295,7 @@ def start() -> None:
     state = st.session_state
     state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
     state.setdefault(controls.SEED, DEFAULT_SEED)
-    handed_measured = state.pop(MEASURED_HANDED, None) or ({}, None)
+    handed_measured: tuple[dict[str, Any], Any] = state.pop(MEASURED_HANDED, None) or ({}, None)
     if PLAN not in state:
         params = {key: st.query_params.get_all(key) for key in st.query_params}
         tab_values = params.pop(plan_tabs.TABS_PARAM, [])
@@ -307,13 +304,13 @@ def start() -> None:
         tab_warnings = plan_tabs.tabs_from_link(tab_value)
         measured_params = {key: params.pop(key) for key in list(params) if key.startswith(provenance.PREFIX)}
         link = scenario_from_query(params)
-        handed = state.get(SCENARIO)
+        handed: Scenario | None = state.pop(HANDED, None)
         measured_warnings: list[str] = []
         if handed is None:
             state[MEASURED], state[MEASURED_PERIOD], measured_warnings = provenance.from_link(measured_params)
         else:  # a hand-off brings its own measured inputs, or none
             state[MEASURED], state[MEASURED_PERIOD] = handed_measured
-        scenario = link.scenario if handed is None else Scenario.model_validate_json(handed)
+        scenario = link.scenario if handed is None else handed
         pinned = any(key.startswith(BASELINE_PREFIX) for key in params)
         refusal = work.plan_refusal(scenario, link.baseline if pinned else None,
                                     settings.limit(settings.RERUN_MAX_ROWS), settings.RERUN_MAX_ROWS)
@@ -321,20 +318,19 @@ def start() -> None:
             link.warnings.append(f"{'Link' if handed is None else 'Opened plan'}: ignored programme: {refusal}")
             scenario = scenario.model_copy(update={"programme": ()})
         controls.load(scenario)
-        _set_plan(scenario)
+        st.session_state[PLAN] = scenario
         state[ORIGIN] = scenario
         state[SOURCE] = handed is not None
         state[NAMED] = False
         state[INVALID] = {}
-        state[BASELINE] = link.baseline if pinned else _as_scenario(state.get(BASELINE))
+        state[BASELINE] = link.baseline if pinned else state.get(BASELINE)
         state[NOTICES] = link.warnings + tab_warnings + measured_warnings
-    elif state.get(SCENARIO) != state.get(EXPORTED):
-        handed = Scenario.model_validate_json(state[SCENARIO])
-        _load(handed, f"Opened “{handed.name}”.", offer_pin=True, source=True)
+    elif (opened := state.pop(HANDED, None)) is not None:
+        _load(opened, f"Opened “{opened.name}”.", offer_pin=True, source=True)
         state[MEASURED], state[MEASURED_PERIOD] = handed_measured
     elif controls.MOE_TOGGLE not in state:
         controls.load(state[PLAN])
-    state[BASELINE] = _as_scenario(state.get(BASELINE))
+    state.setdefault(BASELINE, None)
 
 
 def update() -> Scenario:
@@ -377,7 +373,7 @@ def update() -> Scenario:
     if name != scenario.name:
         scenario = scenario.model_copy(update={"name": name})
     if scenario != plan:
-        _set_plan(scenario)
+        st.session_state[PLAN] = scenario
     state[INVALID] = invalid
     return scenario
 
@@ -424,7 +420,7 @@ def apply_changes(label: str, changes: dict[str, Any]) -> None:
         state[NOTICES] = [f"Not applied: {label}: {error}."]
         return
     controls.load(scenario)
-    _set_plan(scenario)
+    st.session_state[PLAN] = scenario
     state[UNDO] = previous
     state[OFFER_PIN] = None
     state[NOTICES] = [f"Applied: {label}."]

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from dashboard import settings
 from dashboard.ingest.schema import ImportReport, issues_frame
 from dashboard.ingest.stream import SampledReport
-from dashboard.workspace.writer import PARTITION, SCHEMA, to_frame
+from dashboard.workspace.writer import PARTITION, to_frame
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 METADATA = "dataset.json"
@@ -278,16 +278,3 @@ def batches(name: str, batch_rows: int, at: Path | None = None) -> Iterator[pd.D
     for part in sorted(usage_folder(name, at).rglob("*.parquet")):
         for batch in pq.ParquetFile(part).iter_batches(batch_size=batch_rows):
             yield to_frame(pa.Table.from_batches([batch]))
-
-
-def read_frame(name: str, max_rows: int, at: Path | None = None) -> pd.DataFrame:
-    """Dataset ``name`` as a canonical pandas frame, refused with a DatasetError above ``max_rows`` rows."""
-    at = _at(name, at)
-    info = metadata(name, at)
-    if info.rows > max_rows:
-        raise DatasetError(f"The dataset {name} holds {info.rows:,} rows, more than the {max_rows:,} read into "
-                           "memory here; its figures are computed where it lies.")
-    parts = sorted(usage_folder(name, at).rglob("*.parquet"))
-    if not parts:
-        return to_frame(SCHEMA.empty_table())
-    return to_frame(pq.read_table([str(p) for p in parts], partitioning=None))

@@ -12,12 +12,13 @@ from app_fixtures import APP, TIMEOUT_S
 from shown_text import shown
 from streamlit.testing.v1 import AppTest
 
-from dashboard.core import fix_choice, memory, shape
+from dashboard.core import fix_choice, shape
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_to_query
 from dashboard.ui.feasibility_view import SHAPE_EXPANDER, shape_text
 from dashboard.ui.layout_controls import AUTO, GROUP_KEY, SHAPE_CONTROLS
 from dashboard.ui.plan_controls import widget_values
+from dashboard.validation.memory_validation import validation_note
 
 
 def _widget(at, key):
@@ -118,7 +119,7 @@ def test_each_control_sets_its_key_and_round_trips_through_the_link_and_a_saved_
     # A saved scenario (its JSON, as the store and the download keep it) opens the same plan.
     saved = Scenario.model_validate_json(json.dumps(plan.to_json_dict()))
     opened = AppTest.from_file(str(APP), default_timeout=TIMEOUT_S)
-    opened.session_state["plan.scenario_json"] = json.dumps(saved.to_json_dict())  # as "Open in Plan" leaves it
+    opened.session_state["plan.handed"] = saved  # as "Open in Plan" leaves it
     opened = _open(opened)
     assert not opened.exception
     assert getattr(opened.session_state["plan.scenario"], key) == value
@@ -204,7 +205,7 @@ def test_a_given_depth_and_width_read_as_given_with_the_rest_from_the_size(app):
 
 def test_the_memory_bar_has_the_validation_note(app):
     at = app.run()
-    assert any(shown(c.value) == memory.VALIDATION_NOTE for c in at.caption)
+    assert any(shown(c.value) == validation_note() for c in at.caption)
 
 
 # 70B on 64 H100 with nothing sharded (TP 1 · PP 1 · ZeRO-0): 1,120 GB of model states per GPU.

@@ -533,7 +533,7 @@ def test_opening_a_stored_scenario_offers_to_pin_the_previous_plan(app):
     at = _enter_mfu(app.run())
     _widget(at, "w.mfu").set_value(30.0)
     at.run()
-    at.session_state["plan.scenario_json"] = json.dumps(Scenario(name="Option B", gpu_count=1024).to_json_dict())
+    at.session_state["plan.handed"] = Scenario(name="Option B", gpu_count=1024)
     at.run()  # as the Compare page's "Open in Plan" leaves it
     assert at.text_input(key="w.name").value == "Option B"
     next(b for b in at.button if b.label == "Pin the previous plan as baseline").click().run()

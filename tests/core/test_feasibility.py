@@ -7,9 +7,9 @@ import pytest
 from bare_plan import COMPUTE_ONLY
 
 from dashboard import format as fmt
-from dashboard.core import batch, data_supply, feasibility, memory, mfu_reference, shape
+from dashboard.core import batch, data_supply, engine, memory, memory_fixes, mfu_reference, shape
 from dashboard.core.engine import scenario_outputs
-from dashboard.core.feasibility import proposed_layout
+from dashboard.core.memory_fixes import proposed_layout
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 
@@ -213,7 +213,7 @@ def test_without_a_step_time_the_proposal_is_tp_within_a_node_first():
                                 "virtual_pipeline_stages": 1}
     assert result["layout_proposed"] and result["throughput"]["step_time_s"] is None
     assert any(note.startswith("layout proposed by the planner") for note in result["feasibility_notes"])
-    assert proposed_layout(scenario)["tensor_parallel"] == 8
+    assert proposed_layout(scenario, engine.evaluate)["tensor_parallel"] == 8
 
 
 def test_with_a_step_time_the_proposal_is_the_fastest_that_fits_and_says_so():
@@ -384,7 +384,7 @@ def test_fixes_are_priced_and_the_free_ones_come_first():
     # (4·s·V / TP = 0.49 GiB), freed before it.
     scenario = Scenario(**PUBLISHED["llama3-405b-8192"] | {"attention": "eager", "tokens": 15.6e12, **BARE})
     assert not scenario_outputs(scenario)["feasible"]
-    fixes = feasibility.fixes(scenario)
+    fixes = memory_fixes.fixes(scenario, engine.evaluate)
     labels = [fix.label for fix in fixes if fix.fits]
     assert labels[0] == "fused (flash) attention"
     free, full = fixes[0], next(fix for fix in fixes if fix.label == "full activation recompute")
@@ -410,19 +410,19 @@ def test_fixes_are_priced_and_the_free_ones_come_first():
 
 
 def test_more_gpus_say_how_many_and_their_price():
-    fixes = feasibility.fixes(Scenario(total_params=175e9, gpu_type="A100", gpu_count=8))
+    fixes = memory_fixes.fixes(Scenario(total_params=175e9, gpu_type="A100", gpu_count=8), engine.evaluate)
     more = next(fix for fix in fixes if "gpu_count" in fix.changes)
     assert more.fits and more.changes == {"gpu_count": 64} and more.cost_text.startswith("+56 GPUs, ")
 
 
 def test_a_plan_that_fits_needs_no_fix():
-    assert feasibility.fixes(Scenario()) == []
+    assert memory_fixes.fixes(Scenario(), engine.evaluate) == []
 
 
 def test_a_custom_gpu_without_its_memory_is_not_feasible():
     result = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4))
     assert result["memory"]["gpu_memory_gb"] is None and not result["feasible"]
     assert result["feasibility_problems"][0].startswith("the custom GPU's memory is not given")
-    assert feasibility.fixes(Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4)) == []
+    assert memory_fixes.fixes(Scenario(gpu_type="custom", peak_tflops=500.0, mfu=0.4), engine.evaluate) == []
     given = scenario_outputs(Scenario(gpu_type="custom", peak_tflops=500.0, gpu_memory_gb=80.0, mfu=0.4))
     assert given["feasible"] and given["memory"]["gpu_memory_gb"] == 80.0

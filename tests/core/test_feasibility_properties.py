@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dashboard.core import feasibility, layout, memory
+from dashboard.core import engine, feasibility, layout, memory, memory_fixes
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
 
@@ -76,7 +76,7 @@ STUCK_PLANS = st.fixed_dictionaries({
 def test_a_fix_the_panel_proposes_applied_makes_the_plan_fit(spec):
     scenario = Scenario(**spec)
     assume(not scenario_outputs(scenario)["feasible"])
-    fixes = feasibility.fixes(scenario)
+    fixes = memory_fixes.fixes(scenario, engine.evaluate)
     fitting = [fix for fix in fixes if fix.fits]
     assert fixes[:len(fitting)] == fitting  # fitting fixes first
     for fix in fitting:

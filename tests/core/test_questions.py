@@ -4,7 +4,7 @@ import pytest
 
 from dashboard.core import scaling
 from dashboard.core.engine import scenario_outputs
-from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss, plan_loss
+from dashboard.core.questions import optimal_for_budget, optimal_for_target_loss
 from dashboard.core.scenario import Scenario
 
 
@@ -58,6 +58,5 @@ def test_unreachable_target_names_the_irreducible_loss(fit, floor):
 
 
 def test_plan_loss_is_the_fit_at_the_plan():
-    assert plan_loss(Scenario(total_params=70e9, tokens=1.4e12, scaling_fit="hoffmann2022")) == pytest.approx(
-        1.937, abs=1e-3
-    )
+    plan = Scenario(total_params=70e9, tokens=1.4e12, scaling_fit="hoffmann2022")
+    assert scenario_outputs(plan)["predicted_loss"] == pytest.approx(1.937, abs=1e-3)

@@ -11,10 +11,11 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 import streamlit  # noqa: F401  (the trap: importing streamlit makes its placeholder template the default)
+from plotly.basedatatypes import BaseTraceType
 
 from dashboard.core.presets import presets
 from dashboard.report.html import DEFAULT_APP_URL
-from dashboard.report.theme import COLORWAY, trace_colours
+from dashboard.report.theme import COLORWAY, LINE_TRACES, WATERFALL_COLOURS
 from dashboard.ui import compare_cache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,6 +40,18 @@ def plotly_figures(document: str) -> list[go.Figure]:
 def app_report() -> str:
     assert pio.templates.default == "streamlit", "the test must run where streamlit's template is the default"
     return compare_cache.report_html(tuple(SCENARIOS), "", DEFAULT_APP_URL)
+
+
+def trace_colours(trace: BaseTraceType) -> list[object]:
+    """The colour attributes that decide how a trace is drawn (each must be set)."""
+    if trace.type == "waterfall":
+        return [trace[part].marker.color for part in WATERFALL_COLOURS]
+    if trace.type in LINE_TRACES:
+        colours = [trace.line.color, trace.marker.color]
+        if trace.fill not in (None, "none") or trace.stackgroup:
+            colours.append(trace.fillcolor)
+        return colours
+    return [trace.marker.color]
 
 
 def test_the_app_process_really_has_the_placeholder_template():

@@ -1,6 +1,7 @@
 """Budgets apply to the view they were set for, and a forecast is drawn only when the data stop before the period."""
 
 from datetime import date
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -60,3 +61,22 @@ def test_the_data_end_is_the_last_day_any_row_touches():
     usage = pd.DataFrame({"period_start": pd.to_datetime(["2025-06-01", "2025-06-20"], utc=True),
                           "period_end": pd.to_datetime(["2025-07-01", "2025-06-21"], utc=True)})
     assert spend.data_end(usage) == date(2025, 6, 30)
+
+
+def test_the_forecast_window_is_fourteen_days_and_the_method_page_says_so():
+    # 16 days at $100, then 14 at $10 (1 to 30 June), quarter ending 2 July: with the default window the run rate is
+    # the last 14 days' $10 and their spread 0, so 1 July is 1,600 + 140 + 10 = $1,750 and 2 July $1,760, no band.
+    # A 15-day window would give (100 + 14 · 10) / 15 = $16 a day; a 13-day one the same $10 (so 14 vs 15 is pinned
+    # here and 13 vs 14 below, by a series whose 14th-last day differs).
+    days = pd.date_range("2025-06-01", "2025-06-30", freq="D", tz="UTC")
+    frame = spend.cumulative_with_forecast(pd.Series([100.0] * 16 + [10.0] * 14, index=days), date(2025, 7, 2))
+    ahead = frame.dropna(subset=["forecast"]).set_index("day")
+    assert list(ahead["forecast"]) == pytest.approx([1_740.0, 1_750.0, 1_760.0])
+    assert list(ahead["forecast_high"] - ahead["forecast_low"]) == pytest.approx([0.0, 0.0, 0.0])
+    # The 14th-last day at $38 instead of $10: 14 days average (38 + 13 · 10) / 14 = $12; 13 days would say $10.
+    values = [100.0] * 16 + [38.0] + [10.0] * 13
+    frame = spend.cumulative_with_forecast(pd.Series(values, index=days), date(2025, 7, 1))
+    assert frame["forecast"].iloc[-1] == pytest.approx(sum(values) + 12.0)
+    assert spend.FORECAST_WINDOW_DAYS == 14
+    method = (Path(__file__).resolve().parents[2] / "docs" / "method.md").read_text(encoding="utf-8")
+    assert f"mean daily spend of the last {spend.FORECAST_WINDOW_DAYS} calendar days" in method

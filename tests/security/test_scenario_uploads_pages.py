@@ -24,11 +24,11 @@ def _errors(at) -> list[str]:
 @pytest.mark.parametrize(("text", "message"), HOSTILE.values(), ids=list(HOSTILE))
 def test_the_plan_upload_refuses_it_and_keeps_the_scenario(app, text, message):
     at = app.run()
-    before = at.session_state["plan.scenario_json"]
+    before = at.session_state["plan.scenario"]
     at.sidebar.file_uploader(key="plan.upload").set_value(("plan.json", text.encode(), "application/json")).run()
     assert not at.exception
     assert any(error.startswith("plan.json was not loaded: ") and message in error for error in _errors(at))
-    assert at.session_state["plan.scenario_json"] == before
+    assert at.session_state["plan.scenario"] == before
 
 
 @pytest.mark.parametrize(("text", "message"), HOSTILE.values(), ids=list(HOSTILE))

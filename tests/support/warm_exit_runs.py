@@ -65,7 +65,7 @@ for run in range(runs):
             for thread in threading.enumerate():
                 if thread.name == "planner-start-up":
                     amid_queries(thread, run % 8 + 1)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             traceback.print_exc()
             status = 3
         sys.exit(status)

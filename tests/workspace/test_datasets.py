@@ -6,6 +6,7 @@ from pathlib import Path
 import ibis
 import pandas as pd
 import pytest
+from dataset_frame import dataset_frame
 
 from dashboard import settings
 from dashboard.ingest import import_path
@@ -85,7 +86,7 @@ def test_the_dataset_holds_the_imported_rows(workspace, stream_min_bytes):
     info = import_to_workspace(SAMPLES / "gcp_sample.csv", "gcp", batch_rows=100, stream_min_bytes=stream_min_bytes)
     assert info.streamed is (stream_min_bytes == 0)
     usage, _ = import_path(SAMPLES / "gcp_sample.csv")
-    frame = datasets.read_frame("gcp", 1_000).sort_values("source_row", ignore_index=True)
+    frame = dataset_frame("gcp").sort_values("source_row", ignore_index=True)
     pd.testing.assert_frame_equal(frame, usage)
     table = datasets.open_table(ibis.duckdb.connect(), "gcp")
     assert "month" not in table.columns
@@ -129,7 +130,7 @@ def test_a_file_the_stream_cannot_read_falls_back_to_the_in_memory_import(worksp
     assert info.streamed is False
     usage, _ = import_path(path)
     assert usage["source_row"].tolist()[:2] == [2, 4]
-    pd.testing.assert_frame_equal(datasets.read_frame("blank", 1_000).sort_values("source_row", ignore_index=True),
+    pd.testing.assert_frame_equal(dataset_frame("blank").sort_values("source_row", ignore_index=True),
                                   usage)
 
 
@@ -140,9 +141,3 @@ def test_damaged_or_missing_metadata_is_a_message(workspace):
         datasets.metadata("d")
     with pytest.raises(DatasetError, match="There is no dataset nope"):
         datasets.metadata("nope")
-
-
-def test_a_large_dataset_is_not_read_into_memory(workspace):
-    import_to_workspace(SAMPLES / "focus_sample.csv", "big")
-    with pytest.raises(DatasetError, match="242 rows, more than the 100"):
-        datasets.read_frame("big", 100)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from dataset_frame import dataset_frame
 
 from bench.ingest_bench import write_focus_csv
 from dashboard import settings
@@ -59,7 +60,7 @@ def test_concurrent_reads_each_see_one_version_while_it_is_replaced(workspace):
         parts = sorted(datasets.usage_folder("shared", at).rglob("*.parquet"))
         rows = sum(pq.read_metadata(part).num_rows for part in parts)  # every file of the version, cheaply
         if number % 50 == 0:  # now and then the rows themselves, and the report
-            rows = len(datasets.read_frame("shared", 10_000, at))
+            rows = len(dataset_frame("shared", at))
             assert datasets.report("shared", at).rows_read == rows
         return info.source, info.build, rows, info.report["rows_read"]
 
@@ -123,7 +124,7 @@ def test_a_full_disk_leaves_the_workspace_as_it_was(workspace, monkeypatch, wher
             assert imports.no_space(raised.value)
             assert _tree(workspace) == before
     assert datasets.metadata("kept").source == "focus_sample.csv"
-    assert len(datasets.read_frame("kept", 1_000)) == 242
+    assert len(dataset_frame("kept")) == 242
 
 
 def _mount_tmpfs(folder: Path) -> bool:
@@ -152,7 +153,7 @@ def test_a_really_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
             import_to_workspace(big, "kept", replace=True)
         assert raised.value.errno == errno.ENOSPC
         assert _tree(folder) == before
-        assert len(datasets.read_frame("kept", 1_000)) == 242
+        assert len(dataset_frame("kept")) == 242
     finally:
         subprocess.run(["umount", str(folder)], check=False)
 
@@ -205,7 +206,7 @@ def test_a_dataset_written_before_versions_is_read_and_replaced(workspace):
     link = workspace / "old"
     link.unlink()
     (workspace / datasets.VERSIONS / info.build).rename(link)  # the plain folder an older import wrote
-    assert datasets.names() == ["old"] and len(datasets.read_frame("old", 1_000)) == 242
+    assert datasets.names() == ["old"] and len(dataset_frame("old")) == 242
     with pytest.raises(DatasetExists):
         import_to_workspace(SAMPLES / "gcp_sample.csv", "old")
     new = import_to_workspace(SAMPLES / "gcp_sample.csv", "old", replace=True)

@@ -1,5 +1,5 @@
 """The memory model (`dashboard.core.memory`) against published figures, and the script that writes
-docs/memory-validation.md: `python -m dashboard.core.memory_validation [--check]`.
+docs/memory-validation.md: `python -m dashboard.validation.memory_validation [--check]`.
 
 The checks, each case with the planner's figure, the published one and the error:
 
@@ -361,7 +361,7 @@ def document(rows: list[dict[str, str]] | None) -> str:
     lines = [
         "# Memory model: validation",
         "",
-        "Written by `python -m dashboard.core.memory_validation` from `dashboard/core/memory.py`; do not edit by "
+        "Written by `python -m dashboard.validation.memory_validation` from `dashboard/core/memory.py`; do not edit by "
         "hand. GB are 2³⁰ bytes (GiB), as GPU memory is sold and as Korthikanti et al. report it. The method is in "
         "`docs/method.md` (Memory per GPU).",
         "",

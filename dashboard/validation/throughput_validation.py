@@ -1,5 +1,5 @@
 """The step-time model (`dashboard.core.step_time`) against measured runs, and the script that writes
-docs/throughput-validation.md: `python -m dashboard.core.throughput_validation [--check | --fit]`.
+docs/throughput-validation.md: `python -m dashboard.validation.throughput_validation [--check | --fit]`.
 
 Every row of `../shared/reference/measured-runs.csv` (papers, A100) and `measured-runs-2.csv` (framework READMEs,
 A100 / H100 / H200, Megatron-Core, FSDP, HSDP, FP8) with a complete configuration (shape, layout, micro-batch,
@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from dashboard.core import batch, feasibility, memory_validation, step_time
+from dashboard.core import batch, feasibility, step_time
 from dashboard.core.engine import scenario_outputs
 from dashboard.core.hardware import catalogue
 from dashboard.core.layout import given_step_inputs
 from dashboard.core.scenario import Scenario, ScenarioError
 from dashboard.format import number
+from dashboard.validation import memory_validation
 
 DOC = memory_validation.ROOT / "docs" / "throughput-validation.md"
 RUN_FILES = (memory_validation.MEASURED_RUNS_CSV, memory_validation.MEASURED_RUNS_2_CSV)
@@ -236,8 +237,9 @@ def document(rows: list[dict[str, str]] | None) -> str:
     lines = [
         "# Step time and MFU: validation",
         "",
-        "Written by `python -m dashboard.core.throughput_validation` from `dashboard/core/step_time.py`; do not edit "
-        "by hand. The method is in `docs/method.md` (Step time and MFU). Error = predicted MFU / measured MFU − 1 "
+        "Written by `python -m dashboard.validation.throughput_validation` from `dashboard/core/step_time.py`; "
+        "do not edit by hand. The method is in `docs/method.md` (Step time and MFU). "
+        "Error = predicted MFU / measured MFU − 1 "
         "(= measured step time / predicted − 1; both count 6·N·tokens per step, so the FLOP convention cancels). "
         "In sample: the constants in `step_time.DEFAULT_FIT`, fitted on every row below. Held out (leave one "
         "source out): the constants refitted from their priors without the row's source family.",

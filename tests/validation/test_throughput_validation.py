@@ -1,4 +1,4 @@
-"""The step-time model against the measured runs (dashboard.core.throughput_validation): Korthikanti et al. 2022's
+"""The step-time model against the measured runs (dashboard.validation.throughput_validation): Korthikanti et al. 2022's
 Table 5 within 3.5 % on average and 8 % at worst (Calculon: 3.65 % / 8.87 %), each file's complete runs within 10 %
 on average (measured-runs-2.csv: no row beyond 30 %), the leave-one-source-out band per region, and the page
 written by the script."""
@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from measured_runs import MEASURED_RUNS, MEASURED_STEP
 
-from dashboard.core import memory_validation, step_time, throughput, throughput_validation
+from dashboard.core import step_time, throughput
+from dashboard.validation import memory_validation, throughput_validation
 
 # The copied rows with their measured step, MFU and cluster, as the shared file's columns name them.
 ROWS = [row | {"step_time_s": str(MEASURED_STEP[row["row_id"]][0]), "mfu_6nd": str(MEASURED_STEP[row["row_id"]][1]),
@@ -138,4 +139,4 @@ def test_leave_one_out_on_a_toy_table():
 
 def test_the_validation_page_is_written_by_the_script():
     _shared_rows()
-    assert throughput_validation.main(["--check"]) == 0, "run: python -m dashboard.core.throughput_validation"
+    assert throughput_validation.main(["--check"]) == 0, "run: python -m dashboard.validation.throughput_validation"
