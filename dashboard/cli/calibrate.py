@@ -125,14 +125,30 @@ def _print_table(measured: dict[str, Any], period: str, plan_name: str, use_thin
             print(f"{'':<{width}}  {'':<28}  note: {item.caveat}")
 
 
+def refit_line(fitted: Any, plan: Any) -> str:
+    """The refit in one line: the cluster's efficiency, what it rests on and, with a plan, its layout's MFU."""
+    from dashboard.core.refit import predict_layout
+
+    line = (f"refit: this cluster runs at {fitted.efficiency:.3g} × the throughput model's predicted MFU (over "
+            f"{len(fitted.rows)} jobs, mean error {100 * fitted.mean_error:.2g} %, worst "
+            f"{100 * fitted.worst_error:.2g} %; layout: the plan's)")
+    if plan is not None:
+        predicted = predict_layout(fitted, plan)
+        line += (f"; the plan's {predicted['layout']}: {100 * predicted['mfu']:.3g} % (the model alone "
+                 f"{100 * predicted['predicted_mfu']:.3g} %)")
+    return line
+
+
 def run(args: argparse.Namespace) -> int:
     """Measure, print, and write the calibrated scenario when asked; 2 with a one-line message on bad input."""
     from dashboard.cli.scenario_args import load_scenario
     from dashboard.core.provenance import KEYS
     from dashboard.core.scenario import ScenarioError
     from dashboard.ingest.schema import UnreadableFile
-    from dashboard.retro.calibrate import calibrate, calibration_period, scenario_from
+    from dashboard.retro.calibrate import calibrate, calibration_period, model_sizes, scenario_from
     from dashboard.retro.carry import as_json, banner, from_quarter
+    from dashboard.retro.refit_runs import as_json as refit_json
+    from dashboard.retro.refit_runs import jobs, refit_of
 
     unknown = [key for key in args.use_thin if key not in KEYS]
     if unknown:  # checked here, not by argparse: parsing any command must not load the plan model
@@ -146,13 +162,13 @@ def run(args: argparse.Namespace) -> int:
         if args.gpus_per_node is not None and not 1 <= args.gpus_per_node <= 1024:
             raise ValueError("--gpus-per-node must be 1 to 1,024")
         bill, runs, logged = _tables(args)
-        run_params = None if params is not None else logged  # --params overrides what the export logs
-        if params is None and args.plan is not None:
-            params = float(base.active)  # the plan that describes this run, for the jobs that log no size
+        run_params, params = model_sizes(logged, params, float(base.active) if args.plan is not None else None)
         measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
                              gpus_per_node=args.gpus_per_node or base.gpus_per_node,
                              gpu_type=base.gpu_type if args.plan is not None else None, run_params=run_params)
         period = calibration_period(bill, runs)
+        found = jobs(runs, measured["mfu"], base, run_params, params) if runs is not None else []
+        fitted = refit_of(found, base) if found else None
         carried = None
         if args.carry:
             if args.plan is None or bill is None:
@@ -173,10 +189,13 @@ def run(args: argparse.Namespace) -> int:
         written = {"path": args.write, "name": scenario.name, "applied": list(applied)}
     if args.json:
         print_json(result_json(measured, period, tuple(args.use_thin))
+                   | refit_json(found, fitted, base if args.plan is not None else None)
                    | ({"carried": as_json(carried)} if carried is not None else {})
                    | ({"written": written} if written else {}))
     else:
         _print_table(measured, period, base.name, tuple(args.use_thin))
+        if fitted is not None:
+            print(refit_line(fitted, base if args.plan is not None else None))
         if carried is not None:
             print(banner(carried))
             for part in carried.parts:

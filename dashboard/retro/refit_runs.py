@@ -1,0 +1,134 @@
+"""The jobs behind a measured MFU as runs the step-time model's efficiency is refitted on (`dashboard.core.refit`),
+and each job's model size with where it came from.
+
+Each job the MFU was measured on (`calibrate`'s `source_rows` of `mfu`) becomes one run: its GPU count
+(GPU-hours / the hours from its start to its end), its GPU type (the catalogue's, else the plan's), its model size
+(the one the export logs, else the given one: `calibrate.model_sizes`), its MFU by `calibrate.job_mfu`, and the
+plan's shape and layout (TP, PP, micro-batch; unset ones the planner proposes for the job's GPUs). Run exports
+log no layout today (the bundled W&B sample logs GPUs, `trainer.devices` × `trainer.num_nodes`, and the model
+size; Slurm logs GPUs), so every row says the layout is the plan's. A job of another size than the plan's (more
+than 5 % apart) is priced at the shape nearest its size (`dashboard.core.shape`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dashboard.core import refit
+from dashboard.core.hardware import catalogue, resolve_gpu_type
+from dashboard.core.scenario import Scenario, ScenarioError
+from dashboard.core.shape import SHAPE_KEYS
+from dashboard.ingest.gpus import gpu_name
+from dashboard.query import tables
+from dashboard.retro.calibrate import Measured, job_mfu, rows_behind
+from dashboard.retro.units import catalogue_peak_tflops
+
+SAME_SIZE = 0.05  # a job within 5 % of the plan's size is the plan's model
+LAYOUT_SOURCE = "the plan's (the run export logs no TP / PP / micro-batch): unset ones proposed for the job's GPUs"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job behind the measured MFU: its size and where it came from, its GPUs and its MFU."""
+
+    run_id: str
+    source_line: int
+    gpus: int
+    gpu_type: str
+    model_params: float
+    size_from: str  # "logged" (the run export) or "given" (--params, the plan's)
+    mfu: float
+
+
+def _catalogue_type(value: object, fallback: str) -> str:
+    for name in (value, gpu_name(value)):
+        if isinstance(name, str):
+            try:
+                key = resolve_gpu_type(name)
+            except ValueError:
+                continue
+            if key in catalogue():
+                return key
+    return fallback
+
+
+def jobs(runs: Any, mfu: Measured, base: Scenario, run_params: Mapping[int, float] | None = None,
+         model_params: float | None = None) -> list[Job]:
+    """The jobs the measured MFU rests on (module docstring), in source order; none when it was not measured."""
+    if mfu.value is None or not mfu.source_rows:
+        return []
+    rows = rows_behind(tables.table_of(runs), mfu)
+    hours = (pd.to_datetime(rows["period_end"]) - pd.to_datetime(rows["period_start"])).dt.total_seconds() / 3600
+    found = []
+    for row, span_h in zip(rows.itertuples(index=False), hours, strict=True):
+        line = int(row.source_row)
+        logged = (run_params or {}).get(line)
+        size = logged if logged is not None else model_params
+        gpu_type = _catalogue_type(row.gpu_type, base.gpu_type)
+        peak = catalogue_peak_tflops(row.gpu_type)
+        peak = peak if math.isfinite(peak) else catalogue_peak_tflops(base.gpu_type)
+        if size is None or not span_h > 0 or not math.isfinite(peak):
+            continue
+        value = float(job_mfu(np.array([row.gpu_hours], dtype=float), np.array([row.tokens], dtype=float),
+                              np.array([size], dtype=float), np.array([peak]))[0])
+        found.append(Job(str(row.run_id), line, max(1, round(float(row.gpu_hours) / span_h)), gpu_type,
+                         float(size), "logged" if logged is not None else "given", value))
+    return found
+
+
+def _scenario(job: Job, base: Scenario) -> Scenario | None:
+    """The plan as the job ran it: its GPUs and GPU type, its size (the nearest shape when not the plan's), the
+    plan's layout where it divides the job's GPUs, else proposed."""
+    update: dict[str, Any] = {"gpu_count": job.gpus, "gpu_type": job.gpu_type, "mfu": None, "peak_tflops": None,
+                              "mfu_measured": None, "mfu_measured_from": None, "programme": ()}
+    if abs(job.model_params / base.active - 1.0) > SAME_SIZE:
+        update |= {"total_params": job.model_params, "active_params": None, "n_experts": None,
+                   "experts_per_token": None} | {key: None for key in SHAPE_KEYS}
+    data = base.model_dump(by_alias=True) | update
+    for trial in (data, data | {"tensor_parallel": None, "pipeline_parallel": None}):
+        try:
+            return Scenario.model_validate(trial)
+        except ValueError:  # pydantic's ValidationError, or a rule across keys
+            continue
+    return None
+
+
+def refit_of(found: list[Job], base: Scenario) -> refit.Refit | None:
+    """The cluster's efficiency refitted on the jobs (`refit.refit`), each priced once per distinct scenario;
+    None without a job the model can price."""
+    cache: dict[str, dict[str, Any]] = {}
+
+    def predict(scenario: Scenario) -> dict[str, Any]:
+        key = scenario.model_dump_json()
+        if key not in cache:
+            cache[key] = refit.predicted(scenario)
+        return cache[key]
+
+    runs = [refit.MeasuredRun(f"{job.run_id} (line {job.source_line})", scenario, job.mfu)
+            for job in found if (scenario := _scenario(job, base)) is not None]
+    if not runs:
+        return None
+    try:
+        return refit.refit(runs, predict)
+    except (ValueError, ScenarioError):
+        return None
+
+
+def as_json(found: list[Job], fitted: refit.Refit | None, base: Scenario | None) -> dict[str, Any]:
+    """`calibrate --json`'s `model_sizes` (each job's size and where it came from) and `refit` (the efficiency,
+    its error, the rows it rests on, where the layout came from and, with a plan, the plan's layout predicted
+    with it)."""
+    sizes = [{"run_id": job.run_id, "source_line": job.source_line, "model_params": job.model_params,
+              "size_from": job.size_from, "gpus": job.gpus, "mfu": job.mfu} for job in found]
+    out: dict[str, Any] = {"model_sizes": sizes, "refit": None}
+    if fitted is not None:
+        out["refit"] = refit.as_json(fitted) | {"layout_source": LAYOUT_SOURCE}
+        if base is not None:
+            out["refit"]["plan"] = refit.predict_layout(fitted, base)
+    return out
