@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
     from dashboard.retro.calibrate import calibrate, calibration_period, model_sizes, scenario_from
     from dashboard.retro.carry import as_json, banner, from_quarter
     from dashboard.retro.refit_runs import as_json as refit_json
-    from dashboard.retro.refit_runs import jobs, refit_of
+    from dashboard.retro.refit_runs import beyond_anchor, jobs, refit_of
 
     unknown = [key for key in args.use_thin if key not in KEYS]
     if unknown:  # checked here, not by argparse: parsing any command must not load the plan model
@@ -182,6 +182,8 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         scenario, applied = ((carried.scenario, carried.applied) if carried is not None
                              else scenario_from(measured, base, use_thin=tuple(args.use_thin)))
+        if carried is None and "mfu" in applied:
+            scenario = beyond_anchor(scenario, found, fitted)  # a plan unlike every measured job: the refit's MFU
         try:
             Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as error:

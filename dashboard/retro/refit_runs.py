@@ -26,7 +26,7 @@ from dashboard.core.scenario import Scenario, ScenarioError
 from dashboard.core.shape import SHAPE_KEYS
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
-from dashboard.retro.calibrate import Measured, job_mfu, rows_behind
+from dashboard.retro.calibrate import Measured, job_mfu, measured_mfu, rows_behind
 from dashboard.retro.units import catalogue_peak_tflops
 
 SAME_SIZE = 0.05  # a job within 5 % of the plan's size is the plan's model
@@ -118,6 +118,30 @@ def refit_of(found: list[Job], base: Scenario) -> refit.Refit | None:
         return refit.refit(runs, predict)
     except (ValueError, ScenarioError):
         return None
+
+
+def anchored(found: list[Job], plan: Scenario) -> bool:
+    """Whether the plan runs as a measured job ran (the anchor): the same model size (within 5 %), GPU type and
+    GPU count; the plan's layout is the one the jobs are priced at."""
+    return any(job.gpus == plan.gpu_count and job.gpu_type == _catalogue_type(plan.gpu_type, "")
+               and abs(job.model_params / plan.active - 1.0) <= SAME_SIZE for job in found)
+
+
+def beyond_anchor(scenario: Scenario, found: list[Job], fitted: refit.Refit | None) -> Scenario:
+    """A calibrated plan that does not run as any measured job ran (``anchored``) with its MFU from the refit
+    instead: the efficiency × the model's prediction for the plan's layout, to three figures, recorded as the
+    team's measured MFU with what it rests on. A plan at the anchor, or without a refit, is returned as it is."""
+    if fitted is None or not found or anchored(found, scenario):
+        return scenario
+    predicted = refit.predict_layout(fitted, scenario)
+    value = float(f"{predicted['mfu']:.3g}")
+    basis = (f"refit: {fitted.efficiency:.3g} × the throughput model's {100 * predicted['predicted_mfu']:.3g} % for "
+             f"{predicted['layout']}, over {len(fitted.rows)} jobs measured on "
+             f"{', '.join(sorted({f'{job.gpus:,}' for job in found}))} GPUs")
+    try:
+        return scenario.model_validate(scenario.model_dump(by_alias=True) | measured_mfu(value, basis))
+    except ValueError:  # an MFU outside the scenario's bounds: the measured one stays
+        return scenario
 
 
 def as_json(found: list[Job], fitted: refit.Refit | None, base: Scenario | None) -> dict[str, Any]:

@@ -94,3 +94,30 @@ def test_no_measured_mfu_no_refit(tmp_path, capsys):
                  "--timezone", "UTC", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["model_sizes"] == [] and out["refit"] is None
+
+
+def test_a_plan_beyond_the_anchor_takes_the_refit_s_mfu(tmp_path, capsys):
+    """The sample's jobs ran on 64 GPUs; the same plan on 256 GPUs was never measured, so `--write` gives it the
+    cluster's efficiency × the model's prediction for 256 GPUs, recorded as measured; on 64 GPUs the measured
+    median stands."""
+    runs, report = import_path(SAMPLES / "wandb_sample.csv")
+    bill, _ = import_path(SAMPLES / "focus_sample.csv")
+    measured = calibrate(bill, runs, run_params=report.model_params, gpu_type=BASE.gpu_type)
+    found = refit_runs.jobs(runs, measured["mfu"], BASE, report.model_params)
+    efficiency = math.exp(sum(math.log(job.mfu / _model_mfu()) for job in found) / len(found))
+    wider = tmp_path / "plan256.json"
+    wider.write_text(json.dumps(BASE.model_copy(update={"gpu_count": 256}).to_json_dict()), encoding="utf-8")
+    written = {}
+    for name, plan in (("anchor", SAMPLE_PLAN), ("beyond", wider)):
+        out = tmp_path / f"{name}.json"
+        assert main(["calibrate", str(SAMPLES / "focus_sample.csv"), str(SAMPLES / "wandb_sample.csv"),
+                     "--plan", str(plan), "--write", str(out), "--json"]) == 0
+        capsys.readouterr()
+        written[name] = json.loads(out.read_text(encoding="utf-8"))
+    assert written["anchor"]["mfu"] == float(f"{measured['mfu'].value:.3g}")
+    assert written["anchor"]["mfu_measured_from"].startswith("measured over 16 jobs")
+    beyond = written["beyond"]
+    assert beyond["mfu"] == float(f"{efficiency * _model_mfu(gpu_count=256):.3g}") == beyond["mfu_measured"]
+    assert beyond["mfu_measured_from"].startswith("refit: ") and "on 64 GPUs" in beyond["mfu_measured_from"]
+    assert main(["estimate", str(tmp_path / "beyond.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["throughput"]["mfu_source"] == "measured"
