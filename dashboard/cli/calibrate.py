@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         scenario, applied = ((carried.scenario, carried.applied) if carried is not None
                              else scenario_from(measured, base, use_thin=tuple(args.use_thin)))
-        if carried is None and "mfu" in applied:
+        if carried is None and "mfu" in applied and args.plan is not None:
             scenario = beyond_anchor(scenario, found, fitted)  # a plan unlike every measured job: the refit's MFU
         try:
             Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
