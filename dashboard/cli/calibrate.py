@@ -61,16 +61,15 @@ def _import(path_text: str, format: str | None, timezone: str | None):
     if not path.exists():
         raise ValueError(f"{path_text}: no such file or folder")
     usage, report = import_path(path, format=format, options=ReadOptions(timezone=timezone))
-    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either", report.model_params
+    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either", report
 
 
 def _tables(args: argparse.Namespace):
-    """(bill, runs, the run export's logged model sizes by source row): each frame or None, sorted by what the
-    files are."""
+    """(bill, runs, the run export's import report or None): each frame or None, sorted by what the files are."""
     timezone = checked_timezone(args.timezone)
     first, first_kind, first_params = _import(args.bill, args.format, timezone)
     if args.run_export is None:
-        return (None, first, first_params) if first_kind == "runs" else (first, None, {})
+        return (None, first, first_params) if first_kind == "runs" else (first, None, None)
     second, second_kind, second_params = _import(args.run_export, args.run_format, timezone)
     if first_kind == "runs" and second_kind == "runs":
         raise ValueError(f"{args.bill} and {args.run_export} are both run exports: give a bill (FOCUS, AWS CUR, "
@@ -128,10 +127,11 @@ def _print_table(measured: dict[str, Any], period: str, plan_name: str, use_thin
 def refit_line(fitted: Any, plan: Any) -> str:
     """The refit in one line: the cluster's efficiency, what it rests on and, with a plan, its layout's MFU."""
     from dashboard.core.refit import predict_layout
+    from dashboard.retro.refit_runs import layout_source as refit_layout_source
 
     line = (f"refit: this cluster runs at {fitted.efficiency:.3g} × the throughput model's predicted MFU (over "
             f"{len(fitted.rows)} jobs, mean error {100 * fitted.mean_error:.2g} %, worst "
-            f"{100 * fitted.worst_error:.2g} %; layout: the plan's)")
+            f"{100 * fitted.worst_error:.2g} %; layout {refit_layout_source(fitted)})")
     if plan is not None:
         predicted = predict_layout(fitted, plan)
         line += (f"; the plan's {predicted['layout']}: {100 * predicted['mfu']:.3g} % (the model alone "
@@ -161,13 +161,14 @@ def run(args: argparse.Namespace) -> int:
         params = _positive(args.params, "--params")
         if args.gpus_per_node is not None and not 1 <= args.gpus_per_node <= 1024:
             raise ValueError("--gpus-per-node must be 1 to 1,024")
-        bill, runs, logged = _tables(args)
+        bill, runs, report = _tables(args)
+        logged, layouts = (report.model_params, report.run_layout) if report is not None else ({}, {})
         run_params, params = model_sizes(logged, params, float(base.active) if args.plan is not None else None)
         measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
                              gpus_per_node=args.gpus_per_node or base.gpus_per_node,
                              gpu_type=base.gpu_type if args.plan is not None else None, run_params=run_params)
         period = calibration_period(bill, runs)
-        found = jobs(runs, measured["mfu"], base, run_params, params) if runs is not None else []
+        found = jobs(runs, measured["mfu"], base, run_params, params, layouts) if runs is not None else []
         fitted = refit_of(found, base) if found else None
         carried = None
         if args.carry:

@@ -3,11 +3,12 @@ and each job's model size with where it came from.
 
 Each job the MFU was measured on (`calibrate`'s `source_rows` of `mfu`) becomes one run: its GPU count
 (GPU-hours / the hours from its start to its end), its GPU type (the catalogue's, else the plan's), its model size
-(the one the export logs, else the given one: `calibrate.model_sizes`), its MFU by `calibrate.job_mfu`, and the
-plan's shape and layout (TP, PP, micro-batch; unset ones the planner proposes for the job's GPUs). Run exports
-log no layout today (the bundled W&B sample logs GPUs, `trainer.devices` × `trainer.num_nodes`, and the model
-size; Slurm logs GPUs), so every row says the layout is the plan's. A job of another size than the plan's (more
-than 5 % apart) is priced at the shape nearest its size (`dashboard.core.shape`).
+(the one the export logs, else the given one: `calibrate.model_sizes`), its MFU by `calibrate.job_mfu`, the
+plan's shape, and the layout the job logs (TP, PP, micro-batch: the W&B reader's `ImportReport.run_layout`), else
+the plan's (unset TP / PP proposed for the job's GPUs). The bundled W&B sample logs GPUs (`trainer.devices` ×
+`trainer.num_nodes`) and the model size but no layout, Slurm only GPUs: their rows say the layout is the plan's. A
+job of another size than the plan's (more than 5 % apart) is priced at the shape nearest its size
+(`dashboard.core.shape`); a logged layout that does not fit the job's GPUs leaves the job out of the refit.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from dashboard.retro.calibrate import Measured, job_mfu, measured_mfu, rows_behi
 from dashboard.retro.units import catalogue_peak_tflops
 
 SAME_SIZE = 0.05  # a job within 5 % of the plan's size is the plan's model
-LAYOUT_SOURCE = "the plan's (the run export logs no TP / PP / micro-batch): unset ones proposed for the job's GPUs"
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class Job:
     model_params: float
     size_from: str  # "logged" (the run export) or "given" (--params, the plan's)
     mfu: float
+    layout: Mapping[str, int] | None = None  # TP, PP, micro-batch as the run export logs them (None: none logged)
 
 
 def _catalogue_type(value: object, fallback: str) -> str:
@@ -59,8 +60,10 @@ def _catalogue_type(value: object, fallback: str) -> str:
 
 
 def jobs(runs: Any, mfu: Measured, base: Scenario, run_params: Mapping[int, float] | None = None,
-         model_params: float | None = None) -> list[Job]:
-    """The jobs the measured MFU rests on (module docstring), in source order; none when it was not measured."""
+         model_params: float | None = None, run_layout: Mapping[int, Mapping[str, int]] | None = None
+         ) -> list[Job]:
+    """The jobs the measured MFU rests on (module docstring), in source order, each with the layout it logs
+    (``run_layout``: the reader's ``ImportReport.run_layout``); none when the MFU was not measured."""
     if mfu.value is None or not mfu.source_rows:
         return []
     rows = rows_behind(tables.table_of(runs), mfu)
@@ -78,19 +81,26 @@ def jobs(runs: Any, mfu: Measured, base: Scenario, run_params: Mapping[int, floa
         value = float(job_mfu(np.array([row.gpu_hours], dtype=float), np.array([row.tokens], dtype=float),
                               np.array([size], dtype=float), np.array([peak]))[0])
         found.append(Job(str(row.run_id), line, max(1, round(float(row.gpu_hours) / span_h)), gpu_type,
-                         float(size), "logged" if logged is not None else "given", value))
+                         float(size), "logged" if logged is not None else "given", value,
+                         (run_layout or {}).get(line) or None))
     return found
 
 
 def _scenario(job: Job, base: Scenario) -> Scenario | None:
     """The plan as the job ran it: its GPUs and GPU type, its size (the nearest shape when not the plan's), the
-    plan's layout where it divides the job's GPUs, else proposed."""
+    layout it logs (None when that does not fit its GPUs), else the plan's where it divides the job's GPUs, else
+    proposed."""
     update: dict[str, Any] = {"gpu_count": job.gpus, "gpu_type": job.gpu_type, "mfu": None, "peak_tflops": None,
                               "mfu_measured": None, "mfu_measured_from": None, "programme": ()}
     if abs(job.model_params / base.active - 1.0) > SAME_SIZE:
         update |= {"total_params": job.model_params, "active_params": None, "n_experts": None,
                    "experts_per_token": None} | {key: None for key in SHAPE_KEYS}
     data = base.model_dump(by_alias=True) | update
+    if job.layout:
+        try:
+            return Scenario.model_validate(data | dict(job.layout))
+        except ValueError:
+            return None
     for trial in (data, data | {"tensor_parallel": None, "pipeline_parallel": None}):
         try:
             return Scenario.model_validate(trial)
@@ -110,7 +120,7 @@ def refit_of(found: list[Job], base: Scenario) -> refit.Refit | None:
             cache[key] = refit.predicted(scenario)
         return cache[key]
 
-    runs = [refit.MeasuredRun(f"{job.run_id} (line {job.source_line})", scenario, job.mfu)
+    runs = [refit.MeasuredRun(f"{job.run_id} (line {job.source_line})", scenario, job.mfu, bool(job.layout))
             for job in found if (scenario := _scenario(job, base)) is not None]
     if not runs:
         return None
@@ -144,15 +154,27 @@ def beyond_anchor(scenario: Scenario, found: list[Job], fitted: refit.Refit | No
         return scenario
 
 
+def layout_source(fitted: refit.Refit) -> str:
+    """Where the rows' layouts came from: "logged" (all), "the plan's" (none logged) or "logged for 3 of 5 jobs,
+    the plan's for the rest"."""
+    logged = sum(row.layout_logged for row in fitted.rows)
+    if logged == len(fitted.rows):
+        return "logged"
+    if not logged:
+        return "the plan's"
+    return f"logged for {logged} of {len(fitted.rows)} jobs, the plan's for the rest"
+
+
 def as_json(found: list[Job], fitted: refit.Refit | None, base: Scenario | None) -> dict[str, Any]:
     """`calibrate --json`'s `model_sizes` (each job's size and where it came from) and `refit` (the efficiency,
     its error, the rows it rests on, where the layout came from and, with a plan, the plan's layout predicted
     with it)."""
     sizes = [{"run_id": job.run_id, "source_line": job.source_line, "model_params": job.model_params,
-              "size_from": job.size_from, "gpus": job.gpus, "mfu": job.mfu} for job in found]
+              "size_from": job.size_from, "gpus": job.gpus, "mfu": job.mfu,
+              "layout": dict(job.layout) if job.layout else None} for job in found]
     out: dict[str, Any] = {"model_sizes": sizes, "refit": None}
     if fitted is not None:
-        out["refit"] = refit.as_json(fitted) | {"layout_source": LAYOUT_SOURCE}
+        out["refit"] = refit.as_json(fitted) | {"layout_source": layout_source(fitted)}
         if base is not None:
             out["refit"]["plan"] = refit.predict_layout(fitted, base)
     return out

@@ -121,3 +121,23 @@ def test_a_plan_beyond_the_anchor_takes_the_refit_s_mfu(tmp_path, capsys):
     assert beyond["mfu_measured_from"].startswith("refit: ") and "on 64 GPUs" in beyond["mfu_measured_from"]
     assert main(["estimate", str(tmp_path / "beyond.json"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["throughput"]["mfu_source"] == "measured"
+
+
+LOGGED = {"megatron.tensor_model_parallel_size": "2", "megatron.pipeline_model_parallel_size": "2",
+          "megatron.micro_batch_size": "2"}
+
+
+def test_a_logged_layout_is_the_one_priced(tmp_path, capsys):
+    """The two jobs that log no size (the plan's 13B) log TP 2 · PP 2 · micro-batch 2 on their 8 GPUs: they are
+    priced at that layout (the engine's prediction for the plan so laid out), the three others at the plan's."""
+    path = write_export(tmp_path / "runs.csv", unsized=UNSIZED, layout=LOGGED)
+    assert main(["calibrate", str(path), "--plan", str(SAMPLE_PLAN), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [size["layout"] for size in out["model_sizes"]] == [None] * 3 + [
+        {"tensor_parallel": 2, "pipeline_parallel": 2, "micro_batch_size": 2}] * 2
+    rows = out["refit"]["rows"]
+    assert [row["layout_logged"] for row in rows] == [False] * 3 + [True] * 2
+    assert rows[3]["layout"] == "8 GPUs · TP 2 · PP 2 · DP 2 · micro-batch 2"
+    laid_out = _model_mfu(gpu_count=GPUS, tensor_parallel=2, pipeline_parallel=2, micro_batch_size=2)
+    assert [row["predicted_mfu"] for row in rows[3:]] == pytest.approx([laid_out] * 2, rel=1e-12)
+    assert out["refit"]["layout_source"] == "logged for 2 of 5 jobs, the plan's for the rest"

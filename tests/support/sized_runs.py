@@ -24,9 +24,10 @@ UNSIZED = [("finished", 0.40), ("finished", 0.41)]
 
 
 def write_export(path: Path, column: str = "model.n_params", size: str = "7000000000",
-                 unsized: list[tuple[str, float]] | None = None) -> Path:
+                 unsized: list[tuple[str, float]] | None = None, layout: dict[str, str] | None = None) -> Path:
+    """The jobs above; ``unsized`` jobs log no size, and log ``layout`` (config column → value) when given."""
     fields = ["Name", "State", "User", "Tags", "Created", "Runtime", "ID", "num_gpus", "gpu_type", column,
-              "tokens_seen"]
+              "tokens_seen", *(layout or {})]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
@@ -39,7 +40,7 @@ def write_export(path: Path, column: str = "model.n_params", size: str = "700000
             writer.writerow({"Name": f"pretrain-u{number}", "State": state, "User": "ada", "Tags": "project:pretrain",
                              "Created": f"2025-05-1{number}T00:00:00.000Z", "Runtime": str(RUNTIME_S),
                              "ID": f"unsized{number}", "num_gpus": str(GPUS), "gpu_type": "H100", column: "",
-                             "tokens_seen": str(tokens_at(mfu, PLAN_PARAMS))})
+                             "tokens_seen": str(tokens_at(mfu, PLAN_PARAMS))} | (layout or {}))
         writer.writerow({"Name": "eval-1", "State": "finished", "User": "ada", "Tags": "project:evals",
                          "Created": "2025-05-09T00:00:00.000Z", "Runtime": "3600", "ID": "eval1", "num_gpus": "8",
                          "gpu_type": "H100", column: "", "tokens_seen": ""})
