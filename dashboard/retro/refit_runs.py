@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dashboard import settings
 from dashboard.core import refit
 from dashboard.core.hardware import catalogue, resolve_gpu_type
 from dashboard.core.scenario import Scenario, ScenarioError
@@ -109,9 +110,28 @@ def _scenario(job: Job, base: Scenario) -> Scenario | None:
     return None
 
 
+def priced_runs(found: list[Job], base: Scenario) -> tuple[list[refit.MeasuredRun], int]:
+    """The jobs as runs to refit on, in source order, with at most ``PLANNER_REFIT_MAX_LAYOUTS`` distinct
+    scenarios (the first met), and how many jobs of further ones were left out."""
+    bound = settings.limit(settings.REFIT_MAX_LAYOUTS)
+    seen: set[str] = set()
+    runs, left_out = [], 0
+    for job in found:
+        scenario = _scenario(job, base)
+        if scenario is None:
+            continue
+        key = scenario.model_dump_json()
+        if key not in seen and len(seen) >= bound:
+            left_out += 1
+            continue
+        seen.add(key)
+        runs.append(refit.MeasuredRun(f"{job.run_id} (line {job.source_line})", scenario, job.mfu, bool(job.layout)))
+    return runs, left_out
+
+
 def refit_of(found: list[Job], base: Scenario) -> refit.Refit | None:
-    """The cluster's efficiency refitted on the jobs (`refit.refit`), each priced once per distinct scenario;
-    None without a job the model can price."""
+    """The cluster's efficiency refitted on the jobs (`refit.refit`, over `priced_runs`), each distinct scenario
+    priced once; None without a job the model can price."""
     cache: dict[str, dict[str, Any]] = {}
 
     def predict(scenario: Scenario) -> dict[str, Any]:
@@ -120,8 +140,7 @@ def refit_of(found: list[Job], base: Scenario) -> refit.Refit | None:
             cache[key] = refit.predicted(scenario)
         return cache[key]
 
-    runs = [refit.MeasuredRun(f"{job.run_id} (line {job.source_line})", scenario, job.mfu, bool(job.layout))
-            for job in found if (scenario := _scenario(job, base)) is not None]
+    runs, _ = priced_runs(found, base)
     if not runs:
         return None
     try:
@@ -174,7 +193,8 @@ def as_json(found: list[Job], fitted: refit.Refit | None, base: Scenario | None)
               "layout": dict(job.layout) if job.layout else None} for job in found]
     out: dict[str, Any] = {"model_sizes": sizes, "refit": None}
     if fitted is not None:
-        out["refit"] = refit.as_json(fitted) | {"layout_source": layout_source(fitted)}
+        out["refit"] = refit.as_json(fitted) | {"layout_source": layout_source(fitted),
+                                                "left_out": len(found) - len(fitted.rows)}
         if base is not None:
             out["refit"]["plan"] = refit.predict_layout(fitted, base)
     return out

@@ -141,3 +141,14 @@ def test_a_logged_layout_is_the_one_priced(tmp_path, capsys):
     laid_out = _model_mfu(gpu_count=GPUS, tensor_parallel=2, pipeline_parallel=2, micro_batch_size=2)
     assert [row["predicted_mfu"] for row in rows[3:]] == pytest.approx([laid_out] * 2, rel=1e-12)
     assert out["refit"]["layout_source"] == "logged for 2 of 5 jobs, the plan's for the rest"
+
+
+def test_the_layouts_priced_are_bounded(tmp_path, capsys, monkeypatch):
+    """With PLANNER_REFIT_MAX_LAYOUTS=1 only the first layout met is priced: the three 7e9 jobs on 8 GPUs; the two
+    13e9 jobs, another scenario, are left out and counted."""
+    monkeypatch.setenv("PLANNER_REFIT_MAX_LAYOUTS", "1")
+    path = write_export(tmp_path / "runs.csv", unsized=UNSIZED)
+    assert main(["calibrate", str(path), "--plan", str(SAMPLE_PLAN), "--json"]) == 0
+    refit = json.loads(capsys.readouterr().out)["refit"]
+    assert [row["label"].split()[0] for row in refit["rows"]] == ["job0", "job1", "job2"]
+    assert refit["left_out"] == 2
