@@ -79,6 +79,9 @@ LIMITS[RERUN_MAX_ROWS] = (50_000, 1_000, 10_000_000, "engine rows one Plan page 
 # Parquet page headers read to measure one import before it is decoded (dashboard/ingest/parquet_size.py).
 MAX_PARQUET_PAGES = "PLANNER_MAX_PARQUET_PAGES"
 LIMITS[MAX_PARQUET_PAGES] = (500_000, 1_000, 100_000_000, "Parquet page headers read to measure one import")
+# Distinct job layouts the step-time model prices to refit this cluster's efficiency (dashboard/retro/refit_runs.py).
+REFIT_MAX_LAYOUTS = "PLANNER_REFIT_MAX_LAYOUTS"
+LIMITS[REFIT_MAX_LAYOUTS] = (64, 1, 1_000, "distinct job layouts priced to refit the cluster's efficiency")
 
 
 class SettingError(ValueError):

@@ -512,7 +512,8 @@ with tabs[2], cache.busy(SLOW.format(TAB_NAMES[2]), input_rows):
             st.info(_no_plan_note())
         outcomes_view.summary("retro")
         calibrate_view.section((view_key, "calibration"), _narrowed(billing_usage), _narrowed(runs_usage), plan,
-                               join_on, (start, end) if start and end else None, decomposed)
+                               join_on, (start, end) if start and end else None, decomposed,
+                               runs.model_params if runs is not None else None)
 with tabs[3], cache.busy(SLOW.format(TAB_NAMES[3]), input_rows):
     if tabs[3].open:
         view.waste_section(view_key, shown, currency, _chosen_plan())

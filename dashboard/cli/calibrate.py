@@ -61,16 +61,15 @@ def _import(path_text: str, format: str | None, timezone: str | None):
     if not path.exists():
         raise ValueError(f"{path_text}: no such file or folder")
     usage, report = import_path(path, format=format, options=ReadOptions(timezone=timezone))
-    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either", report.model_params
+    return usage, FORMATS[report.format].kind if report.format in FORMATS else "either", report
 
 
 def _tables(args: argparse.Namespace):
-    """(bill, runs, the run export's logged model sizes by source row): each frame or None, sorted by what the
-    files are."""
+    """(bill, runs, the run export's import report or None): each frame or None, sorted by what the files are."""
     timezone = checked_timezone(args.timezone)
     first, first_kind, first_params = _import(args.bill, args.format, timezone)
     if args.run_export is None:
-        return (None, first, first_params) if first_kind == "runs" else (first, None, {})
+        return (None, first, first_params) if first_kind == "runs" else (first, None, None)
     second, second_kind, second_params = _import(args.run_export, args.run_format, timezone)
     if first_kind == "runs" and second_kind == "runs":
         raise ValueError(f"{args.bill} and {args.run_export} are both run exports: give a bill (FOCUS, AWS CUR, "
@@ -125,14 +124,31 @@ def _print_table(measured: dict[str, Any], period: str, plan_name: str, use_thin
             print(f"{'':<{width}}  {'':<28}  note: {item.caveat}")
 
 
+def refit_line(fitted: Any, plan: Any) -> str:
+    """The refit in one line: the cluster's efficiency, what it rests on and, with a plan, its layout's MFU."""
+    from dashboard.core.refit import predict_layout
+    from dashboard.retro.refit_runs import layout_source as refit_layout_source
+
+    line = (f"refit: this cluster runs at {fitted.efficiency:.3g} × the throughput model's predicted MFU (over "
+            f"{len(fitted.rows)} jobs, mean error {100 * fitted.mean_error:.2g} %, worst "
+            f"{100 * fitted.worst_error:.2g} %; layout {refit_layout_source(fitted)})")
+    if plan is not None:
+        predicted = predict_layout(fitted, plan)
+        line += (f"; the plan's {predicted['layout']}: {100 * predicted['mfu']:.3g} % (the model alone "
+                 f"{100 * predicted['predicted_mfu']:.3g} %)")
+    return line
+
+
 def run(args: argparse.Namespace) -> int:
     """Measure, print, and write the calibrated scenario when asked; 2 with a one-line message on bad input."""
     from dashboard.cli.scenario_args import load_scenario
     from dashboard.core.provenance import KEYS
     from dashboard.core.scenario import ScenarioError
     from dashboard.ingest.schema import UnreadableFile
-    from dashboard.retro.calibrate import calibrate, calibration_period, scenario_from
+    from dashboard.retro.calibrate import calibrate, calibration_period, model_sizes, scenario_from
     from dashboard.retro.carry import as_json, banner, from_quarter
+    from dashboard.retro.refit_runs import as_json as refit_json
+    from dashboard.retro.refit_runs import beyond_anchor, jobs, refit_of
 
     unknown = [key for key in args.use_thin if key not in KEYS]
     if unknown:  # checked here, not by argparse: parsing any command must not load the plan model
@@ -145,14 +161,15 @@ def run(args: argparse.Namespace) -> int:
         params = _positive(args.params, "--params")
         if args.gpus_per_node is not None and not 1 <= args.gpus_per_node <= 1024:
             raise ValueError("--gpus-per-node must be 1 to 1,024")
-        bill, runs, logged = _tables(args)
-        run_params = None if params is not None else logged  # --params overrides what the export logs
-        if params is None and args.plan is not None:
-            params = float(base.active)  # the plan that describes this run, for the jobs that log no size
+        bill, runs, report = _tables(args)
+        logged, layouts = (report.model_params, report.run_layout) if report is not None else ({}, {})
+        run_params, params = model_sizes(logged, params, float(base.active) if args.plan is not None else None)
         measured = calibrate(bill, runs, main_run_ids=args.main_run or None, model_params=params,
                              gpus_per_node=args.gpus_per_node or base.gpus_per_node,
                              gpu_type=base.gpu_type if args.plan is not None else None, run_params=run_params)
         period = calibration_period(bill, runs)
+        found = jobs(runs, measured["mfu"], base, run_params, params, layouts) if runs is not None else []
+        fitted = refit_of(found, base) if found else None
         carried = None
         if args.carry:
             if args.plan is None or bill is None:
@@ -166,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
     if args.write:
         scenario, applied = ((carried.scenario, carried.applied) if carried is not None
                              else scenario_from(measured, base, use_thin=tuple(args.use_thin)))
+        if carried is None and "mfu" in applied and args.plan is not None:
+            scenario = beyond_anchor(scenario, found, fitted)  # a plan unlike every measured job: the refit's MFU
         try:
             Path(args.write).write_text(json.dumps(scenario.to_json_dict(), indent=2) + "\n", encoding="utf-8")
         except OSError as error:
@@ -173,10 +192,13 @@ def run(args: argparse.Namespace) -> int:
         written = {"path": args.write, "name": scenario.name, "applied": list(applied)}
     if args.json:
         print_json(result_json(measured, period, tuple(args.use_thin))
+                   | refit_json(found, fitted, base if args.plan is not None else None)
                    | ({"carried": as_json(carried)} if carried is not None else {})
                    | ({"written": written} if written else {}))
     else:
         _print_table(measured, period, base.name, tuple(args.use_thin))
+        if fitted is not None:
+            print(refit_line(fitted, base if args.plan is not None else None))
         if carried is not None:
             print(banner(carried))
             for part in carried.parts:

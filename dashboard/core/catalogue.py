@@ -251,7 +251,8 @@ OUTPUTS.update(_entries(
     ("throughput.validated", "Inside the validated region", TEXT, "GPU generation, precision, size and GPU count "
      "within the measured runs'", STEP_TIME),
     ("throughput.region_notes", "Outside the validated region", TEXT, "one phrase per way the plan leaves it", ""),
-    ("throughput.mfu_source", "MFU evidence", TEXT, "'measured' or 'entered' (the scenario's mfu), else "
+    ("throughput.mfu_source", "MFU evidence", TEXT, "'measured' (the scenario's mfu holds mfu_measured, the "
+     "team's own) or 'entered' (another mfu), else "
      "'validated' (the prediction inside a region whose held-out error is at most 15 %), else 'published' "
      "(comparable published runs), else 'extrapolated' (the prediction outside every validated region)",
      STEP_TIME),
@@ -482,6 +483,8 @@ INPUT_STYLE: dict[str, tuple[str, str]] = {
     "memory_reserve_gb": ("Framework memory reserve", "GB"),
     "gpu_memory_gb": ("GPU memory", "GB"),
     "unique_tokens": ("Unique training tokens", "count"),
+    "mfu_measured": ("MFU measured from the team's runs", "fraction"),
+    "mfu_measured_from": ("MFU measured over", TEXT),
     "precision": ("Linear-layer precision (bf16 / fp8)", TEXT),
     "hbm_tb_per_s": ("GPU memory bandwidth", "TB/s"),
     "nvlink_gb_per_s": ("NVLink bandwidth per GPU", "GB/s"),

@@ -52,7 +52,8 @@ NUMERIC_FIELDS = tuple(
     name for name in Scenario.model_fields
     if name not in {"schema_", "name", "gpu_type", "scaling_fit", "method", "activation_recompute", "attention",
                     "ffn_type", "precision", "programme", "start_date", "framework", "weight_dtype",
-                    "gradient_dtype", "master_weights", "optimizer_dtype", "cross_entropy", "loss_parallel"}
+                    "gradient_dtype", "master_weights", "optimizer_dtype", "cross_entropy", "loss_parallel",
+                    "mfu_measured_from"}
     and not name.startswith("range_")
 )
 
@@ -502,7 +503,7 @@ def scenario_outputs(scenario: Scenario) -> PlanResult:
     result["programme"] = programme.summary(priced, result, arrays, scenario.start_date)
     result["throughput"] = throughput.scalar(result["throughput"], generation_of(scenario.gpu_type), scenario.precision,
                                              scenario.total_params, scenario.gpu_count, scenario.mfu, _moe(scenario),
-                                             result["total_flops"] / result["model_flops"])
+                                             result["total_flops"] / result["model_flops"], scenario.mfu_is_measured)
     result["evidence"] = evidence.outputs(scenario, result["throughput"]["mfu_source"])
     return cast(PlanResult, feasibility.scalar(result, scenario, _fix_sentence))  # built key by key from output_arrays
 

@@ -509,6 +509,19 @@ class Scenario(BaseModel):
         description="Unique training tokens available. Unset: unlimited (no repeats). Bounds: a million to 10^16, "
         "as for tokens."
     )
+    # Where the MFU came from (issue 50; docs/calibration.md): the team's measured MFU travels with the plan, so
+    # Compare, the report and `estimate --json` grade it "measured" while `mfu` still holds it (`mfu_is_measured`).
+    mfu_measured: float | None = Field(
+        None, ge=0.01, le=1,
+        description="The MFU the team measured from its own runs (`calibrate`, the Retrospective). While mfu holds "
+        "this value the plan's MFU is graded 'measured'; another mfu is 'entered'. Unset: none measured. Bounds: "
+        "as for mfu.",
+    )
+    mfu_measured_from: str | None = Field(
+        None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$",
+        description="What mfu_measured was measured over ('16 jobs of project pretrain-13b, 2025-04-01 to "
+        "2025-06-30'), shown as text. Needs mfu_measured. Bounds: 1-200 characters, no control characters.",
+    )
 
     @field_validator("programme", mode="before")
     @classmethod
@@ -653,6 +666,17 @@ class Scenario(BaseModel):
             return self._active_from_shape()
         return self.total_params
 
+    @model_validator(mode="after")
+    def _measured_from_needs_a_value(self) -> Scenario:
+        if self.mfu_measured_from is not None and self.mfu_measured is None:
+            raise ValueError("mfu_measured_from needs mfu_measured (the MFU it describes)")
+        return self
+
+    @property
+    def mfu_is_measured(self) -> bool:
+        """Whether the plan's MFU is the team's measured one: `mfu` holds `mfu_measured`."""
+        return self.mfu is not None and self.mfu_measured is not None and self.mfu == self.mfu_measured
+
     def to_json_dict(self) -> dict[str, Any]:
         """The scenario as the JSON object the file format defines, always at the current schema (a schema-1 file
         is written back as schema 2 with no stages: the same plan)."""
@@ -665,7 +689,7 @@ class Scenario(BaseModel):
 TEXT_KEYS = frozenset(
     key for key, field in Scenario.model_fields.items()
     if field.annotation is str or all(isinstance(arg, str) for arg in get_args(field.annotation) or (0,))
-)
+) | {"mfu_measured_from"}
 
 
 def _describe_limits(key: str, model: type[BaseModel] | None = None) -> str:

@@ -145,13 +145,14 @@ def region_notes(generation: str, precision: str, total_params: float, gpu_count
 
 
 def scalar(result: dict[str, Any], generation: str, precision: str, total_params: float, gpu_count: int,
-           mfu_given: float | None, moe: bool = False, hfu_per_mfu: float = 1.0) -> dict[str, Any]:
+           mfu_given: float | None, moe: bool = False, hfu_per_mfu: float = 1.0,
+           mfu_measured: bool = False) -> dict[str, Any]:
     """One scenario's `throughput` object: plain numbers (None where unknown), the MFU's evidence grade
     (`mfu_source`), the validated region's notes, its band (the region's held-out error, else the widest), the
     published runs' median priced outside every validated region (`mfu_published`, and their names) and the range
     of the MFU used (`mfu_band`, as the `mfu` key reads it: the prediction ± its band, or the published runs'
     span; None for a given MFU). `hfu_per_mfu` is hardware / model FLOPs (4/3 with full recompute), the `mfu`
-    key's convention."""
+    key's convention; `mfu_measured`: the given MFU is the team's measured one (`Scenario.mfu_is_measured`)."""
     out = {key: (None if not math.isfinite(value) else value) for key, value in result.items()}
     notes = region_notes(generation, precision, total_params, gpu_count, moe)
     out["validated"] = not notes
@@ -160,7 +161,7 @@ def scalar(result: dict[str, Any], generation: str, precision: str, total_params
     out["mfu_error"] = band
     published = None if mfu_given is not None else published_fallback(generation, precision, total_params,
                                                                        gpu_count, moe)
-    out["mfu_source"] = evidence_grade(mfu_given is not None, not notes, published is not None)
+    out["mfu_source"] = evidence_grade(mfu_given is not None, not notes, published is not None, mfu_measured)
     out["mfu_published"] = None if published is None else published.median * hfu_per_mfu
     out["mfu_published_runs"] = [] if published is None else list(published.runs)
     predicted = out.get("mfu_as_input")

@@ -99,6 +99,7 @@ def read_table(fmt: Format, table, options: ReadOptions | None = None, filename:
         raise
     gpus = columns.pop("gpus", None)
     params = columns.pop("model_params", None)
+    layout = columns.pop("run_layout", None)
     checked = {**columns, "charge_kind": rows.charge_kind} if rows.charge_kind is not None else columns
     reasons = implausible(checked, rows.index, gpus if isinstance(gpus, pd.Series) else None)
     rows.reject(reasons.notna().to_numpy(dtype=bool), reasons)
@@ -106,4 +107,8 @@ def read_table(fmt: Format, table, options: ReadOptions | None = None, filename:
     if isinstance(params, pd.Series):  # the run's model size where the export logs it, by source row
         kept = params[rows.open].dropna()
         result.model_params = {int(row): float(value) for row, value in kept.items()}
+    if isinstance(layout, pd.DataFrame):  # the layout the run logs (TP, PP, micro-batch), by source row
+        logged = layout[rows.open]
+        result.run_layout = {int(row): {key: int(value) for key, value in values.items() if pd.notna(value)}
+                             for row, values in logged.iterrows() if values.notna().any()}
     return result

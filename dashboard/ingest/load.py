@@ -56,6 +56,7 @@ def _import_decoded(
         rejected=rejected,
         warnings=decoded.warnings + result.warnings,
         model_params=result.model_params,
+        run_layout=result.run_layout,
     )
     if not report.balanced:
         raise RuntimeError(f"{format_id} reader lost rows: {report}")

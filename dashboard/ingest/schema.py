@@ -55,6 +55,7 @@ class ImportReport:
     rejected: pd.DataFrame = field(default_factory=issues_frame)  # rows that could not be read
     warnings: list[str] = field(default_factory=list)
     model_params: dict[int, float] = field(default_factory=dict)  # source row -> the run's model size, where logged
+    run_layout: dict[int, dict[str, int]] = field(default_factory=dict)  # source row -> TP, PP, micro-batch logged
 
     @property
     def rows_excluded(self) -> int:
@@ -108,3 +109,4 @@ class ReaderResult:
     rejected: pd.DataFrame  # issues_frame(): rows that could not be read
     warnings: list[str] = field(default_factory=list)
     model_params: dict[int, float] = field(default_factory=dict)  # source row -> the run's model size, where logged
+    run_layout: dict[int, dict[str, int]] = field(default_factory=dict)  # source row -> TP, PP, micro-batch logged

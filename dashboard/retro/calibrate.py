@@ -50,9 +50,10 @@ is); only small results (the main run's token rows, sums by group, the first sou
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import ibis
 import ibis.expr.types as ir
@@ -159,6 +160,11 @@ def _pct(value: float) -> str:
     return f"{100 * value:.0f} %"
 
 
+def _frame(expr: ir.Table) -> pd.DataFrame:
+    """A table expression's result (``execute`` of a table is a frame)."""
+    return cast(pd.DataFrame, execute(expr))
+
+
 # --- the table's shape --------------------------------------------------------------------------------------------
 
 @built
@@ -174,7 +180,7 @@ def _shape_expr(usage: ir.Table) -> ir.Table:
 def table_shape(usage: ir.Table) -> dict[str, Any]:
     """``run_rows`` (GPU rows with a run), their distinct ``run_ids`` and ``projects``, ``per_job`` (run ids are per
     job: none on two GPU rows, and more of them than projects) and the ``first`` start and ``last`` end."""
-    row = execute(_shape_expr(usage)).iloc[0]
+    row = _frame(_shape_expr(usage)).iloc[0]
     run_rows, run_ids, projects = (int(as_float(row[name])) for name in ("run_rows", "run_ids", "projects"))
     return {"run_rows": run_rows, "run_ids": run_ids, "projects": projects,
             "per_job": run_rows > 0 and run_ids == run_rows and run_ids > projects > 0,
@@ -217,7 +223,7 @@ def _project_expr(usage: ir.Table, run_id: str) -> ir.Table:
 
 @query
 def _project_of(usage: ir.Table, run_id: str) -> str:
-    frame = execute(_project_expr(usage, run_id))
+    frame = _frame(_project_expr(usage, run_id))
     return str(frame["project"].iloc[0]) if len(frame) and not pd.isna(frame["project"].iloc[0]) else run_id
 
 
@@ -238,16 +244,17 @@ def _mfu_facts_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
 def _mfu_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
     rows = rows_where(usage, gpu(usage) & holds(usage.tokens > 0) & _main(usage, main)
                       & ~failed(usage, FAILED_STATES))
-    return rows.select("gpu_hours", "tokens", "gpu_type", "source_row").order_by("source_row").limit(MFU_ROWS)
+    return rows.select("gpu_hours", "tokens", "gpu_type", "run_id", "source_row").order_by("source_row").limit(
+        MFU_ROWS)
 
 
 @query
 def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> tuple[dict[str, int], pd.DataFrame]:
     """Counts of GPU rows with tokens (all, the main run's, the main run's in a failed state), and the main run's
-    rows the MFU is measured on (GPU-hours, tokens, GPU type, source row), in source order."""
-    row = execute(_mfu_facts_expr(usage, main)).iloc[0]
+    rows the MFU is measured on (GPU-hours, tokens, GPU type, run id, source row), in source order."""
+    row = _frame(_mfu_facts_expr(usage, main)).iloc[0]
     facts = {name: int(as_float(row[name])) for name in ("token_rows", "main_token_rows", "failed_token_rows")}
-    return facts, execute(_mfu_rows_expr(usage, main))
+    return facts, _frame(_mfu_rows_expr(usage, main))
 
 
 @built
@@ -260,7 +267,7 @@ def _bill_gpu_type_expr(bill: ir.Table, column: str, keys: tuple[str, ...]) -> i
 @query
 def bill_gpu_type(bill: ir.Table, column: str, keys: tuple[str, ...]) -> str | None:
     """The GPU type the bill's GPU rows of these keys (run ids or projects) ran on most, None if none says."""
-    frame = execute(_bill_gpu_type_expr(bill, column, tuple(keys)))
+    frame = _frame(_bill_gpu_type_expr(bill, column, tuple(keys)))
     return str(frame["gpu_type"].iloc[0]) if len(frame) else None
 
 
@@ -271,6 +278,38 @@ def _sizes_text(sizes: np.ndarray, logged: int) -> str:
     if logged == len(sizes):
         return text + " as the run export logs them"
     return text + (f" ({logged} of them as the run export logs them)" if logged else "")
+
+
+def job_mfu(gpu_hours: np.ndarray, tokens: np.ndarray, model_params: np.ndarray, peak_tflops: np.ndarray
+            ) -> np.ndarray:
+    """Each job's MFU: 6 · model_params · tokens / (GPU-hours · peak · 3600), the peak in dense BF16 TFLOP/s."""
+    return 6.0 * model_params * tokens / (gpu_hours * peak_tflops * 1e12 * 3600.0)
+
+
+def model_sizes(logged: Mapping[int, float] | None, params: float | None = None, plan_params: float | None = None
+                ) -> tuple[dict[int, float] | None, float | None]:
+    """``calibrate``'s ``run_params`` and ``model_params`` (the CLI and the Retrospective both call this): a size
+    given by hand (``--params``) is every job's; else each job's own as the run export logs it (``logged``, the
+    reader's ``ImportReport.model_params``), and the plan's (``plan_params``) for a job that logs none."""
+    if params is not None:
+        return None, float(params)
+    return (dict(logged) if logged else None), plan_params
+
+
+def _runs_named(run_ids: list[str]) -> str:
+    """"job1, job2 and 3 more" (the first ``LINES_SHOWN``)."""
+    shown = ", ".join(run_ids[:LINES_SHOWN])
+    return shown + (f" and {len(run_ids) - LINES_SHOWN} more" if len(run_ids) > LINES_SHOWN else "")
+
+
+def _unsized_caveat(run_ids: list[str], model_params: float | None, logged_any: bool) -> str | None:
+    """Which jobs log no model size, and what became of them: the given size, or left out."""
+    if not run_ids or not logged_any and model_params is not None:
+        return None  # nothing logged: the given size is every job's, as the basis says
+    jobs = f"{len(run_ids)} job{'s' if len(run_ids) != 1 else ''} ({_runs_named(run_ids)})"
+    if model_params is None:
+        return f"{jobs} log no model size and none was given: left out"
+    return f"{jobs} log no model size: measured at the plan's {model_params:.3g} parameters"
 
 
 def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None,
@@ -303,7 +342,7 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
                              "unknown")
     hours = rows["gpu_hours"].to_numpy(dtype=float)[known]
     tokens = rows["tokens"].to_numpy(dtype=float)[known]
-    mfu = 6.0 * sizes[known] * tokens / (hours * peaks[known] * 1e12 * 3600.0)
+    mfu = job_mfu(hours, tokens, sizes[known], peaks[known])
     value, low, high = (float(v) for v in np.percentile(mfu, [50, 10, 90]))
     count = int(known.sum())
     caveats = []
@@ -311,9 +350,9 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
         caveats.append(f"only {count} job{'s' if count != 1 else ''} with tokens: one run is not a distribution")
     if (~np.isfinite(peaks)).any():
         caveats.append(f"{int((~np.isfinite(peaks)).sum())} rows of a GPU type not in the catalogue left out")
-    if (~sized).any():
-        caveats.append(f"{int((~sized).sum())} rows with no model size left out (the export logs none for them "
-                       "and none was given)")
+    unsized = [str(run) for run, size in zip(rows["run_id"], logged, strict=True) if not math.isfinite(size)]
+    if (unsized_text := _unsized_caveat(unsized, model_params, bool(np.isfinite(logged).any()))) is not None:
+        caveats.append(unsized_text)
     if facts["failed_token_rows"]:
         caveats.append(f"{facts['failed_token_rows']} failed segments left out (their tokens stop at the failure)")
     return Measured(key, value, low, high, count, float(hours.sum()),
@@ -362,8 +401,8 @@ def _interruption_rows_expr(usage: ir.Table, per_job: bool) -> ir.Table:
 @query
 def interruption_counts(usage: ir.Table, per_job: bool) -> tuple[dict[str, float], pd.DataFrame]:
     """Sums over the GPU job rows (``_job_rows``) and the counted rows' source rows with their marks."""
-    row = execute(_interruptions_expr(usage, per_job)).iloc[0]
-    return {name: as_float(row[name]) for name in row.index}, execute(_interruption_rows_expr(usage, per_job))
+    row = _frame(_interruptions_expr(usage, per_job)).iloc[0]
+    return {name: as_float(row[name]) for name in row.index}, _frame(_interruption_rows_expr(usage, per_job))
 
 
 def _poisson_cdf(k: int, mean: float) -> float:
@@ -486,7 +525,7 @@ def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
 def overhead_sums(usage: ir.Table, main: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """GPU-hours, rows and runs of the GPU rows by kind (main, none, eval, debug, experiment), and the first source
     rows of each overhead kind."""
-    return execute(_overhead_expr(usage, main)), execute(_overhead_rows_expr(usage, main))
+    return _frame(_overhead_expr(usage, main)), _frame(_overhead_rows_expr(usage, main))
 
 
 def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str) -> dict[str, Measured]:
@@ -550,8 +589,8 @@ def price_sums(usage: ir.Table) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """GPU-hours, priced GPU-hours (non-zero cost), cost and rows by pricing, GPU type and currency of the GPU rows
     with a known pricing; the first source rows of each pricing, with whether each is priced; and the currencies of
     the bill's rows with a cost, sorted ("" for none stated)."""
-    currencies = sorted(str(c) for c in execute(_currencies_expr(usage))["currency"])
-    return execute(_prices_expr(usage)), execute(_price_rows_expr(usage)), currencies
+    currencies = sorted(str(c) for c in _frame(_currencies_expr(usage))["currency"])
+    return _frame(_prices_expr(usage)), _frame(_price_rows_expr(usage)), currencies
 
 
 @built
@@ -562,7 +601,7 @@ def _gpu_rows_expr(usage: ir.Table) -> ir.Table:
 @query
 def has_gpu_rows(usage: ir.Table) -> bool:
     """Whether some row has GPU-hours."""
-    return bool(len(execute(_gpu_rows_expr(usage))))
+    return bool(len(_frame(_gpu_rows_expr(usage))))
 
 
 def _currency_caveat(currencies: list[str]) -> str | None:
@@ -598,6 +637,7 @@ def _prices(bill: ir.Table | None, gpu_type: str | None = None) -> dict[str, Mea
         if known_h > 0:
             return {key: _missing(key, no_cost) for key in PRICINGS.values()} | _shares(sums, firsts, known_h)
         return {key: _missing(key, no_cost) for key in keys}
+    caveat: str | None
     if known_h <= 0:
         caveat = ("the bill's GPU rows do not say how they were bought (reserved, on-demand or spot)"
                   if has_gpu_rows(bill) else "the bill has no GPU rows (GPU-hours), so it tells no GPU price or "
@@ -673,7 +713,7 @@ def _checkpoint_expr(usage: ir.Table, column: str) -> ir.Table:
 
 @query
 def checkpoint_median(usage: ir.Table, column: str) -> dict[str, float]:
-    row = execute(_checkpoint_expr(usage, column)).iloc[0]
+    row = _frame(_checkpoint_expr(usage, column)).iloc[0]
     return {name: as_float(row[name], math.nan) for name in row.index}
 
 
@@ -709,7 +749,7 @@ def _restart_expr(usage: ir.Table, per_job: bool) -> ir.Table:
 def restart_gaps(usage: ir.Table, per_job: bool) -> pd.DataFrame:
     """``gap_min`` and ``source_row`` of every interruption its run resumed after (``waste.marked``; states
     ``RESTART_STATES``): minutes from the interrupted job's end to its run's next job's start, in source order."""
-    return execute(_restart_expr(usage, per_job))
+    return _frame(_restart_expr(usage, per_job))
 
 
 def _restarts(usage: ir.Table, per_job: bool) -> Measured:
@@ -764,7 +804,7 @@ def _rows_behind_expr(usage: ir.Table, source_rows: tuple[int, ...]) -> ir.Table
 def rows_behind(usage: ir.Table, measured: Measured) -> pd.DataFrame:
     """The rows a measured input came from (its ``source_rows``, at most ``SOURCE_ROWS``), in source order, from
     the table it read: the bill for prices and shares (``BILL_KEYS``), else the run export."""
-    return execute(_rows_behind_expr(usage, tuple(int(row) for row in measured.source_rows)))
+    return _frame(_rows_behind_expr(usage, tuple(int(row) for row in measured.source_rows)))
 
 
 # --- plausibility -------------------------------------------------------------------------------------------------
@@ -802,7 +842,7 @@ def _implausible_expr(usage: ir.Table) -> ir.Table:
 @query
 def implausible_rows(usage: ir.Table) -> tuple[int, ...]:
     """The source rows (the first ``SOURCE_ROWS``) of a table's implausible rows (``implausible_test``)."""
-    return _rows(execute(_implausible_expr(usage))["source_row"])
+    return _rows(_frame(_implausible_expr(usage))["source_row"])
 
 
 def _lines(rows: tuple[int, ...]) -> str:
@@ -927,12 +967,26 @@ def not_applied(item: Measured, use_thin: Collection[str] = ()) -> str | None:
     return f"thin, so applied only when chosen: {item.caveat or 'few observations'}"
 
 
+MEASURED_FROM_CHARS = 200  # the scenario's mfu_measured_from bound
+
+
+def measured_mfu(value: float, basis: str) -> dict[str, Any]:
+    """The scenario keys that record an MFU as the team's measured one (``mfu`` and ``mfu_measured`` the value,
+    ``mfu_measured_from`` the basis as one line of plain text within the scenario's bound), so Compare, the report
+    and ``estimate --json`` grade it "measured" while the plan keeps it."""
+    text = " ".join(re.sub(r"[\x00-\x1f\x7f]", " ", basis).split()) or "measured"
+    if len(text) > MEASURED_FROM_CHARS:
+        text = text[: MEASURED_FROM_CHARS - 1] + "…"
+    return {"mfu": value, "mfu_measured": value, "mfu_measured_from": text}
+
+
 def scenario_from(measured: dict[str, Measured], base: Scenario, use_thin: Collection[str] = ()
                   ) -> tuple[Scenario, dict[str, Measured]]:
     """``base`` with every measured value set (and, where a range key exists, its low and high ends as multiples of
     the value: ``RANGES``), validated by the scenario's own rules and named "<base name> (calibrated)". A thin value
     is set only when its key is in ``use_thin`` (the user chose it); a value the scenario refuses (out of its
-    bounds) is left at ``base``'s; returns the scenario and the Measured applied."""
+    bounds) is left at ``base``'s; a measured MFU is recorded as the team's (``measured_mfu``); returns the
+    scenario and the Measured applied."""
     data = base.to_json_dict()
     applied: dict[str, Measured] = {}
     for key, item in measured.items():
@@ -941,14 +995,15 @@ def scenario_from(measured: dict[str, Measured], base: Scenario, use_thin: Colle
         assert item.value is not None
         if not math.isfinite(item.value):
             continue
-        item = replace(item, value=_rounded(item.value), low=_rounded(item.low), high=_rounded(item.high))
-        trial = data | {key: item.value}
+        value = float(f"{item.value:.{SIGNIFICANT}g}")
+        item = replace(item, value=value, low=_rounded(item.low), high=_rounded(item.high))
+        trial = data | ({key: value} if key != "mfu" else measured_mfu(value, item.basis))
         if key in field_errors(trial):
             continue
         data, applied[key] = trial, item
-        if key in RANGES and item.value > 0:
+        if key in RANGES and value > 0:
             for end, is_low in ((item.low, True), (item.high, False)):
-                ratio = _rounded(_ratio(end, item.value, is_low))
+                ratio = _rounded(_ratio(end, value, is_low))
                 if ratio is not None:
                     data[f"range_{RANGES[key]}_{'low' if is_low else 'high'}"] = ratio
     suffix = " (calibrated)"

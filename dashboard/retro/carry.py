@@ -25,9 +25,9 @@ Dollars are GPU dollars as Plan vs actual counts them: (main run + experiments G
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import ibis.expr.types as ir
 import pandas as pd
@@ -36,7 +36,7 @@ from dashboard.core import engine
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.format import count_sig, number, usd_sig
 from dashboard.query import tables
-from dashboard.retro.calibrate import Measured, scenario_from, table_shape
+from dashboard.retro.calibrate import Measured, measured_mfu, scenario_from, table_shape
 from dashboard.retro.gap import decompose, suggest_main_runs
 from dashboard.retro.join import join_usage
 
@@ -82,7 +82,7 @@ class NextPlan:
         return tuple(p.part for p in self.parts if p.how != NOTHING)
 
 
-def _gpu_usd(outputs: dict[str, Any]) -> tuple[float, float]:
+def _gpu_usd(outputs: Mapping[str, Any]) -> tuple[float, float]:
     """(GPU dollars, blended price per GPU-hour) of a plan, as Plan vs actual counts them."""
     price = float(outputs["blended_price_per_gpu_hour"])
     hours = float(outputs["gpu_hours_main_run"]) + float(outputs["gpu_hours_experiments"])
@@ -95,7 +95,12 @@ def _signed(usd: float) -> str:
 
 def _set(data: dict[str, Any], key: str, value: float) -> dict[str, Any]:
     """``data`` with ``key`` set when the scenario accepts the value (else unchanged)."""
-    trial = data | {key: value}
+    return _set_all(data, {key: value})
+
+
+def _set_all(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``values`` set when the scenario accepts them together (else unchanged)."""
+    trial = data | values
     try:
         scenario_from_dict(trial)
     except ScenarioError:
@@ -128,7 +133,8 @@ def next_plan(parts: pd.DataFrame, summary: dict[str, Any], measured: dict[str, 
         taken_h = planned_h + efficiency_h
         if planned_h > 0 and taken_h > 0:
             mfu = float(f"{float(old['mfu_used']) * planned_h / taken_h:.3g}")
-            data = _set(data, "mfu", mfu)
+            data = _set_all(data, measured_mfu(mfu, "the rate last quarter's main run took: the old plan's MFU × "
+                                                    "the hours planned for the work done / the hours it took"))
             item = measured.get("mfu")
             beside = (f"; the per-job MFU measured is {number(item.value, 'fraction')}, without stalls and slow "
                       "segments" if item is not None and item.value is not None else "")
@@ -203,7 +209,7 @@ def from_quarter(bill: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | 
     joined, _ = join_usage(bill_table, run_table, on=on)
     assert joined is not None
     main = list(main_run_ids) if main_run_ids else suggest_main_runs(joined, by=on)
-    parts, summary = decompose(engine.scenario_outputs(base), base, joined, main)
+    parts, summary = decompose(cast(dict[str, Any], engine.scenario_outputs(base)), base, joined, main)
     return next_plan(parts, summary, measured, base, use_thin)
 
 

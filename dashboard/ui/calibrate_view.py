@@ -4,7 +4,7 @@ opens the Plan page with them (`dashboard.retro.calibrate`; provenance in `dashb
 from __future__ import annotations
 
 import datetime
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -144,19 +144,24 @@ def _carry(measured: dict[str, calibrate.Measured], plan: Scenario | None, use_t
 
 def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenario | None, join_on: str,
             period: tuple[datetime.date, datetime.date] | None,
-            decomposed: tuple[pd.DataFrame, dict[str, Any]] | None = None) -> None:
+            decomposed: tuple[pd.DataFrame, dict[str, Any]] | None = None,
+            run_params: Mapping[int, float] | None = None) -> None:
     """The measured inputs of the shown view, and the button to plan the next run from them (carrying last
-    quarter's overrun when the compared plan's ``decomposed`` parts and summary are given)."""
+    quarter's overrun when the compared plan's ``decomposed`` parts and summary are given); MFU at each job's model
+    size as the run export logs it (``run_params``), else the compared plan's."""
     chosen = st.session_state.get(f"retro.main_runs.{join_on}")
     main_runs = tuple(chosen) if chosen else None
     base = plan or default_scenario()
     measured = cache.calibration(key, bill, runs, main_runs, None if plan is None else float(plan.active),
-                                 base.gpus_per_node, None if plan is None else plan.gpu_type)
+                                 base.gpus_per_node, None if plan is None else plan.gpu_type, run_params)
     st.subheader("Measured inputs for the next plan")
     st.caption("What this quarter's imports measure of the Plan page's inputs (method: docs/calibration.md). "
                + ("The main run is the one chosen above; " if main_runs else "")
-               + "MFU uses the model size of the plan compared and prices its GPU type"
-               + (f" ({markdown_text(plan.name)})." if plan is not None else ": choose a plan above to measure it."))
+               + ("MFU uses each job's model size as the run export logs it, else " if run_params else "MFU uses ")
+               + "the model size of the plan compared and prices its GPU type"
+               + (f" ({markdown_text(plan.name)})." if plan is not None else
+                  (" (choose a plan above for the jobs that log none)." if run_params else
+                   ": choose a plan above to measure it.")))
     st.dataframe(table(measured), hide_index=True, width="stretch", column_config={
         "input": st.column_config.TextColumn("Input"), "measured": st.column_config.TextColumn("Measured"),
         "spread": st.column_config.TextColumn("Spread"), "basis": st.column_config.TextColumn("Measured over"),

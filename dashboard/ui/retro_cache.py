@@ -13,9 +13,9 @@ derived from a table is a small query result, cached as data.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -33,6 +33,8 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
 from dashboard.ui.sources import Imported
+
+HASH = cast(dict[str | type[Any], Callable[[Any], Any]], SCENARIO_HASH)  # typed as st.cache_data takes it
 
 ENTRIES = 16
 SPINNER_ROWS = 20_000  # work on tables up to this size takes milliseconds: no spinner
@@ -144,14 +146,15 @@ def attribution_view(data_key: Hashable, _usage: Table, currency: str | None) ->
     return table, DrawnChart(retro_usage.attribution_figure(table, currency=currency))
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=HASH)
 def gap_view(data_key: Hashable, _usage: Table, scenario: Scenario, main_run_ids: tuple[str, ...],
              failed_states: tuple[str, ...], unit: str,
              currency: str | None) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
     """Plan vs actual in ``unit``; a bill in a currency other than the plan's US dollars is compared in GPU-hours
     only, its parts' notes in its own currency and no dollar column (`gap.part_notes`)."""
     plan = scenario_outputs(scenario)
-    parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
+    parts, summary = gap.decompose(cast(dict[str, Any], plan), scenario, _usage, list(main_run_ids),
+                                   failed_states)
     if currency is not None and currency != USD:
         unit = "gpu_hours"
         parts = parts.assign(note=gap.part_notes(summary, currency)).drop(columns="usd")
@@ -166,7 +169,7 @@ def main_run_suggestion(data_key: Hashable, _usage: Table, by: str) -> list[str]
     return gap.suggest_main_runs(_usage, by=by)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=HASH)
 def waste_view(data_key: Hashable, _usage: Table, currency: str | None,
                scenario: Scenario | None) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
     """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (`scenario`; the
@@ -185,18 +188,23 @@ def load_view(data_key: Hashable, _usage: Table,
     summary = load.load_summary(series)
     capacity, reserved = load.reserved_capacity(_usage if _billing is None else _billing) or (None, None)
     summary["reserved_capacity_gpus"] = capacity
-    summary["idle_reserved_gpu_hours"] = float((capacity - reserved).clip(lower=0).sum()) if capacity else None
+    summary["idle_reserved_gpu_hours"] = (float(reserved.rsub(capacity).clip(lower=0).sum())
+                                          if capacity and reserved is not None else None)
     return (summary, DrawnChart(retro_usage.load_figure(series, summary, reserved, capacity)),
             DrawnChart(retro_usage.hour_of_week_figure(load.hour_of_week(series))))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def calibration(data_key: Hashable, _bill: Table | None, _runs: Table | None, main_run_ids: tuple[str, ...] | None,
-                model_params: float | None, gpus_per_node: int, gpu_type: str | None) -> dict[str, calibrate.Measured]:
+                model_params: float | None, gpus_per_node: int, gpu_type: str | None,
+                _run_params: Mapping[int, float] | None = None) -> dict[str, calibrate.Measured]:
     """The inputs the view's imports measure (`dashboard.retro.calibrate`): prices from the bill (the plan's GPU
-    type's where it was bought), the rest from the run export."""
+    type's where it was bought), the rest from the run export; MFU at each job's logged model size (`_run_params`,
+    the run export's, which ``data_key`` names), else ``model_params`` (`calibrate.model_sizes`)."""
+    run_params, params = calibrate.model_sizes(_run_params, None, model_params)
     return calibrate.calibrate(_bill, _runs, main_run_ids=None if main_run_ids is None else list(main_run_ids),
-                               model_params=model_params, gpus_per_node=gpus_per_node, gpu_type=gpu_type)
+                               model_params=params, gpus_per_node=gpus_per_node, gpu_type=gpu_type,
+                               run_params=run_params)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -219,7 +227,7 @@ def cost_at_mix(data_key: Hashable, _usage: Table, reserved_share: float, spot_s
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def counts_tokens(data_key: Hashable, _usage: Table) -> bool:
     """Whether some GPU row of the table counts tokens (one query, shared with the unit costs' sums)."""
-    return units.unit_sums(_usage)["tokens"] > 0
+    return cast(float, units.unit_sums(_usage)["tokens"]) > 0
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -66,6 +66,7 @@ class Imported:
     usage: pd.DataFrame | Table
     summary: dict
     rejected: pd.DataFrame
+    model_params: Mapping[int, float] = field(default_factory=dict)  # a run export's logged model sizes by source row
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,7 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
         else:
             usage, report = ingest.import_bytes(read(), filename=filename, format=format, options=options,
                                                 progress=show)
-        imported = Imported(key, filename, usage, summarize(usage, report), report.rejected)
+        imported = Imported(key, filename, usage, summarize(usage, report), report.rejected, report.model_params)
         if local and report.format == "generic":
             imported = _without_values(imported)
         upload_store.put(state_key, key, imported,

@@ -294,3 +294,26 @@ def test_the_bundled_sample_logs_its_model_sizes():
     result = read_table(wandb.FORMAT, table_from_file(APP_SAMPLE), ReadOptions())
     assert set(result.model_params.values()) == {13e9, 1.3e9}
     assert set(result.model_params) <= set(result.usage["source_row"])
+
+
+LAYOUT_CASES = [
+    # config cells, the layout read from line 2
+    ({"megatron.tensor_model_parallel_size": "4", "megatron.pipeline_model_parallel_size": "2",
+      "megatron.micro_batch_size": "1"}, {"tensor_parallel": 4, "pipeline_parallel": 2, "micro_batch_size": 1}),
+    ({"deepspeed/train_micro_batch_size_per_gpu": "2"}, {"micro_batch_size": 2}),  # a leaf after "/"
+    ({"tp_size": "8", "pp_size": "1.0"}, {"tensor_parallel": 8, "pipeline_parallel": 1}),
+    ({"tensor_parallel": "0.5", "pipeline_parallel": "0", "micro_batch": "many"}, None),  # none is a layout
+]
+
+
+@pytest.mark.parametrize(("cells", "layout"), LAYOUT_CASES)
+def test_the_layout_from_the_config_columns(cells, layout):
+    header = [*HEADER, *cells]
+    result = read_table(wandb.FORMAT, table_from_rows([run(**cells), run(ID="other")], header), ReadOptions())
+    assert result.run_layout == ({2: layout} if layout else {})  # line 3 logs none
+    assert len(result.usage) == 2  # a run is kept whatever its layout cells say
+
+
+def test_the_bundled_sample_logs_no_layout():
+    """The generator logs GPUs (trainer.devices × trainer.num_nodes) and model.n_params, no TP / PP / micro-batch."""
+    assert read_table(wandb.FORMAT, table_from_file(APP_SAMPLE), ReadOptions()).run_layout == {}

@@ -3,44 +3,17 @@ with known MFU, and the bundled sample."""
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 import pytest
+from sized_runs import PARAMS, PLAN_PARAMS, UNSIZED, write_export
 
 from dashboard.cli import main
 from dashboard.ingest import import_path
-from dashboard.retro.calibrate import calibrate
+from dashboard.retro.calibrate import calibrate, model_sizes
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
-H100_PEAK = 989e12  # dense BF16 FLOP/s, NVIDIA's H100 SXM product page (989.4; 1,979 is sparse)
-PARAMS = 7e9
-GPUS, RUNTIME_S = 8, 36_000  # 80 GPU-hours a job
-# (state, the MFU the job ran at): the finished jobs' median is 0.38; the failed and crashed ones are left out
-JOBS = [("finished", 0.30), ("finished", 0.42), ("finished", 0.38), ("failed", 0.10), ("crashed", 0.15)]
-
-
-def tokens_at(mfu: float, params: float = PARAMS) -> int:
-    """The tokens a job of 80 GPU-hours processes at ``mfu``: MFU · GPU-h · 3600 · peak / (6 · params)."""
-    return round(mfu * GPUS * RUNTIME_S / 3600 * 3600 * H100_PEAK / (6 * params))
-
-
-def write_export(path: Path, column: str = "model.n_params", size: str = "7000000000") -> Path:
-    fields = ["Name", "State", "User", "Tags", "Created", "Runtime", "ID", "num_gpus", "gpu_type", column,
-              "tokens_seen"]
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for number, (state, mfu) in enumerate(JOBS):
-            writer.writerow({"Name": f"pretrain-{number}", "State": state, "User": "ada", "Tags": "project:pretrain",
-                             "Created": f"2025-05-0{number + 1}T00:00:00.000Z", "Runtime": str(RUNTIME_S),
-                             "ID": f"job{number}", "num_gpus": str(GPUS), "gpu_type": "H100", column: size,
-                             "tokens_seen": str(tokens_at(mfu))})
-        writer.writerow({"Name": "eval-1", "State": "finished", "User": "ada", "Tags": "project:evals",
-                         "Created": "2025-05-09T00:00:00.000Z", "Runtime": "3600", "ID": "eval1", "num_gpus": "8",
-                         "gpu_type": "H100", column: "", "tokens_seen": ""})
-    return path
 
 
 @pytest.mark.parametrize(("column", "size"), [("model.n_params", "7000000000"), ("num_params", "7e9"),
@@ -77,3 +50,27 @@ def test_the_bundled_sample_without_params():
     given = calibrate(bill, runs, model_params=13e9)["mfu"]
     assert 0.340 <= got.value <= 0.356 and got.count == 16
     assert got.value == pytest.approx(given.value, rel=1e-12)
+
+
+@pytest.mark.parametrize(("logged", "params", "plan", "expected"), [
+    ({5: 7e9}, None, 13e9, ({5: 7e9}, 13e9)),  # each job's own size, the plan's for a job that logs none
+    ({5: 7e9}, 14e9, 13e9, (None, 14e9)),  # --params overrides what the export logs
+    ({}, None, 13e9, (None, 13e9)),  # nothing logged: the plan's
+    (None, None, None, (None, None)),  # nothing at all: MFU is not measured
+])
+def test_one_rule_for_the_model_size(logged, params, plan, expected):
+    assert model_sizes(logged, params, plan) == expected
+
+
+def test_jobs_that_log_no_size_take_the_plan_s_and_are_named(tmp_path):
+    """Three jobs log 7e9 (MFU 0.30, 0.42, 0.38), two log none and ran at 0.40 and 0.41 with the plan's 13e9: the
+    median of the five is 0.40, and the caveat names the two."""
+    runs, report = import_path(write_export(tmp_path / "runs.csv", unsized=UNSIZED))
+    run_params, params = model_sizes(report.model_params, None, PLAN_PARAMS)
+    got = calibrate(None, runs, run_params=run_params, model_params=params)["mfu"]
+    assert got.value == pytest.approx(0.40, abs=0.01) and got.value == pytest.approx(0.40, rel=1e-6)
+    assert got.count == 5 and "(3 of them as the run export logs them)" in got.basis
+    assert "2 jobs (unsized0, unsized1) log no model size: measured at the plan's 1.3e+10 parameters" in got.caveat
+    alone = calibrate(None, runs, run_params=run_params)["mfu"]  # no plan: the two are left out
+    assert alone.count == 3 and alone.value == pytest.approx(0.38, rel=1e-6)
+    assert "2 jobs (unsized0, unsized1) log no model size and none was given: left out" in alone.caveat

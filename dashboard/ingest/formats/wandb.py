@@ -24,6 +24,10 @@ Rules:
   value on the row, a count such as ``13000000000``, ``1.3e10`` or ``13B``; else from the shape, 12 · layers ·
   hidden size² (+ vocabulary × hidden size where logged: ``SHAPE_COLUMNS``). A value outside 1 to ``MAX_PARAMS``
   is left out with a warning.
+- layout (``ImportReport.run_layout``, by source row; not canonical columns): TP, PP and micro-batch where the run
+  logs them (``LAYOUT_COLUMNS``: ``tensor_model_parallel_size``, ``pipeline_model_parallel_size``,
+  ``micro_batch_size`` … as whole names or leaves), whole numbers from 1 to ``MAX_LAYOUT``; the step-time model's
+  efficiency is refitted on them (docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -67,6 +71,13 @@ SHAPE_COLUMNS: dict[str, tuple[str, ...]] = {
     "vocab": ("vocab_size", "padded_vocab_size", "n_vocab"),
 }
 MAX_PARAMS = 1e15  # ten thousand times the largest dense model trained
+# The layout a run logs in its config (Megatron-LM's, DeepSpeed's and generic argument names; whole name or leaf).
+LAYOUT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "tensor_parallel": ("tensor_model_parallel_size", "tensor_parallel_size", "tensor_parallel", "tp_size"),
+    "pipeline_parallel": ("pipeline_model_parallel_size", "pipeline_parallel_size", "pipeline_parallel", "pp_size"),
+    "micro_batch_size": ("micro_batch_size", "train_micro_batch_size_per_gpu", "micro_batch"),
+}
+MAX_LAYOUT = 100_000  # a degree or micro-batch beyond this is not a layout
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _SUFFIXED = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmbt])\s*$", re.IGNORECASE)
 
@@ -218,6 +229,7 @@ def derive(rows: Rows) -> dict[str, object]:
         "tokens": tokens,
         "gpus": gpus,
         "model_params": _model_params(rows),
+        "run_layout": _layout(table),
     }
 
 
@@ -244,6 +256,17 @@ def _model_params(rows: Rows) -> pd.Series:
         rows.warn(f"{count_text(int((bad & rows.open).sum()), 'run')} logged a model size outside 1 to "
                   f"{MAX_PARAMS:g} parameters, left out of MFU.")
     return params.mask(bad)
+
+
+def _layout(table: pd.DataFrame) -> pd.DataFrame:
+    """Per row, the layout the run logged (``LAYOUT_COLUMNS``: the first column with a whole number from 1 to
+    ``MAX_LAYOUT``), NaN where none."""
+    layout = pd.DataFrame(index=table.index)
+    for key, names in LAYOUT_COLUMNS.items():
+        values, _ = parse_number(_first_present(table, names))
+        whole = (values >= 1) & (values <= MAX_LAYOUT) & (values == values.round())
+        layout[key] = values.where(whole.fillna(False).astype(bool))
+    return layout
 
 
 def _first_tokens(table: pd.DataFrame) -> pd.Series:
