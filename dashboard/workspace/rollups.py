@@ -203,6 +203,8 @@ _BUILDERS: dict[str, Callable[[ir.Table], ir.Table]] = {
     "totals of a rollup": partial(_totals_of, summed=True), "totals of the rows": partial(_totals_of, summed=False)}
 _COMPILED: dict[tuple, str] = {}
 STAND_IN = "planner_rollup_rows"
+OPENED_TABLES = 64  # rollup tables kept open (by engine, version folder and rollup)
+_OPENED: dict[tuple[int, str, str], ir.Table] = {}
 
 
 def _over(backend: BaseBackend, table: ir.Table, builder: str) -> ir.Table:
@@ -266,9 +268,17 @@ def _partitioned(backend: BaseBackend, path: Path) -> ir.Table:
 
 
 def read(backend: BaseBackend, at: Path, rollup: Rollup) -> ir.Table:
-    """``rollup`` of the version folder ``at`` as a table of ``backend``."""
-    table = _partitioned(backend, folder(at, rollup))
-    return table.drop(PARTITION) if PARTITION in table.columns else table
+    """``rollup`` of the version folder ``at`` as a table of ``backend`` (opened once per engine, version and rollup:
+    a version's files never change)."""
+    key = (id(backend), str(at), rollup.name)
+    table = _OPENED.get(key)
+    if table is None:
+        table = _partitioned(backend, folder(at, rollup))
+        table = table.drop(PARTITION) if PARTITION in table.columns else table
+        if len(_OPENED) >= OPENED_TABLES:
+            _OPENED.pop(next(iter(_OPENED)))
+        _OPENED[key] = table
+    return table
 
 
 @dataclass(frozen=True)
