@@ -24,7 +24,7 @@ def sort_month(backend: BaseBackend, month_folder: Path) -> None:
     rows = backend.read_parquet([str(p) for p in parts])
     staged = month_folder / f".{SORTED_FILE}"
     backend.to_parquet(rows.order_by(list(SORTED_BY)), str(staged), compression="zstd",
-                       row_group_size=ROW_GROUP_ROWS)
+                       compression_level=1, row_group_size=ROW_GROUP_ROWS)  # the writer's level
     for part in parts:
         part.unlink()
     staged.rename(month_folder / SORTED_FILE)
