@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -277,6 +278,58 @@ def regressions(now: dict, before: dict | None, gate: float = GATE, noise_s: flo
             found.append(f"{name}: {figures['ratio']:.2f}× bare DuckDB, was {old['ratio']:.2f}× at "
                          f"{before.get('commit')} (gate {gate}×)")
     return found
+
+
+def latest(folder: Path = RESULTS) -> list[dict]:
+    """The latest kept result of each size, smallest size first."""
+    by_rows: dict[int, dict] = {}
+    for path in folder.glob("*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("rows"), int):
+            kept = by_rows.get(data["rows"])
+            if kept is None or str(data.get("at")) > str(kept.get("at")):
+                by_rows[data["rows"]] = data
+    return [by_rows[rows] for rows in sorted(by_rows)]
+
+
+def docs_section(folder: Path = RESULTS) -> list[str]:
+    """docs/benchmarks.md's section on `make bench-scale`: what it does, how to run it larger, the latest results."""
+    about = (
+        "Not part of `make bench`: `bench/scale_questions.py` generates `ROWS` FOCUS rows (default 1,000,000; a "
+        "quarter of hourly lines of 12 teams, 25 projects each, one run per project, 3 pricing tiers), imports them "
+        "into the workspace in a fresh process (sorted by team, project and start, rollups built and proven: "
+        "[engines.md](engines.md#rollups)), then answers ten canonical bill questions in another, each on the rollup "
+        "path (the smallest rollup that answers it, chosen by `dashboard.workspace.rollups.choose`, queried through "
+        "the query layer as a page runs a figure) and as bare DuckDB SQL over the raw Parquet, in the same process, "
+        "the faster of three runs of each. The two answers must agree (to 1e-9 relative) or the run fails. Each run "
+        "is kept as `bench/scale_results/<commit>.json`; the run fails when a question's ratio to bare DuckDB grew "
+        f"more than {GATE}× since the previous result of the same size (and is more than {NOISE_S} s slower). "
+        "Targets: every question at most 1.0× the bare scan; the import with sorting and rollups at most 1.5× the "
+        "import without them; rollups at most 5 % of the rows at 10⁸.")
+    larger = (
+        "Larger sizes: `make bench-scale ROWS=10000000` (about 0.7 GB of scratch under `BENCH_SCALE_DIR`) and "
+        "`make bench-scale ROWS=100000000` (about 6.5 GB; generating and importing it takes the better part of an "
+        "hour on two cores). Run them on a quiet machine: the questions' figures are ratios within one run, but the "
+        "import's seconds and memory are not.")
+    lines = ["## `make bench-scale`", "", *textwrap.wrap(about, 115), "", *textwrap.wrap(larger, 115), ""]
+    for result in latest(folder):
+        imported = result["import"]
+        lines += [f"Last run at {result['rows']:,} rows ({result['at']}, commit {result['commit']}): import "
+                  f"{imported['seconds']:.1f} s, of which sorting, rollups and proofs "
+                  f"{imported['finish_seconds']:.1f} s ({imported['seconds'] / imported['bare_seconds']:.2f}× the "
+                  "import without them), peak "
+                  f"{imported['peak_rss'] / 1e6:,.0f} MB; rollups {imported['rollup_rows']:,} rows "
+                  f"({100 * imported['rollup_rows'] / result['rows']:.1f} % of the rows).", "",
+                  "| Question | Rollup path (s) | Bare DuckDB (s) | Ratio | Answered by |", "|---|---|---|---|---|"]
+        for name in [q.name for q in QUESTIONS if q.name in result["questions"]]:
+            figures = result["questions"][name]
+            lines.append(f"| `{name}` | {figures['rollup_seconds']:.3f} | {figures['bare_seconds']:.3f} | "
+                         f"{figures['ratio']:.2f}× | {figures['answered_by'].split(', built')[0]} |")
+        lines.append("")
+    return lines
 
 
 def main() -> int:
