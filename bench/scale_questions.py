@@ -295,6 +295,10 @@ def latest(folder: Path = RESULTS) -> list[dict]:
     return [by_rows[rows] for rows in sorted(by_rows)]
 
 
+def _wrapped(text: str) -> list[str]:
+    return textwrap.wrap(text, 115, break_on_hyphens=False, break_long_words=False)
+
+
 def docs_section(folder: Path = RESULTS) -> list[str]:
     """docs/benchmarks.md's section on `make bench-scale`: what it does, how to run it larger, the latest results."""
     about = (
@@ -312,10 +316,10 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "import without them; rollups at most 5 % of the rows at 10⁸.")
     larger = (
         "Larger sizes: `make bench-scale ROWS=10000000` (about 0.7 GB of scratch under `BENCH_SCALE_DIR`) and "
-        "`make bench-scale ROWS=100000000` (about 6.5 GB; generating and importing it takes the better part of an "
-        "hour on two cores). Run them on a quiet machine: the questions' figures are ratios within one run, but the "
-        "import's seconds and memory are not.")
-    lines = ["## `make bench-scale`", "", *textwrap.wrap(about, 115), "", *textwrap.wrap(larger, 115), ""]
+        "`make bench-scale ROWS=100000000` (about 6.5 GB; at the import rate measured at 10⁶ rows, an hour or more to "
+        "generate and import on two cores). Run them on a quiet machine: the questions' figures are ratios within "
+        "one run, but the import's seconds and memory are not.")
+    lines = ["## `make bench-scale`", "", *_wrapped(about), "", *_wrapped(larger), ""]
     for result in latest(folder):
         imported = result["import"]
         lines += [f"Last run at {result['rows']:,} rows ({result['at']}, commit {result['commit']}): import "
