@@ -131,7 +131,10 @@ def docs(data: dict, catalogue: Sequence[Benchmark]) -> str:
                   f"Target: at most {benchmark.target:g}× the reference ({gated}).", ""]
         if entry:
             lines += [f"Last run ({entry['timestamp']}): {_last_run(entry)}.", ""]
-    lines += ["## `make bench-scale`", "",
+    from bench.scale_questions import docs_section
+
+    lines += docs_section()
+    lines += ["## `make bench-scale-tabs`", "",
               "Not part of `make bench`: `bench/scale_bench.py` generates a 100,000,000-row FOCUS dataset and a",
               "10,000,000-row CSV (about 11 GB) and prints the streamed import against DuckDB's `read_csv` and each",
               "Retrospective tab's queries against hand-written DuckDB SQL (`bench/scale_queries.py`). Its figures are",

@@ -104,3 +104,18 @@ def test_export_to_a_full_device_is_one_line(capsys):
     assert main(["workspace", "export", "q2", "/dev/full"]) == 2
     error = capsys.readouterr().err
     assert "No space left on the device of /dev/full: the CSV is incomplete" in error and error.count("\n") == 1
+
+
+def test_append_adds_the_rows_of_another_file(capsys):
+    assert main(["workspace", "import", str(FOCUS), "q", "--append"]) == 2
+    assert "no dataset q in the workspace" in capsys.readouterr().err  # nothing to append to
+    assert main(["workspace", "import", str(FOCUS), "q"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert set(first["rollups"]) == {"daily_team", "daily_run", "daily_gpu", "hourly", "runs"}
+    assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "q", "--append"]) == 0
+    appended = json.loads(capsys.readouterr().out)
+    assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "gcp"]) == 0
+    gcp_rows = json.loads(capsys.readouterr().out)["rows"]
+    assert appended["rows"] == 242 + gcp_rows
+    with pytest.raises(SystemExit):
+        main(["workspace", "import", str(FOCUS), "q", "--append", "--replace"])  # one or the other

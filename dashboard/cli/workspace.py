@@ -1,11 +1,11 @@
 """`python -m dashboard workspace import|list|export|delete`: the workspace's datasets from a terminal.
 
 ``import`` reads a large export in bounded batches into a named dataset (what the Retrospective's "Import to
-workspace" does), ``list`` prints every dataset's size, date range and owner, ``export`` writes a dataset, or the
-rows of it that pass the Retrospective's filters, as one formula-safe CSV, a batch at a time (no row cap),
-``delete`` removes one. The command line acts as the anonymous local user (`dashboard.identity.LOCAL`): it replaces
-and deletes datasets without an owner (its own, and those imported with sign-in off), never a signed-in user's
-(refused and audited like the page's refusals: `dashboard.workspace.owners`).
+workspace" does; ``--append`` adds its rows to a dataset), ``list`` prints every dataset's size, date range and
+owner, ``export`` writes a dataset, or the rows of it that pass the Retrospective's filters, as one formula-safe
+CSV, a batch at a time (no row cap), ``delete`` removes one. The command line acts as the anonymous local user
+(`dashboard.identity.LOCAL`): it replaces and deletes datasets without an owner (its own, and those imported with
+sign-in off), never a signed-in user's (refused and audited like the page's refusals: `dashboard.workspace.owners`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     load.add_argument("name", help="dataset name: letters, digits, '.', '_' or '-'")
     add_format_argument(load)
     load.add_argument("--timezone", help="IANA time zone of naive local times")
-    load.add_argument("--replace", action="store_true",
-                      help="replace a dataset of that name (one without an owner: not a signed-in user's)")
+    change = load.add_mutually_exclusive_group()
+    change.add_argument("--replace", action="store_true",
+                        help="replace a dataset of that name (one without an owner: not a signed-in user's)")
+    change.add_argument("--append", action="store_true",
+                        help="add the file's rows to the dataset of that name (only the months they fall in are "
+                             "sorted and rolled up again)")
     load.set_defaults(func=_import)
     listing = actions.add_parser("list", help="the datasets with their rows, size, date range and owner")
     listing.set_defaults(func=_list)
@@ -59,14 +63,15 @@ def _import(args: argparse.Namespace) -> int:
     try:
         info = import_to_workspace(Path(args.file), args.name, format=args.format,
                                    options=ReadOptions(timezone=checked_timezone(args.timezone)),
-                                   replace=args.replace)
+                                   replace=args.replace, append=args.append)
     except (DatasetError, UnreadableFile, OSError, ValueError) as error:
         return fail(" ".join(str(error).split()))
     except MemoryError:
         return fail(f"{Path(args.file).name} needs more memory than this machine has free: it has blank lines or "
                     "multi-line cells, which are read whole. Export it with one row per line.")
     print_json({"name": info.name, "rows": info.rows, "bytes": info.bytes, "start": info.start, "end": info.end,
-                "streamed": info.streamed, **info.report})
+                "streamed": info.streamed, **info.report,
+                "rollups": {entry["name"]: entry["rows"] for entry in info.rollups}})
     return 0
 
 

@@ -88,6 +88,10 @@ class Metadata:
     imported_by_issuer: str | None = None
     imported_by_subject: str | None = None
     imported_by_email: str | None = None
+    # The rollups built at import (``dashboard.workspace.rollups``): name, grain, measures, rows, built_at and rows
+    # per month; none for a dataset imported before rollups (its questions read the rows). The rows' sort order.
+    rollups: list[dict] = field(default_factory=list)
+    sorted_by: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)

@@ -32,7 +32,8 @@ from dashboard.ingest import import_path
 from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
 from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
-from dashboard.workspace import datasets, owners
+from dashboard.query import engine
+from dashboard.workspace import datasets, owners, rollups, sorting
 from dashboard.workspace.datasets import (
     METADATA,
     SUPERSEDED,
@@ -45,7 +46,7 @@ from dashboard.workspace.datasets import (
     root,
     write_metadata,
 )
-from dashboard.workspace.writer import MonthWriter
+from dashboard.workspace.writer import PARTITION, MonthWriter
 
 STREAM_MIN_BYTES = 64_000_000
 
@@ -65,19 +66,54 @@ def _in_memory(source: Path, writer: MonthWriter, format: str | None, options: R
 
 
 def _metadata(name: str, source: Path, size: int, writer: MonthWriter, report: ImportReport,
-              streamed: bool, build: str, actor: Identity) -> Metadata:
+              streamed: bool, build: str, actor: Identity, imported_at: str, appended_to: Metadata | None,
+              built: list[dict]) -> Metadata:
     usage = writer.folder
     months = sorted(p.name.split("=", 1)[1] for p in usage.glob("*=*") if p.is_dir()) if usage.is_dir() else []
+    start = writer.start.isoformat() if writer.start is not None else None
+    end = writer.end.isoformat() if writer.end is not None else None
+    rows = writer.rows
+    if appended_to is not None:  # ISO 8601 times of one zone compare as text
+        rows += appended_to.rows
+        start = min(filter(None, (start, appended_to.start)), default=None)
+        end = max(filter(None, (end, appended_to.end)), default=None)
     return Metadata(
-        name=name, source=source.name, source_bytes=size, imported_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        rows=writer.rows, bytes=sum(p.stat().st_size for p in usage.rglob("*.parquet")) if usage.is_dir() else 0,
-        start=writer.start.isoformat() if writer.start is not None else None,
-        end=writer.end.isoformat() if writer.end is not None else None, months=months, streamed=streamed,
+        name=name, source=source.name, source_bytes=size, imported_at=imported_at,
+        rows=rows, bytes=sum(p.stat().st_size for p in usage.rglob("*.parquet")) if usage.is_dir() else 0,
+        start=start, end=end, months=months, streamed=streamed,
         report={"format": report.format, "rows_read": report.rows_read, "rows_used": report.rows_used,
                 "rows_excluded": report.rows_excluded, "rows_rejected": report.rows_rejected,
                 "warnings": list(report.warnings)},
         build=build, imported_by_issuer=actor.issuer, imported_by_subject=actor.subject, imported_by_email=actor.email,
+        rollups=built, sorted_by=list(sorting.SORTED_BY),
     )
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """The files under ``source`` hard-linked (copied where links are refused) to the same places under ``target``:
+    the months an append leaves alone cost no copy. A linked file is never written to, only replaced."""
+    for path in sorted(source.rglob("*.parquet")):
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, destination)
+        except OSError:
+            shutil.copy2(path, destination)
+
+
+def _finish(building: Path, months: list[str], imported_at: str, kept: list[dict]) -> list[dict]:
+    """Sort the rows of ``months`` (the month partitions written) and build their rollups, proven equal to the rows
+    (``rollups.RollupMismatch`` otherwise); the rollups' ``dataset.json`` entries. One DuckDB connection of the
+    engine layer, with its memory limit, does both."""
+    backend = engine.connect(settings.DEFAULT_ENGINE_URL)
+    try:
+        for month in months:
+            sorting.sort_month(backend, building / USAGE / f"{PARTITION}={month}")
+        entries = rollups.build(backend, building, months, imported_at, kept)
+        rollups.prove(backend, building, entries, months)
+    finally:
+        backend.disconnect()
+    return entries
 
 
 def _owned(info: Metadata, previous: Metadata | None, actor: Identity) -> Metadata:
@@ -133,8 +169,13 @@ def _switch(name: str, building: Path, replace: bool) -> None:
 def import_to_workspace(source: str | Path, name: str, *, format: str | None = None,
                         options: ReadOptions = DEFAULT_OPTIONS, batch_rows: int | None = None,
                         progress: Progress | None = None, replace: bool = False,
-                        stream_min_bytes: int | None = None, actor: Identity = LOCAL) -> Metadata:
+                        stream_min_bytes: int | None = None, actor: Identity = LOCAL,
+                        append: bool = False) -> Metadata:
     """Import the file or Parquet folder ``source`` into the workspace dataset ``name`` as ``actor``; its metadata.
+
+    ``append`` adds the file's rows to the dataset's: a new version made of the old version's files (linked), the
+    new rows, and the rollups of the months the new rows fall in rebuilt. As for ``replace``, the old version is
+    read until the new one, its rows sorted and its rollups proven, is complete.
 
     Raises DatasetExists for a taken name (unless ``replace``), NotOwnerError (audited) when ``actor`` may not replace
     it, DatasetError for a bad name, UnreadableFile as the import does, OSError when the workspace cannot be written
@@ -142,7 +183,16 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
     """
     source = Path(source)
     target = folder(checked_name(name))
-    if target.exists() or target.is_symlink():
+    appended_to: Metadata | None = None
+    if append:
+        if not (target.exists() or target.is_symlink()):
+            raise DatasetError(f"There is no dataset {name} in the workspace {root()} to append to.")
+        with owners.locked():
+            appended_to = owners.refuse_unless_allowed(name, actor, "replace")
+        if appended_to is None:
+            raise DatasetError(f"The dataset {name} cannot be read, so nothing can be appended to it; replace it.")
+        replace = True
+    elif target.exists() or target.is_symlink():
         if not replace:
             raise _taken(name)
         with owners.locked():  # refused before the file is read
@@ -154,9 +204,14 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
     size = _source_bytes(source)
     building = datasets.versions_folder() / f"{name}.{uuid.uuid4().hex[:12]}"
     building.mkdir(parents=True)
-    writer = MonthWriter(building / USAGE)
+    prefix = f"append-{uuid.uuid4().hex[:8]}" if appended_to else "part"
+    writer = MonthWriter(building / USAGE, prefix)
     committed = False
     try:
+        if appended_to is not None:
+            old = datasets.version_of(appended_to)
+            for part in (USAGE, rollups.ROLLUPS_FOLDER):
+                _link_tree(old / part, building / part)
         streamed = size >= stream_min_bytes
         if streamed:
             try:
@@ -164,8 +219,9 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
                                        batch_rows=batch_rows, progress=progress)
             except NotStreamable as reason:
                 writer.abort()
-                shutil.rmtree(building / USAGE, ignore_errors=True)
-                writer = MonthWriter(building / USAGE)
+                for path in (building / USAGE).rglob(f"{prefix}-*.parquet"):
+                    path.unlink()
+                writer = MonthWriter(building / USAGE, prefix)
                 if size > settings.megabytes(settings.MAX_IMPORT_MB):
                     raise UnreadableFile(
                         f"{source.name} cannot be imported in batches ({reason}), and at {size / 1e6:,.0f} MB it "
@@ -176,16 +232,23 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
         if not streamed:
             report = _in_memory(source, writer, format, options, batch_rows, progress)
         writer.close()
-        info = _metadata(name, source, size, writer, report, streamed, building.name, actor)
+        imported_at = datetime.now(UTC).isoformat(timespec="seconds")
+        built = _finish(building, writer.months, imported_at, appended_to.rollups if appended_to else [])
+        info = _metadata(name, source, size, writer, report, streamed, building.name, actor, imported_at,
+                         appended_to, built)
         write_metadata(building, info, report)
         with owners.locked():  # checked again: it may have been replaced or deleted while this import ran
             previous = owners.refuse_unless_allowed(name, actor, "replace") if replace else None
+            if appended_to is not None and (previous is None or previous.build != appended_to.build):
+                raise DatasetError(f"The dataset {name} was replaced or deleted while rows were appended to it; "
+                                   "nothing was appended. Append the file again.")
             replacing = replace and (target.exists() or target.is_symlink())  # previous is None for a damaged one
             info = _owned(info, previous, actor)
             (building / METADATA).write_text(info.to_json(), encoding="utf-8")
             _switch(name, building, replace)
-            owners.record("replace" if replacing else "import", name, actor, owners.owner_of(info),
-                          build=building.name, previous_build=(previous.build or None) if previous else None)
+            action = "append" if appended_to else "replace" if replacing else "import"
+            owners.record(action, name, actor, owners.owner_of(info), build=building.name,
+                          previous_build=(previous.build or None) if previous else None)
         committed = True
     finally:
         if not committed:

@@ -34,7 +34,7 @@ from dashboard.workspace.datasets import DatasetError, Metadata
 AUDIT = ".audit.jsonl"
 LOCK = ".owners.lock"
 AUDIT_READ_BYTES = 1_000_000  # the trail's tail read at most (about 3,000 lines)
-ACTIONS = ("import", "replace", "delete", "refused replace", "refused delete")
+ACTIONS = ("import", "replace", "append", "delete", "refused replace", "refused delete")
 _held = threading.local()  # .depth: how many ``locked`` blocks this thread is inside
 
 

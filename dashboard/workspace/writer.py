@@ -41,8 +41,9 @@ def to_frame(table: pa.Table) -> pd.DataFrame:
 class MonthWriter:
     """Writes batches of canonical rows under ``folder``, one open file per month; ``close`` when done."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, prefix: str = "part") -> None:
         self.folder = folder
+        self.prefix = prefix  # the files' names: ``<prefix>-N.parquet`` (an append's own, beside the linked files)
         self.rows = 0
         self.start: pd.Timestamp | None = None
         self.end: pd.Timestamp | None = None
@@ -58,9 +59,14 @@ class MonthWriter:
             self._parts[month] = part + 1
             folder = self.folder / f"{PARTITION}={month}"
             folder.mkdir(parents=True, exist_ok=True)
-            self._open[month] = pq.ParquetWriter(folder / f"part-{part}.parquet", SCHEMA, compression="zstd",
+            self._open[month] = pq.ParquetWriter(folder / f"{self.prefix}-{part}.parquet", SCHEMA, compression="zstd",
                                                 compression_level=1)
         return self._open[month]
+
+    @property
+    def months(self) -> list[str]:
+        """The month partitions written to (``YYYY-MM``, or ``NO_MONTH``)."""
+        return sorted(self._parts)
 
     def write(self, usage: pd.DataFrame) -> None:
         """Add ``usage`` (canonical rows) to the month partitions of its rows' start times."""

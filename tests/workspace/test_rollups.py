@@ -1,0 +1,217 @@
+"""Issue 52: rollups built at import equal the rows for every grain, currency and cost basis, to the last decimal; a
+rollup that disagrees stops the import; an appended month rebuilds that month only; a replaced dataset stays
+readable until the new version is complete; the smallest rollup that answers a question is chosen."""
+
+import dataclasses
+from decimal import Decimal
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from bench.ingest_bench import focus_table
+from dashboard import settings
+from dashboard.ingest.schema import CANONICAL_COLUMNS
+from dashboard.query import engine
+from dashboard.workspace import datasets, rollups
+from dashboard.workspace.imports import import_to_workspace
+from dashboard.workspace.rollups import ROLLUPS, RollupMismatch
+from dashboard.workspace.writer import MonthWriter
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+UTC = "UTC"
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch) -> Path:
+    folder = tmp_path / "workspace"
+    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
+    return folder
+
+
+def _rows() -> pd.DataFrame:
+    """Two currencies, missing tags and costs, amounts whose float sums are not exact (0.1 + 0.2), a row across two
+    days and hours (20:30 to 04:30 the next day), a row without a start, in April and May."""
+    def at(text):
+        return pd.Timestamp(text, tz=UTC) if text else pd.NaT
+
+    table = [  # start, end, gpu_hours, cost, billed_cost, currency, pricing, charge_kind, gpu_type, team, project, run
+        ("2025-04-01 10:00", "2025-04-01 11:00", 8.0, 0.1, 0.1, "USD", "on_demand", "usage", "H100", "a", "p1", "r1"),
+        ("2025-04-01 10:00", "2025-04-01 11:00", 8.0, 0.2, 0.2, "USD", "on_demand", "usage", "H100", "a", "p1", "r1"),
+        ("2025-04-01 11:00", "2025-04-01 12:00", 4.0, 1.10, 0.0, "EUR", "reserved", "usage", "A100", "a", "p2", "r2"),
+        ("2025-04-01 20:30", "2025-04-02 04:30", 16.0, 8.8, 8.8, "USD", "spot", "usage", "H100", "b", "p3", "r3"),
+        ("2025-04-02 00:00", "2025-04-03 00:00", None, 2.20, 2.20, "EUR", None, "commitment", None, None, None, None),
+        ("2025-04-02 05:00", "2025-04-02 06:00", 1.0, None, None, "USD", "on_demand", "usage", "H100", None, "p1",
+         None),
+        ("2025-05-31 23:00", "2025-06-01 00:00", 2.0, 0.3, 0.3, "USD", "on_demand", "usage", "H100", "a", "p1", "r1"),
+        (None, None, 3.0, 0.7, 0.7, None, None, None, None, "b", None, None),
+    ]
+    columns = ["period_start", "period_end", "gpu_hours", "cost", "billed_cost", "currency", "pricing", "charge_kind",
+               "gpu_type", "team", "project", "run_id"]
+    frame = pd.DataFrame(table, columns=columns)
+    frame["period_start"] = frame["period_start"].map(at).astype("datetime64[ns, UTC]")
+    frame["period_end"] = frame["period_end"].map(at).astype("datetime64[ns, UTC]")
+    for column in ("resource_id", "run_state"):
+        frame[column] = None
+    frame["tokens"] = float("nan")
+    frame["source_row"] = range(2, len(frame) + 2)
+    return frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS)
+
+
+def _built(folder: Path, frame: pd.DataFrame) -> list[dict]:
+    writer = MonthWriter(folder / datasets.USAGE)
+    writer.write(frame)
+    writer.close()
+    backend = engine.connect("duckdb")
+    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
+    rollups.prove(backend, folder, entries, writer.months)
+    return entries
+
+
+def _decimal(value) -> Decimal:
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(0) if pd.isna(value) else Decimal(repr(float(value)))
+
+
+def _sums(frame: pd.DataFrame, keys: list[str]) -> dict:
+    """Exact sums of each measure by ``keys``, NA keys kept (None), from pandas with Decimal."""
+    out: dict = {}
+    for _, row in frame.iterrows():
+        key = tuple(None if pd.isna(row[k]) else row[k] for k in keys)
+        sums = out.setdefault(key, {"rows": 0, "gpu_hours": Decimal(0), "cost": Decimal(0), "billed_cost": Decimal(0)})
+        sums["rows"] += int(row.get("rows", 1))
+        for name in ("gpu_hours", "cost", "billed_cost"):
+            sums[name] += _decimal(row[name])
+    return out
+
+
+def _day(frame: pd.DataFrame) -> pd.Series:
+    return (frame["period_start"].astype("int64") // 10**9 // 86_400).where(frame["period_start"].notna())
+
+
+def _rollup_frame(backend, folder: Path, rollup) -> pd.DataFrame:
+    return rollups.read(backend, folder, rollup).to_pandas()
+
+
+def test_sums_to_the_cent_by_hand(tmp_path):
+    entries = _built(tmp_path, _rows())
+    backend = engine.connect("duckdb")
+    team = _rollup_frame(backend, tmp_path, rollups.BY_NAME["daily_team"])
+    usd_a = team[(team.team == "a") & (team.currency == "USD")]
+    # 0.1 + 0.2 on 1 April and 0.3 on 31 May: 0.6 exactly (as floats 0.1 + 0.2 + 0.3 = 0.6000000000000001)
+    assert sum(usd_a["cost"], Decimal(0)) == Decimal("0.6")
+    assert sorted(usd_a[usd_a.cost.notna()]["cost"]) == [Decimal("0.3"), Decimal("0.3")]
+    eur = team[team.currency == "EUR"]
+    assert sum(eur["cost"], Decimal(0)) == Decimal("3.30") and sum(eur["billed_cost"], Decimal(0)) == Decimal("2.2")
+    # the row across two days keeps its own times; the others do not
+    across = team[team.start_s.notna()]
+    assert list(across.team) == ["b"] and int(across.end_s.iloc[0]) - int(across.start_s.iloc[0]) == 8 * 3600
+    assert {entry["name"]: entry["months"] for entry in entries}["runs"].keys() == {"2025-04", "2025-05", "none"}
+
+
+@pytest.mark.parametrize("rollup", ROLLUPS, ids=[r.name for r in ROLLUPS])
+def test_each_rollup_equals_the_rows_for_every_grain_currency_and_cost_basis(tmp_path, rollup):
+    frame = _rows()
+    _built(tmp_path, frame)
+    table = _rollup_frame(engine.connect("duckdb"), tmp_path, rollup)
+    seconds = frame["period_start"].astype("int64") // 10**9
+    raw = frame.assign(day=_day(frame), hour=(seconds // 3600).where(frame["period_start"].notna()))
+    for column in (*rollup.columns, *((rollup.unit,) if rollup.unit else ())):
+        keys = sorted({column, "currency"})
+        assert _sums(table, keys) == _sums(raw, keys), (rollup.name, column)
+
+
+def _fault(usage, rollup):
+    """A rollup that loses every seventh line of the file."""
+    return rollups.grouped(usage.filter(usage.source_row % 7 != 0), rollup)
+
+
+def test_a_rollup_that_disagrees_is_refused_and_the_old_version_kept(workspace, monkeypatch):
+    first = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    monkeypatch.setitem(rollups._BUILDERS, "daily_run", lambda usage: _fault(usage, rollups.BY_NAME["daily_run"]))
+    monkeypatch.setattr(rollups, "_COMPILED", {})
+    with pytest.raises(RollupMismatch, match=r"daily rollup by team, project, run_id.* where the rows total .*not "
+                                             "published"):
+        import_to_workspace(SAMPLES / "focus_sample.csv", "q2", replace=True)
+    assert datasets.metadata("q2") == first  # the old version, rows and rollups, is still the one read
+    assert sorted(p.name for p in (workspace / ".versions").iterdir()) == [first.build]  # the build is gone
+
+
+def _focus_part(path: Path, months: tuple[str, ...], rows: int = 3000, seed: int = 5) -> None:
+    table = focus_table(rows, seed)
+    starts = table["ChargePeriodStart"].cast("string")
+    keep = pc.or_(*[pc.starts_with(starts, f"2025-{m}") for m in months]) if len(months) > 1 \
+        else pc.starts_with(starts, f"2025-{months[0]}")
+    pq.write_table(table.filter(keep), path)
+
+
+def test_an_appended_month_rebuilds_that_month_only(workspace, tmp_path):
+    _focus_part(tmp_path / "april_may.parquet", ("04", "05"))
+    _focus_part(tmp_path / "june.parquet", ("06",), seed=6)
+    first = import_to_workspace(tmp_path / "april_may.parquet", "bill", stream_min_bytes=0)
+    old = datasets.version_of(first)
+    after = import_to_workspace(tmp_path / "june.parquet", "bill", append=True)
+    new = datasets.current("bill")
+    june = pq.read_metadata(tmp_path / "june.parquet").num_rows
+    assert after.rows == first.rows + june and after.months == ["2025-04", "2025-05", "2025-06"]
+    for rollup in ROLLUPS:
+        for month in ("2025-04", "2025-05"):  # the same files, linked: not rebuilt
+            (kept,) = (rollups.folder(new, rollup) / f"month={month}").glob("*.parquet")
+            (was,) = (rollups.folder(old, rollup) / f"month={month}").glob("*.parquet")
+            assert kept.stat().st_ino == was.stat().st_ino
+        assert list((rollups.folder(new, rollup) / "month=2025-06").glob("*.parquet"))
+    # the whole dataset's totals: the rows of both files, every rollup
+    backend = engine.connect("duckdb")
+    rollups.prove(backend, new, after.rollups, after.months)
+    raw = datasets.open_table(backend, "bill").cost.sum().execute()
+    both = sum(pq.read_table(tmp_path / f)["EffectiveCost"].to_numpy().sum() for f in ("april_may.parquet",
+                                                                                       "june.parquet"))
+    assert raw == pytest.approx(both, rel=1e-12)
+    assert datasets.metadata("bill", old) == first  # the old version is still whole until swept
+
+
+def test_rows_are_sorted_by_team_project_and_start(workspace):
+    import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    for part in datasets.usage_folder("q2").rglob("*.parquet"):
+        frame = pq.read_table(part).to_pandas()
+        ordered = frame.sort_values(["team", "project", "period_start"], na_position="last", kind="stable")
+        assert frame[["team", "project", "period_start"]].equals(ordered[["team", "project", "period_start"]])
+
+
+def _with_rows(info, **rows):
+    return dataclasses.replace(info, rollups=[{**entry, "rows": rows.get(entry["name"], entry["rows"])}
+                                              for entry in info.rollups])
+
+
+@pytest.mark.parametrize(("columns", "unit", "rows", "chosen"), [
+    # spend per day per team: the daily team rollup, unless the run one is smaller (a dataset of few runs)
+    (("team",), "day", {"daily_team": 10, "daily_run": 20}, "daily_team"),
+    (("team",), "day", {"daily_team": 30, "daily_run": 20}, "daily_run"),
+    # whole-period totals per run: the runs rollup when smallest; a daily one answers too
+    (("run_id",), None, {"runs": 5, "daily_run": 20}, "runs"),
+    (("run_id",), None, {"runs": 50, "daily_run": 20}, "daily_run"),
+    (("gpu_type", "pricing"), "day", {}, "daily_gpu"),
+    (("pricing",), "hour", {}, "hourly"),
+    (("resource_id",), None, {}, None),  # no rollup keeps resources: the rows
+    (("team", "gpu_type"), "day", {}, None),
+])
+def test_the_smallest_rollup_that_answers_is_chosen(workspace, columns, unit, rows, chosen):
+    info = _with_rows(import_to_workspace(SAMPLES / "focus_sample.csv", "q2"), **rows)
+    backend = engine.connect("duckdb")
+    answer = rollups.choose(backend, info, datasets.current("q2"), columns, unit)
+    assert (answer.rollup.name if answer.rollup else None) == chosen
+    if chosen is None:
+        assert answer.label == "the rows (242)" and answer.rows == 242
+    else:
+        built = pd.Timestamp(info.imported_at).strftime("%H:%M")
+        assert answer.label == f"{answer.rollup.title}, built {built}"
+        assert set(columns) <= set(answer.table.columns)
+
+
+def test_a_dataset_without_rollups_is_answered_by_its_rows(workspace):
+    info = dataclasses.replace(import_to_workspace(SAMPLES / "focus_sample.csv", "q2"), rollups=[])
+    answer = rollups.choose(engine.connect("duckdb"), info, datasets.current("q2"), ("team",), "day")
+    assert answer.rollup is None and answer.table.count().execute() == 242
