@@ -13,7 +13,7 @@ derived from a table is a small query result, cached as data.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -31,10 +31,12 @@ from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, calibrate, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
-from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
+from dashboard.ui.cache import SCENARIO_HASH as SCENARIO_KEYS
+from dashboard.ui.cache import DrawnChart
 from dashboard.ui.sources import Imported
 
 ENTRIES = 16
+SCENARIO_HASH: dict[str | type[Any], Callable[[Any], Any]] = {Scenario: SCENARIO_KEYS[Scenario]}  # st's typing
 SPINNER_ROWS = 20_000  # work on tables up to this size takes milliseconds: no spinner
 
 
@@ -122,9 +124,10 @@ def filtered(_usage: Table, start, end, teams, projects, pricing) -> Table:
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def spend_chart(data_key: Hashable, _usage: Table, freq: str, by: str, metric: str,
-                budget: float | None, period: tuple | None, data_end, currency: str | None) -> DrawnChart:
+                budget: float | None, period: tuple | None, data_end, currency: str | None) -> tuple[DrawnChart, int]:
     """The bars over the whole view; the running total, budget and forecast over ``period`` (the quarter's first
-    and last day; None: the view's own days). ``data_end`` comes from the whole export, so a filtered view of a
+    and last day; None: the view's own days), and the days of data the running total covers (fewer than
+    `spend.MIN_FORECAST_DAYS` forecast nothing). ``data_end`` comes from the whole export, so a filtered view of a
     closed quarter draws no forecast; amounts (the budget too) in the bill's ``currency``."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
     daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
@@ -132,9 +135,11 @@ def spend_chart(data_key: Hashable, _usage: Table, freq: str, by: str, metric: s
         inside = (daily.index >= pd.Timestamp(period[0], tz="UTC")) & (daily.index <= pd.Timestamp(period[1], tz="UTC"))
         daily = daily[inside]
     period_end = period[1] if period is not None else (daily.index[-1].date() if len(daily) else None)
-    cumulative = spend.cumulative_with_forecast(daily, period_end or data_end, data_end=data_end)
+    days = spend.data_days(daily, data_end)
+    cumulative = spend.cumulative_with_forecast(daily, spend.forecast_end(period_end, data_end, days),
+                                                data_end=data_end)
     return DrawnChart(retro_usage.spend_figure(frame, cumulative, budget if metric == "cost" else None,
-                                               metric=metric, currency=currency))
+                                               metric=metric, currency=currency)), days
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -149,11 +154,13 @@ def gap_view(data_key: Hashable, _usage: Table, scenario: Scenario, main_run_ids
              failed_states: tuple[str, ...], unit: str,
              currency: str | None) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
     """Plan vs actual in ``unit``; a bill in a currency other than the plan's US dollars is compared in GPU-hours
-    only, its parts' notes in its own currency and no dollar column (`gap.part_notes`)."""
+    only, its parts' notes in its own currency and no dollar column (`gap.part_notes`); so is a view without a bill
+    (``currency`` None), whose parts keep their dollars at the plan's price for the outcome kept."""
     plan = scenario_outputs(scenario)
     parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
-    if currency is not None and currency != USD:
+    if currency != USD:
         unit = "gpu_hours"
+    if currency is not None and currency != USD:
         parts = parts.assign(note=gap.part_notes(summary, currency)).drop(columns="usd")
     key = "usd" if unit == "usd" else "gpu_hours"
     figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit,
@@ -183,9 +190,11 @@ def load_view(data_key: Hashable, _usage: Table,
     the join blurs across a run."""
     series = load.hourly_concurrency(_usage)
     summary = load.load_summary(series)
-    capacity, reserved = load.reserved_capacity(_usage if _billing is None else _billing) or (None, None)
+    found = load.reserved_capacity(_usage if _billing is None else _billing)
+    capacity, reserved = found if found is not None and found[0] else (None, None)
     summary["reserved_capacity_gpus"] = capacity
-    summary["idle_reserved_gpu_hours"] = float((capacity - reserved).clip(lower=0).sum()) if capacity else None
+    summary["idle_reserved_gpu_hours"] = (None if capacity is None or reserved is None
+                                          else float((capacity - reserved).clip(lower=0).sum()))
     return (summary, DrawnChart(retro_usage.load_figure(series, summary, reserved, capacity)),
             DrawnChart(retro_usage.hour_of_week_figure(load.hour_of_week(series))))
 
@@ -219,7 +228,7 @@ def cost_at_mix(data_key: Hashable, _usage: Table, reserved_share: float, spot_s
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def counts_tokens(data_key: Hashable, _usage: Table) -> bool:
     """Whether some GPU row of the table counts tokens (one query, shared with the unit costs' sums)."""
-    return units.unit_sums(_usage)["tokens"] > 0
+    return units.unit_sums(_usage).tokens > 0
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
