@@ -20,10 +20,11 @@ sources.apply_pending()
 link_values = link_check.given("retro.")  # the link's values, before the widgets below read them
 st.title("Retrospective")
 link_note = st.empty()
-lines = sources.Lines(errors=st.container(), summary=st.empty(), dataset=st.empty(), overlap=st.empty())
+errors = st.container()  # a refused upload is said here, above everything it did not change
 st.caption("Last quarter from its billing export and, optionally, its job or run export: where the GPU-hours "
            "and dollars went, what was waste, and why actual differed from plan. Starts on the bundled sample "
            "quarter; every chart follows the filters in the sidebar.")
+lines = sources.Lines(errors=errors, summary=st.empty(), dataset=st.empty(), overlap=st.empty())
 chosen = sources.choose(lines)
 sources.follow_the_bill(chosen)
 if chosen.imported["billing"] is None and chosen.imported["runs"] is None:

@@ -103,7 +103,7 @@ def suggest_main_runs(usage: pd.DataFrame | ir.Table, by: str = "run_id") -> lis
     return [top] if by == "run_id" else run_ids_of(usage, by, top)
 
 
-def _plan_totals(plan: Mapping[str, Any], scenario: Scenario) -> dict[str, float]:
+def _plan_totals(plan: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
     tokens = scenario.tokens * (scenario.tst_token_multiplier if scenario.method == "tst" else 1.0)
     main_h = float(plan["gpu_hours_main_run"])
     experiments_h = float(plan["gpu_hours_experiments"])
@@ -334,7 +334,7 @@ FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserve
 
 
 @query
-def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, object]:
+def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, float]:
     """The GPU-hour, token and dollar sums of the actual side (``HOURS``, NULLs skipped, 0 for no rows) and the
     flags ``FLAGS``: some cost is non-zero, some GPU row of a run has a state, reserved GPU rows exist, and one of
     them has a non-zero cost. Three queries: the sums in one pass over the rows, the runs' host cost (a run with

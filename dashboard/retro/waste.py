@@ -150,12 +150,12 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
     failed_h = facts["failed_h"] - interrupted["failed_h"]
     by_state = failed_by_state(usage)
     resumed = interrupted_by_state(usage, tau, restart)
-    lost = dict(by_state.itertuples(index=False))
+    lost_by_state = dict(by_state.itertuples(index=False))
     for state, hours, in_failed, _ in resumed.itertuples(index=False):
-        if in_failed and state in lost:
-            lost[state] -= hours
+        if in_failed and state in lost_by_state:
+            lost_by_state[state] -= hours
     scale = max(known_h, 1.0)
-    lost = sorted(((state, hours) for state, hours in lost.items() if hours > 1e-9 * scale),
+    lost = sorted(((state, hours) for state, hours in lost_by_state.items() if hours > 1e-9 * scale),
                   key=lambda item: (-round(item[1] / scale, 9), item[0]))  # largest first, ties (to 1e-9) by name
     detail = (f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours in runs that failed and never resumed "
               "(work lost)")
@@ -422,7 +422,7 @@ def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _scalars(usage: ir.Table, check: str) -> dict[str, object]:
+def _scalars(usage: ir.Table, check: str) -> dict[str, Any]:
     """The aggregates of ``check`` (a key of ``CHECK_FACTS``) and its flags (``CHECK_FLAGS``) by name, from the one
     query of every check's aggregates (``_checks_expr``) and the one of every flag (``_flags_expr``): a tab's
     checks read the rows once (see ``compiled.one_view``)."""
@@ -443,7 +443,7 @@ def _failed_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def failed_runs(usage: ir.Table) -> dict[str, object]:
+def failed_runs(usage: ir.Table) -> dict[str, Any]:
     """``known`` (any state known), ``known_h``, ``failed_h`` and ``gpu_h`` (all GPU rows), ``cost_known`` and
     ``failed_cost``."""
     row = _scalars(usage, "failed_runs")
@@ -603,7 +603,7 @@ def _successful_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def successful_runs(usage: ir.Table) -> dict[str, object]:
+def successful_runs(usage: ir.Table) -> dict[str, Any]:
     """``known``, ``cost_known``, and the cost and GPU-hours of the COMPLETED rows (``part_*``), of the rows with a
     known state (``whole_*``) and of the whole table (``total_cost``)."""
     row = _scalars(usage, "successful_runs")
@@ -630,13 +630,13 @@ def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def idle_capacity(usage: ir.Table) -> dict[str, object]:
+def idle_capacity(usage: ir.Table) -> dict[str, Any]:
     """Flags: ``gpu`` (any GPU row), ``commitment`` (any unused-commitment line), ``paid`` (any commitment paid on
     its own line), ``reserved_gpu``, ``reserved_gpu_priced`` and ``untagged`` (reserved GPU rows with no run); the
     unused lines' count (``lines``), cost (``commitment_usd``) and first and last day (``days``), the paid lines'
     cost (``paid_usd``), and the untagged reserved GPU rows' GPU-hours and cost."""
     row = _scalars(usage, "idle_capacity")
-    facts = {name: flag(row[name]) for name in CHECK_FLAGS["idle_capacity"]}
+    facts: dict[str, Any] = {name: flag(row[name]) for name in CHECK_FLAGS["idle_capacity"]}
     facts |= {name: as_float(row[name]) for name in ("commitment_usd", "paid_usd", "untagged_h", "untagged_usd")}
     facts["lines"] = int(as_float(row["lines"]))
     facts["days"] = tuple(None if pd.isna(row[end]) else as_utc(row[end]).strftime("%Y-%m-%d")
@@ -728,7 +728,7 @@ def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def untagged_spend(usage: ir.Table) -> dict[str, object]:
+def untagged_spend(usage: ir.Table) -> dict[str, Any]:
     """``cost_known``, the cost and count of rows with no team, project or run and a non-zero cost, and all cost."""
     row = _scalars(usage, "untagged_spend")
     return {"cost_known": flag(row["cost_known"]), "dollars": as_float(row["dollars"]),
