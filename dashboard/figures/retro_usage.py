@@ -230,7 +230,7 @@ def attribution_figure(table: pd.DataFrame, metric: str = "cost", currency: str 
         go.Treemap(
             ids=frame["id"], labels=frame["label"].map(plotly_text), parents=frame["parent"], values=frame["size"],
             branchvalues="total",
-            marker={"colors": np.where(frame["label"] == UNTAGGED, UNTAGGED_COLOUR, None)},
+            marker={"colors": [UNTAGGED_COLOUR if str(label) == UNTAGGED else None for label in frame["label"]]},
             customdata=np.column_stack([frame["cost"], frame["gpu_hours"], share]),
             hovertemplate=f"%{{label}}<br>{money_hover('customdata[0]', currency, frame['cost'])} · "
                           f"%{{customdata[1]:,.{table_decimals(frame['gpu_hours'])}f}} GPU-hours"

@@ -13,8 +13,9 @@ import pandas as pd
 from dashboard.ingest.rows import take_strings
 from dashboard.query import tables
 from dashboard.query.columns import label
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
 from dashboard.retro.labels import group_codes
+from dashboard.retro.results import table_result
 
 LEVELS: tuple[str, ...] = ("team", "project", "run_id")
 
@@ -77,7 +78,7 @@ def _cells_expr(usage: ir.Table) -> ir.Table:
 def attribution_cells(usage: ir.Table) -> pd.DataFrame:
     """One row per labelled (team, project, run_id) with its ``gpu_hours`` and ``cost`` (NaN when a row of the
     cell has none, as a pandas sum over it would be); unordered."""
-    frame = execute(_cells_expr(usage))
+    frame = table_result(_cells_expr(usage))
     table = pd.DataFrame({level: frame[level].astype("string") for level in LEVELS})
     for metric in ("gpu_hours", "cost"):
         table[metric] = frame[metric].astype(float).where(~frame[f"{metric}_null"].astype(bool)).to_numpy(dtype=float)

@@ -18,9 +18,10 @@ import pandas as pd
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import tables
 from dashboard.query.columns import label, label_in
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.periods import as_utc
+from dashboard.retro.results import table_result
 
 __all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "filter_options", "filtered", "ordered", "utc_day"]
 
@@ -95,7 +96,7 @@ def _filter_options_query(usage: ir.Table) -> dict:
     """``{"teams", "projects", "pricing", "start", "end"}``: the distinct labels (teams and projects sorted with
     "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)") and the first and last UTC day
     of period_start (None for an empty table). One query."""
-    row = execute(_options_expr(usage)).iloc[0]
+    row = table_result(_options_expr(usage)).iloc[0]
     present = {column: [str(value) for value in (row[column] if row[column] is not None else [])]
                for column in FILTERED_COLUMNS}
     return {

@@ -48,6 +48,7 @@ The actual side's sums are one query (the queries in this module).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import ibis
@@ -74,7 +75,8 @@ from dashboard.query.columns import (
 from dashboard.query.columns import (
     number as as_float,
 )
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
+from dashboard.retro.results import table_result
 from dashboard.retro.waste import checkpointing, interruptions
 
 PARTS: tuple[str, ...] = (
@@ -101,7 +103,7 @@ def suggest_main_runs(usage: pd.DataFrame | ir.Table, by: str = "run_id") -> lis
     return [top] if by == "run_id" else run_ids_of(usage, by, top)
 
 
-def _plan_totals(plan: dict[str, Any], scenario: Scenario) -> dict[str, float]:
+def _plan_totals(plan: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
     tokens = scenario.tokens * (scenario.tst_token_multiplier if scenario.method == "tst" else 1.0)
     main_h = float(plan["gpu_hours_main_run"])
     experiments_h = float(plan["gpu_hours_experiments"])
@@ -176,7 +178,7 @@ def _actual_totals(
 
 
 def decompose(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
+    plan: Mapping[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """``plan_vs_actual``'s parts and ``decomposition_summary``'s totals from one reading of the actual side (a
@@ -332,14 +334,14 @@ FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserve
 
 
 @query
-def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, object]:
+def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, float]:
     """The GPU-hour, token and dollar sums of the actual side (``HOURS``, NULLs skipped, 0 for no rows) and the
     flags ``FLAGS``: some cost is non-zero, some GPU row of a run has a state, reserved GPU rows exist, and one of
     them has a non-zero cost. Three queries: the sums in one pass over the rows, the runs' host cost (a run with
     GPU rows owns its other rows) and the flags, each of which stops at the first row that has it."""
-    row = execute(_actual_expr(usage, tuple(str(run) for run in main_run_ids), tuple(failed_states))).iloc[0]
-    runs = execute(_runs_expr(usage)).iloc[0]
-    flags = set(execute(_flags_expr(usage))["name"])
+    row = table_result(_actual_expr(usage, tuple(str(run) for run in main_run_ids), tuple(failed_states))).iloc[0]
+    runs = table_result(_runs_expr(usage)).iloc[0]
+    flags = set(table_result(_flags_expr(usage))["name"])
     sums = {name: as_float(row[name]) for name in HOURS if name != "host_usd"}
     return (sums | {"host_usd": as_float(runs["host_usd"]), "states_known": flag(runs["states_known"])}
             | {name: name in flags for name in _FLAG_TESTS})
@@ -419,7 +421,7 @@ def _by_expr(usage: ir.Table, by: str) -> ir.Table:
 @query
 def gpu_hours_by(usage: ir.Table, by: str) -> pd.DataFrame:
     """``key`` (run_id or project, as text) and ``gpu_hours`` of the GPU rows that belong to a run, sorted by key."""
-    frame = execute(_by_expr(usage, by))
+    frame = table_result(_by_expr(usage, by))
     frame = frame.loc[frame["key"].notna()]
     return frame.sort_values("key", ignore_index=True)
 
@@ -433,4 +435,4 @@ def _run_ids_expr(usage: ir.Table, by: str, key: str) -> ir.Table:
 @query
 def run_ids_of(usage: ir.Table, by: str, key: str) -> list[str]:
     """The run ids, sorted, of the GPU rows whose ``by`` is ``key``."""
-    return sorted(str(run) for run in execute(_run_ids_expr(usage, by, key))["run_id"])
+    return sorted(str(run) for run in table_result(_run_ids_expr(usage, by, key))["run_id"])

@@ -10,8 +10,9 @@ import pandas as pd
 
 from dashboard.query import tables
 from dashboard.query.columns import commitment, flag, reserved_gpu
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
+from dashboard.retro.results import table_result
 
 WEEKDAYS: tuple[str, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
@@ -131,14 +132,14 @@ def _hourly_expr(usage: ir.Table) -> ir.Table:
 def _hourly_concurrency_query(usage: ir.Table) -> pd.Series:
     """Mean GPUs in use in each UTC hour from the first to the last hour any row touches (0 where none ran),
     indexed by the hour's start and named "gpus"; empty for an empty table."""
-    return _series(execute(_hourly_expr(usage)), "step", "direct")
+    return _series(table_result(_hourly_expr(usage)), "step", "direct")
 
 
 @query
 def reserved_concurrency(usage: ir.Table) -> pd.Series:
     """``hourly_concurrency`` of the reserved tier's GPU rows, over the hours of all rows: the
     same query as ``hourly_concurrency``'s, so the Load profile's two series cost one pass over the table."""
-    return _series(execute(_hourly_expr(usage)), "reserved_step", "reserved_direct")
+    return _series(table_result(_hourly_expr(usage)), "reserved_step", "reserved_direct")
 
 
 def _series(sums: pd.DataFrame, step: str, direct: str) -> pd.Series:
@@ -171,7 +172,7 @@ def commitment_span(usage: ir.Table) -> tuple[pd.Timestamp, pd.Timestamp] | None
     """The first period_start and last period_end of the reserved GPU rows and commitment lines (a row with no
     duration, its period_end missing or not after its start, ends a second after it starts: it covers its start
     hour); None without reserved GPU rows."""
-    row = execute(_span_expr(usage)).iloc[0]
+    row = table_result(_span_expr(usage)).iloc[0]
     if not flag(row["any_reserved"]):
         return None
     return as_utc(row["first"]), as_utc(row["last"])

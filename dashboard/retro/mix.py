@@ -21,8 +21,9 @@ from dashboard.core.purchase import blended_price_per_gpu_hour, on_demand_share
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import tables
 from dashboard.query.columns import flag, label, nonzero_gpu, number, rows_where
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
 from dashboard.retro.labels import UNKNOWN_PRICING
+from dashboard.retro.results import table_result
 
 SHARE_TOLERANCE = 1e-9
 
@@ -156,7 +157,7 @@ def _tier_expr(usage: ir.Table) -> ir.Table:
 @query
 def tier_totals(usage: ir.Table) -> pd.DataFrame:
     """One row per pricing label of the GPU rows: ``pricing``, ``gpu_hours`` and ``cost`` (NaN when a row has none)."""
-    frame = execute(_tier_expr(usage))
+    frame = table_result(_tier_expr(usage))
     return pd.DataFrame({"pricing": frame["pricing"].astype("string"),
                          "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float),
                          "cost": frame["cost"].astype(float).where(~frame["cost_null"].astype(bool))
@@ -171,9 +172,9 @@ def _price_expr(usage: ir.Table) -> ir.Table:
 
 
 @query
-def price_facts(usage: ir.Table) -> dict[str, object]:
+def price_facts(usage: ir.Table) -> dict[str, float]:
     """``has_prices`` (some currency present: Slurm and W&B exports carry none) and ``non_gpu_cost`` (cost of the
     rows without GPU-hours; NaN when one of them has no cost)."""
-    row = execute(_price_expr(usage)).iloc[0]
+    row = table_result(_price_expr(usage)).iloc[0]
     return {"has_prices": flag(row["priced"]),
             "non_gpu_cost": np.nan if flag(row["cost_null"]) else number(row["cost"])}

@@ -21,10 +21,11 @@ import pandas as pd
 
 from dashboard.query import tables
 from dashboard.query.columns import label, number
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
 from dashboard.query.periods import SECONDS_PER_DAY, as_utc, day_pieces, week_start
 from dashboard.retro import filters
 from dashboard.retro.filters import utc_day
+from dashboard.retro.results import table_result
 
 FREQS: tuple[str, ...] = ("D", "W")
 GROUPS: tuple[str, ...] = ("team", "project", "pricing")
@@ -32,6 +33,7 @@ METRICS: tuple[str, ...] = ("cost", "gpu_hours")
 FORECAST_COLUMNS: tuple[str, ...] = ("forecast", "forecast_low", "forecast_high")
 BAND_Z = 1.2816  # two-sided 80 % interval of a normal distribution
 FORECAST_WINDOW_DAYS = 14  # the run rate is the mean of this many days up to the data's end (docs/method.md)
+MIN_FORECAST_DAYS = 7  # fewer days of data forecast nothing: a few hours' run rate is no quarter's
 
 
 def spend_over_time(usage: pd.DataFrame | ir.Table, freq: str = "D", by: str = "team") -> pd.DataFrame:
@@ -74,8 +76,28 @@ def daily_from_days(days: pd.DataFrame, metric: str = "cost") -> pd.Series:
     return sums.reindex(span, fill_value=0.0).astype(float).rename(metric)
 
 
+def data_days(daily_cost: pd.Series, data_end: date | None = None) -> int:
+    """The days a daily series covers, from its first day to ``data_end`` (by default its last day), both
+    included; 0 for an empty series. Fewer than ``MIN_FORECAST_DAYS`` draw no forecast (`forecast_end`)."""
+    if daily_cost.empty:
+        return 0
+    first = min(utc_day(value) for value in daily_cost.index)
+    last = max(utc_day(value) for value in daily_cost.index)
+    if data_end is not None:
+        last = max(last, utc_day(data_end))
+    return (last - first).days + 1
+
+
+def forecast_end(period_end: date | None, data_end: date | None, days: int) -> date | None:
+    """The day the running total is drawn to: ``period_end`` (a forecast from ``data_end`` on), or ``data_end``
+    (no forecast) when the data cover fewer than ``MIN_FORECAST_DAYS`` ``days``."""
+    if days < MIN_FORECAST_DAYS and data_end is not None:
+        return data_end
+    return period_end or data_end
+
+
 def cumulative_with_forecast(
-    daily_cost: pd.Series, period_end: date, data_end: date | None = None,
+    daily_cost: pd.Series, period_end: date | None, data_end: date | None = None,
     window_days: int = FORECAST_WINDOW_DAYS,
 ) -> pd.DataFrame:
     """Running total of a daily series and, when the data end before the period does, a forecast band to
@@ -107,6 +129,8 @@ def cumulative_with_forecast(
     cumulative = daily.cumsum()
     actual = pd.DataFrame({"day": daily.index, "daily": daily.to_numpy(), "cumulative": cumulative.to_numpy(),
                            **dict.fromkeys(FORECAST_COLUMNS, np.nan)})
+    if period_end is None:  # no period to forecast to
+        return actual
     forecast_days = pd.date_range(daily.index[-1] + pd.Timedelta(days=1), utc_day(period_end), freq="D")
     if len(forecast_days) == 0:
         return actual
@@ -188,7 +212,7 @@ def _spend_expr(usage: ir.Table, freq: str, by: str) -> ir.Table:
 def _spend_over_time_query(usage: ir.Table, freq: str, by: str) -> pd.DataFrame:
     """Columns ``period`` (UTC midnight of the day or Monday), ``group`` (labelled), ``gpu_hours`` and ``cost``, one
     row per period and group any row touches, sorted by period then group."""
-    frame = _with_nan(execute(_spend_expr(usage, freq, by)))
+    frame = _with_nan(table_result(_spend_expr(usage, freq, by)))
     frame = pd.DataFrame({"period": days_to_timestamps(frame["period"]),
                           "group": frame["group"].astype("string"),
                           "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float),
@@ -206,7 +230,7 @@ def _daily_expr(usage: ir.Table, metric: str) -> ir.Table:
 def _daily_total_query(usage: ir.Table, metric: str) -> pd.Series:
     """``metric`` per UTC day from the first to the last day any row touches (0 where nothing ran), indexed by
     midnight-UTC timestamps named "day"."""
-    frame = execute(_daily_expr(usage, metric))
+    frame = table_result(_daily_expr(usage, metric))
     if frame.empty:
         return pd.Series(dtype="float64", index=pd.DatetimeIndex([], tz="UTC", name="day"), name=metric)
     days = frame["day"].to_numpy(dtype=np.int64)
@@ -225,7 +249,7 @@ def _latest_expr(usage: ir.Table) -> ir.Table:
 def latest_instant(usage: ir.Table) -> pd.Timestamp | None:
     """The last instant the data cover: the latest period_start, or the latest period_end less 1 ns if later;
     None for an empty table."""
-    row = execute(_latest_expr(usage)).iloc[0]
+    row = table_result(_latest_expr(usage)).iloc[0]
     if pd.isna(row["start"]):
         return None
     start = as_utc(row["start"])
@@ -242,5 +266,5 @@ def _totals_expr(usage: ir.Table) -> ir.Table:
 @query
 def totals(usage: ir.Table) -> dict[str, float]:
     """Rows, GPU-hours and cost of the whole table (NULLs skipped)."""
-    row = execute(_totals_expr(usage)).iloc[0]
+    row = table_result(_totals_expr(usage)).iloc[0]
     return {"rows": int(row["rows"]), "gpu_hours": number(row["gpu_hours"]), "cost": number(row["cost"])}

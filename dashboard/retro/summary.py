@@ -91,7 +91,7 @@ def describe(summary: dict[str, Any]) -> Callable[[str, Any], tuple[str, str]]:
     three-significant-figure format, costs in the summary's currency ("unpriced" for an export that carries no
     prices, as Slurm and W&B exports do not; the bare figure when a bill names no currency)."""
     currency = summary.get("currency")
-    export = FORMATS.get(summary.get("format"))
+    export = FORMATS.get(str(summary.get("format")))
     priced = export is None or export.priced
 
     def text(unit: str, value: Any) -> str:

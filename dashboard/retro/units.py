@@ -8,6 +8,8 @@ and cost, so numerator and denominator describe the same work. The sums are one 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ibis.expr.types as ir
 import numpy as np
 import pandas as pd
@@ -18,7 +20,8 @@ from dashboard.format import money_symbol
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
 from dashboard.query.columns import found, holds, nonzero_gpu, number, rows_where
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.compiled import built, query
+from dashboard.retro.results import table_result
 
 TOKENS_PER_MILLION = 1e6
 LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",
@@ -80,9 +83,9 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     reasons: dict[str, str] = {}
     usage = tables.table_of(usage)
     sums = unit_sums(usage)
-    priced = sums["has_prices"]
-    gpu_hours, priced_hours = sums["gpu_hours"], sums["priced_gpu_hours"]
-    gpu_cost = sums["gpu_cost"] if priced else np.nan
+    priced = sums.has_prices
+    gpu_hours, priced_hours = sums.gpu_hours, sums.priced_gpu_hours
+    gpu_cost = sums.gpu_cost if priced else np.nan
     usd_per_gpu_hour = gpu_cost / priced_hours if priced_hours and priced else np.nan
     no_prices = NEEDS_PRICES
     if not gpu_hours:
@@ -90,8 +93,8 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     elif not priced:
         reasons["usd_per_gpu_hour"] = no_prices
 
-    tokens, token_gpu_hours, priced_tokens = sums["tokens"], sums["token_gpu_hours"], sums["priced_tokens"]
-    token_cost = sums["token_cost"] if priced else np.nan
+    tokens, token_gpu_hours, priced_tokens = sums.tokens, sums.token_gpu_hours, sums.priced_tokens
+    token_cost = sums.token_cost if priced else np.nan
     no_tokens = NEEDS_TOKENS
     usd_per_million_tokens = token_cost / priced_tokens * TOKENS_PER_MILLION if priced_tokens and priced else np.nan
     if not tokens:
@@ -119,10 +122,10 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
         ideal_gpu_hours = compute.gpu_hours(compute.model_flops(active_params, tokens), peak_used, 1.0)
         mfu = float(ideal_gpu_hours / token_gpu_hours)
     return {
-        "rows": sums["rows"],
+        "rows": sums.rows,
         "gpu_hours": gpu_hours,
         "gpu_cost": gpu_cost,
-        "non_gpu_cost": sums["non_gpu_cost"] if priced else np.nan,
+        "non_gpu_cost": sums.non_gpu_cost if priced else np.nan,
         "usd_per_gpu_hour": usd_per_gpu_hour,
         "tokens": tokens,
         "token_gpu_hours": token_gpu_hours,
@@ -142,18 +145,34 @@ def _with_tokens(usage: ir.Table) -> ir.BooleanColumn:
     return nonzero_gpu(usage) & holds(usage.tokens > 0)
 
 
+@dataclass(frozen=True)
+class UnitSums:
+    """The sums unit costs are divided from: the view's ``rows``; GPU rows' ``gpu_hours``, ``priced_gpu_hours`` and
+    ``gpu_cost`` (cost known); the rows with tokens' ``tokens``, ``token_gpu_hours``, ``priced_tokens`` and
+    ``token_cost`` (0 when no row qualifies); ``has_prices`` (some row has a currency) and ``non_gpu_cost`` (NaN
+    when a non-GPU row has no cost), as ``mix.price_facts`` gives them."""
+
+    rows: int
+    gpu_hours: float
+    priced_gpu_hours: float
+    gpu_cost: float
+    tokens: float
+    token_gpu_hours: float
+    priced_tokens: float
+    token_cost: float
+    has_prices: bool
+    non_gpu_cost: float
+
+
 @query
-def unit_sums(usage: ir.Table) -> dict[str, object]:
-    """The view's ``rows``, GPU rows' ``gpu_hours``, ``priced_gpu_hours`` and ``gpu_cost`` (cost known), the rows
-    with tokens' ``tokens``, ``token_gpu_hours``, ``priced_tokens`` and ``token_cost`` (0 when no row qualifies),
-    and ``has_prices`` (some row has a currency) and ``non_gpu_cost`` as ``mix.price_facts`` gives them. Two
-    queries: the sums in one pass (a non-GPU row without a cost is counted), and the first row with a currency,
-    where an engine stops reading (a count of such rows reads the text column whole)."""
-    row = execute(_unit_sums_expr(usage)).iloc[0]
-    return {name: number(row[name]) for name in SUMS} | {
-        "rows": int(number(row["rows"])),
-        "has_prices": not execute(_priced_expr(usage)).empty,
-        "non_gpu_cost": np.nan if number(row["non_gpu_costless"]) else number(row["non_gpu_cost"])}
+def unit_sums(usage: ir.Table) -> UnitSums:
+    """The view's `UnitSums`. Two queries: the sums in one pass (a non-GPU row without a cost is counted), and the
+    first row with a currency, where an engine stops reading (a count of such rows reads the text column whole)."""
+    row = table_result(_unit_sums_expr(usage)).iloc[0]
+    return UnitSums(
+        rows=int(number(row["rows"])), **{name: number(row[name]) for name in SUMS},
+        has_prices=not table_result(_priced_expr(usage)).empty,
+        non_gpu_cost=np.nan if number(row["non_gpu_costless"]) else number(row["non_gpu_cost"]))
 
 
 @built
@@ -187,6 +206,6 @@ def _token_hours_expr(usage: ir.Table) -> ir.Table:
 @query
 def token_hours_by_gpu_type(usage: ir.Table) -> pd.DataFrame:
     """``gpu_type`` (NA kept) and ``gpu_hours`` of the GPU rows with tokens."""
-    frame = execute(_token_hours_expr(usage))
+    frame = table_result(_token_hours_expr(usage))
     return pd.DataFrame({"gpu_type": frame["gpu_type"].astype("string"),
                          "gpu_hours": frame["gpu_hours"].to_numpy(dtype=float)})

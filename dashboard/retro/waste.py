@@ -78,9 +78,10 @@ from dashboard.query.columns import (
 from dashboard.query.columns import (
     number as as_float,
 )
-from dashboard.query.compiled import built, execute, one_view, query
+from dashboard.query.compiled import built, one_view, query
 from dashboard.query.periods import as_utc
 from dashboard.retro.join import join_usage
+from dashboard.retro.results import table_result
 
 DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
 DUPLICATE_DURATION_TOLERANCE = 0.10  # relative to the earlier run's duration
@@ -149,12 +150,12 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
     failed_h = facts["failed_h"] - interrupted["failed_h"]
     by_state = failed_by_state(usage)
     resumed = interrupted_by_state(usage, tau, restart)
-    lost = dict(by_state.itertuples(index=False))
+    lost_by_state = dict(by_state.itertuples(index=False))
     for state, hours, in_failed, _ in resumed.itertuples(index=False):
-        if in_failed and state in lost:
-            lost[state] -= hours
+        if in_failed and state in lost_by_state:
+            lost_by_state[state] -= hours
     scale = max(known_h, 1.0)
-    lost = sorted(((state, hours) for state, hours in lost.items() if hours > 1e-9 * scale),
+    lost = sorted(((state, hours) for state, hours in lost_by_state.items() if hours > 1e-9 * scale),
                   key=lambda item: (-round(item[1] / scale, 9), item[0]))  # largest first, ties (to 1e-9) by name
     detail = (f"{count_sig(failed_h)} of {count_sig(known_h)} GPU-hours in runs that failed and never resumed "
               "(work lost)")
@@ -396,7 +397,7 @@ def _cost_known_expr(usage: ir.Table) -> ir.Table:
 @query
 def has_cost(usage: ir.Table) -> bool:
     """Some cost is non-zero (run exports carry none and read as cost 0)."""
-    return len(execute(_cost_known_expr(usage))) > 0
+    return len(table_result(_cost_known_expr(usage))) > 0
 
 
 ROWS_BEHIND = 10_000  # the rows behind a waste figure are its first this many, in source order
@@ -410,7 +411,7 @@ def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -
 def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
     """The rows for which the test ``where`` (a function of the table) holds, in source order, times as UTC
     timestamps."""
-    return _utc_times(execute(_rows_expr(usage, where)))
+    return _utc_times(table_result(_rows_expr(usage, where)))
 
 
 def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
@@ -421,12 +422,12 @@ def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _scalars(usage: ir.Table, check: str) -> dict[str, object]:
+def _scalars(usage: ir.Table, check: str) -> dict[str, Any]:
     """The aggregates of ``check`` (a key of ``CHECK_FACTS``) and its flags (``CHECK_FLAGS``) by name, from the one
     query of every check's aggregates (``_checks_expr``) and the one of every flag (``_flags_expr``): a tab's
     checks read the rows once (see ``compiled.one_view``)."""
-    row = execute(_checks_expr(usage)).iloc[0]
-    flags = set(execute(_flags_expr(usage))["name"])
+    row = table_result(_checks_expr(usage)).iloc[0]
+    flags = set(table_result(_flags_expr(usage))["name"])
     prefix = f"{check}__"
     return ({name.removeprefix(prefix): row[name] for name in row.index if name.startswith(prefix)}
             | {name: test in flags for name, test in CHECK_FLAGS.get(check, {}).items()})
@@ -442,7 +443,7 @@ def _failed_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def failed_runs(usage: ir.Table) -> dict[str, object]:
+def failed_runs(usage: ir.Table) -> dict[str, Any]:
     """``known`` (any state known), ``known_h``, ``failed_h`` and ``gpu_h`` (all GPU rows), ``cost_known`` and
     ``failed_cost``."""
     row = _scalars(usage, "failed_runs")
@@ -458,7 +459,7 @@ def _by_state_expr(usage: ir.Table) -> ir.Table:
 @query
 def failed_by_state(usage: ir.Table) -> pd.DataFrame:
     """``run_state`` and ``gpu_hours`` of the failed rows with a known state, largest first."""
-    frame = execute(_by_state_expr(usage))
+    frame = table_result(_by_state_expr(usage))
     return frame.sort_values("gpu_hours", ascending=False, ignore_index=True)
 
 
@@ -468,7 +469,7 @@ def failed_rows(usage: ir.Table, interval_min: float | None = None, restart_min:
     lost (the interrupted segments, ``marked``, left out)."""
     if interval_min is None or restart_min is None:
         return rows(usage, _failed)
-    return _utc_times(execute(_lost_rows_expr(usage, FAILED_STATES, float(interval_min), float(restart_min))))
+    return _utc_times(table_result(_lost_rows_expr(usage, FAILED_STATES, float(interval_min), float(restart_min))))
 
 
 MARKS: tuple[str, ...] = ("in_failed", "interrupted", "lost_share", "from_export")
@@ -528,7 +529,7 @@ def _interrupted_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], inte
 def interrupted_rows(usage: ir.Table, interval_min: float, restart_min: float,
                      failed_states: tuple[str, ...] = FAILED_STATES) -> pd.DataFrame:
     """The interrupted rows (``marked``) in source order, with the GPU-hours each lost (``lost_gpu_hours``)."""
-    return _utc_times(execute(_interrupted_rows_expr(usage, tuple(failed_states), float(interval_min),
+    return _utc_times(table_result(_interrupted_rows_expr(usage, tuple(failed_states), float(interval_min),
                                                      float(restart_min))))
 
 
@@ -576,7 +577,7 @@ def interruptions(usage: ir.Table, interval_min: float, restart_min: float,
     ``lost_cost``), and of the rows of ``main_run_ids`` the same GPU-hours (``main_failed_h``, ``main_lost_h``)
     and, of those with tokens, the GPU-hours and tokens (``main_token_*``, ``main_*_tokens``). One query over the
     job rows only (0 for none)."""
-    row = execute(_interruptions_expr(usage, tuple(failed_states), float(interval_min), float(restart_min),
+    row = table_result(_interruptions_expr(usage, tuple(failed_states), float(interval_min), float(restart_min),
                                       tuple(str(run) for run in main_run_ids))).iloc[0]
     return {name: as_float(row[name]) for name in INTERRUPTION_SUMS}
 
@@ -586,7 +587,7 @@ def interrupted_by_state(usage: ir.Table, interval_min: float, restart_min: floa
                          failed_states: tuple[str, ...] = FAILED_STATES) -> pd.DataFrame:
     """``run_state``, ``gpu_hours``, ``in_failed`` (a state of ``failed_states``) and ``count`` of the interrupted
     rows, by state, sorted by state."""
-    frame = execute(_interrupted_by_state_expr(usage, tuple(failed_states), float(interval_min),
+    frame = table_result(_interrupted_by_state_expr(usage, tuple(failed_states), float(interval_min),
                                                float(restart_min)))
     return frame.sort_values("run_state", ignore_index=True)
 
@@ -602,7 +603,7 @@ def _successful_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def successful_runs(usage: ir.Table) -> dict[str, object]:
+def successful_runs(usage: ir.Table) -> dict[str, Any]:
     """``known``, ``cost_known``, and the cost and GPU-hours of the COMPLETED rows (``part_*``), of the rows with a
     known state (``whole_*``) and of the whole table (``total_cost``)."""
     row = _scalars(usage, "successful_runs")
@@ -629,13 +630,13 @@ def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def idle_capacity(usage: ir.Table) -> dict[str, object]:
+def idle_capacity(usage: ir.Table) -> dict[str, Any]:
     """Flags: ``gpu`` (any GPU row), ``commitment`` (any unused-commitment line), ``paid`` (any commitment paid on
     its own line), ``reserved_gpu``, ``reserved_gpu_priced`` and ``untagged`` (reserved GPU rows with no run); the
     unused lines' count (``lines``), cost (``commitment_usd``) and first and last day (``days``), the paid lines'
     cost (``paid_usd``), and the untagged reserved GPU rows' GPU-hours and cost."""
     row = _scalars(usage, "idle_capacity")
-    facts = {name: flag(row[name]) for name in CHECK_FLAGS["idle_capacity"]}
+    facts: dict[str, Any] = {name: flag(row[name]) for name in CHECK_FLAGS["idle_capacity"]}
     facts |= {name: as_float(row[name]) for name in ("commitment_usd", "paid_usd", "untagged_h", "untagged_usd")}
     facts["lines"] = int(as_float(row["lines"]))
     facts["days"] = tuple(None if pd.isna(row[end]) else as_utc(row[end]).strftime("%Y-%m-%d")
@@ -701,7 +702,7 @@ def _storage_expr(usage: ir.Table) -> ir.Table:
 @query
 def storage_by_month(usage: ir.Table) -> pd.DataFrame:
     """``name``, ``month`` (a monthly pandas Period, UTC) and ``cost`` of every storage line, sorted."""
-    frame = execute(_storage_expr(usage))
+    frame = table_result(_storage_expr(usage))
     months = pd.PeriodIndex.from_fields(year=frame["year"].astype(int), month=frame["month"].astype(int), freq="M")
     frame = pd.DataFrame({"name": frame["name"].astype(str), "month": months, "cost": frame["cost"].astype(float)})
     return frame.sort_values(["name", "month"], ignore_index=True)
@@ -718,7 +719,7 @@ def _storage_rows_expr(usage: ir.Table, names: tuple[str, ...] | None) -> ir.Tab
 @query
 def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFrame:
     """The storage lines (of ``names`` only, when given), without their name column."""
-    return _utc_times(execute(_storage_rows_expr(usage, None if names is None else tuple(names))))
+    return _utc_times(table_result(_storage_rows_expr(usage, None if names is None else tuple(names))))
 
 
 def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
@@ -727,7 +728,7 @@ def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
 
 
 @query
-def untagged_spend(usage: ir.Table) -> dict[str, object]:
+def untagged_spend(usage: ir.Table) -> dict[str, Any]:
     """``cost_known``, the cost and count of rows with no team, project or run and a non-zero cost, and all cost."""
     row = _scalars(usage, "untagged_spend")
     return {"cost_known": flag(row["cost_known"]), "dollars": as_float(row["dollars"]),

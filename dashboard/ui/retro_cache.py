@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -31,12 +31,12 @@ from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, calibrate, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
-from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
+from dashboard.ui.cache import SCENARIO_HASH as SCENARIO_KEYS
+from dashboard.ui.cache import DrawnChart
 from dashboard.ui.sources import Imported
 
-HASH = cast(dict[str | type[Any], Callable[[Any], Any]], SCENARIO_HASH)  # typed as st.cache_data takes it
-
 ENTRIES = 16
+SCENARIO_HASH: dict[str | type[Any], Callable[[Any], Any]] = {Scenario: SCENARIO_KEYS[Scenario]}  # st's typing
 SPINNER_ROWS = 20_000  # work on tables up to this size takes milliseconds: no spinner
 
 
@@ -124,9 +124,10 @@ def filtered(_usage: Table, start, end, teams, projects, pricing) -> Table:
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def spend_chart(data_key: Hashable, _usage: Table, freq: str, by: str, metric: str,
-                budget: float | None, period: tuple | None, data_end, currency: str | None) -> DrawnChart:
+                budget: float | None, period: tuple | None, data_end, currency: str | None) -> tuple[DrawnChart, int]:
     """The bars over the whole view; the running total, budget and forecast over ``period`` (the quarter's first
-    and last day; None: the view's own days). ``data_end`` comes from the whole export, so a filtered view of a
+    and last day; None: the view's own days), and the days of data the running total covers (fewer than
+    `spend.MIN_FORECAST_DAYS` forecast nothing). ``data_end`` comes from the whole export, so a filtered view of a
     closed quarter draws no forecast; amounts (the budget too) in the bill's ``currency``."""
     frame = spend.spend_over_time(_usage, freq=freq, by=by)
     daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
@@ -134,9 +135,11 @@ def spend_chart(data_key: Hashable, _usage: Table, freq: str, by: str, metric: s
         inside = (daily.index >= pd.Timestamp(period[0], tz="UTC")) & (daily.index <= pd.Timestamp(period[1], tz="UTC"))
         daily = daily[inside]
     period_end = period[1] if period is not None else (daily.index[-1].date() if len(daily) else None)
-    cumulative = spend.cumulative_with_forecast(daily, period_end or data_end, data_end=data_end)
+    days = spend.data_days(daily, data_end)
+    cumulative = spend.cumulative_with_forecast(daily, spend.forecast_end(period_end, data_end, days),
+                                                data_end=data_end)
     return DrawnChart(retro_usage.spend_figure(frame, cumulative, budget if metric == "cost" else None,
-                                               metric=metric, currency=currency))
+                                               metric=metric, currency=currency)), days
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -146,17 +149,18 @@ def attribution_view(data_key: Hashable, _usage: Table, currency: str | None) ->
     return table, DrawnChart(retro_usage.attribution_figure(table, currency=currency))
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=HASH)
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
 def gap_view(data_key: Hashable, _usage: Table, scenario: Scenario, main_run_ids: tuple[str, ...],
              failed_states: tuple[str, ...], unit: str,
              currency: str | None) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
     """Plan vs actual in ``unit``; a bill in a currency other than the plan's US dollars is compared in GPU-hours
-    only, its parts' notes in its own currency and no dollar column (`gap.part_notes`)."""
+    only, its parts' notes in its own currency and no dollar column (`gap.part_notes`); so is a view without a bill
+    (``currency`` None), whose parts keep their dollars at the plan's price for the outcome kept."""
     plan = scenario_outputs(scenario)
-    parts, summary = gap.decompose(cast(dict[str, Any], plan), scenario, _usage, list(main_run_ids),
-                                   failed_states)
-    if currency is not None and currency != USD:
+    parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
+    if currency != USD:
         unit = "gpu_hours"
+    if currency is not None and currency != USD:
         parts = parts.assign(note=gap.part_notes(summary, currency)).drop(columns="usd")
     key = "usd" if unit == "usd" else "gpu_hours"
     figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit,
@@ -169,7 +173,7 @@ def main_run_suggestion(data_key: Hashable, _usage: Table, by: str) -> list[str]
     return gap.suggest_main_runs(_usage, by=by)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=HASH)
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
 def waste_view(data_key: Hashable, _usage: Table, currency: str | None,
                scenario: Scenario | None) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
     """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (`scenario`; the
@@ -186,10 +190,11 @@ def load_view(data_key: Hashable, _usage: Table,
     the join blurs across a run."""
     series = load.hourly_concurrency(_usage)
     summary = load.load_summary(series)
-    capacity, reserved = load.reserved_capacity(_usage if _billing is None else _billing) or (None, None)
+    found = load.reserved_capacity(_usage if _billing is None else _billing)
+    capacity, reserved = found if found is not None and found[0] else (None, None)
     summary["reserved_capacity_gpus"] = capacity
-    summary["idle_reserved_gpu_hours"] = (float(reserved.rsub(capacity).clip(lower=0).sum())
-                                          if capacity and reserved is not None else None)
+    summary["idle_reserved_gpu_hours"] = (None if capacity is None or reserved is None
+                                          else float((capacity - reserved).clip(lower=0).sum()))
     return (summary, DrawnChart(retro_usage.load_figure(series, summary, reserved, capacity)),
             DrawnChart(retro_usage.hour_of_week_figure(load.hour_of_week(series))))
 
@@ -227,7 +232,7 @@ def cost_at_mix(data_key: Hashable, _usage: Table, reserved_share: float, spot_s
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def counts_tokens(data_key: Hashable, _usage: Table) -> bool:
     """Whether some GPU row of the table counts tokens (one query, shared with the unit costs' sums)."""
-    return cast(float, units.unit_sums(_usage)["tokens"]) > 0
+    return units.unit_sums(_usage).tokens > 0
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

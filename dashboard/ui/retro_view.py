@@ -1,41 +1,48 @@
-"""The Retrospective page's sections: one function per tab, drawing tables and charts from `retro_cache`.
+"""The Retrospective page's sections: one function per tab, each taking the run's `RetroView` and drawing tables and
+charts from `retro_cache`.
 
-Every amount is in the bill's currency (`bill_currency`): tiles, table columns, notes and charts write it as
-`format.money` does ("$1.2k" for US dollars, "1.2k NOK" for another code), and `retro_cache` draws its charts in
-it. The plan is in
-US dollars, so Plan vs actual compares a bill in another currency in GPU-hours only, and says why.
+Every amount is in the bill's currency (`RetroView.currency`, from `bill_currency`): tiles, table columns, notes and
+charts write it as `format.money` does ("$1.2k" for US dollars, "1.2k NOK" for another code). The plan is in US
+dollars, so Plan vs actual compares a bill in another currency, or no bill, in GPU-hours only, and says why.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import sys
 from collections.abc import Hashable
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
 
-from dashboard.core.scenario import Scenario
 from dashboard.figures import retro_gap
 from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
-from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view, view_id
+from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
-from dashboard.retro.spend import quarter_label
+from dashboard.retro.registry import FIGURES
+from dashboard.retro.spend import FORECAST_WINDOW_DAYS, MIN_FORECAST_DAYS, quarter_label
 from dashboard.retro.units import NEEDS_TOKENS, labels
+from dashboard.retro.view import Choices, RetroView
 from dashboard.retro.waste import ROWS_BEHIND
 from dashboard.safe_text import markdown_text
+from dashboard.ui import calibrate_view, retro_plan
+from dashboard.ui import plan_outcomes_view as outcomes_view
 from dashboard.ui import retro_cache as cache
 
 ROWS_SHOWN = 500
+SLOW = "Computing the {} view…"  # shown only when a tab takes more than half a second (`cache.busy`)
+CONTROL_PX = 260  # a budget or quarter control's width in a wrapping row
+MULTISELECT_PX = 340  # a multiselect's width in a wrapping row
 GROUPINGS = {"team": "Team", "project": "Project", "pricing": "Pricing"}
 FREQUENCIES = {"D": "Day", "W": "Week"}
 METRICS = {"cost": "Cost", "gpu_hours": "GPU-hours"}
-EXPORT_BUDGET_USD = 1_000_000.0
 
 
 @st.cache_data(max_entries=cache.ENTRIES, show_spinner=False)
@@ -45,30 +52,40 @@ def bill_currency(data_key: Hashable, _usage: Table) -> tuple[str, ...]:
     return tuple(distinct_values(_usage, "currency"))
 
 
-def currency_of(codes: tuple[str, ...]) -> str | None:
-    """The one currency the page writes amounts in: the bill's code, None without one, and for a bill that mixes
-    currencies their codes joined ("EUR+USD"), so no sum of unlike amounts reads as one currency."""
-    return "+".join(codes) if codes else None
-
-
 def mixed_currency_error(codes: tuple[str, ...]) -> str | None:
     """What to say when a bill holds several currencies, whose amounts cannot be added up; None for one."""
     if len(codes) < 2:
         return None
     return (f"This bill mixes currencies ({', '.join(markdown_text(code) for code in codes)}): amounts in different "
             "currencies cannot be added up, so every cost on this page adds unlike amounts (shown as "
-            f"“{markdown_text(currency_of(codes))}”). Export each billing currency separately (or convert them "
+            f"“{markdown_text('+'.join(codes))}”). Export each billing currency separately (or convert them "
             "first) and import them one by one.")
 
 
-def foreign_plan(currency: str | None) -> bool:
-    """Whether the bill's amounts are in a currency other than the plan's US dollars (a bill naming no currency,
-    such as a run export alone, is valued at the plan's price)."""
-    return currency is not None and currency != USD
+def tabs(view: RetroView) -> None:
+    """One tab per figure of the registry (`dashboard.retro.registry.FIGURES`), each drawn from the view by its
+    section of this module while it is open (a closed tab runs nothing)."""
+    names = [entry.tab for entry in FIGURES]
+    for entry, tab in zip(FIGURES, st.tabs(names, key="retro.view", bind="query-params"), strict=True):
+        with tab, cache.busy(SLOW.format(entry.tab), view.input_rows):
+            if tab.open:
+                getattr(sys.modules[__name__], entry.page_section)(view)
 
 
-def plan_currency_warning(currency: str | None) -> str:
-    """Why a bill in another currency is compared with the plan in GPU-hours only."""
+def wrapping_row(vertical_alignment: Literal["top", "center", "bottom"] = "top") -> Any:
+    """A row of controls or tiles side by side where they fit and wrapped onto the next line where they do not (at
+    800 px, beside the sidebar), so that none is cut."""
+    return st.container(horizontal=True, gap="medium", vertical_alignment=vertical_alignment)
+
+
+def plan_currency_warning(view: RetroView) -> str:
+    """Why Plan vs actual compares GPU-hours only: a bill in another currency than the plan's US dollars, or no
+    bill at all (a run export alone carries no prices)."""
+    currency = view.currency
+    if currency is None:
+        return ("No billing export is loaded (or it carries no prices), so the gap is compared in GPU-hours: the "
+                "plan's dollars have no billed amount to be compared with. Choose or upload a billing export under "
+                "*Change data* to compare costs.")
     return (f"The plan is priced in US dollars and this bill in {markdown_text(currency)}: a difference of US dollars "
             f"and {markdown_text(currency)} is not a number without an exchange rate, so the gap is compared in "
             "GPU-hours, which have no currency. Amounts of the bill stay in its own currency.")
@@ -145,18 +162,17 @@ def _unused_rows(export: Any) -> str:
         " and ".join(parts) or "none was kept") + "."
 
 
-def unmatched_tokens(runs: Any, runs_key: Hashable, runs_usage: Table | None, shown_key: Hashable, shown: Table,
-                     join_on: str) -> str | None:
-    """Markdown: why the view has no tokens although the run export (``runs``, its table ``runs_usage``) counts
-    them (its runs with tokens matched no billed row of the view on `join_on`); None when the view has tokens, or
-    there is no run export."""
-    if runs is None or runs_usage is None:
+def unmatched_tokens(view: RetroView) -> str | None:
+    """Markdown: why the view has no tokens although its run export counts them (its runs with tokens matched no
+    billed row of the view on the join key); None when the view has tokens, or there is no run export."""
+    runs_filename = view.runs_file
+    if runs_filename is None or view.runs is None:
         return None
-    if not cache.counts_tokens(runs_key, runs_usage) or cache.counts_tokens(shown_key, shown):
+    if not cache.counts_tokens((view.data_key, "runs"), view.runs) or cache.counts_tokens(view.key, view.shown):
         return None
-    other = "project" if join_on == "run_id" else "run_id"
-    return (f"**{markdown_text(runs.filename)}** counts tokens, but none of its runs with tokens matched a billed row "
-            f"of this view on **{join_on}**, so their tokens are not in it. Try *Join billing and runs on*: "
+    other = "project" if view.join_on == "run_id" else "run_id"
+    return (f"**{markdown_text(runs_filename)}** counts tokens, but none of its runs with tokens matched a billed row "
+            f"of this view on **{view.join_on}**, so their tokens are not in it. Try *Join billing and runs on*: "
             f"**{other}** in the sidebar.")
 
 
@@ -206,9 +222,9 @@ def commitment_sentence(info: dict[str, Any], currency: str | None = USD) -> str
     return None
 
 
-def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list[str],
-                currency: str | None = USD) -> None:
+def _tile_notes(view: RetroView) -> None:
     """The warnings and notes that change a tile's figure, right under the tiles."""
+    stats, amortisation, currency = view.stats, view.amortisation, view.currency
     warning = match_warning(stats)
     if warning:
         st.warning(warning, icon=":material/link_off:")
@@ -221,37 +237,37 @@ def _tile_notes(stats: dict[str, Any], amortisation: dict[str, Any], notes: list
     sentence = commitment_sentence(amortisation, currency)
     if sentence:
         st.caption(sentence)
-    for note in notes:
+    for note in view.notes:
         st.caption(note)
 
 
-def tiles(key: Hashable, usage: Table, stats: dict[str, Any], amortisation: dict[str, Any],
-          notes: list[str], currency: str | None = USD) -> None:
-    """Headline numbers of the filtered view in the bill's ``currency``, with what changes them beside them."""
+def tiles(view: RetroView) -> None:
+    """Headline numbers of the filtered view in the bill's currency, with what changes them beside them."""
+    key, usage, stats, amortisation, currency = view.key, view.shown, view.stats, view.amortisation, view.currency
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
     label = amortisation["label"]
     with_runs = not stats["billing_missing"] and not stats["runs_missing"]
-    # Two rows of three, so nothing is cut off; how commitments were treated is the line under $/GPU-hour's value.
-    columns = [*st.columns(3), *st.columns(3)]
-    columns[0].metric("Cost", money(numbers["gpu_cost"] + numbers["non_gpu_cost"], currency),
-                      help="Sum of the cost column, commitments amortised where the export allows, credits and "
-                      "fees included; n/a when no row carries a price (a run export alone).")
-    columns[1].metric("GPU-hours", count_sig(numbers["gpu_hours"]),
-                      help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
-                      "are never added to them.")
-    columns[2].metric(labels(currency)["usd_per_gpu_hour"], money(numbers["usd_per_gpu_hour"], currency), label or None,
-                      delta_color="off",
-                      delta_arrow="off",
-                      help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
-                          "usd_per_gpu_hour", ""))
-    columns[3].metric("Non-GPU cost", money(numbers["non_gpu_cost"], currency),
-                      help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
-    columns[4].metric("Rows", f"{cache.row_count(key, usage):,}")
+    # Side by side where they fit and wrapped where they do not, each as wide as its value, so nothing is cut off;
+    # how commitments were treated is the line under $/GPU-hour's value.
+    tiles = wrapping_row()
+    tiles.metric("Cost", money(numbers["gpu_cost"] + numbers["non_gpu_cost"], currency), width="content",
+                 help="Sum of the cost column, commitments amortised where the export allows, credits and "
+                 "fees included; n/a when no row carries a price (a run export alone).")
+    tiles.metric("GPU-hours", count_sig(numbers["gpu_hours"]), width="content",
+                 help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
+                 "are never added to them.")
+    tiles.metric(labels(currency)["usd_per_gpu_hour"], money(numbers["usd_per_gpu_hour"], currency), label or None,
+                 delta_color="off", delta_arrow="off", width="content",
+                 help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
+                     "usd_per_gpu_hour", ""))
+    tiles.metric("Non-GPU cost", money(numbers["non_gpu_cost"], currency), width="content",
+                 help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
+    tiles.metric("Rows", f"{cache.row_count(key, usage):,}", width="content")
     if with_runs:
-        columns[5].metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h",
-                          help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
-                          f"{stats['on']} has no billed GPU-hours: shown apart, never added to the bill.")
-    _tile_notes(stats, amortisation, notes, currency)
+        tiles.metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h", width="content",
+                     help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
+                     f"{stats['on']} has no billed GPU-hours: shown apart, never added to the bill.")
+    _tile_notes(view)
 
 
 def period_days(key: Hashable, usage: Table) -> tuple:
@@ -276,14 +292,29 @@ def overlap_warning(billing_key: Hashable, billing: Table, runs_key: Hashable,
             "none.")
 
 
-def budget_view(teams, projects, pricing, dates) -> str:
-    """The name of the view a budget belongs to (``budgets.view_id``); ``dates`` only when narrowed."""
-    return view_id(teams, projects, pricing, dates)
-
-
 QUARTER = "retro.quarter"  # the quarter whose running total, budget and forecast are drawn
 EXPORT_BUDGET = "retro.budget"  # the latest quarter's budget for the whole export (the link's `retro.budget`)
 QUARTER_BUDGETS = "retro.quarter_budgets"  # earlier quarters' whole-export budgets by label ("2025 Q1")
+
+
+def page_choices(join_on: str, budget_default: float | None) -> Choices:
+    """The widgets' current choices for the figures, read once per run when the view is made (a widget whose tab is
+    closed gives its default; the whole export's budget `budget_default`, which is none beside a bill of the
+    user's own)."""
+    state = st.session_state
+    main_runs = state.get(f"retro.main_runs.{join_on}")
+    budget = state.get(EXPORT_BUDGET, budget_default)
+    return Choices(
+        freq=state.get("retro.freq") or "D", by=state.get("retro.by") or "team",
+        metric=state.get("retro.metric") or "cost",
+        export_budget=None if budget is None else float(budget),
+        view_budgets=tuple(sorted((str(k), float(v)) for k, v in state.get("retro.view_budgets", {}).items())),
+        quarter=state.get(QUARTER),
+        quarter_budgets=tuple(sorted((str(k), float(v)) for k, v in state.get(QUARTER_BUDGETS, {}).items())),
+        main_runs=None if main_runs is None else tuple(main_runs),
+        failed_states=tuple(state.get("retro.failed_states", FAILED_STATES)),
+        gap_unit=state.get("retro.gap_unit") or "usd",
+    )
 
 
 def chosen_quarter(quarters: list[tuple[date, date]], chosen: str | None) -> tuple[date, date] | None:
@@ -304,70 +335,82 @@ def running_period(quarter: tuple[date, date] | None, data_end: date | None,
     return (start, end), (None if data_end is None else min(data_end, end))
 
 
-def spend_section(key: Hashable, usage: Table, view: str, quarters: list[tuple[date, date]], data_end: date | None,
-                  dates: tuple[date, date] | None, currency: str | None = USD,
-                  default_budget: float = EXPORT_BUDGET_USD) -> None:
+def spend_section(view: RetroView) -> None:
     """Spend per period and, below it, the running total against the budget of this view (``budgets``) for one
     calendar quarter of the export (a picker when it spans several: each quarter has its own budget and forecast),
-    in the bill's ``currency`` (the budget too). ``dates`` are the chosen dates when narrowed. ``default_budget`` is
-    the whole export's latest quarter's until one is typed: the bundled quarter's, or 0 (none) beside a bill of the
-    user's own."""
-    left, middle, right, budget_column = st.columns(4)
-    freq = left.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.get,
+    in the bill's currency (the budget too). The whole export's latest quarter's budget is the view's
+    ``budget_default`` until one is typed: the bundled quarter's, or 0 (none) beside a bill of the user's own."""
+    currency, budget_view = view.currency, view.budget_view
+    quarters, data_end = cache.periods(view.data_key, view.usage)
+    default_budget = view.budget_default or 0.0
+    controls = wrapping_row()
+    freq = controls.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.__getitem__,
                                   key="retro.freq", bind="query-params") or "D"
-    by = middle.segmented_control("Stack by", list(GROUPINGS), default="team", format_func=GROUPINGS.get,
+    by = controls.segmented_control("Stack by", list(GROUPINGS), default="team", format_func=GROUPINGS.__getitem__,
                                   key="retro.by", bind="query-params") or "team"
-    metric = right.segmented_control("Measure", list(METRICS), default="cost",
+    metric = controls.segmented_control("Measure", list(METRICS), default="cost",
                                      format_func=lambda name: cost_label(METRICS[name], currency)
                                      if name == "cost" else METRICS[name],
                                      key="retro.metric", bind="query-params") or "cost"
+    budget_column = wrapping_row(vertical_alignment="bottom")
     if len(quarters) > 1:
         names = [quarter_label(quarter) for quarter in quarters]
         budget_column.selectbox("Quarter of the running total", names, index=len(names) - 1, key=QUARTER,
                                 bind="query-params", help="The export spans several calendar quarters: each has its "
-                                "own running total, budget and forecast (only the last can still be open).")
+                                "own running total, budget and forecast (only the last can still be open).",
+                                width=CONTROL_PX)
     quarter = chosen_quarter(quarters, st.session_state.get(QUARTER))
     name = quarter_label(quarter) if quarter and len(quarters) > 1 else "Quarter"
     view_budgets = st.session_state.setdefault("retro.view_budgets", {})
-    if view == WHOLE_EXPORT and (quarter is None or quarter == quarters[-1]):
-        start_value = {} if EXPORT_BUDGET in st.session_state else {"value": float(default_budget)}
+    if budget_view == WHOLE_EXPORT and (quarter is None or quarter == quarters[-1]):
+        start_value: dict[str, Any] = {} if EXPORT_BUDGET in st.session_state else {"value": float(default_budget)}
         export_budget = budget_column.number_input(
             cost_label(f"{name} budget, whole export", currency), min_value=0.0, step=50_000.0, format="%.0f",
-            key=EXPORT_BUDGET, bind="query-params", **start_value,
+            key=EXPORT_BUDGET, bind="query-params", width=CONTROL_PX, **start_value,
             help="Drawn against the running total of the whole export; a filtered view has its own budget.")
-    elif view == WHOLE_EXPORT:  # an earlier quarter: its budget is kept while another quarter is shown
+    elif budget_view == WHOLE_EXPORT:  # an earlier quarter: its budget is kept while another quarter is shown
         quarter_budgets = st.session_state.setdefault(QUARTER_BUDGETS, {})
         quarter_budgets[name] = export_budget = budget_column.number_input(
             cost_label(f"{name} budget, whole export", currency), min_value=0.0,
             value=float(quarter_budgets.get(name, 0.0)), step=50_000.0, format="%.0f", key=f"{EXPORT_BUDGET}.{name}",
+            width=CONTROL_PX,
             help="Drawn against this quarter's running total of the whole export.")
     else:
         export_budget = None
-        view_budgets[view] = budget_column.number_input(
-            cost_label("Budget for this view", currency), min_value=0.0, value=float(view_budgets.get(view, 0.0)),
-            step=10_000.0, format="%.0f", key=f"retro.view_budget.{view}",
-            help=f"A budget for {view} only (0: none). The whole export's budget is not drawn over a part of it.")
-    budget = budget_for_view(view, export_budget, view_budgets)
+        view_budgets[budget_view] = budget_column.number_input(
+            cost_label("Budget for this view", currency), min_value=0.0,
+            value=float(view_budgets.get(budget_view, 0.0)), step=10_000.0, format="%.0f",
+            key=f"retro.view_budget.{budget_view}", width=CONTROL_PX,
+            help=f"A budget for {budget_view} only (0: none). The whole export's budget is not drawn over a part of "
+            "it.")
+    budget = budget_for_view(budget_view, export_budget, view_budgets)
     budget_column.caption(f"Budget drawn: {money(budget, currency)}" if budget else "No budget drawn for this view.")
-    period, last = running_period(quarter, data_end, dates)
-    st.plotly_chart(cache.spend_chart(key, usage, freq, by, metric, budget, period, last, currency), width="stretch",
-                    key="retro.spend")
-    st.caption(spread_and_forecast(period and period[1], last))
+    period, last = running_period(quarter, data_end, view.chosen_dates)
+    chart, days = cache.spend_chart(view.key, view.shown, freq, by, metric, budget, period, last, currency)
+    st.plotly_chart(chart, width="stretch", key="retro.spend")
+    st.caption(spread_and_forecast(period and period[1], last, days))
 
 
-def spread_and_forecast(period_end, data_end) -> str:
-    """The spend chart's note: how rows spanning days are spread, and whether (and how) the rest is forecast."""
+def spread_and_forecast(period_end: date | None, data_end: date | None, days: int) -> str:
+    """The spend chart's note: how rows spanning days are spread, and whether (and how) the rest is forecast
+    (never from fewer than `MIN_FORECAST_DAYS` ``days`` of data)."""
     closed = data_end is None or period_end is None or data_end >= period_end
-    forecast = ("No forecast: the export covers the period to its last day." if closed else
-                f"Forecast: the export ends on {data_end:%d %b %Y}, before the quarter does; the band is the "
-                "mean daily spend of the last 14 days continued to the quarter's end ± 1.28 standard deviations "
-                "× √days (80 %).")
+    if closed:
+        forecast = "No forecast: the export covers the period to its last day."
+    elif days < MIN_FORECAST_DAYS:
+        forecast = (f"No forecast: the data cover {days} day{'' if days == 1 else 's'}, fewer than the "
+                    f"{MIN_FORECAST_DAYS} a run rate needs to be continued to the quarter's end.")
+    else:
+        forecast = (f"Forecast: the export ends on {data_end:%d %b %Y}, before the quarter does; the band is the "
+                    f"mean daily spend of the last {FORECAST_WINDOW_DAYS} days continued to the quarter's end ± 1.28 "
+                    "standard deviations × √days (80 %).")
     return ("Rows spanning several days (monthly storage, multi-day jobs) are spread over those days in "
             f"proportion to time. {forecast}")
 
 
-def attribution_section(key: Hashable, usage: Table, currency: str | None = USD) -> None:
-    table, figure = cache.attribution_view(key, usage, currency)
+def attribution_section(view: RetroView) -> None:
+    currency = view.currency
+    table, figure = cache.attribution_view(view.key, view.shown, currency)
     st.plotly_chart(figure, width="stretch", key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
@@ -378,17 +421,17 @@ def attribution_section(key: Hashable, usage: Table, currency: str | None = USD)
     })
 
 
-def plan_caption(plan_label: str, summary: dict[str, Any], currency: str | None) -> str:
+def plan_caption(view: RetroView, summary: dict[str, Any]) -> str:
     """What the plan compared with is, in GPU-hours and its dollars."""
-    return (f"Plan: **{markdown_text(plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
-            f"{plan_money(summary['plan_price_per_gpu_hour'], currency)}/GPU-hour = "
-            f"{plan_money(summary['plan_usd'], currency)} of GPU compute (its "
-            f"{plan_money(summary['plan_non_gpu_usd_excluded'], currency)} of non-GPU line items are not compared).")
+    return (f"Plan: **{markdown_text(view.plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
+            f"{plan_money(summary['plan_price_per_gpu_hour'], view)}/GPU-hour = "
+            f"{plan_money(summary['plan_usd'], view)} of GPU compute (its "
+            f"{plan_money(summary['plan_non_gpu_usd_excluded'], view)} of non-GPU line items are not compared).")
 
 
-def attribution_order(foreign: bool) -> str:
+def attribution_order(in_gpu_hours: bool) -> str:
     """How the parts add up, and in which order interactions are attributed."""
-    if foreign:
+    if in_gpu_hours:
         return (f"The {len(PARTS)} parts add up exactly to actual − plan in GPU-hours. Order of attribution: scale "
                 "is valued at the plan's efficiency, so the scale × efficiency interaction lands in efficiency; price "
                 "is not compared across currencies (Method & sources, §8).")
@@ -397,83 +440,133 @@ def attribution_order(foreign: bool) -> str:
             "the plan's $/GPU-hour, so the price × volume interaction lands in price (Method & sources, §8).")
 
 
-def plan_money(value: float | None, currency: str | None) -> str:
-    """An amount of the plan, which is in US dollars: "$1.2k" beside a bill in dollars, "1.2k USD" beside a bill
-    in another currency (whose amounts have the code after them too, so the two are not confused)."""
-    return usd_sig(value) if not foreign_plan(currency) else f"{count_sig(value)} USD"
+def plan_money(value: float | None, view: RetroView) -> str:
+    """An amount of the plan, which is in US dollars: "$1.2k" beside a bill in dollars or no bill, "1.2k USD"
+    beside a bill in another currency (whose amounts have the code after them too, so the two are not confused)."""
+    return f"{count_sig(value)} USD" if view.foreign else usd_sig(value)
 
 
-def gap_section(key: Hashable, usage: Table, plan: Scenario, plan_label: str, join_on: str,
-                tokens_note: str | None = None, currency: str | None = USD
-                ) -> tuple[pd.DataFrame, dict[str, Any]] | None:
-    """Plan vs actual. The main-run choice starts at a suggestion that follows the join key: the run with the
-    most GPU-hours, or every run of the project with the most GPU-hours when joined on project (W&B).
-    `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count tokens. The
-    plan is in US dollars: a bill in another ``currency`` is compared in GPU-hours only, with a warning saying
-    why, and no dollar gap is shown (`foreign_plan`). Returns the parts and summary (for the next plan to carry),
-    None beside a bill in another currency."""
-    foreign = foreign_plan(currency)
+def plan_vs_actual_section(view: RetroView) -> None:
+    """The Plan vs actual tab: the plan's picker, the comparison, the outcomes kept and the inputs measured."""
+    plan, plan_choice = retro_plan.plan_picker()
+    decomposed = None
+    if plan is not None:
+        decomposed = gap_section(dataclasses.replace(view, plan=plan), unmatched_tokens(view))
+        outcomes_view.record_button(view.key, view.shown, plan, retro_plan.saved_name(plan_choice), view.join_on,
+                                    view.currency, (view.filters.start, view.filters.end))
+    elif plan_choice == retro_plan.PLAN_NONE:
+        st.info(retro_plan.no_plan_note(retro_plan.plan_dropped()))
+    outcomes_view.summary("retro")
+    start, end = view.filters.start, view.filters.end
+    calibrate_view.section((view.key, "calibration"), view.narrowed_side(view.billing), view.narrowed_side(view.runs),
+                           plan, view.join_on, (start, end) if start and end else None, decomposed,
+                           view.run_params)
+
+
+def unit_costs_section(view: RetroView) -> None:
+    """The Unit costs tab, with the plan of Plan vs actual (MFU needs its model)."""
+    plan, plan_choice = retro_plan.plan_picker()
+    if plan is None and plan_choice == retro_plan.PLAN_NONE:
+        st.caption(retro_plan.no_plan_note(retro_plan.plan_dropped()))
+    units_section(dataclasses.replace(view, plan=plan), unmatched_tokens(view))
+
+
+def gap_section(view: RetroView, tokens_note: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+    """Plan vs actual of the view's plan. The main-run choice starts at a suggestion that follows the join
+    key: the run with the most GPU-hours, or every run of the project with the most GPU-hours when joined on
+    project (W&B). `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count
+    tokens. The plan is in US dollars: a bill in another currency, or no bill, is compared in GPU-hours only, with a
+    warning saying why, and no dollar gap is shown (`RetroView.in_gpu_hours`). Returns the parts and summary (for
+    the next plan to carry), None when compared in GPU-hours."""
+    key, usage, join_on, currency, plan = view.key, view.shown, view.join_on, view.currency, view.plan
+    if plan is None:
+        return None
+    hours_only = view.in_gpu_hours
     run_ids = cache.run_ids(key, usage)
     suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
-    left, middle, right = st.columns([2, 2, 1])
-    main_runs = left.multiselect("Main run (run ids)", run_ids, default=suggestion, key=f"retro.main_runs.{join_on}",
-                                 help="The pretraining run the plan describes; other runs count as experiments. "
-                                 "Suggested: the run with the most GPU-hours, or with a project join every run "
-                                 "of the largest project.")
-    failed = middle.multiselect("States counted as failed", list(FAILED_STATES), default=list(FAILED_STATES),
-                                key="retro.failed_states",
-                                help="A segment in one of these states that its run resumed after (the same run "
-                                "id continuing within a day on as many GPUs) is an interruption: only the work since "
-                                "its last checkpoint and the restart count as lost. Any other is failed, work lost.")
-    if foreign:
+    row = wrapping_row()
+    main_runs = row.multiselect("Main run (run ids)", run_ids, default=suggestion, key=f"retro.main_runs.{join_on}",
+                                width=MULTISELECT_PX, help="The pretraining run the plan describes; other runs count "
+                                "as experiments. Suggested: the run with the most GPU-hours, or with a project join "
+                                "every run of the largest project.")
+    failed = st.pills("States counted as failed", list(FAILED_STATES), selection_mode="multi",
+                      default=list(FAILED_STATES), key="retro.failed_states",  # pills wrap: none is hidden
+                      help="A segment in one of these states that its run resumed after (the same run id "
+                      "continuing within a day on as many GPUs) is an interruption: only the work since its "
+                      "last checkpoint and the restart count as lost. Any other is failed, work lost.")
+    if hours_only:
         unit = "gpu_hours"
-        right.caption(f"Unit: GPU-hours (the bill is in {markdown_text(currency)}, the plan in US dollars)")
+        row.caption(f"Unit: GPU-hours (the bill is in {markdown_text(currency)}, the plan in US dollars)"
+                    if currency else "Unit: GPU-hours (no bill)")
     else:
-        unit = right.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
-                                       format_func={"usd": "$", "gpu_hours": "GPU-hours"}.get) or "usd"
+        unit = row.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
+                                     format_func={"usd": "$", "gpu_hours": "GPU-hours"}.__getitem__) or "usd"
     parts, summary, figure = cache.gap_view(key, usage, plan, tuple(main_runs), tuple(failed), unit, currency)
-    if foreign:
-        st.warning(plan_currency_warning(currency), icon=":material/currency_exchange:")
+    if hours_only:
+        st.warning(plan_currency_warning(view), icon=":material/currency_exchange:")
     mismatch = plan_mismatch(summary)
     if mismatch:
         st.warning(mismatch, icon=":material/compare_arrows:")
-    st.caption(plan_caption(plan_label, summary, currency))
+    st.caption(plan_caption(view, summary))
     st.plotly_chart(figure, width="stretch", key="retro.gap")
-    st.dataframe(parts, hide_index=True, width="stretch", column_config={
+    st.dataframe(parts.drop(columns="usd", errors="ignore") if hours_only else parts, hide_index=True,
+                 width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", parts["gpu_hours"]),
-        **({} if foreign else {"usd": money_column("$", parts["usd"])}),
+        **({} if hours_only else {"usd": money_column("$", parts["usd"])}),
         "known": st.column_config.CheckboxColumn("Known"),
         "needs": st.column_config.TextColumn("To know it, import"),
     })
     efficiency = parts.loc[parts["part"] == "efficiency"]
     if tokens_note and len(efficiency) and not bool(efficiency["known"].iloc[0]):
         st.caption(f"Efficiency needs the main run's tokens: {tokens_note}")
-    st.caption(attribution_order(foreign))
-    return None if foreign else (parts, summary)
+    st.caption(attribution_order(hours_only))
+    return None if hours_only else (parts, summary)
 
 
-def waste_section(key: Hashable, usage: Table, currency: str | None = USD,
-                  plan: Scenario | None = None) -> None:
-    """The waste found, in the bill's ``currency``: the headline, three tiles, the chart (or one line saying none
-    was found, rather than empty axes) and each check with the rows behind it."""
-    checklist, summary, figure = cache.waste_view(key, usage, currency, plan)
+def unpriced_waste(checklist: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The waste checks that found something the view cannot price (a run export alone carries no costs)."""
+    return [check for check in checklist if check["kind"] == "waste" and check["usd"] is None and check["figure"]]
+
+
+def waste_headline(checklist: list[dict[str, Any]], summary: dict[str, Any], currency: str | None) -> str:
+    """The Waste tab's headline: the amount found and its share of spend, or that the waste found has no amount."""
+    if not retro_gap.has_waste(summary) and unpriced_waste(checklist):
+        return "Waste found in GPU-hours only: this view has no costs to price it"
     share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
-    st.subheader(f"Waste found: {money(summary['total_usd'], currency)}{share}")
+    return f"Waste found: {money(summary['total_usd'], currency)}{share}"
+
+
+def no_amount_waste(checklist: list[dict[str, Any]], currency: str | None) -> str:
+    """Said instead of the waste chart when what was found has no amount: each such check with its figure."""
+    found = "; ".join(f"{check['check']}: {check_figure(check, currency)}" for check in unpriced_waste(checklist))
+    return (f"Nothing to chart in money, but waste was found: {found}. Add a billing export to price it (each "
+            "check below has its rows).")
+
+
+def waste_section(view: RetroView) -> None:
+    """The waste found, in the bill's currency: the headline, three tiles, the chart (or one line saying none
+    was found, rather than empty axes) and each check with the rows behind it; an interruption's loss follows the
+    view's plan (its checkpoint interval and restart)."""
+    key, usage, currency = view.key, view.shown, view.currency
+    checklist, summary, figure = cache.waste_view(key, usage, currency, view.plan)
+    st.subheader(waste_headline(checklist, summary, currency))
     by_id = {check["id"]: check for check in checklist}
     kpi = by_id["successful_runs"]
-    columns = st.columns(3)
-    columns[0].metric("Successful-run share", check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
-                      help="A KPI, not waste: " + kpi["detail"])
+    tiles = wrapping_row()  # side by side where they fit, else wrapped: never cut
+    tiles.metric("Successful-run share", check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
+                 width="content", help="A KPI, not waste: " + kpi["detail"])
     growth = by_id["storage_growth"]
-    columns[1].metric("Storage growing", f"{money(growth['usd'], currency)} a month" if growth["usd"] else
-                      "none found", help="A monthly cost that keeps growing, shown apart from the one-off amounts "
-                      "above.")
+    tiles.metric("Storage growing", f"{money(growth['usd'], currency)} a month" if growth["usd"] else
+                 "none found", width="content", help="A monthly cost that keeps growing, shown apart from the "
+                 "one-off amounts above.")
     untagged = by_id["untagged_spend"]
-    columns[2].metric("Untagged spend (hygiene)",
-                      money(untagged["usd"], currency) if untagged["usd"] is not None else "n/a",
-                      help="Not waste: spend nobody can be asked about. " + untagged["detail"])
+    tiles.metric("Untagged spend (hygiene)",
+                 money(untagged["usd"], currency) if untagged["usd"] is not None else "n/a", width="content",
+                 help="Not waste: spend nobody can be asked about. " + untagged["detail"])
     if retro_gap.has_waste(summary):
         st.plotly_chart(figure, width="stretch", key="retro.waste")
+    elif unpriced_waste(checklist):
+        st.warning(no_amount_waste(checklist, currency), icon=":material/money_off:")
     else:
         st.info(retro_gap.NO_WASTE, icon=":material/check_circle:")
     ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
@@ -482,40 +575,63 @@ def waste_section(key: Hashable, usage: Table, currency: str | None = USD,
         share = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
                  if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
         with st.expander(f"**{check['check']}** ({check['kind']}) — {check_figure(check, currency)}{share}",
-                         expanded=False):
+                    expanded=False):
             st.markdown(markdown_text(check["detail"]))
             rows = check["rows"]
             if rows is not None and len(rows):
                 more = "at least " if len(rows) >= ROWS_BEHIND else ""
                 st.caption(f"{more}{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} "
-                           "shown).")
+                      "shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
 
 
-def load_section(key: Hashable, usage: Table, billing: Table | None) -> None:
-    summary, timeline, heatmap = cache.load_view(key, usage, billing)
-    columns = st.columns(5)
-    columns[0].metric("Peak GPUs", gpu_count(summary["peak_gpus"]))
-    columns[1].metric("Mean GPUs", gpu_count(summary["mean_gpus"]))
-    columns[2].metric("95th percentile", gpu_count(summary["p95_gpus"]))
-    columns[3].metric("Peak / mean", f"{summary['peak_to_mean']:,.2f}×",
-                      help="Reserving for the mean queues work at the peak; reserving for the peak pays for idle "
-                      "capacity the rest of the time.")
+def no_gpu_rows(view: RetroView) -> str | None:
+    """One line for a view with no GPU-hours (a bill without GPU rows: Azure EA storage, a Kubernetes cost
+    export), said instead of charts that would be empty or NaN; None when the view has GPU-hours."""
+    if cache.unit_view(view.key, view.shown, float("nan"))["gpu_hours"] > 0:
+        return None
+    return ("No GPU-hours in this view: its rows bill no GPU time (storage, network, CPU or other services), so "
+            "there is no GPU load or pricing tier to show. Spend and Attribution show its cost.")
+
+
+def load_section(view: RetroView) -> None:
+    none = no_gpu_rows(view)
+    if none:
+        st.info(none, icon=":material/info:")
+        return
+    summary, timeline, heatmap = cache.load_view(view.key, view.shown, view.narrowed_side(view.billing))
+    tiles = wrapping_row()  # side by side where they fit, else wrapped: never cut
+    tiles.metric("Peak GPUs", gpu_count(summary["peak_gpus"]), width="content")
+    tiles.metric("Mean GPUs", gpu_count(summary["mean_gpus"]), width="content")
+    tiles.metric("95th percentile", gpu_count(summary["p95_gpus"]), width="content")
+    ratio = summary["peak_to_mean"]
+    tiles.metric("Peak / mean", f"{ratio:,.2f}×" if ratio is not None and math.isfinite(ratio) else "n/a",
+                 width="content",
+                 help="Reserving for the mean queues work at the peak; reserving for the peak pays for idle "
+                 "capacity the rest of the time.")
     capacity = summary["reserved_capacity_gpus"]
-    columns[4].metric("Reserved capacity", f"{gpu_count(capacity)} GPUs" if capacity else "none",
-                      help="The most reserved GPUs in use in any hour (the export does not state the reservation's "
-                      "size, so this is a lower bound)." + (
-                          f" Idle reserved: {count_sig(summary['idle_reserved_gpu_hours'])} GPU-hours, shaded."
-                          if capacity else ""))
+    tiles.metric("Reserved capacity", f"{gpu_count(capacity)} GPUs" if capacity else "none", width="content",
+                 help="The most reserved GPUs in use in any hour (the export does not state the reservation's "
+                 "size, so this is a lower bound)." + (
+                     f" Idle reserved: {count_sig(summary['idle_reserved_gpu_hours'])} GPU-hours, shaded."
+                     if capacity else ""))
     st.plotly_chart(timeline, width="stretch", key="retro.load")
     st.plotly_chart(heatmap, width="stretch", key="retro.heatmap")
     st.caption("Each row's GPU-hours are spread evenly over its period, so daily billing lines show as flat "
                "days; a run export gives the real shape within a day.")
 
 
-def mix_section(key: Hashable, usage: Table, currency: str | None = USD) -> None:
+def mix_section(view: RetroView) -> None:
     """Shares by pricing tier and a what-if mix, from the billing export (the join blurs tiers across a run), in
-    the bill's ``currency``."""
+    the bill's currency."""
+    if view.billing is None:
+        st.info("Pricing tiers come from a billing export: choose or upload one above.")
+        return
+    none = no_gpu_rows(view)
+    if none:
+        st.info(none, icon=":material/info:")
+        return
+    key, usage, currency = (view.data_key, "billing", view.filters), view.narrowed_side(view.billing), view.currency
     shares, figure = cache.mix_view(key, usage, currency)
     st.plotly_chart(figure, width="stretch", key="retro.mix")
     per_hour = labels(currency)["usd_per_gpu_hour"]
@@ -552,15 +668,15 @@ def mix_section(key: Hashable, usage: Table, currency: str | None = USD) -> None
                "never used has no price.")
 
 
-def units_section(key: Hashable, usage: Table, plan: Scenario | None, tokens_note: str | None = None,
-                  currency: str | None = USD) -> None:
-    """Unit costs in the bill's ``currency``; `tokens_note` (`unmatched_tokens`) says why the token figures are
-    missing when the run export counts tokens but none reached the view. The plan gives only its model's active
-    parameters (for MFU, which has no currency; n/a without a plan); a bill in another currency than the plan's US
-    dollars is said."""
-    numbers = cache.unit_view(key, usage, plan.active if plan is not None else float("nan"))
+def units_section(view: RetroView, tokens_note: str | None = None) -> None:
+    """Unit costs in the bill's currency; `tokens_note` (`unmatched_tokens`) says why the token figures are
+    missing when the run export counts tokens but none reached the view. The view's plan gives only its model's
+    active parameters (for MFU, which has no currency; n/a without a plan); a bill in another currency than the
+    plan's US dollars is said."""
+    plan, currency = view.plan, view.currency
+    numbers = cache.unit_view(view.key, view.shown, plan.active if plan is not None else float("nan"))
     names = labels(currency)
-    if foreign_plan(currency):
+    if view.foreign:
         st.warning(f"These unit costs are in {markdown_text(currency)}, the bill's currency; the plan's prices are "
                    "in US dollars, so compare them only after converting at your exchange rate.",
                    icon=":material/currency_exchange:")

@@ -18,6 +18,7 @@ import importlib
 PAGE_MODULES = (
     "dashboard.ui.compare_view", "dashboard.ui.compare_cache", "dashboard.ui.retro_view", "dashboard.ui.retro_cache",
     "dashboard.ui.workspace_view", "dashboard.ui.upload_store", "dashboard.ui.sources", "dashboard.report",
+    "dashboard.ui.retro_sources",
 )
 
 

@@ -210,6 +210,14 @@ def put(slot: Hashable, key: Hashable, value: Any, nbytes: int) -> None:
     _start_sweeper()
 
 
+def held_nbytes(slot: Hashable, key: Hashable) -> int:
+    """The bytes counted for this session's value in ``slot`` when it is held under ``key`` (0 when it is not), so
+    a page that sets a value aside and puts it back counts it as before."""
+    with _LOCK:
+        held = _HELD.get((_session(), slot))
+        return held.nbytes if held is not None and held.key == key else 0
+
+
 def drop(slot: Hashable) -> None:
     """Release this session's ``slot``."""
     with _LOCK:

@@ -19,6 +19,8 @@ CURRENCY = ROOT / "tests" / "data" / "currency"
 KOKU = CURRENCY / "koku_cur_nok.csv"
 ONE_GPU = CURRENCY / "focus_one_gpu_nok.csv"
 NONE = "(none)"
+NO_GPU_ROWS = ("No GPU-hours in this view: its rows bill no GPU time (storage, network, CPU or other services), so "
+               "there is no GPU load or pricing tier to show. Spend and Attribution show its cost.")
 TABS = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
 TEXT_KINDS = ("markdown", "caption", "warning", "info", "error", "subheader")
 
@@ -113,9 +115,8 @@ def test_no_tab_of_the_koku_bill_writes_dollars(app, tab):
     if tab == "Attribution":
         assert _columns(at)["cost"]["label"] == "Cost (NOK)"
         assert _charts(at)["retro.attribution"]["layout"]["title"]["text"].startswith("Who used it: cost (NOK)")
-    if tab == "Purchase mix":
-        columns = _columns(at)
-        assert (columns["cost"]["label"], columns["usd_per_gpu_hour"]["label"]) == ("Cost (NOK)", "NOK per GPU-hour")
+    if tab in ("Purchase mix", "Load profile"):  # the Koku bill has no GPU rows: one line, no empty chart
+        assert [info.value for info in at.info] == [NO_GPU_ROWS] and not _charts(at)
 
 
 # --- a one-GPU bill in NOK: the plan in US dollars, and small figures ----------------------------------------------
@@ -187,11 +188,16 @@ def test_the_real_koku_cur_in_nok(app):
 def test_a_bill_mixing_currencies_says_so_and_names_them_on_every_amount():
     # The import refuses a file that mixes currencies; should a bill still hold several, the page says so and
     # writes its amounts with both codes rather than as one currency.
-    from dashboard.format import money
+    from dashboard.retro.view import Filters, RetroView
     from dashboard.ui import retro_view
-    assert retro_view.mixed_currency_error(("NOK",)) is None and retro_view.currency_of(()) is None
+
+    def of(*codes):
+        return RetroView(data_key=codes, usage=None, shown=None, billing=None, runs=None, bounds={}, filters=Filters(),
+                         join_on="run_id", stats={}, amortisation={}, currencies=codes)
+
+    assert retro_view.mixed_currency_error(("NOK",)) is None and of().currency is None
     error = retro_view.mixed_currency_error(("EUR", "USD"))
     assert error.startswith("This bill mixes currencies (EUR, USD): amounts in different currencies cannot be added")
-    assert money(1200.0, retro_view.currency_of(("EUR", "USD"))) == "1.2k EUR+USD"
-    assert retro_view.foreign_plan("EUR+USD") and not retro_view.foreign_plan("USD")
-    assert not retro_view.foreign_plan(None)  # a run export alone is valued at the plan's price
+    assert of("EUR", "USD").money(1200.0) == "1.2k EUR+USD"
+    assert of("EUR", "USD").foreign and not of("USD").foreign and not of("USD").in_gpu_hours
+    assert not of().foreign and of().in_gpu_hours  # no bill: the plan's dollars have nothing to be compared with

@@ -253,14 +253,36 @@ UNKNOWN_COLUMNS = b"alpha,beta,gamma\n1,2,3\n4,5,6\n"
         pytest.param("runs", UNKNOWN_COLUMNS, "focus_sample.csv", id="runs-unknown-columns"),
     ],
 )
-def test_an_unreadable_upload_is_explained_and_the_other_export_still_shows(app, side, data, other):
+def test_an_unreadable_upload_is_explained_at_the_top_and_leaves_the_view_as_it_was(app, side, data, other):
     at = _open(app)  # the bundled FOCUS billing and Slurm runs
+    before = _tiles(at)
     at.file_uploader(key=f"retro.{side}_upload").set_value(("export.csv", data, "text/csv")).run()
     assert not at.exception
     with pytest.raises(UnreadableFile) as expected:
         ingest.import_bytes(data, filename="export.csv", options=UTC)
     assert [shown(e.value) for e in at.error] == [str(expected.value)]
-    assert _tiles(at) == _expected_tiles(_import(other))
+    assert _tiles(at) == before  # the bundled quarter, both exports, not the other export alone
+    assert _tiles(at) != _expected_tiles(_import(other))
+    order = _element_order(at)
+    assert order.index("error") < order.index("metric")  # said above the tiles
+    sample = "focus_sample.csv" if side == "billing" else "slurm_sample.txt"
+    assert any(f"the view still shows **{markdown_text(sample)}**" in info.value for info in at.info)
+
+
+def _element_order(at) -> list[str]:
+    """The main area's element types in the order they are drawn."""
+    found = []
+
+    def walk(node):
+        children = getattr(node, "children", None)
+        if children:
+            for child in children.values():
+                walk(child)
+        else:
+            found.append(getattr(node, "type", ""))
+
+    walk(at.main)
+    return found
 
 
 AZURE_NO_USABLE_ROW = b"UsageDateTime,MeterCategory,PreTaxCost,Currency\n2022-11-03,,,\n"  # OpenCost's BOM.csv, cut
@@ -595,12 +617,30 @@ def test_the_import_page_hands_its_import_to_the_retrospective(app, name, slot):
     assert not any("from Import usage" in c.value for c in at.caption)
 
 
-def test_an_export_that_stops_before_its_quarter_ends_gets_a_forecast_band(app):
+def _focus_days(days: int) -> bytes:
+    """FOCUS_DAY's GPU row on each of ``days`` days from 1 June 2025."""
+    header, gpu_row = FOCUS_DAY.split(b"\n")[:2]
+    rows = [gpu_row.replace(b"2025-06-03T", f"2025-06-{1 + day:02d}T".encode())
+            .replace(b"2025-06-04T", f"2025-06-{2 + day:02d}T".encode()) for day in range(days)]
+    return b"\n".join([header, *rows]) + b"\n"
+
+
+@pytest.mark.parametrize(("data", "forecast", "caption"), [
+    # 1–7 June of a quarter that ends on 30 June: seven days of data are enough for a run rate.
+    pytest.param(_focus_days(7), True, "Forecast: the export ends on 07 Jun 2025, before the quarter does",
+                 id="a-week"),
+    # One day (3 June), or six, are not: no forecast, and the caption says why.
+    pytest.param(FOCUS_DAY, False, "No forecast: the data cover 1 day, fewer than the 7 a run rate needs",
+                 id="one-day"),
+    pytest.param(_focus_days(6), False, "No forecast: the data cover 6 days, fewer than the 7", id="six-days"),
+])
+def test_an_export_that_stops_before_its_quarter_ends_gets_a_forecast_band_from_a_week_of_data(
+        app, data, forecast, caption):
     at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
-    at.file_uploader(key="retro.billing_upload").set_value(("focus_day.csv", FOCUS_DAY, "text/csv")).run()
+    at.file_uploader(key="retro.billing_upload").set_value(("focus.csv", data, "text/csv")).run()
     assert not at.exception and not at.error
-    assert "Forecast (80 % band)" in _trace_names(at)  # 3 June of a quarter that ends on 30 June
-    assert any("Forecast: the export ends on 03 Jun 2025, before the quarter does" in c.value for c in at.caption)
+    assert ("Forecast (80 % band)" in _trace_names(at)) is forecast
+    assert any(caption in c.value for c in at.caption), [c.value for c in at.caption]
 
 
 # (tab, table column, how it is configured): sums over $1k or 1,000 GPU-hours have no decimals; a rate keeps cents.

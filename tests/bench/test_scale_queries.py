@@ -50,9 +50,9 @@ def test_unit_costs_hand_sql_gives_the_layers_sums(prepared):
     sums, by_type = scale_queries.run("duckdb", "focus", "Unit costs", "layer")
     hand = scale_queries.run("duckdb", "focus", "Unit costs", "sql")
     row = hand[0].iloc[0]
-    assert all(_close(h, sums[name]) for h, name in zip(row.iloc[:8], UNIT_SUMS, strict=True))
-    assert (row.iloc[8] > 0) == math.isnan(sums["non_gpu_cost"])
-    assert bool(hand[1].iloc[0, 0]) == sums["has_prices"]
+    assert all(_close(h, getattr(sums, name)) for h, name in zip(row.iloc[:8], UNIT_SUMS, strict=True))
+    assert (row.iloc[8] > 0) == math.isnan(sums.non_gpu_cost)
+    assert bool(hand[1].iloc[0, 0]) == sums.has_prices
     assert len(hand[2]) == len(by_type)
 
 

@@ -76,3 +76,33 @@ def test_no_tile_label_or_value_is_cut_off(sized_page, app_url, wait_for_app):
     assert page.locator(METRIC).count() >= 6
     assert page.evaluate(CUT_OFF_TILES) == [], f"Retrospective tiles cut off at {width} px"
     expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+TABS = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purchase mix", "Unit costs"]
+# Buttons, labels, tiles and pills of the main area whose text is wider than their box, or reaches past the column
+# or the main area they sit in (the tab bar scrolls by design, and a select box shows a long choice with "…").
+CUT_CONTROLS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const edge = main.getBoundingClientRect().right;
+  const cut = [];
+  for (const el of main.querySelectorAll('button, label, [data-testid="stWidgetLabel"] p, [data-testid="stMetric"] p,'
+                                         + ' [data-testid="stMetricValue"] div')) {
+    const text = (el.innerText || '').trim();
+    if (!text || el.closest('[data-testid="stTabs"] [role="tablist"]')) continue;
+    const box = el.getBoundingClientRect();
+    const column = el.closest('[data-testid="stColumn"]');
+    const right = column ? Math.min(edge, column.getBoundingClientRect().right) : edge;
+    if (el.scrollWidth > el.clientWidth + 1 || box.right > right + 1) cut.push(text);
+  }
+  return cut;
+}"""
+
+
+def test_no_control_or_tile_of_any_tab_is_cut_at_800_px(sized_page, app_url, wait_for_app):
+    width, page = sized_page
+    for tab in TABS:
+        page.goto(f"{app_url}/retrospective?retro.view={tab.replace(' ', '+')}")
+        wait_for_app(page)
+        expect(page.locator(METRIC).first).to_be_attached()
+        assert page.evaluate(CUT_CONTROLS) == [], f"controls of {tab} cut at {width} px"
+        expect(page.locator(EXCEPTION)).to_have_count(0)

@@ -25,6 +25,7 @@ from dashboard.retro import filters as view
 from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.filters import filter_options
 from dashboard.retro.join import join_usage
+from dashboard.retro.view import Filters, RetroView
 from dashboard.ui import retro_report_view as report_view
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,22 +101,20 @@ def _report(billing_path: Path, runs_path: Path | None = None, *, teams=None, bi
         runs = _Part(runs_path, runs_rows, {"rows_used": len(runs_rows)})
     usage, stats = join_usage(amortised, runs and tables.table_of(runs.usage), on="run_id")
     currencies = sorted(usage.to_pandas()["currency"].dropna().unique())
-    currency = "+".join(currencies) or None
+    currency = "+".join(currencies) or None  # as the page names it
     bounds = filter_options(usage)
     filters = (bounds["start"], bounds["end"], tuple(teams) if teams else None, None, None)
     shown = view.filtered(usage, *filters) if teams else usage
     billing = _Part(billing_path, billing_rows, {"rows_used": len(billing_rows)})
     if billing_name:
         billing.filename = billing_name
-    scenario = presets()[plan] if plan else None
-    choices = report_view.Choices()
     files = tuple(report_view.data_line(billing, runs, "run_id"))
-    text = report_view._report(
-        ((billing_path.name, runs_path and runs_path.name, "run_id", teams), filters), shown, usage, stats,
-        amortisation, notes=(), currency=currency, files=files,
-        filter_text=tuple(report_view.filter_lines(filters, bounds)), narrowed_dates=False,
-        budget_view="whole export" if not teams else f"teams {', '.join(teams)}", join_on="run_id", plan=scenario,
-        plan_label=scenario.name if scenario else "", choices=choices, minute=MINUTE)
+    retro = RetroView(
+        data_key=(billing_path.name, runs_path and runs_path.name, "run_id"), usage=usage, shown=shown,
+        billing=amortised, runs=runs and tables.table_of(runs.usage), bounds=bounds,
+        filters=Filters(*filters), join_on="run_id", stats=stats, amortisation=amortisation,
+        currencies=tuple(currencies), files=files, plan=presets()[plan] if plan else None)
+    text = report_view._report(retro, minute=MINUTE)
     return text, shown.to_pandas(), currency
 
 

@@ -80,3 +80,40 @@ def test_the_forecast_window_is_fourteen_days_and_the_method_page_says_so():
     assert spend.FORECAST_WINDOW_DAYS == 14
     method = (Path(__file__).resolve().parents[2] / "docs" / "method.md").read_text(encoding="utf-8")
     assert f"mean daily spend of the last {spend.FORECAST_WINDOW_DAYS} calendar days" in method
+
+
+# --- the forecast window, pinned (issue 49): a run rate of the last 14 days, never from fewer than 7 days of data ---
+
+@pytest.mark.parametrize(("days", "data_end", "covered"), [
+    pytest.param(1, None, 1, id="one-day"),
+    pytest.param(6, None, 6, id="six-days"),
+    pytest.param(7, None, 7, id="a-week"),
+    pytest.param(2, date(2025, 6, 10), 10, id="a-filtered-view-to-the-export-s-end"),  # 1 June .. 10 June
+    pytest.param(0, None, 0, id="no-data"),
+])
+def test_the_days_of_data_count_from_the_first_day_to_the_export_s_end(days, data_end, covered):
+    series = pd.Series(1.0, index=pd.date_range("2025-06-01", periods=days, freq="D", tz="UTC"))
+    assert spend.data_days(series, data_end) == covered
+
+
+@pytest.mark.parametrize(("days", "forecast_to"), [
+    pytest.param(6, date(2025, 6, 6), id="six-days-draw-to-their-last-day"),
+    pytest.param(7, date(2025, 6, 30), id="seven-days-forecast-to-the-quarter-s-end"),
+])
+def test_no_forecast_from_fewer_than_seven_days(days, forecast_to):
+    series = pd.Series(100.0, index=pd.date_range("2025-06-01", periods=days, freq="D", tz="UTC"))
+    data_end = series.index[-1].date()
+    end = spend.forecast_end(date(2025, 6, 30), data_end, spend.data_days(series))
+    assert end == forecast_to
+    frame = spend.cumulative_with_forecast(series, end, data_end=data_end)
+    assert bool(frame["forecast"].notna().any()) is (days >= 7)
+    assert frame["day"].iloc[-1] == pd.Timestamp(forecast_to, tz="UTC")
+
+
+def test_the_run_rate_is_the_mean_of_the_last_fourteen_days_by_default():
+    # 6 days at 0, then 14 days at 10: the last 14 days' mean is 10; a 15-day window would give 140 / 15.
+    series = pd.Series([0.0] * 6 + [10.0] * 14, index=pd.date_range("2025-06-01", periods=20, freq="D", tz="UTC"))
+    frame = spend.cumulative_with_forecast(series, date(2025, 6, 30))
+    forecast = frame["forecast"].dropna()
+    assert forecast.iloc[1] - forecast.iloc[0] == pytest.approx(10.0)
+    assert (spend.FORECAST_WINDOW_DAYS, spend.MIN_FORECAST_DAYS) == (14, 7)

@@ -1,0 +1,161 @@
+"""One Retrospective view: the value a page run makes once from its sources and filters (`RetroView`), which the
+page's tabs, the report, the warm-up and the bench read instead of loose arguments.
+
+It holds the bound tables (the joined usage, the filtered view of it, the amortised bill and the run export), the
+key that names their contents (``data_key``: the imports' content keys and the join key; the same key always
+means the same tables), the filters, the join, the bill's currency and its money formatter, the plan compared with
+and the widgets' choices (`Choices`). Pure: never imports streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from dashboard.core.scenario import Scenario
+from dashboard.format import USD, money
+from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query.opened import Table
+from dashboard.retro import filters as row_filters
+from dashboard.retro.budgets import view_id
+
+EXPORT_BUDGET_USD = 1_000_000.0  # the bundled quarter's budget for its whole export
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The sidebar's filters: the first and last UTC day (None without dates) and the teams, projects and pricing
+    tiers kept (None: all)."""
+
+    start: date | None = None
+    end: date | None = None
+    teams: tuple[str, ...] | None = None
+    projects: tuple[str, ...] | None = None
+    pricing: tuple[str, ...] | None = None
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        """``(start, end, teams, projects, pricing)``, as `dashboard.retro.filters.filtered` takes them."""
+        return self.start, self.end, self.teams, self.projects, self.pricing
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the page's widgets chose for the figures (hashable: part of the report's cache key); a widget whose tab
+    is closed gives its default."""
+
+    freq: str = "D"
+    by: str = "team"
+    metric: str = "cost"
+    export_budget: float | None = EXPORT_BUDGET_USD
+    view_budgets: tuple[tuple[str, float], ...] = ()
+    quarter: str | None = None  # the quarter of the running total ("2025 Q2"; None: the latest)
+    quarter_budgets: tuple[tuple[str, float], ...] = ()  # earlier quarters' whole-export budgets by label
+    main_runs: tuple[str, ...] | None = None  # None: the page's suggestion
+    failed_states: tuple[str, ...] = tuple(FAILED_STATES)
+    gap_unit: str = "usd"
+
+
+@dataclass(frozen=True, eq=False)
+class RetroView:
+    """One run's Retrospective view (see the module's docstring). ``bounds`` is what the filters offer over the whole
+    export (`dashboard.retro.filters.filter_options`), ``stats`` the join's match figures, ``amortisation`` what was
+    done with commitments, ``notes`` the import notes that change the figures, ``files`` the data line ("bill.csv
+    (billing export, 242 rows used)"), ``runs_file`` the run export's name and ``input_rows`` the inputs' size
+    (for spinners)."""
+
+    data_key: Hashable
+    usage: Table
+    shown: Table
+    billing: Table | None
+    runs: Table | None
+    bounds: dict[str, Any]
+    filters: Filters
+    join_on: str
+    stats: dict[str, Any]
+    amortisation: dict[str, Any]
+    currencies: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    runs_file: str | None = None  # the run export's file name (None: none)
+    run_params: Mapping[int, float] | None = None  # the run export's logged model sizes by source row (None: none)
+    plan: Scenario | None = None
+    choices: Choices = field(default_factory=Choices)
+    budget_default: float | None = EXPORT_BUDGET_USD
+    input_rows: int | None = None
+
+    @property
+    def plan_label(self) -> str:
+        """The plan's name as the captions write it ("" without a plan)."""
+        return self.plan.name if self.plan is not None else ""
+
+    @property
+    def key(self) -> Hashable:
+        """What names the filtered view's contents: the data key and the filters."""
+        return self.data_key, self.filters
+
+    @property
+    def currency(self) -> str | None:
+        """The one currency amounts are written in: the bill's code, None without one, and for a bill that mixes
+        currencies their codes joined ("EUR+USD"), so no sum of unlike amounts reads as one currency."""
+        return "+".join(self.currencies) if self.currencies else None
+
+    def money(self, value: float | None) -> str:
+        """An amount of the bill, as `dashboard.format.money` writes it in the bill's currency."""
+        return money(value, self.currency)
+
+    @property
+    def has_bill(self) -> bool:
+        """Whether a billing export is loaded."""
+        return not self.stats.get("billing_missing", self.billing is None)
+
+    @property
+    def in_gpu_hours(self) -> bool:
+        """Whether Plan vs actual compares GPU-hours only: the plan is in US dollars, and the bill is in another
+        currency, or there is no bill (nothing to difference the plan's dollars with)."""
+        return self.currency != USD
+
+    @property
+    def foreign(self) -> bool:
+        """Whether the bill's amounts are in a currency other than the plan's US dollars."""
+        return self.currency is not None and self.currency != USD
+
+    @property
+    def dates_narrowed(self) -> bool:
+        return (self.filters.start, self.filters.end) != (self.bounds.get("start"), self.bounds.get("end"))
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether any filter keeps less than the whole export."""
+        return self.dates_narrowed or any(self.filters.as_tuple()[2:])
+
+    @property
+    def chosen_dates(self) -> tuple[date, date] | None:
+        """The chosen dates, when narrowed."""
+        start, end = self.filters.start, self.filters.end
+        return (start, end) if self.dates_narrowed and start is not None and end is not None else None
+
+    @property
+    def budget_view(self) -> str:
+        """The name of the view a budget belongs to (`dashboard.retro.budgets.view_id`)."""
+        return view_id(self.filters.teams, self.filters.projects, self.filters.pricing, self.chosen_dates)
+
+    def narrowed_side(self, side: Table | None) -> Table | None:
+        """One side's table (billing or runs) under the filters."""
+        if side is None or not self.narrowed:
+            return side
+        return row_filters.filtered(side, *self.filters.as_tuple())
+
+
+def filtered(usage: Table, chosen: Filters, narrowed: bool) -> Table:
+    """The filtered view of ``usage`` (the expression; nothing is read until a figure asks)."""
+    return row_filters.filtered(usage, *chosen.as_tuple()) if narrowed else usage
+
+
+def whole(usage: Table) -> RetroView:
+    """A view of the whole of ``usage`` as a bill alone: no filter, run export or plan (the warm-up's and the
+    bench's, which run each figure's queries on a table)."""
+    return RetroView(data_key=("whole",), usage=usage, shown=usage, billing=usage, runs=None, bounds={},
+                     filters=Filters(), join_on="run_id", stats={"billing_missing": False, "runs_missing": True},
+                     amortisation={"status": "none", "label": ""})
