@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard import settings
 from dashboard.core import catalogue, work
+from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.core.sweeps import retention_keeps, retention_what_ifs
 from dashboard.figures import throughput, uncertainty
@@ -105,7 +106,7 @@ def _retention_effects(scenario_json: str) -> pd.DataFrame:
     return retention_what_ifs(Scenario.model_validate_json(scenario_json))
 
 
-def _retention_what_if(scenario: Scenario, result: dict[str, Any]) -> None:
+def _retention_what_if(scenario: Scenario, result: PlanResult) -> None:
     """Retention settings beside the storage chart, and what each nearby change would do to the total."""
     state = st.session_state
     row = st.container(horizontal=True)
@@ -189,7 +190,7 @@ def _chart(name: str, scenario: Scenario) -> None:
         _retention_what_if(scenario, plan_result(scenario))
 
 
-def _step_caption(result: dict[str, Any]) -> None:
+def _step_caption(result: PlanResult) -> None:
     """Under "Where the step goes": how far to trust it (predicted ± band, inside the validated region or not) and
     how to read the curve."""
     rates = result["throughput"]

@@ -67,7 +67,7 @@ def rerun_state(message: Message) -> ClientState | None:
     back = BackMsg()
     try:
         back.ParseFromString(data)
-    except Exception:  # noqa: BLE001 - protobuf's DecodeError: not a back-message
+    except Exception:  # protobuf's DecodeError: not a back-message
         return None
     return back.rerun_script if back.WhichOneof("type") == "rerun_script" else None
 

@@ -234,7 +234,7 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
         bar.progress(min(max(fraction, 0.0), 1.0), text=f"{markdown_text(filename)}: {markdown_text(stage)}")
 
     try:
-        if local:
+        if isinstance(read, Path):
             usage, report = ingest.import_path(read, format=format, options=options, progress=show)
         else:
             usage, report = ingest.import_bytes(read(), filename=filename, format=format, options=options,
@@ -257,7 +257,7 @@ def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[],
         _error(f"{filename} needs more memory than the server has free. Import a shorter period, or split the "
                  "export into parts and import them one by one.")
         return None
-    except Exception as error:  # noqa: BLE001 - the page boundary: a message, never a traceback
+    except Exception as error:  # the page boundary: a message, never a traceback
         detail = type(error).__name__ if local else f"{type(error).__name__}: {error}"
         _error(f"{filename} could not be imported ({detail}). Nothing was loaded; "
                  "check the format and options, or run `python -m dashboard ingest FILE` to see more.")

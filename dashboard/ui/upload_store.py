@@ -52,6 +52,7 @@ class _Held:
     nbytes: int
 
 
+_LIBC: ctypes.CDLL | None
 try:
     _LIBC = ctypes.CDLL("libc.so.6")
     _LIBC.malloc_trim.argtypes = [ctypes.c_size_t]
@@ -134,7 +135,7 @@ def close_ended(now: float | None = None) -> list[str]:
         try:
             runtime.clear_user_info_for_session(session_id)  # not resumable, then closed on the event loop
             runtime.uploaded_file_mgr.remove_session_files(session_id)  # also for one Streamlit already dropped
-        except Exception:  # noqa: BLE001 - a server shutting down; the next sweep tries again
+        except Exception:  # a server shutting down; the next sweep tries again
             continue
         with _LOCK:
             _SESSIONS.pop(session_id, None)

@@ -39,7 +39,7 @@ def start_up(stop: threading.Event = _STOP) -> None:
         return
     try:
         server.freeze_start_up()
-    except Exception:  # noqa: BLE001
+    except Exception:
         logging.getLogger(__name__).warning("freezing the start-up objects failed", exc_info=True)
 
 
