@@ -58,7 +58,7 @@ def result_of(benchmark: Benchmark) -> dict:
         measured = benchmark.measure()
     except Skipped as why:
         return entry | {"skipped": str(why)}
-    except Exception as error:  # noqa: BLE001 (a broken benchmark is reported, and the others still run)
+    except Exception as error:  # a broken benchmark is reported, and the others still run
         traceback.print_exc()
         return entry | {"error": f"{type(error).__name__}: {error}"}
     ratio = measured.value / measured.reference

@@ -22,5 +22,5 @@ def _tuned() -> bool:
     return True
 
 
-exec(compile(REFERENCE.read_text(encoding="utf-8"), str(REFERENCE), "exec"))  # noqa: S102 (our own file)
+exec(compile(REFERENCE.read_text(encoding="utf-8"), str(REFERENCE), "exec"))  # our own file
 _tuned()

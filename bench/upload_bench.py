@@ -224,7 +224,7 @@ def upload_at_once(url: str, name: str, data: bytes, sessions: int) -> list[list
         try:
             start.wait()
             results[index] = opened[index].upload(name, data)
-        except BaseException as error:  # noqa: BLE001 - reported by the caller
+        except BaseException as error:  # reported by the caller
             results[index] = error
 
     threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(opened))]

@@ -33,5 +33,5 @@ def warm_up(sample: Path = SAMPLE, stop: threading.Event | None = None) -> None:
             if stop is not None and stop.is_set():
                 return
             queries(usage)
-    except Exception:  # noqa: BLE001 (a warm-up that fails costs nothing but its time)
+    except Exception:  # a warm-up that fails costs nothing but its time
         log.warning("the query layer's warm-up failed", exc_info=True)

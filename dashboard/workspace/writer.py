@@ -88,7 +88,7 @@ class MonthWriter:
             _, writer = self._open.popitem()
             try:
                 writer.close()
-            except Exception as error:  # noqa: BLE001 - raised below, after the other files are closed
+            except Exception as error:  # raised below, after the other files are closed
                 first = first or error
         if first is not None:
             raise first

@@ -245,7 +245,7 @@ def in_other_session(work):
     def run():
         try:
             outcome["value"] = work()
-        except Exception as error:  # noqa: BLE001 - re-raised in the caller
+        except Exception as error:  # re-raised in the caller
             outcome["error"] = error
 
     thread = threading.Thread(target=run)
