@@ -95,7 +95,7 @@ nginx:
 
 test: $(DEV_STAMP) postgres-binaries openjdk nginx | $(CHROMIUM)
 	$(BIN)/python -m ruff check .
-	$(BIN)/python -m mypy dashboard/core dashboard/ingest dashboard/validation
+	$(BIN)/python -m mypy dashboard tests/support
 	$(BIN)/python -m pytest
 
 bench: $(DEV_STAMP)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.format import count_sig, table_decimals
@@ -41,6 +42,7 @@ source = st.radio("Source", ["Bundled sample", "Upload a file", "Local path"], h
 # The source is named by a cheap key (sample name, upload id, path and modification times), so a rerun
 # that changes nothing neither rereads nor rehashes the file; the bytes are read only to import them.
 local = None
+uploaded: UploadedFile | None = None
 if source == "Local path":
     typed = st.text_input("File or folder of Parquet parts", key="import_path", help=local_path_help()).strip()
     local = choose_local(typed) if typed else None
@@ -69,7 +71,7 @@ if not source_key:
     st.stop()
 if local is not None:
     filename = local.filename
-elif source == "Upload a file":
+elif uploaded is not None:  # the source is an upload
     filename = uploaded.name
 else:
     filename = sample
@@ -77,7 +79,7 @@ else:
 
 def source_bytes() -> bytes:
     """The chosen upload's or sample's bytes."""
-    return uploaded.getvalue() if source == "Upload a file" else (SAMPLES / sample).read_bytes()
+    return uploaded.getvalue() if uploaded is not None else (SAMPLES / sample).read_bytes()
 
 
 def source_columns() -> list[str] | None:

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
         scenario = load_scenario(args)
     except ScenarioError as error:
         return fail(str(error))
-    result = scenario_outputs(scenario)
+    result: dict[str, Any] = {**scenario_outputs(scenario)}  # the Monte Carlo summary's keys join the plan's
     summary = None
     if args.monte_carlo is not None:
         from dashboard.core.uncertainty import monte_carlo

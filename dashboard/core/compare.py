@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from numbers import Real
 from typing import Any
 from urllib.parse import urlencode
@@ -15,6 +16,7 @@ from urllib.parse import urlencode
 import pandas as pd
 
 from dashboard.core import catalogue, programme, risk, scaling
+from dashboard.core.engine import PlanResult
 from dashboard.core.safe_csv import to_safe_csv
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.core.scenario_query import scenario_to_query
@@ -137,7 +139,7 @@ def entry_name(key: str) -> str:
     return STAGE_NUMBERS["cost_usd"] if key.startswith(STAGE_COST_PREFIX) else key
 
 
-def stage_cost_rows(results: list[dict[str, Any]]) -> list[tuple[str, str, list[float]]]:
+def stage_cost_rows(results: list[PlanResult]) -> list[tuple[str, str, list[float]]]:
     """(key, label, each option's cost) for every stage kind present in any option, in calendar order; an option's
     stages of one kind are summed, an option without the kind costs 0."""
     costs: list[dict[str, float]] = [{} for _ in results]
@@ -149,7 +151,7 @@ def stage_cost_rows(results: list[dict[str, Any]]) -> list[tuple[str, str, list[
              [option.get(kind, 0.0) for option in costs]) for kind in kinds]
 
 
-def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | None = None) -> Any:
+def headline_value(key: str, result: Mapping[str, Any], summary: dict[str, Any] | None = None) -> Any:
     """A headline output as the Plan page shows it: the budget status is `risk.budget_verdict` ("infeasible" when
     the plan cannot run; with its Monte Carlo `summary`, "at risk" when the chance of overrun passes the
     threshold)."""
@@ -162,7 +164,7 @@ def headline_value(key: str, result: dict[str, Any], summary: dict[str, Any] | N
 
 
 def comparison_table(
-    scenarios: list[Scenario], results: list[dict[str, Any]], ranges: list[dict[str, Any]] | None = None
+    scenarios: list[Scenario], results: list[PlanResult], ranges: list[dict[str, Any]] | None = None
 ) -> pd.DataFrame:
     """Differing inputs, then headline outputs (and P10/P90 rows with `ranges`), then how fast each runs
     (`THROUGHPUT_ROWS`), then the programme (`PROGRAMME_ROWS` and one cost row per stage kind), one column per
@@ -246,7 +248,7 @@ def comparable(losses: list[float]) -> bool:
     return max(losses) - min(losses) <= LOSS_TOLERANCE
 
 
-def loss_banner(names: list[str], results: list[dict[str, Any]]) -> str | None:
+def loss_banner(names: list[str], results: list[PlanResult]) -> str | None:
     """A warning when the options' predicted losses differ by more than LOSS_TOLERANCE, else None."""
     losses = [result["predicted_loss"] for result in results]
     worst, best = max(losses), min(losses)
@@ -345,7 +347,7 @@ def match_note(name: str, before: Scenario, after: Scenario, before_usd: float, 
             f"{money(before_usd)} → {money(after_usd)} ({sign}{money(abs(change))})")
 
 
-def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> list[list[str]]:
+def badges(results: list[PlanResult], summaries: list[dict[str, Any]]) -> list[list[str]]:
     """Per option: "cheapest", "fastest", "lowest risk" where it alone holds the lowest total cost, wall-clock or
     chance of exceeding its budget among the options that can run (a tie, or a plan that cannot run, gives no
     badge)."""
@@ -366,7 +368,7 @@ def badges(results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> li
     return earned
 
 
-def summary_lines(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]],
+def summary_lines(names: list[str], results: list[PlanResult], summaries: list[dict[str, Any]],
                   money: Any) -> list[str]:
     """The lines a reviewer reads first: each option's budget verdict (`risk.verdict_line`, the same verdict as its
     status row), the cheapest of the options that can run, and the highest overrun risk."""

@@ -7,6 +7,7 @@ single-scenario path that all interfaces use and returns plain Python numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, TypedDict, cast
 
@@ -254,7 +255,7 @@ SAVING_PARTS = (
 BREAK_EVEN_ROUNDS = 2
 
 
-def saving_parts(tst: dict[str, Any]) -> list[tuple[str, float]]:
+def saving_parts(tst: Mapping[str, Any]) -> list[tuple[str, float]]:
     """(label, dollars) of each part of TST's saving; the pilot and switching are costs, so they count negative.
     The parts sum to `tst["net_savings_usd"]`."""
     return [(label, -tst[key] if key in ("pilot_cost_usd", "switching_cost_usd") else tst[key])

@@ -6,7 +6,9 @@ the same thing. Numbers are formatted by the catalogue.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dashboard.core import catalogue
 from dashboard.core.engine import PlanResult
@@ -68,7 +70,7 @@ VERDICT_HEADINGS = {"within": "Within budget", "warning": "Near the budget (warn
                     "over": "Over", INFEASIBLE: "Cannot run"}
 
 
-def budget_verdict(result: PlanResult | dict, summary: dict | None = None) -> str:
+def budget_verdict(result: Mapping[str, Any], summary: dict | None = None) -> str:
     """The one budget verdict of a plan (the Plan tile's rule, `budget_status`): its engine `result` and, when a
     Monte Carlo ran, its `summary()` (for the chance of overrun). Compare, the presentation layout, the report and
     `estimate --monte-carlo` all call this."""

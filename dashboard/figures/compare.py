@@ -10,12 +10,12 @@ from __future__ import annotations
 import html
 import textwrap
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import plotly.graph_objects as go
 
 from dashboard.core.compare import unique_names
-from dashboard.core.engine import LINE_ITEMS
+from dashboard.core.engine import LINE_ITEMS, PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.figures import palette
 from dashboard.figures.axes import USD_AXIS
@@ -26,7 +26,8 @@ _money = partial(number, unit="$")  # labels on the chart: three significant fig
 _exact_money = partial(exact, unit="$")  # hover: the full value
 NAME_WRAP_CHARS = 28
 HOURS_PER_DAY = 24.0
-TIMELINE_PARTS = (
+TimelineKey = Literal["gpu_hours_compute", "gpu_hours_stall", "gpu_hours_rework"]
+TIMELINE_PARTS: tuple[tuple[str, TimelineKey], ...] = (
     ("compute", "gpu_hours_compute"),
     ("checkpoint stalls", "gpu_hours_stall"),
     ("failure rework", "gpu_hours_rework"),
@@ -83,7 +84,7 @@ def _height(labels: list[str]) -> int:
     return 260 + 70 * len(labels)
 
 
-def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale: str = "usd") -> go.Figure:
+def cost_breakdown_figure(names: list[str], results: list[PlanResult], scale: str = "usd") -> go.Figure:
     """Horizontal stacked bars of each option's line items (those non-zero in any option), its total at the end.
 
     `scale` "share" draws each bar as percent of its own total; "log" puts the cost axis on a log scale, so a
@@ -92,7 +93,7 @@ def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale
     _check_scale(scale)
     labels = scenario_labels(names)
     totals = [result["cost_total_usd"] for result in results]
-    traces = []
+    traces: list[dict[str, Any]] = []
     for key in LINE_ITEMS:
         values = [result["cost_breakdown"][key] for result in results]
         if any(value != 0 for value in values):
@@ -120,13 +121,13 @@ def cost_breakdown_figure(names: list[str], results: list[dict[str, Any]], scale
     return go.Figure(data=traces, layout=layout)
 
 
-def timeline_figure(names: list[str], scenarios: list[Scenario], results: list[dict[str, Any]],
+def timeline_figure(names: list[str], scenarios: list[Scenario], results: list[PlanResult],
                     scale: str = "usd") -> go.Figure:
     """One horizontal bar per option: the main run's wall-clock days as compute, checkpoint stalls and rework."""
     _check_scale(scale)
     labels = scenario_labels(names)
     totals = [result["wall_clock_days"] for result in results]
-    traces = []
+    traces: list[dict[str, Any]] = []
     for part, key in TIMELINE_PARTS:
         days = [result[key] / scenario.gpu_count / HOURS_PER_DAY for scenario, result in zip(scenarios, results,
                                                                                            strict=True)]
@@ -154,7 +155,7 @@ def _draws_note(summaries: list[dict[str, Any]]) -> str:
     return "; ".join(f"{draws:,} {shape} draws, seed {seed}" for draws, shape, seed in sorted(runs))
 
 
-def range_figure(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]],
+def range_figure(names: list[str], results: list[PlanResult], summaries: list[dict[str, Any]],
                  scale: str = "usd") -> go.Figure:
     """Each scenario's total cost: P10–P90 as a floating bar, the point estimate and the budget as markers.
 

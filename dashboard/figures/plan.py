@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
@@ -89,7 +90,7 @@ def layout_of(title: str, x_title: str, y_title: str, subtitle: str = "", **extr
     """A chart's layout: the title and subtitle wrapped to the chart (the top margin grows with their lines), the
     axis titles, the app's colours; `extra` keys are merged into the defaults."""
     title, subtitle = wrapped(title, TITLE_WRAP_CHARS), wrapped(subtitle, SUBTITLE_WRAP_CHARS)
-    layout = {
+    layout: dict[str, Any] = {
         "title": {"text": title, "subtitle": {"text": subtitle}},
         "xaxis": {"title": {"text": x_title}},
         "yaxis": {"title": {"text": y_title}},
@@ -242,7 +243,7 @@ def storage_figure(timeline: pd.DataFrame, cost_by_tier: dict[str, float], reten
     return figure(traces, layout)
 
 
-def _scarcity_text(tst: dict[str, float]) -> str:
+def _scarcity_text(tst: Mapping[str, Any]) -> str:
     """With repeated data (`dashboard.core.data_supply`): how much longer TST trains and its saving then."""
     factor = tst.get("scarcity_factor", 1.0)
     if factor == 1.0:
@@ -262,7 +263,7 @@ def tst_title(net_usd: float, baseline_total_usd: float) -> str:
             "pilot and switching included")
 
 
-def saving_split_text(tst: dict[str, float]) -> str:
+def saving_split_text(tst: Mapping[str, Any]) -> str:
     """The saving's parts as one line: "main run +$128k, experiments, evaluation, debugging +$140k, …"."""
     return ", ".join(f"{label} {signed(value, '$')}" for label, value in engine.saving_parts(tst))
 
@@ -276,7 +277,7 @@ TST_METRICS = (  # (bar label, baseline key, TST key, format, hover unit): every
 )
 
 
-def tst_figure(tst: dict[str, float], reference: dict[str, Any] | None) -> go.Figure:
+def tst_figure(tst: Mapping[str, Any], reference: dict[str, Any] | None) -> go.Figure:
     """The plan with the baseline method against the same plan with TST, as % of the baseline: main-run and plan
     GPU-hours, the plan's total and the raw tokens; bars carry the absolute values.
 

@@ -12,6 +12,7 @@ tokens per second on a second axis. `mfu_line` and `region_line` are the sentenc
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -57,7 +58,7 @@ def _published_range(rates: dict[str, Any]) -> str:
     return f"{text} ({catalogue.text('mfu_used', low).removesuffix(' %')}–{catalogue.text('mfu_used', high)})"
 
 
-def mfu_line(result: dict[str, Any]) -> str:
+def mfu_line(result: Mapping[str, Any]) -> str:
     """The MFU the plan prices with, its evidence and the layout's prediction, in one line: "MFU 40 % entered; the
     layout predicts 34.7 % (33–36.4 %)", "MFU 34.7 % (33–36.4 %) predicted from the layout (step 2.2 s, 8.17k
     tokens/s per GPU)", or, outside every validated region with comparable published runs, "MFU 40.5 % (38–43 %)
@@ -90,7 +91,7 @@ def mfu_line(result: dict[str, Any]) -> str:
             f"{convention})")
 
 
-def region_line(result: dict[str, Any]) -> str | None:
+def region_line(result: Mapping[str, Any]) -> str | None:
     """Where the plan leaves the step-time model's validated region, or None inside it. The notes are plain
     text: the page escapes them before showing them."""
     rates = result["throughput"]
@@ -132,7 +133,7 @@ def _row(count: int, out: dict[str, Any], plan: bool) -> dict[str, Any] | None:
     }
 
 
-def scaling_curve(scenario: Scenario, result: dict[str, Any]) -> pd.DataFrame:
+def scaling_curve(scenario: Scenario, result: engine.PlanResult) -> pd.DataFrame:
     """The plan priced at each of `gpu_counts` (every other input as it is: a given TP or PP stays given, an unset
     one is proposed again for the count), one row per count: whether it fits, the step's parts, tokens per second
     per GPU and in all, the layout. Counts the layout cannot divide are left out, and so are counts below the
@@ -159,7 +160,7 @@ def _count_label(count: float) -> str:
     return f"{int(count):,}"
 
 
-def step_figure(result: dict[str, Any], curve: pd.DataFrame, gpu_count: int) -> go.Figure:
+def step_figure(result: engine.PlanResult, curve: pd.DataFrame, gpu_count: int) -> go.Figure:
     """Top: the plan's step as one horizontal stacked bar of its parts (seconds, summing to the step time).
     Bottom: GPU-seconds per step by part at each GPU count of `curve` (`scaling_curve`), the plan's count
     marked, and the job's tokens per second on the right axis (log)."""

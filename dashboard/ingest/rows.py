@@ -6,7 +6,7 @@ strings assembled in Arrow rather than one Python object per row).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ def strings(values: np.ndarray, index: pd.Index) -> pd.Series:
     )
 
 
-def take_strings(codes: np.ndarray, uniques: list[str | None], index: pd.Index) -> pd.Series:
+def take_strings(codes: np.ndarray, uniques: Sequence[str | None], index: pd.Index) -> pd.Series:
     """Strings ``uniques[code]`` (NA for code -1) built in Arrow, without a Python object per row."""
     dictionary = pa.array([*uniques, None], pa.large_string())
     taken = dictionary.take(pa.array(np.where(codes < 0, len(uniques), codes)))

@@ -7,6 +7,8 @@ a pandas mask on NA is after ``fillna(False)``.
 
 from __future__ import annotations
 
+from typing import SupportsFloat
+
 import ibis
 import ibis.expr.operations as ops
 import ibis.expr.types as ir
@@ -124,7 +126,11 @@ def has_null(value: ir.Value, where: ir.BooleanValue | None = None) -> ir.Boolea
 
 def number(value: object, missing: float = 0.0) -> float:
     """A scalar result as a float: ``missing`` for NULL (an empty sum)."""
-    return missing if pd.isna(value) else float(value)
+    if pd.isna(value):
+        return missing
+    if not isinstance(value, SupportsFloat):
+        raise TypeError(f"a query's scalar is not a number: {value!r}")
+    return float(value)
 
 
 def flag(value: object) -> bool:

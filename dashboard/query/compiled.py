@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache, wraps
-from typing import ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 import ibis
 import ibis.expr.operations as ops
@@ -83,11 +83,11 @@ def _source(usage: ir.Table) -> _Source:
     return _Source(backend, sql, results)
 
 
-def query(function: Callable[_P, _R]) -> Callable[_P, _R]:
+def query(function: Callable[Concatenate[ir.Table, _P], _R]) -> Callable[Concatenate[ir.Table, _P], _R]:
     """``function(usage, ...)`` run over the stand-in of ``usage``'s schema, its ``execute`` calls on ``usage``.
     Nested calls (a query function calling another) keep the outer call's table."""
     @wraps(function)
-    def over_source(usage: ir.Table, *args, **kwargs):
+    def over_source(usage: ir.Table, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         if _SOURCE.get() is not None:
             return function(usage, *args, **kwargs)
         token = _SOURCE.set(_source(usage))
@@ -124,24 +124,15 @@ def _quoted_stand_in(backend: BaseBackend) -> str:
     return sql[at - 1: at + len(STAND_IN) + 1]
 
 
-def _result(expr: ir.Expr, table: pa.Table) -> pd.DataFrame | pd.Series | object:
-    """The Arrow result as ``backend.execute`` would give it: a frame, a column's series or a scalar."""
-    frame = table.to_pandas()
-    if isinstance(expr, ir.Scalar):
-        return frame.iat[0, 0]
-    if isinstance(expr, ir.Column):
-        return frame.iloc[:, 0]
-    return frame
-
-
-def execute(expr: ir.Expr) -> pd.DataFrame | pd.Series | object:
-    """Run ``expr``: inside a ``query`` function, its cached SQL on the call's table; otherwise as it is."""
+def execute(expr: ir.Table) -> pd.DataFrame:
+    """Run the table expression ``expr`` (every query's result is a table): inside a ``query`` function, its cached
+    SQL on the call's table, the Arrow result as ``backend.execute`` gives it; otherwise as it is."""
     source = _SOURCE.get()
     if source is None:
         return engine.execute(expr)
     backend = source.backend
     text = _sql(backend, expr).replace(_quoted_stand_in(backend), f"({source.sql})")
-    return _result(expr, _fetch(source, text))
+    return _fetch(source, text).to_pandas()
 
 
 @contextlib.contextmanager
@@ -179,4 +170,5 @@ def _fetch(source: _Source, text: str) -> pa.Table:
 def built(builder: Callable[_P, _R]) -> Callable[_P, _R]:
     """``builder`` (a function of the stand-in and hashable arguments that returns an expression) built once per
     arguments: an Ibis expression takes as long to build as to compile."""
-    return lru_cache(maxsize=COMPILED_QUERIES)(builder)
+    # typeshed's `_lru_cache_wrapper` keeps the return type only (its arguments are `Hashable`), not the parameters
+    return lru_cache(maxsize=COMPILED_QUERIES)(builder)  # type: ignore[return-value]

@@ -21,12 +21,14 @@ from markdown.treeprocessors import Treeprocessor
 from plotly.offline import get_plotlyjs
 
 from dashboard.core import catalogue, compare, engine, evidence, throughput, uncertainty
+from dashboard.core.engine import PlanResult, TstComparison
+from dashboard.core.references import TST_RUN
 from dashboard.core.scenario import Scenario
 from dashboard.figures import compare as compare_figures
 from dashboard.figures import plan_charts
 from dashboard.figures import throughput as step_figures
 from dashboard.figures import uncertainty as uncertainty_figures
-from dashboard.figures.plan import TST_REFERENCE_RUN, saving_split_text
+from dashboard.figures.plan import saving_split_text
 from dashboard.report.cells import count, format_delta, format_input, format_output, is_same, money
 from dashboard.report.theme import themed
 
@@ -203,7 +205,7 @@ def _item(label: str) -> str:
     return f"<th>{_e(label)}</th>"
 
 
-def headline_table(names: list[str], results: list[dict[str, Any]], summaries: list[dict[str, Any]]) -> str:
+def headline_table(names: list[str], results: list[PlanResult], summaries: list[dict[str, Any]]) -> str:
     """Headline outputs per scenario, with P10–P90 under the Monte Carlo outputs, then the total's evidence
     (`evidence.short`), budget and overrun odds."""
     rows = []
@@ -275,7 +277,7 @@ def inputs_html(scenarios: list[Scenario]) -> str:
 PROGRAMME_HEADER = ("Stage", "GPU-hours", "Cost", "Calendar days", "Note")
 
 
-def programme_html(result: dict[str, Any]) -> str:
+def programme_html(result: PlanResult) -> str:
     """An option's programme: one row per stage in calendar order (GPU-hours, cost, calendar days, note) and the
     programme's totals, under a caption with the final run's share and the calendar."""
     plan = result["programme"]
@@ -309,7 +311,7 @@ class _Charts:
         return f'<figure class="chart" aria-label="{_e(caption)}">{div}</figure>'
 
 
-def tst_saving_text(tst: dict[str, Any]) -> str:
+def tst_saving_text(tst: TstComparison) -> str:
     """TST's saving as the chart's title and the Total cost tiles' difference give it: total(baseline) − total(TST)
     of the same plan, with its parts."""
     verb = "saves" if tst["net_savings_usd"] >= 0 else "costs"
@@ -318,7 +320,7 @@ def tst_saving_text(tst: dict[str, Any]) -> str:
             f"{saving_split_text(tst)}")
 
 
-def mfu_caveat_html(names: list[str], results: list[dict[str, Any]]) -> str:
+def mfu_caveat_html(names: list[str], results: list[PlanResult]) -> str:
     """Each option's MFU (entered, predicted or published) beside the layout's prediction, its numbers' evidence
     grades and where it leaves the validated region: the Plan page's lines (`figures.throughput`, `evidence`)."""
     items = []
@@ -330,7 +332,7 @@ def mfu_caveat_html(names: list[str], results: list[dict[str, Any]]) -> str:
             f"<ul>{''.join(items)}</ul>")
 
 
-def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws: int, seed: int) -> str:
+def caveats_html(scenarios: list[Scenario], results: list[PlanResult], draws: int, seed: int) -> str:
     """The caveats: equal loss, pilot validation, the MFU's source, what is not counted, Monte Carlo assumptions."""
     names = compare.unique_names([scenario.name for scenario in scenarios])
     losses = [result["predicted_loss"] for result in results]
@@ -346,12 +348,12 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
             f"{_e(format_output('predicted_loss', max(losses)))} "
             "nats per token.</p>"
         )
-    ref = TST_REFERENCE_RUN
+    ref = TST_RUN
     pilot = (
-        f"<p>TST's speedup rests on one published run: a {_e(ref['label'])} on {_e(ref['gpu_type'])} "
-        f"({_e(ref['source'])}), {ref['baseline_gpu_hours']:,.0f} → {ref['tst_gpu_hours']:,.0f} "
-        f"{_e(ref['gpu_type'])}-hours at matched loss, reading {_e(count(ref['tst_tokens']))} raw tokens instead "
-        f"of {_e(count(ref['baseline_tokens']))}. It is not shown at other sizes or data mixes. Run a pilot "
+        f"<p>TST's speedup rests on one published run: a {_e(ref.label)} on {_e(ref.gpu_type)} "
+        f"({_e(ref.source)}), {ref.baseline_gpu_hours:,.0f} → {ref.tst_gpu_hours:,.0f} "
+        f"{_e(ref.gpu_type)}-hours at matched loss, reading {_e(count(ref.tst_tokens))} raw tokens instead "
+        f"of {_e(count(ref.baseline_tokens))}. It is not shown at other sizes or data mixes. Run a pilot "
         "(the plan's TST pilot line) and check its loss curve before the plan relies on the speedup; the same "
         "holds for any other claimed speedup.</p>"
     )
@@ -384,13 +386,13 @@ def caveats_html(scenarios: list[Scenario], results: list[dict[str, Any]], draws
     )
 
 
-def _loss_header(names: list[str], results: list[dict[str, Any]]) -> list[str]:
+def _loss_header(names: list[str], results: list[PlanResult]) -> list[str]:
     """Column headers as HTML: each option's name and, under it, its predicted loss."""
     return [f'{_e(name)}<span class="range">loss {_e(format_output("predicted_loss", result["predicted_loss"]))}'
             "</span>" for name, result in zip(compare.unique_names(names), results, strict=True)]
 
 
-def summary_html(scenarios: list[Scenario], results: list[dict[str, Any]], runs: list[uncertainty.MonteCarlo],
+def summary_html(scenarios: list[Scenario], results: list[PlanResult], runs: list[uncertainty.MonteCarlo],
                  app_url: str) -> str:
     """What a reviewer reads first: within budget, cheapest, highest overrun risk; each option's predicted loss; the
     loss-comparability warning and any point estimate below P10. With the headline table it fills the first printed

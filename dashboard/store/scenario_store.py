@@ -269,9 +269,12 @@ class ScenarioStore:
     @property
     def _busy_timeout_s(self) -> float:
         """How long a SQLite writer waits for another one: the URL's ?timeout=SECONDS, else 30 s."""
+        timeout = self.url.query.get("timeout")
+        if not isinstance(timeout, str):  # absent, or given more than once (a tuple)
+            return sqlite_file.BUSY_TIMEOUT_S
         try:
-            return float(self.url.query.get("timeout", sqlite_file.BUSY_TIMEOUT_S))
-        except (TypeError, ValueError):
+            return float(timeout)
+        except ValueError:
             return sqlite_file.BUSY_TIMEOUT_S
 
     def _create_engine(self) -> Engine:

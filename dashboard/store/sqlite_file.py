@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -62,7 +62,7 @@ def is_corruption(error: BaseException) -> bool:
     return getattr(orig, "sqlite_errorcode", None) in _CORRUPT_CODES
 
 
-def raise_unless_ok(quick_check_rows: list) -> None:
+def raise_unless_ok(quick_check_rows: Sequence[Sequence[object]]) -> None:
     """Raise a corruption error (sqlite3.DatabaseError, code SQLITE_CORRUPT) unless quick_check said ok."""
     if [tuple(row) for row in quick_check_rows] != [("ok",)]:
         first = quick_check_rows[0][0] if quick_check_rows else "no answer"

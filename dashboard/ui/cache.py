@@ -25,7 +25,7 @@ def _scenario_key(scenario: Scenario) -> str:
     return scenario.model_dump_json()
 
 
-SCENARIO_HASH: dict[str | type[Any], Callable[[Any], Any]] = {Scenario: _scenario_key}
+SCENARIO_HASH: dict[str | type[Any], Callable[[Any], Any]] = {Scenario: _scenario_key}  # st.cache's hash_funcs
 
 
 class DrawnChart(BaseFigure):
@@ -81,5 +81,5 @@ def step_chart(scenario: Scenario) -> DrawnChart:
     """"Where the step goes" (`figures.throughput`): the plan's step by part and the plan priced again at other GPU
     counts (a dozen engine runs, so it is kept like the other charts)."""
     result = plan_result(scenario)
-    curve = throughput.scaling_curve(scenario, dict(result))
-    return DrawnChart(throughput.step_figure(dict(result), curve, scenario.gpu_count))
+    curve = throughput.scaling_curve(scenario, result.copy())
+    return DrawnChart(throughput.step_figure(result.copy(), curve, scenario.gpu_count))

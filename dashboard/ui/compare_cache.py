@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.core import compare
+from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.core.uncertainty import DEFAULT_DRAWS, DEFAULT_SEED
 from dashboard.figures import compare as compare_figures
@@ -26,7 +27,7 @@ DRAWS_AND_SEED = (DEFAULT_DRAWS, DEFAULT_SEED)
 Scenarios = tuple[Scenario, ...]
 
 
-def _results(scenarios: Scenarios) -> list[dict[str, Any]]:
+def _results(scenarios: Scenarios) -> list[PlanResult]:
     return [plan_result(scenario) for scenario in scenarios]
 
 

@@ -160,7 +160,7 @@ def add_presets() -> None:
 
 def rename() -> None:
     state = st.session_state
-    old, new = state.get(MANAGED), (state.get(NEW_NAME) or "").strip()
+    old, new = state[MANAGED], (state.get(NEW_NAME) or "").strip()
     try:
         scenario_store().rename(old, new, actor=identity.actor())
     except StoreError as error:
@@ -173,7 +173,7 @@ def rename() -> None:
 
 def duplicate() -> None:
     state = st.session_state
-    name, new = state.get(MANAGED), (state.get(NEW_NAME) or "").strip()
+    name, new = state[MANAGED], (state.get(NEW_NAME) or "").strip()
     try:
         scenario_store().duplicate(name, new, actor=identity.actor())
     except StoreError as error:
@@ -185,7 +185,7 @@ def duplicate() -> None:
 
 def delete() -> None:
     state = st.session_state
-    name = state.get(MANAGED)
+    name = state[MANAGED]
     try:
         scenario_store().delete(name, actor=identity.actor())
     except StoreError as error:
@@ -198,7 +198,7 @@ def delete() -> None:
 
 def adopt() -> None:
     """Make the signed-in administrator the owner of the managed scenario (one saved before sign-in existed)."""
-    name = st.session_state.get(MANAGED)
+    name = st.session_state[MANAGED]
     try:
         scenario_store().adopt(name, actor=identity.actor())
     except StoreError as error:
@@ -210,7 +210,7 @@ def adopt() -> None:
 def open_in_plan() -> None:
     """Load the managed scenario into the Plan page's controls; the page then switches to Plan."""
     state = st.session_state
-    name = state.get(MANAGED)
+    name = state[MANAGED]
     try:
         scenario = scenario_store().load(name)
     except StoreError as error:

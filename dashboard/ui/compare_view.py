@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from functools import partial
+from typing import TYPE_CHECKING, Literal, get_args
 
 import pandas as pd
 import streamlit as st
@@ -17,6 +18,9 @@ from dashboard.store.scenario_store import AuditEntry
 from dashboard.ui import compare_cache, compare_state
 from dashboard.ui.cache import chart, plan_monte_carlo, plan_result
 from dashboard.ui.compare_state import OVERWRITE, SAVE_NAME, UPLOAD, UPLOAD_ROUND
+
+if TYPE_CHECKING:
+    from dashboard.ui.plan_view import MetricDelta
 
 HIGHLIGHT = "background-color: #fff3bf"
 SAME_STYLE = "color: #888"  # a Δ too small to read as a change
@@ -41,8 +45,9 @@ PRESENTATION_CSS = """<style>
   background: #e3f2e6; color: #1b5e20; font-weight: 600; font-size: .95rem; }
 </style>"""
 # One grid row per metric, in the Plan page's order and labels; lower is better for each (the Δ arrow's colour).
-PRESENTATION_ROWS = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens",
-                     "predicted_loss")
+PresentationRow = Literal["cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens",
+                          "predicted_loss"]
+PRESENTATION_ROWS: tuple[PresentationRow, ...] = get_args(PresentationRow)
 
 
 def store_controls(store_words: str) -> None:
@@ -157,7 +162,7 @@ def warnings(scenarios: tuple[Scenario, ...]) -> None:
 def match_controls(scenarios: tuple[Scenario, ...]) -> tuple[Scenario, ...]:
     """The "match loss" choice; returns the options to show (moved to the first one's loss when asked)."""
     lever = st.segmented_control(
-        "Match loss", list(MATCH_CHOICES), key=MATCH, bind="query-params", format_func=MATCH_CHOICES.get,
+        "Match loss", list(MATCH_CHOICES), key=MATCH, bind="query-params", format_func=MATCH_CHOICES.__getitem__,
         help="Options with different predicted losses buy different models. Move each option's training tokens "
              "(or its model size) so its predicted loss equals the first option's, and see what that costs.")
     if not lever or lever == AS_SAVED:
@@ -173,7 +178,7 @@ def match_controls(scenarios: tuple[Scenario, ...]) -> tuple[Scenario, ...]:
 def charts(scenarios: tuple[Scenario, ...]) -> None:
     """Cost breakdown, timeline and P10–P90 ranges per option on one scale, then the TST view of each TST option."""
     scale = st.segmented_control("Scale", list(compare_figures.SCALES), key=SCALE, bind="query-params",
-                                 format_func=compare_figures.SCALES.get, default="usd",
+                                 format_func=compare_figures.SCALES.__getitem__, default="usd",
                                  help="“% of total” shows each option's own split; “log” keeps a small option "
                                       "visible beside a large one.") or "usd"
     st.plotly_chart(compare_cache.figure(scenarios, "cost", scale), width="stretch", key="compare.chart.cost")
@@ -213,7 +218,7 @@ def _header_html(name: str, short: str, badges: list[str], loss: str) -> str:
             f'<div class="cmp-loss">loss {html.escape(loss)}</div><div class="cmp-badges">{chips}</div></div>')
 
 
-def _delta(key: str, values: list[float], position: int) -> dict[str, str | None]:
+def _delta(key: str, values: list[float], position: int) -> MetricDelta:
     """`st.metric`'s delta arguments against the first option: "≈ same" in grey with no arrow when too small."""
     if position == 0:
         return {"delta": None}

@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard.core import catalogue, fix_choice, shape
+from dashboard.core.engine import PlanResult
 from dashboard.core.scenario import Scenario
 from dashboard.figures.feasibility import memory_figure
 from dashboard.safe_text import markdown_text
@@ -100,7 +101,7 @@ def _fix_list(scenario: Scenario) -> None:
                 f"GPU, total {markdown_text(item.cost_text)} — {markdown_text(item.reason)}" for item in considered))
 
 
-def panel(scenario: Scenario, result: dict[str, Any]) -> None:
+def panel(scenario: Scenario, result: PlanResult) -> None:
     """The panel under the tiles; the budget reads "infeasible" here when the plan cannot run."""
     invalid = st.session_state.get(plan_state.INVALID) or {}
     with st.container(border=True, key="plan.feasibility"):

@@ -9,8 +9,9 @@ description (`dashboard.core.scenario`), so it names where its default comes fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import streamlit as st
 
@@ -18,7 +19,7 @@ from dashboard.core.scenario import Scenario
 from dashboard.safe_text import markdown_text
 
 AUTO = "auto"  # the choice that leaves a key unset (None) in a select control
-PERSIST = "session"  # as in plan_controls: a closed group keeps its values
+PERSIST: Final = "session"  # as in plan_controls: a closed group keeps its values
 GROUP_TITLE = "Layout and memory"
 GROUP_KEY = f"plan.group.{GROUP_TITLE}"
 Kind = Literal["number", "select"]
@@ -161,7 +162,7 @@ def render(control: LayoutControl, invalid: dict[str, str], assumed: dict[str, A
                      persist_state=PERSIST)
     else:
         value = state.get(control.widget)
-        number = int if control.integer else float
+        number: Callable[[float], Any] = int if control.integer else float  # int or float box: overloads cannot tell
         low = number(control.low if value is None else min(control.low, value))
         high = number(control.high if value is None else max(control.high, value))
         st.number_input(control.label, min_value=low, max_value=high, step=number(control.step),

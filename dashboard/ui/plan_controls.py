@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import streamlit as st
@@ -163,7 +163,7 @@ GROUPS: dict[str, tuple[Control, ...]] = {
 def _range(name: str, label: str) -> Control:
     """A low-high slider of multiples of the plan's value; the help quotes both ends' sources."""
     fields = Scenario.model_fields
-    sources = " ".join(fields[f"range_{name}_{end}"].description.split(". ", 1)[1].split(" Bounds:")[0]
+    sources = " ".join((fields[f"range_{name}_{end}"].description or "").split(". ", 1)[1].split(" Bounds:")[0]
                        for end in ("low", "high"))
     return Control(f"range_{name}", f"{label} (× plan value)", "range", 1.0, 0.1, 3.0, 0.01, fmt="×%.2f",
                    help=f"Low and high ends as multiples of the plan's own value. {sources}")
@@ -189,7 +189,7 @@ RANGE_KEYS.update(dict.fromkeys(MIX_KEYS, MIX))
 MOE_TOGGLE = "w.moe"
 MFU_PREDICTED = "w.mfu.predicted"  # on: the scenario's mfu is None, predicted from the layout
 MFU_FALLBACK = 0.40  # where the slider starts when the layout gives no prediction
-PERSIST = "session"  # closed groups and other pages do not drop a control's value
+PERSIST: Final = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
 SHAPE_LABELS = {"triangular": "Triangular (low, likely, high)", "lognormal": "Log-normal (90 % interval)"}
 DRAW_OPTIONS = (1_000, 10_000, 100_000)

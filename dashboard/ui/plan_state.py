@@ -12,6 +12,7 @@ Callbacks here run before the page script, so they may set widget values.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from typing import Any
@@ -295,7 +296,8 @@ def start() -> None:
     state = st.session_state
     state.setdefault(controls.DRAWS, DEFAULT_DRAWS)
     state.setdefault(controls.SEED, DEFAULT_SEED)
-    handed_measured: tuple[dict[str, Any], Any] = state.pop(MEASURED_HANDED, None) or ({}, None)
+    handed_measured: tuple[dict[str, provenance.Provenance], tuple[datetime.date, datetime.date] | None] = (
+        state.pop(MEASURED_HANDED, None) or ({}, None))
     if PLAN not in state:
         params = {key: st.query_params.get_all(key) for key in st.query_params}
         tab_values = params.pop(plan_tabs.TABS_PARAM, [])

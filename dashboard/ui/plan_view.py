@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal, TypedDict, get_args
 
 import pandas as pd
 import streamlit as st
@@ -23,11 +23,20 @@ from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_charts_view
 from dashboard.ui.cache import plan_result
 
-TILES = ("cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens", "predicted_loss")
+Tile = Literal["cost_total_usd", "gpu_hours_total", "wall_clock_days", "cost_per_million_tokens", "predicted_loss"]
+TILES: tuple[Tile, ...] = get_args(Tile)
 CHIP_LIMIT = 6  # differences shown as chips; the rest are counted
 
 
-def _delta(text: str | None) -> dict[str, str | None]:
+class MetricDelta(TypedDict, total=False):
+    """`st.metric`'s delta arguments."""
+
+    delta: str | None
+    delta_color: Literal["inverse", "off"]
+    delta_arrow: Literal["off"]
+
+
+def _delta(text: str | None) -> MetricDelta:
     """`st.metric`'s delta arguments: red when it costs more, "≈ same" in grey with no arrow (`format.change`)."""
     if text is None:
         return {"delta": None}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Final, get_args
 
 import streamlit as st
 
@@ -28,7 +28,7 @@ PREFIX = "w.programme."
 START_DATE = "w.start_date"
 PRESET = "plan.programme.preset"
 ADD = "plan.programme.add"
-PERSIST = "session"  # as in plan_controls: a closed group keeps its values
+PERSIST: Final = "session"  # as in plan_controls: a closed group keeps its values
 FIRST_DATE = dt.date(2000, 1, 1)  # the date box's range, widened to hold a date a file or link brought
 LAST_DATE = dt.date(2100, 12, 31)
 # Inference stages run on the main run's GPUs' count of hours: a GPU count per run means nothing there.
@@ -193,16 +193,18 @@ def _field(index: int, kind: str, field: str) -> None:
     (the placeholder says what that means)."""
     state = st.session_state
     spec, integer = FIELDS[field], _integer(kind, field)
-    number = int if integer else float
+
+    def number(bound: float | None) -> Any:  # an int or a float box as the field is: no overload can tell which
+        return None if bound is None else (int(bound) if integer else float(bound))
+
     key = widget_key(index, field)
     value = state.get(key)
     low, high = (None if bound is None else spec.to_widget(bound, integer) for bound in bounds(kind, field))
     if value is not None:
         low = value if low is None else min(low, value)
         high = value if high is None else max(high, value)
-    st.number_input(field_label(kind, field), min_value=None if low is None else number(low),
-                    max_value=None if high is None else number(high),
-                    step=None if spec.step is None else number(spec.step), format="%d" if integer else "%g",
+    st.number_input(field_label(kind, field), min_value=number(low), max_value=number(high), step=number(spec.step),
+                    format="%d" if integer else "%g",
                     key=key, help=STAGE_TYPES[kind].model_fields[field].description,
                     placeholder=spec.placeholder or None, value=None if spec.placeholder else "min",
                     persist_state=PERSIST)
@@ -233,7 +235,7 @@ def render_group(scenario: Scenario, invalid: dict[str, str], apply: Apply, expa
                     if widget_key(index, field) in invalid:
                         _not_applied(invalid[widget_key(index, field)])
         st.selectbox("Add a stage", tuple(STAGE_TYPES), index=None, key=ADD, on_change=_add, args=(apply, scenario),
-                     format_func=KIND_LABELS.get, placeholder="Choose a kind of stage…",
+                     format_func=KIND_LABELS.__getitem__, placeholder="Choose a kind of stage…",
                      help="Appends a stage with its assumed defaults; the calendar orders stages by kind.")
         if "programme" in invalid:
             _not_applied(invalid["programme"])

@@ -57,5 +57,5 @@ class Page(HTMLParser):
     def row(self, section: str, label: str) -> list[str]:
         return next(row for row in self.tables[section] if row and row[0] == label)
 
-    def plotly_divs(self) -> list[str]:
+    def plotly_divs(self) -> list[str | None]:
         return [a["id"] for tag, a in self.tags if tag == "div" and "plotly-graph-div" in (a.get("class") or "")]

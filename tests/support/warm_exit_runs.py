@@ -47,7 +47,7 @@ def amid_queries(thread: threading.Thread, shapes: int) -> None:
         time.sleep(0.005)
 
 
-codes = []
+codes: list[int | str] = []  # each run's exit code, or "hung"
 for run in range(runs):
     sys.stdout.flush()
     sys.stderr.flush()
@@ -56,7 +56,9 @@ for run in range(runs):
         status = 0
         try:
             if server:
-                sys.modules["dashboard.ui.warm"].in_server = lambda: True
+                from dashboard.ui import warm  # imported above, before the fork
+
+                warm.in_server = lambda: True
             at = AppTest.from_file(os.path.join(root, "dashboard", "app.py"), default_timeout=60)
             at.run()
             if at.exception:
