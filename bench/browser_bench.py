@@ -77,7 +77,8 @@ def _ready_page(browser, url: str, slider_label: str):
     page.wait_for_selector(METRIC, timeout=TIMEOUT_MS)
     page.wait_for_selector(IDLE_APP, state="attached", timeout=TIMEOUT_MS)
     slider = page.locator(SLIDER).filter(has_text=slider_label).first
-    slider.wait_for(timeout=TIMEOUT_MS)
+    slider.wait_for(timeout=TIMEOUT_MS)  # the planner's sidebar comes with the run after its first paint
+    page.wait_for_selector(IDLE_APP, state="attached", timeout=TIMEOUT_MS)
     slider.get_by_role("slider").first.focus()
     return context, page
 

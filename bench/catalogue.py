@@ -2,7 +2,8 @@
 run, its target (the highest ratio measured / reference that meets it) and whether a miss fails the run (`gate`).
 
 Gated: the figures computed in one process or timed as whole processes, whose ratios hold steady on a shared
-machine. Not gated: the figures timed through a server or a browser, which swing with the neighbours' load.
+machine. Not gated: the figures timed through a server or a browser, which swing with the neighbours' load, but
+`browser_first_tile` (issue 51: 1.13-1.31x on a busy machine since the first run draws the tiles alone).
 """
 
 from bench import (
@@ -136,7 +137,7 @@ CATALOGUE = (
                  "and all teams but one.",
         reference="pandas' sum of cost by team over the same rows in memory"),
     Benchmark(
-        name="browser_first_tile", unit="ms", target=1.5, gate=False, measure=browser_bench.first_tile,
+        name="browser_first_tile", unit="ms", target=1.5, gate=True, measure=browser_bench.first_tile,
         measures="A new Chromium session on the Plan page, from navigation to the first tile on screen (a running "
                  "server; needs /usr/bin/chromium).",
         reference="the same for the reference page served like the planner"),

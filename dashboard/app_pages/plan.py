@@ -15,6 +15,7 @@ from dashboard.file_names import download_name
 from dashboard.safe_text import markdown_text
 from dashboard.ui import (
     feasibility_view,
+    first_paint,
     layout_controls,
     plan_charts_view,
     plan_controls,
@@ -59,6 +60,9 @@ plan_view.mfu_notes(result, plan_state.measured_now(scenario))
 mc = plan_monte_carlo(scenario, state[plan_controls.DRAWS], int(state[plan_controls.SEED]))
 headline = risk.headline(result, mc)
 plan_view.risk_tiles(columns, result, base_result, headline)
+if first_paint.tiles_only():  # a new session: the tiles reach the screen before the rest is sent
+    first_paint.rest_follows()
+    st.stop()
 plan_state.sync_link(scenario, baseline)
 plan_charts_view.share_buttons(st.query_params.to_dict(), scenario)
 

@@ -15,6 +15,8 @@ RUN_TIMEOUT_MS = 60_000
 SETTLE_MS = 300
 IDLE_APP = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 LOADING_ELEMENT = '[data-testid="stSkeleton"]'  # shown while an element's code (plotly's is large) is still loading
+# A new session's first Plan run draws the tiles and this line; the whole page follows (dashboard.ui.first_paint).
+FIRST_PAINT = "text=Loading the controls"
 
 # Assertions retry for up to 30 s: with the rest of the suite running, a rerun on 2 cores can take seconds.
 expect.set_options(timeout=30_000)
@@ -71,6 +73,8 @@ def page(browser: Browser):
 def _wait_for_app(page: Page) -> None:
     """Wait until Streamlit's script run has finished (its own e2e convention) and every element has loaded."""
     page.wait_for_timeout(SETTLE_MS)  # gives a rerun triggered just before the time to start
+    page.wait_for_selector(IDLE_APP, state="attached", timeout=RUN_TIMEOUT_MS)
+    page.wait_for_selector(FIRST_PAINT, state="detached", timeout=RUN_TIMEOUT_MS)
     page.wait_for_selector(IDLE_APP, state="attached", timeout=RUN_TIMEOUT_MS)
     page.wait_for_selector(LOADING_ELEMENT, state="detached", timeout=RUN_TIMEOUT_MS)
     page.wait_for_timeout(SETTLE_MS)
