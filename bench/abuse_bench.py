@@ -149,7 +149,10 @@ class Probe:
 
 
 def open_probe(url: str, query: str = "") -> Probe:
+    """A new session on the Plan page, drawn whole: its first run draws the tiles alone and the second, which a
+    browser asks for once they are painted (`dashboard.ui.first_paint`), everything."""
     probe = Probe(connection(url), query)
+    probe.rerun()
     probe.rerun()
     return probe
 

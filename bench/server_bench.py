@@ -49,6 +49,7 @@ def plan_slider_move() -> Measurement:
     """MFU moved PLAN_MOVES times, each to a new value."""
 
     def moves(planner: Session) -> Iterator[float]:
+        planner.rerun()  # a session's first Plan run draws the tiles alone (`dashboard.ui.first_paint`)
         mfu = planner.rerun().widget("slider", PLAN_SLIDER)
         for i in range(PLAN_MOVES):
             yield planner.rerun(slider(mfu, 10.0 + 0.5 * i)).finished_s
