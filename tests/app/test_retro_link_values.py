@@ -4,16 +4,11 @@ a link whose values all apply says nothing."""
 import re
 
 import pytest
+from retro_page import open_retro
 
 NONE = "(none)"
 
 
-def _open(app, url):
-    at = app.run()
-    at.switch_page("app_pages/retro.py")
-    for name, value in url.items():
-        at.query_params[name] = value
-    return at.run()
 
 
 def _warnings(at) -> list[str]:
@@ -21,7 +16,7 @@ def _warnings(at) -> list[str]:
 
 
 def test_ignored_link_values_are_named(app):
-    at = _open(app, {"retro.runs": NONE, "retro.teams": ["no-such-team", "data"], "retro.freq": "fortnight",
+    at = open_retro(app, {"retro.runs": NONE, "retro.teams": ["no-such-team", "data"], "retro.freq": "fortnight",
                      "retro.billing": "../../etc/passwd", "retro.view": "Spend"})
     assert not at.exception
     assert at.multiselect(key="retro.teams").value == ["data"]  # the valid value is used
@@ -34,7 +29,7 @@ def test_ignored_link_values_are_named(app):
 
 
 def test_a_long_ignored_value_is_cut_short(app):
-    at = _open(app, {"retro.runs": NONE, "retro.teams": "x" * 10_000})
+    at = open_retro(app, {"retro.runs": NONE, "retro.teams": "x" * 10_000})
     said = next(w for w in _warnings(at) if "values that do not apply" in w)
     assert "(10,000 characters)" in said and len(said) < 400
 
@@ -45,12 +40,12 @@ def test_a_long_ignored_value_is_cut_short(app):
     {},
 ])
 def test_a_link_that_applies_says_nothing(app, url):
-    at = _open(app, url)
+    at = open_retro(app, url)
     assert not at.exception
     assert not [w for w in _warnings(at) if "values that do not apply" in w]
 
 
 def test_the_note_is_for_the_link_not_for_later_choices(app):
-    at = _open(app, {"retro.runs": NONE, "retro.teams": "data"})
+    at = open_retro(app, {"retro.runs": NONE, "retro.teams": "data"})
     at.multiselect(key="retro.teams").set_value(["research"]).run()
     assert not [w for w in _warnings(at) if "values that do not apply" in w]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from retro_page import leaves, open_retro
 from shown_text import shown
 
 from dashboard import ingest
@@ -35,17 +36,6 @@ TABS = ["Spend", "Attribution", "Plan vs actual", "Waste", "Load profile", "Purc
 SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organisation"))
 
 
-def _open(app, url=None):
-    """The Retrospective page, first drawn with these URL parameters.
-
-    The app opens on the Plan page, which drops parameters it does not know, and AppTest cannot start on a page
-    with a custom url_path; so the parameters are set after switching, before the page's first run (as a link
-    to /retrospective?… would deliver them)."""
-    at = app.run()
-    at.switch_page("app_pages/retro.py")
-    for name, value in (url or {}).items():
-        at.query_params[name] = value
-    return at.run()
 
 
 def _amortised(name):
@@ -118,7 +108,7 @@ def test_the_cases_cover_every_bundled_sample():
     + [pytest.param("runs", name, id=name) for name in RUN_SAMPLES],
 )
 def test_an_uploaded_export_shows_its_own_totals(app, side, name):
-    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at = open_retro(app, {"retro.billing": NONE, "retro.runs": NONE})
     assert not at.metric and len(at.info) == 1  # nothing chosen yet
     at.file_uploader(key=f"retro.{side}_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
     assert not at.exception
@@ -164,7 +154,7 @@ UNBILLED_JOB = _job(102, "r-x", "2025-06-03T12:00:00", "2025-06-03T13:00:00", 8,
     ],
 )
 def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
-    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at = open_retro(app, {"retro.billing": NONE, "retro.runs": NONE})
     at.file_uploader(key="retro.billing_upload").set_value(("focus_day.csv", FOCUS_DAY, "text/csv"))
     at.file_uploader(key="retro.runs_upload").set_value(("sacct.txt", (SACCT_HEADER + sacct + UNBILLED_JOB).encode(),
                                                          "text/plain"))
@@ -178,7 +168,7 @@ def test_joined_uploads_by_hand(app, sacct, cost, gpu_hours):
 def test_a_failed_join_warns_and_never_adds_run_hours_to_the_bill(app):
     billing, runs = _import("focus_sample.csv"), _import("wandb_sample.csv")
     assert not set(billing["run_id"].dropna()) & set(runs["run_id"].dropna())  # W&B ids are not Slurm job names
-    at = _open(app, {"retro.runs": "wandb_sample.csv"})
+    at = open_retro(app, {"retro.runs": "wandb_sample.csv"})
     assert not at.exception and not at.error
     tiles = _tiles(at)
     assert tiles["Cost"] == usd_sig(billing["cost"].sum())
@@ -212,7 +202,7 @@ def test_filters_give_the_cost_of_the_rows_they_keep(app, case):
     usage = _import("focus_sample.csv")
     expected = _filtered(usage, **case)
     assert 0 < len(expected) < len(usage)
-    at = _open(app, {"retro.runs": NONE})
+    at = open_retro(app, {"retro.runs": NONE})
     assert _tiles(at)["Cost"] == usd_sig(usage["cost"].sum())
     if "teams" in case:
         at.multiselect(key="retro.teams").set_value(case["teams"])
@@ -230,7 +220,7 @@ def test_a_filter_over_the_joined_default_view_gives_the_bills_rows_of_the_teams
     """The page's first view joins the bundled bill with its Slurm runs (332 rows); a team's tiles are the sums of
     that team's billing rows (the join never adds run hours to the bill), whichever rows the view keeps."""
     expected = _filtered(_import("focus_sample.csv"), teams=teams)
-    at = _open(app)
+    at = open_retro(app)
     at.multiselect(key="retro.teams").set_value(teams).run()
     assert not at.exception and not at.error
     tiles = _tiles(at)
@@ -254,7 +244,7 @@ UNKNOWN_COLUMNS = b"alpha,beta,gamma\n1,2,3\n4,5,6\n"
     ],
 )
 def test_an_unreadable_upload_is_explained_at_the_top_and_leaves_the_view_as_it_was(app, side, data, other):
-    at = _open(app)  # the bundled FOCUS billing and Slurm runs
+    at = open_retro(app)  # the bundled FOCUS billing and Slurm runs
     before = _tiles(at)
     at.file_uploader(key=f"retro.{side}_upload").set_value(("export.csv", data, "text/csv")).run()
     assert not at.exception
@@ -271,18 +261,7 @@ def test_an_unreadable_upload_is_explained_at_the_top_and_leaves_the_view_as_it_
 
 def _element_order(at) -> list[str]:
     """The main area's element types in the order they are drawn."""
-    found = []
-
-    def walk(node):
-        children = getattr(node, "children", None)
-        if children:
-            for child in children.values():
-                walk(child)
-        else:
-            found.append(getattr(node, "type", ""))
-
-    walk(at.main)
-    return found
+    return [getattr(node, "type", "") for node in leaves(at.main)]
 
 
 AZURE_NO_USABLE_ROW = b"UsageDateTime,MeterCategory,PreTaxCost,Currency\n2022-11-03,,,\n"  # OpenCost's BOM.csv, cut
@@ -295,7 +274,7 @@ AZURE_NO_USABLE_ROW = b"UsageDateTime,MeterCategory,PreTaxCost,Currency\n2022-11
 ])
 def test_an_export_with_no_usable_row_is_said_after_another_export_s_dates(app, runs, advice):
     # The bundled quarter's date slider is in the session when the upload arrives; the new export has no dates.
-    at = _open(app, {"retro.runs": runs or NONE})
+    at = open_retro(app, {"retro.runs": runs or NONE})
     assert at.slider(key="retro.dates").value == (date(2025, 4, 1), date(2025, 6, 30))
     at.file_uploader(key="retro.billing_upload").set_value(("empty.csv", AZURE_NO_USABLE_ROW, "text/csv")).run()
     assert not at.exception
@@ -331,7 +310,7 @@ def test_every_tab_has_a_marker():
 
 @pytest.mark.parametrize("tab", TABS)
 def test_every_tab_renders_on_the_bundled_data(app, tab):
-    at = _open(app)
+    at = open_retro(app)
     at.session_state["retro.view"] = tab
     at.run()
     assert not at.exception
@@ -351,7 +330,7 @@ GAP_UNITS = {"usd": ("US dollars", usd_sig), "gpu_hours": ("GPU-hours", _gpu_hou
 @pytest.mark.parametrize("unit", GAP_UNITS)
 def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
     axis, fmt = GAP_UNITS[unit]
-    at = _open(app, {"retro.view": "Plan vs actual"})
+    at = open_retro(app, {"retro.view": "Plan vs actual"})
     if unit != "usd":
         at.button_group(key="retro.gap_unit").set_value(unit).run()
     assert not at.exception and not at.error
@@ -388,7 +367,7 @@ def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
     ],
 )
 def test_a_link_selects_the_filters(app, url, billing, case):
-    at = _open(app, {"retro.runs": NONE, **url})
+    at = open_retro(app, {"retro.runs": NONE, **url})
     assert not at.exception and not at.error and not at.warning
     assert at.multiselect(key="retro.teams").value == case.get("teams", [])
     assert at.slider(key="retro.dates").value == case.get("dates", (date(2025, 4, 1), date(2025, 6, 30)))
@@ -397,7 +376,7 @@ def test_a_link_selects_the_filters(app, url, billing, case):
 
 
 def test_a_link_opens_a_tab(app):
-    at = _open(app, {"retro.view": "Waste"})
+    at = open_retro(app, {"retro.view": "Waste"})
     assert not at.exception
     assert [t.label for t in at.tabs if len(t.children)] == ["Waste"]
 
@@ -409,7 +388,7 @@ def test_a_link_opens_a_tab(app):
     [(80, 30, True), (100, 1, True), (51, 50, True), (70, 30, False), (0, 100, False), (50, 0, False)],
 )
 def test_a_mix_over_100_percent_is_an_error_not_an_exception(app, reserved, spot, too_much):
-    at = _open(app, {"retro.runs": NONE, "retro.view": "Purchase mix"})
+    at = open_retro(app, {"retro.runs": NONE, "retro.view": "Purchase mix"})
     at.slider(key="retro.mix_reserved").set_value(reserved)
     at.slider(key="retro.mix_spot").set_value(spot)
     at.run()
@@ -440,7 +419,7 @@ def _trace_names(at):
 
 
 def test_the_whole_export_is_drawn_against_its_budget_and_a_team_only_against_its_own(app):
-    at = _open(app, {"retro.runs": NONE})
+    at = open_retro(app, {"retro.runs": NONE})
     assert "Budget $1M" in _trace_names(at)
     at.multiselect(key="retro.teams").set_value(["research"]).run()
     assert not at.exception and not at.error
@@ -452,7 +431,7 @@ def test_the_whole_export_is_drawn_against_its_budget_and_a_team_only_against_it
 
 
 def test_a_closed_quarter_gets_no_forecast_even_for_a_team_whose_spend_stops_early(app):
-    at = _open(app, {"retro.runs": NONE, "retro.teams": "research"})  # research's last GPU day is 28 May
+    at = open_retro(app, {"retro.runs": NONE, "retro.teams": "research"})  # research's last GPU day is 28 May
     assert not [name for name in _trace_names(at) if name and name.startswith("Forecast")]
     assert any("No forecast: the export covers the period" in c.value for c in at.caption)
 
@@ -461,7 +440,7 @@ def test_a_closed_quarter_gets_no_forecast_even_for_a_team_whose_spend_stops_ear
                                             ("azure_sample.csv", "Commitments amortised here"),
                                             ("focus_sample.csv", "Commitments amortised by the provider")])
 def test_the_price_per_gpu_hour_says_how_commitments_were_treated(app, name, what):
-    at = _open(app, {"retro.billing": name, "retro.runs": NONE})
+    at = open_retro(app, {"retro.billing": name, "retro.runs": NONE})
     assert not at.exception and not at.error
     tiles = _tiles(at)
     assert tiles["$/GPU-hour treatment"] == COMMITMENT_LABEL
@@ -475,7 +454,7 @@ def test_the_price_per_gpu_hour_says_how_commitments_were_treated(app, name, wha
     ("runs", "focus_sample.csv", "a FOCUS export, not a run export", "Use it as the billing export"),
 ])
 def test_a_file_in_the_wrong_slot_is_recognised_and_can_be_moved(app, slot, name, what, button):
-    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at = open_retro(app, {"retro.billing": NONE, "retro.runs": NONE})
     at.file_uploader(key=f"retro.{slot}_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
     assert not at.exception and not at.error
     (warning,) = [w.value for w in at.warning]
@@ -488,14 +467,14 @@ def test_a_file_in_the_wrong_slot_is_recognised_and_can_be_moved(app, slot, name
 
 
 def test_an_upload_over_a_sample_is_said_on_the_picker(app):
-    at = _open(app, {"retro.runs": NONE})
+    at = open_retro(app, {"retro.runs": NONE})
     name = "gcp_sample.csv"
     at.file_uploader(key="retro.billing_upload").set_value((name, (SAMPLES / name).read_bytes(), "text/csv")).run()
     assert any(c.value.startswith(f"Replaced by your upload **{markdown_text(name)}**") for c in at.caption)
 
 
 def test_the_plan_choice_survives_an_upload_and_a_far_plan_is_flagged(app):
-    at = _open(app, {"retro.view": "Plan vs actual"})
+    at = open_retro(app, {"retro.view": "Plan vs actual"})
     assert at.selectbox(key="retro.plan").value == SAMPLE_PLAN
     assert not at.warning
     name = "gcp_sample.csv"
@@ -513,7 +492,7 @@ def test_the_plan_choice_survives_an_upload_and_a_far_plan_is_flagged(app):
 
 
 def test_unknown_parts_are_drawn_as_unknown(app):
-    at = _open(app, {"retro.view": "Plan vs actual"})  # Slurm: states known, tokens not
+    at = open_retro(app, {"retro.view": "Plan vs actual"})  # Slurm: states known, tokens not
     spec = _chart(at, "retro.gap")
     waterfall, unknown = spec["data"]
     assert waterfall["text"][2] == "unknown"
@@ -522,7 +501,7 @@ def test_unknown_parts_are_drawn_as_unknown(app):
 
 
 def test_waste_has_a_headline_in_dollars_and_share_of_spend(app):
-    at = _open(app, {"retro.view": "Waste"})
+    at = open_retro(app, {"retro.view": "Waste"})
     assert not at.exception and not at.error
     (headline,) = [h.value for h in at.subheader]
     assert headline.startswith("Waste found: $") and headline.endswith("of spend")
@@ -531,7 +510,7 @@ def test_waste_has_a_headline_in_dollars_and_share_of_spend(app):
 
 
 def test_unit_costs_say_what_to_import_in_words(app):
-    at = _open(app, {"retro.view": "Unit costs"})
+    at = open_retro(app, {"retro.view": "Unit costs"})
     captions = [c.value for c in at.caption]
     assert any(c.startswith("$ per million tokens needs a run export with tokens: load the W&B sample")
                for c in captions)
@@ -582,7 +561,7 @@ LIVE_MARKDOWN = re.compile(r"(?<!\\)\]\((?:https?:)?//|(?<!\\):red\[")
 
 
 def test_billing_data_never_becomes_a_link_an_image_or_styled_text(app):
-    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at = open_retro(app, {"retro.billing": NONE, "retro.runs": NONE})
     at.file_uploader(key="retro.billing_upload").set_value(("evil.csv", _hostile_focus(), "text/csv")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     seen_storage = False
@@ -636,7 +615,7 @@ def _focus_days(days: int) -> bytes:
 ])
 def test_an_export_that_stops_before_its_quarter_ends_gets_a_forecast_band_from_a_week_of_data(
         app, data, forecast, caption):
-    at = _open(app, {"retro.billing": NONE, "retro.runs": NONE})
+    at = open_retro(app, {"retro.billing": NONE, "retro.runs": NONE})
     at.file_uploader(key="retro.billing_upload").set_value(("focus.csv", data, "text/csv")).run()
     assert not at.exception and not at.error
     assert ("Forecast (80 % band)" in _trace_names(at)) is forecast
@@ -657,7 +636,7 @@ TABLE_FORMATS = [
 
 @pytest.mark.parametrize(("tab", "column", "expected"), TABLE_FORMATS)
 def test_table_sums_have_thousands_separators_and_no_cents(app, tab, column, expected):
-    at = _open(app)
+    at = open_retro(app)
     at.session_state["retro.view"] = tab
     at.run()
     configs = [json.loads(frame.proto.columns) for frame in at.dataframe]
@@ -669,7 +648,7 @@ def test_table_sums_have_thousands_separators_and_no_cents(app, tab, column, exp
 def test_an_import_note_names_its_file_once_and_writes_dollars_as_the_tiles(app):
     # The bundled FOCUS sample's unused commitment: 73,248 USD (CommitmentDiscountStatus = Unused rows), as the
     # tile caption beside it writes it, and under the file's name without "In focus_sample.csv, " again.
-    at = _open(app)
+    at = open_retro(app)
     assert not at.exception
     texts = [shown(block.value) for block in (*at.markdown, *at.caption)]
     note = next(text for text in texts if "CommitmentDiscountStatus = Unused" in text)
@@ -682,7 +661,7 @@ def test_an_import_note_names_its_file_once_and_writes_dollars_as_the_tiles(app)
 def test_missing_tokens_are_explained_by_the_join_when_the_run_export_counts_them(app, join, said):
     # The W&B sample counts tokens, but its run ids are hashes no bill carries: joined on run_id, no token reaches
     # the view, and Unit costs must not tell the user to load the W&B sample they have loaded. On project they do.
-    at = _open(app, {"retro.runs": "wandb_sample.csv", "retro.join": join})
+    at = open_retro(app, {"retro.runs": "wandb_sample.csv", "retro.join": join})
     at.session_state["retro.view"] = "Unit costs"
     at.run()
     assert not at.exception
@@ -699,7 +678,7 @@ def test_missing_tokens_are_explained_by_the_join_when_the_run_export_counts_the
 
 
 def test_plan_vs_actual_says_why_efficiency_is_unknown_when_the_run_export_counts_tokens(app):
-    at = _open(app, {"retro.runs": "wandb_sample.csv", "retro.join": "run_id"})
+    at = open_retro(app, {"retro.runs": "wandb_sample.csv", "retro.join": "run_id"})
     at.session_state["retro.view"] = "Plan vs actual"
     at.run()
     assert not at.exception

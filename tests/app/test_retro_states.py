@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from real_exports import real_export
+from retro_page import leaves, open_retro
 
 from dashboard.figures.retro_gap import NO_WASTE
 from dashboard.safe_text import markdown_text
@@ -23,31 +24,16 @@ NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 NO_GPU_ROWS = "No GPU-hours in this view"
 
 
-def _open(app, url=None):
-    at = app.run()
-    at.switch_page("app_pages/retro.py")
-    for name, value in (url or {}).items():
-        at.query_params[name] = value
-    return at.run()
 
 
 def _texts(at) -> list[str]:
     """Every text the page shows (values, labels, help and captions of its elements; not the tables' cells)."""
     found = []
-
-    def walk(node):
-        children = getattr(node, "children", None)
-        if children:
-            for child in children.values():
-                walk(child)
-            return
+    for node in (*leaves(at.main), *leaves(at.sidebar)):
         for name in ("value", "label", "body", "delta", "help"):
             text = getattr(node, name, None) if name != "value" or node.type != "dataframe" else None
             if isinstance(text, str):
                 found.append(text)
-
-    for area in (at.main, at.sidebar):
-        walk(area)
     return found
 
 
@@ -63,15 +49,15 @@ def _upload(at, side: str, name: str, data: bytes):
 def _state(app, state: str):
     """The page in ``state``, on its first tab, and the error the state itself gives (None: none)."""
     if state == "samples":
-        return _open(app), None
+        return open_retro(app), None
     if state == "slurm-alone":
-        return _open(app, {"retro.billing": NONE}), None
+        return open_retro(app, {"retro.billing": NONE}), None
     if state == "wandb-alone":
-        return _open(app, {"retro.billing": NONE, "retro.runs": "wandb_sample.csv"}), None
+        return open_retro(app, {"retro.billing": NONE, "retro.runs": "wandb_sample.csv"}), None
     if state in REFUSED:
-        return _upload(_open(app), "billing", "export.csv", REFUSED[state]), "export.csv"
+        return _upload(open_retro(app), "billing", "export.csv", REFUSED[state]), "export.csv"
     path = real_export(*REAL[state])
-    return _upload(_open(app, {"retro.runs": NONE}), "billing", path.name, path.read_bytes()), None
+    return _upload(open_retro(app, {"retro.runs": NONE}), "billing", path.name, path.read_bytes()), None
 
 
 REAL = {"azure-ea": ("microsoft__finops-toolkit/EA_ActualCost_Small.csv", "the Retrospective of a real Azure EA bill "
@@ -99,7 +85,7 @@ def test_every_tab_opens_with_no_exception_no_stray_error_and_no_nan(app, state)
     pytest.param({"retro.billing": NONE, "retro.runs": "wandb_sample.csv"}, "wandb_sample.csv", id="wandb-alone"),
 ])
 def test_with_no_bill_plan_vs_actual_compares_gpu_hours_and_says_why(app, url, runs):
-    at = _open(app, url | {"retro.view": "Plan vs actual"})
+    at = open_retro(app, url | {"retro.view": "Plan vs actual"})
     assert not at.exception and not at.error
     assert any(warning.value.startswith("No billing export is loaded") for warning in at.warning)
     assert "Unit: GPU-hours (no bill)" in [caption.value for caption in at.caption]
@@ -108,7 +94,7 @@ def test_with_no_bill_plan_vs_actual_compares_gpu_hours_and_says_why(app, url, r
 
 
 def test_a_refused_upload_after_a_good_one_keeps_the_good_one_s_tiles(app):
-    at = _open(app, {"retro.runs": NONE})
+    at = open_retro(app, {"retro.runs": NONE})
     _upload(at, "billing", "my_bill.csv", (SAMPLES / "azure_sample.csv").read_bytes())
     good = _tiles(at)
     assert not at.error and good["Rows"] != "0"
@@ -121,7 +107,7 @@ def test_a_refused_upload_after_a_good_one_keeps_the_good_one_s_tiles(app):
 
 def test_waste_found_in_gpu_hours_is_never_called_no_waste(app):
     # The Slurm sample alone has no costs, but interrupted and duplicate runs (GPU-hours).
-    at = _open(app, {"retro.billing": NONE, "retro.view": "Waste"})
+    at = open_retro(app, {"retro.billing": NONE, "retro.view": "Waste"})
     assert not at.exception
     shown = [*(info.value for info in at.info), *(warning.value for warning in at.warning)]
     assert NO_WASTE not in shown

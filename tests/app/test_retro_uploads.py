@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from retro_page import open_retro
 from shown_text import shown
 
 from dashboard.core.presets import presets
@@ -25,13 +26,6 @@ SAMPLE_PLAN = next(name for name in presets() if name.startswith("Sample organis
 NONE = "(none)"
 
 
-def _open(app, url=None):
-    """The Retrospective page, first drawn with these URL parameters (as tests/app/test_retro_page.py opens it)."""
-    at = app.run()
-    at.switch_page("app_pages/retro.py")
-    for name, value in (url or {}).items():
-        at.query_params[name] = value
-    return at.run()
 
 
 def _upload_bill(at, path=EA):
@@ -60,7 +54,7 @@ def _tab(at, name):
 
 
 def test_the_sample_is_said_to_be_the_sample(app):
-    at = _open(app)
+    at = open_retro(app)
     assert not at.exception and not at.error
     line = _data_line(at)
     assert line.startswith("Bundled sample: **focus_sample.csv** + **slurm_sample.txt** · ")
@@ -69,7 +63,7 @@ def test_the_sample_is_said_to_be_the_sample(app):
 
 
 def test_an_uploaded_bill_comes_without_the_samples_run_export_plan_and_budget(app):
-    at = _open(app)
+    at = open_retro(app)
     _upload_bill(at)
     assert not at.error, [e.value for e in at.error]
     line = _data_line(at)
@@ -94,7 +88,7 @@ def test_an_uploaded_bill_comes_without_the_samples_run_export_plan_and_budget(a
 
 
 def test_a_run_export_chosen_again_stays_and_removing_the_bill_brings_the_sample_back(app):
-    at = _upload_bill(_open(app))
+    at = _upload_bill(open_retro(app))
     at.selectbox(key="retro.runs").set_value("wandb_sample.csv").run()
     assert at.selectbox(key="retro.runs").value == "wandb_sample.csv"  # not replaced again for the same bill
     assert "+ bundled sample: **wandb_sample.csv**" in _data_line(at)
@@ -108,7 +102,7 @@ def test_a_run_export_chosen_again_stays_and_removing_the_bill_brings_the_sample
 
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_the_keep_ticks_keep_the_samples_parts(app, when):
-    at = _open(app)
+    at = open_retro(app)
     ticks = [at.checkbox(key=key) for key in ("retro.keep_runs", "retro.keep_plan", "retro.keep_budget")]
     if when == "before":
         for tick in ticks:
@@ -132,7 +126,7 @@ def test_the_keep_ticks_keep_the_samples_parts(app, when):
 
 
 def test_a_run_export_of_another_period_is_flagged_with_both_periods(app):
-    at = _open(app)
+    at = open_retro(app)
     at.checkbox(key="retro.keep_runs").check()
     _upload_bill(at)
     flags = [w.value for w in at.warning if "no overlap" in w.value]
@@ -143,7 +137,7 @@ def test_a_run_export_of_another_period_is_flagged_with_both_periods(app):
 
 
 def test_the_bundled_quarter_is_not_flagged(app):
-    at = _open(app)
+    at = open_retro(app)
     assert not [w for w in at.warning if "no overlap" in w.value]
 
 
@@ -175,7 +169,7 @@ def _save(store_url):
 
 def test_the_plan_picker_lists_the_stores_scenarios_and_unit_costs_read_the_same_plan(app, store_url):
     saved = _save(store_url)
-    at = _tab(_open(app), "Plan vs actual")
+    at = _tab(open_retro(app), "Plan vs actual")
     picker = at.selectbox(key="retro.plan")
     assert picker.options[:2] == [NONE, "Scenario on the Plan page"]
     assert f"Saved: {SAVED}" in picker.options and picker.options[-1] == "Upload a scenario JSON"
@@ -194,7 +188,7 @@ def test_the_plan_picker_lists_the_stores_scenarios_and_unit_costs_read_the_same
 
 def test_an_uploaded_scenario_file_serves_both_tabs(app):
     plan = next(scenario for name, scenario in presets().items() if name.startswith("Llama"))
-    at = _tab(_open(app), "Plan vs actual")
+    at = _tab(open_retro(app), "Plan vs actual")
     at.selectbox(key="retro.plan").set_value("Upload a scenario JSON").run()
     at.file_uploader(key="retro.plan_upload").set_value(("llama.json", json.dumps(plan.to_json_dict()).encode(),
                                                          "application/json")).run()
@@ -224,7 +218,7 @@ def test_the_slurm_sample_imports_on_the_import_page_in_utc_as_shown(app):
 
 
 def test_both_pages_offer_the_same_time_zone_control(app):
-    at = _open(app)
+    at = open_retro(app)
     retro = at.selectbox(key="retro.zone")
     retro = (retro.label, retro.options, retro.value)
     at.switch_page("app_pages/imports.py").run()
@@ -249,7 +243,7 @@ def test_the_import_page_gives_the_gcp_commitment_note(app):
 def test_an_uploaded_bill_is_held_once_as_the_engines_table(app):
     """The page's own import keeps its rows in the query engine in place of its frame (docs/engines.md, "A filter
     change on a million rows"): the store holds a table under the upload, and the page's figures still read it."""
-    at = _upload_bill(_open(app))
+    at = _upload_bill(open_retro(app))
     held = [entry.value for entry in upload_store._HELD.values()
             if isinstance(entry.value, Imported) and entry.value.filename == EA.name]
     assert len(held) == 1 and is_table(held[0].usage)
