@@ -12,6 +12,7 @@ from dashboard.core.engine import scenario_outputs
 from dashboard.core.memory_fixes import proposed_layout
 from dashboard.core.presets import presets
 from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
+from dashboard.validation.memory_validation import LLAMA3, MIXTRAL  # the published shapes, typed once
 
 BARE = {**COMPUTE_ONLY, "reserved_share": 1.0, "spot_share": 0.0}
 GIB = 2.0**30  # the planner's GB: GPU memory is sold in GiB ("80 GB" = 80 · 2³⁰ bytes)
@@ -112,12 +113,6 @@ def test_the_interleaved_bubble_is_divided_by_the_virtual_stages():
     assert float(batch.pipeline_bubble_fraction(16, 16, 2)) == pytest.approx(15 / 47)
 
 
-LLAMA3 = dict(total_params=405.9e9, n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_hidden_size=53248,
-              ffn_type="gated", vocab_size=128256, seq_len=8192, gpu_type="H100", tensor_parallel=8,
-              pipeline_parallel=16, zero_stage=2, attention="flash", activation_recompute="none",
-              global_batch_tokens=16777216)
-MIXTRAL = dict(total_params=46.7e9, n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_hidden_size=14336,
-               ffn_type="gated", vocab_size=32000, n_experts=8, experts_per_token=2)
 PUBLISHED = {
     # arXiv 2407.21783 Table 3-4, §3.3.2: TP 8 / PP 16, 8K sequences, no activation checkpointing, FSDP (ZeRO-2-like).
     "llama3-405b-8192": LLAMA3 | {"gpu_count": 8192},
