@@ -13,7 +13,7 @@ derived from a table is a small query result, cached as data.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -31,12 +31,10 @@ from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, attribution, calibrate, filters, gap, join, load, mix, spend, units, waste
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
-from dashboard.ui.cache import SCENARIO_HASH as SCENARIO_KEYS
-from dashboard.ui.cache import DrawnChart
+from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
 from dashboard.ui.sources import Imported
 
 ENTRIES = 16
-SCENARIO_HASH: dict[str | type[Any], Callable[[Any], Any]] = {Scenario: SCENARIO_KEYS[Scenario]}  # st's typing
 SPINNER_ROWS = 20_000  # work on tables up to this size takes milliseconds: no spinner
 
 
