@@ -145,7 +145,8 @@ def _covered_days(usage: ir.Table) -> ir.Table:
 def _day_rates(charge_days: ir.Table, covered_days: ir.Table) -> ir.Table:
     """For each day with covered usage: ``usd_per_gpu_hour`` (that day's charges over its covered GPU-hours) and
     ``running_usd_s_per_gpu_hour`` (the sum over that day and the days before of 86,400 s times their rate)."""
-    usd_by_day = charge_days.group_by("day").aggregate(usd=charge_days.usd.sum())
+    inside = charge_days.filter(charge_days.inside)  # a part after the export's end is no day's charge
+    usd_by_day = inside.group_by("day").aggregate(usd=inside.usd.sum())
     joined = covered_days.left_join(usd_by_day, "day")
     rates = joined.select(day=joined.day, usd_per_gpu_hour=ibis.coalesce(joined.usd, 0.0) / joined.gpu_hours)
     return rates.mutate(running_usd_s_per_gpu_hour=(rates.usd_per_gpu_hour * SECONDS_PER_DAY).cumsum(
@@ -207,7 +208,8 @@ def _figures_expr(usage: ir.Table) -> ir.Table:
     """One row: the spread, left (unused) and after-export parts of the charges, and the covered GPU-hours."""
     days = _charge_days(_charges(usage)).left_join(_covered_days(usage), "day")
     covered = days.gpu_hours.notnull()
-    parts = days.aggregate(spread_usd=days.usd.sum(where=covered), left_usd=days.usd.sum(where=days.inside & ~covered),
+    parts = days.aggregate(spread_usd=days.usd.sum(where=days.inside & covered),
+                           left_usd=days.usd.sum(where=days.inside & ~covered),
                            after_export_usd=days.usd.sum(where=~days.inside))
     hours = usage.aggregate(covered_gpu_hours=usage.gpu_hours.sum(where=reserved_gpu(usage)))
     return parts.cross_join(hours)

@@ -109,6 +109,16 @@ CASES = {
         [0.0, 350.0, 50.0],
         {"commitment_usd": 400.0, "spread_usd": 400.0, "unused_usd": 0.0, "after_export_usd": 0.0,
          "covered_gpu_hours": 84.0}),
+    # The last usage is an instant at midnight on 2 May (no duration): the export ends at that midnight. A $20 refund
+    # billed at that instant covers that day alone (its end is before its start), a day after the export: it leaves
+    # the figures (-$20 after the export), and the usage at midnight takes nothing of it (spread $0).
+    "a charge on the day the export ends leaves it": (
+        [fee("2025-05-02 00:00", -20.0, period_end="2025-05-01 23:00", resource_id="cud-1"),
+         reserved("2025-05-01 00:00", 8.0, period_end="2025-05-02 00:00"),
+         reserved("2025-05-02 00:00", 8.0, period_end="2025-05-02 00:00")],
+        [0.0, 0.0, 0.0],
+        {"commitment_usd": -20.0, "spread_usd": 0.0, "unused_usd": 0.0, "after_export_usd": -20.0,
+         "covered_gpu_hours": 16.0}),
 }
 
 
