@@ -66,9 +66,9 @@ LIMITS: dict[str, tuple[int, int, int, str]] = {
                         "megabytes of uploads one browser session has in flight and held together"),
     UPLOAD_TOTAL_MB: (4 * UPLOAD_LIMIT_MB, 1, 1 << 20,
                       "megabytes of uploads all browser sessions have in flight and held together"),
-    RERUN_INTERVAL_MS: (250, 0, 60_000,
-                        "milliseconds a session sends no rerun message before the next starts at once; closer ones "
-                        "are merged and start when it is quiet"),
+    RERUN_INTERVAL_MS: (100, 0, 60_000,
+                        "milliseconds at least between the starts of two runs of one session; a rerun message that "
+                        "comes while a run is in progress is held, later ones merged into it, until that run ends"),
 }
 
 # Work per request: what a scenario's programme and a Plan rerun may ask of the engine (core.programme, core.work)

@@ -11,9 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.proto.Delta_pb2 import Delta
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 
-from dashboard.ui.rerun_pace import Pacer, merged, rerun_state
+from dashboard.ui.rerun_pace import RUN_HOLD_INTERVALS, Pacer, merged, rerun_state, run_finished
 from dashboard.ui.sign_in_guard import open_to_signed_out
 from dashboard.ui.upload_guard import Ledger, UploadGuard
 
@@ -222,18 +224,31 @@ def _message(state: ClientState) -> dict:
     return {"type": "websocket.receive", "bytes": BackMsg(rerun_script=state).SerializeToString()}
 
 
+FINISHED = {"type": "websocket.send",
+            "bytes": ForwardMsg(script_finished=ForwardMsg.FINISHED_SUCCESSFULLY).SerializeToString()}
+DISCONNECT = {"type": "websocket.disconnect", "code": 1000}
+
+
+async def _sink(message: dict) -> None:
+    """Where the app's messages go: nowhere (the pacer only looks at them)."""
+
+
 def _drive(messages: list[dict], interval_s: float, later: list[dict]) -> tuple[list[dict], Pacer]:
     """A Pacer over `messages` (available at once), then `later` once the app has read twice; what the app read.
-    Its clock stands still while messages wait to be read, so that how fast this machine reads them cannot matter."""
+    The app ends each run it starts at once (it sends `script_finished`). The clock stands still while messages
+    wait to be read, so that how fast this machine reads them cannot matter."""
 
     async def main():
         queue: asyncio.Queue = asyncio.Queue()
         for message in messages:
             queue.put_nowait(message)
         start = time.monotonic()
-        pacer, read = Pacer(queue.get, interval_s, clock=lambda: start if queue.qsize() else time.monotonic()), []
+        pacer = Pacer(queue.get, _sink, interval_s, clock=lambda: start if queue.qsize() else time.monotonic())
+        read: list[dict] = []
         while not read or read[-1]["type"] != "websocket.disconnect":
             read.append(await asyncio.wait_for(pacer.receive(), timeout=30))  # a watchdog, not a timing
+            if rerun_state(read[-1]) is not None:
+                await pacer.send(FINISHED)
             if len(read) == 2:
                 for message in later:
                     queue.put_nowait(message)
@@ -241,9 +256,6 @@ def _drive(messages: list[dict], interval_s: float, later: list[dict]) -> tuple[
         return read, pacer
 
     return _in_own_thread(main())
-
-
-DISCONNECT = {"type": "websocket.disconnect", "code": 1000}
 
 
 def test_a_flood_of_reruns_starts_one_then_one_merged_rerun_with_the_last_values():
@@ -262,6 +274,77 @@ def test_other_messages_pass_a_held_rerun_and_a_disconnect_drops_it():
     assert read[1] == heartbeat
     assert read[2] == DISCONNECT
     assert (pacer.started, pacer.held) == (1, 1)
+
+
+INTERVAL_S = 0.1
+# Each step, then the slider values of the reruns the app has read so far. "rerun v" is a message from the browser,
+# "end" the app's script_finished, "tick s" the pacer's clock moving s seconds.
+PACE_CASES = [
+    pytest.param([("rerun 1", [1]), ("end", [1]), ("tick 0.2", [1]), ("rerun 2", [1, 2])],
+                 id="idle, the interval past: at once"),
+    pytest.param([("rerun 1", [1]), ("tick 0.2", [1]), ("rerun 2", [1]), ("rerun 3", [1]), ("end", [1, 3])],
+                 id="while a run is in progress: held, the latest wins, started at its end"),
+    pytest.param([("rerun 1", [1]), ("end", [1]), ("tick 0.05", [1]), ("rerun 2", [1]), ("tick 0.06", [1, 2])],
+                 id="idle but within the interval of the last start: held until the interval"),
+    pytest.param([("rerun 1", [1]), ("rerun 2", [1]), ("tick 4.9", [1]), ("tick 0.2", [1, 2])],
+                 id="a run that never ends holds for RUN_HOLD_INTERVALS intervals, not for ever"),
+    pytest.param([("rerun 1", [1]), ("end", [1]), ("end", [1]), ("rerun 2", [1])],
+                 id="a second end (a run Streamlit started itself) does not lift the interval"),
+]
+
+
+@pytest.mark.parametrize("steps", PACE_CASES)
+def test_a_rerun_waits_for_the_run_in_progress_and_the_interval_only(steps):
+    assert RUN_HOLD_INTERVALS * INTERVAL_S == pytest.approx(5.0)  # the fourth case's 4.9 s and 5.1 s
+
+    async def main():
+        queue: asyncio.Queue = asyncio.Queue()
+        now = [0.0]
+        pacer = Pacer(queue.get, _sink, INTERVAL_S, clock=lambda: now[0])
+        read: list[float] = []
+
+        async def app():
+            while True:
+                state = rerun_state(await pacer.receive())
+                read.append(_values(state)["s"][0])
+
+        reader = asyncio.ensure_future(app())
+        seen = []
+        for step, _ in steps:
+            kind, _, value = step.partition(" ")
+            if kind == "rerun":
+                queue.put_nowait(_message(_state(_slider("s", float(value)))))
+            elif kind == "end":
+                await pacer.send(FINISHED)
+            else:
+                now[0] += float(value)
+            await asyncio.sleep(3 * INTERVAL_S)  # the pacer looks again at least every interval
+            seen.append(list(read))
+        reader.cancel()
+        pacer.close()
+        return seen
+
+    assert _in_own_thread(main()) == [expected for _, expected in steps]
+
+
+# message the app sends, whether it ends the run
+FINISH_CASES = [
+    pytest.param(FINISHED, True, id="script_finished"),
+    pytest.param({"type": "websocket.send", "bytes": ForwardMsg(
+        script_finished=ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY).SerializeToString()}, True, id="a fragment's"),
+    pytest.param({"type": "websocket.send", "bytes": ForwardMsg(delta=Delta()).SerializeToString()}, False,
+                 id="a delta"),
+    pytest.param({"type": "websocket.send", "bytes": b"\xff" * 40}, False, id="not a forward message"),
+    pytest.param({"type": "websocket.send", "bytes": FINISHED["bytes"] + ForwardMsg(
+        hash="x" * 600).SerializeToString()}, False, id="too long to be one"),
+    pytest.param({"type": "websocket.receive", "bytes": FINISHED["bytes"]}, False, id="one the browser sent"),
+    pytest.param({"type": "websocket.send", "text": "script_finished"}, False, id="text"),
+]
+
+
+@pytest.mark.parametrize("message, finished", FINISH_CASES)
+def test_the_pacer_sees_a_run_end_only_in_script_finished(message, finished):
+    assert run_finished(message) is finished
 
 
 def test_the_guards_wrap_in_order_and_a_bad_setting_stops_the_server_with_its_message(monkeypatch):
