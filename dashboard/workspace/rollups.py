@@ -20,6 +20,7 @@ first that differs.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from collections.abc import Callable, Iterable
@@ -35,6 +36,7 @@ import ibis.expr.types as ir
 import pyarrow.parquet as pq
 from ibis.backends import BaseBackend
 
+from dashboard.query import opened
 from dashboard.workspace.datasets import USAGE, DatasetError, Metadata, open_table
 from dashboard.workspace.writer import PARTITION
 
@@ -52,8 +54,8 @@ class RollupMismatch(DatasetError):
 
 @dataclass(frozen=True)
 class Measure:
-    """One summed quantity of every rollup: ``kind`` "sum" (an exact sum of ``column``) or "count" (rows with a
-    value in ``column``; all rows for None)."""
+    """One quantity of every rollup: ``kind`` "sum" (an exact sum of ``column``), "count" (rows with a value in
+    ``column``; all rows for None) or "max" (the latest value of ``column``)."""
 
     name: str
     kind: str
@@ -68,6 +70,8 @@ MEASURES: tuple[Measure, ...] = (
     Measure("tokens", "sum", "tokens"),
     Measure("gpu_hours_rows", "count", "gpu_hours"),  # rows with GPU-hours: a sum over none is NULL, not 0
     Measure("cost_rows", "count", "cost"),  # rows with a cost: a missing cost shows in rows - cost_rows
+    Measure("last_start", "max", "period_start"),  # the latest start and end: a rollup read as rows (``as_rows``)
+    Measure("last_end", "max", "period_end"),
 )
 
 
@@ -111,6 +115,8 @@ BY_NAME = {rollup.name: rollup for rollup in ROLLUPS}
 def _measure(usage: ir.Table, measure: Measure) -> ir.Scalar:
     if measure.kind == "count":
         return usage.count() if measure.column is None else usage[measure.column].count()
+    if measure.kind == "max":
+        return usage[measure.column].max()
     return usage[measure.column].cast(AMOUNT).sum()
 
 
@@ -134,6 +140,16 @@ def grouped(usage: ir.Table, rollup: Rollup) -> ir.Table:
 def folder(at: Path, rollup: Rollup) -> Path:
     """Where ``rollup`` of the version folder ``at`` lives."""
     return at / ROLLUPS_FOLDER / rollup.name
+
+
+def stale(at: Path, months: Iterable[str], kept: list[dict] | None) -> list[str]:
+    """The months of the version folder ``at`` whose rollups an import builds: ``months`` (those written), and every
+    month of the rows when the ``kept`` entries (of the version appended to) hold other measures than ``MEASURES``
+    (built before a measure was added: their files lack its column)."""
+    names = [measure.name for measure in MEASURES]
+    if any(entry.get("measures") != names for entry in kept or []):
+        months = [*months, *(path.name.split("=", 1)[1] for path in (at / USAGE).glob(f"{PARTITION}=*"))]
+    return sorted(set(months))
 
 
 def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
@@ -297,16 +313,60 @@ def answers(rollup: Rollup, columns: Iterable[str], unit: str | None) -> bool:
     return set(columns) <= set(rollup.columns) and (unit is None or unit == rollup.unit)
 
 
-def choose(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str], unit: str | None = None) -> Answer:
+def choose(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str], unit: str | None = None,
+           measures: Iterable[str] = ()) -> Answer:
     """The smallest rollup of the dataset ``info`` (read from its version folder ``at``) that answers a question
-    grouping or filtering by ``columns`` at time ``unit``, as a table of ``backend`` with its label ("daily rollup
-    by team, built 12:03"); the rows themselves ("the rows (1,000,000)") when none does."""
-    columns = tuple(columns)
+    grouping or filtering by ``columns`` at time ``unit`` (and was built with ``measures``), as a table of
+    ``backend`` with its label ("daily rollup by team, built 12:03"); the rows themselves ("the rows (1,000,000)")
+    when none does."""
+    columns, measures = tuple(columns), set(measures)
     entries = [entry for entry in getattr(info, "rollups", []) if entry.get("name") in BY_NAME
-               and answers(BY_NAME[entry["name"]], columns, unit)]
+               and answers(BY_NAME[entry["name"]], columns, unit) and measures <= set(entry.get("measures", []))]
     if not entries:
         return Answer(None, open_table(backend, info.name, at), f"the rows ({info.rows:,})", info.rows)
     best = min(entries, key=lambda entry: (entry["rows"], entry["name"]))
     rollup = BY_NAME[best["name"]]
     built = datetime.fromisoformat(best["built_at"]).strftime("%H:%M")
     return Answer(rollup, read(backend, at, rollup), f"{rollup.title}, built {built}", int(best["rows"]))
+
+
+AS_ROWS = ("rows", "gpu_hours", "cost", "gpu_hours_rows", "cost_rows", "last_start", "last_end")  # what it reads
+_AS_ROWS: dict[tuple[int, str, str], ir.Table] = {}
+
+
+def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
+    """``rollup``'s ``table`` read as usage rows, for a figure that sums GPU-hours and cost by the rollup's columns
+    (and spreads them over days or hours): a row per rollup row with its columns and its sums as ``gpu_hours`` and
+    ``cost`` (floats), and, for a time rollup, its latest start and end as ``period_start`` and ``period_end``.
+    Every row of a rollup row starts in its day or hour and ends by the unit's end, or else keeps its own start and
+    end in the grain, so a spread over days or hours, a date filter and the latest instant read as over the rows.
+    One more row of NULL (0 for the other sum) where some row had none: a sum skipping NULLs and a test that a row
+    is NULL read as over the rows too. No count, row test of a sum or other column can be read from it: a figure
+    that needs one reads the rows."""
+    keep = list(rollup.columns)
+    times = {"period_start": table.last_start, "period_end": table.last_end} if rollup.unit else {}
+    sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"))
+    rows = table["rows"]
+    gaps = table.filter((table.gpu_hours_rows < rows) | (table.cost_rows < rows))
+    null = ibis.null().cast("float64")
+    nulls = gaps.select(*keep, **{name: gaps[value.get_name()] for name, value in times.items()},
+                        gpu_hours=ibis.ifelse(gaps.gpu_hours_rows < gaps["rows"], null, 0.0),
+                        cost=ibis.ifelse(gaps.cost_rows < gaps["rows"], null, 0.0))
+    return ibis.union(sums, nulls, distinct=False)
+
+
+def rows_answer(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str],
+                unit: str | None = None) -> Answer:
+    """``choose``'s answer with the rollup read as rows (``as_rows``; built once per engine, version and rollup, and
+    its small results kept, as a version's files never change); the rows when no rollup answers."""
+    answer = choose(backend, info, at, columns, unit, measures=AS_ROWS)
+    if answer.rollup is None:
+        return answer
+    key = (id(backend), str(at), answer.rollup.name)
+    table = _AS_ROWS.get(key)
+    if table is None:
+        table = opened.fixed(as_rows(answer.table, answer.rollup))
+        if len(_AS_ROWS) >= OPENED_TABLES:
+            _AS_ROWS.pop(next(iter(_AS_ROWS)))
+        _AS_ROWS[key] = table
+    return dataclasses.replace(answer, table=table)
