@@ -247,15 +247,7 @@ def open_dataset(state_key: str, info: Metadata) -> Imported | None:
 def rollups_of(info: Metadata) -> Rollups:
     """The rollups of dataset ``info`` (of the import it describes), chosen per question on the configured engine
     and read as rows (`dashboard.workspace.rollups.rows_answer`), with what the page says read it."""
-    backend, at = engine.default(), datasets.version_of(info)
-
-    def chosen(columns: tuple[str, ...] | None, unit: str | None) -> tuple[Table | None, str]:
-        if columns is None:
-            return None, f"the rows ({info.rows:,})"
-        answer = rollups.rows_answer(backend, info, at, columns, unit)
-        return (None, answer.label) if answer.rollup is None else (answer.table, f"the {answer.label}")
-
-    return chosen
+    return rollups.chooser(engine.default(), info, datasets.version_of(info))
 
 
 def _query_csv_file(table: Table, rows: int) -> Callable[[], bytes]:

@@ -355,6 +355,21 @@ def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
     return ibis.union(sums, nulls, distinct=False)
 
 
+def chooser(backend: BaseBackend, info: Metadata,
+            at: Path) -> Callable[[tuple[str, ...] | None, str | None], tuple[ir.Table | None, str]]:
+    """The questions' chooser of a page's view (``dashboard.retro.view.Rollups``) over the dataset ``info`` (its
+    version folder ``at``): for the columns and time unit a figure reads, its smallest rollup read as rows (None:
+    the rows) and what the page says read it ("the daily rollup by team, …, built 12:03", "the rows (1,000)"); for
+    no columns (None), the rows."""
+    def chosen(columns: tuple[str, ...] | None, unit: str | None) -> tuple[ir.Table | None, str]:
+        if columns is None:
+            return None, f"the rows ({info.rows:,})"
+        answer = rows_answer(backend, info, at, columns, unit)
+        return (None, answer.label) if answer.rollup is None else (answer.table, f"the {answer.label}")
+
+    return chosen
+
+
 def rows_answer(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str],
                 unit: str | None = None) -> Answer:
     """``choose``'s answer with the rollup read as rows (``as_rows``; built once per engine, version and rollup, and

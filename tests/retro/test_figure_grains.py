@@ -190,15 +190,9 @@ def _hostile(folder: Path) -> tuple[Metadata, object]:
 
 def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
     info, usage = _hostile(tmp_path)
-    backend = engine.default()
-
-    def chooser(columns, unit):
-        answer = rollups.rows_answer(backend, info, tmp_path, columns, unit)
-        return (answer.table if answer.rollup else None), answer.label
-
-    view = _view(usage, rollups_chooser=chooser)
+    view = _view(usage, rollups_chooser=rollups.chooser(engine.default(), info, tmp_path))
     spend = tabs.run(BY_NAME["spend"], view)
-    assert spend.label.startswith("daily rollup by team")
+    assert spend.label.startswith("the daily rollup by team")
     days, daily, latest = spend.result
     cells = {(row.period.date().isoformat(), row.group): (row.gpu_hours, row.cost) for row in days.itertuples()}
     # team a on 1 April: 8 + 8 GPU-hours, $0.10 + $0.20; team b's 8-hour row puts 3.5 hours on 1 April, 4.5 on the 2nd
