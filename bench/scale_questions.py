@@ -221,7 +221,7 @@ def measure(workspace: str, name: str) -> dict:
     from dashboard.retro import tabs
     from dashboard.retro.registry import FIGURES
     from dashboard.retro.view import whole
-    from dashboard.workspace import datasets, rollups
+    from dashboard.workspace import datasets, rollup_rows, rollups
 
     backend = connect("duckdb")
     bare = duckdb.connect()
@@ -230,7 +230,7 @@ def measure(workspace: str, name: str) -> dict:
     info = datasets.metadata(name, at)
     usage = f"read_parquet('{datasets.usage_folder(name, at) / '**' / '*.parquet'}')"
     view = dataclasses.replace(whole(opened.fixed(datasets.open_table(backend, name, at))),
-                               rollups=rollups.chooser(backend, info, at))  # the page's view of the dataset
+                               rollups=rollup_rows.chooser(backend, info, at))  # the page's view of the dataset
     entries = {entry.name: entry for entry in FIGURES}
     figures = {}
     for index, question in enumerate(QUESTIONS):

@@ -19,7 +19,7 @@ from dashboard.retro import tabs
 from dashboard.retro.registry import FIGURES, Grain
 from dashboard.retro.view import Filters, RetroView, filtered, whole
 from dashboard.ui.workspace_view import rollups_of
-from dashboard.workspace import datasets, rollups
+from dashboard.workspace import datasets, rollup_rows, rollups
 from dashboard.workspace.datasets import Metadata
 from dashboard.workspace.imports import import_to_workspace
 from dashboard.workspace.writer import MonthWriter
@@ -190,7 +190,7 @@ def _hostile(folder: Path) -> tuple[Metadata, object]:
 
 def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
     info, usage = _hostile(tmp_path)
-    view = _view(usage, rollups_chooser=rollups.chooser(engine.default(), info, tmp_path))
+    view = _view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path))
     spend = tabs.run(BY_NAME["spend"], view)
     assert spend.label.startswith("the daily rollup by team")
     days, daily, latest = spend.result
