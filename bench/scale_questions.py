@@ -357,11 +357,12 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
             lines.append(f"| `{name}` | {figures['rollup_seconds']:.3f} | {figures['bare_seconds']:.3f} | "
                          f"{figures['ratio']:.2f}× | {figures['answered_by'].split(', built')[0]} |")
         lines.append("")
-        ran = {name: q["figure"] for name, q in result["questions"].items() if "figure" in q}
+        ran = {q.name: result["questions"][q.name]["figure"] for q in QUESTIONS
+               if "figure" in result["questions"].get(q.name, {})}
         if ran:
-            lines += ["The figures among them, as the page runs them (`dashboard.retro.tabs.run`, first run), against "
-                      "the question's bare DuckDB:", "",
-                      "| Figure | Page path (s) | Ratio | Answered from |", "|---|---|---|---|"]
+            lines += [*_wrapped("The figures among them, as the page runs them (`dashboard.retro.tabs.run`, first "
+                                "run: a page keeps the small results after it), against the question's bare DuckDB:"),
+                      "", "| Figure | Page path (s) | Ratio | Answered from |", "|---|---|---|---|"]
             lines += [f"| `{figure['name']}` (`{name}`) | {figure['seconds']:.3f} | {figure['ratio']:.2f}× | "
                       f"{figure['answered_by'].split(', built')[0]} |" for name, figure in ran.items()]
             lines.append("")
