@@ -28,7 +28,7 @@ from dashboard.retro.view import RetroView
 @dataclass(frozen=True)
 class Grain:
     """What a figure's queries group and filter by: canonical ``columns`` and a time ``unit`` ("day", "hour"; None:
-    no time) over which they spread or sum GPU-hours and cost (docs/engines.md#rollups)."""
+    no time) over which they spread or sum GPU-hours and cost (docs/engines.md, *Figures*)."""
 
     columns: tuple[str, ...]
     unit: str | None = None

@@ -23,8 +23,8 @@ from dashboard.retro.view import filtered as filtered_view
 
 @dataclass(frozen=True)
 class Answered:
-    """A figure's result and the table it was read from, as the page names it ("daily rollup by team, built 12:03",
-    "the rows (1,000,000)"; "" for a view that is not a workspace dataset's own rows: the rows, nothing to say)."""
+    """A figure's result and the table it was read from, as the page names it ("the daily rollup by team, …, built
+    12:03", "the rows (1,000,000)"; "" for a view that is not a workspace dataset's own rows: nothing to say)."""
 
     result: object
     label: str

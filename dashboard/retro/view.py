@@ -59,7 +59,7 @@ class Choices:
 
 # A workspace dataset's rollups, chosen per question: for the columns a question groups and filters by (None: none,
 # the rows asked for) and its time unit ("day", "hour" or None), the smallest rollup that answers it read as rows
-# (None: the rows) and what the page says read it ("daily rollup by team, built 12:03", "the rows (1,000,000)").
+# (None: the rows) and what the page says read it ("the daily rollup by team, …, built 12:03", "the rows (1,000)").
 Rollups = Callable[[tuple[str, ...] | None, str | None], tuple[Table | None, str]]
 
 
