@@ -12,7 +12,7 @@ import ibis
 import ibis.expr.types as ir
 from ibis.backends import BaseBackend
 
-from dashboard.query import opened
+from dashboard.query import engine, opened
 from dashboard.workspace.datasets import Metadata
 from dashboard.workspace.rollups import OPENED_TABLES, Answer, Rollup, choose
 
@@ -60,7 +60,8 @@ def rows_answer(backend: BaseBackend, info: Metadata, at: Path, columns: Iterabl
                 unit: str | None = None) -> Answer:
     """``choose``'s answer with the rollup read as rows (``as_rows``; built once per engine, version and rollup, and
     its small results kept, as a version's files never change); the rows when no rollup answers."""
-    answer = choose(backend, info, at, columns, unit, measures=AS_ROWS)
+    with engine.lock(backend):  # opening a table is a statement of the engine: one at a time, as every query
+        answer = choose(backend, info, at, columns, unit, measures=AS_ROWS)
     if answer.rollup is None:
         return answer
     key = (id(backend), str(at), answer.rollup.name)
