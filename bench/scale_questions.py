@@ -2,6 +2,10 @@
 answers it, chosen by ``dashboard.workspace.rollups.choose``, queried through Ibis as a page would) beside bare DuckDB
 over the raw Parquet (hand-written SQL), in the same process, and the two answers compared.
 
+Where a question is a Retrospective figure (``FIGURE_OF``), the figure's own queries are timed too, as the page runs
+them: ``dashboard.retro.tabs.run`` on a view of the dataset, which reads the rollup the figure's grain chooses or the
+rows, beside the question's bare DuckDB time (their first run: a page's small results are kept after it).
+
 ``python -m bench.scale_questions`` generates ROWS FOCUS rows (default 1,000,000), imports them in a fresh process
 (the import's time, the share spent sorting and building and proving the rollups, its peak memory), times the ten
 questions in another, writes ``bench/scale_results/<commit>.json`` and fails when a question's ratio to bare
@@ -10,6 +14,7 @@ DuckDB grew more than ``GATE`` times since the previous JSON of the same ROWS (s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -166,6 +171,11 @@ QUESTIONS: tuple[Question, ...] = (
 )
 
 
+# the questions that are a figure of the Retrospective's registry (``dashboard.retro.registry.FIGURES``) by name
+FIGURE_OF = {"spend_per_day": "spend", "spend_per_project": "attribution", "waste": "waste",
+             "load_profile": "load", "plan_vs_actual": "gap"}
+
+
 @built
 def _expr(usage: ir.Table, index: int) -> ir.Table:
     return QUESTIONS[index].layer(usage)
@@ -206,8 +216,12 @@ def measure(workspace: str, name: str) -> dict:
     os.environ["PLANNER_WORKSPACE_DIR"] = workspace
     import duckdb
 
+    from dashboard.query import opened
     from dashboard.query.engine import configure_duckdb, connect
-    from dashboard.workspace import datasets, rollups
+    from dashboard.retro import tabs
+    from dashboard.retro.registry import FIGURES
+    from dashboard.retro.view import whole
+    from dashboard.workspace import datasets, rollup_rows, rollups
 
     backend = connect("duckdb")
     bare = duckdb.connect()
@@ -215,6 +229,9 @@ def measure(workspace: str, name: str) -> dict:
     at = datasets.current(name)
     info = datasets.metadata(name, at)
     usage = f"read_parquet('{datasets.usage_folder(name, at) / '**' / '*.parquet'}')"
+    view = dataclasses.replace(whole(opened.fixed(datasets.open_table(backend, name, at))),
+                               rollups=rollup_rows.chooser(backend, info, at))  # the page's view of the dataset
+    entries = {entry.name: entry for entry in FIGURES}
     figures = {}
     for index, question in enumerate(QUESTIONS):
         layer_s, bare_s, label = [], [], ""
@@ -235,6 +252,12 @@ def measure(workspace: str, name: str) -> dict:
                                   "bare_seconds": min(bare_s), "bare_first_seconds": bare_s[0],
                                   "ratio": min(layer_s) / min(bare_s), "answered_by": label,
                                   "answer_rows": len(layer_answer)}
+        if question.name in FIGURE_OF:
+            started = time.perf_counter()
+            ran = tabs.run(entries[FIGURE_OF[question.name]], view)
+            seconds = time.perf_counter() - started
+            figures[question.name]["figure"] = {"name": FIGURE_OF[question.name], "seconds": seconds,
+                                                "ratio": seconds / min(bare_s), "answered_by": ran.label}
     return figures
 
 
@@ -334,6 +357,15 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
             lines.append(f"| `{name}` | {figures['rollup_seconds']:.3f} | {figures['bare_seconds']:.3f} | "
                          f"{figures['ratio']:.2f}× | {figures['answered_by'].split(', built')[0]} |")
         lines.append("")
+        ran = {q.name: result["questions"][q.name]["figure"] for q in QUESTIONS
+               if "figure" in result["questions"].get(q.name, {})}
+        if ran:
+            lines += [*_wrapped("The figures among them, as the page runs them (`dashboard.retro.tabs.run`, first "
+                                "run: a page keeps the small results after it), against the question's bare DuckDB:"),
+                      "", "| Figure | Page path (s) | Ratio | Answered from |", "|---|---|---|---|"]
+            lines += [f"| `{figure['name']}` (`{name}`) | {figure['seconds']:.3f} | {figure['ratio']:.2f}× | "
+                      f"{figure['answered_by'].split(', built')[0]} |" for name, figure in ran.items()]
+            lines.append("")
     return lines
 
 
@@ -367,6 +399,10 @@ def main() -> int:
               f"(first {figures['rollup_first_seconds']:.3f}), bare DuckDB {figures['bare_seconds']:.3f} s, "
               f"{figures['ratio']:.2f}× (target <= 1.0); "
               f"{figures['answered_by']}")
+        if "figure" in figures:
+            figure = figures["figure"]
+            print(f"scale_figure_{figure['name']}: page path {figure['seconds']:.3f} s, {figure['ratio']:.2f}× the "
+                  f"bare {question}; from {figure['answered_by']}")
     failed = regressions(result, before)
     for line in failed:
         print(f"scale_regression: {line}")

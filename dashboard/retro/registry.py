@@ -6,8 +6,12 @@ figure is drawn from), its figure builders by name in ``dashboard.figures`` ("re
 figures import this layer, so it names them), the function of ``dashboard.ui.retro_view`` that draws the tab
 (``page_section``, taking the view) and the heading of its section in the report (``report_section``; None: not in
 the report; ``dashboard.ui.retro_report_view.SECTIONS`` builds it by the entry's name). Adding a figure is one entry
-here and one module; tests/retro/test_registry.py checks that every name resolves. Issue 52 adds a ``grain`` per
-entry (the rollup its queries read). Pure: never imports streamlit.
+here and one module; tests/retro/test_registry.py checks that every name resolves.
+
+An entry's ``grain`` (issue 52) is what its queries read: the columns they group and filter by and their time unit,
+so over a workspace dataset they read the smallest rollup that has them (``dashboard.retro.tabs.run``); None where
+they read the rows: a count of rows, or a test of each row's GPU-hours or cost (a rollup holds their sums only), or
+per-job facts. Pure: never imports streamlit.
 """
 
 from __future__ import annotations
@@ -22,6 +26,15 @@ from dashboard.retro.view import RetroView
 
 
 @dataclass(frozen=True)
+class Grain:
+    """What a figure's queries group and filter by: canonical ``columns`` and a time ``unit`` ("day", "hour"; None:
+    no time) over which they spread or sum GPU-hours and cost (docs/engines.md, *Figures*)."""
+
+    columns: tuple[str, ...]
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
 class RetroFigure:
     """One Retrospective figure (see the module's docstring)."""
 
@@ -31,6 +44,7 @@ class RetroFigure:
     figures: tuple[str, ...]
     page_section: str
     report_section: str | None = None
+    grain: Grain | None = None  # None: the rows
 
 
 def _spend(view: RetroView) -> tuple[object, ...]:
@@ -52,9 +66,11 @@ def _waste(view: RetroView) -> tuple[object, ...]:
 
 
 FIGURES: tuple[RetroFigure, ...] = (
-    RetroFigure("spend", "Spend", _spend, ("retro_usage.spend_figure",), "spend_section", "Spend"),
+    RetroFigure("spend", "Spend", _spend, ("retro_usage.spend_figure",), "spend_section", "Spend",
+                grain=Grain(("team",), "day")),
     RetroFigure("attribution", "Attribution", lambda view: attribution.attribution_cells(view.shown),
-                ("retro_usage.attribution_figure",), "attribution_section"),
+                ("retro_usage.attribution_figure",), "attribution_section",
+                grain=Grain(("team", "project", "run_id"))),
     RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual"),
     RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste"),
     RetroFigure("load", "Load profile",

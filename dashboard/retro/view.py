@@ -9,7 +9,7 @@ and the widgets' choices (`Choices`). Pure: never imports streamlit.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -57,13 +57,20 @@ class Choices:
     gap_unit: str = "usd"
 
 
+# A workspace dataset's rollups, chosen per question: for the columns a question groups and filters by (None: none,
+# the rows asked for) and its time unit ("day", "hour" or None), the smallest rollup that answers it read as rows
+# (None: the rows) and what the page says read it ("the daily rollup by team, …, built 12:03", "the rows (1,000)").
+Rollups = Callable[[tuple[str, ...] | None, str | None], tuple[Table | None, str]]
+
+
 @dataclass(frozen=True, eq=False)
 class RetroView:
     """One run's Retrospective view (see the module's docstring). ``bounds`` is what the filters offer over the whole
     export (`dashboard.retro.filters.filter_options`), ``stats`` the join's match figures, ``amortisation`` what was
     done with commitments, ``notes`` the import notes that change the figures, ``files`` the data line ("bill.csv
     (billing export, 242 rows used)"), ``runs_file`` the run export's name and ``input_rows`` the inputs' size
-    (for spinners)."""
+    (for spinners); ``rollups`` chooses among the rollups of a workspace dataset whose own rows ``usage`` is (None
+    otherwise: a join, an amortised bill, an upload)."""
 
     data_key: Hashable
     usage: Table
@@ -84,6 +91,7 @@ class RetroView:
     choices: Choices = field(default_factory=Choices)
     budget_default: float | None = EXPORT_BUDGET_USD
     input_rows: int | None = None
+    rollups: Rollups | None = None
 
     @property
     def plan_label(self) -> str:

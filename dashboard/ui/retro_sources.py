@@ -18,7 +18,8 @@ import streamlit as st
 from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
-from dashboard.retro.view import EXPORT_BUDGET_USD, Filters, RetroView, filtered
+from dashboard.query.opened import Table
+from dashboard.retro.view import EXPORT_BUDGET_USD, Filters, RetroView, Rollups, filtered
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as view
@@ -39,6 +40,7 @@ from dashboard.ui.sources import (
     sample_names,
     zone_select,
 )
+from dashboard.workspace.datasets import Metadata
 
 RUN_SAMPLES = ("slurm_sample.txt", "wandb_sample.csv")
 DEFAULT_BILLING = "focus_sample.csv"
@@ -362,6 +364,15 @@ def _filters(bounds: dict[str, Any]) -> Filters:
     return Filters(start, end, tuple(teams) or None, tuple(projects) or None, tuple(pricing) or None)
 
 
+def _rollups(chosen: Chosen, usage: Table | None) -> Rollups | None:
+    """A workspace dataset's rollups when the view's rows are its own (no run export joined, nothing amortised)."""
+    billing, (key, _, info) = chosen.imported["billing"], chosen.choices["billing"]
+    if (billing is None or chosen.imported["runs"] is not None or usage is not billing.usage or key != billing.key
+            or not isinstance(info, Metadata)):
+        return None
+    return workspace_view.rollups_of(info)
+
+
 def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     """The run's view: each import bound to the query engine (the page's own moved into it), the bill's
     commitments amortised, the two joined on the sidebar's key, the data line written and the filters drawn."""
@@ -424,4 +435,4 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
         files=tuple(report_data_line(billing, runs, join_on)), runs_file=runs.filename if runs else None,
         run_params=runs.model_params if runs else None,
         plan=chosen_plan(), choices=view.page_choices(join_on, budget_default), budget_default=budget_default,
-        input_rows=input_rows)
+        input_rows=input_rows, rollups=_rollups(chosen, usage))

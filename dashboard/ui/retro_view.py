@@ -23,6 +23,7 @@ from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, num
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
+from dashboard.retro import tabs as figure_runs
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
@@ -70,6 +71,9 @@ def tabs(view: RetroView) -> None:
         with tab, cache.busy(SLOW.format(entry.tab), view.input_rows):
             if tab.open:
                 getattr(sys.modules[__name__], entry.page_section)(view)
+                read = figure_runs.source(entry, view)[1]  # the table this figure's queries read (issue 52)
+                if read:
+                    st.caption(f"Answered from {markdown_text(read)}")
 
 
 def wrapping_row(vertical_alignment: Literal["top", "center", "bottom"] = "top") -> Any:

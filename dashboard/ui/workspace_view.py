@@ -30,10 +30,11 @@ from dashboard.ingest.schema import UnreadableFile
 from dashboard.query import engine, opened
 from dashboard.query.opened import Table
 from dashboard.retro.summary import accounting
+from dashboard.retro.view import Rollups
 from dashboard.safe_text import markdown_text
 from dashboard.ui import identity, upload_store
 from dashboard.ui.sources import Imported, LocalFile
-from dashboard.workspace import datasets, owners
+from dashboard.workspace import datasets, owners, rollup_rows
 from dashboard.workspace.datasets import DatasetError, DatasetExists, Metadata
 from dashboard.workspace.imports import delete_dataset, import_to_workspace, no_space
 
@@ -241,6 +242,12 @@ def open_dataset(state_key: str, info: Metadata) -> Imported | None:
         st.error(markdown_text(str(error)))
         return None
     return imported
+
+
+def rollups_of(info: Metadata) -> Rollups:
+    """The rollups of dataset ``info`` (of the import it describes), chosen per question on the configured engine
+    and read as rows (`dashboard.workspace.rollup_rows.rows_answer`), with what the page says read it."""
+    return rollup_rows.chooser(engine.default(), info, datasets.version_of(info))
 
 
 def _query_csv_file(table: Table, rows: int) -> Callable[[], bytes]:

@@ -109,6 +109,7 @@ def _finish(building: Path, months: list[str], imported_at: str, kept: list[dict
     try:
         for month in months:
             sorting.sort_month(backend, building / USAGE / f"{PARTITION}={month}")
+        months = rollups.stale(building, months, kept)
         entries = rollups.build(backend, building, months, imported_at, kept)
         rollups.prove(backend, building, entries, months)
     finally:

@@ -52,8 +52,8 @@ class RollupMismatch(DatasetError):
 
 @dataclass(frozen=True)
 class Measure:
-    """One summed quantity of every rollup: ``kind`` "sum" (an exact sum of ``column``) or "count" (rows with a
-    value in ``column``; all rows for None)."""
+    """One quantity of every rollup: ``kind`` "sum" (an exact sum of ``column``), "count" (rows with a value in
+    ``column``; all rows for None) or "max" (the latest value of ``column``)."""
 
     name: str
     kind: str
@@ -68,6 +68,8 @@ MEASURES: tuple[Measure, ...] = (
     Measure("tokens", "sum", "tokens"),
     Measure("gpu_hours_rows", "count", "gpu_hours"),  # rows with GPU-hours: a sum over none is NULL, not 0
     Measure("cost_rows", "count", "cost"),  # rows with a cost: a missing cost shows in rows - cost_rows
+    Measure("last_start", "max", "period_start"),  # the latest start and end: a rollup read as rows (``as_rows``)
+    Measure("last_end", "max", "period_end"),
 )
 
 
@@ -111,6 +113,8 @@ BY_NAME = {rollup.name: rollup for rollup in ROLLUPS}
 def _measure(usage: ir.Table, measure: Measure) -> ir.Scalar:
     if measure.kind == "count":
         return usage.count() if measure.column is None else usage[measure.column].count()
+    if measure.kind == "max":
+        return usage[measure.column].max()
     return usage[measure.column].cast(AMOUNT).sum()
 
 
@@ -134,6 +138,16 @@ def grouped(usage: ir.Table, rollup: Rollup) -> ir.Table:
 def folder(at: Path, rollup: Rollup) -> Path:
     """Where ``rollup`` of the version folder ``at`` lives."""
     return at / ROLLUPS_FOLDER / rollup.name
+
+
+def stale(at: Path, months: Iterable[str], kept: list[dict] | None) -> list[str]:
+    """The months of the version folder ``at`` whose rollups an import builds: ``months`` (those written), and every
+    month of the rows when the ``kept`` entries (of the version appended to) hold other measures than ``MEASURES``
+    (built before a measure was added: their files lack its column)."""
+    names = [measure.name for measure in MEASURES]
+    if any(entry.get("measures") != names for entry in kept or []):
+        months = [*months, *(path.name.split("=", 1)[1] for path in (at / USAGE).glob(f"{PARTITION}=*"))]
+    return sorted(set(months))
 
 
 def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
@@ -297,16 +311,19 @@ def answers(rollup: Rollup, columns: Iterable[str], unit: str | None) -> bool:
     return set(columns) <= set(rollup.columns) and (unit is None or unit == rollup.unit)
 
 
-def choose(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str], unit: str | None = None) -> Answer:
+def choose(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str], unit: str | None = None,
+           measures: Iterable[str] = ()) -> Answer:
     """The smallest rollup of the dataset ``info`` (read from its version folder ``at``) that answers a question
-    grouping or filtering by ``columns`` at time ``unit``, as a table of ``backend`` with its label ("daily rollup
-    by team, built 12:03"); the rows themselves ("the rows (1,000,000)") when none does."""
-    columns = tuple(columns)
+    grouping or filtering by ``columns`` at time ``unit`` (and was built with ``measures``), as a table of
+    ``backend`` with its label ("daily rollup by team, built 12:03"); the rows themselves ("the rows (1,000,000)")
+    when none does."""
+    columns, measures = tuple(columns), set(measures)
     entries = [entry for entry in getattr(info, "rollups", []) if entry.get("name") in BY_NAME
-               and answers(BY_NAME[entry["name"]], columns, unit)]
+               and answers(BY_NAME[entry["name"]], columns, unit) and measures <= set(entry.get("measures", []))]
     if not entries:
         return Answer(None, open_table(backend, info.name, at), f"the rows ({info.rows:,})", info.rows)
     best = min(entries, key=lambda entry: (entry["rows"], entry["name"]))
     rollup = BY_NAME[best["name"]]
     built = datetime.fromisoformat(best["built_at"]).strftime("%H:%M")
     return Answer(rollup, read(backend, at, rollup), f"{rollup.title}, built {built}", int(best["rows"]))
+

@@ -27,6 +27,13 @@ def test_every_question_is_answered_by_a_rollup_as_bare_duckdb_answers_it(tmp_pa
     assert figures["top_20_runs"]["answer_rows"] == 20
     assert figures["waste"]["answer_rows"] == 1
     assert figures["load_profile"]["answered_by"].startswith("hourly rollup")
+    # the questions that are figures, run by the registry's runner as the page runs them: from their grain's rollup
+    ran = {name: answered["figure"] for name, answered in figures.items() if "figure" in answered}
+    assert {name: figure["name"] for name, figure in ran.items()} == scale_questions.FIGURE_OF
+    assert ran["spend_per_day"]["answered_by"].startswith("the daily rollup by team")
+    assert ran["spend_per_project"]["answered_by"].startswith("the whole-period rollup")
+    for name in ("waste", "load_profile", "plan_vs_actual"):  # per-row tests: the rows
+        assert ran[name]["answered_by"].startswith("the rows ("), name
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

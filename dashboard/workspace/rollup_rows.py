@@ -1,0 +1,74 @@
+"""A workspace dataset's rollups read as usage rows, for the Retrospective's figures (issue 52): ``as_rows`` turns
+a rollup (``dashboard.workspace.rollups``) into rows a figure's own queries read as they read the dataset's, and
+``chooser`` gives a page's view the smallest rollup that holds what a figure reads (``RetroView.rollups``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import ibis
+import ibis.expr.types as ir
+from ibis.backends import BaseBackend
+
+from dashboard.query import engine, opened
+from dashboard.workspace.datasets import Metadata
+from dashboard.workspace.rollups import OPENED_TABLES, Answer, Rollup, choose
+
+AS_ROWS = ("rows", "gpu_hours", "cost", "gpu_hours_rows", "cost_rows", "last_start", "last_end")  # what it reads
+_OPENED: dict[tuple[int, str, str], ir.Table] = {}  # rollups read as rows, as ``rollups.read`` keeps them
+
+
+def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
+    """``rollup``'s ``table`` read as usage rows, for a figure that sums GPU-hours and cost by the rollup's columns
+    (and spreads them over days or hours): a row per rollup row with its columns and its sums as ``gpu_hours`` and
+    ``cost`` (floats), and, for a time rollup, its latest start and end as ``period_start`` and ``period_end``.
+    Every row of a rollup row starts in its day or hour and ends by the unit's end, or else keeps its own start and
+    end in the grain, so a spread over days or hours, a date filter and the latest instant read as over the rows.
+    One more row of NULL (0 for the other sum) where some row had none: a sum skipping NULLs and a test that a row
+    is NULL read as over the rows too. No count, row test of a sum or other column can be read from it: a figure
+    that needs one reads the rows."""
+    keep = list(rollup.columns)
+    times = {"period_start": table.last_start, "period_end": table.last_end} if rollup.unit else {}
+    sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"))
+    rows = table["rows"]
+    gaps = table.filter((table.gpu_hours_rows < rows) | (table.cost_rows < rows))
+    null = ibis.null().cast("float64")
+    nulls = gaps.select(*keep, **{name: gaps[value.get_name()] for name, value in times.items()},
+                        gpu_hours=ibis.ifelse(gaps.gpu_hours_rows < gaps["rows"], null, 0.0),
+                        cost=ibis.ifelse(gaps.cost_rows < gaps["rows"], null, 0.0))
+    return ibis.union(sums, nulls, distinct=False)
+
+
+def chooser(backend: BaseBackend, info: Metadata,
+            at: Path) -> Callable[[tuple[str, ...] | None, str | None], tuple[ir.Table | None, str]]:
+    """The questions' chooser of a page's view (``dashboard.retro.view.Rollups``) over the dataset ``info`` (its
+    version folder ``at``): for the columns and time unit a figure reads, its smallest rollup read as rows (None:
+    the rows) and what the page says read it ("the daily rollup by team, …, built 12:03", "the rows (1,000)"); for
+    no columns (None), the rows."""
+    def chosen(columns: tuple[str, ...] | None, unit: str | None) -> tuple[ir.Table | None, str]:
+        if columns is None:
+            return None, f"the rows ({info.rows:,})"
+        answer = rows_answer(backend, info, at, columns, unit)
+        return (None, answer.label) if answer.rollup is None else (answer.table, f"the {answer.label}")
+
+    return chosen
+
+
+def rows_answer(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str],
+                unit: str | None = None) -> Answer:
+    """``choose``'s answer with the rollup read as rows (``as_rows``; built once per engine, version and rollup, and
+    its small results kept, as a version's files never change); the rows when no rollup answers."""
+    with engine.lock(backend):  # opening a table is a statement of the engine: one at a time, as every query
+        answer = choose(backend, info, at, columns, unit, measures=AS_ROWS)
+    if answer.rollup is None:
+        return answer
+    key = (id(backend), str(at), answer.rollup.name)
+    table = _OPENED.get(key)
+    if table is None:
+        table = opened.fixed(as_rows(answer.table, answer.rollup))
+        if len(_OPENED) >= OPENED_TABLES:
+            _OPENED.pop(next(iter(_OPENED)))
+        _OPENED[key] = table
+    return dataclasses.replace(answer, table=table)

@@ -1,0 +1,216 @@
+"""Issue 52: each Retrospective figure reads its declared grain. Over a workspace dataset's own rows, a figure with a
+grain reads the smallest rollup that holds it and the filters in force, and its result is the rows' to the cent; a
+filter outside every rollup that holds the grain, a dataset without rollups and a figure without a grain read the
+rows; a rollup read as rows gives the sums worked out by hand (NULL costs, a row across two days)."""
+
+import dataclasses
+import math
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dashboard import settings
+from dashboard.ingest.schema import CANONICAL_COLUMNS
+from dashboard.query import engine, opened
+from dashboard.retro import tabs
+from dashboard.retro.registry import FIGURES, Grain
+from dashboard.retro.view import Filters, RetroView, filtered, whole
+from dashboard.ui.workspace_view import rollups_of
+from dashboard.workspace import datasets, rollup_rows, rollups
+from dashboard.workspace.datasets import Metadata
+from dashboard.workspace.imports import import_to_workspace
+from dashboard.workspace.writer import MonthWriter
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+BY_NAME = {entry.name: entry for entry in FIGURES}
+CENT = 0.005  # amounts and GPU-hours agree to the cent (a rollup adds exact decimals, the rows doubles)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> Iterator[tuple[Metadata, object]]:
+    """The bundled FOCUS quarter imported into a workspace once (its rollups built and proven), and its rows."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(settings.WORKSPACE_DIR, str(tmp_path_factory.mktemp("workspace")))
+        info = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+        yield info, opened.fixed(datasets.open_table(engine.default(), "q2", datasets.version_of(info)))
+
+
+NO_FILTERS = Filters()
+
+
+def _view(usage, filters: Filters = NO_FILTERS, rollups_chooser=None) -> RetroView:
+    """A view of a dataset's own rows under ``filters`` (``bounds`` empty: any date is a narrowing)."""
+    view = dataclasses.replace(whole(usage), filters=filters, rollups=rollups_chooser)
+    return dataclasses.replace(view, shown=filtered(usage, filters, view.narrowed))
+
+
+def _same(a, b) -> bool:
+    """Whether two figure results agree: frames and series row for row (unordered frames sorted by their labels),
+    numbers to the cent, NaN where the other is NaN, times and labels exactly."""
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, pd.DataFrame):
+        if list(a.columns) != list(b.columns) or len(a) != len(b):
+            return False
+        labels = [c for c in a.columns if not pd.api.types.is_float_dtype(a[c])]
+        a, b = (f.sort_values(labels, ignore_index=True) for f in (a, b))
+        return all(_same(a[c], b[c]) for c in a.columns)
+    if isinstance(a, pd.Series):
+        if len(a) != len(b) or not a.index.equals(b.index):
+            return False
+        if not pd.api.types.is_float_dtype(a):
+            return a.astype("string").fillna("<NA>").tolist() == b.astype("string").fillna("<NA>").tolist()
+        return all(_same(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True))
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or abs(a - b) <= CENT
+    return a == b
+
+
+def _label(info: Metadata, rollup: str | None) -> str:
+    if rollup is None:
+        return f"the rows ({info.rows:,})"
+    return f"the {rollups.BY_NAME[rollup].title}, built {pd.Timestamp(info.imported_at):%H:%M}"
+
+
+APRIL = dict(start=date(2025, 4, 10), end=date(2025, 5, 20))
+FIGURE_GRAINS = [  # figure, the filters in force, the rollup it reads (None: the rows)
+    ("spend", Filters(), "daily_team"),
+    ("spend", Filters(teams=("llm-pretrain", "(untagged)")), "daily_team"),
+    ("spend", Filters(pricing=("reserved",)), "daily_team"),
+    ("spend", Filters(**APRIL), "daily_team"),
+    ("spend", Filters(projects=("pretrain-13b",)), "daily_run"),  # a project filter: the rollup by project
+    ("attribution", Filters(), "runs"),  # whole-period sums by run: the smallest rollup (41 rows of 242)
+    ("attribution", Filters(teams=("research",), pricing=("spot", "on_demand")), "runs"),
+    ("attribution", Filters(**APRIL), "daily_run"),  # dates: a daily rollup
+    ("gap", Filters(), None),  # GPU rows of a run: a test of each row's GPU-hours
+    ("waste", Filters(), None),  # job facts
+    ("load", Filters(), None),  # the commitment's span tests each row's GPU-hours and cost
+    ("mix", Filters(), None),
+    ("units", Filters(), None),  # a count of rows
+]
+
+
+@pytest.mark.parametrize(("figure", "filters", "rollup"), FIGURE_GRAINS)
+def test_each_figure_reads_its_grain_and_equals_the_rows(sample, figure, filters, rollup):
+    info, usage = sample
+    entry = BY_NAME[figure]
+    view = _view(usage, filters, rollups_of(info))
+    answered = tabs.run(entry, view)
+    assert answered.label == _label(info, rollup)
+    assert _same(answered.result, entry.query(_view(usage, filters)))  # the rows' result, to the cent
+    table, _ = tabs.source(entry, view)
+    assert (table is None) == (rollup is None)
+
+
+def test_every_figure_of_the_table_above_is_declared_with_that_grain():
+    assert {figure for figure, _, rollup in FIGURE_GRAINS if rollup is None} == {
+        entry.name for entry in FIGURES if entry.grain is None}
+    assert {figure for figure, _, rollup in FIGURE_GRAINS if rollup} == {
+        entry.name for entry in FIGURES if entry.grain is not None}
+
+
+@pytest.mark.parametrize(("filters", "rollup"), [
+    (Filters(), "daily_team"),
+    (Filters(teams=("data",)), "daily_team"),
+    (Filters(projects=("dataprep",)), None),  # no rollup kept holds the day, the team and the project: the rows
+])
+def test_a_filter_outside_the_rollups_kept_falls_back_to_the_rows(sample, filters, rollup):
+    info, usage = sample
+    info = dataclasses.replace(info, rollups=[e for e in info.rollups if e["name"] == "daily_team"])
+    answered = tabs.run(BY_NAME["spend"], _view(usage, filters, rollups_of(info)))
+    assert answered.label == _label(info, rollup)
+    assert _same(answered.result, BY_NAME["spend"].query(_view(usage, filters)))
+
+
+def test_rollups_built_before_their_times_were_kept_are_not_read_as_rows(sample):
+    info, usage = sample
+    old = [{**e, "measures": [m for m in e["measures"] if m not in ("last_start", "last_end")]}
+           for e in info.rollups]
+    answered = tabs.run(BY_NAME["spend"], _view(usage, rollups_chooser=rollups_of(
+        dataclasses.replace(info, rollups=old))))
+    assert answered.label == _label(info, None)
+
+
+def test_a_view_that_is_not_a_dataset_names_no_table(sample):
+    _, usage = sample
+    answered = tabs.run(BY_NAME["spend"], _view(usage))
+    assert answered.label == "" and tabs.source(BY_NAME["spend"], _view(usage)) == (None, "")
+
+
+@pytest.mark.parametrize(("grain", "filters", "needed"), [
+    (Grain(("team",), "day"), Filters(), (("team",), "day")),
+    (Grain(("team",), "day"), Filters(projects=("p",), pricing=("spot",)), (("team", "project", "pricing"), "day")),
+    (Grain(("team", "project")), Filters(teams=("a",)), (("team", "project"), None)),
+    (Grain(("team", "project")), Filters(**APRIL), (("team", "project"), "day")),
+    (Grain(("pricing",), "hour"), Filters(**APRIL), (("pricing",), "hour")),
+    (None, Filters(teams=("a",)), None),
+])
+def test_the_grain_in_force_adds_the_filters_columns_and_a_day_for_dates(sample, grain, filters, needed):
+    _, usage = sample
+    entry = dataclasses.replace(BY_NAME["spend"], grain=grain)
+    assert tabs.grain_in_force(entry, _view(usage, filters)) == needed
+
+
+def _hostile(folder: Path) -> tuple[Metadata, object]:
+    """Missing costs, a row across two days (20:30 to 04:30), untagged rows: a dataset written and rolled up as an
+    import does, its metadata by hand."""
+    def at(text):
+        return pd.Timestamp(text, tz="UTC")
+
+    table = [  # start, end, gpu_hours, cost, team, project, run
+        ("2025-04-01 10:00", "2025-04-01 11:00", 8.0, 0.1, "a", "p1", "r1"),
+        ("2025-04-01 10:00", "2025-04-01 11:00", 8.0, 0.2, "a", "p1", "r1"),
+        ("2025-04-01 20:30", "2025-04-02 04:30", 16.0, 8.8, "b", "p3", "r3"),
+        ("2025-04-02 00:00", "2025-04-03 00:00", None, 2.20, None, None, None),
+        ("2025-04-02 05:00", "2025-04-02 06:00", 1.0, None, None, "p1", None),
+        ("2025-05-31 23:00", "2025-06-01 00:00", 2.0, 0.3, "a", "p1", "r1"),
+    ]
+    frame = pd.DataFrame(table, columns=["period_start", "period_end", "gpu_hours", "cost", "team", "project",
+                                         "run_id"])
+    for column in ("period_start", "period_end"):
+        frame[column] = frame[column].map(at).astype("datetime64[ns, UTC]")
+    frame = frame.assign(billed_cost=frame["cost"], currency="USD", pricing="on_demand", charge_kind="usage",
+                         gpu_type="H100", resource_id=None, run_state=None, tokens=float("nan"),
+                         source_row=range(2, len(frame) + 2))
+    writer = MonthWriter(folder / datasets.USAGE)
+    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
+    writer.close()
+    backend = engine.default()
+    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
+    rollups.prove(backend, folder, entries, writer.months)
+    info = Metadata(name="hostile", source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
+                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
+                    rollups=entries)
+    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
+    return info, usage.drop("month")
+
+
+def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
+    info, usage = _hostile(tmp_path)
+    view = _view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path))
+    spend = tabs.run(BY_NAME["spend"], view)
+    assert spend.label.startswith("the daily rollup by team")
+    days, daily, latest = spend.result
+    cells = {(row.period.date().isoformat(), row.group): (row.gpu_hours, row.cost) for row in days.itertuples()}
+    # team a on 1 April: 8 + 8 GPU-hours, $0.10 + $0.20; team b's 8-hour row puts 3.5 hours on 1 April, 4.5 on the 2nd
+    assert cells["2025-04-01", "a"] == pytest.approx((16.0, 0.3), abs=CENT)
+    assert cells["2025-04-01", "b"] == pytest.approx((16 * 3.5 / 8, 8.8 * 3.5 / 8), abs=CENT)
+    assert cells["2025-04-02", "b"] == pytest.approx((16 * 4.5 / 8, 8.8 * 4.5 / 8), abs=CENT)
+    # the untagged rows of 2 April: a row without GPU-hours and one without a cost, so both sums are unknown (NaN)
+    assert all(math.isnan(value) for value in cells["2025-04-02", "(untagged)"])
+    assert math.isnan(daily[pd.Timestamp("2025-04-02", tz="UTC")])
+    assert daily[pd.Timestamp("2025-04-01", tz="UTC")] == pytest.approx(0.3 + 8.8 * 3.5 / 8, abs=CENT)
+    assert latest == pd.Timestamp("2025-06-01", tz="UTC") - pd.Timedelta(1, "ns")  # the last row's end
+
+    attribution = tabs.run(BY_NAME["attribution"], view)
+    assert "rollup" in attribution.label  # the whole-period or the daily one by run: 5 rows each here
+    by_cell = {(row.team, row.project, row.run_id): (row.gpu_hours, row.cost)
+               for row in attribution.result.itertuples()}
+    assert by_cell["a", "p1", "r1"] == pytest.approx((18.0, 0.6), abs=CENT)  # 8 + 8 + 2; 0.1 + 0.2 + 0.3
+    assert by_cell["(untagged)", "p1", "(untagged)"][0] == 1.0 and math.isnan(by_cell["(untagged)", "p1",
+                                                                                      "(untagged)"][1])
+    assert math.isnan(by_cell["(untagged)", "(untagged)", "(untagged)"][0])  # its row has no GPU-hours
+    assert by_cell["(untagged)", "(untagged)", "(untagged)"][1] == pytest.approx(2.20, abs=CENT)
