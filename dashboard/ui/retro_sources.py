@@ -37,6 +37,7 @@ from dashboard.ui.sources import (
     import_once,
     local_path_help,
     sample_names,
+    upload_key,
     zone_select,
 )
 
@@ -97,7 +98,7 @@ def _choose(label: str, samples: list[str], prefix: str, help_text: str):
         if sample != NONE:
             replaced.caption(f"Replaced by your upload **{markdown_text(upload.name)}**; remove it to use "
                              f"{sample} again.")
-        return ("upload", upload.file_id), upload.name, upload.getvalue
+        return upload_key(upload, f"retro.{prefix}_upload"), upload.name, upload.getvalue
     if handed is not None:
         replaced.caption(f"Replaced by **{markdown_text(handed['filename'])}** from Import usage.")
         st.button("Use the choice above instead", key=f"retro.drop_handoff.{prefix}",
