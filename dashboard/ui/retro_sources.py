@@ -229,8 +229,9 @@ def _kind_label(side: str, key: Any) -> str | None:
 def _import(side: str, choice: Choice, zone: str, lines: Lines) -> tuple[Imported | None, Choice, str | None]:
     """The import of ``choice`` for ``side``, the choice it came from and where that came from. A file this page
     imports and refuses leaves the side's last import that was read (still held by the store) in its place, and
-    says so at the top of the page. An import a rerun stops (a file replaced in the uploader goes through a run
-    without it, which the new file's rerun interrupts) leaves that last import held too."""
+    says so at the top of the page. That import stays held while another is read, and an import a rerun stops
+    leaves it held too: a file replaced in the uploader goes through a run without it (the sample chosen again),
+    which the new file's run interrupts and may overlap."""
     key, filename, read = choice
     slot = f"retro.{side}_data"
     import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
@@ -240,7 +241,8 @@ def _import(side: str, choice: Choice, zone: str, lines: Lines) -> tuple[Importe
         kept = upload_store.get(slot, last["import_key"]), upload_store.held_nbytes(slot, last["import_key"])
     try:
         with lines.errors:
-            result = import_once(slot, import_key, filename or "", read, options=ReadOptions(timezone=zone))
+            result = import_once(slot, import_key, filename or "", read, options=ReadOptions(timezone=zone),
+                                 release_first=False)
     except BaseException:  # a rerun stopped this run mid-import: the last import that was read stays held
         if last is not None and kept is not None and kept[0] is not None:
             upload_store.put(slot, last["import_key"], kept[0], kept[1])

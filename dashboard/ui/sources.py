@@ -242,15 +242,20 @@ def _without_values(imported: Imported) -> Imported:
 
 
 def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[], bytes] | Path,
-                format: str | None = None, options: ReadOptions = ingest.DEFAULT_OPTIONS) -> Imported | None:
+                format: str | None = None, options: ReadOptions = ingest.DEFAULT_OPTIONS,
+                release_first: bool = True) -> Imported | None:
     """Import `read()` (bytes) or a local path unless `key` was imported last time; None after showing an error.
 
-    A path must come from `choose_local`. The result is held in `upload_store` under `state_key`.
+    A path must come from `choose_local`. The result is held in `upload_store` under `state_key`, in place of the
+    slot's last import; ``release_first`` releases that one before reading (its memory is free during the import),
+    while False keeps it held until the new one is read (a page that shows it again when the new file is refused,
+    even to a run that overlaps this one).
     """
     previous = upload_store.get(state_key, key)
     if previous is not None:
         return previous
-    upload_store.drop(state_key)
+    if release_first:
+        upload_store.drop(state_key)
     local = isinstance(read, Path)
     bar = st.progress(0.0, text=f"Importing {markdown_text(filename)}")
 

@@ -40,7 +40,7 @@ DATA_BOX = "Change data: samples, uploads, time zone, notes"
 
 
 def _text(page: Page) -> str:
-    """What the page shows in its main area and sidebar (tiles, captions, alerts, the charts' SVG text)."""
+    """The text of the page's main area and sidebar as the browser lays it out (tiles, captions, alerts, labels)."""
     return "\n".join(page.locator(TEXT).all_inner_texts()).replace(WORD_JOINER, "")
 
 
@@ -57,18 +57,18 @@ def _upload_bill(page: Page, wait_for_app, name: str, data: bytes) -> None:
 
 
 def _open(page: Page, app_url: str, wait_for_app, state: str) -> str | None:
-    """The page in ``state`` on its first tab; the refused file's name (None: nothing refused)."""
-    page.goto(f"{app_url}/retrospective{URLS.get(state, f'?retro.runs={NONE}')}")
+    """The page in ``state`` on its first tab; the refused file's name (None: nothing refused). A refused upload
+    comes over the samples, a real bill alone."""
+    path = real_export(*REAL[state]) if state in REAL else None
+    page.goto(f"{app_url}/retrospective{URLS.get(state, '' if state in REFUSED else f'?retro.runs={NONE}')}")
     wait_for_app(page)
-    if state in URLS:
-        return None
     if state in REFUSED:
         _upload_bill(page, wait_for_app, REFUSED_NAME, REFUSED[state])
         expect(page.locator(ERROR).filter(has_text=REFUSED_NAME)).to_have_count(1)
         return REFUSED_NAME
-    path = real_export(*REAL[state])
-    _upload_bill(page, wait_for_app, path.name, path.read_bytes())
-    expect(page.get_by_text(f"Uploaded: {path.name}", exact=False).first).to_be_visible()
+    if path is not None:
+        _upload_bill(page, wait_for_app, path.name, path.read_bytes())
+        expect(page.get_by_text(f"Uploaded: {path.name}", exact=False).first).to_be_visible()
     return None
 
 
@@ -102,10 +102,10 @@ def _tiles(page: Page) -> list[str]:
 
 
 def test_a_refused_upload_after_a_good_one_keeps_the_good_one_s_tiles(page, app_url, wait_for_app):
-    page.goto(f"{app_url}/retrospective?retro.runs={NONE}")
+    # The good bill is a chosen sample: a file replaced in the uploader goes through a run without it, whose overlap
+    # with the new file's run is timing (tests/app/test_retro_interrupted_import.py covers that path).
+    page.goto(f"{app_url}/retrospective?retro.billing=azure_sample.csv&retro.runs={NONE}")
     wait_for_app(page)
-    _upload_bill(page, wait_for_app, "my_bill.csv", (SAMPLES / "azure_sample.csv").read_bytes())
-    expect(page.get_by_text("Uploaded: my_bill.csv", exact=False).first).to_be_visible()
     good = _tiles(page)
     assert "Rows\n\n166" in good, good  # every row of the Azure sample (167 lines with its header)
 
@@ -113,6 +113,6 @@ def test_a_refused_upload_after_a_good_one_keeps_the_good_one_s_tiles(page, app_
     expect(page.locator(ERROR).filter(has_text="broken.csv")).to_have_count(1)
     kept = page.locator(INFO).filter(has_text="the view still shows")
     expect(kept).to_have_count(1)
-    assert "the view still shows my_bill.csv (uploaded)" in kept.inner_text().replace(WORD_JOINER, "")
+    assert "the view still shows azure_sample.csv (bundled sample)" in kept.inner_text().replace(WORD_JOINER, "")
     assert _tiles(page) == good
     expect(page.locator(EXCEPTION)).to_have_count(0)
