@@ -26,6 +26,7 @@ from dashboard.ui.sources import (
     local_path_help,
     sample_names,
     summary_text,
+    upload_key,
     zone_line,
     zone_select,
 )
@@ -39,8 +40,8 @@ st.caption("Billing exports and job or run exports, of the formats listed under 
 source = st.radio("Source", ["Bundled sample", "Upload a file", "Local path"], horizontal=True, key="import_source",
                   help="Uploads are limited to the size in .streamlit/config.toml; read bigger exports, or a folder "
                        "of Parquet parts, from a path on the machine running the dashboard.")
-# The source is named by a cheap key (sample name, upload id, path and modification times), so a rerun
-# that changes nothing neither rereads nor rehashes the file; the bytes are read only to import them.
+# The source is named by a key of its contents (sample name, an upload's name and digest hashed once, a path with
+# its modification time and size), so a rerun that changes nothing neither rereads nor rehashes the file.
 local = None
 uploaded: UploadedFile | None = None
 if source == "Local path":
@@ -52,7 +53,7 @@ if source == "Local path":
 elif source == "Upload a file":
     uploaded = st.file_uploader("Export file (.csv, .txt, .tsv, .log, .parquet, optionally .gz or .zip)",
                                 type=UPLOAD_TYPES, key="import_file")
-    source_key = uploaded and ("upload", uploaded.file_id)
+    source_key = uploaded and upload_key(uploaded, "import_file")
 else:
     names = sample_names()
     sample = st.selectbox("Sample file", names, key="sample",

@@ -1,5 +1,5 @@
 """Pandas helpers of the row-level modules (join, amortisation, the import summary) and of the figures: a column
-as its labels, NA labelled ("(untagged)", or "(unknown)" for pricing), and timestamps as integers. Loads no query
+as its labels or integer codes, NA labelled ("(untagged)", or "(unknown)" for pricing). Loads no query
 engine, so the command line's import summary starts fast."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pandas as pd
 
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 
-__all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "epoch_ns", "group_codes", "group_labels"]
+__all__ = ["NA_LABELS", "UNKNOWN_PRICING", "UNTAGGED", "group_codes", "group_labels"]
 
 
 def group_labels(usage: pd.DataFrame, column: str) -> pd.Series:
@@ -27,8 +27,3 @@ def group_codes(usage: pd.DataFrame, column: str) -> tuple[np.ndarray, list[str]
             labels.append(label)
         codes = np.where(codes < 0, labels.index(label), codes)
     return codes, labels
-
-
-def epoch_ns(timestamps: pd.Series) -> np.ndarray:
-    """UTC timestamps as int64 nanoseconds since 1970-01-01 (NaT becomes the minimum int64)."""
-    return timestamps.dt.as_unit("ns").array.asi8

@@ -38,6 +38,7 @@ from dashboard.ui.sources import (
     import_once,
     local_path_help,
     sample_names,
+    upload_key,
     zone_select,
 )
 from dashboard.workspace.datasets import Metadata
@@ -99,7 +100,7 @@ def _choose(label: str, samples: list[str], prefix: str, help_text: str):
         if sample != NONE:
             replaced.caption(f"Replaced by your upload **{markdown_text(upload.name)}**; remove it to use "
                              f"{sample} again.")
-        return ("upload", upload.file_id), upload.name, upload.getvalue
+        return upload_key(upload, f"retro.{prefix}_upload"), upload.name, upload.getvalue
     if handed is not None:
         replaced.caption(f"Replaced by **{markdown_text(handed['filename'])}** from Import usage.")
         st.button("Use the choice above instead", key=f"retro.drop_handoff.{prefix}",
@@ -230,7 +231,9 @@ def _kind_label(side: str, key: Any) -> str | None:
 def _import(side: str, choice: Choice, zone: str, lines: Lines) -> tuple[Imported | None, Choice, str | None]:
     """The import of ``choice`` for ``side``, the choice it came from and where that came from. A file this page
     imports and refuses leaves the side's last import that was read (still held by the store) in its place, and
-    says so at the top of the page."""
+    says so at the top of the page. That import stays held while another is read, and an import a rerun stops
+    leaves it held too: a file replaced in the uploader goes through a run without it (the sample chosen again),
+    which the new file's run interrupts and may overlap."""
     key, filename, read = choice
     slot = f"retro.{side}_data"
     import_key = (key, zone) if side == "runs" else key  # only Slurm's local times depend on the zone
@@ -238,8 +241,14 @@ def _import(side: str, choice: Choice, zone: str, lines: Lines) -> tuple[Importe
     kept = None
     if last is not None and last["import_key"] != import_key:
         kept = upload_store.get(slot, last["import_key"]), upload_store.held_nbytes(slot, last["import_key"])
-    with lines.errors:
-        result = import_once(slot, import_key, filename or "", read, options=ReadOptions(timezone=zone))
+    try:
+        with lines.errors:
+            result = import_once(slot, import_key, filename or "", read, options=ReadOptions(timezone=zone),
+                                 release_first=False)
+    except BaseException:  # a rerun stopped this run mid-import: the last import that was read stays held
+        if last is not None and kept is not None and kept[0] is not None:
+            upload_store.put(slot, last["import_key"], kept[0], kept[1])
+        raise
     if result is not None:
         st.session_state[READ][side] = {"key": key, "filename": filename, "import_key": import_key,
                                         "kind": _kind_label(side, key)}

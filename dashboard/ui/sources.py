@@ -1,7 +1,9 @@
 """Importing a chosen file on a page: once per choice, with a progress bar, and a message instead of a traceback.
 
-A choice is named by a cheap key (sample name, upload id, path and modification time), so reruns that change
-nothing neither reread nor rehash the file; its bytes are read only to import them. The imported tables are
+A choice is named by a key of its contents (a sample's name; an upload's name and the SHA-256 of its bytes, hashed
+once per upload; a local path with its modification time and size), so reruns that change nothing neither reread
+nor rehash the file, an upload replaced by other rows has a new key (even within the same second) and the same file
+uploaded again the same key; its bytes are read only to import them. The imported tables are
 held in `upload_store` (bounded, released when the session ends), never in `st.session_state`.
 
 Local paths (the Import page's "Local path" and the Retrospective's "Large export on this machine") go through
@@ -13,6 +15,7 @@ quote nothing from it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -22,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 from dashboard import ingest, settings
 from dashboard.format import money
@@ -43,6 +47,7 @@ MAX_FOLDER_ENTRIES = 10_000  # files and folders looked at when walking a folder
 FOLDER_TTL_S = 60  # a folder's parts are walked again after this long (changes deeper than its top level)
 _QUOTED = re.compile(r"'.*'|\".*\"")
 NOT_QUOTED = "(value not shown)"
+UPLOAD_KEYS = "sources.upload_keys"  # uploader's widget key -> (upload id, content key) of the file it holds
 # Time zones of local times (sacct prints the cluster's clock without an offset). Every page assumes UTC, says so,
 # and offers the same control to change it.
 DEFAULT_ZONE = "UTC"
@@ -86,6 +91,24 @@ def _error(message: str) -> None:
 def sample_names() -> list[str]:
     """The bundled sample files (data/samples/*, not its generator folder)."""
     return sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
+
+
+def content_digest(data: bytes | memoryview) -> str:
+    """The SHA-256 of ``data``, in hex: what names an upload's bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def upload_key(upload: UploadedFile, widget_key: str) -> Hashable:
+    """What names an upload's contents: ``("upload", name, digest)``, the name (which chooses the decoder: .gz,
+    .zip, .parquet) and the bytes' SHA-256. Hashed once per upload: the key is kept for the uploader
+    ``widget_key`` while it holds the same upload."""
+    held = st.session_state.setdefault(UPLOAD_KEYS, {})
+    if widget_key in held and held[widget_key][0] == upload.file_id:
+        return held[widget_key][1]
+    with upload.getbuffer() as data:
+        key = ("upload", upload.name, content_digest(data))
+    held[widget_key] = (upload.file_id, key)
+    return key
 
 
 def serving_beyond_localhost() -> bool:
@@ -219,15 +242,20 @@ def _without_values(imported: Imported) -> Imported:
 
 
 def import_once(state_key: str, key: Hashable, filename: str, read: Callable[[], bytes] | Path,
-                format: str | None = None, options: ReadOptions = ingest.DEFAULT_OPTIONS) -> Imported | None:
+                format: str | None = None, options: ReadOptions = ingest.DEFAULT_OPTIONS,
+                release_first: bool = True) -> Imported | None:
     """Import `read()` (bytes) or a local path unless `key` was imported last time; None after showing an error.
 
-    A path must come from `choose_local`. The result is held in `upload_store` under `state_key`.
+    A path must come from `choose_local`. The result is held in `upload_store` under `state_key`, in place of the
+    slot's last import; ``release_first`` releases that one before reading (its memory is free during the import),
+    while False keeps it held until the new one is read (a page that shows it again when the new file is refused,
+    even to a run that overlaps this one).
     """
     previous = upload_store.get(state_key, key)
     if previous is not None:
         return previous
-    upload_store.drop(state_key)
+    if release_first:
+        upload_store.drop(state_key)
     local = isinstance(read, Path)
     bar = st.progress(0.0, text=f"Importing {markdown_text(filename)}")
 

@@ -33,7 +33,7 @@ from dashboard.retro.summary import accounting
 from dashboard.retro.view import Rollups
 from dashboard.safe_text import markdown_text
 from dashboard.ui import identity, upload_store
-from dashboard.ui.sources import Imported, LocalFile
+from dashboard.ui.sources import Imported, LocalFile, content_digest
 from dashboard.workspace import datasets, owners, rollup_rows
 from dashboard.workspace.datasets import DatasetError, DatasetExists, Metadata
 from dashboard.workspace.imports import delete_dataset, import_to_workspace, no_space
@@ -208,9 +208,12 @@ def choose_dataset() -> Metadata | None:
 
 
 def dataset_key(info: Metadata) -> Hashable:
-    """What names a dataset's contents: its name, when it was imported and its version folder (an import that
-    replaces it within the same second has the same time, to the second, but a new folder)."""
-    return ("workspace", info.name, info.imported_at, info.build)
+    """What names a dataset's contents: its version id from dataset.json (the version folder, new for every import,
+    replacement or append, so one replaced within the same second has a new key), or for a dataset written before
+    versions the digest of its dataset.json; never a time or a path alone."""
+    if info.build:
+        return ("workspace", info.build)
+    return ("workspace", info.name, content_digest(info.to_json().encode()))
 
 
 def _queried_table(name: str, at) -> Table:

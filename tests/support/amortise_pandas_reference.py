@@ -1,6 +1,6 @@
 """Test oracle: the pandas amortisation of commitments (``dashboard/retro/amortise.py`` as it was when the method
 moved to the query layer, ``dashboard.retro.amortise``), its days spread by ``pandas_days``. Pandas frames only. See
-``dashboard.retro.amortise`` for the method."""
+``dashboard.retro.amortise`` for the method. Frozen: see ``retro_pandas_reference``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from pandas_days import NS_PER_DAY, epoch_ns, spread_by_day
+from retro_pandas_reference import gpu_mask, kind_mask
 
 from dashboard.ingest.charges import COMMITMENT, UNUSED_COMMITMENT
 
@@ -62,12 +63,6 @@ def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserve
     return _info("excluded", **figures)
 
 
-def _lines(usage: pd.DataFrame, kind: str) -> np.ndarray:
-    """The rows of charge_kind ``kind`` with a non-zero cost (``columns.paid_commitment``, ``unused_commitment``)."""
-    return (usage["charge_kind"].eq(kind).fillna(False).to_numpy(dtype=bool)
-            & usage["cost"].fillna(0).ne(0).to_numpy(dtype=bool))
-
-
 def amortise_commitments(usage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The usage table with commitment charges spread over the reserved GPU usage they cover, and what was done.
 
@@ -80,9 +75,9 @@ def amortise_commitments(usage: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, A
     the unused part the export states), ``after_export_usd`` (belongs to days after the export) and
     ``covered_gpu_hours``.
     """
-    gpu = (usage["gpu_hours"] > 0).to_numpy(dtype=bool)
+    gpu = gpu_mask(usage)
     reserved_gpu = gpu & usage["pricing"].eq("reserved").fillna(False).to_numpy(dtype=bool)
-    paid, unused = _lines(usage, COMMITMENT), _lines(usage, UNUSED_COMMITMENT)
+    paid, unused = kind_mask(usage, COMMITMENT), kind_mask(usage, UNUSED_COMMITMENT)
     cost = usage["cost"].to_numpy(dtype=float)
     info = _status(bool(gpu.any()), float(cost[paid].sum()) if paid.any() else None,
                    float(cost[unused].sum()) if unused.any() else None, bool(reserved_gpu.any()),

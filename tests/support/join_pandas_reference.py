@@ -1,6 +1,6 @@
 """Test oracle: the pandas join of a billing export with a run export (``dashboard/retro/join.py`` as it was when the
 join moved to the query layer, ``dashboard.retro.join``), its days spread by ``pandas_days``. Pandas frames
-only. See ``dashboard.retro.join`` for the method."""
+only. See ``dashboard.retro.join`` for the method. Frozen: see ``retro_pandas_reference``."""
 
 from __future__ import annotations
 
@@ -11,11 +11,6 @@ from pandas_days import spread_by_day
 from dashboard.ingest.schema import CANONICAL_COLUMNS, empty_usage
 
 JOIN_KEYS: tuple[str, ...] = ("run_id", "project")
-
-
-
-
-
 
 PRICED = ("gpu_hours", "cost", "billed_cost")
 

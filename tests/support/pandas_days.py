@@ -1,5 +1,5 @@
 """The pandas day spreading the query layer's ``periods.day_pieces`` replaced (``dashboard/retro/periods.py`` as it
-was), shared by the pandas oracles of the tests."""
+was), shared by the pandas oracles of the tests. Frozen with them: see ``retro_pandas_reference``."""
 
 from __future__ import annotations
 

@@ -2,7 +2,10 @@
 their imports and the commitment rule, which reads the import's charge_kind): the oracle of the property test,
 which asserts the queries give the same figures. The interruption rule (interrupted is not failed: issue 34) is
 written here in pandas from its statement in ``dashboard.ingest.run_states``; only the texts that say how an
-interruption is costed (``checkpointing``, ``checkpointing_note``) are the product's."""
+interruption is costed (``checkpointing``, ``checkpointing_note``) are the product's.
+
+Frozen (issue 49; tests/query/test_oracle_frozen.py pins its digest): a rule changes in ``dashboard/retro/``, shown
+against hand-computed cases, never by editing this file."""
 
 import math
 from collections.abc import Iterable
@@ -11,7 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pandas_days import NS_PER_DAY, spread_by_day
+from pandas_days import NS_PER_DAY, epoch_ns, spread_by_day
 
 from dashboard.core import compute
 from dashboard.format import count_sig, counted, number, usd_sig
@@ -20,7 +23,7 @@ from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTA
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING
 from dashboard.retro.filters import ONE_DAY, utc_day
-from dashboard.retro.labels import epoch_ns, group_codes
+from dashboard.retro.labels import group_codes
 from dashboard.retro.units import NEEDS_PRICES, NEEDS_TOKENS, TOKENS_PER_MILLION, _row_peaks
 from dashboard.retro.waste import (
     DUPLICATE_DURATION_TOLERANCE,
@@ -68,9 +71,9 @@ def interruption_marks(usage: pd.DataFrame, checkpoint: dict[str, Any] | None = 
     + restart) / duration, at most 1, for interrupted rows; τ and restart per row from CHECKPOINT_COLUMNS where the
     table has them, else ``checkpoint``) and ``from_export``."""
     setting = checkpointing() if checkpoint is None else checkpoint
-    start_s = usage["period_start"].dt.as_unit("ns").array.asi8 // 10**9
+    start_s = epoch_ns(usage["period_start"]) // 10**9
     end = usage["period_end"]
-    end_s = np.where(end.isna(), 0, end.dt.as_unit("ns").array.asi8 // 10**9)
+    end_s = np.where(end.isna(), 0, epoch_ns(end) // 10**9)
     duration_h = np.where(end.isna(), np.nan, (end_s - start_s) / 3600.0)
     job = (_states_known(usage) & usage["run_id"].notna().to_numpy(dtype=bool) & (np.nan_to_num(duration_h) > 0))
     hours = usage["gpu_hours"].to_numpy(dtype=float)
@@ -209,10 +212,10 @@ def data_end(usage: pd.DataFrame) -> date | None:
 def data_quarter(usage: pd.DataFrame) -> tuple[date, date] | None:
     """First and last day of the calendar quarter holding the latest day the data covers (the last day a
     row's [period_start, period_end) touches); the budget line's period. None for an empty table."""
-    if usage.empty:
+    last_day = data_end(usage)
+    if last_day is None:
         return None
-    latest = max(usage["period_start"].max(), usage["period_end"].max() - pd.Timedelta(1, "ns"))
-    quarter = pd.Period(latest.tz_convert("UTC").tz_localize(None), freq="Q")
+    quarter = pd.Period(last_day, freq="Q")
     return quarter.start_time.date(), quarter.end_time.date()
 
 
@@ -705,7 +708,7 @@ def duplicate_runs_check(usage: pd.DataFrame) -> dict[str, Any]:
                          ("team", "project", "run_id", "gpu_type")})
     keys["gpus"] = np.rint(runs["gpu_hours"].to_numpy(dtype=float) / hours)
     group = keys.groupby(list(keys.columns), sort=False).ngroup().to_numpy()
-    start_ns = runs["period_start"].dt.as_unit("ns").array.asi8
+    start_ns = epoch_ns(runs["period_start"])
     order = np.lexsort((start_ns, group))
     group, start_ns, hours = group[order], start_ns[order], hours[order]
     earlier = np.full(len(order), -1)
