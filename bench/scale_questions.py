@@ -359,6 +359,10 @@ def main() -> int:
     print(f"scale_import_seconds: {imported['seconds']:.1f} (sorting, rollups and proofs "
           f"{imported['finish_seconds']:.1f}; {imported['seconds'] / imported['bare_seconds']:.2f}× the import "
           "without them, target <= 1.5)")
+    if "cpu_seconds" in imported:
+        print(f"scale_import_cpu_seconds: {imported['cpu_seconds']:.1f} (sorting, rollups and proofs "
+              f"{imported['finish_cpu_seconds']:.1f}; {imported['cpu_seconds'] / imported['bare_cpu_seconds']:.2f}× "
+              "the import's CPU without them)")
     print(f"scale_import_peak_rss_gb: {imported['peak_rss'] / 1e9:.2f}")
     print(f"scale_rollup_rows: {imported['rollup_rows']:,} ({100 * imported['rollup_rows'] / rows:.1f} % of the rows,"
           " target <= 5 % at 10^8)")
