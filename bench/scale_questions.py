@@ -341,6 +341,7 @@ def main() -> int:
     from bench.scale_bench import SCRATCH, _run_child, _size, write_parts
 
     rows = _size("ROWS", ROWS)
+    measured = commit()  # the code measured: the checkout as the run starts
     scratch = Path(os.environ.get("BENCH_SCALE_DIR", "").strip() or SCRATCH)
     workspace = scratch / "workspace"
     parts = scratch / f"focus_parts_{rows}"
@@ -349,7 +350,7 @@ def main() -> int:
     imported = _run_child("import-rollups", str(parts), str(workspace), name)
     answers = _run_child("questions", str(workspace), name)
     answers.pop("peak_rss", None)
-    result = {"commit": commit(), "at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows,
+    result = {"commit": measured, "at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows,
               "import": imported, "questions": answers}
     before = previous(rows, this=result["commit"])
     RESULTS.mkdir(exist_ok=True)

@@ -104,9 +104,10 @@ def _link_tree(source: Path, target: Path) -> None:
 def _finish(building: Path, months: list[str], imported_at: str, kept: list[dict] | None) -> list[dict]:
     """Sort the rows of ``months`` (the month partitions written) and build their rollups (``kept``: those of the
     version appended to; None for a new dataset), proven equal to the rows (``rollups.RollupMismatch`` otherwise);
-    the rollups' ``dataset.json`` entries. One DuckDB connection of the engine layer, with its memory limit, does
-    both."""
+    the rollups' ``dataset.json`` entries. One DuckDB connection of the engine layer does both, holding at most
+    ``PLANNER_IMPORT_ENGINE_MB`` (it spills to disk past it), so the import's memory stays bounded."""
     backend = engine.connect(settings.DEFAULT_ENGINE_URL)
+    backend.con.execute(f"SET memory_limit = '{settings.limit(settings.IMPORT_ENGINE_MB)}MB'")
     try:
         for month in months:
             sorting.sort_month(backend, building / USAGE / f"{PARTITION}={month}")

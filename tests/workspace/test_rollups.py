@@ -15,7 +15,7 @@ from bench.ingest_bench import focus_table
 from dashboard import settings
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
-from dashboard.workspace import datasets, rollups
+from dashboard.workspace import datasets, rollups, sorting
 from dashboard.workspace.imports import import_to_workspace
 from dashboard.workspace.rollups import ROLLUPS, RollupMismatch
 from dashboard.workspace.writer import SCHEMA, MonthWriter
@@ -268,3 +268,20 @@ def test_a_dataset_over_the_budget_has_no_rollups_and_an_append_builds_none(work
     assert after.rollups == [] and not (datasets.current("bill") / rollups.ROLLUPS_FOLDER).exists()
     answer = rollups.choose(engine.connect("duckdb"), after, datasets.current("bill"), ("team",), "day")
     assert answer.rollup is None and answer.label == f"the rows ({after.rows:,})"
+
+
+# DuckDB shows its limit in MiB: 512e6 / 2**20 = 488.28, 100e6 / 2**20 = 95.37
+@pytest.mark.parametrize(("setting", "shown"), [(None, "488.2 MiB"), ("100", "95.3 MiB")])
+def test_the_import_sorts_and_rolls_up_within_its_own_memory_limit(workspace, monkeypatch, setting, shown):
+    if setting is not None:
+        monkeypatch.setenv(settings.IMPORT_ENGINE_MB, setting)
+    seen = []
+    sort_month = sorting.sort_month
+
+    def watched(backend, month_folder):
+        seen.append(backend.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+        return sort_month(backend, month_folder)
+
+    monkeypatch.setattr(sorting, "sort_month", watched)
+    import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    assert seen and set(seen) == {shown}
