@@ -322,14 +322,15 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "is kept as `bench/scale_results/<commit>.json`; the run fails when a question's ratio to bare DuckDB grew "
         f"more than {GATE}× since the previous result of the same size (and is more than {NOISE_S} s slower). "
         "Targets: every question at most 1.0× the bare scan; the import with sorting and rollups at most 1.5× the "
-        "import without them (also reported in CPU seconds, the work, which a shared machine's load does not change); "
+        "import without them (also reported in CPU seconds, less sensitive than wall seconds to a shared machine's "
+        "load); "
         "rollups at most 5 % of the rows.")
     larger = (
         "Larger sizes: `make bench-scale ROWS=10000000` needs about 0.6 GB of scratch under `BENCH_SCALE_DIR` (0.3 GB "
-        "of generated parts, 0.3 GB of dataset) and took 9.5 minutes on this shared two-core machine, most of it the "
-        "import. `make bench-scale ROWS=100000000` is the issue's quarter: about 6 GB of scratch (3 GB of parts, 3 GB "
-        "of dataset) plus DuckDB's spill of one month's sort (up to about 3 GB in its temporary folder with "
-        "`PLANNER_IMPORT_ENGINE_MB` at its default), and ten times the 10⁷ run's work: about 850 CPU-seconds of "
+        "of generated parts, 0.3 GB of dataset) and took 9.5 to 12 minutes on this shared two-core machine, most of "
+        "it the import. `make bench-scale ROWS=100000000` is the issue's quarter: about 6 GB of scratch (3 GB of "
+        "parts, 3 GB of dataset) plus DuckDB's spill of one month's sort (up to about 3 GB in its temporary folder "
+        "with `PLANNER_IMPORT_ENGINE_MB` at its default), and ten times the 10⁷ run's work: about 800 CPU-seconds of "
         "import, so at least an hour on a quiet two-core machine. Run the larger sizes on a quiet machine: the "
         "questions' figures are ratios within one run, but the import's seconds and memory are not.")
     lines = ["## `make bench-scale`", "", *_wrapped(about), "", *_wrapped(larger), ""]
