@@ -152,12 +152,10 @@ def _grouped_by(rollup: Rollup, month: bool) -> list[str]:
 
 
 def set_ids(rollups: Sequence[Rollup], month: bool) -> tuple[list[str], dict[str, int]]:
-    """The key columns of ``sets_sql`` for ``rollups``, and each rollup's GROUPING_ID there (a bit per key column,
-    the first the highest, set for the columns it does not group by)."""
-    used = {column for rollup in rollups for column in _grouped_by(rollup, month)}
-    keys = [column for column in ([PARTITION] * month + [*UNIT_SECONDS, *(c for u in UNIT_SECONDS for c in _span(u)),
-                                                          *dict.fromkeys(c for r in ROLLUPS for c in r.columns)])
-            if column in used]
+    """The key columns of ``sets_sql`` for ``rollups`` (in the order the grouping sets first name them, as Spark
+    requires), and each rollup's GROUPING_ID there (a bit per key column, the first the highest, set for the columns
+    it does not group by)."""
+    keys = list(dict.fromkeys(column for rollup in rollups for column in _grouped_by(rollup, month)))
     ids = {rollup.name: sum(1 << (len(keys) - 1 - i) for i, column in enumerate(keys)
                             if column not in _grouped_by(rollup, month)) for rollup in rollups}
     return keys, ids

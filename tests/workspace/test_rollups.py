@@ -226,9 +226,10 @@ def test_the_sorted_file_has_the_writers_columns_only(workspace):
 
 def test_each_rollup_is_one_grouping_set_named_by_its_grouping_id():
     keys, ids = rollups.set_ids([rollups.BY_NAME["daily_team"], rollups.BY_NAME["runs"]], month=True)
-    # the hour and its span are grouped by neither, so they are not keys; a bit per key, the first the highest
+    # in the order the sets first name them (Spark requires it); the hour and its span are grouped by neither, so
+    # they are not keys; a bit per key, the first the highest
     assert keys == ["month", "day", "day_start_s", "day_end_s", "team", "pricing", "charge_kind", "currency",
-                    "project", "run_id", "gpu_type", "run_state"]
+                    "project", "run_id", "run_state", "gpu_type"]
     assert ids == {"daily_team": 0b000000001111, "runs": 0b011100000000}  # the columns each does not group by
 
 
