@@ -322,12 +322,21 @@ def _wrapped(text: str) -> list[str]:
     return textwrap.wrap(text, 115, break_on_hyphens=False, break_long_words=False)
 
 
+def _cpu(imported: dict) -> str:
+    """The import's CPU seconds as a clause, when the run recorded them."""
+    if "cpu_seconds" not in imported:
+        return ""
+    return (f"; CPU {imported['cpu_seconds']:.1f} s, of which {imported['finish_cpu_seconds']:.1f} s sorting, rollups "
+            f"and proofs, {imported['cpu_seconds'] / imported['bare_cpu_seconds']:.2f}×")
+
+
 def docs_section(folder: Path = RESULTS) -> list[str]:
     """docs/benchmarks.md's section on `make bench-scale`: what it does, how to run it larger, the latest results."""
     about = (
         "Not part of `make bench`: `bench/scale_questions.py` generates `ROWS` FOCUS rows (default 1,000,000; a "
         "quarter of hourly lines of 12 teams, 25 projects each, one run per project, 3 pricing tiers), imports them "
-        "into the workspace in a fresh process (sorted by team, project and start, rollups built and proven: "
+        "into the workspace in a fresh process (sorted by team, project and start, rollups built, proven and kept "
+        "within their size budget: "
         "[engines.md](engines.md#workspace-and-large-exports)), then answers ten canonical bill questions in "
         "another, each on the rollup "
         "path (the smallest rollup that answers it, chosen by `dashboard.workspace.rollups.choose`, queried through "
@@ -336,19 +345,24 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "is kept as `bench/scale_results/<commit>.json`; the run fails when a question's ratio to bare DuckDB grew "
         f"more than {GATE}× since the previous result of the same size (and is more than {NOISE_S} s slower). "
         "Targets: every question at most 1.0× the bare scan; the import with sorting and rollups at most 1.5× the "
-        "import without them; rollups at most 5 % of the rows at 10⁸.")
+        "import without them (also reported in CPU seconds, less sensitive than wall seconds to a shared machine's "
+        "load); "
+        "rollups at most 5 % of the rows.")
     larger = (
-        "Larger sizes: `make bench-scale ROWS=10000000` (about 0.7 GB of scratch under `BENCH_SCALE_DIR`) and "
-        "`make bench-scale ROWS=100000000` (about 6.5 GB; at the import rate measured at 10⁶ rows, an hour or more to "
-        "generate and import on two cores). Run them on a quiet machine: the questions' figures are ratios within "
-        "one run, but the import's seconds and memory are not.")
+        "Larger sizes: `make bench-scale ROWS=10000000` needs about 0.6 GB of scratch under `BENCH_SCALE_DIR` (0.3 GB "
+        "of generated parts, 0.3 GB of dataset) and took 9.5 to 12 minutes on this shared two-core machine, most of "
+        "it the import. `make bench-scale ROWS=100000000` is the issue's quarter: about 6 GB of scratch (3 GB of "
+        "parts, 3 GB of dataset) plus DuckDB's spill of one month's sort (up to about 3 GB in its temporary folder "
+        "with `PLANNER_IMPORT_ENGINE_MB` at its default), and ten times the 10⁷ run's work: about 800 CPU-seconds of "
+        "import, so at least an hour on a quiet two-core machine. Run the larger sizes on a quiet machine: the "
+        "questions' figures are ratios within one run, but the import's seconds and memory are not.")
     lines = ["## `make bench-scale`", "", *_wrapped(about), "", *_wrapped(larger), ""]
     for result in latest(folder):
         imported = result["import"]
         lines += [f"Last run at {result['rows']:,} rows ({result['at']}, commit {result['commit']}): import "
                   f"{imported['seconds']:.1f} s, of which sorting, rollups and proofs "
                   f"{imported['finish_seconds']:.1f} s ({imported['seconds'] / imported['bare_seconds']:.2f}× the "
-                  "import without them), peak "
+                  f"import without them{_cpu(imported)}), peak "
                   f"{imported['peak_rss'] / 1e6:,.0f} MB; rollups {imported['rollup_rows']:,} rows "
                   f"({100 * imported['rollup_rows'] / result['rows']:.1f} % of the rows).", "",
                   "| Question | Rollup path (s) | Bare DuckDB (s) | Ratio | Answered by |", "|---|---|---|---|---|"]
@@ -373,6 +387,7 @@ def main() -> int:
     from bench.scale_bench import SCRATCH, _run_child, _size, write_parts
 
     rows = _size("ROWS", ROWS)
+    measured = commit()  # the code measured: the checkout as the run starts
     scratch = Path(os.environ.get("BENCH_SCALE_DIR", "").strip() or SCRATCH)
     workspace = scratch / "workspace"
     parts = scratch / f"focus_parts_{rows}"
@@ -381,7 +396,7 @@ def main() -> int:
     imported = _run_child("import-rollups", str(parts), str(workspace), name)
     answers = _run_child("questions", str(workspace), name)
     answers.pop("peak_rss", None)
-    result = {"commit": commit(), "at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows,
+    result = {"commit": measured, "at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows,
               "import": imported, "questions": answers}
     before = previous(rows, this=result["commit"])
     RESULTS.mkdir(exist_ok=True)
@@ -391,6 +406,10 @@ def main() -> int:
     print(f"scale_import_seconds: {imported['seconds']:.1f} (sorting, rollups and proofs "
           f"{imported['finish_seconds']:.1f}; {imported['seconds'] / imported['bare_seconds']:.2f}× the import "
           "without them, target <= 1.5)")
+    if "cpu_seconds" in imported:
+        print(f"scale_import_cpu_seconds: {imported['cpu_seconds']:.1f} (sorting, rollups and proofs "
+              f"{imported['finish_cpu_seconds']:.1f}; {imported['cpu_seconds'] / imported['bare_cpu_seconds']:.2f}× "
+              "the import's CPU without them)")
     print(f"scale_import_peak_rss_gb: {imported['peak_rss'] / 1e9:.2f}")
     print(f"scale_rollup_rows: {imported['rollup_rows']:,} ({100 * imported['rollup_rows'] / rows:.1f} % of the rows,"
           " target <= 5 % at 10^8)")

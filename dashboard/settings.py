@@ -82,6 +82,14 @@ LIMITS[MAX_PARQUET_PAGES] = (500_000, 1_000, 100_000_000, "Parquet page headers 
 # Distinct job layouts the step-time model prices to refit this cluster's efficiency (dashboard/retro/refit_runs.py).
 REFIT_MAX_LAYOUTS = "PLANNER_REFIT_MAX_LAYOUTS"
 LIMITS[REFIT_MAX_LAYOUTS] = (64, 1, 1_000, "distinct job layouts priced to refit the cluster's efficiency")
+# The size of a workspace dataset's rollups (workspace/rollups.py): kept smallest first within the larger bound.
+ROLLUP_MAX_PERCENT = "PLANNER_ROLLUP_MAX_PERCENT"
+ROLLUP_FREE_ROWS = "PLANNER_ROLLUP_FREE_ROWS"
+LIMITS[ROLLUP_MAX_PERCENT] = (5, 0, 100, "percent of a workspace dataset's rows its rollups may hold together")
+LIMITS[ROLLUP_FREE_ROWS] = (100_000, 0, 100_000_000, "rows a workspace dataset's rollups may hold whatever its size")
+# The memory of the DuckDB connection sorting a workspace import's rows and building its rollups (workspace/imports.py).
+IMPORT_ENGINE_MB = "PLANNER_IMPORT_ENGINE_MB"
+LIMITS[IMPORT_ENGINE_MB] = (512, 64, 1 << 20, "megabytes a workspace import's sort and rollups hold before they spill")
 
 
 class SettingError(ValueError):

@@ -101,11 +101,13 @@ def _link_tree(source: Path, target: Path) -> None:
             shutil.copy2(path, destination)
 
 
-def _finish(building: Path, months: list[str], imported_at: str, kept: list[dict]) -> list[dict]:
-    """Sort the rows of ``months`` (the month partitions written) and build their rollups, proven equal to the rows
-    (``rollups.RollupMismatch`` otherwise); the rollups' ``dataset.json`` entries. One DuckDB connection of the
-    engine layer, with its memory limit, does both."""
+def _finish(building: Path, months: list[str], imported_at: str, kept: list[dict] | None) -> list[dict]:
+    """Sort the rows of ``months`` (the month partitions written) and build their rollups (``kept``: those of the
+    version appended to; None for a new dataset), proven equal to the rows (``rollups.RollupMismatch`` otherwise);
+    the rollups' ``dataset.json`` entries. One DuckDB connection of the engine layer does both, holding at most
+    ``PLANNER_IMPORT_ENGINE_MB`` (it spills to disk past it), so the import's memory stays bounded."""
     backend = engine.connect(settings.DEFAULT_ENGINE_URL)
+    backend.con.execute(f"SET memory_limit = '{settings.limit(settings.IMPORT_ENGINE_MB)}MB'")
     try:
         for month in months:
             sorting.sort_month(backend, building / USAGE / f"{PARTITION}={month}")
@@ -234,7 +236,7 @@ def import_to_workspace(source: str | Path, name: str, *, format: str | None = N
             report = _in_memory(source, writer, format, options, batch_rows, progress)
         writer.close()
         imported_at = datetime.now(UTC).isoformat(timespec="seconds")
-        built = _finish(building, writer.months, imported_at, appended_to.rollups if appended_to else [])
+        built = _finish(building, writer.months, imported_at, appended_to.rollups if appended_to else None)
         info = _metadata(name, source, size, writer, report, streamed, building.name, actor, imported_at,
                          appended_to, built)
         write_metadata(building, info, report)

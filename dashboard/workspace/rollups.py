@@ -2,9 +2,17 @@
 smallest one that answers a question chosen for it.
 
 Each rollup is declared once (``ROLLUPS``: a time unit, the columns it groups by; every rollup keeps the same
-``MEASURES``) and built by one function, ``grouped``, an Ibis expression any engine of the query layer runs (DuckDB
-at import; Spark runs the same expression). A rollup lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one
-file per month of the rows' start times, so a month appended rebuilds that month's files only (``build``).
+``MEASURES``). A row's keys and exact amounts are computed in one place, ``keyed`` (an Ibis expression any engine of
+the query layer runs), and every rollup an import builds is one grouping set of one query over it (``sets_sql``:
+``GROUP BY GROUPING SETS``, which DuckDB and Spark SQL both run), so the rows are read once whatever the number of
+rollups. A rollup lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one file per month of the rows' start
+times, so a month appended rebuilds that month's files only (``build``).
+
+Size. A rollup pays when it is much smaller than the rows; its rows are bounded by its grain, not by the rows. An
+import (or a replacement) keeps the rollups smallest first while together they hold at most
+``PLANNER_ROLLUP_MAX_PERCENT`` (5) % of the rows or ``PLANNER_ROLLUP_FREE_ROWS`` (100,000) rows, whichever is more;
+the others are not written and their questions read the rows. An append builds the rollups the version it appends to
+has, and no other (the months before it have no files of the others).
 
 Time. A row is counted in the day (or hour) of its start; a row that runs past the end of that day keeps its own
 ``start_s`` and ``end_s`` (UTC seconds) in the grain, so a figure that spreads a row over the days or hours it
@@ -12,29 +20,29 @@ covers spreads it from the rollup exactly as from the row (NULL for the rows wit
 billing export's hourly or daily lines).
 
 Proofs. Sums are kept as ``DECIMAL(38, 9)``: each row's amount cast once, then summed exactly, so a total does not
-depend on the order rows are added in. After building, ``prove`` reads each rollup back from its files and compares
-its totals with the rows' per currency: rows, GPU-hours and both cost bases (``cost``, amortised or effective,
-and ``billed_cost``), to the last of the nine decimals; ``RollupMismatch`` (the import is not published) names the
-first that differs.
+depend on the order rows are added in. After building, ``prove`` reads every rollup back from its files and compares
+its totals with the rows' (read from the rows' own files, in a query of their own) per currency: rows, GPU-hours and
+both cost bases (``cost``, amortised or effective, and ``billed_cost``), to the last of the nine decimals;
+``RollupMismatch`` (the import is not published) names the first that differs.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from functools import partial
 from pathlib import Path
 
 import ibis
 import ibis.expr.datatypes as dt
 import ibis.expr.types as ir
 import pyarrow.parquet as pq
+import sqlglot.expressions as sge
 from ibis.backends import BaseBackend
 
+from dashboard import settings
 from dashboard.workspace.datasets import USAGE, DatasetError, Metadata, open_table
 from dashboard.workspace.writer import PARTITION
 
@@ -110,29 +118,76 @@ ROLLUPS: tuple[Rollup, ...] = (
 BY_NAME = {rollup.name: rollup for rollup in ROLLUPS}
 
 
-def _measure(usage: ir.Table, measure: Measure) -> ir.Scalar:
-    if measure.kind == "count":
-        return usage.count() if measure.column is None else usage[measure.column].count()
-    if measure.kind == "max":
-        return usage[measure.column].max()
-    return usage[measure.column].cast(AMOUNT).sum()
+SET = "rollup_set"  # the grouping set a row of ``sets_sql`` belongs to (its GROUPING_ID)
+_AGGREGATES = {"count": "COUNT", "sum": "SUM", "max": "MAX"}  # a measure's kind as SQL
 
 
-def grouped(usage: ir.Table, rollup: Rollup) -> ir.Table:
-    """``usage`` (canonical rows, with their ``month`` partition when it has one) summed at ``rollup``'s grain
-    (and month): an Ibis expression any engine runs."""
+def _span(unit: str) -> tuple[str, str]:
+    """``keyed``'s names of a row's own start and end at ``unit`` (a rollup's ``SPAN``)."""
+    return f"{unit}_start_s", f"{unit}_end_s"
+
+
+def keyed(usage: ir.Table) -> ir.Table:
+    """Each row of ``usage`` (canonical rows, with their ``month`` partition when it has one) with every rollup's
+    keys (its day and hour, with its own span at each unit it runs past, and the rollups' columns) and the columns
+    the measures read, a summed one cast to ``AMOUNT``: an Ibis expression any engine runs."""
     keys: dict[str, ir.Value] = {PARTITION: usage[PARTITION]} if PARTITION in usage.columns else {}
-    if rollup.unit:
-        size = UNIT_SECONDS[rollup.unit]
-        start = usage.period_start.epoch_seconds().cast("int64")
-        end = ibis.greatest(ibis.coalesce(usage.period_end.epoch_seconds().cast("int64"), start), start)
-        unit = start // size
-        across = end > (unit + 1) * size
-        null = ibis.null().cast("int64")
-        keys.update({rollup.unit: unit, "start_s": ibis.ifelse(across, start, null),
-                     "end_s": ibis.ifelse(across, end, null)})
-    keys.update({column: usage[column] for column in rollup.columns})
-    return usage.group_by(**keys).aggregate(**{m.name: _measure(usage, m) for m in MEASURES})
+    start = usage.period_start.epoch_seconds().cast("int64")
+    end = ibis.greatest(ibis.coalesce(usage.period_end.epoch_seconds().cast("int64"), start), start)
+    null = ibis.null().cast("int64")
+    for unit, size in UNIT_SECONDS.items():
+        at = start // size
+        across = end > (at + 1) * size
+        first, last = _span(unit)
+        keys.update({unit: at, first: ibis.ifelse(across, start, null), last: ibis.ifelse(across, end, null)})
+    keys.update({column: usage[column] for rollup in ROLLUPS for column in rollup.columns})
+    summed = {m.column for m in MEASURES if m.kind == "sum"}
+    read = {m.column: usage[m.column].cast(AMOUNT) if m.column in summed else usage[m.column]
+            for m in MEASURES if m.column is not None}
+    return usage.select(**keys, **read)
+
+
+def _grouped_by(rollup: Rollup, month: bool) -> list[str]:
+    """``keyed``'s columns ``rollup`` groups by (its month first when the rows have one)."""
+    unit = (rollup.unit, *_span(rollup.unit)) if rollup.unit else ()
+    return [PARTITION] * month + [*unit, *rollup.columns]
+
+
+def set_ids(rollups: Sequence[Rollup], month: bool) -> tuple[list[str], dict[str, int]]:
+    """The key columns of ``sets_sql`` for ``rollups`` (in the order the grouping sets first name them, as Spark
+    requires), and each rollup's GROUPING_ID there (a bit per key column, the first the highest, set for the columns
+    it does not group by)."""
+    keys = list(dict.fromkeys(column for rollup in rollups for column in _grouped_by(rollup, month)))
+    ids = {rollup.name: sum(1 << (len(keys) - 1 - i) for i, column in enumerate(keys)
+                            if column not in _grouped_by(rollup, month)) for rollup in rollups}
+    return keys, ids
+
+
+def sets_sql(backend: BaseBackend, usage: ir.Table, rollups: Sequence[Rollup]) -> str:
+    """One query (``backend``'s SQL) of every rollup of ``rollups`` over ``usage``: a grouping set each, its rows
+    told apart by ``SET`` (``set_ids``), the measures named as in ``MEASURES``."""
+    rows = keyed(usage)
+    dialect = backend.compiler.dialect
+    keys, ids = set_ids(rollups, PARTITION in usage.columns)
+
+    def name(column: str) -> str:
+        return sge.to_identifier(column, quoted=True).sql(dialect)
+
+    measures = [f"{_AGGREGATES[m.kind]}({name(m.column) if m.column else '*'}) AS {name(m.name)}" for m in MEASURES]
+    sets = ", ".join("(" + ", ".join(name(c) for c in _grouped_by(r, PARTITION in usage.columns)) + ")"
+                     for r in rollups)
+    listed = ", ".join(name(c) for c in keys)
+    return (f"SELECT GROUPING_ID({listed}) AS {name(SET)}, {listed}, {', '.join(measures)} "
+            f"FROM ({backend.compile(rows)}) AS {name('keyed')} GROUP BY GROUPING SETS ({sets})")
+
+
+def _one(sets: ir.Table, rollup: Rollup, set_id: int) -> ir.Table:
+    """``rollup``'s rows of the grouping sets ``sets``, its columns named as it declares them (``grain``)."""
+    rows = sets.filter(sets[SET] == set_id)
+    spans = dict(zip(SPAN, _span(rollup.unit), strict=True)) if rollup.unit else {}
+    month = [PARTITION] if PARTITION in sets.columns else []
+    return rows.select(*month, *(rows[spans.get(c, c)].name(c) for c in rollup.grain),
+                       *(m.name for m in MEASURES))
 
 
 def folder(at: Path, rollup: Rollup) -> Path:
@@ -150,28 +205,45 @@ def stale(at: Path, months: Iterable[str], kept: list[dict] | None) -> list[str]
     return sorted(set(months))
 
 
+def _within_budget(sizes: dict[str, int], rows: int) -> list[Rollup]:
+    """The rollups kept for ``rows`` rows when they would hold ``sizes`` rows: smallest first (declared order among
+    equals) while together within ``PLANNER_ROLLUP_MAX_PERCENT`` % of the rows or ``PLANNER_ROLLUP_FREE_ROWS``,
+    whichever is more."""
+    bound = max(rows * settings.limit(settings.ROLLUP_MAX_PERCENT) // 100, settings.limit(settings.ROLLUP_FREE_ROWS))
+    kept, total = [], 0
+    for rollup in sorted(ROLLUPS, key=lambda r: sizes.get(r.name, 0)):
+        total += sizes.get(rollup.name, 0)
+        if total > bound:
+            break
+        kept.append(rollup)
+    return [rollup for rollup in ROLLUPS if rollup in kept]
+
+
 def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
           kept: list[dict] | None = None) -> list[dict]:
-    """Build every rollup of the version folder ``at`` for ``months`` (the month partitions written; the others'
-    files are already there, ``kept``: the previous entries); each rollup's ``dataset.json`` entry."""
+    """Build the rollups of the version folder ``at`` for ``months`` (the month partitions written; the others'
+    files are already there); each rollup's ``dataset.json`` entry. ``kept``: the entries of the version appended
+    to (its rollups are built, and no other); None for a new dataset (the rollups within the size budget)."""
     months = sorted(months)
     previous = {entry["name"]: entry for entry in kept or []}
-    entries = []
-    usage = None
-    if months:
+    chosen = list(ROLLUPS) if kept is None else [rollup for rollup in ROLLUPS if rollup.name in previous]
+    if months and chosen:
         usage = _usage(backend, at)
         usage = usage.filter(usage[PARTITION].isin(months))
-    for rollup in ROLLUPS:
-        if usage is not None:
-            staged = at / ROLLUPS_FOLDER / f".{rollup.name}"
-            _write_by_month(backend, _over(backend, usage, rollup.name), staged)
-            for month in months:
-                target = folder(at, rollup) / f"{PARTITION}={month}"
-                shutil.rmtree(target, ignore_errors=True)  # a linked file is unlinked, never written to
-                if (staged / target.name).is_dir():
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    (staged / target.name).rename(target)
-            shutil.rmtree(staged, ignore_errors=True)
+        _, ids = set_ids(chosen, month=True)
+        sets = backend.sql(sets_sql(backend, usage, chosen)).cache()
+        try:
+            if kept is None:  # each set sums every row: any set's total is the rows'
+                counted = sets.group_by(SET).aggregate(n=sets.count(), rows=sets["rows"].sum()).to_pyarrow()
+                sizes = {row[SET]: row["n"] for row in counted.to_pylist()}
+                chosen = _within_budget({rollup.name: sizes.get(ids[rollup.name], 0) for rollup in chosen},
+                                        max((row["rows"] for row in counted.to_pylist()), default=0))
+            for rollup in chosen:
+                _write_rollup(backend, _one(sets, rollup, ids[rollup.name]), at, rollup, months)
+        finally:
+            sets.release()
+    entries = []
+    for rollup in chosen:
         counts: dict[str, int] = {}
         for path in sorted(folder(at, rollup).rglob("*.parquet")):
             month = path.parent.name.split("=", 1)[1]
@@ -182,6 +254,20 @@ def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
                         if not set(months) & set(counts) else built_at,
                         "months": counts})
     return entries
+
+
+def _write_rollup(backend: BaseBackend, table: ir.Table, at: Path, rollup: Rollup, months: list[str]) -> None:
+    """``rollup``'s rows ``table`` for ``months`` written in the version folder ``at``, each month's folder replacing
+    the one there (a linked file is unlinked, never written to)."""
+    staged = at / ROLLUPS_FOLDER / f".{rollup.name}"
+    _write_by_month(backend, table, staged)
+    for month in months:
+        target = folder(at, rollup) / f"{PARTITION}={month}"
+        shutil.rmtree(target, ignore_errors=True)
+        if (staged / target.name).is_dir():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (staged / target.name).rename(target)
+    shutil.rmtree(staged, ignore_errors=True)
 
 
 def _write_by_month(backend: BaseBackend, table: ir.Table, target: Path) -> None:
@@ -199,40 +285,15 @@ def _count(path: Path) -> int:
     return int(pq.read_metadata(path).num_rows)
 
 
-def _totals_of(table: ir.Table, summed: bool) -> ir.Table:
-    """Per currency: the row count (the rows' own, or a rollup's ``rows`` ``summed``) and the exact sums of
-    ``PROVEN``."""
-    count = table["rows"].sum() if summed else table.count()
-    return table.group_by("currency").aggregate(
-        rows=count, **{name: table[name].cast(AMOUNT).sum() for name in PROVEN[1:]})
+_NONE = (0, Decimal(0), Decimal(0), Decimal(0))
 
 
-def _totals(backend: BaseBackend, table: ir.Table, summed: bool) -> dict[str | None, tuple]:
-    frame = _over(backend, table, "totals of a rollup" if summed else "totals of the rows").to_pyarrow().to_pylist()
-    return {row["currency"]: tuple(_exact(row[name]) for name in PROVEN) for row in frame}
-
-
-_BUILDERS: dict[str, Callable[[ir.Table], ir.Table]] = {
-    **{rollup.name: partial(grouped, rollup=rollup) for rollup in ROLLUPS},
-    "totals of a rollup": partial(_totals_of, summed=True), "totals of the rows": partial(_totals_of, summed=False)}
-_COMPILED: dict[tuple, str] = {}
-STAND_IN = "planner_rollup_rows"
-OPENED_TABLES = 64  # rollup tables kept open (by engine, version folder and rollup)
-_OPENED: dict[tuple[int, str, str], ir.Table] = {}
-
-
-def _over(backend: BaseBackend, table: ir.Table, builder: str) -> ir.Table:
-    """``_BUILDERS[builder](table)`` as a table of ``backend``, its SQL compiled once per engine, builder and schema
-    (an expression of a rollup takes longer to compile than to run on a small import)."""
-    key = (backend.name, builder, table.schema())
-    sql = _COMPILED.get(key)
-    if sql is None:
-        sql = str(backend.compile(_BUILDERS[builder](ibis.table(table.schema(), name=STAND_IN))))
-        if len(_COMPILED) > 4 * len(_BUILDERS):
-            _COMPILED.clear()
-        _COMPILED[key] = sql
-    source = str(backend.compile(table))
-    return backend.sql(re.sub(rf'(["`]?){STAND_IN}\1', lambda _: f"({source})", sql))
+def _totals(table: ir.Table, count: ir.Value, by: Sequence[str] = ()) -> dict[tuple, tuple]:
+    """Per ``by`` and currency: the row count ``count`` and the exact sums of ``PROVEN`` of ``table``."""
+    frame = table.group_by([*by, "currency"]).aggregate(
+        rows=count, **{name: table[name].cast(AMOUNT).sum() for name in PROVEN[1:]}).to_pyarrow().to_pylist()
+    return {(*(row[key] for key in by), row["currency"]): tuple(_exact(row[name]) for name in PROVEN)
+            for row in frame}
 
 
 def _exact(value: object) -> Decimal | int:
@@ -244,21 +305,27 @@ def _exact(value: object) -> Decimal | int:
 def prove(backend: BaseBackend, at: Path, entries: list[dict], months: Iterable[str]) -> None:
     """RollupMismatch unless, for ``months`` (those built; the others were proven when built), every rollup of
     ``entries`` in the version folder ``at`` totals the rows' amounts per currency exactly (rows, GPU-hours, cost,
-    billed cost)."""
+    billed cost): the rows' totals in one query of their files, every rollup's in one query of theirs."""
     months = sorted(months)
-    if not months:
+    if not months or not entries:
         return
     raw = _usage(backend, at)
-    expected = _totals(backend, raw.filter(raw[PARTITION].isin(months)).drop(PARTITION), summed=False)
+    raw = raw.filter(raw[PARTITION].isin(months))
+    expected = {key[0]: value for key, value in _totals(raw, raw.count()).items()}
+    parts = []
+    for entry in entries:
+        built = [month for month in months if entry["months"].get(month)]
+        if built:
+            table = _partitioned(backend, folder(at, BY_NAME[entry["name"]]))
+            table = table.filter(table[PARTITION].isin(built))
+            parts.append(table.select(ibis.literal(entry["name"]).name("rollup"), "currency", *PROVEN))
+    found = _totals(union := ibis.union(*parts, distinct=False), union["rows"].sum(), ("rollup",)) if parts else {}
     for entry in entries:
         rollup = BY_NAME[entry["name"]]
-        built = [month for month in months if entry["months"].get(month)]
-        table = _partitioned(backend, folder(at, rollup)) if built else None
-        found = _totals(backend, table.filter(table[PARTITION].isin(built)).drop(PARTITION), summed=True) \
-            if table is not None else {}
-        for currency in sorted(set(expected) | set(found), key=str):
-            want = expected.get(currency, (0, Decimal(0), Decimal(0), Decimal(0)))
-            got = found.get(currency, (0, Decimal(0), Decimal(0), Decimal(0)))
+        currencies = set(expected) | {currency for name, currency in found if name == rollup.name}
+        for currency in sorted(currencies, key=str):
+            want = expected.get(currency, _NONE)
+            got = found.get((rollup.name, currency), _NONE)
             for name, a, b in zip(PROVEN, want, got, strict=True):
                 if a != b:
                     raise RollupMismatch(
@@ -279,6 +346,10 @@ def _partitioned(backend: BaseBackend, path: Path) -> ir.Table:
     else:
         table = backend.read_parquet(str(path))
     return table.mutate(**{PARTITION: table[PARTITION].cast("string")})
+
+
+OPENED_TABLES = 64  # rollup tables kept open (by engine, version folder and rollup)
+_OPENED: dict[tuple[int, str, str], ir.Table] = {}
 
 
 def read(backend: BaseBackend, at: Path, rollup: Rollup) -> ir.Table:

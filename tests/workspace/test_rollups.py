@@ -15,10 +15,10 @@ from bench.ingest_bench import focus_table
 from dashboard import settings
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
-from dashboard.workspace import datasets, rollups
+from dashboard.workspace import datasets, rollups, sorting
 from dashboard.workspace.imports import import_to_workspace
 from dashboard.workspace.rollups import ROLLUPS, RollupMismatch
-from dashboard.workspace.writer import MonthWriter
+from dashboard.workspace.writer import SCHEMA, MonthWriter
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 UTC = "UTC"
@@ -124,15 +124,16 @@ def test_each_rollup_equals_the_rows_for_every_grain_currency_and_cost_basis(tmp
         assert _sums(table, keys) == _sums(raw, keys), (rollup.name, column)
 
 
-def _fault(usage, rollup):
-    """A rollup that loses every seventh line of the file."""
-    return rollups.grouped(usage.filter(usage.source_row % 7 != 0), rollup)
+def _losing(write):
+    """``rollups._write_by_month`` writing the daily run rollup without the days of every seventh day number."""
+    def faulty(backend, table, target):
+        return write(backend, table.filter(table.day % 7 != 0) if target.name == ".daily_run" else table, target)
+    return faulty
 
 
 def test_a_rollup_that_disagrees_is_refused_and_the_old_version_kept(workspace, monkeypatch):
     first = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
-    monkeypatch.setitem(rollups._BUILDERS, "daily_run", lambda usage: _fault(usage, rollups.BY_NAME["daily_run"]))
-    monkeypatch.setattr(rollups, "_COMPILED", {})
+    monkeypatch.setattr(rollups, "_write_by_month", _losing(rollups._write_by_month))
     with pytest.raises(RollupMismatch, match=r"daily rollup by team, project, run_id.* where the rows total .*not "
                                              "published"):
         import_to_workspace(SAMPLES / "focus_sample.csv", "q2", replace=True)
@@ -215,3 +216,73 @@ def test_a_dataset_without_rollups_is_answered_by_its_rows(workspace):
     info = dataclasses.replace(import_to_workspace(SAMPLES / "focus_sample.csv", "q2"), rollups=[])
     answer = rollups.choose(engine.connect("duckdb"), info, datasets.current("q2"), ("team",), "day")
     assert answer.rollup is None and answer.table.count().execute() == 242
+
+
+def test_the_sorted_file_has_the_writers_columns_only(workspace):
+    import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    for part in datasets.usage_folder("q2").rglob("*.parquet"):
+        assert pq.read_schema(part).remove_metadata() == SCHEMA  # no month column: the folder's name holds it
+
+
+def test_each_rollup_is_one_grouping_set_named_by_its_grouping_id():
+    keys, ids = rollups.set_ids([rollups.BY_NAME["daily_team"], rollups.BY_NAME["runs"]], month=True)
+    # in the order the sets first name them (Spark requires it); the hour and its span are grouped by neither, so
+    # they are not keys; a bit per key, the first the highest
+    assert keys == ["month", "day", "day_start_s", "day_end_s", "team", "pricing", "charge_kind", "currency",
+                    "project", "run_id", "run_state", "gpu_type"]
+    assert ids == {"daily_team": 0b000000001111, "runs": 0b011100000000}  # the columns each does not group by
+
+
+FIRST_QUARTER = {"daily_team": 4726, "daily_run": 106416, "daily_gpu": 1365, "hourly": 8736, "runs": 13545}
+ALL_FIVE = ["daily_team", "daily_run", "daily_gpu", "hourly", "runs"]
+BUT_RUNS_DAILY = ["daily_team", "daily_gpu", "hourly", "runs"]
+
+
+@pytest.mark.parametrize(("sizes", "rows", "percent", "free", "kept"), [
+    # 10^6 generated rows: 134,788 rollup rows; within max(50,000, 100,000) without the daily run rollup (28,372)
+    (FIRST_QUARTER, 1_000_000, None, None, BUT_RUNS_DAILY),
+    (FIRST_QUARTER, 10_000_000, None, None, ALL_FIVE),  # 500,000 rows allowed: all five (the grain is saturated)
+    ({name: 200 for name in ALL_FIVE}, 242, None, None, ALL_FIVE),  # a small file: within the free rows
+    (FIRST_QUARTER, 1_000_000, "1", "0", ["daily_team", "daily_gpu"]),  # 10,000 allowed: 1,365 + 4,726, not + 8,736
+    (FIRST_QUARTER, 1_000_000, "0", "0", []),
+    (FIRST_QUARTER, 1_000_000, "100", "0", ALL_FIVE),
+])
+def test_rollups_are_kept_smallest_first_within_the_budget(monkeypatch, sizes, rows, percent, free, kept):
+    for name, value in ((settings.ROLLUP_MAX_PERCENT, percent), (settings.ROLLUP_FREE_ROWS, free)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert [rollup.name for rollup in rollups._within_budget(sizes, rows)] == kept
+
+
+def test_a_dataset_over_the_budget_has_no_rollups_and_an_append_builds_none(workspace, tmp_path, monkeypatch):
+    _focus_part(tmp_path / "april_may.parquet", ("04", "05"))
+    _focus_part(tmp_path / "june.parquet", ("06",), seed=6)
+    monkeypatch.setenv(settings.ROLLUP_MAX_PERCENT, "0")
+    monkeypatch.setenv(settings.ROLLUP_FREE_ROWS, "0")
+    first = import_to_workspace(tmp_path / "april_may.parquet", "bill")
+    assert first.rollups == [] and not (datasets.current("bill") / rollups.ROLLUPS_FOLDER).exists()
+    monkeypatch.delenv(settings.ROLLUP_MAX_PERCENT)
+    monkeypatch.delenv(settings.ROLLUP_FREE_ROWS)
+    after = import_to_workspace(tmp_path / "june.parquet", "bill", append=True)  # April and May have none: no June
+    assert after.rollups == [] and not (datasets.current("bill") / rollups.ROLLUPS_FOLDER).exists()
+    answer = rollups.choose(engine.connect("duckdb"), after, datasets.current("bill"), ("team",), "day")
+    assert answer.rollup is None and answer.label == f"the rows ({after.rows:,})"
+
+
+# DuckDB shows its limit in MiB: 512e6 / 2**20 = 488.28, 100e6 / 2**20 = 95.37
+@pytest.mark.parametrize(("setting", "shown"), [(None, "488.2 MiB"), ("100", "95.3 MiB")])
+def test_the_import_sorts_and_rolls_up_within_its_own_memory_limit(workspace, monkeypatch, setting, shown):
+    if setting is not None:
+        monkeypatch.setenv(settings.IMPORT_ENGINE_MB, setting)
+    seen = []
+    sort_month = sorting.sort_month
+
+    def watched(backend, month_folder):
+        seen.append(backend.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+        return sort_month(backend, month_folder)
+
+    monkeypatch.setattr(sorting, "sort_month", watched)
+    import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    assert seen and set(seen) == {shown}
