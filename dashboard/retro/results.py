@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.query.compiled import execute
+
+if TYPE_CHECKING:  # the query modules read `table_result`: their types are named here, not imported at run time
+    from dashboard.retro.waste import WasteCheck, WasteSummary
 
 
 def table_result(expr: ir.Expr) -> pd.DataFrame:
@@ -68,8 +71,8 @@ class WasteResult:
     """The waste checks (`waste.waste_checklist`), their headline (`waste.waste_summary`) and the view's cost they
     are shares of (``total_cost``, in the bill's currency)."""
 
-    checklist: tuple[dict[str, Any], ...]
-    summary: dict[str, Any]
+    checklist: tuple[WasteCheck, ...]
+    summary: WasteSummary
     total_cost: float
 
 

@@ -129,12 +129,12 @@ def _waste(view: RetroView, heading: str) -> ReportFigure:
     result = cache.run(WASTE, view)
     checklist, summary, total_cost = list(result.checklist), result.summary, result.total_cost
     notes = []
-    for check in sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0))):
-        of_spend = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
-                    if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
-        notes.append(f"**{markdown_text(check['check'])}** ({markdown_text(check['kind'])}) — "
+    for check in sorted(checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0))):
+        of_spend = (f" · {number(check.usd / total_cost, 'fraction')} of spend"
+                    if check.usd is not None and check.kind == "waste" and total_cost > 0 else "")
+        notes.append(f"**{markdown_text(check.check)}** ({markdown_text(check.kind)}) — "
                      f"{markdown_text(page.check_figure(check, view.currency))}{of_spend}: "
-                     f"{markdown_text(check['detail'])}")
+                     f"{markdown_text(check.detail)}")
     has_waste = retro_gap.has_waste(summary)
     drawn = cache.chart(WASTE, view, page.waste_chart, view.currency) if has_waste else None
     return ReportFigure(heading, None if drawn is None else figure_of(drawn), notes=notes,

@@ -32,7 +32,7 @@ from dashboard.retro.results import AttributionResult, GapResult, LoadResult, Mi
 from dashboard.retro.spend import FORECAST_WINDOW_DAYS, MIN_FORECAST_DAYS, quarter_label
 from dashboard.retro.units import NEEDS_TOKENS, labels
 from dashboard.retro.view import Choices, RetroView
-from dashboard.retro.waste import ROWS_BEHIND
+from dashboard.retro.waste import ROWS_BEHIND, WasteCheck, WasteSummary
 from dashboard.safe_text import markdown_text
 from dashboard.ui import calibrate_view, retro_plan
 from dashboard.ui import plan_outcomes_view as outcomes_view
@@ -113,10 +113,10 @@ def hours_column(label: str, values: pd.Series) -> Any:
     return st.column_config.NumberColumn(label, format=f"%,.{table_decimals(values)}f")
 
 
-def check_figure(check: dict[str, Any], currency: str | None = USD) -> str:
+def check_figure(check: WasteCheck, currency: str | None = USD) -> str:
     """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k (73.2k NOK), $368 per month, 68.7
     GPU-hours. The checks call the bill's amounts "USD" whatever the bill's currency."""
-    figure, unit = check["figure"], check["unit"]
+    figure, unit = check.figure, check.unit
     if figure is None:
         return "not answerable from this export"
     if unit.startswith("%"):
@@ -539,22 +539,22 @@ def gap_chart(result: GapResult, currency: str | None) -> go.Figure:
                                 unit=result.unit, currency=currency)
 
 
-def unpriced_waste(checklist: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def unpriced_waste(checklist: list[WasteCheck]) -> list[WasteCheck]:
     """The waste checks that found something the view cannot price (a run export alone carries no costs)."""
-    return [check for check in checklist if check["kind"] == "waste" and check["usd"] is None and check["figure"]]
+    return [check for check in checklist if check.kind == "waste" and check.usd is None and check.figure]
 
 
-def waste_headline(checklist: list[dict[str, Any]], summary: dict[str, Any], currency: str | None) -> str:
+def waste_headline(checklist: list[WasteCheck], summary: WasteSummary, currency: str | None) -> str:
     """The Waste tab's headline: the amount found and its share of spend, or that the waste found has no amount."""
     if not retro_gap.has_waste(summary) and unpriced_waste(checklist):
         return "Waste found in GPU-hours only: this view has no costs to price it"
-    share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
-    return f"Waste found: {money(summary['total_usd'], currency)}{share}"
+    share = "" if summary.share is None else f", {number(summary.share, 'fraction')} of spend"
+    return f"Waste found: {money(summary.total_usd, currency)}{share}"
 
 
-def no_amount_waste(checklist: list[dict[str, Any]], currency: str | None) -> str:
+def no_amount_waste(checklist: list[WasteCheck], currency: str | None) -> str:
     """Said instead of the waste chart when what was found has no amount: each such check with its figure."""
-    found = "; ".join(f"{check['check']}: {check_figure(check, currency)}" for check in unpriced_waste(checklist))
+    found = "; ".join(f"{check.check}: {check_figure(check, currency)}" for check in unpriced_waste(checklist))
     return (f"Nothing to chart in money, but waste was found: {found}. Add a billing export to price it (each "
             "check below has its rows).")
 
@@ -567,34 +567,34 @@ def waste_section(view: RetroView) -> None:
     result = cache.run(WASTE, view)
     checklist, summary = list(result.checklist), result.summary
     st.subheader(waste_headline(checklist, summary, currency))
-    by_id = {check["id"]: check for check in checklist}
+    by_id = {check.id: check for check in checklist}
     kpi = by_id["successful_runs"]
     tiles = wrapping_row()  # side by side where they fit, else wrapped: never cut
-    tiles.metric("Successful-run share", check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
-                 width="content", help="A KPI, not waste: " + kpi["detail"])
+    tiles.metric("Successful-run share", check_figure(kpi, currency) if kpi.figure is not None else "n/a",
+                 width="content", help="A KPI, not waste: " + kpi.detail)
     growth = by_id["storage_growth"]
-    tiles.metric("Storage growing", f"{money(growth['usd'], currency)} a month" if growth["usd"] else
+    tiles.metric("Storage growing", f"{money(growth.usd, currency)} a month" if growth.usd else
                  "none found", width="content", help="A monthly cost that keeps growing, shown apart from the "
                  "one-off amounts above.")
     untagged = by_id["untagged_spend"]
     tiles.metric("Untagged spend (hygiene)",
-                 money(untagged["usd"], currency) if untagged["usd"] is not None else "n/a", width="content",
-                 help="Not waste: spend nobody can be asked about. " + untagged["detail"])
+                 money(untagged.usd, currency) if untagged.usd is not None else "n/a", width="content",
+                 help="Not waste: spend nobody can be asked about. " + untagged.detail)
     if retro_gap.has_waste(summary):
         st.plotly_chart(cache.chart(WASTE, view, waste_chart, currency), width="stretch", key="retro.waste")
     elif unpriced_waste(checklist):
         st.warning(no_amount_waste(checklist, currency), icon=":material/money_off:")
     else:
         st.info(retro_gap.NO_WASTE, icon=":material/check_circle:")
-    ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
+    ranked = sorted(checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0)))
     total_cost = result.total_cost
     for check in ranked:
-        share = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
-                 if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
-        with st.expander(f"**{check['check']}** ({check['kind']}) — {check_figure(check, currency)}{share}",
+        share = (f" · {number(check.usd / total_cost, 'fraction')} of spend"
+                 if check.usd is not None and check.kind == "waste" and total_cost > 0 else "")
+        with st.expander(f"**{check.check}** ({check.kind}) — {check_figure(check, currency)}{share}",
                     expanded=False):
-            st.markdown(markdown_text(check["detail"]))
-            rows = check["rows"]
+            st.markdown(markdown_text(check.detail))
+            rows = check.rows
             if rows is not None and len(rows):
                 more = "at least " if len(rows) >= ROWS_BEHIND else ""
                 st.caption(f"{more}{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} "
