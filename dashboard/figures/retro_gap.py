@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 from dashboard.figures.axes import COUNT_AXIS, USD_AXIS
 from dashboard.figures.retro_usage import money_axis
 from dashboard.format import USD, count_sig, money, number, usd_sig
-from dashboard.retro.waste import waste_summary
+from dashboard.retro.waste import WasteCheck, WasteSummary, waste_summary
 from dashboard.safe_text import plotly_text
 
 OVER_PLAN_COLOUR = "#d62728"
@@ -128,22 +128,22 @@ def gap_figure(parts: pd.DataFrame, plan_total: float, actual_total: float, unit
     return go.Figure(data=data, layout=layout)
 
 
-def has_waste(summary: dict[str, Any]) -> bool:
+def has_waste(summary: WasteSummary) -> bool:
     """Whether ``waste.waste_summary`` found waste to draw (an item with an amount other than 0); without any the
     page says ``NO_WASTE`` instead of drawing empty axes."""
-    return any(item["usd"] for item in summary["items"])
+    return any(item.usd for item in summary.items)
 
 
-def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None = None,
+def waste_figure(checklist: list[WasteCheck], summary: WasteSummary | None = None,
                  currency: str | None = USD) -> go.Figure:
     """Horizontal bars of the waste found, in the bill's ``currency`` and largest first, each labelled with its
     share of spend (``waste.waste_summary``); the title carries the total. Monthly storage growth is not one-off
     waste: the subtitle gives it apart, with the checks that have no amount."""
     summary = summary or waste_summary(checklist, 0.0)
-    items = summary["items"]
-    monthly = [check for check in checklist if check["kind"] == "monthly" and check["usd"]]
-    unpriced = [check["check"] for check in checklist if check["kind"] == "waste" and check["usd"] is None]
-    notes = [f"{check['check']}: {money(check['usd'], currency)} a month, growing (not counted above)"
+    items = summary.items
+    monthly = [check for check in checklist if check.kind == "monthly" and check.usd]
+    unpriced = [check.check for check in checklist if check.kind == "waste" and check.usd is None]
+    notes = [f"{check.check}: {money(check.usd, currency)} a month, growing (not counted above)"
              for check in monthly]
     if unpriced:
         notes.append(f"Not in {'dollars' if currency == USD else currency_title(currency)}: " + ", ".join(unpriced))
@@ -151,18 +151,18 @@ def waste_figure(checklist: list[dict[str, Any]], summary: dict[str, Any] | None
         "type": "bar",
         "orientation": "h",
         "name": "waste",
-        "x": [item["usd"] for item in items],
-        "y": [item["check"] for item in items],
-        "text": [money(item["usd"], currency)
-                 + ("" if item["share"] is None else f" · {number(item['share'], 'fraction')} of spend")
+        "x": [item.usd for item in items],
+        "y": [item.check for item in items],
+        "text": [money(item.usd, currency)
+                 + ("" if item.share is None else f" · {number(item.share, 'fraction')} of spend")
                  for item in items],
         "textposition": "auto",
         "marker": {"color": WASTE_COLOUR},
         "hovertemplate": "%{y}: %{text}<extra></extra>",
     }
-    share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
+    share = "" if summary.share is None else f", {number(summary.share, 'fraction')} of spend"
     layout = {
-        "title": {"text": f"Waste found: {money(summary['total_usd'], currency)}{share}",
+        "title": {"text": f"Waste found: {money(summary.total_usd, currency)}{share}",
                   "subtitle": {"text": plotly_text(" · ".join(notes))}},
         "xaxis": {"title": {"text": currency_title(currency)}, **money_axis(currency)},
         "yaxis": {"autorange": "reversed", "automargin": True},  # the bars name their checks

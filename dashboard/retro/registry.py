@@ -1,28 +1,45 @@
 """The Retrospective's figures, declared once each: the page draws its tabs from this list, the report its sections,
 and the warm-up and the bench run each entry's queries (``dashboard.retro.tabs``).
 
-An entry names its tab, the queries its first view runs over a `RetroView` (``query``, returning the result the
-figure is drawn from), its figure builders by name in ``dashboard.figures`` ("retro_usage.spend_figure": the
-figures import this layer, so it names them), the function of ``dashboard.ui.retro_view`` that draws the tab
-(``page_section``, taking the view) and the heading of its section in the report (``report_section``; None: not in
-the report; ``dashboard.ui.retro_report_view.SECTIONS`` builds it by the entry's name). Adding a figure is one entry
-here and one module; tests/retro/test_registry.py checks that every name resolves.
+An entry names its tab, the queries its view runs over a `RetroView` (``query``, returning the typed result of
+`dashboard.retro.results` that the page's section and the report draw from, run by `dashboard.retro.tabs.run`; the
+widgets' choices come from ``RetroView.choices``), its figure builders by name in ``dashboard.figures``
+("retro_usage.spend_figure": the figures import this layer, so it names them), the function of
+``dashboard.ui.retro_view`` that draws the tab (``page_section``, taking the view) and the heading of its section in
+the report (``report_section``; None: not in the report; ``dashboard.ui.retro_report_view.SECTIONS`` builds it by
+the entry's name). Adding a figure is one entry here and one module; tests/retro/test_registry.py checks that every
+name resolves.
 
 An entry's ``grain`` (issue 52) is what its queries read: the columns they group and filter by and their time unit,
 so over a workspace dataset they read the smallest rollup that has them (``dashboard.retro.tabs.run``); None where
 they read the rows: a count of rows, or a test of each row's GPU-hours or cost (a rollup holds their sums only), or
-per-job facts. Pure: never imports streamlit.
+per-job facts; ``Grain.chosen`` adds the column the view's "Stack by" choice names (``Choices.by``). Pure: never
+imports streamlit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query.compiled import one_view
+import pandas as pd
+
+from dashboard.core.engine import scenario_outputs
+from dashboard.query.distinct import distinct_values
 from dashboard.retro import attribution, gap, load, mix, spend, units, waste
+from dashboard.retro.results import (
+    AttributionResult,
+    GapResult,
+    LoadResult,
+    MixResult,
+    SpendResult,
+    UnitsResult,
+    WasteResult,
+)
 from dashboard.retro.view import RetroView
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -32,56 +49,106 @@ class Grain:
 
     columns: tuple[str, ...]
     unit: str | None = None
+    chosen: bool = False  # plus the column of the view's grouping choice (``Choices.by``: team, project, pricing)
 
 
 @dataclass(frozen=True)
-class RetroFigure:
-    """One Retrospective figure (see the module's docstring)."""
+class RetroFigure(Generic[R]):
+    """One Retrospective figure (see the module's docstring); ``query`` gives its typed result
+    (`dashboard.retro.results`), which `dashboard.retro.tabs.run` runs."""
 
     name: str
     tab: str
-    query: Callable[[RetroView], object]
+    query: Callable[[RetroView], R]
     figures: tuple[str, ...]
     page_section: str
     report_section: str | None = None
     grain: Grain | None = None  # None: the rows
 
 
-def _spend(view: RetroView) -> tuple[object, ...]:
-    usage = view.shown
-    return spend.spend_over_time(usage, "D", "team"), spend.daily_total(usage, "cost"), spend.latest_instant(usage)
+def _spend(view: RetroView) -> SpendResult:
+    """The spend chart of the view's choices (period, grouping, measure, quarter); the quarters and the last day
+    of data come from the whole export, so a filtered view of a closed quarter forecasts nothing."""
+    choices = view.choices
+    quarters, data_end = spend.data_quarters(view.usage), spend.data_end(view.usage)
+    quarter = spend.chosen_quarter(quarters, choices.quarter)
+    period, last = spend.running_period(quarter, data_end, view.chosen_dates)
+    frame = spend.spend_over_time(view.shown, freq=choices.freq, by=choices.by)
+    daily = (spend.daily_from_days(frame, choices.metric) if choices.freq == "D"
+             else spend.daily_total(view.shown, metric=choices.metric))
+    if period is not None:
+        inside = ((daily.index >= pd.Timestamp(period[0], tz="UTC"))
+                  & (daily.index <= pd.Timestamp(period[1], tz="UTC")))
+        daily = daily[inside]
+    period_end = period[1] if period is not None else (daily.index[-1].date() if len(daily) else None)
+    days = spend.data_days(daily, last)
+    cumulative = spend.cumulative_with_forecast(daily, spend.forecast_end(period_end, last, days), data_end=last)
+    return SpendResult(frame, cumulative, tuple(quarters), quarter, period, last, days)
 
 
-def _gap(view: RetroView) -> tuple[object, ...]:
-    main = gap.gpu_hours_by(view.shown, "run_id")
-    main_ids = [str(main.at[int(main["gpu_hours"].to_numpy().argmax()), "key"])] if len(main) else []
-    return main, gap.actual_sums(view.shown, main_ids, tuple(FAILED_STATES))
+def _gap(view: RetroView) -> GapResult:
+    """Plan vs actual of the view's plan over the chosen main runs (None: the suggestion, which follows the join
+    key) and failed states, in GPU-hours for a bill not in US dollars or no bill (`RetroView.in_gpu_hours`)."""
+    choices, usage, plan = view.choices, view.shown, view.plan
+    run_ids = tuple(distinct_values(usage, "run_id"))
+    suggestion = tuple(run for run in gap.suggest_main_runs(usage, by=view.join_on) if run in run_ids)
+    main_runs = suggestion if choices.main_runs is None else choices.main_runs
+    unit = "gpu_hours" if view.in_gpu_hours else choices.gap_unit
+    if plan is None:
+        return GapResult(run_ids, suggestion, main_runs, choices.failed_states, unit)
+    parts, summary = gap.decompose(scenario_outputs(plan), plan, usage, list(main_runs), choices.failed_states)
+    if view.foreign:
+        parts = parts.assign(note=gap.part_notes(summary, view.currency)).drop(columns="usd")
+    return GapResult(run_ids, suggestion, main_runs, choices.failed_states, unit, parts, summary)
 
 
-def _waste(view: RetroView) -> tuple[object, ...]:
-    usage = view.shown
-    with one_view():  # as dashboard.retro.waste.waste_checklist draws them
-        return (waste.failed_runs(usage), waste.successful_runs(usage), waste.idle_capacity(usage),
-                waste.job_facts(usage), waste.storage_by_month(usage), waste.untagged_spend(usage))
+def _waste(view: RetroView) -> WasteResult:
+    """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (the scenario
+    defaults without a plan)."""
+    checklist = waste.waste_checklist(view.shown, scenario=view.plan)
+    total_cost = spend.totals(view.shown)["cost"]
+    return WasteResult(tuple(checklist), waste.waste_summary(checklist, total_cost), total_cost)
 
 
-FIGURES: tuple[RetroFigure, ...] = (
-    RetroFigure("spend", "Spend", _spend, ("retro_usage.spend_figure",), "spend_section", "Spend",
-                grain=Grain(("team",), "day")),
-    RetroFigure("attribution", "Attribution", lambda view: attribution.attribution_cells(view.shown),
-                ("retro_usage.attribution_figure",), "attribution_section",
-                grain=Grain(("team", "project", "run_id"))),
-    RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual"),
-    RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste"),
-    RetroFigure("load", "Load profile",
-                lambda view: (load.hourly_concurrency(view.shown), load.commitment_span(view.shown)),
-                ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"), "load_section"),
-    RetroFigure("mix", "Purchase mix", lambda view: (mix.tier_totals(view.shown), mix.price_facts(view.shown)),
-                ("retro_usage.mix_figure",), "mix_section"),
-    RetroFigure("units", "Unit costs",
-                lambda view: (units.unit_sums(view.shown), units.token_hours_by_gpu_type(view.shown)), (),
-                "unit_costs_section"),
-)
+def _load(view: RetroView) -> LoadResult:
+    """Concurrency from the (joined) view; the reserved capacity from the bill's rows, whose pricing tiers the join
+    blurs across a run."""
+    series = load.hourly_concurrency(view.shown)
+    summary: dict[str, Any] = load.load_summary(series)
+    billing = view.narrowed_side(view.billing)
+    found = load.reserved_capacity(view.shown if billing is None else billing)
+    capacity, reserved = found if found is not None and found[0] else (None, None)
+    summary["reserved_capacity_gpus"] = capacity
+    summary["idle_reserved_gpu_hours"] = (None if capacity is None or reserved is None
+                                          else float((capacity - reserved).clip(lower=0).sum()))
+    return LoadResult(series, summary, reserved, load.hour_of_week(series))
+
+
+def _mix(view: RetroView) -> MixResult:
+    """The pricing tiers of the bill (the join blurs them across a run); none without a bill."""
+    billing = view.narrowed_side(view.billing)
+    return MixResult(None if billing is None else mix.mix_shares(billing))
+
+
+def _units(view: RetroView) -> UnitsResult:
+    """Unit costs, MFU at the plan's active parameters (unknown without a plan)."""
+    active = float(view.plan.active) if view.plan is not None else float("nan")
+    return UnitsResult(units.unit_costs(view.shown, active_params=active))
+
+
+SPEND = RetroFigure("spend", "Spend", _spend, ("retro_usage.spend_figure",), "spend_section", "Spend",
+                    grain=Grain(("team",), "day", chosen=True))
+ATTRIBUTION = RetroFigure("attribution", "Attribution",
+                          lambda view: AttributionResult(attribution.attribution_table(view.shown)),
+                          ("retro_usage.attribution_figure",), "attribution_section",
+                          grain=Grain(("team", "project", "run_id")))
+GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual")
+WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste")
+LOAD = RetroFigure("load", "Load profile", _load, ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"),
+                   "load_section")
+MIX = RetroFigure("mix", "Purchase mix", _mix, ("retro_usage.mix_figure",), "mix_section")
+UNITS = RetroFigure("units", "Unit costs", _units, (), "unit_costs_section")
+FIGURES: tuple[RetroFigure[Any], ...] = (SPEND, ATTRIBUTION, GAP, WASTE, LOAD, MIX, UNITS)
 REPORT_ORDER = ("spend", "waste", "gap")  # the report's sections, in the order the review reads them
 
 

@@ -181,6 +181,24 @@ def data_quarters(usage: pd.DataFrame | ir.Table) -> list[tuple[date, date]]:
     return [] if first is None or last is None else quarters_between(first, last)
 
 
+def chosen_quarter(quarters: list[tuple[date, date]], chosen: str | None) -> tuple[date, date] | None:
+    """The quarter named ``chosen`` ("2025 Q2"), else the latest; None without dates."""
+    named = {quarter_label(quarter): quarter for quarter in quarters}
+    return named.get(chosen or "", quarters[-1] if quarters else None)
+
+
+def running_period(quarter: tuple[date, date] | None, data_end: date | None,
+                   dates: tuple[date, date] | None) -> tuple[tuple[date, date] | None, date | None]:
+    """The days of the running total (``quarter``, narrowed to the chosen ``dates``) and the last day the data
+    cover within them (so an earlier quarter, or a date range ending before the data do, draws no forecast)."""
+    if quarter is None:
+        return None, data_end
+    start, end = quarter
+    if dates is not None:
+        start, end = max(start, dates[0]), min(end, dates[1])
+    return (start, end), (None if data_end is None else min(data_end, end))
+
+
 SUMMED: tuple[str, ...] = ("gpu_hours", "cost")  # the sums' columns, in this order
 
 

@@ -1,53 +1,52 @@
-"""Running the Retrospective's figures: ``run`` answers a registry entry over a view, from the smallest rollup of a
-workspace dataset that holds the entry's grain and the filters in force, or from the rows, and says which table it
-read. Each tab's queries by name, to time them on any engine (``make bench-scale`` runs them on DuckDB and on Spark
-over the same dataset): ``TAB_QUERIES`` maps a tab to a function of the usage table that runs every aggregate the
-tab's first view needs (the registry's ``query`` of its figure, `dashboard.retro.registry`) and returns them;
-``time_tabs`` gives each tab's seconds."""
+"""Each Retrospective figure's result, by one runner: ``run(entry, view)`` gives a registry entry's typed result over
+a `RetroView`, read from the smallest rollup of a workspace dataset that holds the entry's grain and the filters in
+force, or from the rows; ``source`` says which table that is, for the page to name (the page's sections and the
+report take the result through one cache, ``dashboard.ui.retro_cache.run``; the warm-up runs it over the bundled
+sample). And each tab's aggregates by name, to time them on any engine (``make bench-scale`` runs them on DuckDB and
+on Spark over the same dataset, beside hand-written SQL of the same sums): ``TAB_QUERIES`` maps a tab to a function of
+the usage table that runs the aggregate queries its figure reads (``AGGREGATES``; an entry without them is timed by
+its ``run`` over the whole table) and returns them; ``time_tabs`` gives each tab's seconds."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import ibis.expr.types as ir
 
+from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query.compiled import one_view
 from dashboard.query.opened import Table
-from dashboard.retro import filters, units
+from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
 from dashboard.retro.registry import FIGURES, RetroFigure
 from dashboard.retro.view import RetroView, whole
 from dashboard.retro.view import filtered as filtered_view
 
-
-@dataclass(frozen=True)
-class Answered:
-    """A figure's result and the table it was read from, as the page names it ("the daily rollup by team, …, built
-    12:03", "the rows (1,000,000)"; "" for a view that is not a workspace dataset's own rows: nothing to say)."""
-
-    result: object
-    label: str
+R = TypeVar("R")
 
 
-def grain_in_force(entry: RetroFigure, view: RetroView) -> tuple[tuple[str, ...], str | None] | None:
-    """The columns and time unit a rollup needs to answer ``entry`` under ``view``'s filters: the entry's grain, the
-    columns of the team, project and pricing filters chosen, and a day for dates (a narrowed view filters by its
-    dates); None when the entry reads the rows."""
+def grain_in_force(entry: RetroFigure[Any], view: RetroView) -> tuple[tuple[str, ...], str | None] | None:
+    """The columns and time unit a rollup needs to answer ``entry`` under ``view``: the entry's grain, the column of
+    the view's grouping choice when the grain takes it (``Grain.chosen``), the columns of the team, project and
+    pricing filters chosen, and a day for dates (a narrowed view filters by its dates); None when the entry reads
+    the rows."""
     if entry.grain is None:
         return None
     narrowed = view.narrowed
     chosen = zip(filters.FILTERED_COLUMNS, view.filters.as_tuple()[2:], strict=True)
-    columns = tuple(dict.fromkeys((*entry.grain.columns,
+    columns = tuple(dict.fromkeys((*entry.grain.columns, *((view.choices.by,) if entry.grain.chosen else ()),
                                    *(column for column, values in chosen if narrowed and values is not None))))
     dated = narrowed and (view.filters.start is not None or view.filters.end is not None)
     return columns, entry.grain.unit or ("day" if dated else None)
 
 
-def source(entry: RetroFigure, view: RetroView) -> tuple[Table | None, str]:
+def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]:
     """The table ``entry`` reads over ``view`` (a rollup read as rows, with the view's filters; None: the view's
-    own rows) and what the page says read it (``Answered.label``). Reads no rows: a rollup is chosen by the dataset's
-    metadata."""
+    own rows) and what the page says it read ("the daily rollup by team, …, built 12:03", "the rows (1,000,000)";
+    "" for a view that is not a workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by
+    the dataset's metadata."""
     if view.rollups is None:
         return None, ""
     needed = grain_in_force(entry, view)
@@ -55,16 +54,44 @@ def source(entry: RetroFigure, view: RetroView) -> tuple[Table | None, str]:
     return (None if table is None else filtered_view(table, view.filters, view.narrowed)), label
 
 
-def run(entry: RetroFigure, view: RetroView) -> Answered:
-    """``entry``'s queries over ``view`` (``entry.query``), read from the smallest rollup that answers them when
-    the view is a workspace dataset's own rows and its filters are among the grain's columns (the view's rows
-    replaced by the rollup's: the same sums, to the cent), else from the view's rows; with the table's label."""
-    table, label = source(entry, view)
-    return Answered(entry.query(view if table is None else dataclasses.replace(view, shown=table)), label)
+def run(entry: RetroFigure[R], view: RetroView) -> R:
+    """The typed result ``entry``'s figure is drawn from, over ``view`` (its widgets' choices in ``view.choices``):
+    ``entry.query`` read from the smallest rollup that answers it when the view is a workspace dataset's own rows and
+    its filters are among the grain's columns (the view's rows replaced by the rollup's: the same sums, to the cent),
+    else from the view's rows (``source``)."""
+    table, _ = source(entry, view)
+    return entry.query(view if table is None else dataclasses.replace(view, shown=table))
 
 
-def _on_table(entry: RetroFigure) -> Callable[[ir.Table], object]:
-    return lambda usage: entry.query(whole(usage))
+def _spend(usage: ir.Table) -> tuple[object, ...]:
+    return spend.spend_over_time(usage, "D", "team"), spend.daily_total(usage, "cost"), spend.latest_instant(usage)
+
+
+def _gap(usage: ir.Table) -> tuple[object, ...]:
+    main = gap.gpu_hours_by(usage, "run_id")
+    main_ids = [str(main.at[int(main["gpu_hours"].to_numpy().argmax()), "key"])] if len(main) else []
+    return main, gap.actual_sums(usage, main_ids, tuple(FAILED_STATES))
+
+
+def _waste(usage: ir.Table) -> tuple[object, ...]:
+    with one_view():  # as dashboard.retro.waste.waste_checklist reads them
+        return (waste.failed_runs(usage), waste.successful_runs(usage), waste.idle_capacity(usage),
+                waste.job_facts(usage), waste.storage_by_month(usage), waste.untagged_spend(usage))
+
+
+AGGREGATES: dict[str, Callable[[ir.Table], object]] = {  # by entry name: the sums the bench's hand SQL also computes
+    "spend": _spend,
+    "attribution": attribution.attribution_cells,
+    "gap": _gap,
+    "waste": _waste,
+    "load": lambda usage: (load.hourly_concurrency(usage), load.commitment_span(usage)),
+    "mix": lambda usage: (mix.tier_totals(usage), mix.price_facts(usage)),
+    "units": lambda usage: (units.unit_sums(usage), units.token_hours_by_gpu_type(usage)),
+}
+
+
+def _on_table(entry: RetroFigure[object]) -> Callable[[ir.Table], object]:
+    return AGGREGATES.get(entry.name) or (lambda usage: run(entry, whole(usage)))
 
 
 TAB_QUERIES: dict[str, Callable[[ir.Table], object]] = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from dashboard.core.scenario import Scenario
+from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.format import USD, money
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.opened import Table
@@ -162,8 +162,9 @@ def filtered(usage: Table, chosen: Filters, narrowed: bool) -> Table:
 
 
 def whole(usage: Table) -> RetroView:
-    """A view of the whole of ``usage`` as a bill alone: no filter, run export or plan (the warm-up's and the
-    bench's, which run each figure's queries on a table)."""
+    """A view of the whole of ``usage`` as a bill alone, compared with the default scenario (`default_scenario`):
+    no filter or run export (the warm-up's and the bench's, which run each figure's queries on a table, Plan vs
+    actual's too)."""
     return RetroView(data_key=("whole",), usage=usage, shown=usage, billing=usage, runs=None, bounds={},
                      filters=Filters(), join_on="run_id", stats={"billing_missing": False, "runs_missing": True},
-                     amortisation={"status": "none", "label": ""})
+                     amortisation={"status": "none", "label": ""}, plan=default_scenario())

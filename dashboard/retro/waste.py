@@ -1,11 +1,12 @@
 """Waste checklist for the retrospective: failed runs, successful share, idle commitment, repeats, storage growth.
 
-Each check is a dict ``{"id", "check", "kind", "figure", "unit", "usd", "detail", "rows"}``: ``kind`` says how
-to read it (``KINDS``: "waste", one-off dollars that add up to the headline; "monthly", a cost that grows every
-month, shown apart; "hygiene", spend nobody can be asked about; "kpi", a share to watch, not waste), ``figure``
-is the number to show (None when the export cannot answer the check, ``detail`` then says which export would),
-``usd`` the dollars behind it (None when unknown) and ``rows`` the usage rows behind it. ``waste_summary`` adds
-the "waste" checks' dollars into the headline, each as a share of all spend. Rules:
+Each check is a `WasteCheck` (``id``, ``check``, ``kind``, ``figure``, ``unit``, ``usd``, ``detail``, ``rows``):
+``kind`` says how to read it (``KINDS``: "waste", one-off dollars that add up to the headline; "monthly", a cost
+that grows every month, shown apart; "hygiene", spend nobody can be asked about; "kpi", a share to watch, not
+waste), ``figure`` is the number to show (None when the export cannot answer the check, ``detail`` then says which
+export would), ``usd`` the dollars behind it (None when unknown) and ``rows`` the usage rows behind it.
+``waste_summary`` adds the "waste" checks' dollars into the headline (a `WasteSummary`), each as a share of all
+spend. Rules:
 
 - Interrupted is not failed. A segment in a failed state (``FAILED_STATES``) that its run resumed after (the next
   segment of the same run id starts at or after its end, within a day, on as many GPUs), or one the scheduler
@@ -50,6 +51,7 @@ before it, which is row-level, and runs here on the candidate jobs the query ret
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import ibis
@@ -96,12 +98,47 @@ KINDS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class WasteCheck:
+    """One check of the checklist (see the module's docstring): ``figure`` in ``unit`` (None: the export cannot
+    answer it), ``usd`` the bill's amount behind it in its currency (None: unknown), ``rows`` the first
+    ``ROWS_BEHIND`` usage rows behind it."""
+
+    id: str
+    check: str
+    kind: str
+    figure: float | None
+    unit: str
+    usd: float | None
+    detail: str
+    rows: pd.DataFrame | None
+
+
+@dataclass(frozen=True)
+class WasteItem:
+    """A "waste" check in the headline: its name, its amount and that amount's share of all spend (None: no
+    spend)."""
+
+    check: str
+    usd: float
+    share: float | None
+
+
+@dataclass(frozen=True)
+class WasteSummary:
+    """The headline (`waste_summary`): the waste checks' amounts added up, their share of all spend (None: no
+    spend) and each check with an amount, largest first."""
+
+    total_usd: float
+    share: float | None
+    items: tuple[WasteItem, ...]
+
+
 def _check(
     check_id: str, check: str, figure: float | None, unit: str, detail: str, rows: pd.DataFrame | None,
     usd_value: float | None = None,
-) -> dict[str, Any]:
-    return {"id": check_id, "check": check, "kind": KINDS[check_id], "figure": figure, "unit": unit,
-            "usd": usd_value, "detail": detail, "rows": rows}
+) -> WasteCheck:
+    return WasteCheck(check_id, check, KINDS[check_id], figure, unit, usd_value, detail, rows)
 
 
 
@@ -136,7 +173,7 @@ def _states_setting(checkpoint: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def failed_runs_check(usage: pd.DataFrame | ir.Table,
-                      checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+                      checkpoint: dict[str, Any] | None = None) -> WasteCheck:
     """Share of GPU-hours (with a known state) spent in failed runs that never resumed: failed, work lost
     (``checkpoint``, from ``checkpointing``, costs the interruptions left out)."""
     usage = tables.table_of(usage)
@@ -173,7 +210,7 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
 
 
 def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
-                           checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+                           checkpoint: dict[str, Any] | None = None) -> WasteCheck:
     """GPU-hours lost to interruptions of runs that resumed from a checkpoint: interrupted, work kept (module
     docstring; ``checkpoint`` from ``checkpointing``)."""
     usage = tables.table_of(usage)
@@ -203,7 +240,7 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
                   interrupted_rows(usage, tau, restart), cost)
 
 
-def successful_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def successful_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
     usage = tables.table_of(usage)
     facts = successful_runs(usage)
@@ -223,7 +260,7 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
                   completed_rows(usage))
 
 
-def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
     facts = idle_capacity(usage)
@@ -257,7 +294,7 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
                   idle_rows(usage), total)
 
 
-def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
     usage = tables.table_of(usage)
     facts = job_facts(usage)
@@ -301,7 +338,7 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
-def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def storage_growth_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month."""
     usage = tables.table_of(usage)
     monthly = storage_by_month(usage)
@@ -330,7 +367,7 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
+def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
     usage = tables.table_of(usage)
     facts = untagged_spend(usage)
@@ -345,24 +382,20 @@ def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> dict[str, Any]:
                   untagged_rows(usage), dollars)
 
 
-def waste_summary(checklist: list[dict[str, Any]], total_cost: float) -> dict[str, Any]:
-    """The headline: the "waste" checks with dollars, largest first, each with its share of ``total_cost``.
-
-    Returns ``{"total_usd", "share" (of total_cost; None when it is not positive), "items": [{"check", "usd",
-    "share"}, ...]}`` (a check that found nothing, $0, is not an item); storage growth (monthly), untagged spend
-    (hygiene) and the successful-run share (a KPI)
-    are not in it.
-    """
+def waste_summary(checklist: list[WasteCheck], total_cost: float) -> WasteSummary:
+    """The headline: the "waste" checks with an amount, largest first, each with its share of ``total_cost`` (a
+    check that found nothing, $0, is not an item); storage growth (monthly), untagged spend (hygiene) and the
+    successful-run share (a KPI) are not in it."""
     share = (lambda value: value / total_cost) if total_cost > 0 else (lambda value: None)
-    items = sorted(({"check": check["check"], "usd": float(check["usd"]), "share": share(float(check["usd"]))}
-                    for check in checklist if check["kind"] == "waste" and check["usd"]),
-                   key=lambda item: -item["usd"])
-    total = float(sum(item["usd"] for item in items))
-    return {"total_usd": total, "share": share(total), "items": items}
+    items = sorted((WasteItem(check.check, float(check.usd), share(float(check.usd)))
+                    for check in checklist if check.kind == "waste" and check.usd),
+                   key=lambda item: -item.usd)
+    total = float(sum(item.usd for item in items))
+    return WasteSummary(total, share(total), tuple(items))
 
 
 def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | None = None,
-                    scenario: Scenario | None = None) -> list[dict[str, Any]]:
+                    scenario: Scenario | None = None) -> list[WasteCheck]:
     """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (a query) on run_id for the checks
     that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
     ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not

@@ -9,7 +9,6 @@ row per kept comparison. Names are shown as text; numbers written by `dashboard.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from datetime import date
 from typing import Any
 
@@ -19,13 +18,13 @@ import streamlit as st
 from dashboard.core import engine
 from dashboard.core.plan_accuracy import PlanOutcome, accuracy, accuracy_sentence, keep_flags, outcome_from
 from dashboard.core.scenario import Scenario
-from dashboard.format import USD, count_sig, money, signed, usd_sig
-from dashboard.query.opened import Table
+from dashboard.format import count_sig, money, signed, usd_sig
+from dashboard.retro.results import GapResult
+from dashboard.retro.view import RetroView
 from dashboard.safe_text import markdown_text
 from dashboard.store.errors import StoreError
 from dashboard.store.plan_outcomes import DEFAULT_OUTCOMES, RecordedOutcome
 from dashboard.ui import identity
-from dashboard.ui import retro_cache as cache
 from dashboard.ui.store_access import scenario_store
 
 KEEP_LABEL = "Keep this comparison"
@@ -33,11 +32,6 @@ KEEP_ANYWAY = "Keep it anyway"
 REMOVE_LABEL = "Remove this comparison"
 PENDING = "retro.keep_pending"  # (outcome, flags) waiting for the user's confirmation
 TITLE = "How good were our plans?"
-# The Plan vs actual tab's own widgets (dashboard.ui.retro_view.gap_section), read so the outcome kept is the
-# decomposition the tab shows (the same cached call).
-MAIN_RUNS = "retro.main_runs.{}"
-FAILED = "retro.failed_states"
-UNIT = "retro.gap_unit"
 GROUPING = ("Price is the price part (paid per GPU-hour against the plan's price); quantity is scale + "
             "experiments + idle / unattributed (GPU-hours bought beyond or below the plan); efficiency is "
             "efficiency + failures and restarts (GPU-hours per token and work lost). Cost is compared for bills in "
@@ -52,26 +46,16 @@ def _period(start: date, end: date) -> str:
     return f"{start:%Y-%m-%d} – {end:%Y-%m-%d}"
 
 
-def _decomposition(key: Hashable, usage: Table, plan: Scenario, join_on: str,
-                   currency: str | None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The parts and totals the tab drew, from the same cached call (`retro_cache.gap_view`) with its widgets'
-    values."""
-    state = st.session_state
-    runs = tuple(state.get(MAIN_RUNS.format(join_on)) or ())
-    failed = tuple(state.get(FAILED) or ())
-    unit = "gpu_hours" if currency is not None and currency != USD else (state.get(UNIT) or "usd")
-    parts, summary, _ = cache.gap_view(key, usage, plan, runs, failed, unit, currency)
-    return parts, summary
-
-
-def record_button(key: Hashable, usage: Table, plan: Scenario, saved_name: str | None, join_on: str,
-                  currency: str | None, period: tuple[Any, Any] | None) -> None:
-    """*Keep this comparison*: the outcome of ``plan`` (saved in the store as ``saved_name``; None for a plan that
-    is not) against the view ``usage`` over ``period`` (the first and last day shown), in the bill's
-    ``currency``. Disabled, saying why, for a plan that is not a saved scenario, data without dates or a store that
-    cannot be used; a message says what was kept, or why not."""
-    dated = period is not None and all(value is not None and not pd.isna(value) for value in period)
-    start, end = (_day(period[0]), _day(period[1])) if period is not None and dated else (None, None)
+def record_button(view: RetroView, compared: GapResult, saved_name: str | None) -> None:
+    """*Keep this comparison*: the outcome of the view's plan (saved in the store as ``saved_name``; None for a plan
+    that is not), ``compared`` as the tab drew it (`retro_view.gap_section`), against the view's rows over its
+    dates (the first and last day shown), in the bill's currency. Disabled, saying why, for a plan that is not a
+    saved scenario, data without dates or a store that cannot be used; a message says what was kept, or why not."""
+    plan, currency, period = view.plan, view.currency, (view.filters.start, view.filters.end)
+    if plan is None or compared.parts is None or compared.summary is None:
+        return
+    dated = all(value is not None and not pd.isna(value) for value in period)
+    start, end = (_day(period[0]), _day(period[1])) if dated else (None, None)
     store, why_not, keep_help = None, None, ""
     if saved_name is None:
         why_not = ("Only a plan saved in the scenario store can be kept: save it on the Compare page, then choose it "
@@ -95,9 +79,8 @@ def record_button(key: Hashable, usage: Table, plan: Scenario, saved_name: str |
         return
     if clicked:
         try:
-            parts, summary = _decomposition(key, usage, plan, join_on, currency)
-            outcome = outcome_from(summary, parts, scenario_name=saved_name, period_start=start, period_end=end,
-                                   currency=currency)
+            outcome = outcome_from(compared.summary, compared.parts, scenario_name=saved_name, period_start=start,
+                                   period_end=end, currency=currency)
         except ValueError as error:
             st.error(f"The comparison was not kept: {markdown_text(error)}", icon=":material/error:")
             return

@@ -13,28 +13,28 @@ derived from a table is a small query result, cached as data.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import settings
-from dashboard.core.engine import scenario_outputs
 from dashboard.core.scenario import Scenario
-from dashboard.figures import retro_gap, retro_usage
-from dashboard.format import USD
 from dashboard.query import engine, tables
-from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table, is_table
-from dashboard.retro import amortise, attribution, calibrate, filters, gap, join, load, mix, spend, units, waste
+from dashboard.retro import amortise, calibrate, filters, join, mix, tabs, units
+from dashboard.retro.registry import RetroFigure
+from dashboard.retro.view import Choices, RetroView
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
 from dashboard.ui.sources import Imported
 
 ENTRIES = 16
+R = TypeVar("R")
 SPINNER_ROWS = 20_000  # work on tables up to this size takes milliseconds: no spinner
 
 
@@ -109,92 +109,39 @@ def require_engine() -> None:
         st.stop()
 
 
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def _result(key: Hashable, choices: Choices, name: str, plan: Scenario | None, _entry: RetroFigure[Any],
+            _view: RetroView) -> object:
+    """The result of the registry entry ``name`` over the view ``key`` names, with its ``choices`` and ``plan``."""
+    return tabs.run(_entry, _view)
+
+
+def run(entry: RetroFigure[R], view: RetroView) -> R:
+    """``entry``'s typed result over ``view`` (`dashboard.retro.tabs.run`), cached by the view's key, the widgets'
+    choices, the entry's name and the plan compared with: the tab and the report draw from the same result, so a
+    figure already shown is not computed again."""
+    return cast(R, _result(view.key, view.choices, entry.name, view.plan, entry, view))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
+def _chart(key: Hashable, choices: Choices, name: str, plan: Scenario | None, builder: str, args: tuple[Any, ...],
+           _entry: RetroFigure[Any], _view: RetroView, _build: Callable[..., go.Figure]) -> DrawnChart:
+    """The figure ``builder`` draws from the entry ``name``'s result over the view and ``args``."""
+    return DrawnChart(_build(run(_entry, _view), *args))
+
+
+def chart(entry: RetroFigure[R], view: RetroView, build: Callable[..., go.Figure], *args: Any) -> DrawnChart:
+    """The figure ``build(result, *args)`` of ``entry``'s result over ``view``, drawn once: a rerun that changes
+    nothing it shows (another tab's widget) sends the cached chart, as building one can take a quarter of a second
+    (the load profile's). ``args`` are hashable (a budget, a measure, the currency)."""
+    return _chart(view.key, view.choices, entry.name, view.plan, f"{build.__module__}.{build.__qualname__}", args,
+                  entry, view, build)
+
+
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def options(data_key: Hashable, _usage: Table) -> dict:
     """What the filters offer (one query)."""
     return filters.filter_options(_usage)
-
-
-def filtered(_usage: Table, start, end, teams, projects, pricing) -> Table:
-    """The filtered view: the filter expression over the table (nothing is read until a figure asks)."""
-    return filters.filtered(_usage, start, end, teams, projects, pricing)
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def spend_chart(data_key: Hashable, _usage: Table, freq: str, by: str, metric: str,
-                budget: float | None, period: tuple | None, data_end, currency: str | None) -> tuple[DrawnChart, int]:
-    """The bars over the whole view; the running total, budget and forecast over ``period`` (the quarter's first
-    and last day; None: the view's own days), and the days of data the running total covers (fewer than
-    `spend.MIN_FORECAST_DAYS` forecast nothing). ``data_end`` comes from the whole export, so a filtered view of a
-    closed quarter draws no forecast; amounts (the budget too) in the bill's ``currency``."""
-    frame = spend.spend_over_time(_usage, freq=freq, by=by)
-    daily = spend.daily_from_days(frame, metric) if freq == "D" else spend.daily_total(_usage, metric=metric)
-    if period is not None:
-        inside = (daily.index >= pd.Timestamp(period[0], tz="UTC")) & (daily.index <= pd.Timestamp(period[1], tz="UTC"))
-        daily = daily[inside]
-    period_end = period[1] if period is not None else (daily.index[-1].date() if len(daily) else None)
-    days = spend.data_days(daily, data_end)
-    cumulative = spend.cumulative_with_forecast(daily, spend.forecast_end(period_end, data_end, days),
-                                                data_end=data_end)
-    return DrawnChart(retro_usage.spend_figure(frame, cumulative, budget if metric == "cost" else None,
-                                               metric=metric, currency=currency)), days
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def attribution_view(data_key: Hashable, _usage: Table, currency: str | None) -> tuple[pd.DataFrame,
-                                                                                               DrawnChart]:
-    table = attribution.attribution_table(_usage)
-    return table, DrawnChart(retro_usage.attribution_figure(table, currency=currency))
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
-def gap_view(data_key: Hashable, _usage: Table, scenario: Scenario, main_run_ids: tuple[str, ...],
-             failed_states: tuple[str, ...], unit: str,
-             currency: str | None) -> tuple[pd.DataFrame, dict[str, Any], DrawnChart]:
-    """Plan vs actual in ``unit``; a bill in a currency other than the plan's US dollars is compared in GPU-hours
-    only, its parts' notes in its own currency and no dollar column (`gap.part_notes`); so is a view without a bill
-    (``currency`` None), whose parts keep their dollars at the plan's price for the outcome kept."""
-    plan = scenario_outputs(scenario)
-    parts, summary = gap.decompose(plan, scenario, _usage, list(main_run_ids), failed_states)
-    if currency != USD:
-        unit = "gpu_hours"
-    if currency is not None and currency != USD:
-        parts = parts.assign(note=gap.part_notes(summary, currency)).drop(columns="usd")
-    key = "usd" if unit == "usd" else "gpu_hours"
-    figure = retro_gap.gap_figure(parts, summary[f"plan_{key}"], summary[f"actual_{key}"], unit=unit,
-                                  currency=currency)
-    return parts, summary, DrawnChart(figure)
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def main_run_suggestion(data_key: Hashable, _usage: Table, by: str) -> list[str]:
-    return gap.suggest_main_runs(_usage, by=by)
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)
-def waste_view(data_key: Hashable, _usage: Table, currency: str | None,
-               scenario: Scenario | None) -> tuple[list[dict[str, Any]], dict, DrawnChart]:
-    """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (`scenario`; the
-    scenario defaults without a plan)."""
-    checklist = waste.waste_checklist(_usage, scenario=scenario)
-    summary = waste.waste_summary(checklist, spend.totals(_usage)["cost"])
-    return checklist, summary, DrawnChart(retro_gap.waste_figure(checklist, summary, currency=currency))
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def load_view(data_key: Hashable, _usage: Table,
-              _billing: Table | None) -> tuple[dict, DrawnChart, DrawnChart]:
-    """Concurrency from the (joined) usage; the reserved capacity from the billing rows, whose pricing tiers
-    the join blurs across a run."""
-    series = load.hourly_concurrency(_usage)
-    summary = load.load_summary(series)
-    found = load.reserved_capacity(_usage if _billing is None else _billing)
-    capacity, reserved = found if found is not None and found[0] else (None, None)
-    summary["reserved_capacity_gpus"] = capacity
-    summary["idle_reserved_gpu_hours"] = (None if capacity is None or reserved is None
-                                          else float((capacity - reserved).clip(lower=0).sum()))
-    return (summary, DrawnChart(retro_usage.load_figure(series, summary, reserved, capacity)),
-            DrawnChart(retro_usage.hour_of_week_figure(load.hour_of_week(series))))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -214,12 +161,6 @@ def calibration(data_key: Hashable, _bill: Table | None, _runs: Table | None, ma
 def calibration_rows(data_key: Hashable, _usage: Table, measured: calibrate.Measured) -> pd.DataFrame:
     """The rows a measured input came from (`calibrate.rows_behind`)."""
     return calibrate.rows_behind(_usage, measured)
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def mix_view(data_key: Hashable, _usage: Table, currency: str | None) -> tuple[pd.DataFrame, DrawnChart]:
-    shares = mix.mix_shares(_usage)
-    return shares, DrawnChart(retro_usage.mix_figure(shares, currency=currency))
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
@@ -250,24 +191,8 @@ def amortised(data_key: Hashable, _billing: Table, rows: int | None = None) -> t
     return upload_store.held(("retro.amortised",), data_key, build, lambda _: 0)
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def periods(data_key: Hashable, _usage: Table) -> tuple:
-    """The whole export's calendar quarters and last covered day (the forecast rule's inputs)."""
-    return spend.data_quarters(_usage), spend.data_end(_usage)
-
-
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def totals(data_key: Hashable, _usage: Table) -> dict[str, float]:
-    """Rows, GPU-hours and cost of the view (one query)."""
-    return spend.totals(_usage)
-
-
 def row_count(data_key: Hashable, usage: Table) -> int:
     """Rows of the view, from the tiles' one query (`unit_view`)."""
     return int(unit_view(data_key, usage, float("nan"))["rows"])
 
 
-@st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def run_ids(data_key: Hashable, _usage: Table) -> list[str]:
-    """The view's run ids, sorted (a DISTINCT query)."""
-    return distinct_values(_usage, "run_id")

@@ -4,9 +4,9 @@ in one self-contained HTML file (`dashboard.report.retro_html`), for the review 
 The report reads the run's `RetroView` only: its tables, filters, currency, plan and the widgets' choices that shape
 a figure (`RetroView.choices`: the spend chart's period, grouping and budget, the main runs and failed states of
 Plan vs actual, which the page reads once when it makes the view). The button's data is deferred: nothing is built
-until the user presses it, and then every number comes from the same cached views the tabs draw (`retro_cache`), so
-a figure already shown is not computed again. The tables are held weakly, as the CSV download holds them
-(`upload_store.csv_download`): the store's bound decides how long they live.
+until the user presses it, and then every number comes from the same cached results the tabs draw
+(`retro_cache.run` of each registry entry), so a figure already shown is not computed again. The tables are held
+weakly, as the CSV download holds them (`upload_store.csv_download`): the store's bound decides how long they live.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from dashboard.report.retro_html import ReportFigure, Tiles, retrospective_repor
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import plan_mismatch
 from dashboard.retro.join import match_warning
-from dashboard.retro.registry import report_figures
+from dashboard.retro.registry import GAP, SPEND, WASTE, report_figures
 from dashboard.retro.spend import quarter_label
 from dashboard.retro.units import labels
 from dashboard.retro.view import RetroView
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
 from dashboard.ui import retro_view as page
+from dashboard.ui.cache import DrawnChart
 
 BUTTON = "Download the Retrospective report (HTML)"
 REPORT_ENTRIES = 4  # each report holds plotly.js (about 4.5 MB)
@@ -45,10 +46,10 @@ TABLES = ("usage", "shown", "billing", "runs")  # the view's tables, held weakly
 GROUPINGS = {"team": "team", "project": "project", "pricing": "pricing"}
 
 
-def figure_of(drawn: Any) -> go.Figure:
+def figure_of(drawn: DrawnChart) -> go.Figure:
     """A cached chart (`DrawnChart`, plotly's dict) as a figure with the report's template, not plotly's default
     (which importing streamlit sets to its placeholder colours)."""
-    figure = go.Figure(drawn.to_dict() if hasattr(drawn, "to_dict") else drawn)
+    figure = go.Figure(drawn.to_dict())
     figure.layout.template = theme.TEMPLATE
     return figure
 
@@ -102,9 +103,8 @@ def _tiles(view: RetroView) -> Tiles:
 
 def _spend(view: RetroView, heading: str) -> ReportFigure:
     choices, budget_view = view.choices, view.budget_view
-    quarters, data_end = cache.periods(view.data_key, view.usage)
-    quarter = page.chosen_quarter(quarters, choices.quarter)
-    period, last = page.running_period(quarter, data_end, view.chosen_dates)
+    result = cache.run(SPEND, view)
+    quarters, quarter = result.quarters, result.quarter
     if budget_view != WHOLE_EXPORT:
         export_budget = None
     elif quarter is None or quarter == quarters[-1]:
@@ -112,8 +112,6 @@ def _spend(view: RetroView, heading: str) -> ReportFigure:
     else:  # an earlier quarter's own budget
         export_budget = dict(choices.quarter_budgets).get(quarter_label(quarter))
     budget = budget_for_view(budget_view, export_budget, dict(choices.view_budgets))
-    drawn, days = cache.spend_chart(view.key, view.shown, choices.freq, choices.by, choices.metric, budget, period,
-                                    last, view.currency)
     measure = "cost" if choices.metric == "cost" else "GPU-hours"
     running = (f"below it the running total of {quarter_label(quarter)} (the export spans "
                f"{quarter_label(quarters[0])} to {quarter_label(quarters[-1])}; each quarter has its own budget and "
@@ -122,42 +120,37 @@ def _spend(view: RetroView, heading: str) -> ReportFigure:
              f"{GROUPINGS.get(choices.by, choices.by)}; {running}.",
              f"Budget drawn ({markdown_text(budget_view)}): {view.money(budget)}." if budget else
              f"No budget drawn for this view ({markdown_text(budget_view)}).",
-             page.spread_and_forecast(period and period[1], last, days)]
-    return ReportFigure(heading, figure_of(drawn), notes=notes)
+             page.spread_and_forecast(result.period and result.period[1], result.data_end, result.days)]
+    return ReportFigure(heading, figure_of(cache.chart(SPEND, view, page.spend_chart, budget, choices.metric,
+                                                       view.currency)), notes=notes)
 
 
 def _waste(view: RetroView, heading: str) -> ReportFigure:
-    checklist, summary, drawn = cache.waste_view(view.key, view.shown, view.currency, view.plan)
-    total_cost = cache.totals(view.key, view.shown)["cost"]
+    result = cache.run(WASTE, view)
+    checklist, summary, total_cost = list(result.checklist), result.summary, result.total_cost
     notes = []
-    for check in sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0))):
-        of_spend = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
-                    if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
-        notes.append(f"**{markdown_text(check['check'])}** ({markdown_text(check['kind'])}) — "
+    for check in sorted(checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0))):
+        of_spend = (f" · {number(check.usd / total_cost, 'fraction')} of spend"
+                    if check.usd is not None and check.kind == "waste" and total_cost > 0 else "")
+        notes.append(f"**{markdown_text(check.check)}** ({markdown_text(check.kind)}) — "
                      f"{markdown_text(page.check_figure(check, view.currency))}{of_spend}: "
-                     f"{markdown_text(check['detail'])}")
+                     f"{markdown_text(check.detail)}")
     has_waste = retro_gap.has_waste(summary)
-    return ReportFigure(heading, figure_of(drawn) if has_waste else None, notes=notes,
+    drawn = cache.chart(WASTE, view, page.waste_chart, view.currency) if has_waste else None
+    return ReportFigure(heading, None if drawn is None else figure_of(drawn), notes=notes,
                         lead=page.waste_headline(checklist, summary, view.currency),
                         empty=(page.no_amount_waste(checklist, view.currency) if page.unpriced_waste(checklist)
                                else retro_gap.NO_WASTE))
 
 
 def _gap(view: RetroView, heading: str) -> ReportFigure:
-    plan, choices = view.plan, view.choices
-    if plan is None:
+    if view.plan is None:
         return ReportFigure(heading, None, empty="No plan chosen to compare with: pick one on the page's "
                             "Plan vs actual tab.")
     hours_only = view.in_gpu_hours
-    if choices.main_runs is None:
-        run_ids = cache.run_ids(view.key, view.shown)
-        main_runs = tuple(run for run in cache.main_run_suggestion(view.key, view.shown, view.join_on)
-                          if run in run_ids)
-    else:
-        main_runs = choices.main_runs
-    unit = "gpu_hours" if hours_only else choices.gap_unit
-    parts, summary, drawn = cache.gap_view(view.key, view.shown, plan, main_runs, choices.failed_states, unit,
-                                           view.currency)
+    result = cache.run(GAP, view)
+    parts, summary = result.parts, result.summary
+    assert parts is not None and summary is not None  # the view has a plan
     notes = []
     if hours_only:
         notes.append(page.plan_currency_warning(view))
@@ -165,9 +158,9 @@ def _gap(view: RetroView, heading: str) -> ReportFigure:
     if mismatch:
         notes.append(mismatch)
     notes.append(page.plan_caption(view, summary))
-    runs_text = ", ".join(markdown_text(run) for run in main_runs) or "none"
+    runs_text = ", ".join(markdown_text(run) for run in result.main_runs) or "none"
     notes.append(f"Main run: {runs_text}; states counted as failed: "
-                 f"{', '.join(markdown_text(state) for state in choices.failed_states) or 'none'}.")
+                 f"{', '.join(markdown_text(state) for state in result.failed_states) or 'none'}.")
     for row in parts.to_dict("records"):
         amount = "" if hours_only or "usd" not in row else f", {money(row['usd'], 'USD')}"
         known = "" if row.get("known", True) else f" (unknown: to know it, import {row.get('needs') or 'more'})"
@@ -175,7 +168,7 @@ def _gap(view: RetroView, heading: str) -> ReportFigure:
         notes.append(f"**{markdown_text(row['part'])}**: {count_sig(row['gpu_hours'])} GPU-h{amount}{known}"
                      f"{markdown_text(note)}")
     notes.append(page.attribution_order(hours_only))
-    return ReportFigure(heading, figure_of(drawn), notes=notes)
+    return ReportFigure(heading, figure_of(cache.chart(GAP, view, page.gap_chart, view.currency)), notes=notes)
 
 
 SECTIONS: dict[str, Callable[[RetroView, str], ReportFigure]] = {"spend": _spend, "waste": _waste, "gap": _gap}

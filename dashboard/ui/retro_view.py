@@ -16,9 +16,10 @@ from datetime import date
 from typing import Any, Literal
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.figures import retro_gap
+from dashboard.figures import retro_gap, retro_usage
 from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.distinct import distinct_values
@@ -27,11 +28,12 @@ from dashboard.retro import tabs as figure_runs
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import PARTS, plan_mismatch
 from dashboard.retro.join import match_warning
-from dashboard.retro.registry import FIGURES
+from dashboard.retro.registry import ATTRIBUTION, FIGURES, GAP, LOAD, MIX, SPEND, UNITS, WASTE
+from dashboard.retro.results import AttributionResult, GapResult, LoadResult, MixResult, SpendResult, WasteResult
 from dashboard.retro.spend import FORECAST_WINDOW_DAYS, MIN_FORECAST_DAYS, quarter_label
 from dashboard.retro.units import NEEDS_TOKENS, labels
 from dashboard.retro.view import Choices, RetroView
-from dashboard.retro.waste import ROWS_BEHIND
+from dashboard.retro.waste import ROWS_BEHIND, WasteCheck, WasteSummary
 from dashboard.safe_text import markdown_text
 from dashboard.ui import calibrate_view, retro_plan
 from dashboard.ui import plan_outcomes_view as outcomes_view
@@ -115,10 +117,10 @@ def hours_column(label: str, values: pd.Series) -> Any:
     return st.column_config.NumberColumn(label, format=f"%,.{table_decimals(values)}f")
 
 
-def check_figure(check: dict[str, Any], currency: str | None = USD) -> str:
+def check_figure(check: WasteCheck, currency: str | None = USD) -> str:
     """A waste check's figure with its unit: 22 % of GPU-hours, $73.2k (73.2k NOK), $368 per month, 68.7
     GPU-hours. The checks call the bill's amounts "USD" whatever the bill's currency."""
-    figure, unit = check["figure"], check["unit"]
+    figure, unit = check.figure, check.unit
     if figure is None:
         return "not answerable from this export"
     if unit.startswith("%"):
@@ -321,31 +323,12 @@ def page_choices(join_on: str, budget_default: float | None) -> Choices:
     )
 
 
-def chosen_quarter(quarters: list[tuple[date, date]], chosen: str | None) -> tuple[date, date] | None:
-    """The quarter named ``chosen`` ("2025 Q2"), else the latest; None without dates."""
-    named = {quarter_label(quarter): quarter for quarter in quarters}
-    return named.get(chosen or "", quarters[-1] if quarters else None)
-
-
-def running_period(quarter: tuple[date, date] | None, data_end: date | None,
-                   dates: tuple[date, date] | None) -> tuple[tuple[date, date] | None, date | None]:
-    """The days of the running total (``quarter``, narrowed to the chosen ``dates``) and the last day the data
-    cover within them (so an earlier quarter, or a date range ending before the data do, draws no forecast)."""
-    if quarter is None:
-        return None, data_end
-    start, end = quarter
-    if dates is not None:
-        start, end = max(start, dates[0]), min(end, dates[1])
-    return (start, end), (None if data_end is None else min(data_end, end))
-
-
 def spend_section(view: RetroView) -> None:
     """Spend per period and, below it, the running total against the budget of this view (``budgets``) for one
     calendar quarter of the export (a picker when it spans several: each quarter has its own budget and forecast),
     in the bill's currency (the budget too). The whole export's latest quarter's budget is the view's
     ``budget_default`` until one is typed: the bundled quarter's, or 0 (none) beside a bill of the user's own."""
     currency, budget_view = view.currency, view.budget_view
-    quarters, data_end = cache.periods(view.data_key, view.usage)
     default_budget = view.budget_default or 0.0
     controls = wrapping_row()
     freq = controls.segmented_control("Period", list(FREQUENCIES), default="D", format_func=FREQUENCIES.__getitem__,
@@ -356,6 +339,8 @@ def spend_section(view: RetroView) -> None:
                                      format_func=lambda name: cost_label(METRICS[name], currency)
                                      if name == "cost" else METRICS[name],
                                      key="retro.metric", bind="query-params") or "cost"
+    view = chosen(view, freq=freq, by=by, metric=metric)
+    quarters = list(cache.run(SPEND, view).quarters)
     budget_column = wrapping_row(vertical_alignment="bottom")
     if len(quarters) > 1:
         names = [quarter_label(quarter) for quarter in quarters]
@@ -363,7 +348,9 @@ def spend_section(view: RetroView) -> None:
                                 bind="query-params", help="The export spans several calendar quarters: each has its "
                                 "own running total, budget and forecast (only the last can still be open).",
                                 width=CONTROL_PX)
-    quarter = chosen_quarter(quarters, st.session_state.get(QUARTER))
+    spent = chosen(view, quarter=st.session_state.get(QUARTER))
+    result = cache.run(SPEND, spent)
+    quarter = result.quarter
     name = quarter_label(quarter) if quarter and len(quarters) > 1 else "Quarter"
     view_budgets = st.session_state.setdefault("retro.view_budgets", {})
     if budget_view == WHOLE_EXPORT and (quarter is None or quarter == quarters[-1]):
@@ -389,10 +376,21 @@ def spend_section(view: RetroView) -> None:
             "it.")
     budget = budget_for_view(budget_view, export_budget, view_budgets)
     budget_column.caption(f"Budget drawn: {money(budget, currency)}" if budget else "No budget drawn for this view.")
-    period, last = running_period(quarter, data_end, view.chosen_dates)
-    chart, days = cache.spend_chart(view.key, view.shown, freq, by, metric, budget, period, last, currency)
-    st.plotly_chart(chart, width="stretch", key="retro.spend")
-    st.caption(spread_and_forecast(period and period[1], last, days))
+    st.plotly_chart(cache.chart(SPEND, spent, spend_chart, budget, metric, currency), width="stretch",
+                    key="retro.spend")
+    st.caption(spread_and_forecast(result.period and result.period[1], result.data_end, result.days))
+
+
+def spend_chart(result: SpendResult, budget: float | None, metric: str, currency: str | None) -> go.Figure:
+    """The spend figure of ``result``, with the ``budget`` drawn over a running total of cost."""
+    return retro_usage.spend_figure(result.frame, result.cumulative, budget if metric == "cost" else None,
+                                    metric=metric, currency=currency)
+
+
+def chosen(view: RetroView, **values: Any) -> RetroView:
+    """``view`` with this run's values of the widgets just drawn in its choices (a widget bound to the link gives
+    its value when drawn): the same choices give the same cached result (`retro_cache.run`)."""
+    return dataclasses.replace(view, choices=dataclasses.replace(view.choices, **values))
 
 
 def spread_and_forecast(period_end: date | None, data_end: date | None, days: int) -> str:
@@ -414,8 +412,9 @@ def spread_and_forecast(period_end: date | None, data_end: date | None, days: in
 
 def attribution_section(view: RetroView) -> None:
     currency = view.currency
-    table, figure = cache.attribution_view(view.key, view.shown, currency)
-    st.plotly_chart(figure, width="stretch", key="retro.attribution")
+    table = cache.run(ATTRIBUTION, view).table
+    st.plotly_chart(cache.chart(ATTRIBUTION, view, attribution_chart, currency), width="stretch",
+                    key="retro.attribution")
     st.caption("Team → project → run. Spend with no team, project or run tag is its own “(untagged)” box.")
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", table["gpu_hours"]),
@@ -423,6 +422,10 @@ def attribution_section(view: RetroView) -> None:
         "cost_share": st.column_config.ProgressColumn("Share of cost", format="percent", min_value=0, max_value=1),
         "gpu_hours_share": st.column_config.NumberColumn("Share of GPU-hours", format="percent"),
     })
+
+
+def attribution_chart(result: AttributionResult, currency: str | None) -> go.Figure:
+    return retro_usage.attribution_figure(result.table, currency=currency)
 
 
 def plan_caption(view: RetroView, summary: dict[str, Any]) -> str:
@@ -455,9 +458,11 @@ def plan_vs_actual_section(view: RetroView) -> None:
     plan, plan_choice = retro_plan.plan_picker()
     decomposed = None
     if plan is not None:
-        decomposed = gap_section(dataclasses.replace(view, plan=plan), unmatched_tokens(view))
-        outcomes_view.record_button(view.key, view.shown, plan, retro_plan.saved_name(plan_choice), view.join_on,
-                                    view.currency, (view.filters.start, view.filters.end))
+        compared = dataclasses.replace(view, plan=plan)
+        result = gap_section(compared, unmatched_tokens(view))
+        if not view.in_gpu_hours and result.parts is not None and result.summary is not None:
+            decomposed = result.parts, result.summary
+        outcomes_view.record_button(compared, result, retro_plan.saved_name(plan_choice))
     elif plan_choice == retro_plan.PLAN_NONE:
         st.info(retro_plan.no_plan_note(retro_plan.plan_dropped()))
     outcomes_view.summary("retro")
@@ -475,22 +480,20 @@ def unit_costs_section(view: RetroView) -> None:
     units_section(dataclasses.replace(view, plan=plan), unmatched_tokens(view))
 
 
-def gap_section(view: RetroView, tokens_note: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+def gap_section(view: RetroView, tokens_note: str | None = None) -> GapResult:
     """Plan vs actual of the view's plan. The main-run choice starts at a suggestion that follows the join
     key: the run with the most GPU-hours, or every run of the project with the most GPU-hours when joined on
     project (W&B). `tokens_note` (`unmatched_tokens`) says why efficiency is unknown when the run export does count
     tokens. The plan is in US dollars: a bill in another currency, or no bill, is compared in GPU-hours only, with a
-    warning saying why, and no dollar gap is shown (`RetroView.in_gpu_hours`). Returns the parts and summary (for
-    the next plan to carry), None when compared in GPU-hours."""
-    key, usage, join_on, currency, plan = view.key, view.shown, view.join_on, view.currency, view.plan
-    if plan is None:
-        return None
+    warning saying why, and no dollar gap is shown (`RetroView.in_gpu_hours`). Returns the comparison drawn (its
+    parts and summary: for the next plan to carry, and to keep)."""
+    join_on, currency = view.join_on, view.currency
     hours_only = view.in_gpu_hours
-    run_ids = cache.run_ids(key, usage)
-    suggestion = [run for run in cache.main_run_suggestion(key, usage, join_on) if run in run_ids]
+    result = cache.run(GAP, view)
     row = wrapping_row()
-    main_runs = row.multiselect("Main run (run ids)", run_ids, default=suggestion, key=f"retro.main_runs.{join_on}",
-                                width=MULTISELECT_PX, help="The pretraining run the plan describes; other runs count "
+    main_runs = row.multiselect("Main run (run ids)", list(result.run_ids), default=list(result.suggestion),
+                                key=f"retro.main_runs.{join_on}", width=MULTISELECT_PX,
+                                help="The pretraining run the plan describes; other runs count "
                                 "as experiments. Suggested: the run with the most GPU-hours, or with a project join "
                                 "every run of the largest project.")
     failed = st.pills("States counted as failed", list(FAILED_STATES), selection_mode="multi",
@@ -505,14 +508,19 @@ def gap_section(view: RetroView, tokens_note: str | None = None) -> tuple[pd.Dat
     else:
         unit = row.segmented_control("Unit", ["usd", "gpu_hours"], default="usd", key="retro.gap_unit",
                                      format_func={"usd": "$", "gpu_hours": "GPU-hours"}.__getitem__) or "usd"
-    parts, summary, figure = cache.gap_view(key, usage, plan, tuple(main_runs), tuple(failed), unit, currency)
+    drawn = (tuple(main_runs), tuple(failed), unit)
+    if drawn != (result.main_runs, result.failed_states, result.unit):
+        view = chosen(view, main_runs=drawn[0], failed_states=drawn[1], gap_unit=unit)
+        result = cache.run(GAP, view)
+    parts, summary = result.parts, result.summary
+    assert parts is not None and summary is not None  # the view has a plan
     if hours_only:
         st.warning(plan_currency_warning(view), icon=":material/currency_exchange:")
     mismatch = plan_mismatch(summary)
     if mismatch:
         st.warning(mismatch, icon=":material/compare_arrows:")
     st.caption(plan_caption(view, summary))
-    st.plotly_chart(figure, width="stretch", key="retro.gap")
+    st.plotly_chart(cache.chart(GAP, view, gap_chart, currency), width="stretch", key="retro.gap")
     st.dataframe(parts.drop(columns="usd", errors="ignore") if hours_only else parts, hide_index=True,
                  width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", parts["gpu_hours"]),
@@ -524,25 +532,33 @@ def gap_section(view: RetroView, tokens_note: str | None = None) -> tuple[pd.Dat
     if tokens_note and len(efficiency) and not bool(efficiency["known"].iloc[0]):
         st.caption(f"Efficiency needs the main run's tokens: {tokens_note}")
     st.caption(attribution_order(hours_only))
-    return None if hours_only else (parts, summary)
+    return result
 
 
-def unpriced_waste(checklist: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def gap_chart(result: GapResult, currency: str | None) -> go.Figure:
+    """The waterfall of a comparison with a plan, in its unit."""
+    assert result.parts is not None and result.summary is not None
+    key = "usd" if result.unit == "usd" else "gpu_hours"
+    return retro_gap.gap_figure(result.parts, result.summary[f"plan_{key}"], result.summary[f"actual_{key}"],
+                                unit=result.unit, currency=currency)
+
+
+def unpriced_waste(checklist: list[WasteCheck]) -> list[WasteCheck]:
     """The waste checks that found something the view cannot price (a run export alone carries no costs)."""
-    return [check for check in checklist if check["kind"] == "waste" and check["usd"] is None and check["figure"]]
+    return [check for check in checklist if check.kind == "waste" and check.usd is None and check.figure]
 
 
-def waste_headline(checklist: list[dict[str, Any]], summary: dict[str, Any], currency: str | None) -> str:
+def waste_headline(checklist: list[WasteCheck], summary: WasteSummary, currency: str | None) -> str:
     """The Waste tab's headline: the amount found and its share of spend, or that the waste found has no amount."""
     if not retro_gap.has_waste(summary) and unpriced_waste(checklist):
         return "Waste found in GPU-hours only: this view has no costs to price it"
-    share = "" if summary["share"] is None else f", {number(summary['share'], 'fraction')} of spend"
-    return f"Waste found: {money(summary['total_usd'], currency)}{share}"
+    share = "" if summary.share is None else f", {number(summary.share, 'fraction')} of spend"
+    return f"Waste found: {money(summary.total_usd, currency)}{share}"
 
 
-def no_amount_waste(checklist: list[dict[str, Any]], currency: str | None) -> str:
+def no_amount_waste(checklist: list[WasteCheck], currency: str | None) -> str:
     """Said instead of the waste chart when what was found has no amount: each such check with its figure."""
-    found = "; ".join(f"{check['check']}: {check_figure(check, currency)}" for check in unpriced_waste(checklist))
+    found = "; ".join(f"{check.check}: {check_figure(check, currency)}" for check in unpriced_waste(checklist))
     return (f"Nothing to chart in money, but waste was found: {found}. Add a billing export to price it (each "
             "check below has its rows).")
 
@@ -551,42 +567,47 @@ def waste_section(view: RetroView) -> None:
     """The waste found, in the bill's currency: the headline, three tiles, the chart (or one line saying none
     was found, rather than empty axes) and each check with the rows behind it; an interruption's loss follows the
     view's plan (its checkpoint interval and restart)."""
-    key, usage, currency = view.key, view.shown, view.currency
-    checklist, summary, figure = cache.waste_view(key, usage, currency, view.plan)
+    currency = view.currency
+    result = cache.run(WASTE, view)
+    checklist, summary = list(result.checklist), result.summary
     st.subheader(waste_headline(checklist, summary, currency))
-    by_id = {check["id"]: check for check in checklist}
+    by_id = {check.id: check for check in checklist}
     kpi = by_id["successful_runs"]
     tiles = wrapping_row()  # side by side where they fit, else wrapped: never cut
-    tiles.metric("Successful-run share", check_figure(kpi, currency) if kpi["figure"] is not None else "n/a",
-                 width="content", help="A KPI, not waste: " + kpi["detail"])
+    tiles.metric("Successful-run share", check_figure(kpi, currency) if kpi.figure is not None else "n/a",
+                 width="content", help="A KPI, not waste: " + kpi.detail)
     growth = by_id["storage_growth"]
-    tiles.metric("Storage growing", f"{money(growth['usd'], currency)} a month" if growth["usd"] else
+    tiles.metric("Storage growing", f"{money(growth.usd, currency)} a month" if growth.usd else
                  "none found", width="content", help="A monthly cost that keeps growing, shown apart from the "
                  "one-off amounts above.")
     untagged = by_id["untagged_spend"]
     tiles.metric("Untagged spend (hygiene)",
-                 money(untagged["usd"], currency) if untagged["usd"] is not None else "n/a", width="content",
-                 help="Not waste: spend nobody can be asked about. " + untagged["detail"])
+                 money(untagged.usd, currency) if untagged.usd is not None else "n/a", width="content",
+                 help="Not waste: spend nobody can be asked about. " + untagged.detail)
     if retro_gap.has_waste(summary):
-        st.plotly_chart(figure, width="stretch", key="retro.waste")
+        st.plotly_chart(cache.chart(WASTE, view, waste_chart, currency), width="stretch", key="retro.waste")
     elif unpriced_waste(checklist):
         st.warning(no_amount_waste(checklist, currency), icon=":material/money_off:")
     else:
         st.info(retro_gap.NO_WASTE, icon=":material/check_circle:")
-    ranked = sorted(checklist, key=lambda check: (check["kind"] != "waste", -(check["usd"] or 0.0)))
-    total_cost = cache.totals(key, usage)["cost"]
+    ranked = sorted(checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0)))
+    total_cost = result.total_cost
     for check in ranked:
-        share = (f" · {number(check['usd'] / total_cost, 'fraction')} of spend"
-                 if check["usd"] is not None and check["kind"] == "waste" and total_cost > 0 else "")
-        with st.expander(f"**{check['check']}** ({check['kind']}) — {check_figure(check, currency)}{share}",
+        share = (f" · {number(check.usd / total_cost, 'fraction')} of spend"
+                 if check.usd is not None and check.kind == "waste" and total_cost > 0 else "")
+        with st.expander(f"**{check.check}** ({check.kind}) — {check_figure(check, currency)}{share}",
                     expanded=False):
-            st.markdown(markdown_text(check["detail"]))
-            rows = check["rows"]
+            st.markdown(markdown_text(check.detail))
+            rows = check.rows
             if rows is not None and len(rows):
                 more = "at least " if len(rows) >= ROWS_BEHIND else ""
                 st.caption(f"{more}{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} "
                       "shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
+
+
+def waste_chart(result: WasteResult, currency: str | None) -> go.Figure:
+    return retro_gap.waste_figure(list(result.checklist), result.summary, currency=currency)
 
 
 def no_gpu_rows(view: RetroView) -> str | None:
@@ -603,7 +624,8 @@ def load_section(view: RetroView) -> None:
     if none:
         st.info(none, icon=":material/info:")
         return
-    summary, timeline, heatmap = cache.load_view(view.key, view.shown, view.narrowed_side(view.billing))
+    result = cache.run(LOAD, view)
+    summary = result.summary
     tiles = wrapping_row()  # side by side where they fit, else wrapped: never cut
     tiles.metric("Peak GPUs", gpu_count(summary["peak_gpus"]), width="content")
     tiles.metric("Mean GPUs", gpu_count(summary["mean_gpus"]), width="content")
@@ -619,10 +641,19 @@ def load_section(view: RetroView) -> None:
                  "size, so this is a lower bound)." + (
                      f" Idle reserved: {count_sig(summary['idle_reserved_gpu_hours'])} GPU-hours, shaded."
                      if capacity else ""))
-    st.plotly_chart(timeline, width="stretch", key="retro.load")
-    st.plotly_chart(heatmap, width="stretch", key="retro.heatmap")
+    st.plotly_chart(cache.chart(LOAD, view, load_chart), width="stretch", key="retro.load")
+    st.plotly_chart(cache.chart(LOAD, view, heatmap_chart), width="stretch", key="retro.heatmap")
     st.caption("Each row's GPU-hours are spread evenly over its period, so daily billing lines show as flat "
                "days; a run export gives the real shape within a day.")
+
+
+def load_chart(result: LoadResult) -> go.Figure:
+    return retro_usage.load_figure(result.series, result.summary, result.reserved,
+                                   result.summary["reserved_capacity_gpus"])
+
+
+def heatmap_chart(result: LoadResult) -> go.Figure:
+    return retro_usage.hour_of_week_figure(result.hour_of_week)
 
 
 def mix_section(view: RetroView) -> None:
@@ -635,9 +666,10 @@ def mix_section(view: RetroView) -> None:
     if none:
         st.info(none, icon=":material/info:")
         return
-    key, usage, currency = (view.data_key, "billing", view.filters), view.narrowed_side(view.billing), view.currency
-    shares, figure = cache.mix_view(key, usage, currency)
-    st.plotly_chart(figure, width="stretch", key="retro.mix")
+    currency, shares = view.currency, cache.run(MIX, view).shares
+    if shares is None:  # no bill: said above
+        return
+    st.plotly_chart(cache.chart(MIX, view, mix_chart, currency), width="stretch", key="retro.mix")
     per_hour = labels(currency)["usd_per_gpu_hour"]
     st.dataframe(shares, hide_index=True, width="stretch", column_config={
         "gpu_hours": hours_column("GPU-hours", shares["gpu_hours"]),
@@ -657,7 +689,8 @@ def mix_section(view: RetroView) -> None:
     if reserved + spot > 100:
         st.error(f"Reserved {reserved} % + spot {spot} % exceeds 100 %: lower one of them (on-demand is the rest).")
         return
-    result = cache.cost_at_mix(key, usage, reserved / 100, spot / 100)
+    result = cache.cost_at_mix((view.data_key, "billing", view.filters), view.narrowed_side(view.billing),
+                               reserved / 100, spot / 100)
     if result.get("reason"):
         st.info(result["reason"])
         return
@@ -672,13 +705,18 @@ def mix_section(view: RetroView) -> None:
                "never used has no price.")
 
 
+def mix_chart(result: MixResult, currency: str | None) -> go.Figure:
+    assert result.shares is not None  # a view with a bill
+    return retro_usage.mix_figure(result.shares, currency=currency)
+
+
 def units_section(view: RetroView, tokens_note: str | None = None) -> None:
     """Unit costs in the bill's currency; `tokens_note` (`unmatched_tokens`) says why the token figures are
     missing when the run export counts tokens but none reached the view. The view's plan gives only its model's
     active parameters (for MFU, which has no currency; n/a without a plan); a bill in another currency than the
     plan's US dollars is said."""
     plan, currency = view.plan, view.currency
-    numbers = cache.unit_view(view.key, view.shown, plan.active if plan is not None else float("nan"))
+    numbers = cache.run(UNITS, view).numbers
     names = labels(currency)
     if view.foreign:
         st.warning(f"These unit costs are in {markdown_text(currency)}, the bill's currency; the plan's prices are "

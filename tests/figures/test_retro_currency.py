@@ -15,7 +15,7 @@ from dashboard.format import gpu_count, money, money_affixes, money_symbol, usd_
 from dashboard.retro import gap, load, spend
 from dashboard.retro.filters import UNTAGGED
 from dashboard.retro.units import labels
-from dashboard.retro.waste import waste_summary
+from dashboard.retro.waste import WasteCheck, waste_summary
 
 
 def _shown(figure) -> str:
@@ -126,11 +126,17 @@ def test_attribution_and_mix_in_nok():
 
 # --- waste and the gap ---------------------------------------------------------------------------------------------
 
+
+def _check(name: str, kind: str, figure: float | None, unit: str, usd: float | None) -> WasteCheck:
+    """A waste check with no detail or rows behind it."""
+    return WasteCheck(name.lower().replace(" ", "_"), name, kind, figure, unit, usd, "", None)
+
+
 CHECKLIST = [
-    {"check": "Failed runs", "kind": "waste", "figure": 40.0, "unit": "% of GPU-hours", "usd": 80.0},
-    {"check": "Idle capacity", "kind": "waste", "figure": 335.0, "unit": "USD", "usd": 335.0},
-    {"check": "Duplicate runs", "kind": "waste", "figure": None, "unit": "GPU-hours", "usd": None},
-    {"check": "Storage growth", "kind": "monthly", "figure": 368.0, "unit": "USD/month", "usd": 368.0},
+    _check("Failed runs", "waste", 40.0, "% of GPU-hours", 80.0),
+    _check("Idle capacity", "waste", 335.0, "USD", 335.0),
+    _check("Duplicate runs", "waste", None, "GPU-hours", None),
+    _check("Storage growth", "monthly", 368.0, "USD/month", 368.0),
 ]
 
 
@@ -147,7 +153,7 @@ def test_waste_in_nok():
 
 @pytest.mark.parametrize(("checklist", "found"), [
     (CHECKLIST, True),
-    ([{"check": "Idle capacity", "kind": "waste", "figure": 0.0, "unit": "USD", "usd": 0.0}], False),
+    ([_check("Idle capacity", "waste", 0.0, "USD", 0.0)], False),
     ([CHECKLIST[2], CHECKLIST[3]], False),  # nothing priced, and storage growth is not one-off waste
     ([], False),
 ])

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from dashboard.figures.retro_gap import gap_figure, waste_figure
-from dashboard.retro.waste import waste_summary
+from dashboard.retro.waste import WasteCheck, waste_summary
 
 MODULE = Path(__file__).resolve().parents[2] / "dashboard" / "figures" / "retro_gap.py"
 
@@ -45,13 +45,18 @@ def test_gap_figure_refuses_an_unknown_unit():
         gap_figure(PARTS, 1.0, 2.0, unit="eur")
 
 
+def _check(name: str, kind: str, figure: float | None, unit: str, usd: float | None) -> WasteCheck:
+    """A waste check with no detail or rows behind it."""
+    return WasteCheck(name.lower().replace(" ", "_"), name, kind, figure, unit, usd, "", None)
+
+
 CHECKLIST = [
-    {"check": "Failed runs", "kind": "waste", "figure": 40.0, "unit": "% of GPU-hours", "usd": 80.0},
-    {"check": "Successful runs", "kind": "kpi", "figure": 60.0, "unit": "% of cost", "usd": None},
-    {"check": "Idle capacity", "kind": "waste", "figure": 335.0, "unit": "USD", "usd": 335.0},
-    {"check": "Duplicate runs", "kind": "waste", "figure": None, "unit": "GPU-hours", "usd": None},
-    {"check": "Storage growth", "kind": "monthly", "figure": 368.0, "unit": "USD/month", "usd": 368.0},
-    {"check": "Untagged spend", "kind": "hygiene", "figure": 50.0, "unit": "USD", "usd": 50.0},
+    _check("Failed runs", "waste", 40.0, "% of GPU-hours", 80.0),
+    _check("Successful runs", "kpi", 60.0, "% of cost", None),
+    _check("Idle capacity", "waste", 335.0, "USD", 335.0),
+    _check("Duplicate runs", "waste", None, "GPU-hours", None),
+    _check("Storage growth", "monthly", 368.0, "USD/month", 368.0),
+    _check("Untagged spend", "hygiene", 50.0, "USD", 50.0),
 ]
 
 

@@ -163,15 +163,15 @@ def test_plan_vs_actual_sums(jobs):
 
 
 def test_waste_checklist(jobs):
-    checks = {check["id"]: check for check in waste.waste_checklist(jobs)}
-    assert checks["failed_runs"]["figure"] == pytest.approx(0.0)  # the failed job was resumed: interrupted
+    checks = {check.id: check for check in waste.waste_checklist(jobs)}
+    assert checks["failed_runs"].figure == pytest.approx(0.0)  # the failed job was resumed: interrupted
     lost = 8 * (30 / 2 + 11) / 60
-    assert checks["interrupted_runs"]["figure"] == pytest.approx(lost)
-    assert checks["interrupted_runs"]["usd"] == pytest.approx(40.0 * lost / 16)  # its $40 at the share lost
-    assert checks["interrupted_runs"]["rows"]["lost_gpu_hours"].tolist() == pytest.approx([lost])
-    assert checks["successful_runs"]["figure"] == pytest.approx(100 * 400 / 440)
-    assert checks["idle_capacity"]["usd"] == pytest.approx(110.0)  # $50 unused commitment + $60 unclaimed reserved
-    assert checks["duplicate_runs"]["figure"] == pytest.approx(80.0)
-    assert checks["duplicate_runs"]["rows"]["duplicate_of"].tolist() == ["1"]
-    assert checks["untagged_spend"]["usd"] == pytest.approx(110.0)
-    assert len(checks["untagged_spend"]["rows"]) == 2
+    assert checks["interrupted_runs"].figure == pytest.approx(lost)
+    assert checks["interrupted_runs"].usd == pytest.approx(40.0 * lost / 16)  # its $40 at the share lost
+    assert checks["interrupted_runs"].rows["lost_gpu_hours"].tolist() == pytest.approx([lost])
+    assert checks["successful_runs"].figure == pytest.approx(100 * 400 / 440)
+    assert checks["idle_capacity"].usd == pytest.approx(110.0)  # $50 unused commitment + $60 unclaimed reserved
+    assert checks["duplicate_runs"].figure == pytest.approx(80.0)
+    assert checks["duplicate_runs"].rows["duplicate_of"].tolist() == ["1"]
+    assert checks["untagged_spend"].usd == pytest.approx(110.0)
+    assert len(checks["untagged_spend"].rows) == 2

@@ -142,8 +142,8 @@ def _check_waste(usage: pd.DataFrame, table) -> None:
     for name in CHECKS:
         got, want = getattr(waste, name)(table), getattr(reference, name)(usage)
         for key in ("id", "figure", "usd", "detail"):
-            _same(got[key], want[key], f"{name}[{key}]")
-        assert len(got["rows"] if got["rows"] is not None else ()) == len(want["rows"]), name
+            _same(getattr(got, key), want[key], f"{name}[{key}]")
+        assert len(got.rows if got.rows is not None else ()) == len(want["rows"]), name
 
 
 TEAMS = st.lists(st.sampled_from(["a", "b", "(untagged)"]), unique=True)

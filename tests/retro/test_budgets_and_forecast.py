@@ -117,3 +117,30 @@ def test_the_run_rate_is_the_mean_of_the_last_fourteen_days_by_default():
     forecast = frame["forecast"].dropna()
     assert forecast.iloc[1] - forecast.iloc[0] == pytest.approx(10.0)
     assert (spend.FORECAST_WINDOW_DAYS, spend.MIN_FORECAST_DAYS) == (14, 7)
+
+
+Q2, Q3 = (date(2025, 4, 1), date(2025, 6, 30)), (date(2025, 7, 1), date(2025, 9, 30))
+
+
+@pytest.mark.parametrize(("chosen", "expected"), [
+    pytest.param(None, Q3, id="none-chosen-the-latest"),
+    pytest.param("2025 Q2", Q2, id="an-earlier-quarter-by-its-label"),
+    pytest.param("2024 Q1", Q3, id="a-label-the-export-does-not-span-the-latest"),
+])
+def test_the_chosen_quarter_of_the_running_total(chosen, expected):
+    assert spend.chosen_quarter([Q2, Q3], chosen) == expected
+
+
+def test_no_quarter_without_dates():
+    assert spend.chosen_quarter([], "2025 Q2") is None
+
+
+@pytest.mark.parametrize(("quarter", "data_end", "dates", "expected"), [
+    pytest.param(Q3, date(2025, 7, 10), None, (Q3, date(2025, 7, 10)), id="open-quarter-data-end-kept"),
+    pytest.param(Q2, date(2025, 7, 10), None, (Q2, date(2025, 6, 30)), id="earlier-quarter-closed-at-its-end"),
+    pytest.param(Q3, date(2025, 7, 10), (date(2025, 7, 2), date(2025, 7, 5)),
+                 (((date(2025, 7, 2), date(2025, 7, 5))), date(2025, 7, 5)), id="dates-narrow-the-period"),
+    pytest.param(None, date(2025, 7, 10), None, (None, date(2025, 7, 10)), id="no-quarter"),
+])
+def test_the_running_period_and_its_last_day_of_data(quarter, data_end, dates, expected):
+    assert spend.running_period(quarter, data_end, dates) == expected

@@ -24,7 +24,7 @@ def _retro(path: Path) -> tuple[dict, dict, dict]:
     usage, _ = import_path(path)
     amortised, info = amortise_commitments(tables.table_of(usage))
     checks = waste_checklist(amortised)
-    idle = next(check for check in checks if check["id"] == "idle_capacity")
+    idle = next(check for check in checks if check.id == "idle_capacity")
     return info, idle, waste_summary(checks, columns.number(engine.execute(amortised.cost.sum())))
 
 
@@ -48,8 +48,8 @@ def test_an_azure_actual_cost_purchase_is_a_commitment_and_the_on_demand_vm_is_u
     # No GPU row and no unused-commitment line: nothing is idle capacity (was $5.89, 68.9 % of spend).
     assert (info["status"], info["commitment_usd"]) == ("no_gpu", pytest.approx(3.25))
     assert info["label"] == "no GPU usage in this bill"
-    assert idle["figure"] is None and idle["detail"].startswith("No GPU usage in this bill")
-    assert summary["total_usd"] == 0.0
+    assert idle.figure is None and idle.detail.startswith("No GPU usage in this bill")
+    assert summary.total_usd == 0.0
 
 
 def test_the_copied_actual_cost_rows_are_what_the_real_file_says():
@@ -66,8 +66,8 @@ def test_savings_plan_covered_usage_is_usage_not_waste(path):
     assert usage["charge_kind"].tolist() == ["usage"] * 3
     assert usage["pricing"].tolist() == ["reserved"] * 3 and usage["cost"].tolist() == pytest.approx([0.1] * 3)
     info, idle, summary = _retro(path)
-    assert info["status"] == "no_gpu" and idle["figure"] is None
-    assert summary["total_usd"] == 0.0 and summary["share"] == 0.0
+    assert info["status"] == "no_gpu" and idle.figure is None
+    assert summary.total_usd == 0.0 and summary.share == 0.0
 
 
 # EA amortised cost: reservation usage ($0.493152, D2 v2) and savings-plan usage ($0.006, B2s) are covered usage;
@@ -81,7 +81,7 @@ def test_an_amortised_azure_export_is_not_told_to_export_amortised_cost(path):
     info, idle, summary = _retro(path)
     assert info["status"] != "excluded"  # "excluded" is the status whose warning asks for the amortised export
     assert commitment_status(tables.table_of(usage))["status"] == info["status"]
-    assert "amortised view" not in idle["detail"] and summary["total_usd"] == 0.0
+    assert "amortised view" not in idle.detail and summary.total_usd == 0.0
 
 
 # FOCUS spec example: one Used row (EffectiveCost 0.75) and one Unused row (0.25): $0.25 of $1.00 is idle.
@@ -92,8 +92,8 @@ def test_focus_unused_commitment_is_the_idle_part_only(path):
     path = path if isinstance(path, Path) else _real(path)
     assert _kinds(path) == ["usage", "unused_commitment"]
     _, idle, summary = _retro(path)
-    assert idle["figure"] == pytest.approx(0.25)
-    assert (summary["total_usd"], summary["share"]) == (pytest.approx(0.25), pytest.approx(0.25))
+    assert idle.figure == pytest.approx(0.25)
+    assert (summary.total_usd, summary.share) == (pytest.approx(0.25), pytest.approx(0.25))
 
 
 CUR = ("lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,lineItem/UsageType,lineItem/ResourceId,"
@@ -111,7 +111,7 @@ def test_a_resource_id_naming_a_reservation_on_an_on_demand_row_is_usage():
     amortised, info = amortise_commitments(tables.table_of(usage))
     assert info["status"] == "none"
     check = idle_capacity_check(amortised)
-    assert check["figure"] is None and check["detail"].startswith("No reserved or committed capacity")
+    assert check.figure is None and check.detail.startswith("No reserved or committed capacity")
 
 
 AZURE = ("date,meterCategory,meterName,chargeType,pricingModel,reservationName,quantity,unitOfMeasure,"
@@ -129,4 +129,4 @@ def test_an_actual_cost_purchase_with_gpu_usage_to_spare_is_left_out_of_the_pric
     _, info = amortise_commitments(tables.table_of(usage))
     assert (info["status"], info["commitment_usd"]) == ("excluded", 500.0)
     check = idle_capacity_check(usage)
-    assert check["figure"] is None and "amortised view" in check["detail"]
+    assert check.figure is None and "amortised view" in check.detail

@@ -15,9 +15,9 @@ import pytest
 from dashboard import settings
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine, opened
-from dashboard.retro import tabs
+from dashboard.retro import spend, tabs
 from dashboard.retro.registry import FIGURES, Grain
-from dashboard.retro.view import Filters, RetroView, filtered, whole
+from dashboard.retro.view import Choices, Filters, RetroView, filtered, whole
 from dashboard.ui.workspace_view import rollups_of
 from dashboard.workspace import datasets, rollup_rows, rollups
 from dashboard.workspace.datasets import Metadata
@@ -50,6 +50,11 @@ def _view(usage, filters: Filters = NO_FILTERS, rollups_chooser=None) -> RetroVi
 def _same(a, b) -> bool:
     """Whether two figure results agree: frames and series row for row (unordered frames sorted by their labels),
     numbers to the cent, NaN where the other is NaN, times and labels exactly."""
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(_same(getattr(a, f.name), getattr(b, f.name))
+                                           for f in dataclasses.fields(a))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, tuple | list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, pd.DataFrame):
@@ -98,11 +103,20 @@ def test_each_figure_reads_its_grain_and_equals_the_rows(sample, figure, filters
     info, usage = sample
     entry = BY_NAME[figure]
     view = _view(usage, filters, rollups_of(info))
-    answered = tabs.run(entry, view)
-    assert answered.label == _label(info, rollup)
-    assert _same(answered.result, entry.query(_view(usage, filters)))  # the rows' result, to the cent
-    table, _ = tabs.source(entry, view)
+    table, label = tabs.source(entry, view)
+    assert label == _label(info, rollup)
+    assert _same(tabs.run(entry, view), entry.query(_view(usage, filters)))  # the rows' result, to the cent
     assert (table is None) == (rollup is None)
+
+
+@pytest.mark.parametrize(("by", "rollup"), [("team", "daily_team"), ("pricing", "daily_team"),
+                                           ("project", "daily_run")])  # the daily rollup by team keeps no project
+def test_spend_stacked_by_a_choice_reads_a_rollup_that_keeps_it(sample, by, rollup):
+    info, usage = sample
+    view = dataclasses.replace(_view(usage, rollups_chooser=rollups_of(info)), choices=Choices(by=by))
+    assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, rollup)
+    rows = dataclasses.replace(_view(usage), choices=Choices(by=by))
+    assert _same(tabs.run(BY_NAME["spend"], view), BY_NAME["spend"].query(rows))
 
 
 def test_every_figure_of_the_table_above_is_declared_with_that_grain():
@@ -120,24 +134,22 @@ def test_every_figure_of_the_table_above_is_declared_with_that_grain():
 def test_a_filter_outside_the_rollups_kept_falls_back_to_the_rows(sample, filters, rollup):
     info, usage = sample
     info = dataclasses.replace(info, rollups=[e for e in info.rollups if e["name"] == "daily_team"])
-    answered = tabs.run(BY_NAME["spend"], _view(usage, filters, rollups_of(info)))
-    assert answered.label == _label(info, rollup)
-    assert _same(answered.result, BY_NAME["spend"].query(_view(usage, filters)))
+    view = _view(usage, filters, rollups_of(info))
+    assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, rollup)
+    assert _same(tabs.run(BY_NAME["spend"], view), BY_NAME["spend"].query(_view(usage, filters)))
 
 
 def test_rollups_built_before_their_times_were_kept_are_not_read_as_rows(sample):
     info, usage = sample
     old = [{**e, "measures": [m for m in e["measures"] if m not in ("last_start", "last_end")]}
            for e in info.rollups]
-    answered = tabs.run(BY_NAME["spend"], _view(usage, rollups_chooser=rollups_of(
-        dataclasses.replace(info, rollups=old))))
-    assert answered.label == _label(info, None)
+    view = _view(usage, rollups_chooser=rollups_of(dataclasses.replace(info, rollups=old)))
+    assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, None)
 
 
 def test_a_view_that_is_not_a_dataset_names_no_table(sample):
     _, usage = sample
-    answered = tabs.run(BY_NAME["spend"], _view(usage))
-    assert answered.label == "" and tabs.source(BY_NAME["spend"], _view(usage)) == (None, "")
+    assert tabs.source(BY_NAME["spend"], _view(usage)) == (None, "")
 
 
 @pytest.mark.parametrize(("grain", "filters", "needed"), [
@@ -191,9 +203,10 @@ def _hostile(folder: Path) -> tuple[Metadata, object]:
 def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
     info, usage = _hostile(tmp_path)
     view = _view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path))
-    spend = tabs.run(BY_NAME["spend"], view)
-    assert spend.label.startswith("the daily rollup by team")
-    days, daily, latest = spend.result
+    table, label = tabs.source(BY_NAME["spend"], view)
+    assert label.startswith("the daily rollup by team") and table is not None
+    days = tabs.run(BY_NAME["spend"], view).frame
+    daily, latest = spend.daily_total(table, "cost"), spend.latest_instant(table)  # the rollup read as rows
     cells = {(row.period.date().isoformat(), row.group): (row.gpu_hours, row.cost) for row in days.itertuples()}
     # team a on 1 April: 8 + 8 GPU-hours, $0.10 + $0.20; team b's 8-hour row puts 3.5 hours on 1 April, 4.5 on the 2nd
     assert cells["2025-04-01", "a"] == pytest.approx((16.0, 0.3), abs=CENT)
@@ -205,10 +218,9 @@ def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
     assert daily[pd.Timestamp("2025-04-01", tz="UTC")] == pytest.approx(0.3 + 8.8 * 3.5 / 8, abs=CENT)
     assert latest == pd.Timestamp("2025-06-01", tz="UTC") - pd.Timedelta(1, "ns")  # the last row's end
 
-    attribution = tabs.run(BY_NAME["attribution"], view)
-    assert "rollup" in attribution.label  # the whole-period or the daily one by run: 5 rows each here
+    assert "rollup" in tabs.source(BY_NAME["attribution"], view)[1]  # the whole-period or daily one by run: 5 rows
     by_cell = {(row.team, row.project, row.run_id): (row.gpu_hours, row.cost)
-               for row in attribution.result.itertuples()}
+               for row in tabs.run(BY_NAME["attribution"], view).table.itertuples()}
     assert by_cell["a", "p1", "r1"] == pytest.approx((18.0, 0.6), abs=CENT)  # 8 + 8 + 2; 0.1 + 0.2 + 0.3
     assert by_cell["(untagged)", "p1", "(untagged)"][0] == 1.0 and math.isnan(by_cell["(untagged)", "p1",
                                                                                       "(untagged)"][1])

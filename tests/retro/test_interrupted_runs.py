@@ -39,7 +39,7 @@ LOST = 64 * (30 / 2 + 11) / 60  # 27.73 GPU-h: half a checkpoint interval plus t
 
 
 def checks(table, **kwargs) -> dict:
-    return {check["id"]: check for check in waste.waste_checklist(table, **kwargs)}
+    return {check.id: check for check in waste.waste_checklist(table, **kwargs)}
 
 
 def _joined(billing: pd.DataFrame, runs: pd.DataFrame):
@@ -59,16 +59,16 @@ def _frame(table) -> pd.DataFrame:
 def test_a_node_failure_the_run_resumed_after_is_an_interruption_not_a_failure():
     found = checks(RESUMED)
     interrupted, failed = found["interrupted_runs"], found["failed_runs"]
-    assert interrupted["figure"] == pytest.approx(LOST) and interrupted["unit"] == "GPU-hours"
-    assert interrupted["usd"] == pytest.approx(LOST * PRICE)
-    assert interrupted["rows"]["run_state"].tolist() == ["NODE_FAIL"]
-    assert interrupted["rows"]["lost_gpu_hours"].tolist() == pytest.approx([LOST])
-    assert interrupted["detail"].startswith("1 interruption of runs that resumed from a checkpoint (NODE_FAIL 1)")
-    assert "Young 1974" in interrupted["detail"] and "30 min between checkpoints and 11 min to restart, from the " \
-        "scenario defaults" in interrupted["detail"]
-    assert failed["figure"] == pytest.approx(0.0) and failed["usd"] == pytest.approx(0.0) and failed["rows"].empty
+    assert interrupted.figure == pytest.approx(LOST) and interrupted.unit == "GPU-hours"
+    assert interrupted.usd == pytest.approx(LOST * PRICE)
+    assert interrupted.rows["run_state"].tolist() == ["NODE_FAIL"]
+    assert interrupted.rows["lost_gpu_hours"].tolist() == pytest.approx([LOST])
+    assert interrupted.detail.startswith("1 interruption of runs that resumed from a checkpoint (NODE_FAIL 1)")
+    assert "Young 1974" in interrupted.detail and "30 min between checkpoints and 11 min to restart, from the " \
+        "scenario defaults" in interrupted.detail
+    assert failed.figure == pytest.approx(0.0) and failed.usd == pytest.approx(0.0) and failed.rows.empty
     summary = waste.waste_summary(list(found.values()), float(RESUMED["cost"].sum()))
-    assert [(item["check"], item["usd"]) for item in summary["items"]] == [
+    assert [(item.check, item.usd) for item in summary.items] == [
         ("Interrupted runs", pytest.approx(LOST * PRICE))]
 
 
@@ -76,18 +76,18 @@ def test_a_failed_run_that_never_resumes_lost_all_its_work():
     table = usage(segment("2025-05-01 00:00", 10, "COMPLETED", run_id="other"),
                   segment("2025-05-01 10:00", 5, "FAILED"))
     found = checks(table)
-    assert found["failed_runs"]["figure"] == pytest.approx(100 * 320 / (640 + 320))  # all 5 h x 64 GPUs lost
-    assert found["failed_runs"]["usd"] == pytest.approx(320 * PRICE)
-    assert "work lost" in found["failed_runs"]["detail"] and "FAILED 320" in found["failed_runs"]["detail"]
-    assert found["interrupted_runs"]["figure"] == 0.0 and found["interrupted_runs"]["usd"] == 0.0
-    assert "No run resumed" in found["interrupted_runs"]["detail"]
+    assert found["failed_runs"].figure == pytest.approx(100 * 320 / (640 + 320))  # all 5 h x 64 GPUs lost
+    assert found["failed_runs"].usd == pytest.approx(320 * PRICE)
+    assert "work lost" in found["failed_runs"].detail and "FAILED 320" in found["failed_runs"].detail
+    assert found["interrupted_runs"].figure == 0.0 and found["interrupted_runs"].usd == 0.0
+    assert "No run resumed" in found["interrupted_runs"].detail
 
 
 def test_a_timeout_followed_by_a_resume_is_interrupted():
     table = usage(segment("2025-05-01 00:00", 72, "TIMEOUT"), segment("2025-05-04 00:15", 48, "COMPLETED"))
     found = checks(table)
-    assert found["interrupted_runs"]["figure"] == pytest.approx(LOST)
-    assert found["failed_runs"]["figure"] == pytest.approx(0.0)
+    assert found["interrupted_runs"].figure == pytest.approx(LOST)
+    assert found["failed_runs"].figure == pytest.approx(0.0)
 
 
 @pytest.mark.parametrize(("rows", "why"), [
@@ -102,26 +102,26 @@ def test_a_timeout_followed_by_a_resume_is_interrupted():
 ])
 def test_what_is_not_a_resume(rows, why):
     found = checks(usage(*rows))
-    assert found["interrupted_runs"]["figure"] == 0.0, why
-    assert found["failed_runs"]["usd"] == pytest.approx(320 * PRICE), why
+    assert found["interrupted_runs"].figure == 0.0, why
+    assert found["failed_runs"].usd == pytest.approx(320 * PRICE), why
 
 
 def test_a_requeued_record_is_an_interruption_whatever_follows():
     found = checks(usage(segment("2025-05-01 00:00", 5, "REQUEUED"), segment("2025-05-03 00:00", 5, "COMPLETED")))
-    assert found["interrupted_runs"]["figure"] == pytest.approx(LOST)
+    assert found["interrupted_runs"].figure == pytest.approx(LOST)
 
 
 def test_an_interruption_loses_at_most_its_segment():
     found = checks(usage(segment("2025-05-01 00:00", 0.25, "NODE_FAIL"), segment("2025-05-01 00:30", 5, "COMPLETED")))
-    assert found["interrupted_runs"]["figure"] == pytest.approx(64 * 0.25)  # 15 min < 15 + 11 min
+    assert found["interrupted_runs"].figure == pytest.approx(64 * 0.25)  # 15 min < 15 + 11 min
 
 
 def test_the_plan_scenario_s_checkpoint_interval_and_restart_are_used_and_said():
     scenario = Scenario(checkpoint_interval_min=60.0, restart_min=5.0)
     found = checks(RESUMED, scenario=scenario)
-    assert found["interrupted_runs"]["figure"] == pytest.approx(64 * (60 / 2 + 5) / 60)
-    assert "60 min between checkpoints and 5 min to restart, from the plan scenario" in found["interrupted_runs"][
-        "detail"]
+    assert found["interrupted_runs"].figure == pytest.approx(64 * (60 / 2 + 5) / 60)
+    assert ("60 min between checkpoints and 5 min to restart, from the plan scenario"
+            in found["interrupted_runs"].detail)
 
 
 def test_a_run_export_s_checkpoint_interval_and_restart_come_first():
@@ -130,12 +130,12 @@ def test_a_run_export_s_checkpoint_interval_and_restart_come_first():
     given = canonical.source_row == 3
     table = canonical.mutate(checkpoint_interval_min=ibis.ifelse(given, 10.0, ibis.null("float64")),
                              restart_min=ibis.ifelse(given, 2.0, ibis.null("float64")))
-    found = {check["id"]: check for check in (waste.failed_runs_check(table), waste.interrupted_runs_check(table))}
-    assert found["interrupted_runs"]["figure"] == pytest.approx(64 * (10 / 2 + 2) / 60)
-    assert "the checkpoint interval and restart time the run export gives" in found["interrupted_runs"]["detail"]
+    found = {check.id: check for check in (waste.failed_runs_check(table), waste.interrupted_runs_check(table))}
+    assert found["interrupted_runs"].figure == pytest.approx(64 * (10 / 2 + 2) / 60)
+    assert "the checkpoint interval and restart time the run export gives" in found["interrupted_runs"].detail
     want = reference.interrupted_runs_check(frame)
-    assert found["interrupted_runs"]["figure"] == pytest.approx(want["figure"])
-    assert found["interrupted_runs"]["detail"] == want["detail"]
+    assert found["interrupted_runs"].figure == pytest.approx(want["figure"])
+    assert found["interrupted_runs"].detail == want["detail"]
 
 
 PLAN = {"gpu_hours_main_run": 1500.0, "gpu_hours_rework": 10.0, "gpu_hours_experiments": 0.0,
@@ -172,8 +172,8 @@ def test_the_query_path_gives_the_oracle_s_figures(name):
     joined = _joined(billing, runs)
     for table, frame in ((tables.table_of(RESUMED), RESUMED), (joined, _frame(joined))):
         got, want = getattr(waste, name)(table), getattr(reference, name)(frame)
-        assert got["figure"] == pytest.approx(want["figure"]) and got["usd"] == pytest.approx(want["usd"])
-        assert got["detail"] == want["detail"] and len(got["rows"]) == len(want["rows"])
+        assert got.figure == pytest.approx(want["figure"]) and got.usd == pytest.approx(want["usd"])
+        assert got.detail == want["detail"] and len(got.rows) == len(want["rows"])
 
 
 def test_the_bundled_sample_before_and_after():
@@ -184,12 +184,12 @@ def test_the_bundled_sample_before_and_after():
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
     found = checks(billing, runs=runs)
-    assert found["interrupted_runs"]["figure"] == pytest.approx((9 * 64 + 16) * 26 / 60)
-    assert "10 interruptions" in found["interrupted_runs"]["detail"]
-    assert found["failed_runs"]["usd"] < 5_000 < found["interrupted_runs"]["usd"] * 3
+    assert found["interrupted_runs"].figure == pytest.approx((9 * 64 + 16) * 26 / 60)
+    assert "10 interruptions" in found["interrupted_runs"].detail
+    assert found["failed_runs"].usd < 5_000 < found["interrupted_runs"].usd * 3
     summary = waste.waste_summary(list(found.values()), float(billing["cost"].sum()))
-    assert summary["total_usd"] == pytest.approx(79_977, abs=1)
-    assert summary["share"] == pytest.approx(0.084, abs=0.0005)
+    assert summary.total_usd == pytest.approx(79_977, abs=1)
+    assert summary.share == pytest.approx(0.084, abs=0.0005)
     # Plan vs actual: the plan's 30 GPU-h of rework against 257 GPU-h measured, and 466 GPU-h of failed work lost
     joined = _joined(billing, runs)
     scenario = next(s for name, s in presets().items() if name.startswith("Sample organisation"))

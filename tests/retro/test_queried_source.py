@@ -119,17 +119,17 @@ def _job(start: str, job_id: str, state: str = "COMPLETED") -> dict:
 def test_a_queried_tables_waste_keeps_every_figure_and_the_rows_behind_them(tmp_path):
     frame = usage(_job("2025-05-01T10:00", "1"), _job("2025-05-01T10:10", "2"),  # "2" repeats "1"
                   _job("2025-05-02T10:00", "3", state="FAILED"), {"cost": 30.0, "resource_id": "bucket"})
-    uploaded = {check["id"]: check for check in waste_checklist(_uploaded(frame))}
-    queried = {check["id"]: check for check in waste_checklist(_queried(frame, tmp_path))}
-    assert uploaded["duplicate_runs"]["figure"] == pytest.approx(40.0)
-    assert queried["duplicate_runs"]["figure"] == pytest.approx(40.0)  # the row-level check runs on a query too
-    assert uploaded["failed_runs"]["figure"] == pytest.approx(100 * 40 / 120)  # one failed job of three
+    uploaded = {check.id: check for check in waste_checklist(_uploaded(frame))}
+    queried = {check.id: check for check in waste_checklist(_queried(frame, tmp_path))}
+    assert uploaded["duplicate_runs"].figure == pytest.approx(40.0)
+    assert queried["duplicate_runs"].figure == pytest.approx(40.0)  # the row-level check runs on a query too
+    assert uploaded["failed_runs"].figure == pytest.approx(100 * 40 / 120)  # one failed job of three
     assert queried.keys() == uploaded.keys()
     for check_id, check in queried.items():
-        assert check["figure"] == uploaded[check_id]["figure"], check_id
-        assert check["usd"] == uploaded[check_id]["usd"], check_id
-        assert check["detail"] == uploaded[check_id]["detail"], check_id
-        want = uploaded[check_id]["rows"]
-        assert (check["rows"] is None) == (want is None), check_id
+        assert check.figure == uploaded[check_id].figure, check_id
+        assert check.usd == uploaded[check_id].usd, check_id
+        assert check.detail == uploaded[check_id].detail, check_id
+        want = uploaded[check_id].rows
+        assert (check.rows is None) == (want is None), check_id
         if want is not None:
-            assert check["rows"]["source_row"].tolist() == want["source_row"].tolist(), check_id
+            assert check.rows["source_row"].tolist() == want["source_row"].tolist(), check_id

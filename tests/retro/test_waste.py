@@ -1,5 +1,6 @@
 """Waste checklist: failed share, successful share, idle commitment, duplicate runs and storage growth by hand."""
 
+import dataclasses
 from datetime import date
 from pathlib import Path
 
@@ -34,32 +35,32 @@ STATES = usage(
 
 def test_failed_share_is_of_the_hours_with_a_known_state():
     check = failed_runs_check(STATES)
-    assert check["figure"] == pytest.approx(40.0)  # (30 + 10) / (60 + 30 + 10)
-    assert check["unit"] == "% of GPU-hours"
-    assert check["usd"] == pytest.approx(80.0)
-    assert sorted(check["rows"]["run_id"]) == ["b", "c"]
-    assert "66.7 %" in check["detail"]  # states known for 100 of 150 GPU-hours
+    assert check.figure == pytest.approx(40.0)  # (30 + 10) / (60 + 30 + 10)
+    assert check.unit == "% of GPU-hours"
+    assert check.usd == pytest.approx(80.0)
+    assert sorted(check.rows["run_id"]) == ["b", "c"]
+    assert "66.7 %" in check.detail  # states known for 100 of 150 GPU-hours
 
 
 def test_successful_share_is_of_the_cost_of_runs_with_a_known_state():
     check = successful_runs_check(STATES)
-    assert check["figure"] == pytest.approx(60.0)  # 120 / (120 + 60 + 20)
-    assert check["unit"] == "% of cost"
-    assert check["usd"] is None
+    assert check.figure == pytest.approx(60.0)  # 120 / (120 + 60 + 20)
+    assert check.unit == "% of cost"
+    assert check.usd is None
 
 
 def test_successful_share_falls_back_to_gpu_hours_without_cost():
     runs = STATES.assign(cost=0.0)
     check = successful_runs_check(runs)
-    assert check["unit"] == "% of GPU-hours"
-    assert check["figure"] == pytest.approx(60.0)  # 60 / 100 GPU-hours with a state
-    assert failed_runs_check(runs)["usd"] is None
+    assert check.unit == "% of GPU-hours"
+    assert check.figure == pytest.approx(60.0)  # 60 / 100 GPU-hours with a state
+    assert failed_runs_check(runs).usd is None
 
 
 @pytest.mark.parametrize("check", [failed_runs_check, successful_runs_check])
 def test_state_checks_need_states(check):
     result = check(STATES.assign(run_state=pd.NA).astype({"run_state": "string"}))
-    assert result["figure"] is None and "Slurm" in result["detail"]
+    assert result.figure is None and "Slurm" in result.detail
 
 
 RESERVED_RUN = {"gpu_hours": 100.0, "cost": 700.0, "run_id": "main", "pricing": "reserved"}
@@ -85,8 +86,8 @@ RESERVED_RUN = {"gpu_hours": 100.0, "cost": 700.0, "run_id": "main", "pricing": 
 ])
 def test_idle_capacity(rows, figure):
     check = idle_capacity_check(usage(*rows))
-    assert check["figure"] == (None if figure is None else pytest.approx(figure))
-    assert check["unit"] == "USD"
+    assert check.figure == (None if figure is None else pytest.approx(figure))
+    assert check.unit == "USD"
 
 
 def job(start: str, hours: float, gpus: int = 8, name: str = "sweep", state: str = "COMPLETED", job_id: str = "",
@@ -124,15 +125,15 @@ DUPLICATE_CASES = [
                          ids=[case[0] for case in DUPLICATE_CASES])
 def test_duplicate_runs(jobs, repeats, repeat_hours):
     check = duplicate_runs_check(usage(*jobs))
-    assert sorted(check["rows"]["resource_id"]) == repeats
-    assert check["figure"] == pytest.approx(repeat_hours)
-    assert check["unit"] == "GPU-hours"
+    assert sorted(check.rows["resource_id"]) == repeats
+    assert check.figure == pytest.approx(repeat_hours)
+    assert check.unit == "GPU-hours"
 
 
 def test_duplicates_point_at_the_earlier_run():
     jobs = [job("2025-05-01T10:00", 5.0, job_id="1"), job("2025-05-01T10:10", 5.0, job_id="2"),
             job("2025-05-01T11:00", 5.0, job_id="3")]
-    rows = duplicate_runs_check(usage(*jobs))["rows"]
+    rows = duplicate_runs_check(usage(*jobs)).rows
     assert dict(zip(rows["resource_id"], rows["duplicate_of"], strict=True)) == {"2": "1", "3": "2"}
 
 
@@ -142,7 +143,7 @@ def test_duplicates_point_at_the_earlier_run():
 ])
 def test_duplicates_unavailable(rows, needs):
     check = duplicate_runs_check(usage(*rows))
-    assert check["figure"] is None and needs in check["detail"]
+    assert check.figure is None and needs in check.detail
 
 
 def storage_line(month: str, cost: float, name: str = "ckpt-bucket") -> dict:
@@ -171,9 +172,9 @@ STORAGE_CASES = [
 def test_storage_growth(rows, figure, lines):
     rows = [*rows, {"gpu_hours": 10.0, "cost": 50.0, "run_id": "x"}, {"cost": 999.0}]  # compute, untagged tax
     check = storage_growth_check(usage(*rows))
-    assert check["figure"] == pytest.approx(figure)
-    assert check["unit"] == "USD/month"
-    flagged = set(check["rows"]["resource_id"].fillna(check["rows"]["team"] + " / " + check["rows"]["project"]))
+    assert check.figure == pytest.approx(figure)
+    assert check.unit == "USD/month"
+    flagged = set(check.rows["resource_id"].fillna(check.rows["team"] + " / " + check.rows["project"]))
     assert flagged == lines
 
 
@@ -182,7 +183,7 @@ def test_storage_growth(rows, figure, lines):
     [storage_line("2025-04-01", 46), storage_line("2025-04-15", 46, "other")],  # one month only
 ])
 def test_storage_growth_unavailable(rows):
-    assert storage_growth_check(usage(*rows))["figure"] is None
+    assert storage_growth_check(usage(*rows)).figure is None
 
 
 def test_checklist_on_the_bundled_samples():
@@ -190,20 +191,20 @@ def test_checklist_on_the_bundled_samples():
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / "slurm_sample.txt", options=options)
 
-    alone = {check["id"]: check for check in waste_checklist(billing)}
+    alone = {check.id: check for check in waste_checklist(billing)}
     assert list(alone) == ["failed_runs", "interrupted_runs", "successful_runs", "idle_capacity", "duplicate_runs",
                            "storage_growth", "untagged_spend"]
-    assert all(set(check) == CHECK_KEYS for check in alone.values())
-    assert alone["failed_runs"]["figure"] is None  # a bill has no run states
-    assert alone["idle_capacity"]["figure"] == pytest.approx(73_247.73)  # the reservation idle before / after
-    assert alone["storage_growth"]["figure"] == pytest.approx(368.0)  # checkpoints: $46, $207, $368 a month
+    assert all({field.name for field in dataclasses.fields(check)} == CHECK_KEYS for check in alone.values())
+    assert alone["failed_runs"].figure is None  # a bill has no run states
+    assert alone["idle_capacity"].figure == pytest.approx(73_247.73)  # the reservation idle before / after
+    assert alone["storage_growth"].figure == pytest.approx(368.0)  # checkpoints: $46, $207, $368 a month
 
-    joined = {check["id"]: check for check in waste_checklist(billing, runs)}
-    assert 0 < joined["failed_runs"]["figure"] < 100
-    assert 0 < joined["successful_runs"]["figure"] < 100
+    joined = {check.id: check for check in waste_checklist(billing, runs)}
+    assert 0 < joined["failed_runs"].figure < 100
+    assert 0 < joined["successful_runs"].figure < 100
     # make_run_samples.py: sweep jobs of one day differ in node count or length, and on 9 April bob submits the
     # 1-node cosine config of ablate-lr-schedule a second time, 2 h 10 min after the first: the one repeat.
-    repeats = joined["duplicate_runs"]["rows"]
+    repeats = joined["duplicate_runs"].rows
     assert len(repeats) == 1
     repeat = repeats.iloc[0]
     first = runs.loc[runs["resource_id"] == repeat["duplicate_of"]].iloc[0]
@@ -222,11 +223,11 @@ def test_the_headline_adds_the_waste_in_dollars_and_leaves_the_rest_apart():
         {"cost": 60.0},  # support: untagged, not waste
     )
     checklist = waste_checklist(table)
-    by_id = {check["id"]: check for check in checklist}
-    assert by_id["untagged_spend"]["usd"] == pytest.approx(80.0)
-    assert by_id["untagged_spend"]["kind"] == "hygiene" and by_id["successful_runs"]["kind"] == "kpi"
+    by_id = {check.id: check for check in checklist}
+    assert by_id["untagged_spend"].usd == pytest.approx(80.0)
+    assert by_id["untagged_spend"].kind == "hygiene" and by_id["successful_runs"].kind == "kpi"
     summary = waste_summary(checklist, total_cost=200.0)
     # failed run $30 and idle commitment $20: $50, a quarter of the $200 spent; largest first
-    assert summary["total_usd"] == pytest.approx(50.0) and summary["share"] == pytest.approx(0.25)
-    assert [(item["check"], item["usd"], item["share"]) for item in summary["items"]] == [
+    assert summary.total_usd == pytest.approx(50.0) and summary.share == pytest.approx(0.25)
+    assert [(item.check, item.usd, item.share) for item in summary.items] == [
         ("Failed runs", 30.0, 0.15), ("Idle capacity", 20.0, 0.10)]
