@@ -26,7 +26,7 @@ LAYERS: dict[str, tuple[set[str], set[str]]] = {
     "dashboard/ingest": ({"ingest"}, {"charset_normalizer", "numpy", "pandas", "pyarrow"}),
     "dashboard/query": ({"query", "ingest"}, {"ibis", "numpy", "pandas", "pyarrow", "pyspark"}),
     "dashboard/retro": ({"retro", "core", "ingest", "query"}, {"ibis", "numpy", "pandas"}),
-    "dashboard/workspace": ({"workspace", "ingest", "query"}, {"ibis", "numpy", "pandas", "pyarrow"}),
+    "dashboard/workspace": ({"workspace", "ingest", "query"}, {"ibis", "numpy", "pandas", "pyarrow", "sqlglot"}),
     "dashboard/figures": ({"figures", "core", "retro"}, {"numpy", "pandas", "plotly"}),
     "dashboard/store": ({"store", "core"}, {"sqlalchemy", "psycopg"}),
     "dashboard/report": ({"report", "core", "figures"}, {"markdown", "pandas", "plotly"}),
