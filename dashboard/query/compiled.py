@@ -135,6 +135,15 @@ def execute(expr: ir.Table) -> pd.DataFrame:
     return _fetch(source, text).to_pandas()
 
 
+def table_result(expr: ir.Expr) -> pd.DataFrame:
+    """The result of the table expression ``expr`` as the frame it is (`execute`: inside a ``query`` function, its
+    cached SQL), refused when the expression gives anything else."""
+    result = execute(expr)
+    if not isinstance(result, pd.DataFrame):
+        raise TypeError(f"a table expression gave {type(result).__name__}, not a frame")
+    return result
+
+
 @contextlib.contextmanager
 def one_view():
     """Keep the small results of the queries run inside (on this thread) until the block ends, whatever their

@@ -13,9 +13,8 @@ import pandas as pd
 from dashboard.ingest.rows import take_strings
 from dashboard.query import tables
 from dashboard.query.columns import label
-from dashboard.query.compiled import built, query
+from dashboard.query.compiled import built, query, table_result
 from dashboard.retro.labels import group_codes
-from dashboard.retro.results import table_result
 
 LEVELS: tuple[str, ...] = ("team", "project", "run_id")
 

@@ -18,10 +18,9 @@ import pandas as pd
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import tables
 from dashboard.query.columns import label, label_in
-from dashboard.query.compiled import built, query
+from dashboard.query.compiled import built, query, table_result
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.periods import as_utc
-from dashboard.retro.results import table_result
 
 __all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "filter_options", "filtered", "ordered", "utc_day"]
 

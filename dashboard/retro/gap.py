@@ -75,8 +75,7 @@ from dashboard.query.columns import (
 from dashboard.query.columns import (
     number as as_float,
 )
-from dashboard.query.compiled import built, query
-from dashboard.retro.results import table_result
+from dashboard.query.compiled import built, query, table_result
 from dashboard.retro.waste import checkpointing, interruptions
 
 PARTS: tuple[str, ...] = (

@@ -10,9 +10,8 @@ import pandas as pd
 
 from dashboard.query import tables
 from dashboard.query.columns import commitment, flag, reserved_gpu
-from dashboard.query.compiled import built, query
+from dashboard.query.compiled import built, query, table_result
 from dashboard.query.periods import SECONDS_PER_HOUR, as_utc, start_end
-from dashboard.retro.results import table_result
 
 WEEKDAYS: tuple[str, ...] = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 

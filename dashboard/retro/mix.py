@@ -21,9 +21,8 @@ from dashboard.core.purchase import blended_price_per_gpu_hour, on_demand_share
 from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import tables
 from dashboard.query.columns import flag, label, nonzero_gpu, number, rows_where
-from dashboard.query.compiled import built, query
+from dashboard.query.compiled import built, query, table_result
 from dashboard.retro.labels import UNKNOWN_PRICING
-from dashboard.retro.results import table_result
 
 SHARE_TOLERANCE = 1e-9
 

@@ -1,29 +1,15 @@
-"""What a query gives: `table_result`, an expression's result as the frame it is (`dashboard.query.compiled.execute`
-types any result loosely: a scalar, a column or a table), and the typed result each Retrospective figure is drawn
-from (the registry's ``query``, `dashboard.retro.registry`): frozen values that the page's section, the report
-and the warm-up read, and that Streamlit's cache keeps as data."""
+"""The typed result each Retrospective figure is drawn from (the registry's ``query``, `dashboard.retro.registry`):
+frozen values that the page's section, the report and the warm-up read, and that Streamlit's cache keeps as data."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import ibis.expr.types as ir
 import pandas as pd
 
-from dashboard.query.compiled import execute
-
-if TYPE_CHECKING:  # the query modules read `table_result`: their types are named here, not imported at run time
-    from dashboard.retro.waste import WasteCheck, WasteSummary
-
-
-def table_result(expr: ir.Expr) -> pd.DataFrame:
-    """The result of the table expression ``expr`` (`execute`: inside a ``query`` function, its cached SQL)."""
-    result = execute(expr)
-    if not isinstance(result, pd.DataFrame):
-        raise TypeError(f"a table expression gave {type(result).__name__}, not a frame")
-    return result
+from dashboard.retro.waste import WasteCheck, WasteSummary
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,10 @@ import pandas as pd
 
 from dashboard.query import tables
 from dashboard.query.columns import label, number
-from dashboard.query.compiled import built, query
+from dashboard.query.compiled import built, query, table_result
 from dashboard.query.periods import SECONDS_PER_DAY, as_utc, day_pieces, week_start
 from dashboard.retro import filters
 from dashboard.retro.filters import utc_day
-from dashboard.retro.results import table_result
 
 FREQS: tuple[str, ...] = ("D", "W")
 GROUPS: tuple[str, ...] = ("team", "project", "pricing")

@@ -20,8 +20,7 @@ from dashboard.format import money_symbol
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
 from dashboard.query.columns import found, holds, nonzero_gpu, number, rows_where
-from dashboard.query.compiled import built, query
-from dashboard.retro.results import table_result
+from dashboard.query.compiled import built, query, table_result
 
 TOKENS_PER_MILLION = 1e6
 LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",

@@ -80,10 +80,9 @@ from dashboard.query.columns import (
 from dashboard.query.columns import (
     number as as_float,
 )
-from dashboard.query.compiled import built, one_view, query
+from dashboard.query.compiled import built, one_view, query, table_result
 from dashboard.query.periods import as_utc
 from dashboard.retro.join import join_usage
-from dashboard.retro.results import table_result
 
 DUPLICATE_START_WINDOW = pd.Timedelta(hours=24)
 DUPLICATE_DURATION_TOLERANCE = 0.10  # relative to the earlier run's duration
