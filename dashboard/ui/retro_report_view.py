@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.figures import retro_gap
-from dashboard.format import count_sig, money, number
+from dashboard.format import count_sig, money
 from dashboard.report import theme
 from dashboard.report.retro_html import ReportFigure, Tiles, retrospective_report
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
@@ -127,14 +127,10 @@ def _spend(view: RetroView, heading: str) -> ReportFigure:
 
 def _waste(view: RetroView, heading: str) -> ReportFigure:
     result = cache.run(WASTE, view)
-    checklist, summary, total_cost = list(result.checklist), result.summary, result.total_cost
-    notes = []
-    for check in sorted(checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0))):
-        of_spend = (f" · {number(check.usd / total_cost, 'fraction')} of spend"
-                    if check.usd is not None and check.kind == "waste" and total_cost > 0 else "")
-        notes.append(f"**{markdown_text(check.check)}** ({markdown_text(check.kind)}) — "
-                     f"{markdown_text(page.check_figure(check, view.currency))}{of_spend}: "
-                     f"{markdown_text(check.detail)}")
+    checklist, summary = list(result.checklist), result.summary
+    notes = [f"**{markdown_text(check.check)}** ({markdown_text(check.kind)}) — "
+             f"{markdown_text(page.check_figure(check, view.currency))}{of_spend}: {markdown_text(check.detail)}"
+             for check, of_spend in page.ranked_checks(result)]
     has_waste = retro_gap.has_waste(summary)
     drawn = cache.chart(WASTE, view, page.waste_chart, view.currency) if has_waste else None
     return ReportFigure(heading, None if drawn is None else figure_of(drawn), notes=notes,

@@ -590,11 +590,7 @@ def waste_section(view: RetroView) -> None:
         st.warning(no_amount_waste(checklist, currency), icon=":material/money_off:")
     else:
         st.info(retro_gap.NO_WASTE, icon=":material/check_circle:")
-    ranked = sorted(checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0)))
-    total_cost = result.total_cost
-    for check in ranked:
-        share = (f" · {number(check.usd / total_cost, 'fraction')} of spend"
-                 if check.usd is not None and check.kind == "waste" and total_cost > 0 else "")
+    for check, share in ranked_checks(result):
         with st.expander(f"**{check.check}** ({check.kind}) — {check_figure(check, currency)}{share}",
                     expanded=False):
             st.markdown(markdown_text(check.detail))
@@ -604,6 +600,15 @@ def waste_section(view: RetroView) -> None:
                 st.caption(f"{more}{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} "
                       "shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
+
+
+def ranked_checks(result: WasteResult) -> list[tuple[WasteCheck, str]]:
+    """The waste checks as the tab and the report list them, waste first and largest first, each with its share of
+    the view's spend (" · 4 % of spend"; "" for a check without an amount, not waste, or a view without spend)."""
+    total_cost = result.total_cost
+    ranked = sorted(result.checklist, key=lambda check: (check.kind != "waste", -(check.usd or 0.0)))
+    return [(check, f" · {number(check.usd / total_cost, 'fraction')} of spend"
+             if check.usd is not None and check.kind == "waste" and total_cost > 0 else "") for check in ranked]
 
 
 def waste_chart(result: WasteResult, currency: str | None) -> go.Figure:
