@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 import pytest
 
-from bench.ingest_bench import write_focus_csv
+from bench.ingest_bench import focus_table, write_focus_csv
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import ReadOptions
 from dashboard.ingest.stream import NotStreamable, Totals, stream_import
@@ -79,6 +80,21 @@ def test_gzip_and_parquet_stream_too(generated, tmp_path):
     for i, start in enumerate(range(0, 30_000, 12_000)):
         pq.write_table(table.slice(start, 12_000), folder / f"part-{i}.parquet")
     _assert_same(folder, 5_000, 5)
+
+
+def test_a_folder_of_parts_holds_one_batch_not_every_part_read(tmp_path):
+    """A pre-buffered Parquet reader keeps each column chunk it read until its file is closed; with a folder's
+    parts open together, Arrow's memory grew by the parts' size (a 10⁸-row quarter was refused as "decodes to
+    more than its pages say"). Between the first and the last batch it must grow by far less than the parts."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i in range(4):
+        pq.write_table(focus_table(150_000, seed=i), folder / f"part-{i}.parquet", row_group_size=25_000)
+    parts_bytes = sum(p.stat().st_size for p in folder.iterdir())
+    grown: list[int] = []
+    report = stream_import(folder, lambda usage: grown.append(pa.total_allocated_bytes()), batch_rows=25_000)
+    assert report.rows_read == 600_000 and len(grown) == 24
+    assert grown[-1] - grown[0] < parts_bytes / 2
 
 
 def test_notes_that_differ_between_batches_are_kept_per_batch_and_add_up():
