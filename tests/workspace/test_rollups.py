@@ -6,6 +6,7 @@ import dataclasses
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -118,7 +119,8 @@ def test_each_rollup_equals_the_rows_for_every_grain_currency_and_cost_basis(tmp
     _built(tmp_path, frame)
     table = _rollup_frame(engine.connect("duckdb"), tmp_path, rollup)
     seconds = frame["period_start"].astype("int64") // 10**9
-    raw = frame.assign(day=_day(frame), hour=(seconds // 3600).where(frame["period_start"].notna()))
+    raw = frame.assign(day=_day(frame), hour=(seconds // 3600).where(frame["period_start"].notna()),
+                       gpu_sign=np.sign(frame["gpu_hours"]), cost_sign=np.sign(frame["cost"]))  # NaN: none
     for column in (*rollup.columns, *((rollup.unit,) if rollup.unit else ())):
         keys = sorted({column, "currency"})
         assert _sums(table, keys) == _sums(raw, keys), (rollup.name, column)
