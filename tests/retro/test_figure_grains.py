@@ -150,6 +150,15 @@ def test_rollups_built_before_their_times_were_kept_are_not_read_as_rows(sample)
     assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, None)
 
 
+def test_an_hourly_rollup_built_before_its_signs_is_not_read(sample):
+    info, usage = sample
+    unsigned = ["hour", "start_s", "end_s", "pricing", "charge_kind", "currency"]  # its grain before the signs
+    old = [{**e, "grain": unsigned} if e["name"] == "hourly" else e for e in info.rollups]
+    view = _view(usage, rollups_chooser=rollups_of(dataclasses.replace(info, rollups=old)))
+    assert tabs.source(BY_NAME["load"], view)[1] == _label(info, None)
+    assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, "daily_team")  # the others are read as before
+
+
 def test_a_view_that_is_not_a_dataset_names_no_table(sample):
     _, usage = sample
     assert tabs.source(BY_NAME["spend"], _view(usage)) == (None, "")
