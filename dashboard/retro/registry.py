@@ -12,9 +12,9 @@ name resolves.
 
 An entry's ``grain`` (issue 52) is what its queries read: the columns they group and filter by and their time unit,
 so over a workspace dataset they read the smallest rollup that has them (``dashboard.retro.tabs.run``); None where
-they read the rows: a count of rows, or a test of each row's GPU-hours or cost (a rollup holds their sums only), or
-per-job facts; ``Grain.chosen`` adds the column the view's "Stack by" choice names (``Choices.by``). Pure: never
-imports streamlit.
+they read the rows: a count of rows, or a test of each row's GPU-hours or cost (a rollup holds their sums only, or
+its sign where it groups by ``gpu_sign`` and ``cost_sign``), or per-job facts; ``Grain.chosen`` adds the column
+the view's "Stack by" choice names (``Choices.by``). Pure: never imports streamlit.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ ATTRIBUTION = RetroFigure("attribution", "Attribution",
 GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual")
 WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste")
 LOAD = RetroFigure("load", "Load profile", _load, ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"),
-                   "load_section")
+                   "load_section", grain=Grain(("pricing", "charge_kind", "gpu_sign", "cost_sign"), "hour"))
 MIX = RetroFigure("mix", "Purchase mix", _mix, ("retro_usage.mix_figure",), "mix_section")
 UNITS = RetroFigure("units", "Unit costs", _units, (), "unit_costs_section")
 FIGURES: tuple[RetroFigure[Any], ...] = (SPEND, ATTRIBUTION, GAP, WASTE, LOAD, MIX, UNITS)

@@ -58,9 +58,12 @@ def run(entry: RetroFigure[R], view: RetroView) -> R:
     """The typed result ``entry``'s figure is drawn from, over ``view`` (its widgets' choices in ``view.choices``):
     ``entry.query`` read from the smallest rollup that answers it when the view is a workspace dataset's own rows and
     its filters are among the grain's columns (the view's rows replaced by the rollup's: the same sums, to the cent),
-    else from the view's rows (``source``)."""
+    else from the view's rows (``source``). A view with rollups is a dataset's own rows, its bill too: the bill is
+    read from the rollup as well (Load profile's reserved capacity reads it)."""
     table, _ = source(entry, view)
-    return entry.query(view if table is None else dataclasses.replace(view, shown=table))
+    if table is None:
+        return entry.query(view)
+    return entry.query(dataclasses.replace(view, shown=table, billing=None if view.billing is None else table))
 
 
 def _spend(usage: ir.Table) -> tuple[object, ...]:

@@ -52,6 +52,10 @@ UNIT_SECONDS = {"day": 86_400, "hour": 3_600}
 SPAN = ("start_s", "end_s")  # a row's own times, kept in the grain when it runs past its day or hour
 PROVEN = ("rows", "gpu_hours", "cost", "billed_cost")  # the totals compared with the rows', per currency
 COST_BASES = ("cost", "billed_cost")
+# Signs a rollup may group by: a row's GPU-hours or cost above, below or at zero (NULL: none). A figure that tests
+# each row ("the GPU rows": GPU-hours > 0; "with a cost": cost ≠ 0) reads a rollup grouped by the sign the same:
+# a sum of positive amounts is positive, of negative ones negative.
+SIGNS = {"gpu_sign": "gpu_hours", "cost_sign": "cost"}
 
 
 class RollupMismatch(DatasetError):
@@ -109,8 +113,8 @@ ROLLUPS: tuple[Rollup, ...] = (
     Rollup("daily_run", "day", ("team", "project", "run_id", "pricing", "charge_kind", "currency")),
     # GPU-hours by type per day: unit costs, the purchase mix
     Rollup("daily_gpu", "day", ("gpu_type", "pricing", "charge_kind", "currency")),
-    # the load profile, reserved hours against the commitment
-    Rollup("hourly", "hour", ("pricing", "charge_kind", "currency")),
+    # the load profile, reserved GPU rows against the commitment's lines with a cost
+    Rollup("hourly", "hour", ("pricing", "charge_kind", "gpu_sign", "cost_sign", "currency")),
     # whole-period totals per run and its state: top runs, waste, plan vs actual, unit costs
     Rollup("runs", None, ("team", "project", "run_id", "run_state", "pricing", "charge_kind", "gpu_type",
                           "currency")),
@@ -140,11 +144,17 @@ def keyed(usage: ir.Table) -> ir.Table:
         across = end > (at + 1) * size
         first, last = _span(unit)
         keys.update({unit: at, first: ibis.ifelse(across, start, null), last: ibis.ifelse(across, end, null)})
-    keys.update({column: usage[column] for rollup in ROLLUPS for column in rollup.columns})
+    keys.update({column: _sign(usage[SIGNS[column]]) if column in SIGNS else usage[column]
+                 for rollup in ROLLUPS for column in rollup.columns})
     summed = {m.column for m in MEASURES if m.kind == "sum"}
     read = {m.column: usage[m.column].cast(AMOUNT) if m.column in summed else usage[m.column]
             for m in MEASURES if m.column is not None}
     return usage.select(**keys, **read)
+
+
+def _sign(value: ir.NumericValue) -> ir.IntegerValue:
+    """1, -1 or 0 as ``value`` is above, below or at zero; NULL for none."""
+    return ibis.cases((value > 0, 1), (value < 0, -1), (value == 0, 0), else_=ibis.null()).cast("int8")
 
 
 def _grouped_by(rollup: Rollup, month: bool) -> list[str]:
@@ -198,11 +208,17 @@ def folder(at: Path, rollup: Rollup) -> Path:
 def stale(at: Path, months: Iterable[str], kept: list[dict] | None) -> list[str]:
     """The months of the version folder ``at`` whose rollups an import builds: ``months`` (those written), and every
     month of the rows when the ``kept`` entries (of the version appended to) hold other measures than ``MEASURES``
-    (built before a measure was added: their files lack its column)."""
+    or another grain than their declaration's (built before a measure or column was added: their files lack it)."""
     names = [measure.name for measure in MEASURES]
-    if any(entry.get("measures") != names for entry in kept or []):
+    if any(entry.get("measures") != names or not _as_declared(entry) for entry in kept or []):
         months = [*months, *(path.name.split("=", 1)[1] for path in (at / USAGE).glob(f"{PARTITION}=*"))]
     return sorted(set(months))
+
+
+def _as_declared(entry: dict) -> bool:
+    """Whether a ``dataset.json`` rollup entry has its declaration's grain (``ROLLUPS``)."""
+    rollup = BY_NAME.get(entry.get("name", ""))
+    return rollup is not None and entry.get("grain") == list(rollup.grain)
 
 
 def _within_budget(sizes: dict[str, int], rows: int) -> list[Rollup]:
@@ -389,7 +405,7 @@ def choose(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str
     ``backend`` with its label ("daily rollup by team, built 12:03"); the rows themselves ("the rows (1,000,000)")
     when none does."""
     columns, measures = tuple(columns), set(measures)
-    entries = [entry for entry in getattr(info, "rollups", []) if entry.get("name") in BY_NAME
+    entries = [entry for entry in getattr(info, "rollups", []) if _as_declared(entry)
                and answers(BY_NAME[entry["name"]], columns, unit) and measures <= set(entry.get("measures", []))]
     if not entries:
         return Answer(None, open_table(backend, info.name, at), f"the rows ({info.rows:,})", info.rows)

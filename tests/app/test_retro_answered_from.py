@@ -49,6 +49,8 @@ def _rollup(name: str, built: str) -> str:
     ("Spend", {"retro.projects": "pretrain-13b"}, "daily_run"),  # a project filter: the rollup by project
     ("Attribution", {}, "runs"),
     ("Waste", {}, None),  # job facts: the rows
+    ("Load profile", {}, "hourly"),
+    ("Load profile", {"retro.teams": "llm-pretrain"}, None),  # no hourly rollup keeps the team
     ("Unit costs", {}, None),
 ])
 def test_each_tab_names_the_table_it_read(app, workspace, tab, filters, read):

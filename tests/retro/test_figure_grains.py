@@ -92,7 +92,10 @@ FIGURE_GRAINS = [  # figure, the filters in force, the rollup it reads (None: th
     ("attribution", Filters(**APRIL), "daily_run"),  # dates: a daily rollup
     ("gap", Filters(), None),  # GPU rows of a run: a test of each row's GPU-hours
     ("waste", Filters(), None),  # job facts
-    ("load", Filters(), None),  # the commitment's span tests each row's GPU-hours and cost
+    ("load", Filters(), "hourly"),  # GPU rows and lines with a cost told apart by the rollup's signs
+    ("load", Filters(pricing=("reserved",)), "hourly"),
+    ("load", Filters(**APRIL), "hourly"),  # dates: the hours hold them
+    ("load", Filters(teams=("research",)), None),  # no hourly rollup keeps the team
     ("mix", Filters(), None),
     ("units", Filters(), None),  # a count of rows
 ]
@@ -120,7 +123,7 @@ def test_spend_stacked_by_a_choice_reads_a_rollup_that_keeps_it(sample, by, roll
 
 
 def test_every_figure_of_the_table_above_is_declared_with_that_grain():
-    assert {figure for figure, _, rollup in FIGURE_GRAINS if rollup is None} == {
+    assert {figure for figure, _, _ in FIGURE_GRAINS} - {figure for figure, _, rollup in FIGURE_GRAINS if rollup} == {
         entry.name for entry in FIGURES if entry.grain is None}
     assert {figure for figure, _, rollup in FIGURE_GRAINS if rollup} == {
         entry.name for entry in FIGURES if entry.grain is not None}
@@ -145,6 +148,15 @@ def test_rollups_built_before_their_times_were_kept_are_not_read_as_rows(sample)
            for e in info.rollups]
     view = _view(usage, rollups_chooser=rollups_of(dataclasses.replace(info, rollups=old)))
     assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, None)
+
+
+def test_an_hourly_rollup_built_before_its_signs_is_not_read(sample):
+    info, usage = sample
+    unsigned = ["hour", "start_s", "end_s", "pricing", "charge_kind", "currency"]  # its grain before the signs
+    old = [{**e, "grain": unsigned} if e["name"] == "hourly" else e for e in info.rollups]
+    view = _view(usage, rollups_chooser=rollups_of(dataclasses.replace(info, rollups=old)))
+    assert tabs.source(BY_NAME["load"], view)[1] == _label(info, None)
+    assert tabs.source(BY_NAME["spend"], view)[1] == _label(info, "daily_team")  # the others are read as before
 
 
 def test_a_view_that_is_not_a_dataset_names_no_table(sample):
@@ -226,3 +238,58 @@ def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
                                                                                       "(untagged)"][1])
     assert math.isnan(by_cell["(untagged)", "(untagged)", "(untagged)"][0])  # its row has no GPU-hours
     assert by_cell["(untagged)", "(untagged)", "(untagged)"][1] == pytest.approx(2.20, abs=CENT)
+
+
+def _load_rows(folder: Path) -> tuple[Metadata, object]:
+    """A reserved credit beside two reserved GPU rows in one hour, a row across three hours, and commitment lines of
+    which two cancel out: written and rolled up as an import does, its metadata by hand."""
+    table = [  # start, end, gpu_hours, cost, pricing, charge_kind
+        ("2025-04-01 10:00", "2025-04-01 11:00", 8.0, 20.0, "reserved", "usage"),
+        ("2025-04-01 10:00", "2025-04-01 11:00", 8.0, 20.0, "reserved", "usage"),
+        ("2025-04-01 10:00", "2025-04-01 11:00", -4.0, -10.0, "reserved", "usage"),  # a credit: no GPU row
+        ("2025-04-01 12:30", "2025-04-01 14:30", 4.0, 10.0, "on_demand", "usage"),  # 2 GPUs for two hours
+        ("2025-04-01 00:00", "2025-04-02 00:00", None, 100.0, "reserved", "commitment"),
+        ("2025-04-03 00:00", "2025-04-04 00:00", None, 50.0, "reserved", "commitment"),  # these two sum to 0,
+        ("2025-04-03 00:00", "2025-04-04 00:00", None, -50.0, "reserved", "commitment"),  # yet each has a cost
+    ]
+    frame = pd.DataFrame(table, columns=["period_start", "period_end", "gpu_hours", "cost", "pricing",
+                                         "charge_kind"])
+    for column in ("period_start", "period_end"):
+        frame[column] = frame[column].map(lambda text: pd.Timestamp(text, tz="UTC")).astype("datetime64[ns, UTC]")
+    frame = frame.assign(billed_cost=frame["cost"], currency="USD", team="a", project="p", run_id=None,
+                         gpu_type="H100", resource_id=None, run_state=None, tokens=float("nan"),
+                         source_row=range(2, len(frame) + 2))
+    writer = MonthWriter(folder / datasets.USAGE)
+    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
+    writer.close()
+    backend = engine.default()
+    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
+    rollups.prove(backend, folder, entries, writer.months)
+    info = Metadata(name="load", source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
+                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
+                    rollups=entries)
+    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
+    return info, usage.drop("month")
+
+
+def test_the_load_profile_from_the_hourly_rollup_gives_the_figures_by_hand(tmp_path):
+    info, usage = _load_rows(tmp_path)
+    view = _view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path))
+    view = dataclasses.replace(view, billing=usage)  # the bill is the dataset's own rows, as on the page
+    assert tabs.source(BY_NAME["load"], view)[1] == _label(info, "hourly")
+    result = tabs.run(BY_NAME["load"], view)
+    hours = pd.date_range("2025-04-01", "2025-04-03 23:00", freq="h", tz="UTC")  # the first row's to the last's
+    gpus = pd.Series(0.0, index=hours)
+    gpus[pd.Timestamp("2025-04-01 10:00", tz="UTC")] = 8 + 8 - 4  # the credit counts in the concurrency
+    gpus[pd.Timestamp("2025-04-01 12:00", tz="UTC")] = 1.0  # 2 GPUs for half of the hour
+    gpus[pd.Timestamp("2025-04-01 13:00", tz="UTC")] = 2.0
+    gpus[pd.Timestamp("2025-04-01 14:00", tz="UTC")] = 1.0
+    assert result.series.index.equals(hours)
+    assert result.series.tolist() == pytest.approx(gpus.tolist(), abs=CENT)
+    assert result.summary["peak_gpus"] == pytest.approx(12.0) and result.summary["hours"] == 72
+    # the reserved GPU rows only (not the credit): 16 GPUs at 10:00; the commitment runs to the end of 3 April, where
+    # its two lines cancel out, so 72 hours of a 16-GPU reservation, one of them used: 16 × 71 idle GPU-hours
+    assert result.summary["reserved_capacity_gpus"] == 16.0
+    assert result.summary["idle_reserved_gpu_hours"] == pytest.approx(16 * 71, abs=CENT)
+    rows = dataclasses.replace(_view(usage), billing=usage)
+    assert _same(result, BY_NAME["load"].query(rows))

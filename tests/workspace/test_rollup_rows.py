@@ -67,11 +67,15 @@ def test_rollups_without_the_rows_times_are_rebuilt_by_an_append(workspace, tmp_
     (None, ["2025-05"], ["2025-05"]),  # a new dataset: the months written
     ("current", ["2025-05"], ["2025-05"]),  # an append to rollups of today's measures: the new month only
     ("before", ["2025-05"], ["2025-04", "2025-05"]),  # to rollups without the rows' times: every month
+    ("unsigned", ["2025-05"], ["2025-04", "2025-05"]),  # to an hourly rollup of before its signs: every month
 ])
 def test_the_months_an_import_rolls_up(tmp_path, kept, written, rebuilt):
     for month in ("2025-04", "2025-05"):
         (tmp_path / datasets.USAGE / f"month={month}").mkdir(parents=True)
     measures = [m.name for m in rollups.MEASURES]
-    entries = {None: None, "current": [{"name": "daily_team", "measures": measures}],
-               "before": [{"name": "daily_team", "measures": [m for m in measures if m not in NEW]}]}[kept]
+    grain = list(rollups.BY_NAME["daily_team"].grain)
+    entries = {None: None, "current": [{"name": "daily_team", "grain": grain, "measures": measures}],
+               "before": [{"name": "daily_team", "grain": grain, "measures": [m for m in measures if m not in NEW]}],
+               "unsigned": [{"name": "hourly", "grain": ["hour", "start_s", "end_s", "pricing", "charge_kind",
+                                                          "currency"], "measures": measures}]}[kept]
     assert rollups.stale(tmp_path, written, entries) == rebuilt
