@@ -73,6 +73,13 @@ def _ready_page(browser, url: str, slider_label: str):
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     context.add_init_script(WATCH)
     page = context.new_page()
+    focus_slider(page, url, slider_label)
+    return context, page
+
+
+def focus_slider(page, url: str, slider_label: str) -> None:
+    """Open `url` in `page` (its context with `WATCH`) and focus the slider labelled `slider_label` once the page is
+    drawn and idle (`bench.keypress_profile` opens its pages so)."""
     page.goto(url)
     page.wait_for_selector(METRIC, timeout=TIMEOUT_MS)
     page.wait_for_selector(IDLE_APP, state="attached", timeout=TIMEOUT_MS)
@@ -80,7 +87,6 @@ def _ready_page(browser, url: str, slider_label: str):
     slider.wait_for(timeout=TIMEOUT_MS)  # the planner's sidebar comes with the run after its first paint
     page.wait_for_selector(IDLE_APP, state="attached", timeout=TIMEOUT_MS)
     slider.get_by_role("slider").first.focus()
-    return context, page
 
 
 def _keypress_ms(page) -> float:
