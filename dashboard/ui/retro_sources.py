@@ -22,6 +22,7 @@ from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.query.opened import Table
+from dashboard.retro.filters import FilterOptions
 from dashboard.retro.view import EXPORT_BUDGET_USD, Filters, RetroView, Rollups, filtered
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
@@ -404,11 +405,11 @@ def follow_the_bill(chosen: Chosen) -> None:
         st.rerun()
 
 
-def _filters(bounds: dict[str, Any]) -> Filters:
+def _filters(bounds: FilterOptions) -> Filters:
     """The sidebar's filters over what the data offer (dates chosen over other data are dropped)."""
     with st.sidebar:
         st.header("Filters")
-        start, end = bounds["start"], bounds["end"]
+        start, end = bounds.start, bounds.end
         dates = st.session_state.get("retro.dates")
         other_data = st.session_state.get(DATES_FOR, (start, end)) != (start, end)  # chosen over other data
         if dates and (other_data or not (start and end and start <= dates[0] <= dates[1] <= end)):
@@ -417,11 +418,11 @@ def _filters(bounds: dict[str, Any]) -> Filters:
         if start and end and start < end:
             start, end = st.slider("Dates (UTC)", min_value=start, max_value=end, value=(start, end),
                                    format="YYYY-MM-DD", key="retro.dates", bind="query-params")
-        teams = st.multiselect("Teams", bounds["teams"], key="retro.teams", bind="query-params",
+        teams = st.multiselect("Teams", bounds.teams, key="retro.teams", bind="query-params",
                                placeholder="All teams")
-        projects = st.multiselect("Projects", bounds["projects"], key="retro.projects", bind="query-params",
+        projects = st.multiselect("Projects", bounds.projects, key="retro.projects", bind="query-params",
                                   placeholder="All projects")
-        pricing = st.multiselect("Pricing", bounds["pricing"], key="retro.pricing", bind="query-params",
+        pricing = st.multiselect("Pricing", bounds.pricing, key="retro.pricing", bind="query-params",
                                  placeholder="All pricing")
     return Filters(start, end, tuple(teams) or None, tuple(projects) or None, tuple(pricing) or None)
 
@@ -471,7 +472,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     data_key = (billing and billing.key, runs and runs.key, join_on)
     usage, stats = cache.joined(data_key, billing_usage, runs_usage, join_on, input_rows)
     currencies = view.bill_currency(data_key, usage)  # every amount on the page is in the bill's currency
-    matched = stats["billing_gpu_hours_matched_share"]
+    matched = stats.billing_gpu_hours_matched_share
     zone = chosen.zone
     shown_parts = [(chosen.kinds[side] or "", part.filename) for side, part in imported.items() if part]
     slurm_runs = runs is not None and runs.summary["format"] == "slurm"
@@ -488,7 +489,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     bounds = cache.options(data_key, usage)
     chosen_filters = _filters(bounds)
     narrowed = any(chosen_filters.as_tuple()[2:]) or (chosen_filters.start, chosen_filters.end) != (
-        bounds["start"], bounds["end"])
+        bounds.start, bounds.end)
     budget_default = st.session_state.get(BUDGET_DEFAULT, EXPORT_BUDGET_USD)
     return RetroView(
         data_key=data_key, usage=usage, shown=filtered(usage, chosen_filters, narrowed), billing=billing_usage,
