@@ -44,7 +44,7 @@ def _upload() -> tuple[pd.DataFrame, object]:
 
 def filter_change_1m() -> Measurement:
     frame, table = _upload()
-    teams = filters.filter_options(table)["teams"]
+    teams = filters.filter_options(table).teams
     selections = itertools.cycle(itertools.chain.from_iterable(  # one team, then all but it: a small and a large view
         ((team,), tuple(t for t in teams if t != team)) for team in teams))
     first_days = itertools.count()

@@ -91,6 +91,12 @@ LIMITS[ROLLUP_FREE_ROWS] = (100_000, 0, 100_000_000, "rows a workspace dataset's
 IMPORT_ENGINE_MB = "PLANNER_IMPORT_ENGINE_MB"
 LIMITS[IMPORT_ENGINE_MB] = (512, 64, 1 << 20, "megabytes a workspace import's sort and rollups hold before they spill")
 
+# How long the Retrospective keeps showing an upload that left its uploader: a file replaced in the uploader first
+# goes through a run without any (ui/retro_sources.py); one removed with its × stays removed.
+UPLOAD_SETTLE_MS = "PLANNER_UPLOAD_SETTLE_MS"
+LIMITS[UPLOAD_SETTLE_MS] = (1_500, 100, 60_000, "milliseconds the Retrospective keeps an upload that left its "
+                            "uploader before it counts as removed and the sample comes back")
+
 
 class SettingError(ValueError):
     """An environment variable holds a value the planner cannot use; the message names it."""

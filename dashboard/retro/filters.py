@@ -9,6 +9,7 @@ all read that expression, never a filtered copy of the rows.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date
 
 import ibis
@@ -22,16 +23,25 @@ from dashboard.query.compiled import built, query, table_result
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.periods import as_utc
 
-__all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "filter_options", "filtered", "ordered", "utc_day"]
+__all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "FilterOptions", "filter_options", "filtered",
+           "ordered", "utc_day"]
 
 
-def filter_options(usage: pd.DataFrame | ir.Table) -> dict:
-    """What the filter widgets offer: the distinct labels and the first and last day of period_start.
+@dataclass(frozen=True)
+class FilterOptions:
+    """What the filter widgets offer: the distinct team, project and pricing labels (teams and projects sorted with
+    "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)", only those present) and the first
+    and last UTC day of period_start (None for an empty table; the defaults: no data, so any date narrows)."""
 
-    Returns ``{"teams": [...], "projects": [...], "pricing": [...], "start": date | None, "end": date | None}``;
-    teams and projects are sorted with "(untagged)" last, pricing in the order reserved, on_demand, spot,
-    "(unknown)" (only values present). ``start``/``end`` are None for an empty table. One query.
-    """
+    teams: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    pricing: tuple[str, ...] = ()
+    start: date | None = None
+    end: date | None = None
+
+
+def filter_options(usage: pd.DataFrame | ir.Table) -> FilterOptions:
+    """What the filter widgets offer over ``usage`` (`FilterOptions`). One query."""
     return _filter_options_query(tables.table_of(usage))
 
 
@@ -91,17 +101,11 @@ def _options_expr(usage: ir.Table) -> ir.Table:
 
 
 @query
-def _filter_options_query(usage: ir.Table) -> dict:
-    """``{"teams", "projects", "pricing", "start", "end"}``: the distinct labels (teams and projects sorted with
-    "(untagged)" last, pricing in the order reserved, on_demand, spot, "(unknown)") and the first and last UTC day
-    of period_start (None for an empty table). One query."""
+def _filter_options_query(usage: ir.Table) -> FilterOptions:
+    """The `FilterOptions` of ``usage``, in one query."""
     row = table_result(_options_expr(usage)).iloc[0]
     present = {column: [str(value) for value in (row[column] if row[column] is not None else [])]
                for column in FILTERED_COLUMNS}
-    return {
-        "teams": ordered(present["team"]),
-        "projects": ordered(present["project"]),
-        "pricing": ordered(present["pricing"], first=PRICING_VALUES),
-        "start": _day(row["start"]),
-        "end": _day(row["end"]),
-    }
+    return FilterOptions(teams=tuple(ordered(present["team"])), projects=tuple(ordered(present["project"])),
+                         pricing=tuple(ordered(present["pricing"], first=PRICING_VALUES)),
+                         start=_day(row["start"]), end=_day(row["end"]))

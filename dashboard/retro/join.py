@@ -36,6 +36,7 @@ from billing) or "billing" (billing row, or the part of it the run export does n
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import cast
 
 import ibis
@@ -58,6 +59,31 @@ ROW = "join_row"  # a row's number within its key
 CELL = (KEY, "day")
 
 
+@dataclass(frozen=True)
+class JoinStats:
+    """How a billing export and a run export matched (`join_usage`): the key joined ``on``; which side is missing;
+    the GPU-hours of each side (negative hours read as 0; None for a missing side); the shares 0..1 of the billing
+    GPU rows' hours and cost whose key is in the run export and of the run export's GPU-hours whose key is in the
+    billing GPU rows (None when missing or the total is 0); the keys matched and, sorted, those of either side
+    unmatched; the run-export hours above the billed hours of the same key and day, cut off; and the run-export
+    hours and rows whose key has no bill."""
+
+    on: str
+    billing_missing: bool
+    runs_missing: bool
+    billing_gpu_hours: float | None = None
+    runs_gpu_hours: float | None = None
+    billing_gpu_hours_matched_share: float | None = None
+    billing_cost_matched_share: float | None = None
+    runs_gpu_hours_matched_share: float | None = None
+    keys_matched: int = 0
+    billing_keys_unmatched: tuple[str, ...] = ()
+    runs_keys_unmatched: tuple[str, ...] = ()
+    runs_gpu_hours_beyond_billing: float = 0.0
+    runs_without_bill_gpu_hours: float = 0.0
+    runs_without_bill_rows: int = 0
+
+
 def _share(part: float, whole: float) -> float | None:
     return float(part / whole) if whole > 0 else None
 
@@ -67,24 +93,11 @@ def _positive_gpu_hours(usage: ir.Table) -> float:
     return columns.number(engine.execute(usage.gpu_hours.clip(lower=0).sum()))
 
 
-def _stats(on: str, billing: ir.Table | None, runs: ir.Table | None) -> dict:
+def _stats(on: str, billing: ir.Table | None, runs: ir.Table | None) -> JoinStats:
     """Stats of a join with a side missing: which one, the total of the side present, shares None."""
-    return {
-        "on": on,
-        "billing_missing": billing is None,
-        "runs_missing": runs is None,
-        "billing_gpu_hours": None if billing is None else _positive_gpu_hours(billing),
-        "runs_gpu_hours": None if runs is None else _positive_gpu_hours(runs),
-        "billing_gpu_hours_matched_share": None,
-        "billing_cost_matched_share": None,
-        "runs_gpu_hours_matched_share": None,
-        "keys_matched": 0,
-        "billing_keys_unmatched": [],
-        "runs_keys_unmatched": [],
-        "runs_gpu_hours_beyond_billing": 0.0,
-        "runs_without_bill_gpu_hours": 0.0,
-        "runs_without_bill_rows": 0,
-    }
+    return JoinStats(on=on, billing_missing=billing is None, runs_missing=runs is None,
+                     billing_gpu_hours=None if billing is None else _positive_gpu_hours(billing),
+                     runs_gpu_hours=None if runs is None else _positive_gpu_hours(runs))
 
 
 def _rows_of(expr: ir.Table) -> pd.DataFrame:
@@ -180,7 +193,7 @@ def _joined(billing: ir.Table, runs: ir.Table, on: str) -> tuple[ir.Table, ir.Ta
     return joined, beyond
 
 
-def _matched_stats(billing: ir.Table, runs: ir.Table, on: str, beyond: ir.Table) -> dict:
+def _matched_stats(billing: ir.Table, runs: ir.Table, on: str, beyond: ir.Table) -> JoinStats:
     """The stats of a join in two queries: one row of sums over both sides (the billing rows against the run keys,
     the run rows against the billing GPU keys, and ``beyond``), and the unmatched keys."""
     _, run_keys, bill_keys = _gpu_rows_and_keys(billing, runs, on)
@@ -205,38 +218,31 @@ def _matched_stats(billing: ir.Table, runs: ir.Table, on: str, beyond: ir.Table)
     keys = _rows_of(unmatched.filter(unmatched[KEY].notnull()))
     value = columns.number
     bill_gpu_hours, run_gpu_hours = value(sums.bill_gpu_hours), value(sums.run_gpu_hours)
-    return {
-        "on": on,
-        "billing_missing": False,
-        "runs_missing": False,
-        "billing_gpu_hours": bill_gpu_hours,  # the GPU rows' hours: those of all rows with negative ones read as 0
-        "runs_gpu_hours": run_gpu_hours,
-        "billing_gpu_hours_matched_share": _share(value(sums.bill_gpu_hours_matched), bill_gpu_hours),
-        "billing_cost_matched_share": _share(value(sums.bill_cost_matched), value(sums.bill_cost)),
-        "runs_gpu_hours_matched_share": _share(value(sums.run_gpu_hours_matched), run_gpu_hours),
-        "keys_matched": int(sums.keys_matched),
-        "billing_keys_unmatched": sorted(str(key) for key in keys.loc[keys.side == "billing", KEY]),
-        "runs_keys_unmatched": sorted(str(key) for key in keys.loc[keys.side == "runs", KEY]),
-        "runs_gpu_hours_beyond_billing": value(sums.runs_gpu_hours_beyond_billing),
-        "runs_without_bill_gpu_hours": value(sums.runs_without_bill_gpu_hours),
-        "runs_without_bill_rows": int(sums.runs_without_bill_rows),
-    }
+    return JoinStats(
+        on=on, billing_missing=False, runs_missing=False,
+        billing_gpu_hours=bill_gpu_hours,  # the GPU rows' hours: those of all rows with negative ones read as 0
+        runs_gpu_hours=run_gpu_hours,
+        billing_gpu_hours_matched_share=_share(value(sums.bill_gpu_hours_matched), bill_gpu_hours),
+        billing_cost_matched_share=_share(value(sums.bill_cost_matched), value(sums.bill_cost)),
+        runs_gpu_hours_matched_share=_share(value(sums.run_gpu_hours_matched), run_gpu_hours),
+        keys_matched=int(sums.keys_matched),
+        billing_keys_unmatched=tuple(sorted(str(key) for key in keys.loc[keys.side == "billing", KEY])),
+        runs_keys_unmatched=tuple(sorted(str(key) for key in keys.loc[keys.side == "runs", KEY])),
+        runs_gpu_hours_beyond_billing=value(sums.runs_gpu_hours_beyond_billing),
+        runs_without_bill_gpu_hours=value(sums.runs_without_bill_gpu_hours),
+        runs_without_bill_rows=int(sums.runs_without_bill_rows),
+    )
 
 
-def join_usage(billing: ir.Table | None, runs: ir.Table | None, on: str = "run_id") -> tuple[ir.Table | None, dict]:
+def join_usage(billing: ir.Table | None, runs: ir.Table | None,
+               on: str = "run_id") -> tuple[ir.Table | None, JoinStats]:
     """Join a billing usage table and a run-export table (both canonical, on one backend) on ``on`` ("run_id" or
     "project").
 
     Returns ``(joined, stats)``. ``joined`` is a lazy table expression: the canonical columns plus ``join_side`` (see
-    the module docstring for the method). ``stats``: ``on``; ``billing_missing`` / ``runs_missing``;
-    ``billing_gpu_hours`` and ``runs_gpu_hours`` (totals, negative hours read as 0); ``billing_gpu_hours_matched_share``
-    and ``billing_cost_matched_share`` (shares 0..1 of the billing GPU rows' hours and cost whose key is in the run
-    export); ``runs_gpu_hours_matched_share`` (share of run-export GPU-hours whose key is in the billing GPU rows);
-    ``keys_matched``; sorted ``billing_keys_unmatched`` / ``runs_keys_unmatched``; ``runs_gpu_hours_beyond_billing``
-    (run-export hours above the billed hours of the same key and day, cut off); ``runs_without_bill_gpu_hours`` /
-    ``runs_without_bill_rows`` (run-export rows whose key has no bill). A share is None when its total is 0. When
-    either side is None the other is returned unchanged (None when both are). The stats take two queries (one when
-    a side is None); the joined table runs none until it is executed.
+    the module docstring for the method). ``stats`` is the `JoinStats` of the match. When either side is None the
+    other is returned unchanged (None when both are). The stats take two queries (one when a side is None); the
+    joined table runs none until it is executed.
     """
     if on not in JOIN_KEYS:
         raise ValueError(f"join key must be one of {', '.join(JOIN_KEYS)}, not {on!r}")
@@ -249,15 +255,15 @@ def join_usage(billing: ir.Table | None, runs: ir.Table | None, on: str = "run_i
     return joined, _matched_stats(billing, runs, on, beyond)
 
 
-def match_warning(stats: dict) -> str | None:
+def match_warning(stats: JoinStats) -> str | None:
     """The warning to show beside the tiles when the join matched under ``LOW_MATCH_SHARE`` of the billed
     GPU-hours (None when both exports are loaded and enough matched, or when one is missing)."""
-    share = stats["billing_gpu_hours_matched_share"]
-    if stats["billing_missing"] or stats["runs_missing"] or share is None or share >= LOW_MATCH_SHARE:
+    share = stats.billing_gpu_hours_matched_share
+    if stats.billing_missing or stats.runs_missing or share is None or share >= LOW_MATCH_SHARE:
         return None
-    other = "project" if stats["on"] == "run_id" else "run_id"
-    return (f"Only {number(share, 'fraction')} of billed GPU-hours matched the run export on {stats['on']} "
-            f"({stats['keys_matched']} keys). Run states, failures and tokens cover that share only, and the "
+    other = "project" if stats.on == "run_id" else "run_id"
+    return (f"Only {number(share, 'fraction')} of billed GPU-hours matched the run export on {stats.on} "
+            f"({stats.keys_matched} keys). Run states, failures and tokens cover that share only, and the "
             f"run export's unmatched hours are not added to the bill. Try joining on {other}. W&B run ids are "
             "random hashes no bill carries: join a W&B table on project, or join the bill's run tags with the "
             "Slurm export, whose run ids are job names (a W&B table's slurm_job_id column says which job a run "

@@ -20,6 +20,7 @@ from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.opened import Table
 from dashboard.retro import filters as row_filters
 from dashboard.retro.budgets import view_id
+from dashboard.retro.join import JoinStats
 
 EXPORT_BUDGET_USD = 1_000_000.0  # the bundled quarter's budget for its whole export
 
@@ -77,10 +78,10 @@ class RetroView:
     shown: Table
     billing: Table | None
     runs: Table | None
-    bounds: dict[str, Any]
+    bounds: row_filters.FilterOptions
     filters: Filters
     join_on: str
-    stats: dict[str, Any]
+    stats: JoinStats
     amortisation: dict[str, Any]
     currencies: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
@@ -116,7 +117,7 @@ class RetroView:
     @property
     def has_bill(self) -> bool:
         """Whether a billing export is loaded."""
-        return not self.stats.get("billing_missing", self.billing is None)
+        return not self.stats.billing_missing
 
     @property
     def in_gpu_hours(self) -> bool:
@@ -131,7 +132,7 @@ class RetroView:
 
     @property
     def dates_narrowed(self) -> bool:
-        return (self.filters.start, self.filters.end) != (self.bounds.get("start"), self.bounds.get("end"))
+        return (self.filters.start, self.filters.end) != (self.bounds.start, self.bounds.end)
 
     @property
     def narrowed(self) -> bool:
@@ -165,6 +166,7 @@ def whole(usage: Table) -> RetroView:
     """A view of the whole of ``usage`` as a bill alone, compared with the default scenario (`default_scenario`):
     no filter or run export (the warm-up's and the bench's, which run each figure's queries on a table, Plan vs
     actual's too)."""
-    return RetroView(data_key=("whole",), usage=usage, shown=usage, billing=usage, runs=None, bounds={},
-                     filters=Filters(), join_on="run_id", stats={"billing_missing": False, "runs_missing": True},
+    return RetroView(data_key=("whole",), usage=usage, shown=usage, billing=usage, runs=None,
+                     bounds=row_filters.FilterOptions(), filters=Filters(), join_on="run_id",
+                     stats=JoinStats(on="run_id", billing_missing=False, runs_missing=True),
                      amortisation={"status": "none", "label": ""}, plan=default_scenario())

@@ -76,11 +76,11 @@ def bound(side: str, import_key: Hashable, usage: pd.DataFrame | Table) -> Table
 
 
 def joined(data_key: Hashable, _billing: Table | None, _runs: Table | None, on: str,
-           rows: int | None = None) -> tuple[Table | None, dict]:
+           rows: int | None = None) -> tuple[Table | None, join.JoinStats]:
     """The joined usage table (computed once into a temporary table of the engine when both sides are there) and
     the match figures, held for this session in the bounded upload store; ``rows`` (the inputs' size, when known)
     decides the spinner."""
-    def build() -> tuple[Table | None, dict]:
+    def build() -> tuple[Table | None, join.JoinStats]:
         with busy("Joining the billing and run exports…", rows):
             table, stats = join.join_usage(_billing, _runs, on=on)
             return (tables.materialised(table) if _billing is not None and _runs is not None else table), stats
@@ -139,7 +139,7 @@ def chart(entry: RetroFigure[R], view: RetroView, build: Callable[..., go.Figure
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def options(data_key: Hashable, _usage: Table) -> dict:
+def options(data_key: Hashable, _usage: Table) -> filters.FilterOptions:
     """What the filters offer (one query)."""
     return filters.filter_options(_usage)
 

@@ -93,12 +93,12 @@ def tile_notes(view: RetroView) -> list[str]:
 def _tiles(view: RetroView) -> Tiles:
     numbers = cache.unit_view(view.key, view.shown, float("nan"))
     stats = view.stats
-    with_runs = not stats["billing_missing"] and not stats["runs_missing"]
+    with_runs = not stats.billing_missing and not stats.runs_missing
     return Tiles(cost=numbers["gpu_cost"] + numbers["non_gpu_cost"], gpu_hours=numbers["gpu_hours"],
                  per_gpu_hour=numbers["usd_per_gpu_hour"], non_gpu_cost=numbers["non_gpu_cost"],
                  rows=cache.row_count(view.key, view.shown),
                  per_gpu_hour_note=view.amortisation.get("label") or "",
-                 runs_without_bill_gpu_hours=stats["runs_without_bill_gpu_hours"] if with_runs else None)
+                 runs_without_bill_gpu_hours=stats.runs_without_bill_gpu_hours if with_runs else None)
 
 
 def _spend(view: RetroView, heading: str) -> ReportFigure:

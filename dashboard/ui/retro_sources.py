@@ -3,7 +3,9 @@ Import usage, a local path or a workspace dataset), the bundled quarter's parts 
 and the run's `RetroView` made from them once (bound to the query engine, amortised, joined and filtered).
 
 A refused upload (an unreadable file, an empty or header-only CSV) leaves the view as it was: the side's last import
-that was read is used again, and the refusal is said at the top of the page (`Lines.errors`).
+that was read is used again, and the refusal is said at the top of the page (`Lines.errors`). So does the run without
+any file the browser makes when a file is replaced in its uploader (`_left`): an upload removed with its × gives way
+to the sample a moment later, and the page says so.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard import settings
 from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.query.opened import Table
+from dashboard.retro.filters import FilterOptions
 from dashboard.retro.view import EXPORT_BUDGET_USD, Filters, RetroView, Rollups, filtered
 from dashboard.safe_text import markdown_text
 from dashboard.ui import retro_cache as cache
@@ -59,6 +63,8 @@ BUDGET_DEFAULT = "retro.budget_default"  # the whole export's budget when none i
 # slot -> {"key", "filename"} of an import on the Import usage page, set by its "Open in Retrospective"
 HANDOFF = "retro.handoff"
 MOVED = "retro.moved"  # slot -> key of a file the user moved to the other slot
+UPLOADED = "retro.uploaded"  # prefix -> the name of the file its uploader held in the last run
+WENT = "retro.went"  # prefix -> an upload that left its uploader: {"filename", "settled_on", "armed"} (see _left)
 READ = "retro.read"  # side -> the last choice whose import was read: {"key", "filename", "import_key", "kind"}
 FIGURE_NOTES = re.compile(r"commitment|actual-cost|reservation|savings plan|amorti[sz]", re.IGNORECASE)
 Choice = tuple[Any, str | None, Any]  # (key, file name, how to read it), (None, None, None) for none
@@ -100,7 +106,13 @@ def _choose(label: str, samples: list[str], prefix: str, help_text: str):
         if sample != NONE:
             replaced.caption(f"Replaced by your upload **{markdown_text(upload.name)}**; remove it to use "
                              f"{sample} again.")
-        return upload_key(upload, f"retro.{prefix}_upload"), upload.name, upload.getvalue
+        key = upload_key(upload, f"retro.{prefix}_upload")
+        st.session_state.setdefault(UPLOADED, {})[prefix] = upload.name
+        st.session_state.setdefault(WENT, {}).pop(prefix, None)
+        return key, upload.name, upload.getvalue
+    kept = _left(prefix, sample, replaced)
+    if kept is not None:
+        return kept
     if handed is not None:
         replaced.caption(f"Replaced by **{markdown_text(handed['filename'])}** from Import usage.")
         st.button("Use the choice above instead", key=f"retro.drop_handoff.{prefix}",
@@ -109,6 +121,48 @@ def _choose(label: str, samples: list[str], prefix: str, help_text: str):
     if sample == NONE:
         return None, None, None
     return ("sample", sample), sample, (SAMPLES / sample).read_bytes
+
+
+def _left(prefix: str, sample: str, line) -> Choice | None:
+    """The choice of a run without an upload right after one with (None: none to keep). The browser replaces a file
+    in an uploader in two runs, one without any file then the new file's, and removes one with its × in the first
+    alone: that run keeps the view as it was (the side's last import that was read, no sample read and nothing of
+    the sample brought back) and a fragment reruns the page ``PLANNER_UPLOAD_SETTLE_MS`` later. The next run that
+    still has no upload counts it removed: the sample comes back, and ``line`` says so while it is chosen."""
+    state = st.session_state
+    uploaded, went = state.setdefault(UPLOADED, {}).pop(prefix, None), state.setdefault(WENT, {})
+    back = f"**{markdown_text(sample)}**" if sample != NONE else "no file"
+    if uploaded is not None:
+        went[prefix] = {"filename": uploaded, "settled_on": None, "armed": False}
+        last = state.get(READ, {}).get(prefix)
+        if last is not None and upload_store.get(f"retro.{prefix}_data", last["import_key"]) is not None:
+            line.caption(f"**{markdown_text(uploaded)}** left the uploader: the view keeps "
+                         f"**{markdown_text(last['filename'])}** a moment, in case a new file is replacing it, then "
+                         f"goes back to {back}.")
+            st.fragment(_settle, run_every=settings.limit(settings.UPLOAD_SETTLE_MS) / 1000)(prefix)
+            return last["key"], last["filename"], _held_only
+    elif prefix in went and went[prefix]["settled_on"] is None:
+        went[prefix]["settled_on"] = sample
+    if prefix in went and went[prefix]["settled_on"] == sample:
+        line.caption(f"Your upload **{markdown_text(went[prefix]['filename'])}** was removed, so the view is back "
+                     f"on {back}.")
+    return None
+
+
+def _settle(prefix: str) -> None:
+    """Drawn by a run that kept an upload gone from its uploader: on its first timed run, rerun the page (which then
+    finds the uploader still empty, or holding the file that replaced it)."""
+    went = st.session_state.get(WENT, {}).get(prefix)
+    if went is None or went["settled_on"] is not None:
+        return
+    if went["armed"]:
+        st.rerun(scope="app")
+    went["armed"] = True
+
+
+def _held_only() -> bytes:
+    """The reader of an import the store holds: never called (`import_once` returns the held import)."""
+    raise RuntimeError("the kept import is no longer held")
 
 
 def _titles(kind: str) -> str:
@@ -351,11 +405,11 @@ def follow_the_bill(chosen: Chosen) -> None:
         st.rerun()
 
 
-def _filters(bounds: dict[str, Any]) -> Filters:
+def _filters(bounds: FilterOptions) -> Filters:
     """The sidebar's filters over what the data offer (dates chosen over other data are dropped)."""
     with st.sidebar:
         st.header("Filters")
-        start, end = bounds["start"], bounds["end"]
+        start, end = bounds.start, bounds.end
         dates = st.session_state.get("retro.dates")
         other_data = st.session_state.get(DATES_FOR, (start, end)) != (start, end)  # chosen over other data
         if dates and (other_data or not (start and end and start <= dates[0] <= dates[1] <= end)):
@@ -364,11 +418,11 @@ def _filters(bounds: dict[str, Any]) -> Filters:
         if start and end and start < end:
             start, end = st.slider("Dates (UTC)", min_value=start, max_value=end, value=(start, end),
                                    format="YYYY-MM-DD", key="retro.dates", bind="query-params")
-        teams = st.multiselect("Teams", bounds["teams"], key="retro.teams", bind="query-params",
+        teams = st.multiselect("Teams", bounds.teams, key="retro.teams", bind="query-params",
                                placeholder="All teams")
-        projects = st.multiselect("Projects", bounds["projects"], key="retro.projects", bind="query-params",
+        projects = st.multiselect("Projects", bounds.projects, key="retro.projects", bind="query-params",
                                   placeholder="All projects")
-        pricing = st.multiselect("Pricing", bounds["pricing"], key="retro.pricing", bind="query-params",
+        pricing = st.multiselect("Pricing", bounds.pricing, key="retro.pricing", bind="query-params",
                                  placeholder="All pricing")
     return Filters(start, end, tuple(teams) or None, tuple(projects) or None, tuple(pricing) or None)
 
@@ -418,7 +472,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     data_key = (billing and billing.key, runs and runs.key, join_on)
     usage, stats = cache.joined(data_key, billing_usage, runs_usage, join_on, input_rows)
     currencies = view.bill_currency(data_key, usage)  # every amount on the page is in the bill's currency
-    matched = stats["billing_gpu_hours_matched_share"]
+    matched = stats.billing_gpu_hours_matched_share
     zone = chosen.zone
     shown_parts = [(chosen.kinds[side] or "", part.filename) for side, part in imported.items() if part]
     slurm_runs = runs is not None and runs.summary["format"] == "slurm"
@@ -435,7 +489,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     bounds = cache.options(data_key, usage)
     chosen_filters = _filters(bounds)
     narrowed = any(chosen_filters.as_tuple()[2:]) or (chosen_filters.start, chosen_filters.end) != (
-        bounds["start"], bounds["end"])
+        bounds.start, bounds.end)
     budget_default = st.session_state.get(BUDGET_DEFAULT, EXPORT_BUDGET_USD)
     return RetroView(
         data_key=data_key, usage=usage, shown=filtered(usage, chosen_filters, narrowed), billing=billing_usage,

@@ -27,7 +27,7 @@ from dashboard.query.opened import Table
 from dashboard.retro import tabs as figure_runs
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import PARTS, plan_mismatch
-from dashboard.retro.join import match_warning
+from dashboard.retro.join import JoinStats, match_warning
 from dashboard.retro.registry import ATTRIBUTION, FIGURES, GAP, LOAD, MIX, SPEND, UNITS, WASTE
 from dashboard.retro.results import AttributionResult, GapResult, LoadResult, MixResult, SpendResult, WasteResult
 from dashboard.retro.spend import FORECAST_WINDOW_DAYS, MIN_FORECAST_DAYS, quarter_label
@@ -132,21 +132,21 @@ def check_figure(check: WasteCheck, currency: str | None = USD) -> str:
     return f"{count_sig(figure)} {unit}"
 
 
-def match_caption(stats: dict[str, Any]) -> str:
+def match_caption(stats: JoinStats) -> str:
     """One sentence on how well the billing and run exports matched."""
-    if stats["billing_missing"] and stats["runs_missing"]:
+    if stats.billing_missing and stats.runs_missing:
         return "No export loaded."
-    if stats["runs_missing"]:
+    if stats.runs_missing:
         return "Billing export only: run states, tokens and failures need a run export."
-    if stats["billing_missing"]:
+    if stats.billing_missing:
         return "Run export only: costs are valued at the plan's $/GPU-hour where needed."
-    billing_share = stats["billing_gpu_hours_matched_share"]
-    runs_share = stats["runs_gpu_hours_matched_share"]
-    text = (f"Joined on **{stats['on']}**: {number(billing_share or 0, 'fraction')} of billed GPU-hours and "
+    billing_share = stats.billing_gpu_hours_matched_share
+    runs_share = stats.runs_gpu_hours_matched_share
+    text = (f"Joined on **{stats.on}**: {number(billing_share or 0, 'fraction')} of billed GPU-hours and "
             f"{number(runs_share or 0, 'fraction')} of the run export's GPU-hours found a match "
-            f"({stats['keys_matched']} keys).")
-    if stats.get("runs_gpu_hours_beyond_billing", 0) > 0.5:
-        text += (f" {count_sig(stats['runs_gpu_hours_beyond_billing'])} run-export GPU-hours beyond the bill of "
+            f"({stats.keys_matched} keys).")
+    if stats.runs_gpu_hours_beyond_billing > 0.5:
+        text += (f" {count_sig(stats.runs_gpu_hours_beyond_billing)} run-export GPU-hours beyond the bill of "
                  "their key and day are left out (the bill says what was paid for).")
     return text
 
@@ -252,7 +252,7 @@ def tiles(view: RetroView) -> None:
     key, usage, stats, amortisation, currency = view.key, view.shown, view.stats, view.amortisation, view.currency
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
     label = amortisation["label"]
-    with_runs = not stats["billing_missing"] and not stats["runs_missing"]
+    with_runs = not stats.billing_missing and not stats.runs_missing
     # Side by side where they fit and wrapped where they do not, each as wide as its value, so nothing is cut off;
     # how commitments were treated is the line under $/GPU-hour's value.
     tiles = wrapping_row()
@@ -270,16 +270,16 @@ def tiles(view: RetroView) -> None:
                  help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
     tiles.metric("Rows", f"{cache.row_count(key, usage):,}", width="content")
     if with_runs:
-        tiles.metric("Runs without a bill", f"{count_sig(stats['runs_without_bill_gpu_hours'])} GPU-h", width="content",
-                     help=f"{stats['runs_without_bill_rows']:,} run-export rows whose "
-                     f"{stats['on']} has no billed GPU-hours: shown apart, never added to the bill.")
+        tiles.metric("Runs without a bill", f"{count_sig(stats.runs_without_bill_gpu_hours)} GPU-h", width="content",
+                     help=f"{stats.runs_without_bill_rows:,} run-export rows whose "
+                     f"{stats.on} has no billed GPU-hours: shown apart, never added to the bill.")
     _tile_notes(view)
 
 
 def period_days(key: Hashable, usage: Table) -> tuple:
     """The first and last UTC day of an export's periods (None, None for an empty one)."""
     bounds = cache.options(key, usage)
-    return bounds["start"], bounds["end"]
+    return bounds.start, bounds.end
 
 
 def overlap_warning(billing_key: Hashable, billing: Table, runs_key: Hashable,

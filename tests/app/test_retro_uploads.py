@@ -93,7 +93,8 @@ def test_a_run_export_chosen_again_stays_and_removing_the_bill_brings_the_sample
     assert at.selectbox(key="retro.runs").value == "wandb_sample.csv"  # not replaced again for the same bill
     assert "+ bundled sample: **wandb_sample.csv**" in _data_line(at)
     at.selectbox(key="retro.runs").set_value(NONE).run()
-    at.file_uploader(key="retro.billing_upload").set_value(None).run()  # the upload removed: the sample quarter
+    at.file_uploader(key="retro.billing_upload").set_value(None).run()  # the upload removed with its ×
+    at.run()  # the settle fragment's rerun finds the uploader still empty: the sample quarter
     assert not at.exception
     line = _data_line(at)
     assert line.startswith("Bundled sample: **focus_sample.csv** + **slurm_sample.txt** · ")

@@ -1,7 +1,9 @@
 """Browser: states a user cannot fall into on the Retrospective (issue 49), in Chromium. For each way in (the samples,
 a Slurm log alone, a W&B export alone, no data at all, each refused upload, the real Azure EA and Koku bills) every
 tab opens with no exception, no error but the refusal's and no "nan" in the page's text; a refused upload after a
-good one keeps the good one's tiles. One server; each state is a page load, an upload and a click on each tab."""
+good one (a chosen sample, or an upload replaced in its uploader) keeps the good one's tiles, and an upload removed
+with its × goes back to the sample and says so. One server; each state is a page load, an upload and a click on
+each tab."""
 
 import re
 from pathlib import Path
@@ -115,4 +117,45 @@ def test_a_refused_upload_after_a_good_one_keeps_the_good_one_s_tiles(page, app_
     expect(kept).to_have_count(1)
     assert "the view still shows azure_sample.csv (bundled sample)" in kept.inner_text().replace(WORD_JOINER, "")
     assert _tiles(page) == good
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def _upload_good_bill(page: Page, app_url: str, wait_for_app) -> list[str]:
+    """The bundled quarter with the Azure sample uploaded as the user's bill; its tiles."""
+    page.goto(f"{app_url}/retrospective")
+    wait_for_app(page)
+    _upload_bill(page, wait_for_app, "my_bill.csv", (SAMPLES / "azure_sample.csv").read_bytes())
+    expect(page.get_by_text("Uploaded: my_bill.csv · no run export", exact=False).first).to_be_visible()
+    wait_for_app(page)
+    good = _tiles(page)
+    assert "Rows\n\n166" in good, good  # every row of the Azure sample (167 lines with its header)
+    return good
+
+
+@pytest.mark.parametrize("refused", REFUSED)
+def test_a_refused_file_replacing_an_uploaded_bill_keeps_the_uploaded_bill(page, app_url, wait_for_app, refused):
+    # The uploader goes through a run without any file between the two (paced, it completes): it keeps the upload.
+    good = _upload_good_bill(page, app_url, wait_for_app)
+    _upload_bill(page, wait_for_app, REFUSED_NAME, REFUSED[refused])
+    expect(page.locator(ERROR).filter(has_text=REFUSED_NAME)).to_have_count(1)
+    kept = page.locator(INFO).filter(has_text="the view still shows")
+    expect(kept).to_have_count(1)
+    assert "the view still shows my_bill.csv (uploaded)" in kept.inner_text().replace(WORD_JOINER, "")
+    assert _tiles(page) == good
+    assert "Bundled sample" not in _text(page)
+    expect(page.locator(EXCEPTION)).to_have_count(0)
+
+
+def test_an_uploaded_bill_removed_with_its_x_goes_back_to_the_sample_and_says_so(page, app_url, wait_for_app):
+    page.goto(f"{app_url}/retrospective")
+    wait_for_app(page)
+    sample = _tiles(page)
+    _upload_good_bill(page, app_url, wait_for_app)
+    page.locator(UPLOADER).first.get_by_test_id("stFileChipDeleteBtn").locator("button").click()
+    expect(page.get_by_text("Your upload my_bill.csv was removed, so the view is back on focus_sample.csv.",
+                            exact=False)).to_be_visible()
+    wait_for_app(page)
+    expect(page.get_by_text("Bundled sample: focus_sample.csv + slurm_sample.txt", exact=False)).to_be_visible()
+    assert _tiles(page) == sample
+    expect(page.locator(ERROR)).to_have_count(0)
     expect(page.locator(EXCEPTION)).to_have_count(0)

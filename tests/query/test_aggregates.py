@@ -95,9 +95,9 @@ def test_data_end_and_quarter(april):
 
 
 def test_filter_options(april):
-    assert filters.filter_options(april) == {
-        "teams": ["a", "b", "(untagged)"], "projects": ["p1", "p2", "(untagged)"],
-        "pricing": ["reserved", "on_demand", "spot", "(unknown)"], "start": date(2025, 4, 1), "end": date(2025, 4, 4)}
+    assert filters.filter_options(april) == filters.FilterOptions(
+        teams=("a", "b", "(untagged)"), projects=("p1", "p2", "(untagged)"),
+        pricing=("reserved", "on_demand", "spot", "(unknown)"), start=date(2025, 4, 1), end=date(2025, 4, 4))
 
 
 @pytest.mark.parametrize(("kwargs", "rows", "cost", "gpu_hours"), [

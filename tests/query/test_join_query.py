@@ -2,6 +2,7 @@
 the pandas join it replaced (``tests/oracle/join_pandas.py``) on the bundled samples and on random small tables, on
 DuckDB (and once on Spark)."""
 
+import dataclasses
 import tempfile
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +19,7 @@ from usage_rows import usage
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.query import engine, tables
-from dashboard.retro.join import JOIN_KEYS, JOIN_SIDES, LOW_MATCH_SHARE, join_usage, match_warning
+from dashboard.retro.join import JOIN_KEYS, JOIN_SIDES, LOW_MATCH_SHARE, JoinStats, join_usage, match_warning
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 PRICED = ["gpu_hours", "cost", "billed_cost"]
@@ -64,7 +65,14 @@ def _by_run(joined: pd.DataFrame) -> pd.DataFrame:
     return joined.groupby(keys)[PRICED].sum()
 
 
-def _same_stats(got: dict, want: dict) -> None:
+def _stats_dict(stats: JoinStats | dict) -> dict:
+    """The stats by name, their tuples as lists (as the pandas join gives them)."""
+    fields = dataclasses.asdict(stats) if isinstance(stats, JoinStats) else stats
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in fields.items()}
+
+
+def _same_stats(got: JoinStats, want: dict) -> None:
+    got = _stats_dict(got)
     assert list(got) == list(want)
     for key, value in want.items():
         if isinstance(value, float):
@@ -157,7 +165,7 @@ def test_hand_worked(duckdb_backend, case):
             assert summed[side] == {"rows": rows, "gpu_hours": approx(gpu_hours), "cost": approx(cost),
                                     "billed_cost": approx(cost)}, side
         for key, value in stats.items():
-            assert frame_stats[key] == (approx(value) if isinstance(value, float) else value), key
+            assert _stats_dict(frame_stats)[key] == (approx(value) if isinstance(value, float) else value), key
 
 
 def test_matched_runs_take_the_bills_currency_and_the_keys_one_tier(duckdb_backend):
@@ -259,16 +267,16 @@ def test_a_missing_side_returns_the_other_unchanged(duckdb_backend, side):
     runs = None if side in ("runs", "both") else runs
     joined, stats = join_usage(billing, runs)
     assert joined is (runs if billing is None else billing)
-    assert stats["billing_missing"] is (billing is None) and stats["runs_missing"] is (runs is None)
-    assert stats["billing_gpu_hours"] == (None if billing is None else 30.0)
-    assert stats["runs_gpu_hours"] == (None if runs is None else 16.0)
+    assert stats.billing_missing is (billing is None) and stats.runs_missing is (runs is None)
+    assert stats.billing_gpu_hours == (None if billing is None else 30.0)
+    assert stats.runs_gpu_hours == (None if runs is None else 16.0)
     assert match_warning(stats) is None
 
 
 def test_a_low_match_warns():
     bill_rows, run_rows, _, _ = CASES["unmatched keys"]
     _, stats = join_usage(*_bind(engine.default(), usage(*bill_rows), usage(*run_rows)))
-    assert stats["billing_gpu_hours_matched_share"] == 0.0 < LOW_MATCH_SHARE
+    assert stats.billing_gpu_hours_matched_share == 0.0 < LOW_MATCH_SHARE
     assert "Try joining on project" in match_warning(stats)
 
 

@@ -103,7 +103,7 @@ def _report(billing_path: Path, runs_path: Path | None = None, *, teams=None, bi
     currencies = sorted(usage.to_pandas()["currency"].dropna().unique())
     currency = "+".join(currencies) or None  # as the page names it
     bounds = filter_options(usage)
-    filters = (bounds["start"], bounds["end"], tuple(teams) if teams else None, None, None)
+    filters = (bounds.start, bounds.end, tuple(teams) if teams else None, None, None)
     shown = view.filtered(usage, *filters) if teams else usage
     billing = _Part(billing_path, billing_rows, {"rows_used": len(billing_rows)})
     if billing_name:

@@ -10,7 +10,7 @@ from usage_rows import usage
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS, ReadOptions
 from dashboard.query import tables
-from dashboard.retro.join import JOIN_SIDES, join_usage, match_warning
+from dashboard.retro.join import JOIN_SIDES, JoinStats, join_usage, match_warning
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 
@@ -68,10 +68,10 @@ def test_run_hours_are_priced_per_day_and_the_rest_of_the_bill_is_kept():
     assert residual["run_state"].isna().all()
 
     assert not joined["run_id"].eq("C").any()  # run C has no bill: reported, never added to the billed hours
-    assert (stats["runs_without_bill_gpu_hours"], stats["runs_without_bill_rows"]) == (6.0, 1)
+    assert (stats.runs_without_bill_gpu_hours, stats.runs_without_bill_rows) == (6.0, 1)
     assert joined["gpu_hours"].sum() == pytest.approx(BILLING["gpu_hours"].sum())
     assert joined["cost"].sum() == pytest.approx(BILLING["cost"].sum())
-    assert stats["runs_gpu_hours_beyond_billing"] == 0.0
+    assert stats.runs_gpu_hours_beyond_billing == 0.0
 
 
 @pytest.mark.parametrize(("on", "billing_hours_share", "billing_cost_share", "runs_hours_share", "matched"), [
@@ -82,18 +82,18 @@ def test_run_hours_are_priced_per_day_and_the_rest_of_the_bill_is_kept():
 ])
 def test_match_rates(on, billing_hours_share, billing_cost_share, runs_hours_share, matched):
     _, stats = _join(BILLING, RUNS, on=on)
-    assert stats["billing_gpu_hours_matched_share"] == pytest.approx(billing_hours_share)
-    assert stats["billing_cost_matched_share"] == pytest.approx(billing_cost_share)
-    assert stats["runs_gpu_hours_matched_share"] == pytest.approx(runs_hours_share)
-    assert stats["keys_matched"] == matched
-    assert stats["billing_gpu_hours"] == 28.0 and stats["runs_gpu_hours"] == 14.0
-    assert not stats["billing_missing"] and not stats["runs_missing"]
+    assert stats.billing_gpu_hours_matched_share == pytest.approx(billing_hours_share)
+    assert stats.billing_cost_matched_share == pytest.approx(billing_cost_share)
+    assert stats.runs_gpu_hours_matched_share == pytest.approx(runs_hours_share)
+    assert stats.keys_matched == matched
+    assert stats.billing_gpu_hours == 28.0 and stats.runs_gpu_hours == 14.0
+    assert not stats.billing_missing and not stats.runs_missing
 
 
 def test_unmatched_keys_are_listed():
     _, stats = _join(BILLING, RUNS)
-    assert stats["billing_keys_unmatched"] == ["B"]
-    assert stats["runs_keys_unmatched"] == ["C"]
+    assert stats.billing_keys_unmatched == ("B",)
+    assert stats.runs_keys_unmatched == ("C",)
 
 
 def test_run_hours_beyond_the_bill_are_capped_at_the_bill():
@@ -104,7 +104,7 @@ def test_run_hours_beyond_the_bill_are_capped_at_the_bill():
     # 1 May: 15 h run against 10 h billed at $2, so 10 h and $20; 3 May has no billed hours for A: 0 h, $0
     assert both["gpu_hours"].tolist() == pytest.approx([10.0, 0.0])
     assert both["cost"].tolist() == pytest.approx([20.0, 0.0])
-    assert stats["runs_gpu_hours_beyond_billing"] == pytest.approx(5.0 + 2.0)
+    assert stats.runs_gpu_hours_beyond_billing == pytest.approx(5.0 + 2.0)
     residual = joined[(joined["join_side"] == "billing") & joined["run_id"].eq("A").fillna(False)]
     assert residual["period_start"].dt.day.tolist() == [2]  # 1 May is fully covered by the run export
 
@@ -125,20 +125,20 @@ def test_a_missing_side_returns_the_other_unchanged(missing):
     runs = None if missing in ("runs", "both") else _bound(RUNS)
     joined, stats = join_usage(billing, runs)
     assert joined is (runs if billing is None else billing)
-    assert stats["billing_missing"] == (billing is None)
-    assert stats["runs_missing"] == (runs is None)
-    assert stats["billing_gpu_hours_matched_share"] is None
-    assert stats["runs_gpu_hours_matched_share"] is None
+    assert stats.billing_missing == (billing is None)
+    assert stats.runs_missing == (runs is None)
+    assert stats.billing_gpu_hours_matched_share is None
+    assert stats.runs_gpu_hours_matched_share is None
 
 
 def test_nothing_matches():
     runs = usage({"gpu_hours": 5.0, "run_id": "Z", "run_state": "COMPLETED"})
     joined, stats = _join(BILLING, runs)
-    assert stats["keys_matched"] == 0
-    assert stats["billing_gpu_hours_matched_share"] == 0.0 and stats["runs_gpu_hours_matched_share"] == 0.0
+    assert stats.keys_matched == 0
+    assert stats.billing_gpu_hours_matched_share == 0.0 and stats.runs_gpu_hours_matched_share == 0.0
     assert set(joined["join_side"]) == {"billing"}
     assert len(joined) == len(BILLING)
-    assert stats["runs_without_bill_gpu_hours"] == 5.0
+    assert stats.runs_without_bill_gpu_hours == 5.0
 
 
 # Billed GPU rows: A 20 h / $60 (10 h each on 1 and 2 May), B 5 h / $5, untagged 3 h / $3: 28 h and $68.
@@ -152,7 +152,7 @@ def test_nothing_matches():
 ])
 def test_the_joined_hours_and_cost_never_exceed_the_bill(runs, matched_share):
     joined, stats = _join(BILLING, usage(*({"run_state": "COMPLETED", "currency": None} | row for row in runs)))
-    assert stats["billing_gpu_hours_matched_share"] == pytest.approx(matched_share)
+    assert stats.billing_gpu_hours_matched_share == pytest.approx(matched_share)
     assert joined["gpu_hours"].sum() == pytest.approx(28.0)
     assert joined["cost"].sum() == pytest.approx(68.0 + 7.0)  # GPU rows and the storage line
 
@@ -162,8 +162,8 @@ def test_the_joined_hours_and_cost_never_exceed_the_bill(runs, matched_share):
     (1.0, False, ""),
 ])
 def test_a_low_match_is_warned_with_the_fix(share, warned, written):
-    stats = {"billing_missing": False, "runs_missing": share is None, "on": "run_id", "keys_matched": 0,
-             "billing_gpu_hours_matched_share": share}
+    stats = JoinStats(on="run_id", billing_missing=False, runs_missing=share is None,
+                      billing_gpu_hours_matched_share=share)
     message = match_warning(stats)
     assert (message is not None) == warned
     if warned:
@@ -186,13 +186,13 @@ def test_bundled_samples(runs_file, on, matched):
     billing, _ = import_path(SAMPLES / "focus_sample.csv", options=options)
     runs, _ = import_path(SAMPLES / runs_file, options=options)
     joined, stats = _join(billing, runs, on=on)
-    assert stats["keys_matched"] == matched
-    assert stats["billing_keys_unmatched"] == [] and stats["runs_keys_unmatched"] == []
-    assert stats["runs_gpu_hours_matched_share"] == 1.0
+    assert stats.keys_matched == matched
+    assert stats.billing_keys_unmatched == () and stats.runs_keys_unmatched == ()
+    assert stats.runs_gpu_hours_matched_share == 1.0
     for share in ("billing_gpu_hours_matched_share", "billing_cost_matched_share"):
-        assert 0 < stats[share] < 1  # the untagged dev box
+        assert 0 < getattr(stats, share) < 1  # the untagged dev box
     # the run exports cover the quarter and stay within the bill of their key every day, so the bill is kept exactly
-    assert stats["runs_gpu_hours_beyond_billing"] == pytest.approx(0.0, abs=1e-6)
+    assert stats.runs_gpu_hours_beyond_billing == pytest.approx(0.0, abs=1e-6)
     assert joined["cost"].sum() == pytest.approx(billing["cost"].sum(), rel=1e-12)
     # every billed GPU-hour is kept and nothing is added
     assert joined["gpu_hours"].sum() == pytest.approx(billing["gpu_hours"].sum())

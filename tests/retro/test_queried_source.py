@@ -2,6 +2,7 @@
 status, the amortisation, the join and the waste checks give the same figures as the same rows uploaded (a pandas
 frame bound to the engine), and nothing needs the rows in memory any more."""
 
+import dataclasses
 from pathlib import Path
 
 import pandas as pd
@@ -89,18 +90,18 @@ def test_a_queried_billing_table_is_returned_with_its_stats_and_joins_as_an_uplo
     table = _queried(frame, tmp_path)
     joined, stats = join_usage(table, None)
     assert joined is table
-    assert stats["billing_gpu_hours"] == pytest.approx(15.0)  # 10 + 0 (a correction counts as none) + 5
-    assert stats["billing_gpu_hours"] == join_usage(_uploaded(frame), None)[1]["billing_gpu_hours"]
+    assert stats.billing_gpu_hours == pytest.approx(15.0)  # 10 + 0 (a correction counts as none) + 5
+    assert stats.billing_gpu_hours == join_usage(_uploaded(frame), None)[1].billing_gpu_hours
 
     # The run export: 4 of main's 10 billed GPU-hours (at $2 a GPU-hour), and 3 h of a run with no bill.
     runs = usage({"gpu_hours": 4.0, "run_id": "main", "run_state": "COMPLETED", "currency": None},
                  {"gpu_hours": 3.0, "run_id": "other", "run_state": "FAILED", "currency": None})
     queried, queried_stats = join_usage(table, _queried(runs, tmp_path, "runs"))
     uploaded, upload_stats = join_usage(_uploaded(frame), _uploaded(runs))
-    assert queried_stats == {key: pytest.approx(value) if isinstance(value, float) else value
-                             for key, value in upload_stats.items()}
-    assert queried_stats["billing_gpu_hours_matched_share"] == pytest.approx(10 / 15)
-    assert (queried_stats["runs_without_bill_gpu_hours"], queried_stats["runs_without_bill_rows"]) == (3.0, 1)
+    assert dataclasses.asdict(queried_stats) == {key: pytest.approx(value) if isinstance(value, float) else value
+                                                 for key, value in dataclasses.asdict(upload_stats).items()}
+    assert queried_stats.billing_gpu_hours_matched_share == pytest.approx(10 / 15)
+    assert (queried_stats.runs_without_bill_gpu_hours, queried_stats.runs_without_bill_rows) == (3.0, 1)
     order = ["join_side", "source_row", "period_start"]
     rows = _rows(queried, order)
     pd.testing.assert_frame_equal(rows, _rows(uploaded, order))

@@ -87,13 +87,13 @@ def test_filters_change_totals_exactly(kwargs, cost, gpu_hours):
 
 def test_filter_options_list_untagged_and_unknown_last():
     options = filters.filter_options(APRIL)
-    assert options == {
-        "teams": ["a", "b", UNTAGGED],
-        "projects": ["p1", "p2", UNTAGGED],
-        "pricing": ["reserved", "on_demand", "spot", UNKNOWN],
-        "start": date(2025, 4, 1),
-        "end": date(2025, 4, 4),
-    }
+    assert options == filters.FilterOptions(
+        teams=("a", "b", UNTAGGED),
+        projects=("p1", "p2", UNTAGGED),
+        pricing=("reserved", "on_demand", "spot", UNKNOWN),
+        start=date(2025, 4, 1),
+        end=date(2025, 4, 4),
+    )
 
 
 # --- spend over time ----------------------------------------------------------------------------------------
