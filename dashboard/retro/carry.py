@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, cast
+from typing import Any
 
 import ibis.expr.types as ir
 import pandas as pd
@@ -206,7 +206,7 @@ def from_quarter(bill: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | 
     joined, _ = join_usage(bill_table, run_table, on=on)
     assert joined is not None
     main = list(main_run_ids) if main_run_ids else suggest_main_runs(joined, by=on)
-    parts, summary = decompose(cast(dict[str, Any], engine.scenario_outputs(base)), base, joined, main)
+    parts, summary = decompose(engine.scenario_outputs(base), base, joined, main)
     return next_plan(parts, summary, measured, base, use_thin)
 
 

@@ -331,7 +331,7 @@ def failures_text(summary: GapSummary) -> str:
 
 
 def plan_vs_actual(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
+    plan: Mapping[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> pd.DataFrame:
     """Waterfall parts from the plan to the actual usage (method in the module docstring).
@@ -347,7 +347,7 @@ def plan_vs_actual(
 
 
 def decomposition_summary(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
+    plan: Mapping[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> GapSummary:
     """The totals behind ``plan_vs_actual`` (``GapSummary``): plan and actual GPU-hours, dollars, $/GPU-h and
