@@ -1,5 +1,7 @@
 """Plan vs actual: the waterfall parts add up to the gap, and each kind of deviation lands in its own part."""
 
+import dataclasses
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -142,6 +144,15 @@ def test_summary_totals():
     assert summary.actual_unattributed_gpu_hours == 50.0
     assert summary.gap_usd == pytest.approx(1950 * 3.0 - PLAN_USD)
     assert (summary.cost_known, summary.states_known, summary.tokens_known) == (True, True, True)
+
+
+def test_the_summary_is_a_frozen_value_the_page_s_cache_keeps():
+    summary = decomposition_summary(PLAN, SCENARIO, usage(run(1800, tokens=2e9, price=3.0)), ["main"])
+    assert pickle.loads(pickle.dumps(summary)) == summary  # st.cache_data pickles what it keeps
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        summary.actual_usd = 0.0
+    assert summary.main_run_ids == ("main",)
+    assert summary.gap_gpu_hours == pytest.approx(1800.0 - PLAN_HOURS)
 
 
 def test_tst_plan_compares_raw_tokens():
