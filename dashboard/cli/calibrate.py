@@ -134,8 +134,8 @@ def refit_line(fitted: Any, plan: Any) -> str:
             f"{100 * fitted.worst_error:.2g} %; layout {refit_layout_source(fitted)})")
     if plan is not None:
         predicted = predict_layout(fitted, plan)
-        line += (f"; the plan's {predicted['layout']}: {100 * predicted['mfu']:.3g} % (the model alone "
-                 f"{100 * predicted['predicted_mfu']:.3g} %)")
+        line += (f"; the plan's {predicted.layout}: {100 * predicted.mfu:.3g} % (the model alone "
+                 f"{100 * predicted.predicted_mfu:.3g} %)")
     return line
 
 

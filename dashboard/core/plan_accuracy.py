@@ -31,7 +31,7 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -140,7 +140,22 @@ def _group_sums(parts: pd.DataFrame, column: str) -> dict[str, float]:
     return {group: float(sum(by_part[part] for part in members)) for group, members in GROUPS.items()}
 
 
-def outcome_from(summary: Mapping[str, Any], parts: pd.DataFrame, *, scenario_name: str, period_start: date,
+class GapTotals(Protocol):
+    """The totals an outcome keeps of Plan vs actual's summary (``dashboard.retro.gap.GapSummary``)."""
+
+    @property
+    def plan_gpu_hours(self) -> float: ...
+    @property
+    def plan_usd(self) -> float: ...
+    @property
+    def actual_gpu_hours(self) -> float: ...
+    @property
+    def actual_usd(self) -> float: ...
+    @property
+    def cost_known(self) -> bool: ...
+
+
+def outcome_from(summary: GapTotals, parts: pd.DataFrame, *, scenario_name: str, period_start: date,
                  period_end: date, currency: str | None) -> PlanOutcome:
     """The outcome of ``dashboard.retro.gap.decompose``'s ``parts`` and ``summary`` for the plan ``scenario_name``
     over ``period_start``–``period_end``, the bill in ``currency`` (as the Retrospective names it: None for none).
@@ -155,11 +170,11 @@ def outcome_from(summary: Mapping[str, Any], parts: pd.DataFrame, *, scenario_na
     unknown = tuple(str(part) for part, ok in zip(parts["part"], known, strict=True) if not bool(ok))
     return PlanOutcome(
         scenario_name=scenario_name, period_start=period_start, period_end=period_end, currency=currency,
-        plan_gpu_hours=summary["plan_gpu_hours"], plan_usd=summary["plan_usd"],
-        actual_gpu_hours=summary["actual_gpu_hours"], actual_usd=summary["actual_usd"],
+        plan_gpu_hours=summary.plan_gpu_hours, plan_usd=summary.plan_usd,
+        actual_gpu_hours=summary.actual_gpu_hours, actual_usd=summary.actual_usd,
         price_gpu_hours=hours["price"], quantity_gpu_hours=hours["quantity"],
         efficiency_gpu_hours=hours["efficiency"], price_usd=money["price"], quantity_usd=money["quantity"],
-        efficiency_usd=money["efficiency"], cost_known=bool(summary.get("cost_known", True)), unknown_parts=unknown,
+        efficiency_usd=money["efficiency"], cost_known=summary.cost_known, unknown_parts=unknown,
     )
 
 

@@ -54,17 +54,36 @@ class Refit:
     worst_error: float
 
 
-def predicted(scenario: Scenario) -> dict[str, Any]:
-    """The model's predicted MFU (model FLOPs) for a scenario's layout, with `mfu` unset, and the layout priced:
-    `{"mfu": ..., "layout": "64 GPUs · TP 2 · PP 1 · DP 32 · micro-batch 1"}`."""
+@dataclass(frozen=True)
+class Prediction:
+    """The model's predicted MFU (model FLOPs) for a scenario's layout, and the layout priced."""
+
+    mfu: float
+    layout: str  # "64 GPUs · TP 2 · PP 1 · DP 32 · micro-batch 1"
+
+
+@dataclass(frozen=True)
+class LayoutPrediction:
+    """A layout's MFU with the cluster's efficiency (``mfu``: efficiency × the model's ``predicted_mfu``, at most 1),
+    the layout priced and ``band``, the refit's mean error."""
+
+    mfu: float
+    predicted_mfu: float
+    efficiency: float
+    layout: str
+    band: float
+
+
+def predicted(scenario: Scenario) -> Prediction:
+    """The model's predicted MFU (model FLOPs) for a scenario's layout, with `mfu` unset, and the layout priced."""
     result = scenario_outputs(scenario.model_copy(update={"mfu": None}))
     lay = result["layout"]
     layout = (f"{scenario.gpu_count:,} GPUs · TP {lay['tensor_parallel']} · PP {lay['pipeline_parallel']} · "
               f"DP {lay['data_parallel']} · micro-batch {scenario.micro_batch_size}")
-    return {"mfu": float(result["throughput"]["mfu_predicted"]), "layout": layout}
+    return Prediction(float(result["throughput"]["mfu_predicted"]), layout)
 
 
-Predictor = Callable[[Scenario], dict[str, Any]]
+Predictor = Callable[[Scenario], Prediction]
 
 
 def refit(runs: Sequence[MeasuredRun], predict: Predictor = predicted) -> Refit:
@@ -75,24 +94,23 @@ def refit(runs: Sequence[MeasuredRun], predict: Predictor = predicted) -> Refit:
     priced = []
     for run in runs:
         model = predict(run.scenario)
-        if not (math.isfinite(run.mfu) and run.mfu > 0 and math.isfinite(model["mfu"]) and model["mfu"] > 0):
-            raise ValueError(f"{run.label}: the measured ({run.mfu:.3g}) and predicted ({model['mfu']:.3g}) MFU must "
+        if not (math.isfinite(run.mfu) and run.mfu > 0 and math.isfinite(model.mfu) and model.mfu > 0):
+            raise ValueError(f"{run.label}: the measured ({run.mfu:.3g}) and predicted ({model.mfu:.3g}) MFU must "
                              "be positive numbers")
         priced.append((run, model))
-    efficiency = math.exp(sum(math.log(run.mfu / model["mfu"]) for run, model in priced) / len(priced))
-    rows = tuple(RefitRow(run.label, model["layout"], run.layout_logged, model["mfu"], run.mfu,
-                          efficiency * model["mfu"], efficiency * model["mfu"] / run.mfu - 1.0)
+    efficiency = math.exp(sum(math.log(run.mfu / model.mfu) for run, model in priced) / len(priced))
+    rows = tuple(RefitRow(run.label, model.layout, run.layout_logged, model.mfu, run.mfu,
+                          efficiency * model.mfu, efficiency * model.mfu / run.mfu - 1.0)
                  for run, model in priced)
     errors = [abs(row.error) for row in rows]
     return Refit(efficiency, rows, sum(errors) / len(errors), max(errors))
 
 
-def predict_layout(fitted: Refit, scenario: Scenario, predict: Predictor = predicted) -> dict[str, Any]:
-    """A new layout's MFU with the cluster's efficiency: `mfu` (efficiency × the model's prediction, at most 1),
-    `predicted_mfu` (the model's own), `efficiency`, `layout` and `band` (the refit's mean error)."""
+def predict_layout(fitted: Refit, scenario: Scenario, predict: Predictor = predicted) -> LayoutPrediction:
+    """A new layout's MFU with the cluster's efficiency (``LayoutPrediction``)."""
     model = predict(scenario)
-    return {"mfu": min(1.0, fitted.efficiency * model["mfu"]), "predicted_mfu": model["mfu"],
-            "efficiency": fitted.efficiency, "layout": model["layout"], "band": fitted.mean_error}
+    return LayoutPrediction(min(1.0, fitted.efficiency * model.mfu), model.mfu, fitted.efficiency, model.layout,
+                            fitted.mean_error)
 
 
 def as_json(fitted: Refit) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import ibis.expr.types as ir
 import pandas as pd
@@ -37,7 +37,7 @@ from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.format import count_sig, number, usd_sig
 from dashboard.query import tables
 from dashboard.retro.calibrate import Measured, measured_mfu, scenario_from, table_shape
-from dashboard.retro.gap import decompose, suggest_main_runs
+from dashboard.retro.gap import GapSummary, decompose, suggest_main_runs
 from dashboard.retro.join import join_usage
 
 INPUT = "input"  # carried as an input change of the next plan
@@ -93,55 +93,52 @@ def _signed(usd: float) -> str:
     return ("+" if usd >= 0 else "−") + usd_sig(abs(usd))
 
 
-def _set(data: dict[str, Any], key: str, value: float) -> dict[str, Any]:
-    """``data`` with ``key`` set when the scenario accepts the value (else unchanged)."""
-    return _set_all(data, {key: value})
+def _with(scenario: Scenario, values: Mapping[str, object]) -> Scenario:
+    """``scenario`` with ``values`` set (ScenarioError when it does not accept them)."""
+    return scenario_from_dict(scenario.to_json_dict() | {"name": scenario.name} | dict(values))
 
 
-def _set_all(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with ``values`` set when the scenario accepts them together (else unchanged)."""
-    trial = data | values
+def _set(scenario: Scenario, values: Mapping[str, object]) -> Scenario:
+    """``scenario`` with ``values`` set when it accepts them together (else unchanged)."""
     try:
-        scenario_from_dict(trial)
+        return _with(scenario, values)
     except ScenarioError:
-        return data
-    return trial
+        return scenario
 
 
-def next_plan(parts: pd.DataFrame, summary: dict[str, Any], measured: dict[str, Measured], base: Scenario,
+def next_plan(parts: pd.DataFrame, summary: GapSummary, measured: dict[str, Measured], base: Scenario,
               use_thin: Collection[str] = ()) -> NextPlan:
     """The next plan from ``base`` (the plan last quarter was compared with), the measured inputs and Plan vs
     actual's ``parts`` and ``summary`` (``gap.decompose`` of ``base`` against last quarter), by the rules of the
     module docstring."""
     by = {str(row.part): (float(row.gpu_hours), float(row.usd), bool(row.known))
           for row in parts.itertuples(index=False)}
-    calibrated, applied = scenario_from(measured, base, use_thin)
-    data = calibrated.to_json_dict() | {"name": calibrated.name}
+    scenario, applied = scenario_from(measured, base, use_thin)
     old = engine.scenario_outputs(base)
-    tokens_known = bool(summary.get("tokens_known"))
+    tokens_known = summary.tokens_known
     texts: dict[str, tuple[str, str]] = {}
 
     scale_h, scale_usd, _ = by["scale"]
-    if tokens_known and summary.get("actual_tokens"):
-        tokens = float(f"{float(summary['actual_tokens']):.3g}")
-        data = _set(data, "tokens", tokens)
+    if tokens_known and summary.actual_tokens:
+        tokens = float(f"{summary.actual_tokens:.3g}")
+        scenario = _set(scenario, {"tokens": tokens})
         texts["scale"] = (INPUT, f"scale {_signed(scale_usd)} last quarter: the next plan's work is the work done, "
-                                 f"{count_sig(tokens)} tokens (planned {count_sig(summary['plan_tokens'])})")
+                                 f"{count_sig(tokens)} tokens (planned {count_sig(summary.plan_tokens)})")
     efficiency_h, efficiency_usd, efficiency_known = by["efficiency"]
     if tokens_known and efficiency_known:
-        planned_h = float(summary["plan_main_run_gpu_hours"]) - float(summary["plan_rework_gpu_hours"]) + scale_h
+        planned_h = summary.plan_main_run_gpu_hours - summary.plan_rework_gpu_hours + scale_h
         taken_h = planned_h + efficiency_h
         if planned_h > 0 and taken_h > 0:
             mfu = float(f"{float(old['mfu_used']) * planned_h / taken_h:.3g}")
-            data = _set_all(data, measured_mfu(mfu, "the rate last quarter's main run took: the old plan's MFU × "
-                                                    "the hours planned for the work done / the hours it took"))
+            scenario = _set(scenario, measured_mfu(mfu, "the rate last quarter's main run took: the old plan's "
+                                                        "MFU × the hours planned for the work done / the hours it "
+                                                        "took"))
             item = measured.get("mfu")
             beside = (f"; the per-job MFU measured is {number(item.value, 'fraction')}, without stalls and slow "
                       "segments" if item is not None and item.value is not None else "")
             texts["efficiency"] = (INPUT, f"efficiency {_signed(efficiency_usd)} last quarter: MFU "
                                           f"{number(float(old['mfu_used']), 'fraction')} → "
                                           f"{number(mfu, 'fraction')}, the rate the work done took{beside}")
-    scenario = scenario_from_dict(data)
     new = engine.scenario_outputs(scenario)
     next_gpu_usd, price = _gpu_usd(new)
 
@@ -153,7 +150,7 @@ def next_plan(parts: pd.DataFrame, summary: dict[str, Any], measured: dict[str, 
                                 f"{usd_sig(lines['scale'])}, or import a run export with tokens")
     failures_h, failures_usd, failures_known = by["failures and restarts"]
     # the rework the measured failure inputs add to the next plan (not its longer run at the old plan's rates)
-    unmeasured = scenario_from_dict(data | {key: getattr(base, key) for key in FAILURE_KEYS})
+    unmeasured = _with(scenario, {key: getattr(base, key) for key in FAILURE_KEYS})
     added_rework_h = float(new["gpu_hours_rework"]) - float(engine.scenario_outputs(unmeasured)["gpu_hours_rework"])
     if failures_known and failures_h - added_rework_h > 0:
         lines["failures and restarts"] = (failures_h - max(0.0, added_rework_h)) * price
@@ -172,7 +169,7 @@ def next_plan(parts: pd.DataFrame, summary: dict[str, Any], measured: dict[str, 
         texts["experiments"] = (LINE, f"experiments {_signed(experiments_usd)} last quarter, not measured by run: "
                                       f"reserve {usd_sig(lines['experiments'])}")
     idle_h, idle_usd, _ = by["idle / unattributed"]
-    actual_usd = float(summary["actual_usd"])
+    actual_usd = summary.actual_usd
     if idle_usd > 0 and actual_usd > idle_usd:
         share = idle_usd / actual_usd  # of what was paid, the share nobody used
         used_usd = next_gpu_usd + math.fsum(lines.values())
@@ -193,7 +190,7 @@ def next_plan(parts: pd.DataFrame, summary: dict[str, Any], measured: dict[str, 
                    else f"{part}: not known last quarter ({needs[part]})")
         how, text = texts.get(part, (NOTHING, nothing))
         carried.append(CarriedPart(part, hours, usd, how, text, lines.get(part, 0.0)))
-    return NextPlan(scenario, applied, tuple(carried), float(summary["plan_usd"]), actual_usd, next_gpu_usd,
+    return NextPlan(scenario, applied, tuple(carried), summary.plan_usd, actual_usd, next_gpu_usd,
                     math.fsum(lines.values()))
 
 
@@ -209,7 +206,7 @@ def from_quarter(bill: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | 
     joined, _ = join_usage(bill_table, run_table, on=on)
     assert joined is not None
     main = list(main_run_ids) if main_run_ids else suggest_main_runs(joined, by=on)
-    parts, summary = decompose(cast(dict[str, Any], engine.scenario_outputs(base)), base, joined, main)
+    parts, summary = decompose(engine.scenario_outputs(base), base, joined, main)
     return next_plan(parts, summary, measured, base, use_thin)
 
 
@@ -217,8 +214,7 @@ def as_json(plan: NextPlan) -> dict[str, Any]:
     """The carried overrun as the CLI's JSON gives it: the three figures, the banner and each part."""
     return {"old_plan_usd": plan.old_plan_usd, "actual_usd": plan.actual_usd, "next_gpu_usd": plan.next_gpu_usd,
             "lines_usd": plan.lines_usd, "next_usd": plan.next_usd, "banner": banner(plan),
-            "parts": [{"part": p.part, "gpu_hours": p.gpu_hours, "usd": p.usd, "how": p.how, "text": p.text,
-                       "line_usd": p.line_usd} for p in plan.parts]}
+            "parts": [asdict(part) for part in plan.parts]}
 
 
 def banner(plan: NextPlan) -> str:

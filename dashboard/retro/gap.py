@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import ibis
@@ -102,28 +103,86 @@ def suggest_main_runs(usage: pd.DataFrame | ir.Table, by: str = "run_id") -> lis
     return [top] if by == "run_id" else run_ids_of(usage, by, top)
 
 
-def _plan_totals(plan: Mapping[str, Any], scenario: Scenario) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PlanTotals:
+    """The plan side of Plan vs actual: its main run (with the rework allowance ``plan_rework_gpu_hours`` R_p) and
+    experiments' GPU-hours, their sum, its blended US dollars per GPU-hour, its GPU dollars, the non-GPU line items
+    left out (None when the plan gives no total) and its tokens D_p."""
+
+    plan_main_run_gpu_hours: float
+    plan_rework_gpu_hours: float
+    plan_experiment_gpu_hours: float
+    plan_gpu_hours: float
+    plan_price_per_gpu_hour: float
+    plan_usd: float
+    plan_non_gpu_usd_excluded: float | None
+    plan_tokens: float
+
+
+@dataclass(frozen=True)
+class ActualTotals:
+    """The actual side of Plan vs actual (module docstring): GPU-hours and dollars, p_a (actual $ less unused
+    commitment per GPU-hour; None without GPU-hours), the main run's hours kept and all, the failed work lost, the
+    interruptions (count, loss, how many the export costs, and the τ and restart they are costed with), experiment
+    and unattributed hours, main-run tokens (None when unknown) and the share of main-run hours they cover, the
+    commitment dollars, the GPU-hours valued at the plan's price, and what the table carries (cost, states, tokens)."""
+
+    actual_gpu_hours: float
+    actual_usd: float
+    actual_price_per_gpu_hour: float | None
+    actual_main_ok_gpu_hours: float
+    actual_main_run_gpu_hours: float
+    actual_failed_gpu_hours: float  # failed, work lost
+    actual_interruptions: int
+    actual_interruption_gpu_hours: float  # lost to interruptions: since the checkpoint + restart
+    interruptions_from_export: int
+    checkpoint_interval_min: float
+    restart_min: float
+    checkpoint_source: str
+    actual_experiment_gpu_hours: float
+    actual_unattributed_gpu_hours: float
+    actual_tokens: float | None
+    token_coverage: float | None
+    commitment_usd: float  # commitment lines with no GPU-hours, in actual $
+    unused_commitment_usd: float
+    gpu_hours_valued_at_plan_price: float
+    cost_known: bool
+    states_known: bool
+    tokens_known: bool
+
+
+@dataclass(frozen=True)
+class GapSummary(ActualTotals, PlanTotals):
+    """The totals behind Plan vs actual's parts: the plan's (``PlanTotals``) and the actual side's
+    (``ActualTotals``), the gap between them in GPU-hours and dollars, and the main runs compared."""
+
+    gap_gpu_hours: float
+    gap_usd: float
+    main_run_ids: tuple[str, ...]
+
+
+def _plan_totals(plan: Mapping[str, Any], scenario: Scenario) -> PlanTotals:
     tokens = scenario.tokens * (scenario.tst_token_multiplier if scenario.method == "tst" else 1.0)
     main_h = float(plan["gpu_hours_main_run"])
     experiments_h = float(plan["gpu_hours_experiments"])
     price = float(plan["blended_price_per_gpu_hour"])
     gpu_usd = (main_h + experiments_h) * price
-    return {
-        "plan_main_run_gpu_hours": main_h,
-        "plan_rework_gpu_hours": float(plan["gpu_hours_rework"]),
-        "plan_experiment_gpu_hours": experiments_h,
-        "plan_gpu_hours": main_h + experiments_h,
-        "plan_price_per_gpu_hour": price,
-        "plan_usd": gpu_usd,
-        "plan_non_gpu_usd_excluded": float(plan["cost_total_usd"]) - gpu_usd if "cost_total_usd" in plan else None,
-        "plan_tokens": float(tokens),
-    }
+    return PlanTotals(
+        plan_main_run_gpu_hours=main_h,
+        plan_rework_gpu_hours=float(plan["gpu_hours_rework"]),
+        plan_experiment_gpu_hours=experiments_h,
+        plan_gpu_hours=main_h + experiments_h,
+        plan_price_per_gpu_hour=price,
+        plan_usd=gpu_usd,
+        plan_non_gpu_usd_excluded=float(plan["cost_total_usd"]) - gpu_usd if "cost_total_usd" in plan else None,
+        plan_tokens=float(tokens),
+    )
 
 
 def _actual_totals(
     usage: pd.DataFrame | ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...], plan_price: float,
     checkpoint: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> ActualTotals:
     """The actual side's totals; ``checkpoint`` (``waste.checkpointing``, the scenario defaults when None) costs the
     interruptions."""
     table = tables.table_of(usage)
@@ -132,105 +191,99 @@ def _actual_totals(
     cut = interruption_sums(table, main_run_ids, failed_states, setting["interval_min"],
                                       setting["restart_min"])
     # an interrupted segment's hours leave the failed ones: its loss is the interruptions', the rest work kept
-    main_ok_h = sums["main_ok_gpu_hours"] + cut["main_failed_h"] - cut["main_lost_h"]
-    token_hours = sums["token_gpu_hours"] + cut["main_token_failed_h"] - cut["main_token_lost_h"]
-    tokens = sums["tokens"] + cut["main_failed_tokens"] - cut["main_lost_tokens"]
-    experiment_h = (sums["experiment_gpu_hours"] + (cut["failed_h"] - cut["main_failed_h"])
+    main_ok_h = sums.main_ok_gpu_hours + cut["main_failed_h"] - cut["main_lost_h"]
+    token_hours = sums.token_gpu_hours + cut["main_token_failed_h"] - cut["main_token_lost_h"]
+    tokens = sums.tokens + cut["main_failed_tokens"] - cut["main_lost_tokens"]
+    experiment_h = (sums.experiment_gpu_hours + (cut["failed_h"] - cut["main_failed_h"])
                     - (cut["lost_h"] - cut["main_lost_h"]))
     # Tokens of the rows that carry them, scaled up to all main-run hours; unknown if that overflows.
     actual_tokens = tokens * main_ok_h / token_hours if token_hours > 0 else math.nan
     tokens_known = math.isfinite(actual_tokens)
-    gpu_h = sums["gpu_hours"]
-    cost_known = sums["cost_known"]
+    gpu_h = sums.gpu_hours
+    cost_known = sums.cost_known
     if cost_known:
-        commitment_usd, unused_usd = sums["commitment_usd"], sums["unused_commitment_usd"]
-        costless_h = sums["costless_gpu_hours"]
-        actual_usd = sums["gpu_usd"] + sums["host_usd"] + commitment_usd + costless_h * plan_price
+        commitment_usd, unused_usd = sums.commitment_usd, sums.unused_commitment_usd
+        costless_h = sums.costless_gpu_hours
+        actual_usd = sums.gpu_usd + sums.host_usd + commitment_usd + costless_h * plan_price
     else:
         commitment_usd = unused_usd = 0.0
         costless_h = gpu_h
         actual_usd = gpu_h * plan_price
-    return {
-        "actual_gpu_hours": gpu_h,
-        "actual_usd": actual_usd,
-        "actual_price_per_gpu_hour": (actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
-        "actual_main_ok_gpu_hours": main_ok_h,
-        "actual_main_run_gpu_hours": sums["main_gpu_hours"],
-        "actual_failed_gpu_hours": sums["failed_gpu_hours"] - cut["failed_h"],  # failed, work lost
-        "actual_interruptions": int(cut["count"]),
-        "actual_interruption_gpu_hours": cut["lost_h"],  # lost to interruptions: since the checkpoint + restart
-        "interruptions_from_export": int(cut["from_export"]),
-        "checkpoint_interval_min": setting["interval_min"],
-        "restart_min": setting["restart_min"],
-        "checkpoint_source": setting["source"],
-        "actual_experiment_gpu_hours": experiment_h,
-        "actual_unattributed_gpu_hours": sums["unattributed_gpu_hours"],
-        "actual_tokens": actual_tokens if tokens_known else None,
-        "token_coverage": token_hours / main_ok_h if main_ok_h > 0 else None,
-        "commitment_usd": commitment_usd,  # commitment lines with no GPU-hours, in actual $
-        "unused_commitment_usd": unused_usd,
-        "gpu_hours_valued_at_plan_price": costless_h,
-        "cost_known": cost_known,
-        "states_known": sums["states_known"],
-        "tokens_known": tokens_known,
-    }
+    return ActualTotals(
+        actual_gpu_hours=gpu_h,
+        actual_usd=actual_usd,
+        actual_price_per_gpu_hour=(actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
+        actual_main_ok_gpu_hours=main_ok_h,
+        actual_main_run_gpu_hours=sums.main_gpu_hours,
+        actual_failed_gpu_hours=sums.failed_gpu_hours - cut["failed_h"],
+        actual_interruptions=int(cut["count"]),
+        actual_interruption_gpu_hours=cut["lost_h"],
+        interruptions_from_export=int(cut["from_export"]),
+        checkpoint_interval_min=setting["interval_min"],
+        restart_min=setting["restart_min"],
+        checkpoint_source=setting["source"],
+        actual_experiment_gpu_hours=experiment_h,
+        actual_unattributed_gpu_hours=sums.unattributed_gpu_hours,
+        actual_tokens=actual_tokens if tokens_known else None,
+        token_coverage=token_hours / main_ok_h if main_ok_h > 0 else None,
+        commitment_usd=commitment_usd,
+        unused_commitment_usd=unused_usd,
+        gpu_hours_valued_at_plan_price=costless_h,
+        cost_known=cost_known,
+        states_known=sums.states_known,
+        tokens_known=tokens_known,
+    )
 
 
 def decompose(
     plan: Mapping[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, GapSummary]:
     """``plan_vs_actual``'s parts and ``decomposition_summary``'s totals from one reading of the actual side (a
     page that shows both asks once: on a workspace dataset each reading is a pass over its rows)."""
     p = _plan_totals(plan, scenario)
-    a = _actual_totals(actual, list(main_run_ids), failed_states, p["plan_price_per_gpu_hour"],
+    a = _actual_totals(actual, list(main_run_ids), failed_states, p.plan_price_per_gpu_hour,
                        checkpointing(scenario))
-    price_p = p["plan_price_per_gpu_hour"]
-    rework_p = p["plan_rework_gpu_hours"]
-    base_h = p["plan_main_run_gpu_hours"] - rework_p  # plan main run without its rework allowance
-    main_ok_h = a["actual_main_ok_gpu_hours"] - (0.0 if a["states_known"] else rework_p)
+    price_p = p.plan_price_per_gpu_hour
+    rework_p = p.plan_rework_gpu_hours
+    base_h = p.plan_main_run_gpu_hours - rework_p  # plan main run without its rework allowance
+    main_ok_h = a.actual_main_ok_gpu_hours - (0.0 if a.states_known else rework_p)
 
-    if a["tokens_known"]:
-        ratio = a["actual_tokens"] / p["plan_tokens"]
+    if a.actual_tokens is not None:
+        ratio = a.actual_tokens / p.plan_tokens
         scale_h, efficiency_h = base_h * (ratio - 1.0), main_ok_h - base_h * ratio
     else:
         scale_h, efficiency_h = main_ok_h - base_h, 0.0
-    failures_h = (a["actual_interruption_gpu_hours"] - rework_p + a["actual_failed_gpu_hours"]
-                  if a["states_known"] else 0.0)
-    experiments_h = a["actual_experiment_gpu_hours"] - p["plan_experiment_gpu_hours"]
-    idle_h = a["actual_unattributed_gpu_hours"]
-    if not a["cost_known"]:
-        price_usd = 0.0
-    else:
-        price_usd = a["actual_usd"] - a["unused_commitment_usd"] - a["actual_gpu_hours"] * price_p
+    failures_h = (a.actual_interruption_gpu_hours - rework_p + a.actual_failed_gpu_hours
+                  if a.states_known else 0.0)
+    experiments_h = a.actual_experiment_gpu_hours - p.plan_experiment_gpu_hours
+    idle_h = a.actual_unattributed_gpu_hours
+    price_usd = a.actual_usd - a.unused_commitment_usd - a.actual_gpu_hours * price_p if a.cost_known else 0.0
 
     hours = [scale_h, efficiency_h, failures_h, experiments_h, idle_h, 0.0]
     dollars = [h * price_p for h in hours[:5]] + [price_usd]
-    dollars[4] += a["unused_commitment_usd"]
-    notes = part_notes(p | a)
-    known = [True, a["tokens_known"], a["states_known"], True, True, a["cost_known"]]
+    dollars[4] += a.unused_commitment_usd
+    summary = GapSummary(**vars(p), **vars(a), gap_gpu_hours=a.actual_gpu_hours - p.plan_gpu_hours,
+                         gap_usd=a.actual_usd - p.plan_usd, main_run_ids=tuple(main_run_ids))
+    notes = part_notes(summary)
+    known = [True, a.tokens_known, a.states_known, True, True, a.cost_known]
     needs = ["", NEEDS_TOKENS, NEEDS_STATES, "", "", NEEDS_COST]
     parts = pd.DataFrame({"part": list(PARTS), "gpu_hours": hours, "usd": dollars, "known": known,
                           "needs": [need if not ok else "" for need, ok in zip(needs, known, strict=True)],
                           "note": notes}, columns=list(GAP_COLUMNS))
-    summary = p | a | {
-        "gap_gpu_hours": a["actual_gpu_hours"] - p["plan_gpu_hours"],
-        "gap_usd": a["actual_usd"] - p["plan_usd"],
-        "main_run_ids": list(main_run_ids),
-    }
     return parts, summary
 
 
-def part_notes(summary: dict[str, Any], currency: str | None = USD) -> list[str]:
+def part_notes(summary: GapSummary, currency: str | None = USD) -> list[str]:
     """The note of each part in ``PARTS`` (the waterfall's hover, the table's last column), from the totals of
     ``decomposition_summary``; amounts of the bill in its ``currency`` (``format.money``), the plan's in US dollars
     (written "2.5 USD" beside a bill in another currency, whose amounts carry their code too).
     With a bill in another currency the price part says it is not compared: the plan's dollars and the bill's
     money cannot be subtracted."""
-    if summary["tokens_known"]:
-        scale_note = (f"{count_sig(summary['actual_tokens'])} tokens trained vs {count_sig(summary['plan_tokens'])} "
+    if summary.tokens_known:
+        scale_note = (f"{count_sig(summary.actual_tokens)} tokens trained vs {count_sig(summary.plan_tokens)} "
                       "planned, at plan MFU")
-        coverage = summary["token_coverage"]
+        coverage = summary.token_coverage
         if coverage is not None and coverage < 1:
             scale_note += (f"; tokens known for {number(coverage, 'fraction')} of main-run GPU-hours, the rest "
                            "assumed at that rate")
@@ -238,19 +291,19 @@ def part_notes(summary: dict[str, Any], currency: str | None = USD) -> list[str]
     else:
         scale_note = "tokens unknown: all main-run hours above or below the plan"
         efficiency_note = "tokens unknown"
-    if summary["states_known"]:
+    if summary.states_known:
         failures_note = failures_text(summary)
     else:
         failures_note = "no run states: planned rework assumed to have happened inside the main run"
-    experiments_note = (f"{count_sig(summary['actual_experiment_gpu_hours'])} GPU-h in other runs vs "
-                        f"{count_sig(summary['plan_experiment_gpu_hours'])} planned (experiments, evaluation, "
+    experiments_note = (f"{count_sig(summary.actual_experiment_gpu_hours)} GPU-h in other runs vs "
+                        f"{count_sig(summary.plan_experiment_gpu_hours)} planned (experiments, evaluation, "
                         "debugging)")
     idle_note = "GPU-hours with no run (untagged or idle capacity)"
-    if summary["unused_commitment_usd"]:
-        idle_note += (f"; plus {money(summary['unused_commitment_usd'], currency)} of unused commitment with no "
+    if summary.unused_commitment_usd:
+        idle_note += (f"; plus {money(summary.unused_commitment_usd, currency)} of unused commitment with no "
                       "GPU-hours")
-    price_p, price_a = summary["plan_price_per_gpu_hour"], summary["actual_price_per_gpu_hour"]
-    if not summary["cost_known"]:
+    price_p, price_a = summary.plan_price_per_gpu_hour, summary.actual_price_per_gpu_hour
+    if not summary.cost_known:
         price_note = "no cost in the table: actual GPU-hours valued at the plan price"
     elif currency != USD:
         price_note = (f"not compared: the bill is in {currency or 'no stated currency'} and the plan in US dollars "
@@ -258,27 +311,27 @@ def part_notes(summary: dict[str, Any], currency: str | None = USD) -> list[str]
     else:
         price_note = (f"{usd_sig(price_a)}/GPU-h paid vs {usd_sig(price_p)}/GPU-h planned, over the actual GPU-hours"
                       if price_a is not None else "dollars with no GPU-hours behind them")
-    if summary["cost_known"] and summary["gpu_hours_valued_at_plan_price"]:
-        price_note += (f"; {count_sig(summary['gpu_hours_valued_at_plan_price'])} GPU-h without a cost valued at "
+    if summary.cost_known and summary.gpu_hours_valued_at_plan_price:
+        price_note += (f"; {count_sig(summary.gpu_hours_valued_at_plan_price)} GPU-h without a cost valued at "
                        "plan price")
     return [scale_note, efficiency_note, failures_note, experiments_note, idle_note, price_note]
 
 
-def failures_text(summary: dict[str, Any]) -> str:
+def failures_text(summary: GapSummary) -> str:
     """The failures part's note: the interruptions' measured loss against the plan's rework, and the failed work
-    lost apart (a summary without interruption figures reads as none found)."""
-    count = int(summary.get("actual_interruptions", 0))
-    lost = f"{count_sig(summary.get('actual_interruption_gpu_hours', 0.0))} GPU-h lost to "
+    lost apart."""
+    count = summary.actual_interruptions
+    lost = f"{count_sig(summary.actual_interruption_gpu_hours)} GPU-h lost to "
     lost += (f"{count:,} interruption{'s' if count != 1 else ''} (work since the last checkpoint + restart, "
-             f"τ {summary.get('checkpoint_interval_min', 0.0):g} min and restart "
-             f"{summary.get('restart_min', 0.0):g} min from {summary.get('checkpoint_source', 'the plan')})"
+             f"τ {summary.checkpoint_interval_min:g} min and restart "
+             f"{summary.restart_min:g} min from {summary.checkpoint_source})"
              if count else "interruptions (no run resumed after a failed segment)")
-    return (f"{lost} vs {count_sig(summary['plan_rework_gpu_hours'])} GPU-h planned rework; "
-            f"{count_sig(summary['actual_failed_gpu_hours'])} GPU-h in failed runs that never resumed, work lost")
+    return (f"{lost} vs {count_sig(summary.plan_rework_gpu_hours)} GPU-h planned rework; "
+            f"{count_sig(summary.actual_failed_gpu_hours)} GPU-h in failed runs that never resumed, work lost")
 
 
 def plan_vs_actual(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
+    plan: Mapping[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
 ) -> pd.DataFrame:
     """Waterfall parts from the plan to the actual usage (method in the module docstring).
@@ -294,27 +347,18 @@ def plan_vs_actual(
 
 
 def decomposition_summary(
-    plan: dict[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
+    plan: Mapping[str, Any], scenario: Scenario, actual: pd.DataFrame | ir.Table, main_run_ids: list[str],
     failed_states: tuple[str, ...] = FAILED_STATES,
-) -> dict[str, Any]:
-    """The totals behind ``plan_vs_actual``: plan and actual GPU-hours, dollars, $/GPU-h and tokens, and flags.
-
-    Keys: ``plan_gpu_hours``, ``plan_usd``, ``plan_price_per_gpu_hour``, ``plan_tokens``,
-    ``plan_main_run_gpu_hours``, ``plan_rework_gpu_hours``, ``plan_experiment_gpu_hours``,
-    ``plan_non_gpu_usd_excluded``; ``actual_gpu_hours``, ``actual_usd``, ``actual_price_per_gpu_hour`` (p_a:
-    actual $ less unused commitment, per GPU-hour; None without GPU-hours), ``actual_tokens`` (None when
-    unknown), ``token_coverage``, ``actual_main_ok_gpu_hours``,
-    ``actual_failed_gpu_hours``, ``actual_experiment_gpu_hours``, ``actual_unattributed_gpu_hours``,
-    ``commitment_usd``, ``unused_commitment_usd``, ``gpu_hours_valued_at_plan_price``; ``cost_known``,
-    ``states_known``, ``tokens_known``; ``gap_gpu_hours``, ``gap_usd`` and ``main_run_ids``.
-    """
+) -> GapSummary:
+    """The totals behind ``plan_vs_actual`` (``GapSummary``): plan and actual GPU-hours, dollars, $/GPU-h and
+    tokens, the flags of what the table carries, the gap and the main runs compared."""
     return decompose(plan, scenario, actual, main_run_ids, failed_states)[1]
 
 
-def plan_mismatch(summary: dict[str, Any]) -> str | None:
+def plan_mismatch(summary: GapSummary) -> str | None:
     """A warning when the plan's main run and the actual one differ by more than ``MISMATCH_RATIO`` in GPU-hours
     (probably another model or another quarter); None when they are comparable or either is unknown."""
-    planned, actual = summary["plan_main_run_gpu_hours"], summary.get("actual_main_run_gpu_hours", 0.0)
+    planned, actual = summary.plan_main_run_gpu_hours, summary.actual_main_run_gpu_hours
     if not planned or not actual or planned <= 0 or actual <= 0:
         return None
     ratio = max(planned, actual) / min(planned, actual)
@@ -326,24 +370,49 @@ def plan_mismatch(summary: dict[str, Any]) -> str | None:
             "quarter, or the main run it describes.")
 
 
-HOURS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
-                          "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
-                          "costless_gpu_hours", "gpu_usd", "host_usd", "commitment_usd", "unused_commitment_usd")
-FLAGS: tuple[str, ...] = ("cost_known", "states_known", "reserved_gpu", "reserved_gpu_priced")
+@dataclass(frozen=True)
+class ActualSums:
+    """The actual side's sums (NULLs skipped, 0 for no rows): GPU-hours of all GPU rows, of the main run's rows
+    not failed and all, of failed rows, of other runs' rows not failed, of rows with no run, of the main run's rows
+    with tokens and their tokens, of GPU rows with no cost; the cost of GPU rows, of the runs' other rows (hosts),
+    of commitment and of unused-commitment lines; and the flags: some cost is non-zero, some GPU row of a run has a
+    state, reserved GPU rows exist, and one of them has a non-zero cost."""
+
+    gpu_hours: float
+    main_ok_gpu_hours: float
+    main_gpu_hours: float
+    failed_gpu_hours: float
+    experiment_gpu_hours: float
+    unattributed_gpu_hours: float
+    token_gpu_hours: float
+    tokens: float
+    costless_gpu_hours: float
+    gpu_usd: float
+    host_usd: float
+    commitment_usd: float
+    unused_commitment_usd: float
+    cost_known: bool
+    states_known: bool
+    reserved_gpu: bool
+    reserved_gpu_priced: bool
+
+
+_ROW_SUMS: tuple[str, ...] = ("gpu_hours", "main_ok_gpu_hours", "main_gpu_hours", "failed_gpu_hours",
+                              "experiment_gpu_hours", "unattributed_gpu_hours", "token_gpu_hours", "tokens",
+                              "costless_gpu_hours", "gpu_usd", "commitment_usd", "unused_commitment_usd")
 
 
 @query
-def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> dict[str, float]:
-    """The GPU-hour, token and dollar sums of the actual side (``HOURS``, NULLs skipped, 0 for no rows) and the
-    flags ``FLAGS``: some cost is non-zero, some GPU row of a run has a state, reserved GPU rows exist, and one of
-    them has a non-zero cost. Three queries: the sums in one pass over the rows, the runs' host cost (a run with
-    GPU rows owns its other rows) and the flags, each of which stops at the first row that has it."""
+def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...]) -> ActualSums:
+    """The sums and flags of the actual side (``ActualSums``). Three queries: the sums in one pass over the rows,
+    the runs' host cost (a run with GPU rows owns its other rows) and the flags, each of which stops at the first
+    row that has it."""
     row = table_result(_actual_expr(usage, tuple(str(run) for run in main_run_ids), tuple(failed_states))).iloc[0]
     runs = table_result(_runs_expr(usage)).iloc[0]
     flags = set(table_result(_flags_expr(usage))["name"])
-    sums = {name: as_float(row[name]) for name in HOURS if name != "host_usd"}
-    return (sums | {"host_usd": as_float(runs["host_usd"]), "states_known": flag(runs["states_known"])}
-            | {name: name in flags for name in _FLAG_TESTS})
+    return ActualSums(**{name: as_float(row[name]) for name in _ROW_SUMS}, host_usd=as_float(runs["host_usd"]),
+                      states_known=flag(runs["states_known"]), cost_known="cost_known" in flags,
+                      reserved_gpu="reserved_gpu" in flags, reserved_gpu_priced="reserved_gpu_priced" in flags)
 
 
 def interruption_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -132,9 +132,9 @@ def priced_runs(found: list[Job], base: Scenario) -> tuple[list[refit.MeasuredRu
 def refit_of(found: list[Job], base: Scenario) -> refit.Refit | None:
     """The cluster's efficiency refitted on the jobs (`refit.refit`, over `priced_runs`), each distinct scenario
     priced once; None without a job the model can price."""
-    cache: dict[str, dict[str, Any]] = {}
+    cache: dict[str, refit.Prediction] = {}
 
-    def predict(scenario: Scenario) -> dict[str, Any]:
+    def predict(scenario: Scenario) -> refit.Prediction:
         key = scenario.model_dump_json()
         if key not in cache:
             cache[key] = refit.predicted(scenario)
@@ -163,9 +163,9 @@ def beyond_anchor(scenario: Scenario, found: list[Job], fitted: refit.Refit | No
     if fitted is None or not found or anchored(found, scenario):
         return scenario
     predicted = refit.predict_layout(fitted, scenario)
-    value = float(f"{predicted['mfu']:.3g}")
-    basis = (f"refit: {fitted.efficiency:.3g} × the throughput model's {100 * predicted['predicted_mfu']:.3g} % for "
-             f"{predicted['layout']}, over {len(fitted.rows)} jobs measured on "
+    value = float(f"{predicted.mfu:.3g}")
+    basis = (f"refit: {fitted.efficiency:.3g} × the throughput model's {100 * predicted.predicted_mfu:.3g} % for "
+             f"{predicted.layout}, over {len(fitted.rows)} jobs measured on "
              f"{', '.join(sorted({f'{job.gpus:,}' for job in found}))} GPUs")
     try:
         return scenario.model_validate(scenario.model_dump(by_alias=True) | measured_mfu(value, basis))
@@ -196,5 +196,5 @@ def as_json(found: list[Job], fitted: refit.Refit | None, base: Scenario | None)
         out["refit"] = refit.as_json(fitted) | {"layout_source": layout_source(fitted),
                                                 "left_out": len(found) - len(fitted.rows)}
         if base is not None:
-            out["refit"]["plan"] = refit.predict_layout(fitted, base)
+            out["refit"]["plan"] = asdict(refit.predict_layout(fitted, base))
     return out

@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from dashboard.retro.gap import GapSummary
 from dashboard.retro.waste import WasteCheck, WasteSummary
 
 
@@ -49,7 +50,7 @@ class GapResult:
     failed_states: tuple[str, ...]
     unit: str
     parts: pd.DataFrame | None = None
-    summary: dict[str, Any] | None = None
+    summary: GapSummary | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Hashable, Mapping
-from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -14,6 +13,7 @@ from dashboard.core import catalogue, provenance
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.query.opened import Table
 from dashboard.retro import calibrate, carry
+from dashboard.retro.gap import GapSummary
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache
@@ -127,7 +127,7 @@ def _rows_behind(key: Hashable, bill: Table | None, runs: Table | None,
 
 
 def _carry(measured: dict[str, calibrate.Measured], plan: Scenario | None, use_thin: tuple[str, ...],
-           decomposed: tuple[pd.DataFrame, dict[str, Any]] | None) -> carry.NextPlan | None:
+           decomposed: tuple[pd.DataFrame, GapSummary] | None) -> carry.NextPlan | None:
     """The choice to carry last quarter's overrun into the next plan (``carry.next_plan``), each part's line shown;
     None without a compared plan and its decomposition, or when the user leaves it out."""
     if plan is None or decomposed is None:
@@ -144,7 +144,7 @@ def _carry(measured: dict[str, calibrate.Measured], plan: Scenario | None, use_t
 
 def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenario | None, join_on: str,
             period: tuple[datetime.date, datetime.date] | None,
-            decomposed: tuple[pd.DataFrame, dict[str, Any]] | None = None,
+            decomposed: tuple[pd.DataFrame, GapSummary] | None = None,
             run_params: Mapping[int, float] | None = None) -> None:
     """The measured inputs of the shown view, and the button to plan the next run from them (carrying last
     quarter's overrun when the compared plan's ``decomposed`` parts and summary are given); MFU at each job's model

@@ -26,7 +26,7 @@ from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
 from dashboard.retro import tabs as figure_runs
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
-from dashboard.retro.gap import PARTS, plan_mismatch
+from dashboard.retro.gap import PARTS, GapSummary, plan_mismatch
 from dashboard.retro.join import JoinStats, match_warning
 from dashboard.retro.registry import ATTRIBUTION, FIGURES, GAP, LOAD, MIX, SPEND, UNITS, WASTE
 from dashboard.retro.results import AttributionResult, GapResult, LoadResult, MixResult, SpendResult, WasteResult
@@ -428,12 +428,12 @@ def attribution_chart(result: AttributionResult, currency: str | None) -> go.Fig
     return retro_usage.attribution_figure(result.table, currency=currency)
 
 
-def plan_caption(view: RetroView, summary: dict[str, Any]) -> str:
+def plan_caption(view: RetroView, summary: GapSummary) -> str:
     """What the plan compared with is, in GPU-hours and its dollars."""
-    return (f"Plan: **{markdown_text(view.plan_label)}** — {count_sig(summary['plan_gpu_hours'])} GPU-hours at "
-            f"{plan_money(summary['plan_price_per_gpu_hour'], view)}/GPU-hour = "
-            f"{plan_money(summary['plan_usd'], view)} of GPU compute (its "
-            f"{plan_money(summary['plan_non_gpu_usd_excluded'], view)} of non-GPU line items are not compared).")
+    return (f"Plan: **{markdown_text(view.plan_label)}** — {count_sig(summary.plan_gpu_hours)} GPU-hours at "
+            f"{plan_money(summary.plan_price_per_gpu_hour, view)}/GPU-hour = "
+            f"{plan_money(summary.plan_usd, view)} of GPU compute (its "
+            f"{plan_money(summary.plan_non_gpu_usd_excluded, view)} of non-GPU line items are not compared).")
 
 
 def attribution_order(in_gpu_hours: bool) -> str:
@@ -538,9 +538,10 @@ def gap_section(view: RetroView, tokens_note: str | None = None) -> GapResult:
 def gap_chart(result: GapResult, currency: str | None) -> go.Figure:
     """The waterfall of a comparison with a plan, in its unit."""
     assert result.parts is not None and result.summary is not None
-    key = "usd" if result.unit == "usd" else "gpu_hours"
-    return retro_gap.gap_figure(result.parts, result.summary[f"plan_{key}"], result.summary[f"actual_{key}"],
-                                unit=result.unit, currency=currency)
+    summary = result.summary
+    plan_total, actual_total = ((summary.plan_usd, summary.actual_usd) if result.unit == "usd"
+                                else (summary.plan_gpu_hours, summary.actual_gpu_hours))
+    return retro_gap.gap_figure(result.parts, plan_total, actual_total, unit=result.unit, currency=currency)
 
 
 def unpriced_waste(checklist: list[WasteCheck]) -> list[WasteCheck]:

@@ -341,7 +341,7 @@ def test_plan_vs_actual_parts_add_up_to_the_stated_gap(app, unit):
     main_runs = gap.suggest_main_runs(joined)
     assert at.multiselect(key="retro.main_runs.run_id").value == main_runs == ["pretrain-13b"]
     summary = gap.decomposition_summary(scenario_outputs(scenario), scenario, joined, main_runs, FAILED_STATES)
-    plan, actual = summary[f"plan_{unit}"], summary[f"actual_{unit}"]
+    plan, actual = getattr(summary, f"plan_{unit}"), getattr(summary, f"actual_{unit}")
 
     parts = at.dataframe[0].value
     assert parts["part"].tolist() == list(gap.PARTS)

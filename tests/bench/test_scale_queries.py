@@ -38,12 +38,12 @@ def _close(hand: object, layer: object) -> bool:
 def test_plan_vs_actual_hand_sql_gives_the_layers_sums(prepared):
     by_run, sums = scale_queries.run("duckdb", "focus", "Plan vs actual", "layer")
     hand = scale_queries.run("duckdb", "focus", "Plan vs actual", "sql")
-    assert sums["gpu_hours"] > 0 and sums["host_usd"] > 0 and sums["main_gpu_hours"] > 0  # the data exercise them
+    assert sums.gpu_hours > 0 and sums.host_usd > 0 and sums.main_gpu_hours > 0  # the data exercise them
     assert len(hand[0]) == len(by_run)
-    assert all(_close(h, sums[name]) for h, name in zip(hand[1].iloc[0], PLAN_SUMS, strict=True))
+    assert all(_close(h, getattr(sums, name)) for h, name in zip(hand[1].iloc[0], PLAN_SUMS, strict=True))
     host_usd, states_known = hand[2].iloc[0]
-    assert _close(host_usd, sums["host_usd"]) and bool(states_known) == sums["states_known"]
-    assert list(hand[3].iloc[0]) == [sums["cost_known"], sums["reserved_gpu"], sums["reserved_gpu_priced"]]
+    assert _close(host_usd, sums.host_usd) and bool(states_known) == sums.states_known
+    assert list(hand[3].iloc[0]) == [sums.cost_known, sums.reserved_gpu, sums.reserved_gpu_priced]
 
 
 def test_unit_costs_hand_sql_gives_the_layers_sums(prepared):

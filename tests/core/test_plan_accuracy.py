@@ -4,6 +4,7 @@ efficiency), and the accuracy of the last N outcomes, hand-computed."""
 from __future__ import annotations
 
 from datetime import date, datetime
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -50,8 +51,8 @@ def test_outcome_from_sums_the_parts_in_three_groups():
     hours = {"scale": 10.0, "efficiency": -4.0, "failures and restarts": 3.0, "experiments": 2.0,
              "idle / unattributed": 1.0}
     usd = {part: 20.0 * value for part, value in hours.items()} | {"price": 50.0}
-    summary = {"plan_gpu_hours": 100.0, "plan_usd": 2_000.0, "actual_gpu_hours": 112.0, "actual_usd": 2_290.0,
-               "cost_known": True}
+    summary = SimpleNamespace(plan_gpu_hours=100.0, plan_usd=2_000.0, actual_gpu_hours=112.0, actual_usd=2_290.0,
+                              cost_known=True)
     got = outcome_from(summary, _parts(hours, usd, unknown=("efficiency",)), scenario_name="Plan",
                        period_start=START, period_end=END, currency="USD")
     assert (got.price_gpu_hours, got.quantity_gpu_hours, got.efficiency_gpu_hours) == (0.0, 13.0, -1.0)
@@ -64,8 +65,8 @@ def test_outcome_from_sums_the_parts_in_three_groups():
 
 def test_a_bill_in_another_currency_keeps_no_money_for_the_groups():
     hours = {"scale": 10.0}
-    summary = {"plan_gpu_hours": 100.0, "plan_usd": 2_000.0, "actual_gpu_hours": 110.0, "actual_usd": 21_000.0,
-               "cost_known": True}
+    summary = SimpleNamespace(plan_gpu_hours=100.0, plan_usd=2_000.0, actual_gpu_hours=110.0, actual_usd=21_000.0,
+                              cost_known=True)
     parts = _parts(hours, {}).drop(columns="usd")  # as the tab shows a bill in another currency
     for frame in (parts, _parts(hours, {"scale": 200.0})):
         got = outcome_from(summary, frame, scenario_name="Plan", period_start=START, period_end=END,
@@ -90,9 +91,9 @@ def test_outcome_from_a_real_decomposition_adds_up_to_the_gap():
     assert got.price_usd == pytest.approx(3_305.0 - 1_380.0 * 2.0)
     assert got.quantity_usd == pytest.approx(360.0) and got.efficiency_usd == pytest.approx(0.0)
     assert got.price_gpu_hours + got.quantity_gpu_hours + got.efficiency_gpu_hours == pytest.approx(
-        summary["actual_gpu_hours"] - summary["plan_gpu_hours"])
+        summary.actual_gpu_hours - summary.plan_gpu_hours)
     assert got.price_usd + got.quantity_usd + got.efficiency_usd == pytest.approx(
-        summary["actual_usd"] - summary["plan_usd"])
+        summary.actual_usd - summary.plan_usd)
     assert (got.plan_gpu_hours, got.actual_gpu_hours, got.plan_usd, got.actual_usd) == (
         1_200.0, 1_380.0, 2_400.0, pytest.approx(3_305.0))
     assert got.gpu_hours_error == pytest.approx(0.15) and got.unknown_parts == ()

@@ -16,7 +16,7 @@ BASE = scenario_from_json(PLAN.read_text(encoding="utf-8"))  # 13B on 64 H100
 
 def _toy(scenario):
     """A stand-in model: 0.5 on 64 GPUs, 0.4 on 128, so the refit's arithmetic is checked by hand."""
-    return {"mfu": {64: 0.5, 128: 0.4}[scenario.gpu_count], "layout": f"{scenario.gpu_count} GPUs"}
+    return refit.Prediction({64: 0.5, 128: 0.4}[scenario.gpu_count], f"{scenario.gpu_count} GPUs")
 
 
 def _run(label, mfu, gpus=64, **layout):
@@ -65,9 +65,9 @@ def test_runs_generated_at_a_known_efficiency_are_refitted_to_it_and_predict_a_n
     new = BASE.model_copy(update={"gpu_count": 256, "tensor_parallel": 8, "pipeline_parallel": 1})
     model_new = scenario_outputs(new.model_copy(update={"mfu": None}))["throughput"]["mfu_predicted"]
     got = refit.predict_layout(fitted, new)
-    assert got["mfu"] == pytest.approx(EFFICIENCY * model_new, rel=1e-9)
-    assert got["predicted_mfu"] == pytest.approx(model_new, rel=1e-12)
-    assert got["layout"].startswith("256 GPUs · TP 8 · PP 1 · DP 32")
+    assert got.mfu == pytest.approx(EFFICIENCY * model_new, rel=1e-9)
+    assert got.predicted_mfu == pytest.approx(model_new, rel=1e-12)
+    assert got.layout.startswith("256 GPUs · TP 8 · PP 1 · DP 32")
 
 
 def test_the_published_constants_are_not_changed():
@@ -83,5 +83,5 @@ def test_nothing_to_fit_is_refused(runs):
 
 
 def test_the_prediction_never_passes_the_peak():
-    fitted = refit.refit([_run("job0", 1.0)], lambda s: {"mfu": 0.4, "layout": ""})  # e = 2.5
-    assert refit.predict_layout(fitted, BASE, lambda s: {"mfu": 0.5, "layout": ""})["mfu"] == 1.0
+    fitted = refit.refit([_run("job0", 1.0)], lambda s: refit.Prediction(0.4, ""))  # e = 2.5
+    assert refit.predict_layout(fitted, BASE, lambda s: refit.Prediction(0.5, "")).mfu == 1.0

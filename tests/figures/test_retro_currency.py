@@ -175,12 +175,17 @@ def test_the_plan_s_dollars_are_never_subtracted_from_another_currency():
     assert retro_gap.gap_figure(GAP_PARTS, 2400.0, 5850.0).layout.yaxis.title.text == "US dollars"  # a USD bill
 
 
-SUMMARY = {
-    "tokens_known": False, "token_coverage": None, "states_known": True, "actual_failed_gpu_hours": 2.0,
-    "plan_rework_gpu_hours": 30.0, "actual_experiment_gpu_hours": 0.0, "plan_experiment_gpu_hours": 100.0,
-    "unused_commitment_usd": 12.0, "plan_price_per_gpu_hour": 2.5, "actual_price_per_gpu_hour": 12.34,
-    "cost_known": True, "gpu_hours_valued_at_plan_price": 0.0, "actual_tokens": None, "plan_tokens": 1e9,
-}
+SUMMARY = gap.GapSummary(
+    tokens_known=False, token_coverage=None, states_known=True, actual_failed_gpu_hours=2.0,
+    plan_rework_gpu_hours=30.0, actual_experiment_gpu_hours=0.0, plan_experiment_gpu_hours=100.0,
+    unused_commitment_usd=12.0, plan_price_per_gpu_hour=2.5, actual_price_per_gpu_hour=12.34,
+    cost_known=True, gpu_hours_valued_at_plan_price=0.0, actual_tokens=None, plan_tokens=1e9,
+    actual_interruptions=0, actual_interruption_gpu_hours=0.0, interruptions_from_export=0,
+    checkpoint_interval_min=30.0, restart_min=10.0, checkpoint_source="the plan scenario",
+    plan_main_run_gpu_hours=900.0, plan_gpu_hours=1000.0, plan_usd=2500.0, plan_non_gpu_usd_excluded=None,
+    actual_gpu_hours=1000.0, actual_usd=12_352.0, actual_main_ok_gpu_hours=998.0, actual_main_run_gpu_hours=1000.0,
+    actual_unattributed_gpu_hours=0.0, commitment_usd=12.0, gap_gpu_hours=0.0, gap_usd=9852.0, main_run_ids=("main",),
+)
 
 
 def test_part_notes_write_the_bill_s_amounts_in_its_currency_and_do_not_compare_prices():

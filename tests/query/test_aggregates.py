@@ -149,16 +149,16 @@ def test_load_profile(april):
 
 def test_plan_vs_actual_sums(jobs):
     parts = gap._actual_totals(jobs, ["train"], ("FAILED",), plan_price=2.0)
-    assert parts["actual_gpu_hours"] == pytest.approx(200.0)  # 80 + 16 + 80 + 24
+    assert parts.actual_gpu_hours == pytest.approx(200.0)  # 80 + 16 + 80 + 24
     # the failed job (8 GPUs, 10:00 to 12:00) is followed at 12:00 by the run on 8 GPUs: it resumed, so the
     # interruption lost half a 30-min checkpoint interval and an 11-min restart on 8 GPUs, the rest is work kept
     lost = 8 * (30 / 2 + 11) / 60
-    assert parts["actual_main_ok_gpu_hours"] == pytest.approx(160.0 + 16.0 - lost)
-    assert parts["actual_failed_gpu_hours"] == pytest.approx(0.0)
-    assert parts["actual_interruption_gpu_hours"] == pytest.approx(lost) and parts["actual_interruptions"] == 1
-    assert parts["actual_unattributed_gpu_hours"] == pytest.approx(24.0)
-    assert parts["commitment_usd"] == pytest.approx(50.0)
-    assert parts["actual_usd"] == pytest.approx(550.0)  # GPU rows $500 + the commitment line $50
+    assert parts.actual_main_ok_gpu_hours == pytest.approx(160.0 + 16.0 - lost)
+    assert parts.actual_failed_gpu_hours == pytest.approx(0.0)
+    assert parts.actual_interruption_gpu_hours == pytest.approx(lost) and parts.actual_interruptions == 1
+    assert parts.actual_unattributed_gpu_hours == pytest.approx(24.0)
+    assert parts.commitment_usd == pytest.approx(50.0)
+    assert parts.actual_usd == pytest.approx(550.0)  # GPU rows $500 + the commitment line $50
     assert gap.suggest_main_runs(jobs) == ["train"]
 
 

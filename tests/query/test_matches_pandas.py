@@ -133,7 +133,7 @@ def _check_core(usage: pd.DataFrame, table) -> None:
     _same(units.unit_costs(table, active_params=7e9), reference.unit_costs(usage, active_params=7e9), "unit_costs")
     main = reference.suggest_main_runs(usage)
     _same(gap.suggest_main_runs(table), main, "suggest_main_runs")
-    _same(gap._actual_totals(table, main, reference.FAILED_STATES, 2.0),
+    _same(dataclasses.asdict(gap._actual_totals(table, main, reference.FAILED_STATES, 2.0)),
           reference._actual_totals(usage, main, reference.FAILED_STATES, 2.0), "actual_totals")
 
 

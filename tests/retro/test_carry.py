@@ -4,6 +4,7 @@ sample 13B plan with the figures pinned to the sample generator's own tables."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -38,9 +39,11 @@ def decomposition(scale_h, efficiency_h, failures_h, experiments_h, idle_usd, to
     parts = pd.DataFrame({"part": list(gap.PARTS), "gpu_hours": hours, "usd": [h * PLAN_PRICE for h in hours],
                           "known": [True, tokens_known, True, True, True, True],
                           "needs": ["", "" if tokens_known else "tokens", "", "", "", ""], "note": [""] * 6})
-    summary = {"tokens_known": tokens_known, "actual_tokens": 1.2e12 if tokens_known else None, "plan_tokens": 1e12,
-               "plan_main_run_gpu_hours": 60_000.0, "plan_rework_gpu_hours": 1_000.0, "plan_usd": 80_000.0,
-               "actual_usd": 100_000.0}
+    unread = dict.fromkeys((field.name for field in dataclasses.fields(gap.GapSummary)), 0.0)  # next_plan's unread
+    summary = gap.GapSummary(**unread | {
+        "tokens_known": tokens_known, "actual_tokens": 1.2e12 if tokens_known else None, "plan_tokens": 1e12,
+        "plan_main_run_gpu_hours": 60_000.0, "plan_rework_gpu_hours": 1_000.0, "plan_usd": 80_000.0,
+        "actual_usd": 100_000.0})
     return parts, summary
 
 

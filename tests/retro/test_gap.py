@@ -1,5 +1,7 @@
 """Plan vs actual: the waterfall parts add up to the gap, and each kind of deviation lands in its own part."""
 
+import dataclasses
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -101,8 +103,8 @@ def test_each_deviation_lands_in_its_part(rows, hours, price_usd, idle_extra_usd
     expected_usd = [h * PLAN["blended_price_per_gpu_hour"] for h in hours] + [price_usd]
     expected_usd[4] += idle_extra_usd
     assert parts["usd"].to_numpy() == pytest.approx(expected_usd, abs=1e-9)
-    assert parts["gpu_hours"].sum() == pytest.approx(summary["actual_gpu_hours"] - PLAN_HOURS, abs=1e-9)
-    assert parts["usd"].sum() == pytest.approx(summary["actual_usd"] - PLAN_USD, abs=1e-9)
+    assert parts["gpu_hours"].sum() == pytest.approx(summary.actual_gpu_hours - PLAN_HOURS, abs=1e-9)
+    assert parts["usd"].sum() == pytest.approx(summary.actual_usd - PLAN_USD, abs=1e-9)
 
 
 def test_decompose_reads_the_actual_side_once(monkeypatch):
@@ -131,23 +133,32 @@ def test_summary_totals():
     rows = [run(1800, tokens=2e9, price=3.0), run(100, state="FAILED", price=3.0),
             run(50, run_id=None, state=None, price=3.0)]
     summary = decomposition_summary(PLAN | {"cost_total_usd": 3000.0}, SCENARIO, usage(*rows), ["main"])
-    assert summary["plan_gpu_hours"] == PLAN_HOURS
-    assert summary["plan_usd"] == PLAN_USD
-    assert summary["plan_non_gpu_usd_excluded"] == pytest.approx(600.0)
-    assert summary["actual_gpu_hours"] == 1950.0
-    assert summary["actual_usd"] == pytest.approx(1950 * 3.0)
-    assert summary["actual_price_per_gpu_hour"] == pytest.approx(3.0)
-    assert summary["actual_tokens"] == 2e9
-    assert summary["actual_failed_gpu_hours"] == 100.0
-    assert summary["actual_unattributed_gpu_hours"] == 50.0
-    assert summary["gap_usd"] == pytest.approx(1950 * 3.0 - PLAN_USD)
-    assert (summary["cost_known"], summary["states_known"], summary["tokens_known"]) == (True, True, True)
+    assert summary.plan_gpu_hours == PLAN_HOURS
+    assert summary.plan_usd == PLAN_USD
+    assert summary.plan_non_gpu_usd_excluded == pytest.approx(600.0)
+    assert summary.actual_gpu_hours == 1950.0
+    assert summary.actual_usd == pytest.approx(1950 * 3.0)
+    assert summary.actual_price_per_gpu_hour == pytest.approx(3.0)
+    assert summary.actual_tokens == 2e9
+    assert summary.actual_failed_gpu_hours == 100.0
+    assert summary.actual_unattributed_gpu_hours == 50.0
+    assert summary.gap_usd == pytest.approx(1950 * 3.0 - PLAN_USD)
+    assert (summary.cost_known, summary.states_known, summary.tokens_known) == (True, True, True)
+
+
+def test_the_summary_is_a_frozen_value_the_page_s_cache_keeps():
+    summary = decomposition_summary(PLAN, SCENARIO, usage(run(1800, tokens=2e9, price=3.0)), ["main"])
+    assert pickle.loads(pickle.dumps(summary)) == summary  # st.cache_data pickles what it keeps
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        summary.actual_usd = 0.0
+    assert summary.main_run_ids == ("main",)
+    assert summary.gap_gpu_hours == pytest.approx(1800.0 - PLAN_HOURS)
 
 
 def test_tst_plan_compares_raw_tokens():
     scenario = Scenario(tokens=1e9, method="tst", tst_token_multiplier=2.0)
     summary = decomposition_summary(PLAN, scenario, usage(*AS_PLANNED), ["main"])
-    assert summary["plan_tokens"] == 2e9
+    assert summary.plan_tokens == 2e9
 
 
 def test_failed_states_can_be_narrowed():
@@ -178,7 +189,7 @@ def test_tokens_that_cannot_be_scaled_up_count_as_unknown():
     # overflow, so the gap is read without tokens (scale takes every main-run hour, efficiency none).
     rows = [run(2.2250738585072014e-308, tokens=1.0), run(1000)]
     summary = decomposition_summary(PLAN, SCENARIO, usage(*rows), ["main"])
-    assert summary["tokens_known"] is False and summary["actual_tokens"] is None
+    assert summary.tokens_known is False and summary.actual_tokens is None
     parts = plan_vs_actual(PLAN, SCENARIO, usage(*rows), ["main"]).set_index("part")
     assert parts.loc["efficiency", "gpu_hours"] == 0.0
     assert np.isfinite(parts[["gpu_hours", "usd"]].to_numpy()).all()
@@ -213,11 +224,11 @@ def test_parts_always_sum_to_the_gap(rows, main_h, rework_share, experiments_h, 
     parts = plan_vs_actual(plan, scenario, actual, ["main"])
     summary = decomposition_summary(plan, scenario, actual, ["main"])
     # floating-point tolerance: relative to the largest magnitude summed
-    scale = max(1.0, parts["gpu_hours"].abs().sum(), parts["usd"].abs().sum(), summary["actual_usd"],
-                summary["plan_usd"], summary["actual_gpu_hours"], summary["plan_gpu_hours"])
-    assert parts["gpu_hours"].sum() == pytest.approx(summary["actual_gpu_hours"] - summary["plan_gpu_hours"],
+    scale = max(1.0, parts["gpu_hours"].abs().sum(), parts["usd"].abs().sum(), summary.actual_usd,
+                summary.plan_usd, summary.actual_gpu_hours, summary.plan_gpu_hours)
+    assert parts["gpu_hours"].sum() == pytest.approx(summary.actual_gpu_hours - summary.plan_gpu_hours,
                                                      abs=1e-9 * scale)
-    assert parts["usd"].sum() == pytest.approx(summary["actual_usd"] - summary["plan_usd"], abs=1e-9 * scale)
+    assert parts["usd"].sum() == pytest.approx(summary.actual_usd - summary.plan_usd, abs=1e-9 * scale)
     assert np.isfinite(parts[["gpu_hours", "usd"]].to_numpy()).all()
 
 
@@ -233,10 +244,10 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
 
     parts = plan_vs_actual(plan, scenario, joined, main)
     summary = decomposition_summary(plan, scenario, joined, main)
-    assert parts["usd"].sum() == pytest.approx(summary["actual_usd"] - summary["plan_usd"], rel=1e-12)
-    assert parts["gpu_hours"].sum() == pytest.approx(summary["actual_gpu_hours"] - summary["plan_gpu_hours"],
+    assert parts["usd"].sum() == pytest.approx(summary.actual_usd - summary.plan_usd, rel=1e-12)
+    assert parts["gpu_hours"].sum() == pytest.approx(summary.actual_gpu_hours - summary.plan_gpu_hours,
                                                      rel=1e-12)
-    assert summary["plan_usd"] == pytest.approx(
+    assert summary.plan_usd == pytest.approx(
         (plan["gpu_hours_main_run"] + plan["gpu_hours_experiments"]) * plan["blended_price_per_gpu_hour"])
     by_part = parts.set_index("part")
     assert by_part.loc["idle / unattributed", "gpu_hours"] == pytest.approx(1152.0)  # the untagged dev box
@@ -250,11 +261,11 @@ def test_bundled_focus_and_slurm_samples_sum_to_the_gap():
     assert rows.loc[main_failed, "gpu_hours"].sum() == pytest.approx(20_240) and main_failed.sum() == 8
     lost = 8 * 64 * (scenario.checkpoint_interval_min / 2 + scenario.restart_min) / 60
     assert (scenario.checkpoint_interval_min, scenario.restart_min) == (30.0, 11.0)
-    assert summary["actual_main_ok_gpu_hours"] == pytest.approx(82_616 - lost)
-    assert not summary["tokens_known"]  # sacct has no tokens: all main-run hours above the plan show as scale
+    assert summary.actual_main_ok_gpu_hours == pytest.approx(82_616 - lost)
+    assert not summary.tokens_known  # sacct has no tokens: all main-run hours above the plan show as scale
     assert by_part.loc["scale", "gpu_hours"] == pytest.approx(
         82_616 - lost - (plan["gpu_hours_main_run"] - plan["gpu_hours_rework"]))
-    assert summary["unused_commitment_usd"] == pytest.approx(73_247.73)  # the idle reservation before / after
+    assert summary.unused_commitment_usd == pytest.approx(73_247.73)  # the idle reservation before / after
 
 
 @pytest.mark.parametrize(("rows", "unknown"), [
@@ -275,7 +286,7 @@ def test_parts_the_table_cannot_tell_are_marked_unknown_with_what_to_import(rows
 @pytest.mark.parametrize(("main_hours", "flagged"), [(2000.0, False), (2001.0, True), (500.0, False), (499.0, True)])
 def test_a_plan_for_another_run_is_flagged(main_hours, flagged):
     summary = decomposition_summary(PLAN, SCENARIO, usage(run(main_hours, tokens=1e9)), ["main"])
-    assert summary["actual_main_run_gpu_hours"] == main_hours
+    assert summary.actual_main_run_gpu_hours == main_hours
     warning = plan_mismatch(summary)
     assert (warning is not None) == flagged
     if flagged:
