@@ -19,6 +19,7 @@ from dashboard.format import USD, money
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.opened import Table
 from dashboard.retro import filters as row_filters
+from dashboard.retro.amortise import Amortisation
 from dashboard.retro.budgets import view_id
 
 EXPORT_BUDGET_USD = 1_000_000.0  # the bundled quarter's budget for its whole export
@@ -81,7 +82,7 @@ class RetroView:
     filters: Filters
     join_on: str
     stats: dict[str, Any]
-    amortisation: dict[str, Any]
+    amortisation: Amortisation
     currencies: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
@@ -167,4 +168,4 @@ def whole(usage: Table) -> RetroView:
     actual's too)."""
     return RetroView(data_key=("whole",), usage=usage, shown=usage, billing=usage, runs=None, bounds={},
                      filters=Filters(), join_on="run_id", stats={"billing_missing": False, "runs_missing": True},
-                     amortisation={"status": "none", "label": ""}, plan=default_scenario())
+                     amortisation=Amortisation(), plan=default_scenario())

@@ -188,12 +188,13 @@ def test_the_real_koku_cur_in_nok(app):
 def test_a_bill_mixing_currencies_says_so_and_names_them_on_every_amount():
     # The import refuses a file that mixes currencies; should a bill still hold several, the page says so and
     # writes its amounts with both codes rather than as one currency.
+    from dashboard.retro.amortise import Amortisation
     from dashboard.retro.view import Filters, RetroView
     from dashboard.ui import retro_view
 
     def of(*codes):
         return RetroView(data_key=codes, usage=None, shown=None, billing=None, runs=None, bounds={}, filters=Filters(),
-                         join_on="run_id", stats={}, amortisation={}, currencies=codes)
+                         join_on="run_id", stats={}, amortisation=Amortisation(), currencies=codes)
 
     assert retro_view.mixed_currency_error(("NOK",)) is None and of().currency is None
     error = retro_view.mixed_currency_error(("EUR", "USD"))
