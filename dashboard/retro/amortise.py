@@ -34,13 +34,14 @@ duration times the sum, over its days, of its seconds that day times that day's 
 covered GPU-hours), read from the rate of its first and last day and the running total of the daily rates (every
 day between is one of its own, so covered), two joins with the table of covered days. The result is the rows
 other than the charges, so changed, and the charges as unused-commitment lines, in no particular row order.
-``info`` takes the status (``commitment_status``: the waste checks' aggregate and flag queries, which the
+`Amortisation` takes the status (``commitment_status``: the waste checks' aggregate and flag queries, which the
 idle-capacity check shares) and, when the charges are spread, one aggregate of their day pieces.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import cast
 
 import ibis
 import ibis.expr.types as ir
@@ -63,27 +64,42 @@ LABELS: dict[str, str] = {
 }
 
 
-def _info(status: str, **figures: float) -> dict[str, Any]:
-    base = {"status": status, "label": LABELS[status], "commitment_usd": 0.0, "spread_usd": 0.0,
-            "unused_usd": 0.0, "after_export_usd": 0.0, "covered_gpu_hours": 0.0}
-    return base | figures
+@dataclass(frozen=True)
+class Amortisation:
+    """What was done with a bill's commitments (`amortise_commitments`): the ``status`` (one of ``STATUSES``), the
+    cost on commitment lines (``commitment_usd``), the part spread onto GPU rows (``spread_usd``), the part left on
+    the lines (``unused_usd``: days without covered usage, or the unused part the export states), the part that
+    belongs to days after the export (``after_export_usd``), all in the bill's currency, and the reserved GPU rows'
+    ``covered_gpu_hours``."""
+
+    status: str = "none"
+    commitment_usd: float = 0.0
+    spread_usd: float = 0.0
+    unused_usd: float = 0.0
+    after_export_usd: float = 0.0
+    covered_gpu_hours: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """How the $/GPU-hour tile treats commitments ("commitments amortised"; "" without any)."""
+        return LABELS[self.status]
 
 
 def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserved_gpu_rows: bool,
-            reserved_gpu_priced: bool) -> dict[str, Any]:
-    """Step 1 of the method: ``_info`` of "no_gpu", "none", "provider" or "excluded", or of "to_spread" when the
-    paid lines are to be spread over the reserved GPU usage (``paid_usd``/``unused_usd`` None: no such line)."""
-    figures = {"commitment_usd": (paid_usd or 0.0) + (unused_usd or 0.0), "unused_usd": unused_usd or 0.0}
+            reserved_gpu_priced: bool) -> Amortisation:
+    """Step 1 of the method: "no_gpu", "none", "provider" or "excluded", or "to_spread" when the paid lines are to
+    be spread over the reserved GPU usage (``paid_usd``/``unused_usd`` None: no such line)."""
+    commitment_usd, unused = (paid_usd or 0.0) + (unused_usd or 0.0), unused_usd or 0.0
     if not gpu:
-        return _info("no_gpu", **figures)
-    if paid_usd is None:
-        return _info("none") if unused_usd is None else _info("provider", **figures)
-    if reserved_gpu_rows and not reserved_gpu_priced:
-        return _info("to_spread", **figures)
-    return _info("excluded", **figures)
+        status = "no_gpu"
+    elif paid_usd is None:
+        status = "none" if unused_usd is None else "provider"
+    else:
+        status = "to_spread" if reserved_gpu_rows and not reserved_gpu_priced else "excluded"
+    return Amortisation(status, commitment_usd=commitment_usd, unused_usd=unused)
 
 
-def commitment_status(usage: ir.Table) -> dict[str, Any]:
+def commitment_status(usage: ir.Table) -> Amortisation:
     """Step 1 of the method as one query (``amortise_commitments`` spreads the paid lines)."""
     facts = waste.idle_capacity(usage)
     return _status(bool(facts["gpu"]), number(facts["paid_usd"]) if facts["paid"] else None,
@@ -215,29 +231,39 @@ def _figures_expr(usage: ir.Table) -> ir.Table:
     return parts.cross_join(hours)
 
 
+@dataclass(frozen=True)
+class _Parts:
+    """The charges' parts spread on covered days, left on days without covered usage and after the export's end,
+    and the covered GPU-hours (`_figures_expr`'s row)."""
+
+    spread_usd: float
+    left_usd: float
+    after_export_usd: float
+    covered_gpu_hours: float
+
+
 @query
-def _figures(usage: ir.Table) -> dict[str, float]:
+def _figures(usage: ir.Table) -> _Parts:
     row = cast(pd.DataFrame, execute(_figures_expr(usage))).iloc[0]
-    return {name: number(row[name]) for name in row.index}
+    return _Parts(spread_usd=number(row["spread_usd"]), left_usd=number(row["left_usd"]),
+                  after_export_usd=number(row["after_export_usd"]), covered_gpu_hours=number(row["covered_gpu_hours"]))
 
 
-def amortise_commitments(usage: ir.Table) -> tuple[ir.Table, dict[str, Any]]:
+def amortise_commitments(usage: ir.Table) -> tuple[ir.Table, Amortisation]:
     """The usage table with commitment charges spread over the reserved GPU usage they cover, and what was done.
 
-    Returns ``(usage, info)``; the table is ``usage`` itself unless ``info["status"]`` is "amortised", where it is
+    Returns ``(usage, info)``; the table is ``usage`` itself unless ``info.status`` is "amortised", where it is
     a lazy expression of the same columns in which the covered rows' cost includes their share and the paid lines
-    become unused-commitment lines carrying what was left on them. ``info``: ``status`` ("no_gpu": the bill has no
-    GPU rows; "none": no commitment lines; "provider": the export amortises commitments itself; "amortised": done
-    here; "excluded": paid lines but no unpriced reserved GPU usage to put them on, so the $/GPU-hour excludes
-    them), ``label`` (for the $/GPU-hour tile), ``commitment_usd`` (the cost on commitment lines), ``spread_usd``
-    (put on GPU rows), ``unused_usd`` (left on the lines: days without covered usage, or the unused part the export
-    states), ``after_export_usd`` (belongs to days after the export) and ``covered_gpu_hours``.
+    become unused-commitment lines carrying what was left on them. ``info`` is an `Amortisation`; its ``status``:
+    "no_gpu" (the bill has no GPU rows), "none" (no commitment lines), "provider" (the export amortises commitments
+    itself), "amortised" (done here) or "excluded" (paid lines but no unpriced reserved GPU usage to put them on,
+    so the $/GPU-hour excludes them).
     """
     info = commitment_status(usage)
-    if info["status"] != "to_spread":
+    if info.status != "to_spread":
         return usage, info
-    figures = _figures(usage)
-    return _amortised(usage), _info(
-        "amortised", commitment_usd=info["commitment_usd"], spread_usd=figures["spread_usd"],
-        unused_usd=info["unused_usd"] + figures["left_usd"], after_export_usd=figures["after_export_usd"],
-        covered_gpu_hours=figures["covered_gpu_hours"])
+    parts = _figures(usage)
+    return _amortised(usage), Amortisation(
+        "amortised", commitment_usd=info.commitment_usd, spread_usd=parts.spread_usd,
+        unused_usd=info.unused_usd + parts.left_usd, after_export_usd=parts.after_export_usd,
+        covered_gpu_hours=parts.covered_gpu_hours)

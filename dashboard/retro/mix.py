@@ -12,6 +12,7 @@ on the few rows they return.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import ibis.expr.types as ir
 import numpy as np
@@ -29,12 +30,12 @@ SHARE_TOLERANCE = 1e-9
 
 def has_prices(usage: pd.DataFrame | ir.Table) -> bool:
     """Whether the table carries prices: Slurm and W&B exports have no currency and read as cost 0."""
-    return bool(price_facts(tables.table_of(usage))["has_prices"])
+    return price_facts(tables.table_of(usage)).has_prices
 
 
 def non_gpu_cost(usage: pd.DataFrame | ir.Table) -> float:
     """Total cost of the rows that carry no GPU-hours (storage, support, tax, credits, commitment fees)."""
-    return float(price_facts(tables.table_of(usage))["non_gpu_cost"])
+    return price_facts(tables.table_of(usage)).non_gpu_cost
 
 
 def mix_shares(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
@@ -68,12 +69,38 @@ def mix_shares(usage: pd.DataFrame | ir.Table) -> pd.DataFrame:
     return table
 
 
+@dataclass(frozen=True)
+class MixCost:
+    """The GPU cost at another purchase mix (`cost_at_mix`), in the table's currency: the mix asked for
+    (``reserved_share``, ``spot_share``, ``on_demand_share``), the actual shares of the priced GPU-hours
+    (``actual_reserved_share``, ``actual_spot_share``) and those GPU-hours (``priced_gpu_hours``), the tier prices
+    used (``usd_per_gpu_hour``, by tier), ``blended_usd_per_gpu_hour``, ``gpu_cost_at_mix``, ``actual_gpu_cost``,
+    ``saving`` (actual minus at-mix; positive means the mix would have been cheaper), the GPU-hours and cost of
+    unknown pricing (``unknown_pricing_gpu_hours``, ``unknown_pricing_cost``) and ``reason`` (None, or why the cost
+    is NaN)."""
+
+    reserved_share: float
+    spot_share: float
+    on_demand_share: float
+    actual_reserved_share: float
+    actual_spot_share: float
+    priced_gpu_hours: float
+    usd_per_gpu_hour: dict[str, float]
+    blended_usd_per_gpu_hour: float
+    gpu_cost_at_mix: float
+    actual_gpu_cost: float
+    saving: float
+    unknown_pricing_gpu_hours: float
+    unknown_pricing_cost: float
+    reason: str | None
+
+
 def cost_at_mix(
     usage: pd.DataFrame | ir.Table,
     reserved_share: float,
     spot_share: float,
     fallback_usd_per_gpu_hour: Mapping[str, float] | None = None,
-) -> dict:
+) -> MixCost:
     """What the GPU-hours with a known pricing tier would have cost at another mix, plus the rest unchanged.
 
     Each tier is priced at its realised $/GPU-hour (``mix_shares``) and blended with the engine's
@@ -83,11 +110,7 @@ def cost_at_mix(
     give it in ``fallback_usd_per_gpu_hour`` (keyed "reserved" / "on_demand" / "spot", e.g. the scenario's
     prices), otherwise a mix that needs it gives NaN with a ``reason``.
 
-    Returns a dict: ``reserved_share``, ``spot_share``, ``on_demand_share`` (the mix asked for),
-    ``actual_reserved_share`` and ``actual_spot_share`` (of the priced GPU-hours), ``priced_gpu_hours``,
-    ``usd_per_gpu_hour`` (tier prices used, by tier), ``blended_usd_per_gpu_hour``, ``gpu_cost_at_mix``,
-    ``actual_gpu_cost``, ``saving`` (actual minus at-mix; positive means the mix would have been cheaper),
-    ``unknown_pricing_gpu_hours``, ``unknown_pricing_cost`` and ``reason`` (None, or why the cost is NaN).
+    Returns a `MixCost`.
     """
     for name, share in (("reserved_share", reserved_share), ("spot_share", spot_share)):
         if not 0.0 <= share <= 1.0:
@@ -128,22 +151,22 @@ def cost_at_mix(
         reason = (f"no realised price for {', '.join(missing)}: the data has no GPU-hours on that tier; "
                   "give a fallback $/GPU-hour")
     at_mix = np.nan if reason else priced_hours * blended + unknown_cost
-    return {
-        "reserved_share": reserved_share,
-        "spot_share": spot_share,
-        "on_demand_share": shares["on_demand"],
-        "actual_reserved_share": float(priced.at["reserved", "gpu_hours"]) / priced_hours if priced_hours else np.nan,
-        "actual_spot_share": float(priced.at["spot", "gpu_hours"]) / priced_hours if priced_hours else np.nan,
-        "priced_gpu_hours": priced_hours,
-        "usd_per_gpu_hour": prices,
-        "blended_usd_per_gpu_hour": np.nan if reason else blended,
-        "gpu_cost_at_mix": at_mix,
-        "actual_gpu_cost": actual_gpu_cost,
-        "saving": actual_gpu_cost - at_mix,
-        "unknown_pricing_gpu_hours": unknown_hours,
-        "unknown_pricing_cost": unknown_cost,
-        "reason": reason,
-    }
+    return MixCost(
+        reserved_share=reserved_share,
+        spot_share=spot_share,
+        on_demand_share=shares["on_demand"],
+        actual_reserved_share=float(priced.at["reserved", "gpu_hours"]) / priced_hours if priced_hours else np.nan,
+        actual_spot_share=float(priced.at["spot", "gpu_hours"]) / priced_hours if priced_hours else np.nan,
+        priced_gpu_hours=priced_hours,
+        usd_per_gpu_hour=prices,
+        blended_usd_per_gpu_hour=np.nan if reason else blended,
+        gpu_cost_at_mix=at_mix,
+        actual_gpu_cost=actual_gpu_cost,
+        saving=actual_gpu_cost - at_mix,
+        unknown_pricing_gpu_hours=unknown_hours,
+        unknown_pricing_cost=unknown_cost,
+        reason=reason,
+    )
 
 
 @built
@@ -170,10 +193,18 @@ def _price_expr(usage: ir.Table) -> ir.Table:
                            cost_null=usage.cost.isnull().any(where=other))
 
 
+@dataclass(frozen=True)
+class PriceFacts:
+    """Whether the table carries prices (``has_prices``: some currency present; Slurm and W&B exports carry none)
+    and the cost of its rows without GPU-hours (``non_gpu_cost``; NaN when one of them has no cost)."""
+
+    has_prices: bool
+    non_gpu_cost: float
+
+
 @query
-def price_facts(usage: ir.Table) -> dict[str, float]:
-    """``has_prices`` (some currency present: Slurm and W&B exports carry none) and ``non_gpu_cost`` (cost of the
-    rows without GPU-hours; NaN when one of them has no cost)."""
+def price_facts(usage: ir.Table) -> PriceFacts:
+    """The table's `PriceFacts`, in one query."""
     row = table_result(_price_expr(usage)).iloc[0]
-    return {"has_prices": flag(row["priced"]),
-            "non_gpu_cost": np.nan if flag(row["cost_null"]) else number(row["cost"])}
+    return PriceFacts(has_prices=flag(row["priced"]),
+                      non_gpu_cost=np.nan if flag(row["cost_null"]) else number(row["cost"]))

@@ -106,7 +106,7 @@ def _waste(view: RetroView) -> WasteResult:
     """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (the scenario
     defaults without a plan)."""
     checklist = waste.waste_checklist(view.shown, scenario=view.plan)
-    total_cost = spend.totals(view.shown)["cost"]
+    total_cost = spend.totals(view.shown).cost
     return WasteResult(tuple(checklist), waste.waste_summary(checklist, total_cost), total_cost)
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dashboard.retro.gap import GapSummary
+from dashboard.retro.units import UnitCosts
 from dashboard.retro.waste import WasteCheck, WasteSummary
 
 
@@ -87,4 +88,4 @@ class UnitsResult:
     """Cost per GPU-hour and per million tokens and the achieved MFU at the plan's active parameters, each with why
     it is unknown (`units.unit_costs`)."""
 
-    numbers: dict[str, Any]
+    numbers: UnitCosts

@@ -13,6 +13,7 @@ quarters has a running total, budget and forecast per quarter (``data_quarters``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
 import ibis.expr.types as ir
@@ -280,8 +281,17 @@ def _totals_expr(usage: ir.Table) -> ir.Table:
     return usage.aggregate(rows=usage.count(), gpu_hours=usage.gpu_hours.sum(), cost=usage.cost.sum())
 
 
+@dataclass(frozen=True)
+class Totals:
+    """A table's ``rows``, ``gpu_hours`` and ``cost`` (in its currency; NULLs skipped)."""
+
+    rows: int
+    gpu_hours: float
+    cost: float
+
+
 @query
-def totals(usage: ir.Table) -> dict[str, float]:
-    """Rows, GPU-hours and cost of the whole table (NULLs skipped)."""
+def totals(usage: ir.Table) -> Totals:
+    """The `Totals` of the whole table, in one query."""
     row = table_result(_totals_expr(usage)).iloc[0]
-    return {"rows": int(row["rows"]), "gpu_hours": number(row["gpu_hours"]), "cost": number(row["cost"])}
+    return Totals(rows=int(row["rows"]), gpu_hours=number(row["gpu_hours"]), cost=number(row["cost"]))

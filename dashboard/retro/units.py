@@ -59,9 +59,38 @@ def _row_peaks(gpu_types: pd.Series) -> np.ndarray:
     return lookup[np.where(codes < 0, len(uniques), codes)]
 
 
+@dataclass(frozen=True)
+class UnitCosts:
+    """Unit costs of a view (`unit_costs`), in the table's currency (NaN when it has none): the view's ``rows``;
+    the GPU rows' ``gpu_hours``, ``gpu_cost`` and cost per GPU-hour (``usd_per_gpu_hour``) and the other rows'
+    ``non_gpu_cost``; the rows with tokens' ``tokens``, ``token_gpu_hours``, ``token_cost`` and cost per million
+    tokens (``usd_per_million_tokens``); the ``peak_tflops`` used for ``mfu`` (a fraction 0..1; NaN when none);
+    and ``reasons``: metric name → what it needs, in words for the reader, to follow its label in ``LABELS``
+    (empty when all are known)."""
+
+    rows: int
+    gpu_hours: float
+    gpu_cost: float
+    non_gpu_cost: float
+    usd_per_gpu_hour: float
+    tokens: float
+    token_gpu_hours: float
+    token_cost: float
+    usd_per_million_tokens: float
+    peak_tflops: float
+    mfu: float
+    reasons: dict[str, str]
+
+    @property
+    def cost(self) -> float:
+        """The view's whole cost: its GPU rows' and the others'."""
+        return self.gpu_cost + self.non_gpu_cost
+
+
 def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = None,
-               peak_tflops: float | None = None) -> dict:
-    """$ per GPU-hour, $ per million tokens and achieved MFU, each NaN with a reason when it cannot be known.
+               peak_tflops: float | None = None) -> UnitCosts:
+    """$ per GPU-hour, $ per million tokens and achieved MFU, each NaN with a reason when it cannot be known
+    (`UnitCosts`).
 
     - ``usd_per_gpu_hour`` = GPU rows' cost / their GPU-hours, over the rows whose cost is known (a joined
       table leaves run-export rows without a billing match at NaN cost).
@@ -72,12 +101,7 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
       every row; without it each row's peak comes from its gpu_type in the hardware catalogue, and the
       peak used is the GPU-hour-weighted mean (so mixed GPU types give achieved / available FLOPs).
 
-    Returns ``rows`` (of the view), ``gpu_hours``, ``gpu_cost``, ``non_gpu_cost``, ``usd_per_gpu_hour``, ``tokens``,
-    ``token_gpu_hours`` (GPU-hours of rows with tokens), ``token_cost``, ``usd_per_million_tokens``,
-    ``peak_tflops`` (used for MFU, NaN if none), ``mfu`` (fraction 0..1) and ``reasons`` (metric name →
-    what it needs, in words for the reader, to follow its label in ``LABELS``; empty when all are known). Costs
-    are NaN when the table has no currency (Slurm and
-    W&B exports carry no prices and read as cost 0).
+    Costs are NaN when the table has no currency (Slurm and W&B exports carry no prices and read as cost 0).
     """
     reasons: dict[str, str] = {}
     usage = tables.table_of(usage)
@@ -120,20 +144,10 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
     elif "mfu" not in reasons:
         ideal_gpu_hours = compute.gpu_hours(compute.model_flops(active_params, tokens), peak_used, 1.0)
         mfu = float(ideal_gpu_hours / token_gpu_hours)
-    return {
-        "rows": sums.rows,
-        "gpu_hours": gpu_hours,
-        "gpu_cost": gpu_cost,
-        "non_gpu_cost": sums.non_gpu_cost if priced else np.nan,
-        "usd_per_gpu_hour": usd_per_gpu_hour,
-        "tokens": tokens,
-        "token_gpu_hours": token_gpu_hours,
-        "token_cost": token_cost,
-        "usd_per_million_tokens": usd_per_million_tokens,
-        "peak_tflops": peak_used,
-        "mfu": mfu,
-        "reasons": reasons,
-    }
+    return UnitCosts(
+        rows=sums.rows, gpu_hours=gpu_hours, gpu_cost=gpu_cost, non_gpu_cost=sums.non_gpu_cost if priced else np.nan,
+        usd_per_gpu_hour=usd_per_gpu_hour, tokens=tokens, token_gpu_hours=token_gpu_hours, token_cost=token_cost,
+        usd_per_million_tokens=usd_per_million_tokens, peak_tflops=peak_used, mfu=mfu, reasons=reasons)
 
 
 SUMS: tuple[str, ...] = ("gpu_hours", "priced_gpu_hours", "gpu_cost", "tokens", "token_gpu_hours", "priced_tokens",

@@ -19,6 +19,7 @@ from dashboard.format import USD, money
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.opened import Table
 from dashboard.retro import filters as row_filters
+from dashboard.retro.amortise import Amortisation
 from dashboard.retro.budgets import view_id
 from dashboard.retro.join import JoinStats
 
@@ -82,7 +83,7 @@ class RetroView:
     filters: Filters
     join_on: str
     stats: JoinStats
-    amortisation: dict[str, Any]
+    amortisation: Amortisation
     currencies: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
@@ -169,4 +170,4 @@ def whole(usage: Table) -> RetroView:
     return RetroView(data_key=("whole",), usage=usage, shown=usage, billing=usage, runs=None,
                      bounds=row_filters.FilterOptions(), filters=Filters(), join_on="run_id",
                      stats=JoinStats(on="run_id", billing_missing=False, runs_missing=True),
-                     amortisation={"status": "none", "label": ""}, plan=default_scenario())
+                     amortisation=Amortisation(), plan=default_scenario())

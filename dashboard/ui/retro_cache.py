@@ -164,7 +164,7 @@ def calibration_rows(data_key: Hashable, _usage: Table, measured: calibrate.Meas
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def cost_at_mix(data_key: Hashable, _usage: Table, reserved_share: float, spot_share: float) -> dict:
+def cost_at_mix(data_key: Hashable, _usage: Table, reserved_share: float, spot_share: float) -> mix.MixCost:
     return mix.cost_at_mix(_usage, reserved_share, spot_share)
 
 
@@ -175,24 +175,24 @@ def counts_tokens(data_key: Hashable, _usage: Table) -> bool:
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def unit_view(data_key: Hashable, _usage: Table, active_params: float) -> dict:
+def unit_view(data_key: Hashable, _usage: Table, active_params: float) -> units.UnitCosts:
     return units.unit_costs(_usage, active_params=active_params)
 
 
-def amortised(data_key: Hashable, _billing: Table, rows: int | None = None) -> tuple[Table, dict]:
+def amortised(data_key: Hashable, _billing: Table, rows: int | None = None) -> tuple[Table, amortise.Amortisation]:
     """The billing table with commitment charges spread over the reserved usage they cover (the input itself when
     there is nothing to amortise, else computed once into a temporary table of the engine) and what was done,
     held for this session in the bounded upload store."""
-    def build() -> tuple[Table, dict]:
+    def build() -> tuple[Table, amortise.Amortisation]:
         with busy("Amortising commitments…", rows):
             table, info = amortise.amortise_commitments(_billing)
-            return (tables.materialised(table) if info["status"] == "amortised" else table), info
+            return (tables.materialised(table) if info.status == "amortised" else table), info
 
     return upload_store.held(("retro.amortised",), data_key, build, lambda _: 0)
 
 
 def row_count(data_key: Hashable, usage: Table) -> int:
     """Rows of the view, from the tiles' one query (`unit_view`)."""
-    return int(unit_view(data_key, usage, float("nan"))["rows"])
+    return unit_view(data_key, usage, float("nan")).rows
 
 

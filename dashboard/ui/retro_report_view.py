@@ -83,9 +83,9 @@ def tile_notes(view: RetroView) -> list[str]:
     amortisation = view.amortisation
     found = [text for text in (match_warning(view.stats), page.commitment_sentence(amortisation, view.currency))
              if text]
-    if amortisation.get("status") == "excluded":
+    if amortisation.status == "excluded":
         found.append(f"{labels(view.currency)['usd_per_gpu_hour']} excludes commitments: "
-                     f"{view.money(amortisation.get('commitment_usd'))} of commitment charges are not spread "
+                     f"{view.money(amortisation.commitment_usd)} of commitment charges are not spread "
                      "over GPU-hours (the Retrospective page says why and what to import).")
     return [*found, *view.notes]
 
@@ -94,10 +94,10 @@ def _tiles(view: RetroView) -> Tiles:
     numbers = cache.unit_view(view.key, view.shown, float("nan"))
     stats = view.stats
     with_runs = not stats.billing_missing and not stats.runs_missing
-    return Tiles(cost=numbers["gpu_cost"] + numbers["non_gpu_cost"], gpu_hours=numbers["gpu_hours"],
-                 per_gpu_hour=numbers["usd_per_gpu_hour"], non_gpu_cost=numbers["non_gpu_cost"],
+    return Tiles(cost=numbers.cost, gpu_hours=numbers.gpu_hours,
+                 per_gpu_hour=numbers.usd_per_gpu_hour, non_gpu_cost=numbers.non_gpu_cost,
                  rows=cache.row_count(view.key, view.shown),
-                 per_gpu_hour_note=view.amortisation.get("label") or "",
+                 per_gpu_hour_note=view.amortisation.label,
                  runs_without_bill_gpu_hours=stats.runs_without_bill_gpu_hours if with_runs else None)
 
 

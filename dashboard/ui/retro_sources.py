@@ -22,6 +22,7 @@ from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
 from dashboard.query.opened import Table
+from dashboard.retro.amortise import Amortisation
 from dashboard.retro.filters import FilterOptions
 from dashboard.retro.view import EXPORT_BUDGET_USD, Filters, RetroView, Rollups, filtered
 from dashboard.safe_text import markdown_text
@@ -446,7 +447,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
             imported[side] = cache.moved_to_engine(*slot, part)
     billing, runs = imported["billing"], imported["runs"]
     input_rows = sum(int(part.summary.get("rows_used") or 0) for part in (billing, runs) if part)  # spinners' size
-    amortisation: dict[str, Any] = {"status": "none", "label": ""}
+    amortisation = Amortisation()
     billing_usage = runs_usage = None
     if billing is not None:
         billing_usage, amortisation = cache.amortised(billing.key, cache.bound("billing", billing.key,
@@ -457,7 +458,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
                  for part in (billing, runs) if part for warning in part.summary["warnings"]]
     figure_notes = [note for note in all_notes if FIGURE_NOTES.search(note)]
     notes = [note for note in all_notes if note not in figure_notes]
-    if amortisation["status"] == "amortised":
+    if amortisation.status == "amortised":
         figure_notes = []  # the amortisation caption beside the tiles says what became of the commitments
     if notes:
         with chosen.box:

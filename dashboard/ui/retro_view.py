@@ -25,6 +25,7 @@ from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
 from dashboard.retro import tabs as figure_runs
+from dashboard.retro.amortise import Amortisation
 from dashboard.retro.budgets import WHOLE_EXPORT, budget_for_view
 from dashboard.retro.gap import PARTS, GapSummary, plan_mismatch
 from dashboard.retro.join import JoinStats, match_warning
@@ -206,24 +207,24 @@ def no_rows_message(billing: Any, runs: Any, none_choice: str) -> str:
     return text
 
 
-def commitment_sentence(info: dict[str, Any], currency: str | None = USD) -> str | None:
+def commitment_sentence(info: Amortisation, currency: str | None = USD) -> str | None:
     """How commitments enter the figures, for the caption beside the $/GPU-hour tile (None without any)."""
-    status = info["status"]
+    status = info.status
     if status == "amortised":
-        text = (f"Commitments amortised here: {money(info['commitment_usd'], currency)} of commitment charges billed "
+        text = (f"Commitments amortised here: {money(info.commitment_usd, currency)} of commitment charges billed "
                 f"on their own lines were spread evenly over the days each covers (until the next charge; a one-off "
                 f"purchase over the rest of the export) and each day's share over that day's "
-                f"{count_sig(info['covered_gpu_hours'])} reserved GPU-hours, which the export showed at "
-                f"{money(0.0, currency)}. {money(info['spread_usd'], currency)} went onto GPU-hours; "
-                f"{money(info['unused_usd'], currency)} fell on days with no reserved usage and stays as unused "
+                f"{count_sig(info.covered_gpu_hours)} reserved GPU-hours, which the export showed at "
+                f"{money(0.0, currency)}. {money(info.spread_usd, currency)} went onto GPU-hours; "
+                f"{money(info.unused_usd, currency)} fell on days with no reserved usage and stays as unused "
                 "commitment (Waste → Idle capacity).")
-        if info["after_export_usd"] > 0.5:
-            text += (f" {money(info['after_export_usd'], currency)} covers days after the export ends and is left "
+        if info.after_export_usd > 0.5:
+            text += (f" {money(info.after_export_usd, currency)} covers days after the export ends and is left "
                      "out of this period's cost.")
         return text
     if status == "provider":
         return (f"Commitments amortised by the provider (effective cost): reserved GPU rows carry their share; "
-                f"{money(info['unused_usd'], currency)} of commitment nobody used is on its own lines (Waste → Idle "
+                f"{money(info.unused_usd, currency)} of commitment nobody used is on its own lines (Waste → Idle "
                 "capacity).")
     return None
 
@@ -235,8 +236,8 @@ def _tile_notes(view: RetroView) -> None:
     if warning:
         st.warning(warning, icon=":material/link_off:")
     per_hour = labels(currency)["usd_per_gpu_hour"]
-    if amortisation["status"] == "excluded":
-        st.warning(f"{per_hour} excludes commitments: {money(amortisation['commitment_usd'], currency)} of "
+    if amortisation.status == "excluded":
+        st.warning(f"{per_hour} excludes commitments: {money(amortisation.commitment_usd, currency)} of "
                    "commitment charges have no reserved GPU usage in this export to spread them over, so reserved "
                    "capacity looks free. Export the provider's amortised cost (FOCUS EffectiveCost, Azure amortized "
                    "cost) or include the reserved usage.", icon=":material/warning:")
@@ -251,22 +252,22 @@ def tiles(view: RetroView) -> None:
     """Headline numbers of the filtered view in the bill's currency, with what changes them beside them."""
     key, usage, stats, amortisation, currency = view.key, view.shown, view.stats, view.amortisation, view.currency
     numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
-    label = amortisation["label"]
+    label = amortisation.label
     with_runs = not stats.billing_missing and not stats.runs_missing
     # Side by side where they fit and wrapped where they do not, each as wide as its value, so nothing is cut off;
     # how commitments were treated is the line under $/GPU-hour's value.
     tiles = wrapping_row()
-    tiles.metric("Cost", money(numbers["gpu_cost"] + numbers["non_gpu_cost"], currency), width="content",
+    tiles.metric("Cost", money(numbers.cost, currency), width="content",
                  help="Sum of the cost column, commitments amortised where the export allows, credits and "
                  "fees included; n/a when no row carries a price (a run export alone).")
-    tiles.metric("GPU-hours", count_sig(numbers["gpu_hours"]), width="content",
+    tiles.metric("GPU-hours", count_sig(numbers.gpu_hours), width="content",
                  help="Billed GPU-hours when a billing export is loaded; a run export's hours without a bill "
                  "are never added to them.")
-    tiles.metric(labels(currency)["usd_per_gpu_hour"], money(numbers["usd_per_gpu_hour"], currency), label or None,
+    tiles.metric(labels(currency)["usd_per_gpu_hour"], money(numbers.usd_per_gpu_hour, currency), label or None,
                  delta_color="off", delta_arrow="off", width="content",
-                 help="Cost of rows with GPU-hours / their GPU-hours. " + numbers["reasons"].get(
+                 help="Cost of rows with GPU-hours / their GPU-hours. " + numbers.reasons.get(
                      "usd_per_gpu_hour", ""))
-    tiles.metric("Non-GPU cost", money(numbers["non_gpu_cost"], currency), width="content",
+    tiles.metric("Non-GPU cost", money(numbers.non_gpu_cost, currency), width="content",
                  help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
     tiles.metric("Rows", f"{cache.row_count(key, usage):,}", width="content")
     if with_runs:
@@ -619,7 +620,7 @@ def waste_chart(result: WasteResult, currency: str | None) -> go.Figure:
 def no_gpu_rows(view: RetroView) -> str | None:
     """One line for a view with no GPU-hours (a bill without GPU rows: Azure EA storage, a Kubernetes cost
     export), said instead of charts that would be empty or NaN; None when the view has GPU-hours."""
-    if cache.unit_view(view.key, view.shown, float("nan"))["gpu_hours"] > 0:
+    if cache.unit_view(view.key, view.shown, float("nan")).gpu_hours > 0:
         return None
     return ("No GPU-hours in this view: its rows bill no GPU time (storage, network, CPU or other services), so "
             "there is no GPU load or pricing tier to show. Spend and Attribution show its cost.")
@@ -697,15 +698,15 @@ def mix_section(view: RetroView) -> None:
         return
     result = cache.cost_at_mix((view.data_key, "billing", view.filters), view.narrowed_side(view.billing),
                                reserved / 100, spot / 100)
-    if result.get("reason"):
-        st.info(result["reason"])
+    if result.reason:
+        st.info(result.reason)
         return
     columns = st.columns(3)
-    columns[0].metric("GPU cost as billed", money(result["actual_gpu_cost"], currency))
-    saving = result["saving"]
-    columns[1].metric("At this mix", money(result["gpu_cost_at_mix"], currency),
+    columns[0].metric("GPU cost as billed", money(result.actual_gpu_cost, currency))
+    saving = result.saving
+    columns[1].metric("At this mix", money(result.gpu_cost_at_mix, currency),
                       money(-saving, currency) if saving and math.isfinite(saving) else None, delta_color="inverse")
-    columns[2].metric(f"Blended {per_hour}", money(result["blended_usd_per_gpu_hour"], currency))
+    columns[2].metric(f"Blended {per_hour}", money(result.blended_usd_per_gpu_hour, currency))
     st.caption(f"Each tier is priced at the {per_hour} the quarter actually paid for it (the engine's "
                "purchase-mix model), commitments amortised onto reserved hours as in the tiles; a tier the quarter "
                "never used has no price.")
@@ -729,16 +730,16 @@ def units_section(view: RetroView, tokens_note: str | None = None) -> None:
                    "in US dollars, so compare them only after converting at your exchange rate.",
                    icon=":material/currency_exchange:")
     columns = st.columns(3)
-    columns[0].metric(names["usd_per_gpu_hour"], money(numbers["usd_per_gpu_hour"], currency))
-    columns[1].metric(names["usd_per_million_tokens"], money(numbers["usd_per_million_tokens"], currency),
+    columns[0].metric(names["usd_per_gpu_hour"], money(numbers.usd_per_gpu_hour, currency))
+    columns[1].metric(names["usd_per_million_tokens"], money(numbers.usd_per_million_tokens, currency),
                       help="Cost of rows that report tokens / their tokens × 10⁶.")
-    mfu = numbers["mfu"]
+    mfu = numbers.mfu
     columns[2].metric("Achieved MFU", "n/a" if not math.isfinite(mfu) else f"{number(mfu, 'fraction')}",
                       help=(f"6 · {count_sig(plan.active)} active parameters (the model of the plan "
                             f"{markdown_text(plan.name)}) · tokens / " if plan is not None else
                             "Needs a plan (its model's active parameters): 6 · active parameters · tokens / ")
                       + "(GPU-hours · 3600 · dense BF16 peak of each row's GPU).")
-    for metric, reason in numbers["reasons"].items():
+    for metric, reason in numbers.reasons.items():
         if reason == NEEDS_TOKENS and tokens_note:
             st.caption(f"{names[metric]} needs runs with tokens in this view: {tokens_note}")
         else:

@@ -188,6 +188,7 @@ def test_the_real_koku_cur_in_nok(app):
 def test_a_bill_mixing_currencies_says_so_and_names_them_on_every_amount():
     # The import refuses a file that mixes currencies; should a bill still hold several, the page says so and
     # writes its amounts with both codes rather than as one currency.
+    from dashboard.retro.amortise import Amortisation
     from dashboard.retro.filters import FilterOptions
     from dashboard.retro.join import JoinStats
     from dashboard.retro.view import Filters, RetroView
@@ -196,8 +197,8 @@ def test_a_bill_mixing_currencies_says_so_and_names_them_on_every_amount():
     def of(*codes):
         return RetroView(data_key=codes, usage=None, shown=None, billing=None, runs=None,
                          bounds=FilterOptions(), filters=Filters(), join_on="run_id",
-                         stats=JoinStats(on="run_id", billing_missing=True, runs_missing=True), amortisation={},
-                         currencies=codes)
+                         stats=JoinStats(on="run_id", billing_missing=True, runs_missing=True),
+                         amortisation=Amortisation(), currencies=codes)
 
     assert retro_view.mixed_currency_error(("NOK",)) is None and of().currency is None
     error = retro_view.mixed_currency_error(("EUR", "USD"))

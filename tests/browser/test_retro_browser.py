@@ -47,7 +47,7 @@ def _expected_gcp_tile() -> str:
     from dashboard.retro.amortise import amortise_commitments
     from dashboard.retro.units import unit_costs
 
-    return usd_sig(unit_costs(amortise_commitments(tables.table_of(import_path(GCP)[0]))[0])["usd_per_gpu_hour"])
+    return usd_sig(unit_costs(amortise_commitments(tables.table_of(import_path(GCP)[0]))[0]).usd_per_gpu_hour)
 
 
 def test_the_gcp_sample_reads_its_amortised_price_per_gpu_hour(page, app_url, wait_for_app):

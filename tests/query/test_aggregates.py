@@ -109,8 +109,8 @@ def test_filter_options(april):
     ({"teams": ["a"], "projects": ["(untagged)"]}, 1, 300.0, 0.0),
 ], ids=["team", "untagged-team", "dates", "pricing", "empty-choice", "team-and-project"])
 def test_filtered_view(april, kwargs, rows, cost, gpu_hours):
-    assert spend_query.totals(query_view.filtered(april, **kwargs)) == pytest.approx(
-        {"rows": rows, "cost": cost, "gpu_hours": gpu_hours})
+    sums = spend_query.totals(query_view.filtered(april, **kwargs))
+    assert (sums.rows, sums.cost, sums.gpu_hours) == pytest.approx((rows, cost, gpu_hours))
 
 
 def test_attribution_order_and_totals(april):
@@ -127,13 +127,13 @@ def test_mix_shares_and_cost_at_mix(april):
     assert shares["gpu_hours_share"].tolist() == pytest.approx([24 / 48, 16 / 48, 8 / 48])
     assert shares["usd_per_gpu_hour"].tolist() == pytest.approx([100 / 24, 50 / 16, 20 / 8])
     assert mix.non_gpu_cost(april) == pytest.approx(310.0)
-    assert mix.cost_at_mix(april, 1.0, 0.0)["gpu_cost_at_mix"] == pytest.approx(48 * 100 / 24)
+    assert mix.cost_at_mix(april, 1.0, 0.0).gpu_cost_at_mix == pytest.approx(48 * 100 / 24)
 
 
 def test_unit_costs(april):
     numbers = units.unit_costs(april)
-    assert (numbers["gpu_hours"], numbers["gpu_cost"], numbers["non_gpu_cost"]) == pytest.approx((48.0, 170.0, 310.0))
-    assert numbers["usd_per_gpu_hour"] == pytest.approx(170 / 48)
+    assert (numbers.gpu_hours, numbers.gpu_cost, numbers.non_gpu_cost) == pytest.approx((48.0, 170.0, 310.0))
+    assert numbers.usd_per_gpu_hour == pytest.approx(170 / 48)
 
 
 def test_load_profile(april):

@@ -17,7 +17,7 @@ from usage_rows import usage
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import tables
-from dashboard.retro.amortise import LABELS, STATUSES, amortise_commitments, commitment_status
+from dashboard.retro.amortise import LABELS, STATUSES, Amortisation, amortise_commitments, commitment_status
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 FIGURES = ("commitment_usd", "spread_usd", "unused_usd", "after_export_usd", "covered_gpu_hours")
@@ -50,11 +50,11 @@ def _rows(table) -> pd.DataFrame:
     return frame.sort_values("source_row", ignore_index=True)
 
 
-def _amortised(backend, frame: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+def _amortised(backend, frame: pd.DataFrame) -> tuple[pd.DataFrame, Amortisation]:
     table = tables.usage_table(backend, frame)
     result, info = amortise_commitments(table)
     assert result.schema() == table.schema() and list(result.columns) == list(table.columns)
-    if info["status"] != "amortised":
+    if info.status != "amortised":
         assert result is table
     return _rows(result), info
 
@@ -127,15 +127,15 @@ def test_hand_worked_bills(duckdb_backend, name):
     rows, costs, figures = CASES[name]
     bill = usage(*rows)
     result, info = _amortised(duckdb_backend, bill)
-    assert (info["status"], info["label"]) == ("amortised", "commitments amortised")
+    assert (info.status, info.label) == ("amortised", "commitments amortised")
     assert result["cost"].tolist() == pytest.approx(costs, **CLOSE)
     paid = bill["charge_kind"].eq("commitment").fillna(False)
     assert result["charge_kind"].fillna("(na)").tolist() == bill["charge_kind"].mask(paid, "unused_commitment").fillna(
         "(na)").tolist()
     assert result["billed_cost"].tolist() == bill["billed_cost"].tolist()  # what was invoiced is kept
-    assert {name: info[name] for name in FIGURES} == pytest.approx(figures, **CLOSE)
+    assert {name: getattr(info, name) for name in FIGURES} == pytest.approx(figures, **CLOSE)
     # the covered rows' cost plus what is left on the lines equals the charges less the part after the export
-    assert result["cost"].sum() == pytest.approx(bill["cost"].sum() - info["after_export_usd"], **CLOSE)
+    assert result["cost"].sum() == pytest.approx(bill["cost"].sum() - info.after_export_usd, **CLOSE)
 
 
 STATUS_CASES = {
@@ -155,22 +155,22 @@ def test_what_is_not_amortised_is_said_and_the_table_is_kept(duckdb_backend, sta
     table = tables.usage_table(duckdb_backend, usage(*rows))
     result, info = amortise_commitments(table)
     assert result is table
-    assert (info["status"], info["label"]) == (status, LABELS[status])
-    assert (info["commitment_usd"], info["unused_usd"]) == pytest.approx((commitment_usd, unused_usd))
-    assert (info["spread_usd"], info["after_export_usd"], info["covered_gpu_hours"]) == (0.0, 0.0, 0.0)
+    assert (info.status, info.label) == (status, LABELS[status])
+    assert (info.commitment_usd, info.unused_usd) == pytest.approx((commitment_usd, unused_usd))
+    assert (info.spread_usd, info.after_export_usd, info.covered_gpu_hours) == (0.0, 0.0, 0.0)
     assert commitment_status(table) == info
     assert status in STATUSES
 
 
 def test_a_bill_to_amortise_reads_to_spread_from_the_status_query(duckdb_backend):
     table = tables.usage_table(duckdb_backend, usage(*CASES["an idle day's part stays on the line"][0]))
-    assert commitment_status(table)["status"] == "to_spread"
+    assert commitment_status(table).status == "to_spread"
 
 
-def _same_as_oracle(frame: pd.DataFrame, result: pd.DataFrame, info: dict) -> None:
+def _same_as_oracle(frame: pd.DataFrame, result: pd.DataFrame, info: Amortisation) -> None:
     want, expected = oracle.amortise_commitments(frame)
-    assert (info["status"], info["label"]) == (expected["status"], expected["label"])
-    assert {name: info[name] for name in FIGURES} == pytest.approx({name: expected[name] for name in FIGURES},
+    assert (info.status, info.label) == (expected["status"], expected["label"])
+    assert {name: getattr(info, name) for name in FIGURES} == pytest.approx({name: expected[name] for name in FIGURES},
                                                                    **CLOSE)
     want = want.sort_values("source_row", ignore_index=True)
     assert result["cost"].to_numpy() == pytest.approx(want["cost"].to_numpy(), nan_ok=True, **CLOSE)
@@ -185,7 +185,7 @@ BILLS = ("gcp_sample.csv", "azure_sample.csv", "focus_sample.csv", "aws_cur_samp
 def test_the_samples_match_the_pandas_method(duckdb_backend, name):
     frame = import_path(SAMPLES / name)[0]
     result, info = _amortised(duckdb_backend, frame)
-    assert info["status"] == ("amortised" if name in BILLS[:2] else "provider")
+    assert info.status == ("amortised" if name in BILLS[:2] else "provider")
     _same_as_oracle(frame, result, info)
 
 
@@ -205,7 +205,7 @@ def test_stored_time_zone_aware_times_match_the_pandas_method(duckdb_backend, na
 def test_spark_matches_the_pandas_method(spark_backend):
     frame = import_path(SAMPLES / "azure_sample.csv")[0]
     result, info = _amortised(spark_backend, frame)
-    assert info["status"] == "amortised"
+    assert info.status == "amortised"
     _same_as_oracle(frame, result, info)
 
 

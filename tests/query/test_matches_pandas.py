@@ -130,7 +130,8 @@ def _check_core(usage: pd.DataFrame, table) -> None:
     _same(load.reserved_capacity(table) or (None, None), reference.reserved_capacity(usage) or (None, None),
           "reserved_capacity")
     _same(mix.mix_shares(table), reference.mix_shares(usage), "mix_shares")
-    _same(units.unit_costs(table, active_params=7e9), reference.unit_costs(usage, active_params=7e9), "unit_costs")
+    _same(dataclasses.asdict(units.unit_costs(table, active_params=7e9)),
+          reference.unit_costs(usage, active_params=7e9), "unit_costs")
     main = reference.suggest_main_runs(usage)
     _same(gap.suggest_main_runs(table), main, "suggest_main_runs")
     _same(dataclasses.asdict(gap._actual_totals(table, main, reference.FAILED_STATES, 2.0)),

@@ -35,10 +35,10 @@ def test_a_daily_fee_goes_to_that_days_reserved_hours_and_an_idle_day_stays_unus
     table = usage(fee("2025-05-01", 100.0), fee("2025-05-02", 100.0), reserved("2025-05-01", 10.0),
                   {"period_start": "2025-05-01", "gpu_hours": 5.0, "cost": 20.0, "pricing": "on_demand"})
     amortised, rows, info = _amortise(table)
-    assert info["status"] == "amortised" and info["label"] == "commitments amortised"
+    assert info.status == "amortised" and info.label == "commitments amortised"
     assert rows["cost"].tolist() == pytest.approx([0.0, 100.0, 100.0, 20.0])  # 2 May: nobody used it
-    assert (info["spread_usd"], info["unused_usd"], info["after_export_usd"]) == pytest.approx((100.0, 100.0, 0.0))
-    assert unit_costs(amortised)["usd_per_gpu_hour"] == pytest.approx((100.0 + 20.0) / 15.0)  # $8 a GPU-hour
+    assert (info.spread_usd, info.unused_usd, info.after_export_usd) == pytest.approx((100.0, 100.0, 0.0))
+    assert unit_costs(amortised).usd_per_gpu_hour == pytest.approx((100.0 + 20.0) / 15.0)  # $8 a GPU-hour
     assert rows["billed_cost"].tolist() == table["billed_cost"].tolist()  # what was invoiced is kept
 
 
@@ -49,8 +49,8 @@ def test_monthly_payments_cover_until_the_next_one_and_the_part_after_the_export
     amortised, rows, info = _amortise(table)
     gpu = rows["gpu_hours"] > 0
     assert rows.loc[gpu, "cost"].tolist() == pytest.approx([10.0] * 15)
-    assert unit_costs(amortised)["usd_per_gpu_hour"] == pytest.approx(1.25)
-    assert (info["spread_usd"], info["unused_usd"], info["after_export_usd"]) == pytest.approx((150.0, 0.0, 50.0))
+    assert unit_costs(amortised).usd_per_gpu_hour == pytest.approx(1.25)
+    assert (info.spread_usd, info.unused_usd, info.after_export_usd) == pytest.approx((150.0, 0.0, 50.0))
     assert rows["cost"].sum() == pytest.approx(table["cost"].sum() - 50.0)
 
 
@@ -58,7 +58,7 @@ def test_a_single_purchase_is_spread_over_the_rest_of_the_export():
     table = usage(fee("2025-05-01", 300.0), *(reserved(day, 10.0) for day in days(1, 3)))
     _, rows, info = _amortise(table)
     assert rows.loc[rows["gpu_hours"] > 0, "cost"].tolist() == pytest.approx([100.0] * 3)  # $10/GPU-h
-    assert info["after_export_usd"] == pytest.approx(0.0)
+    assert info.after_export_usd == pytest.approx(0.0)
 
 
 def test_a_fee_for_a_longer_period_is_spread_over_that_period():
@@ -67,7 +67,7 @@ def test_a_fee_for_a_longer_period_is_spread_over_that_period():
     _, rows, info = _amortise(table)
     # $10 a day: 2 and 3 May go to their usage, 1 and 4 May stay as unused commitment
     assert rows["cost"].tolist() == pytest.approx([20.0, 10.0, 10.0])
-    assert info["unused_usd"] == pytest.approx(20.0)
+    assert info.unused_usd == pytest.approx(20.0)
 
 
 def test_an_amortised_export_is_left_as_it_is():
@@ -75,7 +75,7 @@ def test_an_amortised_export_is_left_as_it_is():
                                   reserved("2025-05-01", 10.0, cost=72.0)))
     amortised, info = amortise_commitments(table)
     assert amortised is table
-    assert (info["status"], info["unused_usd"]) == ("provider", 30.0)
+    assert (info.status, info.unused_usd) == ("provider", 30.0)
 
 
 def test_what_is_left_on_a_purchase_becomes_an_unused_commitment_line():
@@ -98,7 +98,7 @@ def test_what_cannot_be_amortised_is_said(rows, status, label):
     table = tables.table_of(usage(*rows))
     amortised, info = amortise_commitments(table)
     assert amortised is table
-    assert (info["status"], info["label"]) == (status, label)
+    assert (info.status, info.label) == (status, label)
 
 
 def test_an_hourly_job_in_a_day_takes_the_whole_days_share():

@@ -46,8 +46,8 @@ def test_an_azure_actual_cost_purchase_is_a_commitment_and_the_on_demand_vm_is_u
     assert kinds.count("commitment") == 1 and set(kinds) == {"commitment", "usage"}
     info, idle, summary = _retro(path)
     # No GPU row and no unused-commitment line: nothing is idle capacity (was $5.89, 68.9 % of spend).
-    assert (info["status"], info["commitment_usd"]) == ("no_gpu", pytest.approx(3.25))
-    assert info["label"] == "no GPU usage in this bill"
+    assert (info.status, info.commitment_usd) == ("no_gpu", pytest.approx(3.25))
+    assert info.label == "no GPU usage in this bill"
     assert idle.figure is None and idle.detail.startswith("No GPU usage in this bill")
     assert summary.total_usd == 0.0
 
@@ -66,7 +66,7 @@ def test_savings_plan_covered_usage_is_usage_not_waste(path):
     assert usage["charge_kind"].tolist() == ["usage"] * 3
     assert usage["pricing"].tolist() == ["reserved"] * 3 and usage["cost"].tolist() == pytest.approx([0.1] * 3)
     info, idle, summary = _retro(path)
-    assert info["status"] == "no_gpu" and idle.figure is None
+    assert info.status == "no_gpu" and idle.figure is None
     assert summary.total_usd == 0.0 and summary.share == 0.0
 
 
@@ -79,8 +79,8 @@ def test_an_amortised_azure_export_is_not_told_to_export_amortised_cost(path):
     usage, _ = import_path(path)
     assert set(usage["charge_kind"]) == {"usage"}
     info, idle, summary = _retro(path)
-    assert info["status"] != "excluded"  # "excluded" is the status whose warning asks for the amortised export
-    assert commitment_status(tables.table_of(usage))["status"] == info["status"]
+    assert info.status != "excluded"  # "excluded" is the status whose warning asks for the amortised export
+    assert commitment_status(tables.table_of(usage)).status == info.status
     assert "amortised view" not in idle.detail and summary.total_usd == 0.0
 
 
@@ -109,7 +109,7 @@ def test_a_resource_id_naming_a_reservation_on_an_on_demand_row_is_usage():
     assert usage["charge_kind"].tolist() == ["usage", "usage"]
     assert usage["gpu_hours"].tolist() == pytest.approx([16.0, 0.0])
     amortised, info = amortise_commitments(tables.table_of(usage))
-    assert info["status"] == "none"
+    assert info.status == "none"
     check = idle_capacity_check(amortised)
     assert check.figure is None and check.detail.startswith("No reserved or committed capacity")
 
@@ -127,6 +127,6 @@ def test_an_actual_cost_purchase_with_gpu_usage_to_spare_is_left_out_of_the_pric
     usage, _ = import_bytes(text.encode(), filename="azure.csv")
     assert usage["charge_kind"].tolist() == ["commitment", "usage"] and usage["gpu_hours"].sum() == 192.0
     _, info = amortise_commitments(tables.table_of(usage))
-    assert (info["status"], info["commitment_usd"]) == ("excluded", 500.0)
+    assert (info.status, info.commitment_usd) == ("excluded", 500.0)
     check = idle_capacity_check(usage)
     assert check.figure is None and "amortised view" in check.detail

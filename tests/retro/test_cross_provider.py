@@ -51,9 +51,9 @@ def test_gpu_hours_by_team_and_day_are_the_same_in_every_export(name, reference)
 def test_every_providers_gpu_hour_costs_what_its_price_list_allows(name):
     usage, info = _amortised(name)
     cheapest, dearest, committed = PRICES[name]
-    assert cheapest <= unit_costs(usage)["usd_per_gpu_hour"] <= dearest
+    assert cheapest <= unit_costs(usage).usd_per_gpu_hour <= dearest
     rows = usage.to_pandas()
     reserved = rows[(rows["gpu_hours"] > 0) & rows["pricing"].eq("reserved").fillna(False)]
     rate = reserved["cost"].sum() / reserved["gpu_hours"].sum()
     assert committed <= rate * (1 + 1e-9) and rate <= committed * (1 + PARTLY_USED_DAYS)
-    assert info["label"] == "commitments amortised"
+    assert info.label == "commitments amortised"

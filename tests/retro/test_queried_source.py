@@ -62,14 +62,14 @@ def test_the_commitment_status_and_the_amortisation_are_the_same_for_an_upload_a
     uploaded, queried = _uploaded(frame), _queried(frame, tmp_path)
     for source in (uploaded, queried):
         info = commitment_status(source)
-        assert info["status"] == status
-        assert info["commitment_usd"] == pytest.approx(commitment_usd)
+        assert info.status == status
+        assert info.commitment_usd == pytest.approx(commitment_usd)
     (upload_table, upload_info), (queried_table, queried_info) = (amortise_commitments(uploaded),
                                                                   amortise_commitments(queried))
     for info in (upload_info, queried_info):  # a queried table is spread as an upload is: "to_spread" is gone
-        assert info["status"] == ("amortised" if status == "to_spread" else status)
-    assert queried_info == {key: pytest.approx(value) if isinstance(value, float) else value
-                            for key, value in upload_info.items()}
+        assert info.status == ("amortised" if status == "to_spread" else status)
+    assert dataclasses.asdict(queried_info) == {key: pytest.approx(value) if isinstance(value, float) else value
+                                                for key, value in dataclasses.asdict(upload_info).items()}
     pd.testing.assert_frame_equal(_rows(queried_table, ["source_row"]), _rows(upload_table, ["source_row"]))
 
 
@@ -78,7 +78,7 @@ def test_a_spread_commitment_puts_the_same_cost_on_a_queried_tables_rows(tmp_pat
     # GPU-hours of that day: $10 a GPU-hour; nothing is left on the line.
     frame = usage({**RESERVED_RUN, "cost": 0.0}, FEE)
     amortised, info = amortise_commitments(_queried(frame, tmp_path))
-    assert (info["spread_usd"], info["unused_usd"], info["covered_gpu_hours"]) == pytest.approx((1000.0, 0.0, 100.0))
+    assert (info.spread_usd, info.unused_usd, info.covered_gpu_hours) == pytest.approx((1000.0, 0.0, 100.0))
     rows = _rows(amortised, ["source_row"])
     assert rows["cost"].tolist() == pytest.approx([1000.0, 0.0])
     assert rows["charge_kind"].iloc[1] == "unused_commitment"  # the purchase, all of it spread

@@ -81,7 +81,7 @@ def focus_sample() -> pd.DataFrame:
 def test_filters_change_totals_exactly(kwargs, cost, gpu_hours):
     kept = query_view.filtered(tables.table_of(APRIL), **kwargs)
     sums = spend_query.totals(kept)
-    assert (sums["cost"], sums["gpu_hours"]) == (cost, gpu_hours)
+    assert (sums.cost, sums.gpu_hours) == (cost, gpu_hours)
     assert list(kept.columns) == list(CANONICAL_COLUMNS)
 
 
@@ -364,29 +364,29 @@ def test_mix_shares_by_hand():
 )
 def test_cost_at_mix_reprices_gpu_hours_at_realised_prices(reserved_share, spot_share, gpu_cost):
     result = mix.cost_at_mix(MIX, reserved_share, spot_share)
-    assert result["gpu_cost_at_mix"] == pytest.approx(gpu_cost)
-    assert result["actual_gpu_cost"] == 550.0
-    assert result["saving"] == pytest.approx(550.0 - gpu_cost)
-    assert (result["actual_reserved_share"], result["actual_spot_share"]) == (0.5, 0.25)
-    assert result["reason"] is None
+    assert result.gpu_cost_at_mix == pytest.approx(gpu_cost)
+    assert result.actual_gpu_cost == 550.0
+    assert result.saving == pytest.approx(550.0 - gpu_cost)
+    assert (result.actual_reserved_share, result.actual_spot_share) == (0.5, 0.25)
+    assert result.reason is None
 
 
 def test_cost_at_mix_keeps_unknown_pricing_at_its_cost():
     extra = usage_frame([{"period_start": "2025-04-01", "period_end": "2025-04-02", "gpu_hours": 20.0,
                           "cost": 100.0}])
     result = mix.cost_at_mix(pd.concat([MIX, extra], ignore_index=True), 1.0, 0.0)
-    assert result["gpu_cost_at_mix"] == pytest.approx(400.0 + 100.0)
-    assert (result["unknown_pricing_gpu_hours"], result["unknown_pricing_cost"]) == (20.0, 100.0)
+    assert result.gpu_cost_at_mix == pytest.approx(400.0 + 100.0)
+    assert (result.unknown_pricing_gpu_hours, result.unknown_pricing_cost) == (20.0, 100.0)
     assert mix.mix_shares(pd.concat([MIX, extra]))["pricing"].tolist()[-1] == UNKNOWN
 
 
 def test_cost_at_mix_needs_a_price_for_an_unused_tier():
     no_spot = MIX[MIX["pricing"].ne("spot").fillna(True)]
     result = mix.cost_at_mix(no_spot, 0.5, 0.2)
-    assert np.isnan(result["gpu_cost_at_mix"]) and "spot" in result["reason"]
+    assert np.isnan(result.gpu_cost_at_mix) and "spot" in result.reason
     priced = mix.cost_at_mix(no_spot, 0.5, 0.2, fallback_usd_per_gpu_hour={"spot": 1.5})
-    assert priced["gpu_cost_at_mix"] == pytest.approx(150 * (0.5 * 2 + 0.2 * 1.5 + 0.3 * 6))
-    assert mix.cost_at_mix(no_spot, 0.6, 0.0)["reason"] is None  # spot unused: no price needed
+    assert priced.gpu_cost_at_mix == pytest.approx(150 * (0.5 * 2 + 0.2 * 1.5 + 0.3 * 6))
+    assert mix.cost_at_mix(no_spot, 0.6, 0.0).reason is None  # spot unused: no price needed
 
 
 @pytest.mark.parametrize(("reserved_share", "spot_share"), [(1.2, 0.0), (-0.1, 0.0), (0.7, 0.5)])
@@ -397,9 +397,9 @@ def test_cost_at_mix_rejects_impossible_shares(reserved_share, spot_share):
 
 def test_cost_at_actual_mix_of_the_focus_sample_is_its_gpu_cost(focus_sample):
     actual = mix.cost_at_mix(focus_sample, 0.0, 0.0)
-    result = mix.cost_at_mix(focus_sample, actual["actual_reserved_share"], actual["actual_spot_share"])
+    result = mix.cost_at_mix(focus_sample, actual.actual_reserved_share, actual.actual_spot_share)
     gpu_cost = focus_sample.loc[focus_sample["gpu_hours"] != 0, "cost"].sum()
-    assert result["gpu_cost_at_mix"] == pytest.approx(gpu_cost, rel=1e-12)
+    assert result.gpu_cost_at_mix == pytest.approx(gpu_cost, rel=1e-12)
     assert mix.non_gpu_cost(focus_sample) == pytest.approx(focus_sample["cost"].sum() - gpu_cost, rel=1e-12)
 
 
@@ -421,20 +421,20 @@ STORAGE = {"period_start": "2025-04-01", "period_end": "2025-05-01", "gpu_hours"
 )
 def test_unit_costs_by_hand(peak_tflops, mfu):
     result = units.unit_costs(usage_frame([RUN, STORAGE]), active_params=1e9, peak_tflops=peak_tflops)
-    assert result["usd_per_gpu_hour"] == 2.0  # the storage line is not GPU usage
-    assert result["non_gpu_cost"] == 50.0
-    assert result["usd_per_million_tokens"] == pytest.approx(0.2)
-    assert result["mfu"] == pytest.approx(mfu, rel=1e-12)
-    assert result["reasons"] == {}
+    assert result.usd_per_gpu_hour == 2.0  # the storage line is not GPU usage
+    assert result.non_gpu_cost == 50.0
+    assert result.usd_per_million_tokens == pytest.approx(0.2)
+    assert result.mfu == pytest.approx(mfu, rel=1e-12)
+    assert result.reasons == {}
 
 
 def test_mfu_over_mixed_gpu_types_is_achieved_over_available_flops():
     rows = [dict(RUN, gpu_type="H100", gpu_hours=10.0), dict(RUN, gpu_type="A100", gpu_hours=30.0)]
     result = units.unit_costs(usage_frame(rows), active_params=1e9)
     available_flops = (10 * 989e12 + 30 * 312e12) * 3600
-    assert result["mfu"] == pytest.approx(2 * 6e18 / available_flops, rel=1e-12)
-    ideal = compute.gpu_hours(compute.model_flops(1e9, 2e9), result["peak_tflops"], 1.0)
-    assert result["mfu"] == pytest.approx(ideal / 40.0)
+    assert result.mfu == pytest.approx(2 * 6e18 / available_flops, rel=1e-12)
+    ideal = compute.gpu_hours(compute.model_flops(1e9, 2e9), result.peak_tflops, 1.0)
+    assert result.mfu == pytest.approx(ideal / 40.0)
 
 
 @pytest.mark.parametrize(
@@ -450,14 +450,14 @@ def test_mfu_over_mixed_gpu_types_is_achieved_over_available_flops():
 )
 def test_unit_costs_give_reasons_for_what_is_missing(rows, kwargs, missing):
     result = units.unit_costs(usage_frame(rows), **kwargs)
-    assert set(result["reasons"]) == missing
-    assert all(np.isnan(result[name]) for name in missing)
+    assert set(result.reasons) == missing
+    assert all(np.isnan(getattr(result, name)) for name in missing)
 
 
 def test_unknown_gpu_type_is_named_in_the_reason():
     result = units.unit_costs(usage_frame([dict(RUN, gpu_type="L4")]), active_params=1e9)
-    assert "L4" in result["reasons"]["mfu"]
-    assert units.unit_costs(usage_frame([dict(RUN, gpu_type="L4")]), 1e9, peak_tflops=121.0)["mfu"] > 0
+    assert "L4" in result.reasons["mfu"]
+    assert units.unit_costs(usage_frame([dict(RUN, gpu_type="L4")]), 1e9, peak_tflops=121.0).mfu > 0
 
 
 def test_unit_costs_leave_out_gpu_rows_without_a_known_cost():
@@ -468,7 +468,7 @@ def test_unit_costs_leave_out_gpu_rows_without_a_known_cost():
             dict(RUN, gpu_hours=5.0, cost=np.nan, currency=None, tokens=5e8),
             dict(STORAGE, cost=7.0)]
     result = units.unit_costs(usage_frame(rows))
-    assert result["usd_per_gpu_hour"] == pytest.approx(3.0)
-    assert (result["gpu_hours"], result["gpu_cost"], result["non_gpu_cost"]) == (15.0, 30.0, 7.0)
-    assert result["usd_per_million_tokens"] == pytest.approx(0.03)
-    assert "usd_per_gpu_hour" not in result["reasons"]
+    assert result.usd_per_gpu_hour == pytest.approx(3.0)
+    assert (result.gpu_hours, result.gpu_cost, result.non_gpu_cost) == (15.0, 30.0, 7.0)
+    assert result.usd_per_million_tokens == pytest.approx(0.03)
+    assert "usd_per_gpu_hour" not in result.reasons

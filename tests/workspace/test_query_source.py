@@ -1,6 +1,7 @@
 """A workspace dataset as a source of the query layer: the Retrospective's figures from the dataset opened as an
 Ibis table (DuckDB reading its month-partitioned Parquet) equal those of the same file imported in memory."""
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -23,7 +24,7 @@ FIGURES = {
     "daily cost": lambda usage: spend.daily_total(usage, metric="cost"),
     "attribution": lambda usage: attribution.attribution_table(usage),
     "purchase mix": lambda usage: mix.mix_shares(usage),
-    "unit costs": lambda usage: units.unit_costs(usage, active_params=7e10),
+    "unit costs": lambda usage: dataclasses.asdict(units.unit_costs(usage, active_params=7e10)),
 }
 
 
