@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from dashboard.retro.load import LoadSummary
 from dashboard.retro.waste import WasteCheck, WasteSummary
 
 
@@ -69,7 +70,7 @@ class LoadResult:
     (``reserved``) and the mean GPUs by weekday and hour (``hour_of_week``)."""
 
     series: pd.Series
-    summary: dict[str, Any]
+    summary: LoadSummary
     reserved: pd.Series | None
     hour_of_week: pd.DataFrame
 
