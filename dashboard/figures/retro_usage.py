@@ -17,6 +17,7 @@ from dashboard.figures.axes import COUNT_AXIS
 from dashboard.figures.plan import figure
 from dashboard.format import USD, count_sig, gpu_count, money, money_affixes, table_decimals
 from dashboard.retro.labels import UNKNOWN_PRICING, UNTAGGED
+from dashboard.retro.load import LoadSummary
 from dashboard.safe_text import plotly_text
 
 MS_PER_DAY = 86_400_000
@@ -244,7 +245,7 @@ def attribution_figure(table: pd.DataFrame, metric: str = "cost", currency: str 
     return fig
 
 
-def load_figure(series: pd.Series, summary: dict, reserved: pd.Series | None = None,
+def load_figure(series: pd.Series, summary: LoadSummary, reserved: pd.Series | None = None,
                 capacity_gpus: float | None = None) -> go.Figure:
     """Concurrent GPUs per hour (``hourly_concurrency``) as a step line, with the peak and mean of
     ``load_summary`` as horizontal lines, written as ``format.gpu_count`` does (whole GPUs from ten on, two
@@ -276,15 +277,14 @@ def load_figure(series: pd.Series, summary: dict, reserved: pd.Series | None = N
             hovertemplate=f"Reserved capacity {gpu_count(capacity_gpus)} GPUs<extra></extra>",
         ))
     span = [series.index.min(), series.index.max()] if len(series) else []
-    for name, key, dash in (("Peak", "peak_gpus", "dash"), ("Mean", "mean_gpus", "dot")):
-        level = summary[key]
+    for name, level, dash in (("Peak", summary.peak_gpus, "dash"), ("Mean", summary.mean_gpus, "dot")):
         fig.add_trace(
             go.Scatter(
                 x=span, y=[level] * len(span), name=f"{name} {gpu_count(level)} GPUs", mode="lines",
                 line={"dash": dash}, hovertemplate=f"{name} {gpu_count(level)} GPUs<extra></extra>",
             )
         )
-    ratio = summary["peak_to_mean"]
+    ratio = summary.peak_to_mean
     fig.update_layout(
         title={"text": f"Concurrent GPUs per hour (peak / mean {'n/a' if np.isnan(ratio) else f'{ratio:.2f}×'})"},
         xaxis={"title": {"text": "Hour (UTC)"}},

@@ -102,9 +102,9 @@ def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserve
 def commitment_status(usage: ir.Table) -> Amortisation:
     """Step 1 of the method as one query (``amortise_commitments`` spreads the paid lines)."""
     facts = waste.idle_capacity(usage)
-    return _status(bool(facts["gpu"]), number(facts["paid_usd"]) if facts["paid"] else None,
-                   number(facts["commitment_usd"]) if facts["commitment"] else None, bool(facts["reserved_gpu"]),
-                   bool(facts["reserved_gpu_priced"]))
+    return _status(facts.gpu, number(facts.paid_cost) if facts.paid else None,
+                   number(facts.unused_cost) if facts.commitment else None, facts.reserved_gpu,
+                   facts.reserved_gpu_priced)
 
 
 def _export_end(usage: ir.Table) -> ir.Table:

@@ -176,16 +176,29 @@ def _shape_expr(usage: ir.Table) -> ir.Table:
         first=usage.period_start.min(), last=usage.period_end.max())
 
 
+@dataclass(frozen=True)
+class TableShape:
+    """`table_shape`: the GPU rows with a run (``run_rows``), their distinct run ids and projects, whether run ids are
+    per job (``per_job``: none on two GPU rows, and more of them than projects) and the table's first start and last
+    end (None when empty)."""
+
+    run_rows: int
+    run_ids: int
+    projects: int
+    per_job: bool
+    first: pd.Timestamp | None
+    last: pd.Timestamp | None
+
+
 @query
-def table_shape(usage: ir.Table) -> dict[str, Any]:
-    """``run_rows`` (GPU rows with a run), their distinct ``run_ids`` and ``projects``, ``per_job`` (run ids are per
-    job: none on two GPU rows, and more of them than projects) and the ``first`` start and ``last`` end."""
+def table_shape(usage: ir.Table) -> TableShape:
+    """How the table's run ids are laid out, and the period it covers."""
     row = _frame(_shape_expr(usage)).iloc[0]
     run_rows, run_ids, projects = (int(as_float(row[name])) for name in ("run_rows", "run_ids", "projects"))
-    return {"run_rows": run_rows, "run_ids": run_ids, "projects": projects,
-            "per_job": run_rows > 0 and run_ids == run_rows and run_ids > projects > 0,
-            "first": None if pd.isna(row["first"]) else pd.Timestamp(row["first"]),
-            "last": None if pd.isna(row["last"]) else pd.Timestamp(row["last"])}
+    return TableShape(run_rows, run_ids, projects,
+                      per_job=run_rows > 0 and run_ids == run_rows and run_ids > projects > 0,
+                      first=None if pd.isna(row["first"]) else pd.Timestamp(row["first"]),
+                      last=None if pd.isna(row["last"]) else pd.Timestamp(row["last"]))
 
 
 def period_text(first: pd.Timestamp | None, last: pd.Timestamp | None) -> str:
@@ -196,12 +209,12 @@ def period_text(first: pd.Timestamp | None, last: pd.Timestamp | None) -> str:
     return f"{first:%Y-%m-%d} to {end:%Y-%m-%d}"
 
 
-def _main_runs(usage: ir.Table, shape: dict[str, Any], main_run_ids: list[str] | None) -> tuple[list[str], str]:
+def _main_runs(usage: ir.Table, shape: TableShape, main_run_ids: list[str] | None) -> tuple[list[str], str]:
     """The main run ids, and how to name them in a basis."""
     if main_run_ids:
         ids = [str(run) for run in main_run_ids]
         return ids, _name_runs(ids, "given")
-    by = "project" if shape["per_job"] else "run_id"
+    by = "project" if shape.per_job else "run_id"
     ids = suggest_main_runs(usage, by=by)
     if not ids:
         return [], ""
@@ -248,13 +261,25 @@ def _mfu_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
         MFU_ROWS)
 
 
+@dataclass(frozen=True)
+class MfuRows:
+    """`mfu_rows`: the counts of GPU rows with tokens (all, the main run's, the main run's in a failed state), and
+    the main run's rows the MFU is measured on (``rows``: GPU-hours, tokens, GPU type, run id, source row), in source
+    order."""
+
+    token_rows: int
+    main_token_rows: int
+    failed_token_rows: int
+    rows: pd.DataFrame
+
+
 @query
-def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> tuple[dict[str, int], pd.DataFrame]:
-    """Counts of GPU rows with tokens (all, the main run's, the main run's in a failed state), and the main run's
-    rows the MFU is measured on (GPU-hours, tokens, GPU type, run id, source row), in source order."""
+def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> MfuRows:
+    """The main run's rows with tokens, not in a failed state, and the counts that say why there are none."""
     row = _frame(_mfu_facts_expr(usage, main)).iloc[0]
-    facts = {name: int(as_float(row[name])) for name in ("token_rows", "main_token_rows", "failed_token_rows")}
-    return facts, _frame(_mfu_rows_expr(usage, main))
+    token_rows, main_token_rows, failed_token_rows = (
+        int(as_float(row[name])) for name in ("token_rows", "main_token_rows", "failed_token_rows"))
+    return MfuRows(token_rows, main_token_rows, failed_token_rows, _frame(_mfu_rows_expr(usage, main)))
 
 
 @built
@@ -317,10 +342,11 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
     key = "mfu"
     if not main:
         return _missing(key, "no GPU row of the run export has a run id, so there is no main run to measure")
-    facts, rows = mfu_rows(usage, main)
-    if not facts["token_rows"]:
+    facts = mfu_rows(usage, main)
+    rows = facts.rows
+    if not facts.token_rows:
         return _missing(key, NEEDS_TOKENS)
-    if not facts["main_token_rows"]:
+    if not facts.main_token_rows:
         return _missing(key, f"the main run, {runs_text}, has no rows with tokens (W&B tokens_seen)")
     if not len(rows):
         return _missing(key, f"every row of {runs_text} with tokens is in a failed state")
@@ -353,8 +379,8 @@ def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: f
     unsized = [str(run) for run, size in zip(rows["run_id"], logged, strict=True) if not math.isfinite(size)]
     if (unsized_text := _unsized_caveat(unsized, model_params, bool(np.isfinite(logged).any()))) is not None:
         caveats.append(unsized_text)
-    if facts["failed_token_rows"]:
-        caveats.append(f"{facts['failed_token_rows']} failed segments left out (their tokens stop at the failure)")
+    if facts.failed_token_rows:
+        caveats.append(f"{facts.failed_token_rows} failed segments left out (their tokens stop at the failure)")
     return Measured(key, value, low, high, count, float(hours.sum()),
                     f"measured over {count} jobs of the main run, {runs_text}, {_pct(low)}–{_pct(high)} (P10–P90), "
                     + _sizes_text(sizes[known], int(np.isfinite(logged)[known].sum()))
@@ -385,7 +411,7 @@ def _interruptions_expr(usage: ir.Table, per_job: bool) -> ir.Table:
     return rows.aggregate(
         jobs=rows.count(), gpu_hours=rows.gpu_hours.sum(), spot_gpu_hours=rows.gpu_hours.sum(where=rows.spot),
         priced=rows.pricing.notnull().sum(), node_failures=rows.node_failure.sum(),
-        node_fail_state=holds(rows.run_state == "NODE_FAIL").sum(), preemptions=rows.preempted.sum(),
+        preemptions=rows.preempted.sum(),
         spot_preemptions=(rows.preempted & rows.spot).sum(), slurm_only=slurm_only.sum(),
         failed_jobs=failed(rows, FAILED_STATES).sum())
 
@@ -398,11 +424,35 @@ def _interruption_rows_expr(usage: ir.Table, per_job: bool) -> ir.Table:
         4 * SOURCE_ROWS)
 
 
+@dataclass(frozen=True)
+class InterruptionCounts:
+    """`interruption_counts`: over the GPU job rows (``_job_rows``), their count, GPU-hours (of all and of spot
+    jobs), the jobs with a pricing, node failures, preemptions (of all and of spot jobs), jobs in a
+    state only Slurm writes and failed jobs; and the counted rows' source rows with their marks (``rows``:
+    ``source_row``, ``node_failure``, ``preempted``, ``spot``)."""
+
+    jobs: int
+    gpu_hours: float
+    spot_gpu_hours: float
+    priced_jobs: int
+    node_failures: int
+    preemptions: int
+    spot_preemptions: int
+    slurm_only_jobs: int
+    failed_jobs: int
+    rows: pd.DataFrame
+
+
 @query
-def interruption_counts(usage: ir.Table, per_job: bool) -> tuple[dict[str, float], pd.DataFrame]:
+def interruption_counts(usage: ir.Table, per_job: bool) -> InterruptionCounts:
     """Sums over the GPU job rows (``_job_rows``) and the counted rows' source rows with their marks."""
     row = _frame(_interruptions_expr(usage, per_job)).iloc[0]
-    return {name: as_float(row[name]) for name in row.index}, _frame(_interruption_rows_expr(usage, per_job))
+    count = {name: int(as_float(row[name])) for name in ("jobs", "priced", "node_failures", "preemptions",
+                                                         "spot_preemptions", "slurm_only", "failed_jobs")}
+    return InterruptionCounts(
+        count["jobs"], as_float(row["gpu_hours"]), as_float(row["spot_gpu_hours"]), count["priced"],
+        count["node_failures"], count["preemptions"], count["spot_preemptions"],
+        count["slurm_only"], count["failed_jobs"], _frame(_interruption_rows_expr(usage, per_job)))
 
 
 def _poisson_cdf(k: int, mean: float) -> float:
@@ -458,32 +508,33 @@ def _rate(key: str, count: int, node_days: float, what: str, rows: tuple[int, ..
 
 
 def _interruptions(usage: ir.Table, per_job: bool, gpus_per_node: int) -> dict[str, Measured]:
-    facts, rows = interruption_counts(usage, per_job)
+    facts = interruption_counts(usage, per_job)
+    rows = facts.rows
     keys = ("node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days")
-    if not facts["jobs"] or facts["gpu_hours"] <= 0:
+    if not facts.jobs or facts.gpu_hours <= 0:
         return {key: _missing(key, NEEDS_STATES) for key in keys}
     extra = []
-    if facts["failed_jobs"] and not facts["slurm_only"]:
+    if facts.failed_jobs and not facts.slurm_only_jobs:
         extra.append("no job is in NODE_FAIL, TIMEOUT or PREEMPTED: a W&B export's states (finished, failed, "
                      "crashed, killed) cannot tell a node failure or a preemption from a crash, so only failed jobs "
                      "their run resumed after count")
     if per_job:
         extra.append("run ids are per job, so a job's run is its project for the resume test")
-    node_days = facts["gpu_hours"] / gpus_per_node / 24.0
-    node = _rate(keys[0], int(facts["node_failures"]), node_days, "node failures",
+    node_days = facts.gpu_hours / gpus_per_node / 24.0
+    node = _rate(keys[0], facts.node_failures, node_days, "node failures",
                  _rows(rows.loc[rows["node_failure"].astype(bool), "source_row"]), extra)
-    if facts["priced"]:
-        spot_days = facts["spot_gpu_hours"] / gpus_per_node / 24.0
+    if facts.priced_jobs:
+        spot_days = facts.spot_gpu_hours / gpus_per_node / 24.0
         preempted = rows["preempted"].astype(bool) & rows["spot"].astype(bool)
         if spot_days <= 0:
             spot = _missing(keys[1], "no job of the export ran on spot capacity",
-                            f"{int(facts['preemptions'])} preemptions, no spot jobs")
+                            f"{facts.preemptions} preemptions, no spot jobs")
         else:
-            spot = _rate(keys[1], int(facts["spot_preemptions"]), spot_days, "preemptions",
+            spot = _rate(keys[1], facts.spot_preemptions, spot_days, "preemptions",
                          _rows(rows.loc[preempted, "source_row"]), [])
             spot = _replace(spot, basis=spot.basis.replace("node-days of jobs", "node-days of spot jobs"))
     else:
-        spot = _rate(keys[1], int(facts["preemptions"]), node_days, "preemptions",
+        spot = _rate(keys[1], facts.preemptions, node_days, "preemptions",
                      _rows(rows.loc[rows["preempted"].astype(bool), "source_row"]),
                      ["the export names no pricing, so the rate is over all jobs' node-days, not spot ones: "
                       "the spot rate is higher by the inverse of the spot share"] + extra[:1])
@@ -711,13 +762,33 @@ def _checkpoint_expr(usage: ir.Table, column: str) -> ir.Table:
                           first=rows.source_row.min())
 
 
+@dataclass(frozen=True)
+class CheckpointRecords:
+    """The job rows' records of one of ``CHECKPOINT_COLUMNS`` (minutes): their median, lowest and highest value
+    (NaN without records), how many there are and the first one's source row (None without records)."""
+
+    median_min: float
+    low_min: float
+    high_min: float
+    count: int
+    first_source_row: int | None
+
+
+NO_RECORDS = CheckpointRecords(math.nan, math.nan, math.nan, 0, None)
+
+
 @query
-def checkpoint_median(usage: ir.Table, column: str) -> dict[str, float]:
+def checkpoint_median(usage: ir.Table, column: str) -> CheckpointRecords:
+    """The job rows' records of ``column``, one of ``CHECKPOINT_COLUMNS``."""
     row = _frame(_checkpoint_expr(usage, column)).iloc[0]
-    return {name: as_float(row[name], math.nan) for name in row.index}
+    count = int(as_float(row["count"]))
+    if not count:
+        return NO_RECORDS
+    return CheckpointRecords(as_float(row["median"], math.nan), as_float(row["low"], math.nan),
+                             as_float(row["high"], math.nan), count, int(as_float(row["first"])))
 
 
-def _frame_checkpoint(frame: pd.DataFrame, column: str) -> dict[str, float]:
+def _frame_checkpoint(frame: pd.DataFrame, column: str) -> CheckpointRecords:
     """``checkpoint_median`` of a pandas frame, whose columns beyond the canonical ones a bound table leaves out."""
     jobs = (frame["run_state"].notna() & frame["run_id"].notna()
             & (frame["period_end"] > frame["period_start"]).fillna(False).astype(bool))
@@ -725,9 +796,9 @@ def _frame_checkpoint(frame: pd.DataFrame, column: str) -> dict[str, float]:
     rows = frame.loc[jobs, "source_row"][values.notna()]
     values = values.dropna()
     if not len(values):
-        return {"count": 0.0}
-    return {"median": float(values.median()), "low": float(values.min()), "high": float(values.max()),
-            "count": float(len(values)), "first": float(rows.min())}
+        return NO_RECORDS
+    return CheckpointRecords(float(values.median()), float(values.min()), float(values.max()), len(values),
+                             int(rows.min()))
 
 
 RESTART_STATES: tuple[str, ...] = ("NODE_FAIL", "FAILED", "TIMEOUT", "PREEMPTED")  # the rates' interruptions
@@ -772,20 +843,21 @@ def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table, per_job: bool 
     result = {}
     for column in CHECKPOINT_COLUMNS:
         if isinstance(given, pd.DataFrame):
-            facts = _frame_checkpoint(given, column) if column in given.columns else {"count": 0.0}
+            facts = _frame_checkpoint(given, column) if column in given.columns else NO_RECORDS
         else:
-            facts = checkpoint_median(usage, column) if column in usage.columns else {"count": 0.0}
-        if not facts["count"] and column == "restart_min":
+            facts = checkpoint_median(usage, column) if column in usage.columns else NO_RECORDS
+        if not facts.count and column == "restart_min":
             result[column] = _restarts(usage, per_job)
             continue
-        if not facts["count"]:
+        if not facts.count:
             result[column] = _missing(column, NO_CHECKPOINTS)
             continue
-        count = int(facts["count"])
-        result[column] = Measured(column, facts["median"], facts["low"], facts["high"], count, None,
-                                  f"median of {count} jobs' records, {facts['low']:g}–{facts['high']:g} min",
+        count = facts.count
+        result[column] = Measured(column, facts.median_min, facts.low_min, facts.high_min, count, None,
+                                  f"median of {count} jobs' records, {facts.low_min:g}–{facts.high_min:g} min",
                                   RULES[column], "only one job's record" if count == 1 else None,
-                                  (int(facts["first"]),), count == 1)
+                                  _rows([] if facts.first_source_row is None else [facts.first_source_row]),
+                                  count == 1)
     return result
 
 
@@ -914,13 +986,13 @@ def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Tabl
     main_ids = tuple(sorted(main))
     billed_type = None
     if bill_table is not None and runs is not None and main_ids:
-        column, keys = ("project", (_project_of(run_table, main_ids[0]),)) if shape["per_job"] else ("run_id", main_ids)
+        column, keys = ("project", (_project_of(run_table, main_ids[0]),)) if shape.per_job else ("run_id", main_ids)
         billed_type = bill_gpu_type(bill_table, column, keys)
     result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type, run_params)}
-    result |= _interruptions(run_table, shape["per_job"], int(gpus_per_node))
+    result |= _interruptions(run_table, shape.per_job, int(gpus_per_node))
     result |= _overheads(run_table, main_ids, runs_text)
     result |= _prices(bill_table, gpu_type)
-    result |= _checkpoints(run_table, runs if runs is not None else bill, shape["per_job"])
+    result |= _checkpoints(run_table, runs if runs is not None else bill, shape.per_job)
     if bill_table is not None and (rows := implausible_rows(bill_table)):
         result = _refuse_rows(result, BILL_KEYS if runs is not None else KEYS, rows, "the bill")
     if runs is not None and (rows := implausible_rows(run_table)):
@@ -934,8 +1006,8 @@ def calibration_period(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame 
     for table in (bill, runs):
         if table is not None:
             shape = table_shape(tables.table_of(table))
-            firsts += [shape["first"]] if shape["first"] is not None else []
-            lasts += [shape["last"]] if shape["last"] is not None else []
+            firsts += [shape.first] if shape.first is not None else []
+            lasts += [shape.last] if shape.last is not None else []
     return period_text(min(firsts), max(lasts)) if firsts and lasts else ""
 
 
@@ -970,7 +1042,7 @@ def not_applied(item: Measured, use_thin: Collection[str] = ()) -> str | None:
 MEASURED_FROM_CHARS = 200  # the scenario's mfu_measured_from bound
 
 
-def measured_mfu(value: float, basis: str) -> dict[str, Any]:
+def measured_mfu(value: float, basis: str) -> dict[str, float | str]:
     """The scenario keys that record an MFU as the team's measured one (``mfu`` and ``mfu_measured`` the value,
     ``mfu_measured_from`` the basis as one line of plain text within the scenario's bound), so Compare, the report
     and ``estimate --json`` grade it "measured" while the plan keeps it."""

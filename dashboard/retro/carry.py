@@ -202,7 +202,7 @@ def from_quarter(bill: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | 
     (``gap.suggest_main_runs`` by the join key), decomposed against ``base``."""
     bill_table = tables.table_of(bill)
     run_table = None if runs is None else tables.table_of(runs)
-    on = "project" if run_table is not None and table_shape(run_table)["per_job"] else "run_id"
+    on = "project" if run_table is not None and table_shape(run_table).per_job else "run_id"
     joined, _ = join_usage(bill_table, run_table, on=on)
     assert joined is not None
     main = list(main_run_ids) if main_run_ids else suggest_main_runs(joined, by=on)

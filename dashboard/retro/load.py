@@ -3,6 +3,8 @@ pattern (all UTC). The hourly series is a query (the queries in this module); th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ibis
 import ibis.expr.types as ir
 import numpy as np
@@ -32,24 +34,32 @@ def hourly_concurrency(usage: pd.DataFrame | ir.Table) -> pd.Series:
     return _hourly_concurrency_query(tables.table_of(usage))
 
 
-def load_summary(series: pd.Series) -> dict:
-    """Peak, mean and 95th-percentile concurrent GPUs of an hourly series, and when the peak was.
+@dataclass(frozen=True)
+class LoadSummary:
+    """Peak, mean and 95th-percentile concurrent GPUs of an hourly series (NaN when empty), peak over mean (NaN when
+    the mean is 0 or the series empty), the hour of the peak (None when empty) and the series' length in hours; the
+    reserved capacity in whole GPUs and its idle GPU-hours when the Load figure adds them (None: no reserved rows)."""
 
-    Returns ``{"peak_gpus", "mean_gpus", "p95_gpus", "peak_to_mean", "peak_hour", "hours"}``; the ratio is
-    NaN when the mean is 0, and the figures are NaN (peak_hour None) for an empty series.
-    """
+    peak_gpus: float
+    mean_gpus: float
+    p95_gpus: float
+    peak_to_mean: float
+    peak_hour: pd.Timestamp | None
+    hours: int
+    reserved_capacity_gpus: float | None = None
+    idle_reserved_gpu_hours: float | None = None
+
+
+def load_summary(series: pd.Series) -> LoadSummary:
+    """Peak, mean and 95th-percentile concurrent GPUs of an hourly series, and when the peak was (a `LoadSummary`
+    without the reserved capacity)."""
     if series.empty:
-        return {"peak_gpus": np.nan, "mean_gpus": np.nan, "p95_gpus": np.nan, "peak_to_mean": np.nan,
-                "peak_hour": None, "hours": 0}
+        return LoadSummary(np.nan, np.nan, np.nan, np.nan, None, 0)
     peak, mean = float(series.max()), float(series.mean())
-    return {
-        "peak_gpus": peak,
-        "mean_gpus": mean,
-        "p95_gpus": float(np.percentile(series.to_numpy(dtype=float), 95)),
-        "peak_to_mean": peak / mean if mean > 0 else np.nan,
-        "peak_hour": series.idxmax(),
-        "hours": len(series),
-    }
+    return LoadSummary(peak_gpus=peak, mean_gpus=mean,
+                       p95_gpus=float(np.percentile(series.to_numpy(dtype=float), 95)),
+                       peak_to_mean=peak / mean if mean > 0 else np.nan,
+                       peak_hour=pd.Timestamp(series.idxmax()), hours=len(series))
 
 
 def hour_of_week(series: pd.Series) -> pd.DataFrame:

@@ -20,7 +20,7 @@ the view's "Stack by" choice names (``Choices.by``). Pure: never imports streaml
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 import pandas as pd
@@ -114,13 +114,12 @@ def _load(view: RetroView) -> LoadResult:
     """Concurrency from the (joined) view; the reserved capacity from the bill's rows, whose pricing tiers the join
     blurs across a run."""
     series = load.hourly_concurrency(view.shown)
-    summary: dict[str, Any] = load.load_summary(series)
     billing = view.narrowed_side(view.billing)
     found = load.reserved_capacity(view.shown if billing is None else billing)
     capacity, reserved = found if found is not None and found[0] else (None, None)
-    summary["reserved_capacity_gpus"] = capacity
-    summary["idle_reserved_gpu_hours"] = (None if capacity is None or reserved is None
-                                          else float((capacity - reserved).clip(lower=0).sum()))
+    summary = replace(load.load_summary(series), reserved_capacity_gpus=capacity,
+                      idle_reserved_gpu_hours=(None if capacity is None or reserved is None
+                                               else float((capacity - reserved).clip(lower=0).sum())))
     return LoadResult(series, summary, reserved, load.hour_of_week(series))
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
 import pandas as pd
 
 from dashboard.retro.gap import GapSummary
+from dashboard.retro.load import LoadSummary
 from dashboard.retro.units import UnitCosts
 from dashboard.retro.waste import WasteCheck, WasteSummary
 
@@ -71,7 +71,7 @@ class LoadResult:
     (``reserved``) and the mean GPUs by weekday and hour (``hour_of_week``)."""
 
     series: pd.Series
-    summary: dict[str, Any]
+    summary: LoadSummary
     reserved: pd.Series | None
     hour_of_week: pd.DataFrame
 

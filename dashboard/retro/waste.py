@@ -66,7 +66,6 @@ from dashboard.query import tables
 from dashboard.query.columns import (
     commitment,
     failed,
-    flag,
     found,
     gpu,
     holds,
@@ -177,13 +176,13 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
     (``checkpoint``, from ``checkpointing``, costs the interruptions left out)."""
     usage = tables.table_of(usage)
     facts = failed_runs(usage)
-    if not facts["known"]:
+    if not facts.known:
         return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, None)
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
     interrupted = interruptions(usage, tau, restart)
-    known_h, gpu_h = facts["known_h"], facts["gpu_h"]
-    failed_h = facts["failed_h"] - interrupted["failed_h"]
+    known_h, gpu_h = facts.known_gpu_hours, facts.gpu_hours
+    failed_h = facts.failed_gpu_hours - interrupted["failed_h"]
     by_state = failed_by_state(usage)
     resumed = interrupted_by_state(usage, tau, restart)
     lost_by_state = dict(by_state.itertuples(index=False))
@@ -202,7 +201,7 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
                    "see Interrupted runs")
     if known_h < gpu_h:
         detail += f"; states known for {number(known_h / gpu_h, 'fraction')} of all GPU-hours"
-    cost = facts["failed_cost"] - interrupted["failed_cost"] if facts["cost_known"] else None
+    cost = facts.failed_cost - interrupted["failed_cost"] if facts.cost_known else None
     rows = failed_rows(usage, tau, restart)
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
                   rows, cost)
@@ -214,7 +213,7 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
     docstring; ``checkpoint`` from ``checkpointing``)."""
     usage = tables.table_of(usage)
     facts = failed_runs(usage)
-    if not facts["known"]:
+    if not facts.known:
         return _check("interrupted_runs", "Interrupted runs", None, "GPU-hours", NEEDS_STATES, None)
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
@@ -227,14 +226,14 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
                   f"{how}.")
         return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail,
                       interrupted_rows(usage, tau, restart),
-                      0.0 if facts["cost_known"] else None)
+                      0.0 if facts.cost_known else None)
     by_state = interrupted_by_state(usage, tau, restart)
     states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
     segment_h = float(by_state["gpu_hours"].sum())
     detail = (f"{count:,} interruption{'s' if count != 1 else ''} of runs that resumed from a checkpoint ({states}): "
               f"{count_sig(found['lost_h'])} GPU-hours lost of the segments' {count_sig(segment_h)}, the rest is "
               f"work kept. {how}.")
-    cost = found["lost_cost"] if facts["cost_known"] else None
+    cost = found["lost_cost"] if facts.cost_known else None
     return _check("interrupted_runs", "Interrupted runs", found["lost_h"], "GPU-hours", detail,
                   interrupted_rows(usage, tau, restart), cost)
 
@@ -243,16 +242,16 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
     usage = tables.table_of(usage)
     facts = successful_runs(usage)
-    if not facts["known"]:
+    if not facts.known:
         return _check("successful_runs", "Successful runs", None, "% of cost", NEEDS_STATES, None)
-    if facts["cost_known"]:
-        part, whole = facts["part_cost"], facts["whole_cost"]
-        unit, total = "% of cost", facts["total_cost"]
+    if facts.cost_known:
+        part, whole = facts.completed_cost, facts.known_cost
+        unit, total = "% of cost", facts.total_cost
         what = f"{usd_sig(part)} of the {usd_sig(whole)} spent on runs with a known state"
         if total > 0:
             what += f" ({number(whole / total, 'fraction')} of all cost in the table)"
     else:
-        part, whole = facts["part_h"], facts["whole_h"]
+        part, whole = facts.completed_gpu_hours, facts.known_gpu_hours
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
     return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.",
@@ -263,29 +262,29 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
     facts = idle_capacity(usage)
-    paid = (f"Commitment purchases ({usd_sig(facts['paid_usd'])}) are billed on their own lines at what was paid"
-            if facts["paid"] else "")
-    if not (facts["gpu"] or facts["commitment"]):
+    paid = (f"Commitment purchases ({usd_sig(facts.paid_cost)}) are billed on their own lines at what was paid"
+            if facts.paid else "")
+    if not (facts.gpu or facts.commitment):
         detail = "No GPU usage in this bill" + (f". {paid}; they cover no GPU-hours in it." if paid else ".")
         return _check("idle_capacity", "Idle capacity", None, "USD", detail, None)
-    if not (facts["commitment"] or facts["reserved_gpu"] or facts["paid"]):
+    if not (facts.commitment or facts.reserved_gpu or facts.paid):
         return _check("idle_capacity", "Idle capacity", None, "USD", (
             "No reserved or committed capacity in this table. A billing export with commitment lines (FOCUS "
             "CommitmentDiscountStatus, AWS savings-plan fees, GCP commitment fees, Azure reservations) answers it."
         ), None)
-    if not facts["commitment"] and facts["paid"]:
+    if not facts.commitment and facts.paid:
         return _check("idle_capacity", "Idle capacity", None, "USD", (
             f"{paid} (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
             "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
         ), paid_rows(usage))
-    unused_usd, untagged_usd = facts["commitment_usd"], facts["untagged_usd"]
-    if facts["commitment"]:
-        detail = (f"{usd_sig(unused_usd)} of commitment nobody used ({facts['lines']} unused-commitment lines, "
-                  f"{facts['days'][0]} to {facts['days'][1]})")
+    unused_usd, untagged_usd = facts.unused_cost, facts.untagged_cost
+    if facts.commitment:
+        detail = (f"{usd_sig(unused_usd)} of commitment nobody used ({facts.unused_lines} unused-commitment lines, "
+                  f"{facts.first_day} to {facts.last_day})")
     else:
         detail = "No unused-commitment line in this bill"
-    if facts["untagged"]:
-        detail += (f"; {count_sig(facts['untagged_h'])} reserved GPU-hours "
+    if facts.untagged:
+        detail += (f"; {count_sig(facts.untagged_gpu_hours)} reserved GPU-hours "
                    f"({usd_sig(untagged_usd)}) used with no run")
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
@@ -297,10 +296,10 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
     usage = tables.table_of(usage)
     facts = job_facts(usage)
-    if not facts["jobs"]:
+    if not facts.jobs:
         return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours",
                       "Needs a run export with job start and end times (Slurm sacct or W&B).", None)
-    if not facts["repeated"]:
+    if not facts.repeated:
         return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours", (
             "No run id occurs on more than one job, so repeats cannot be recognised (W&B ids are unique hashes). "
             "A Slurm sacct export, where run_id is the job name, answers it."
@@ -370,13 +369,13 @@ def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
     usage = tables.table_of(usage)
     facts = untagged_spend(usage)
-    if not facts["cost_known"]:
+    if not facts.cost_known:
         return _check("untagged_spend", "Untagged spend", None, "USD",
                       "Needs a billing export: a run export carries no prices.", None)
-    dollars, total = facts["dollars"], facts["total"]
+    dollars, total = facts.untagged_cost, facts.total_cost
     share = f" ({number(dollars / total, 'fraction')} of spend)" if total > 0 else ""
-    detail = (f"{usd_sig(dollars)} on {facts['count']:,} rows with no team, project or run tag{share}: support, tax, "
-              "credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
+    detail = (f"{usd_sig(dollars)} on {facts.untagged_row_count:,} rows with no team, project or run tag{share}: "
+              "support, tax, credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
     return _check("untagged_spend", "Untagged spend", dollars, "USD", detail,
                   untagged_rows(usage), dollars)
 
@@ -454,15 +453,17 @@ def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _scalars(usage: ir.Table, check: str) -> dict[str, Any]:
-    """The aggregates of ``check`` (a key of ``CHECK_FACTS``) and its flags (``CHECK_FLAGS``) by name, from the one
-    query of every check's aggregates (``_checks_expr``) and the one of every flag (``_flags_expr``): a tab's
-    checks read the rows once (see ``compiled.one_view``)."""
+def _sums(usage: ir.Table, check: str) -> pd.Series:
+    """The aggregates of ``check`` (a key of ``CHECK_FACTS``) by name, from the one query of every check's aggregates
+    (``_checks_expr``): a tab's checks read the rows once (see ``compiled.one_view``)."""
     row = table_result(_checks_expr(usage)).iloc[0]
-    flags = set(table_result(_flags_expr(usage))["name"])
     prefix = f"{check}__"
-    return ({name.removeprefix(prefix): row[name] for name in row.index if name.startswith(prefix)}
-            | {name: test in flags for name, test in CHECK_FLAGS.get(check, {}).items()})
+    return row[[name for name in row.index if name.startswith(prefix)]].rename(lambda name: name.removeprefix(prefix))
+
+
+def _flags(usage: ir.Table) -> frozenset[str]:
+    """The names of the flags (``FLAG_TESTS``) some row has, from their one query (``_flags_expr``)."""
+    return frozenset(table_result(_flags_expr(usage))["name"])
 
 
 def _failed(usage: ir.Table) -> ir.BooleanColumn:
@@ -474,12 +475,25 @@ def _failed_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
                 gpu_h=rows.gpu_hours.sum(where=rows.gpu), failed_cost=rows.cost.sum(where=rows.failed))
 
 
+@dataclass(frozen=True)
+class FailedFacts:
+    """`failed_runs`: whether any GPU row has a state (``known``) and any row a non-zero cost (``cost_known``); the
+    GPU-hours with a known state, in a failed state and of all GPU rows, and the failed rows' cost."""
+
+    known: bool
+    cost_known: bool
+    known_gpu_hours: float
+    failed_gpu_hours: float
+    gpu_hours: float
+    failed_cost: float
+
+
 @query
-def failed_runs(usage: ir.Table) -> dict[str, Any]:
-    """``known`` (any state known), ``known_h``, ``failed_h`` and ``gpu_h`` (all GPU rows), ``cost_known`` and
-    ``failed_cost``."""
-    row = _scalars(usage, "failed_runs")
-    return {name: flag(row[name]) if name in ("known", "cost_known") else as_float(row[name]) for name in row}
+def failed_runs(usage: ir.Table) -> FailedFacts:
+    """The GPU-hours in a failed state (interruptions included) against those with a known state."""
+    row, flags = _sums(usage, "failed_runs"), _flags(usage)
+    return FailedFacts("known" in flags, "priced" in flags, as_float(row["known_h"]), as_float(row["failed_h"]),
+                       as_float(row["gpu_h"]), as_float(row["failed_cost"]))
 
 
 @built
@@ -634,12 +648,27 @@ def _successful_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
                 total_cost=rows.cost.sum())
 
 
+@dataclass(frozen=True)
+class SuccessfulFacts:
+    """`successful_runs`: whether any GPU row has a state (``known``) and any row a non-zero cost (``cost_known``);
+    the cost and GPU-hours of the COMPLETED rows, of the rows with a known state, and the whole table's cost."""
+
+    known: bool
+    cost_known: bool
+    completed_cost: float
+    known_cost: float
+    completed_gpu_hours: float
+    known_gpu_hours: float
+    total_cost: float
+
+
 @query
-def successful_runs(usage: ir.Table) -> dict[str, Any]:
-    """``known``, ``cost_known``, and the cost and GPU-hours of the COMPLETED rows (``part_*``), of the rows with a
-    known state (``whole_*``) and of the whole table (``total_cost``)."""
-    row = _scalars(usage, "successful_runs")
-    return {name: flag(row[name]) if name in ("known", "cost_known") else as_float(row[name]) for name in row}
+def successful_runs(usage: ir.Table) -> SuccessfulFacts:
+    """The COMPLETED rows' cost and GPU-hours against those of the rows with a known state."""
+    row, flags = _sums(usage, "successful_runs"), _flags(usage)
+    return SuccessfulFacts("known" in flags, "priced" in flags, as_float(row["part_cost"]),
+                           as_float(row["whole_cost"]), as_float(row["part_h"]), as_float(row["whole_h"]),
+                           as_float(row["total_cost"]))
 
 
 @query
@@ -661,19 +690,41 @@ def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
                 untagged_usd=rows.cost.sum(where=untagged))
 
 
+@dataclass(frozen=True)
+class IdleFacts:
+    """`idle_capacity`: whether there is any GPU row (``gpu``), unused-commitment line (``commitment``), commitment
+    paid on its own line (``paid``), reserved GPU row, priced one, and reserved GPU row with no run (``untagged``);
+    the unused lines' count, cost (in the bill's currency) and first and last day ("2025-04-01", None without one),
+    the paid lines' cost, and the untagged reserved GPU rows' GPU-hours and cost."""
+
+    gpu: bool
+    commitment: bool
+    paid: bool
+    reserved_gpu: bool
+    reserved_gpu_priced: bool
+    untagged: bool
+    unused_lines: int
+    unused_cost: float
+    first_day: str | None
+    last_day: str | None
+    paid_cost: float
+    untagged_gpu_hours: float
+    untagged_cost: float
+
+
 @query
-def idle_capacity(usage: ir.Table) -> dict[str, Any]:
-    """Flags: ``gpu`` (any GPU row), ``commitment`` (any unused-commitment line), ``paid`` (any commitment paid on
-    its own line), ``reserved_gpu``, ``reserved_gpu_priced`` and ``untagged`` (reserved GPU rows with no run); the
-    unused lines' count (``lines``), cost (``commitment_usd``) and first and last day (``days``), the paid lines'
-    cost (``paid_usd``), and the untagged reserved GPU rows' GPU-hours and cost."""
-    row = _scalars(usage, "idle_capacity")
-    facts: dict[str, Any] = {name: flag(row[name]) for name in CHECK_FLAGS["idle_capacity"]}
-    facts |= {name: as_float(row[name]) for name in ("commitment_usd", "paid_usd", "untagged_h", "untagged_usd")}
-    facts["lines"] = int(as_float(row["lines"]))
-    facts["days"] = tuple(None if pd.isna(row[end]) else as_utc(row[end]).strftime("%Y-%m-%d")
-                          for end in ("first", "last"))
-    return facts
+def idle_capacity(usage: ir.Table) -> IdleFacts:
+    """Commitment nobody used as the bill states it, and reserved GPU rows with no run."""
+    row, flags = _sums(usage, "idle_capacity"), _flags(usage)
+    first_day, last_day = (None if pd.isna(row[end]) else as_utc(row[end]).strftime("%Y-%m-%d")
+                           for end in ("first", "last"))
+    return IdleFacts(
+        gpu="gpu" in flags, commitment="commitment" in flags, paid="paid" in flags,
+        reserved_gpu="reserved_gpu" in flags, reserved_gpu_priced="reserved_gpu_priced" in flags,
+        untagged="untagged" in flags, unused_lines=int(as_float(row["lines"])),
+        unused_cost=as_float(row["commitment_usd"]), first_day=first_day, last_day=last_day,
+        paid_cost=as_float(row["paid_usd"]), untagged_gpu_hours=as_float(row["untagged_h"]),
+        untagged_cost=as_float(row["untagged_usd"]))
 
 
 @query
@@ -699,12 +750,21 @@ def _job_counts(rows: ir.Table) -> dict[str, ir.Scalar]:
     return dict(count=rows.job.sum(), ids=rows.run_id.nunique(where=rows.job))
 
 
+@dataclass(frozen=True)
+class JobFacts:
+    """`job_facts`: whether there is any run row with a state and a duration (``jobs``) and a run id on more than one
+    of them (``repeated``)."""
+
+    jobs: bool
+    repeated: bool
+
+
 @query
-def job_facts(usage: ir.Table) -> dict[str, bool]:
-    """``jobs`` (any run row with a state and a duration) and ``repeated`` (a run id on more than one of them)."""
-    row = _scalars(usage, "job_facts")
+def job_facts(usage: ir.Table) -> JobFacts:
+    """Whether the duplicate-run rule has jobs to compare, and repeated run ids to compare them by."""
+    row = _sums(usage, "job_facts")
     count = int(as_float(row["count"]))
-    return {"jobs": count > 0, "repeated": count > int(as_float(row["ids"]))}
+    return JobFacts(count > 0, count > int(as_float(row["ids"])))
 
 
 def _candidates(usage: ir.Table) -> ir.BooleanColumn:
@@ -759,12 +819,23 @@ def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
                 count=rows.untagged_costed.sum(), total=rows.cost.sum())
 
 
+@dataclass(frozen=True)
+class UntaggedFacts:
+    """`untagged_spend`: whether any row has a non-zero cost (``cost_known``), the cost and count of the rows with no
+    team, project or run and a non-zero cost, and the whole table's cost."""
+
+    cost_known: bool
+    untagged_cost: float
+    untagged_row_count: int
+    total_cost: float
+
+
 @query
-def untagged_spend(usage: ir.Table) -> dict[str, Any]:
-    """``cost_known``, the cost and count of rows with no team, project or run and a non-zero cost, and all cost."""
-    row = _scalars(usage, "untagged_spend")
-    return {"cost_known": flag(row["cost_known"]), "dollars": as_float(row["dollars"]),
-            "count": int(as_float(row["count"])), "total": as_float(row["total"])}
+def untagged_spend(usage: ir.Table) -> UntaggedFacts:
+    """The spend nobody can be asked about, against all spend."""
+    row = _sums(usage, "untagged_spend")
+    return UntaggedFacts("priced" in _flags(usage), as_float(row["dollars"]), int(as_float(row["count"])),
+                         as_float(row["total"]))
 
 
 def _untagged_costed(usage: ir.Table) -> ir.BooleanColumn:
@@ -788,13 +859,6 @@ FLAG_TESTS: dict[str, Callable[[ir.Table], ir.BooleanColumn]] = {  # a flag: som
     "paid": paid_commitment, "reserved_gpu": reserved_gpu,
     "reserved_gpu_priced": reserved_gpu_priced,
     "untagged": _untagged_reserved,
-}
-CHECK_FLAGS: dict[str, dict[str, str]] = {  # each check's flags: its name for one, and the flag's test
-    "failed_runs": {"known": "known", "cost_known": "priced"},
-    "successful_runs": {"known": "known", "cost_known": "priced"},
-    "idle_capacity": {name: name for name in ("gpu", "commitment", "paid", "reserved_gpu", "reserved_gpu_priced",
-                                              "untagged")},
-    "untagged_spend": {"cost_known": "priced"},
 }
 
 

@@ -634,19 +634,19 @@ def load_section(view: RetroView) -> None:
     result = cache.run(LOAD, view)
     summary = result.summary
     tiles = wrapping_row()  # side by side where they fit, else wrapped: never cut
-    tiles.metric("Peak GPUs", gpu_count(summary["peak_gpus"]), width="content")
-    tiles.metric("Mean GPUs", gpu_count(summary["mean_gpus"]), width="content")
-    tiles.metric("95th percentile", gpu_count(summary["p95_gpus"]), width="content")
-    ratio = summary["peak_to_mean"]
+    tiles.metric("Peak GPUs", gpu_count(summary.peak_gpus), width="content")
+    tiles.metric("Mean GPUs", gpu_count(summary.mean_gpus), width="content")
+    tiles.metric("95th percentile", gpu_count(summary.p95_gpus), width="content")
+    ratio = summary.peak_to_mean
     tiles.metric("Peak / mean", f"{ratio:,.2f}×" if ratio is not None and math.isfinite(ratio) else "n/a",
                  width="content",
                  help="Reserving for the mean queues work at the peak; reserving for the peak pays for idle "
                  "capacity the rest of the time.")
-    capacity = summary["reserved_capacity_gpus"]
+    capacity = summary.reserved_capacity_gpus
     tiles.metric("Reserved capacity", f"{gpu_count(capacity)} GPUs" if capacity else "none", width="content",
                  help="The most reserved GPUs in use in any hour (the export does not state the reservation's "
                  "size, so this is a lower bound)." + (
-                     f" Idle reserved: {count_sig(summary['idle_reserved_gpu_hours'])} GPU-hours, shaded."
+                     f" Idle reserved: {count_sig(summary.idle_reserved_gpu_hours)} GPU-hours, shaded."
                      if capacity else ""))
     st.plotly_chart(cache.chart(LOAD, view, load_chart), width="stretch", key="retro.load")
     st.plotly_chart(cache.chart(LOAD, view, heatmap_chart), width="stretch", key="retro.heatmap")
@@ -656,7 +656,7 @@ def load_section(view: RetroView) -> None:
 
 def load_chart(result: LoadResult) -> go.Figure:
     return retro_usage.load_figure(result.series, result.summary, result.reserved,
-                                   result.summary["reserved_capacity_gpus"])
+                                   result.summary.reserved_capacity_gpus)
 
 
 def heatmap_chart(result: LoadResult) -> go.Figure:

@@ -216,7 +216,7 @@ def _one_gpu_series() -> pd.Series:
 def test_a_one_gpu_bill_is_drawn_in_tenths_of_a_gpu_and_ticked_one_gpu_apart():
     series = _one_gpu_series()
     summary = load.load_summary(series)
-    assert summary["mean_gpus"] == pytest.approx(2 / 96) and summary["peak_to_mean"] == pytest.approx(48.0)
+    assert summary.mean_gpus == pytest.approx(2 / 96) and summary.peak_to_mean == pytest.approx(48.0)
     figure = retro_usage.load_figure(series, summary)
     assert [trace.name for trace in figure.data] == ["GPUs in use", "Peak 1 GPUs", "Mean 0.021 GPUs"]
     # Whole GPUs up to 5: a tick at every GPU, so the labels read 0, 1 (never "0 0 0 1 1 1").

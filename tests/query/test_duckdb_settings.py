@@ -77,8 +77,8 @@ def test_results_on_a_dataset_are_kept_within_one_view_only(tmp_path, monkeypatc
         failed = waste.failed_runs(table)
         untagged = waste.untagged_spend(table)
     assert len(queries) == 2  # the checks' aggregates are one query, their flags another
-    assert failed["failed_h"] == 8.0 and failed["failed_cost"] == 20.0 and untagged["total"] == 20.0
-    assert failed["known"] and failed["cost_known"] and untagged["cost_known"]
+    assert failed.failed_gpu_hours == 8.0 and failed.failed_cost == 20.0 and untagged.total_cost == 20.0
+    assert failed.known and failed.cost_known and untagged.cost_known
     waste.failed_runs(table)
     waste.untagged_spend(table)
     assert len(queries) == 6  # outside a view, a dataset's rows may change: each asks again

@@ -311,8 +311,8 @@ def test_load_summary_by_hand():
     index = pd.date_range("2025-04-01", periods=4, freq="h", tz="UTC")
     summary = load.load_summary(pd.Series([1.0, 1.0, 1.0, 5.0], index=index))
     # p95 interpolates between the 3rd and 4th values at 2.85: 1 + 0.85 × 4.
-    assert summary == {"peak_gpus": 5.0, "mean_gpus": 2.0, "p95_gpus": pytest.approx(4.4), "peak_to_mean": 2.5,
-                       "peak_hour": index[3], "hours": 4}
+    assert summary == load.LoadSummary(peak_gpus=5.0, mean_gpus=2.0, p95_gpus=pytest.approx(4.4), peak_to_mean=2.5,
+                                       peak_hour=index[3], hours=4)
 
 
 def test_hour_of_week_is_seven_by_twenty_four():
