@@ -357,7 +357,9 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "parts, 3 GB of dataset) plus DuckDB's spill of one month's sort (up to about 3 GB in its temporary folder "
         "with `PLANNER_IMPORT_ENGINE_MB` at its default), and ten times the 10⁷ run's work: about 800 CPU-seconds of "
         "import, so at least an hour on a quiet two-core machine. Run the larger sizes on a quiet machine: the "
-        "questions' figures are ratios within one run, but the import's seconds and memory are not.")
+        "questions' figures are ratios within one run, but the import's seconds and memory are not. The 10⁸ run "
+        "below ran at the lowest priority beside six other jobs (load average about 12): its wall seconds are "
+        "inflated several times over; its ratios, CPU seconds, peak memory and rollup size are not.")
     lines = ["## `make bench-scale`", "", *_wrapped(about), "", *_wrapped(larger), ""]
     for result in latest(folder):
         imported = result["import"]
