@@ -104,10 +104,19 @@ def usage_table(backend: BaseBackend, frame_or_source: pd.DataFrame | ir.Table) 
 def materialised(table: ir.Table) -> ir.Table:
     """``table`` (an expression over tables whose rows never change, such as the join of two imports) computed once
     into a temporary table of its engine (Ibis's ``cache``), dropped when no expression over it is left; its small
-    results are kept like a frame's."""
-    stored = table.cache()
-    FRAME_VIEWS.update(source.name for source in stored.op().find(ops.DatabaseTable))
-    return stored
+    results are kept like a frame's. Made and dropped under the engine's lock: its connection is every session's,
+    and Ibis's own cache drops its table from whichever thread collects it, cutting across another's query."""
+    backend = ibis.get_backend(table)
+    if backend.name != "duckdb":
+        with engine.lock(backend):
+            stored = table.cache()
+        FRAME_VIEWS.update(source.name for source in stored.op().find(ops.DatabaseTable))
+        return stored
+    name = f"usage_{uuid.uuid4().hex}"
+    with engine.lock(backend):
+        backend.create_table(name, table, temp=True)
+    FRAME_VIEWS.add(name)
+    return _temp_table(backend, name, table.schema())
 
 
 def table_of(usage: pd.DataFrame | ir.Table, backend: BaseBackend | None = None) -> ir.Table:

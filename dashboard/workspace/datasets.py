@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from dashboard import settings
 from dashboard.ingest.schema import ImportReport, issues_frame
 from dashboard.ingest.stream import SampledReport
+from dashboard.query import engine
 from dashboard.workspace.writer import PARTITION, to_frame
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -270,10 +271,11 @@ def open_table(backend, name: str, at: Path | None = None):
     at = _at(name, at)
     metadata(name, at)  # a clear message for a missing dataset
     path = usage_folder(name, at)
-    if getattr(backend, "name", "") == "duckdb":
-        table = backend.read_parquet(str(path / "**" / "*.parquet"), hive_partitioning=True)
-    else:
-        table = backend.read_parquet(str(path))
+    with engine.lock(backend):  # a statement of the connection every session shares: one at a time
+        if getattr(backend, "name", "") == "duckdb":
+            table = backend.read_parquet(str(path / "**" / "*.parquet"), hive_partitioning=True)
+        else:
+            table = backend.read_parquet(str(path))
     return table.drop(PARTITION) if PARTITION in table.columns else table
 
 

@@ -43,6 +43,7 @@ import sqlglot.expressions as sge
 from ibis.backends import BaseBackend
 
 from dashboard import settings
+from dashboard.query import engine
 from dashboard.workspace.datasets import USAGE, DatasetError, Metadata, open_table
 from dashboard.workspace.writer import PARTITION
 
@@ -357,10 +358,11 @@ def _usage(backend: BaseBackend, at: Path) -> ir.Table:
 
 def _partitioned(backend: BaseBackend, path: Path) -> ir.Table:
     """The month-partitioned Parquet folder ``path`` as a table of ``backend``, its ``month`` as text."""
-    if getattr(backend, "name", "") == "duckdb":
-        table = backend.read_parquet(str(path / "**" / "*.parquet"), hive_partitioning=True)
-    else:
-        table = backend.read_parquet(str(path))
+    with engine.lock(backend):  # a statement of the connection every session shares: one at a time
+        if getattr(backend, "name", "") == "duckdb":
+            table = backend.read_parquet(str(path / "**" / "*.parquet"), hive_partitioning=True)
+        else:
+            table = backend.read_parquet(str(path))
     return table.mutate(**{PARTITION: table[PARTITION].cast("string")})
 
 
