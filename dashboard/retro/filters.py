@@ -8,6 +8,7 @@ all read that expression, never a filtered copy of the rows.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -23,8 +24,8 @@ from dashboard.query.compiled import built, query, table_result
 from dashboard.query.labels import NA_LABELS, UNKNOWN_PRICING, UNTAGGED
 from dashboard.query.periods import as_utc
 
-__all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "FilterOptions", "filter_options", "filtered",
-           "ordered", "utc_day"]
+__all__ = ["NA_LABELS", "ONE_DAY", "UNKNOWN_PRICING", "UNTAGGED", "FilterOptions", "day_options", "filter_options",
+           "filtered", "label_options", "ordered", "utc_day"]
 
 
 @dataclass(frozen=True)
@@ -100,12 +101,48 @@ def _options_expr(usage: ir.Table) -> ir.Table:
                            start=usage.period_start.min(), end=usage.period_start.max())
 
 
+@built
+def _days_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(start=usage.period_start.min(), end=usage.period_start.max())
+
+
+@built
+def _labels_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(**{column: label(usage, column).collect(distinct=True) for column in FILTERED_COLUMNS})
+
+
 @query
 def _filter_options_query(usage: ir.Table) -> FilterOptions:
     """The `FilterOptions` of ``usage``, in one query."""
     row = table_result(_options_expr(usage)).iloc[0]
+    return dataclasses.replace(_labelled(row), start=_day(row["start"]), end=_day(row["end"]))
+
+
+def day_options(usage: pd.DataFrame | ir.Table) -> FilterOptions:
+    """The first and last UTC day of period_start over ``usage`` (`FilterOptions` without labels: a table without
+    them, such as a daily rollup by GPU type, has them). One query."""
+    return _day_options_query(tables.table_of(usage))
+
+
+@query
+def _day_options_query(usage: ir.Table) -> FilterOptions:
+    row = table_result(_days_expr(usage)).iloc[0]
+    return FilterOptions(start=_day(row["start"]), end=_day(row["end"]))
+
+
+def label_options(usage: pd.DataFrame | ir.Table) -> FilterOptions:
+    """The labels the filter widgets offer over ``usage`` (`FilterOptions` without days: a table without times,
+    such as a whole-period rollup, has them). One query."""
+    return _label_options_query(tables.table_of(usage))
+
+
+@query
+def _label_options_query(usage: ir.Table) -> FilterOptions:
+    return _labelled(table_result(_labels_expr(usage)).iloc[0])
+
+
+def _labelled(row: pd.Series) -> FilterOptions:
     present = {column: [str(value) for value in (row[column] if row[column] is not None else [])]
                for column in FILTERED_COLUMNS}
     return FilterOptions(teams=tuple(ordered(present["team"])), projects=tuple(ordered(present["project"])),
-                         pricing=tuple(ordered(present["pricing"], first=PRICING_VALUES)),
-                         start=_day(row["start"]), end=_day(row["end"]))
+                         pricing=tuple(ordered(present["pricing"], first=PRICING_VALUES)))

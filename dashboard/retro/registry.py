@@ -70,7 +70,8 @@ def _spend(view: RetroView) -> SpendResult:
     """The spend chart of the view's choices (period, grouping, measure, quarter); the quarters and the last day
     of data come from the whole export, so a filtered view of a closed quarter forecasts nothing."""
     choices = view.choices
-    quarters, data_end = spend.data_quarters(view.usage), spend.data_end(view.usage)
+    days = view.whole_rows()  # the whole export's days, from its smallest daily rollup where it has one
+    quarters, data_end = spend.data_quarters(days), spend.data_end(days)
     quarter = spend.chosen_quarter(quarters, choices.quarter)
     period, last = spend.running_period(quarter, data_end, view.chosen_dates)
     frame = spend.spend_over_time(view.shown, freq=choices.freq, by=choices.by)

@@ -177,7 +177,7 @@ def data_quarters(usage: pd.DataFrame | ir.Table) -> list[tuple[date, date]]:
     [period_start, period_end) touches; each has its own running total, budget and forecast. Empty for an empty
     table."""
     table = tables.table_of(usage)
-    first, last = filters.filter_options(table).start, data_end(table)
+    first, last = filters.day_options(table).start, data_end(table)
     return [] if first is None or last is None else quarters_between(first, last)
 
 

@@ -9,6 +9,7 @@ and the widgets' choices (`Choices`). Pure: never imports streamlit.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -95,6 +96,13 @@ class RetroView:
     input_rows: int | None = None
     rollups: Rollups | None = None
 
+    def whole_rows(self, columns: tuple[str, ...] = (), unit: str | None = "day") -> Table:
+        """The whole export's rows (``usage``), or for a workspace dataset's own rows its smallest rollup holding
+        ``columns`` at ``unit``, read as rows: the same labels, days and latest instant
+        (`dashboard.workspace.rollup_rows.as_rows`), from a few thousand rows instead of a quarter's."""
+        table = None if self.rollups is None else self.rollups(columns, unit)[0]
+        return self.usage if table is None else table
+
     @property
     def plan_label(self) -> str:
         """The plan's name as the captions write it ("" without a plan)."""
@@ -171,3 +179,16 @@ def whole(usage: Table) -> RetroView:
                      bounds=row_filters.FilterOptions(), filters=Filters(), join_on="run_id",
                      stats=JoinStats(on="run_id", billing_missing=False, runs_missing=True),
                      amortisation=Amortisation(), plan=default_scenario())
+
+
+def export_options(usage: Table, rollups: Rollups | None = None) -> row_filters.FilterOptions:
+    """What the filters offer over the whole export (`dashboard.retro.filters.FilterOptions`): for a workspace
+    dataset's own rows from its rollups (the labels from the smallest holding team, project and pricing, the first
+    and last day from the smallest daily one), else one query of the rows."""
+    labels = days = None
+    if rollups is not None:
+        labels, days = rollups(row_filters.FILTERED_COLUMNS, None)[0], rollups((), "day")[0]
+    if labels is None or days is None:
+        return row_filters.filter_options(usage)
+    dated = row_filters.day_options(days)
+    return dataclasses.replace(row_filters.label_options(labels), start=dated.start, end=dated.end)

@@ -27,7 +27,7 @@ from dashboard.query import engine, tables
 from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, calibrate, filters, join, mix, tabs, units
 from dashboard.retro.registry import RetroFigure
-from dashboard.retro.view import Choices, RetroView
+from dashboard.retro.view import Choices, RetroView, Rollups, export_options
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
@@ -139,9 +139,10 @@ def chart(entry: RetroFigure[R], view: RetroView, build: Callable[..., go.Figure
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def options(data_key: Hashable, _usage: Table) -> filters.FilterOptions:
-    """What the filters offer (one query)."""
-    return filters.filter_options(_usage)
+def options(data_key: Hashable, _usage: Table, _rollups: Rollups | None = None) -> filters.FilterOptions:
+    """What the filters offer (one query; from the rollups of a workspace dataset's own rows, which ``data_key``
+    names)."""
+    return export_options(_usage, _rollups)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

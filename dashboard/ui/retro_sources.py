@@ -487,7 +487,8 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     chosen.box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary['rows_used']:,} rows used of "
                                   f"{p.summary['rows_read']:,}" for p in (billing, runs) if p) + ". "
                        + view.match_caption(stats))
-    bounds = cache.options(data_key, usage)
+    rollups = _rollups(chosen, usage)
+    bounds = cache.options(data_key, usage, rollups)
     chosen_filters = _filters(bounds)
     narrowed = any(chosen_filters.as_tuple()[2:]) or (chosen_filters.start, chosen_filters.end) != (
         bounds.start, bounds.end)
@@ -499,4 +500,4 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
         files=tuple(report_data_line(billing, runs, join_on)), runs_file=runs.filename if runs else None,
         run_params=runs.model_params if runs else None,
         plan=chosen_plan(), choices=view.page_choices(join_on, budget_default), budget_default=budget_default,
-        input_rows=input_rows, rollups=_rollups(chosen, usage))
+        input_rows=input_rows, rollups=rollups)

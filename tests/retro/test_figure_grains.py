@@ -16,8 +16,9 @@ from dashboard import settings
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine, opened
 from dashboard.retro import spend, tabs
+from dashboard.retro.filters import FILTERED_COLUMNS, FilterOptions, filter_options
 from dashboard.retro.registry import FIGURES, Grain
-from dashboard.retro.view import Choices, Filters, RetroView, filtered, whole
+from dashboard.retro.view import Choices, Filters, RetroView, export_options, filtered, whole
 from dashboard.ui.workspace_view import rollups_of
 from dashboard.workspace import datasets, rollup_rows, rollups
 from dashboard.workspace.datasets import Metadata
@@ -286,10 +287,32 @@ def test_the_load_profile_from_the_hourly_rollup_gives_the_figures_by_hand(tmp_p
     gpus[pd.Timestamp("2025-04-01 14:00", tz="UTC")] = 1.0
     assert result.series.index.equals(hours)
     assert result.series.tolist() == pytest.approx(gpus.tolist(), abs=CENT)
-    assert result.summary["peak_gpus"] == pytest.approx(12.0) and result.summary["hours"] == 72
+    assert result.summary.peak_gpus == pytest.approx(12.0) and result.summary.hours == 72
     # the reserved GPU rows only (not the credit): 16 GPUs at 10:00; the commitment runs to the end of 3 April, where
     # its two lines cancel out, so 72 hours of a 16-GPU reservation, one of them used: 16 × 71 idle GPU-hours
-    assert result.summary["reserved_capacity_gpus"] == 16.0
-    assert result.summary["idle_reserved_gpu_hours"] == pytest.approx(16 * 71, abs=CENT)
+    assert result.summary.reserved_capacity_gpus == 16.0
+    assert result.summary.idle_reserved_gpu_hours == pytest.approx(16 * 71, abs=CENT)
     rows = dataclasses.replace(_view(usage), billing=usage)
     assert _same(result, BY_NAME["load"].query(rows))
+
+
+def test_the_exports_days_and_labels_come_from_its_rollups_by_hand(tmp_path):
+    """What the filters offer and Spend's quarters and last day are the whole export's: over a dataset's own rows
+    they come from its rollups (a quarter's rows are not read for them), and they are the rows' own."""
+    info, usage = _hostile(tmp_path)
+    chooser = rollup_rows.chooser(engine.default(), info, tmp_path)
+    offered = export_options(usage, chooser)
+    assert offered == FilterOptions(teams=("a", "b", "(untagged)"), projects=("p1", "p3", "(untagged)"),
+                                    pricing=("on_demand",), start=date(2025, 4, 1), end=date(2025, 5, 31))
+    assert offered == filter_options(usage)  # the rows say the same
+    assert chooser(FILTERED_COLUMNS, None)[0] is not None and chooser((), "day")[0] is not None  # rollups answered
+    # With the view's whole rows emptied, Spend still finds the export's quarter and last day: it read the rollup.
+    view = _view(usage, rollups_chooser=chooser)
+    result = tabs.run(BY_NAME["spend"], dataclasses.replace(view, usage=usage.filter(usage.cost > 1e9)))
+    assert result.quarters == ((date(2025, 4, 1), date(2025, 6, 30)),)
+    assert result.data_end == date(2025, 5, 31)  # the last row ends at midnight on 1 June
+
+
+def test_the_samples_filter_options_from_its_rollups_are_the_rows(sample):
+    info, usage = sample
+    assert export_options(usage, rollups_of(info)) == filter_options(usage)
