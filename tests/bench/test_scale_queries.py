@@ -60,15 +60,15 @@ def test_waste_hand_sql_gives_the_layers_checks(prepared):
     failed, successful, idle, jobs, storage, untagged = scale_queries.run("duckdb", "focus", "Waste", "layer")
     checks, flags, months = scale_queries.run("duckdb", "focus", "Waste", "sql")
     row = checks.iloc[0]
-    assert idle["lines"] > 0 and idle["untagged_h"] > 0 and len(storage) > 0  # the data exercise them
-    layer = [failed["known_h"], failed["failed_h"], failed["gpu_h"], failed["failed_cost"], successful["part_cost"],
-             successful["whole_cost"], successful["part_h"], successful["total_cost"], idle["lines"],
-             idle["commitment_usd"], None, None, idle["untagged_h"], idle["untagged_usd"], None, None,
-             untagged["dollars"], untagged["count"]]
+    assert idle.unused_lines > 0 and idle.untagged_gpu_hours > 0 and len(storage) > 0  # the data exercise them
+    layer = [failed.known_gpu_hours, failed.failed_gpu_hours, failed.gpu_hours, failed.failed_cost,
+             successful.completed_cost, successful.known_cost, successful.completed_gpu_hours, successful.total_cost,
+             idle.unused_lines, idle.unused_cost, None, None, idle.untagged_gpu_hours, idle.untagged_cost, None, None,
+             untagged.untagged_cost, untagged.untagged_row_count]
     assert all(_close(h, value) for h, value in zip(row, layer, strict=True) if value is not None)
-    assert (str(row.iloc[10].date()), str(row.iloc[11].date())) == idle["days"]
-    assert jobs == {"jobs": row.iloc[14] > 0, "repeated": row.iloc[14] > row.iloc[15]}
-    assert list(flags.iloc[0]) == [failed["known"], failed["cost_known"], idle["commitment"], idle["reserved_gpu"],
-                                   idle["reserved_gpu_priced"], idle["untagged"]]
+    assert (str(row.iloc[10].date()), str(row.iloc[11].date())) == (idle.first_day, idle.last_day)
+    assert (jobs.jobs, jobs.repeated) == (row.iloc[14] > 0, row.iloc[14] > row.iloc[15])
+    assert list(flags.iloc[0]) == [failed.known, failed.cost_known, idle.commitment, idle.reserved_gpu,
+                                   idle.reserved_gpu_priced, idle.untagged]
     assert len(months) == len(storage)
     assert _close(months.iloc[:, 3].sum(), storage["cost"].sum())
