@@ -12,7 +12,6 @@ from dashboard.ingest.decode import decode
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.formats.generic import MAPPABLE_FIELDS
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
-from dashboard.retro.summary import ImportSummary
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.sources import (
@@ -22,6 +21,7 @@ from dashboard.ui.sources import (
     UPLOAD_TYPES,
     choose_local,
     commitment_note,
+    file_summary,
     import_once,
     local_columns,
     local_path_help,
@@ -119,8 +119,7 @@ imported = import_once(IMPORT_SLOT, key, filename, local.path if local is not No
                        format=None if format_choice == AUTO else format_choice, options=options)
 if imported is None:
     st.stop()
-summary = imported.summary
-assert isinstance(summary, ImportSummary)  # import_once summarises every file it reads
+summary = file_summary(imported)
 usage = imported.usage
 read_as = FORMATS[summary.format]
 slot = "runs" if read_as.kind == "runs" else "billing"  # a generic import goes with the bill

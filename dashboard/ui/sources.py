@@ -325,6 +325,13 @@ def commitment_note(format_name: str, usage: pd.DataFrame, currency: str | None)
             "amortised).")
 
 
+def file_summary(imported: Imported) -> ImportSummary:
+    """The summary of a file ``import_once`` read: its totals as well as its row accounting."""
+    if not isinstance(imported.summary, ImportSummary):  # a workspace dataset's accounting: not read by import_once
+        raise TypeError(f"{imported.filename} was not read into memory: it has no totals")
+    return imported.summary
+
+
 def summary_text(summary: ImportSummary, name: str) -> str:
     """An import summary's figure as the CLI's readable table writes it ($951k, "unpriced" for a run log)."""
     return describe(summary)(name, getattr(summary, name))[1]
