@@ -21,6 +21,7 @@ from dashboard.ui.sources import (
     UPLOAD_TYPES,
     choose_local,
     commitment_note,
+    file_summary,
     import_once,
     local_columns,
     local_path_help,
@@ -118,12 +119,12 @@ imported = import_once(IMPORT_SLOT, key, filename, local.path if local is not No
                        format=None if format_choice == AUTO else format_choice, options=options)
 if imported is None:
     st.stop()
-summary = imported.summary
+summary = file_summary(imported)
 usage = imported.usage
-read_as = FORMATS[summary["format"]]
+read_as = FORMATS[summary.format]
 slot = "runs" if read_as.kind == "runs" else "billing"  # a generic import goes with the bill
 st.success(f"{markdown_text(filename)}: read as **{read_as.title}**.")
-if read_as.kind == "runs" and summary["format"] == "slurm":
+if read_as.kind == "runs" and summary.format == "slurm":
     st.caption(zone_line(zone) + ".")
 if st.button("Open in Retrospective", icon=":material/query_stats:", key="import_to_retro",
              help=f"Use this import on the Retrospective page, as its {RETRO_SLOTS[slot]}, without importing the "
@@ -133,26 +134,27 @@ if st.button("Open in Retrospective", icon=":material/query_stats:", key="import
         "key": imported.key, "filename": imported.filename,
         "source": {"Bundled sample": "sample", "Upload a file": "upload"}.get(source, "path")}
     st.switch_page("app_pages/retro.py")
-for warning in summary["warnings"]:
+for warning in summary.warnings:
     st.warning(markdown_text(warning))
 
 tiles = st.columns(6)
-tiles[0].metric("Rows read", f"{summary['rows_read']:,}")
-tiles[1].metric("Used", f"{summary['rows_used']:,}")
-tiles[2].metric("Excluded", f"{summary['rows_excluded']:,}", help="Dropped by a named rule (see below).")
-tiles[3].metric("Rejected", f"{summary['rows_rejected']:,}", help="Unreadable rows, with line and reason below.")
-tiles[4].metric("GPU-hours", count_sig(summary["gpu_hours_total"]))
-currency = summary["currency"] or ""
+tiles[0].metric("Rows read", f"{summary.rows_read:,}")
+tiles[1].metric("Used", f"{summary.rows_used:,}")
+tiles[2].metric("Excluded", f"{summary.rows_excluded:,}", help="Dropped by a named rule (see below).")
+tiles[3].metric("Rejected", f"{summary.rows_rejected:,}", help="Unreadable rows, with line and reason below.")
+tiles[4].metric("GPU-hours", count_sig(summary.gpu_hours_total))
+currency = summary.currency or ""
 tiles[5].metric("Cost", summary_text(summary, "cost_total"),
-                help=markdown_text(f"{summary['cost_total']:,.2f} {currency or '(no currency given)'}"))
-note = commitment_note(summary["format"], usage, summary["currency"])
+                help=markdown_text(f"{summary.cost_total:,.2f} {currency or '(no currency given)'}"))
+note = commitment_note(summary.format, usage, summary.currency)
 if note:
     st.caption(markdown_text(note))
 
 left, right = st.columns(2)
 with left:
     st.subheader("By team")
-    by_team = pd.DataFrame([{"team": team, **values} for team, values in summary["by_team"].items()])
+    by_team = pd.DataFrame([{"team": team, "gpu_hours": totals.gpu_hours, "cost": totals.cost}
+                        for team, totals in summary.by_team.items()])
     hours_decimals, cost_decimals = (table_decimals(by_team.get(column, ())) for column in ("gpu_hours", "cost"))
     st.dataframe(by_team, hide_index=True, width="stretch", column_config={
         "gpu_hours": st.column_config.NumberColumn("GPU-hours", format=f"%,.{hours_decimals}f"),
@@ -160,14 +162,14 @@ with left:
     })
 with right:
     st.subheader("Rows set aside")
-    if summary["rows_excluded"]:
+    if summary.rows_excluded:
         st.caption("Excluded by rule")
-        rules = pd.DataFrame(list(summary["excluded_by_rule"].items()), columns=["rule", "rows"])
+        rules = pd.DataFrame(list(summary.excluded_by_rule.items()), columns=["rule", "rows"])
         st.dataframe(rules, hide_index=True, width="stretch")
-    if summary["rows_rejected"]:
+    if summary.rows_rejected:
         st.caption("Rejected (line numbers in the source file)")
         st.dataframe(imported.rejected, hide_index=True, width="stretch")
-    if not summary["rows_excluded"] and not summary["rows_rejected"]:
+    if not summary.rows_excluded and not summary.rows_rejected:
         st.write("Every row was used.")
 
 st.subheader("Canonical usage table")

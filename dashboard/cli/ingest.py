@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dashboard.cli.format_arg import add_format_argument, checked_timezone
 from dashboard.cli.output import fail, print_json, print_table
 from dashboard.ingest.bounded import checked_parts, checked_size
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+
+if TYPE_CHECKING:
+    from dashboard.retro.summary import ImportSummary
 
 
 def _mapping(pairs: list[str]) -> dict[str, str] | None:
@@ -56,7 +60,7 @@ def _checked_bytes(path: Path) -> int:
     return checked_size(path)
 
 
-def _summary(path: Path, format: str | None, options: ReadOptions) -> dict:
+def _summary(path: Path, format: str | None, options: ReadOptions) -> ImportSummary:
     """The import summary of ``path``. From ``STREAM_MIN_BYTES`` on, as the workspace import does, the file is read
     in batches and only the sums the summary needs are kept, so memory does not grow with the rows; a file the
     batches cannot read (``NotStreamable``: blank lines, a zip, a run log) is read whole."""
@@ -96,14 +100,14 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{path.name} needs more memory than this machine has free. Export a shorter period or split "
                     "the export into parts and import them one by one.")
     if args.json:
-        print_json(summary)
+        print_json(summary.as_json())
     else:
         print_table(
-            {k: v for k, v in summary.items() if k not in ("rejected_sample", "warnings") and v != {}},
+            {k: v for k, v in summary.as_json().items() if k not in ("rejected_sample", "warnings") and v != {}},
             describe(summary),
         )
-        for item in summary["rejected_sample"]:
-            print(f"rejected line {item['line']}: {item['reason']}")
-        for warning in summary["warnings"]:
+        for item in summary.rejected_sample:
+            print(f"rejected line {item.line}: {item.reason}")
+        for warning in summary.warnings:
             print(f"warning: {warning}")
     return 0

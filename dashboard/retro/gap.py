@@ -77,7 +77,7 @@ from dashboard.query.columns import (
     number as as_float,
 )
 from dashboard.query.compiled import built, query, table_result
-from dashboard.retro.waste import checkpointing, interruptions
+from dashboard.retro.waste import InterruptionSums, checkpointing, interruptions
 
 PARTS: tuple[str, ...] = (
     "scale", "efficiency", "failures and restarts", "experiments", "idle / unattributed", "price",
@@ -191,11 +191,11 @@ def _actual_totals(
     cut = interruption_sums(table, main_run_ids, failed_states, setting["interval_min"],
                                       setting["restart_min"])
     # an interrupted segment's hours leave the failed ones: its loss is the interruptions', the rest work kept
-    main_ok_h = sums.main_ok_gpu_hours + cut["main_failed_h"] - cut["main_lost_h"]
-    token_hours = sums.token_gpu_hours + cut["main_token_failed_h"] - cut["main_token_lost_h"]
-    tokens = sums.tokens + cut["main_failed_tokens"] - cut["main_lost_tokens"]
-    experiment_h = (sums.experiment_gpu_hours + (cut["failed_h"] - cut["main_failed_h"])
-                    - (cut["lost_h"] - cut["main_lost_h"]))
+    main_ok_h = sums.main_ok_gpu_hours + cut.main_failed_gpu_hours - cut.main_lost_gpu_hours
+    token_hours = sums.token_gpu_hours + cut.main_token_failed_gpu_hours - cut.main_token_lost_gpu_hours
+    tokens = sums.tokens + cut.main_failed_tokens - cut.main_lost_tokens
+    experiment_h = (sums.experiment_gpu_hours + (cut.failed_gpu_hours - cut.main_failed_gpu_hours)
+                    - (cut.lost_gpu_hours - cut.main_lost_gpu_hours))
     # Tokens of the rows that carry them, scaled up to all main-run hours; unknown if that overflows.
     actual_tokens = tokens * main_ok_h / token_hours if token_hours > 0 else math.nan
     tokens_known = math.isfinite(actual_tokens)
@@ -215,10 +215,10 @@ def _actual_totals(
         actual_price_per_gpu_hour=(actual_usd - unused_usd) / gpu_h if gpu_h > 0 else None,
         actual_main_ok_gpu_hours=main_ok_h,
         actual_main_run_gpu_hours=sums.main_gpu_hours,
-        actual_failed_gpu_hours=sums.failed_gpu_hours - cut["failed_h"],
-        actual_interruptions=int(cut["count"]),
-        actual_interruption_gpu_hours=cut["lost_h"],
-        interruptions_from_export=int(cut["from_export"]),
+        actual_failed_gpu_hours=sums.failed_gpu_hours - cut.failed_gpu_hours,
+        actual_interruptions=cut.count,
+        actual_interruption_gpu_hours=cut.lost_gpu_hours,
+        interruptions_from_export=cut.from_export,
         checkpoint_interval_min=setting["interval_min"],
         restart_min=setting["restart_min"],
         checkpoint_source=setting["source"],
@@ -416,7 +416,7 @@ def actual_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[s
 
 
 def interruption_sums(usage: ir.Table, main_run_ids: list[str], failed_states: tuple[str, ...],
-                      interval_min: float, restart_min: float) -> dict[str, float]:
+                      interval_min: float, restart_min: float) -> InterruptionSums:
     """The interrupted segments' sums (``dashboard.retro.waste.interruptions``: a failed segment its run resumed
     after, or a restarted one), with ``main_run_ids``' share: what ``dashboard.retro.gap`` moves from failed work
     to the interruptions' loss and the work kept. One query over the job rows, apart from ``actual_sums`` (whose

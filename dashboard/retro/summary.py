@@ -3,7 +3,8 @@ each figure's label and display text for the CLI's readable table (`describe`)."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pandas as pd
@@ -43,26 +44,91 @@ def _iso(value: pd.Timestamp | None) -> str | None:
     return value.tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def accounting(report: ImportReport) -> dict:
-    """An import's row accounting: format, rows read, used, excluded and rejected, a sample of the rejected rows,
-    the excluded rows by rule and the notes (what a dataset queried where it lies shows without reading it)."""
-    return {
-        "format": report.format,
-        "rows_read": report.rows_read,
-        "rows_used": report.rows_used,
-        "rows_excluded": report.rows_excluded,
-        "rows_rejected": report.rows_rejected,
-        "rejected_sample": [
-            {"line": int(line), "reason": str(reason)}
+@dataclass(frozen=True)
+class RejectedLine:
+    """One rejected row of an import: its line in the file and why it was rejected."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """An import's row accounting: format, rows read, used, excluded by a rule and rejected, a sample of the
+    rejected rows, the excluded rows by rule and the notes (what a dataset queried where it lies shows)."""
+
+    format: str
+    rows_read: int
+    rows_used: int
+    rows_excluded: int
+    rows_rejected: int
+    rejected_sample: tuple[RejectedLine, ...]
+    excluded_by_rule: Mapping[str, int]  # rows excluded, by the rule's name
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TeamTotals:
+    """One team's GPU-hours and cost in an import (cost in the import's currency)."""
+
+    gpu_hours: float
+    cost: float
+
+
+@dataclass(frozen=True)
+class ImportSummary(Accounting):
+    """One import in figures: its row accounting, GPU-hours and cost in all (cost in ``currency``, None when the
+    rows name none or several), the period (UTC, ISO 8601), the spot share of GPU-hours and the totals by team."""
+
+    gpu_hours_total: float
+    cost_total: float
+    currency: str | None
+    period_start: str | None
+    period_end: str | None
+    spot_share_of_gpu_hours: float | None  # None without GPU-hours
+    by_team: Mapping[str, TeamTotals]
+
+    def as_json(self) -> dict[str, Any]:
+        """The CLI's JSON object: the accounting, the totals, the teams, then the warnings."""
+        return {
+            "format": self.format,
+            "rows_read": self.rows_read,
+            "rows_used": self.rows_used,
+            "rows_excluded": self.rows_excluded,
+            "rows_rejected": self.rows_rejected,
+            "rejected_sample": [{"line": item.line, "reason": item.reason} for item in self.rejected_sample],
+            "excluded_by_rule": dict(self.excluded_by_rule),
+            "gpu_hours_total": self.gpu_hours_total,
+            "cost_total": self.cost_total,
+            "currency": self.currency,
+            "period_start": self.period_start,
+            "period_end": self.period_end,
+            "spot_share_of_gpu_hours": self.spot_share_of_gpu_hours,
+            "by_team": {team: {"gpu_hours": totals.gpu_hours, "cost": totals.cost}
+                        for team, totals in self.by_team.items()},
+            "warnings": list(self.warnings),
+        }
+
+
+def accounting(report: ImportReport) -> Accounting:
+    """An import's row accounting (``Accounting``), the first ``REJECTED_SAMPLE_SIZE`` rejected rows as its sample."""
+    return Accounting(
+        format=report.format,
+        rows_read=report.rows_read,
+        rows_used=report.rows_used,
+        rows_excluded=report.rows_excluded,
+        rows_rejected=report.rows_rejected,
+        rejected_sample=tuple(
+            RejectedLine(int(line), str(reason))
             for line, reason in report.rejected.head(REJECTED_SAMPLE_SIZE).itertuples(index=False)
-        ],
-        "excluded_by_rule": {str(k): int(v) for k, v in report.excluded["reason"].value_counts().items()},
-        "warnings": list(report.warnings),
-    }
+        ),
+        excluded_by_rule={str(k): int(v) for k, v in report.excluded["reason"].value_counts().items()},
+        warnings=tuple(report.warnings),
+    )
 
 
-def summarize(usage: pd.DataFrame, report: ImportReport) -> dict:
-    """The CLI's JSON summary of an import (totals, period, per-team figures and the row accounting)."""
+def summarize(usage: pd.DataFrame, report: ImportReport) -> ImportSummary:
+    """The summary of an import (totals, period, per-team figures and the row accounting), rounded to 1e-6."""
     gpu_hours = float(usage["gpu_hours"].sum())
     spot_hours = float(
         usage.loc[usage["pricing"].eq("spot").fillna(False).to_numpy(dtype=bool), "gpu_hours"].sum()
@@ -70,28 +136,27 @@ def summarize(usage: pd.DataFrame, report: ImportReport) -> dict:
     currencies = usage["currency"].dropna().unique()
     by_team = usage[["gpu_hours", "cost"]].groupby(group_labels(usage, "team"), sort=True).sum()
     counts = accounting(report)
-    warnings = counts.pop("warnings")
-    return counts | {
-        "gpu_hours_total": round(gpu_hours, 6),
-        "cost_total": round(float(usage["cost"].sum()), 6),
-        "currency": str(currencies[0]) if len(currencies) == 1 else None,
-        "period_start": _iso(usage["period_start"].min()) if len(usage) else None,
-        "period_end": _iso(usage["period_end"].max()) if len(usage) else None,
-        "spot_share_of_gpu_hours": round(spot_hours / gpu_hours, 6) if gpu_hours > 0 else None,
-        "by_team": {
-            str(team): {"gpu_hours": round(float(row.gpu_hours), 6), "cost": round(float(row.cost), 6)}
+    return ImportSummary(
+        **{item.name: getattr(counts, item.name) for item in fields(Accounting)},
+        gpu_hours_total=round(gpu_hours, 6),
+        cost_total=round(float(usage["cost"].sum()), 6),
+        currency=str(currencies[0]) if len(currencies) == 1 else None,
+        period_start=_iso(usage["period_start"].min()) if len(usage) else None,
+        period_end=_iso(usage["period_end"].max()) if len(usage) else None,
+        spot_share_of_gpu_hours=round(spot_hours / gpu_hours, 6) if gpu_hours > 0 else None,
+        by_team={
+            str(team): TeamTotals(round(float(row.gpu_hours), 6), round(float(row.cost), 6))
             for team, row in by_team.iterrows()
         },
-        "warnings": warnings,
-    }
+    )
 
 
-def describe(summary: dict[str, Any]) -> Callable[[str, Any], tuple[str, str]]:
+def describe(summary: ImportSummary) -> Callable[[str, Any], tuple[str, str]]:
     """``(name, value) -> (label, text)`` for the readable table of ``summary``: counts and dollars in the app's
     three-significant-figure format, costs in the summary's currency ("unpriced" for an export that carries no
     prices, as Slurm and W&B exports do not; the bare figure when a bill names no currency)."""
-    currency = summary.get("currency")
-    export = FORMATS.get(str(summary.get("format")))
+    currency = summary.currency
+    export = FORMATS.get(summary.format)
     priced = export is None or export.priced
 
     def text(unit: str, value: Any) -> str:

@@ -182,7 +182,7 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
     tau, restart = setting["interval_min"], setting["restart_min"]
     interrupted = interruptions(usage, tau, restart)
     known_h, gpu_h = facts.known_gpu_hours, facts.gpu_hours
-    failed_h = facts.failed_gpu_hours - interrupted["failed_h"]
+    failed_h = facts.failed_gpu_hours - interrupted.failed_gpu_hours
     by_state = failed_by_state(usage)
     resumed = interrupted_by_state(usage, tau, restart)
     lost_by_state = dict(by_state.itertuples(index=False))
@@ -196,12 +196,12 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
               "(work lost)")
     if lost:
         detail += " (" + ", ".join(f"{state} {count_sig(h)}" for state, h in lost) + ")"
-    if interrupted["count"]:
-        detail += (f"; {count_sig(interrupted['failed_h'])} more in a failed state resumed from a checkpoint: "
+    if interrupted.count:
+        detail += (f"; {count_sig(interrupted.failed_gpu_hours)} more in a failed state resumed from a checkpoint: "
                    "see Interrupted runs")
     if known_h < gpu_h:
         detail += f"; states known for {number(known_h / gpu_h, 'fraction')} of all GPU-hours"
-    cost = facts.failed_cost - interrupted["failed_cost"] if facts.cost_known else None
+    cost = facts.failed_cost - interrupted.failed_cost if facts.cost_known else None
     rows = failed_rows(usage, tau, restart)
     return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
                   rows, cost)
@@ -218,8 +218,8 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
     found = interruptions(usage, tau, restart)
-    count = int(found["count"])
-    how = checkpointing_note(setting, count, int(found["from_export"]))
+    count = found.count
+    how = checkpointing_note(setting, count, found.from_export)
     if not count:
         detail = (f"No run resumed after an interruption (the same run id continuing within "
                   f"{RESUME_WINDOW_HOURS:g} h of a failed segment's end on as many GPUs, or a REQUEUED record). "
@@ -231,10 +231,10 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
     states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
     segment_h = float(by_state["gpu_hours"].sum())
     detail = (f"{count:,} interruption{'s' if count != 1 else ''} of runs that resumed from a checkpoint ({states}): "
-              f"{count_sig(found['lost_h'])} GPU-hours lost of the segments' {count_sig(segment_h)}, the rest is "
+              f"{count_sig(found.lost_gpu_hours)} GPU-hours lost of the segments' {count_sig(segment_h)}, the rest is "
               f"work kept. {how}.")
-    cost = found["lost_cost"] if facts.cost_known else None
-    return _check("interrupted_runs", "Interrupted runs", found["lost_h"], "GPU-hours", detail,
+    cost = found.lost_cost if facts.cost_known else None
+    return _check("interrupted_runs", "Interrupted runs", found.lost_gpu_hours, "GPU-hours", detail,
                   interrupted_rows(usage, tau, restart), cost)
 
 
@@ -579,9 +579,26 @@ def interrupted_rows(usage: ir.Table, interval_min: float, restart_min: float,
                                                      float(restart_min))))
 
 
-INTERRUPTION_SUMS: tuple[str, ...] = (
-    "count", "from_export", "failed_h", "failed_cost", "lost_h", "lost_cost", "main_failed_h", "main_lost_h",
-    "main_token_failed_h", "main_token_lost_h", "main_failed_tokens", "main_lost_tokens")
+@dataclass(frozen=True)
+class InterruptionSums:
+    """`interruptions`: the interrupted rows' ``count``, how many take their checkpoint interval or restart from the
+    run export (``from_export``), the GPU-hours and cost of those in a failed state (``failed_*``: what the
+    failed-state sums count as failed), the GPU-hours and cost lost (``lost_*``), and of the main run's rows the
+    same GPU-hours (``main_failed_gpu_hours``, ``main_lost_gpu_hours``) and, of those with tokens, the GPU-hours
+    and tokens (``main_token_*_gpu_hours``, ``main_*_tokens``)."""
+
+    count: int
+    from_export: int
+    failed_gpu_hours: float
+    failed_cost: float
+    lost_gpu_hours: float
+    lost_cost: float
+    main_failed_gpu_hours: float
+    main_lost_gpu_hours: float
+    main_token_failed_gpu_hours: float
+    main_token_lost_gpu_hours: float
+    main_failed_tokens: float
+    main_lost_tokens: float
 
 
 @built
@@ -616,16 +633,19 @@ def _interrupted_by_state_expr(usage: ir.Table, failed_states: tuple[str, ...], 
 @query
 def interruptions(usage: ir.Table, interval_min: float, restart_min: float,
                   failed_states: tuple[str, ...] = FAILED_STATES, main_run_ids: tuple[str, ...] = ()
-                  ) -> dict[str, float]:
-    """Sums over the interrupted rows (``marked``): their ``count``, how many take their checkpoint interval or
-    restart from the run export (``from_export``), the GPU-hours and cost of those in a failed state (``failed_h``,
-    ``failed_cost``: what the failed-state sums count as failed), the GPU-hours and cost lost (``lost_h``,
-    ``lost_cost``), and of the rows of ``main_run_ids`` the same GPU-hours (``main_failed_h``, ``main_lost_h``)
-    and, of those with tokens, the GPU-hours and tokens (``main_token_*``, ``main_*_tokens``). One query over the
-    job rows only (0 for none)."""
+                  ) -> InterruptionSums:
+    """Sums over the interrupted rows (``marked``, ``InterruptionSums``), with the share of ``main_run_ids``. One
+    query over the job rows only (0 for none)."""
     row = table_result(_interruptions_expr(usage, tuple(failed_states), float(interval_min), float(restart_min),
                                       tuple(str(run) for run in main_run_ids))).iloc[0]
-    return {name: as_float(row[name]) for name in INTERRUPTION_SUMS}
+    return InterruptionSums(
+        count=int(as_float(row["count"])), from_export=int(as_float(row["from_export"])),
+        failed_gpu_hours=as_float(row["failed_h"]), failed_cost=as_float(row["failed_cost"]),
+        lost_gpu_hours=as_float(row["lost_h"]), lost_cost=as_float(row["lost_cost"]),
+        main_failed_gpu_hours=as_float(row["main_failed_h"]), main_lost_gpu_hours=as_float(row["main_lost_h"]),
+        main_token_failed_gpu_hours=as_float(row["main_token_failed_h"]),
+        main_token_lost_gpu_hours=as_float(row["main_token_lost_h"]),
+        main_failed_tokens=as_float(row["main_failed_tokens"]), main_lost_tokens=as_float(row["main_lost_tokens"]))
 
 
 @query

@@ -59,8 +59,7 @@ def data_line(billing: Any, runs: Any, join_on: str) -> list[str]:
     files = []
     for part, role in ((billing, "billing export"), (runs, "run export")):
         if part:
-            rows = part.summary.get("rows_used") if isinstance(getattr(part, "summary", None), dict) else None
-            used = f", {rows:,} rows used" if isinstance(rows, int) else ""
+            used = f", {part.summary.rows_used:,} rows used"
             joined = f", joined on {join_on}" if role == "run export" and billing else ""
             files.append(f"{part.filename} ({role}{used}{joined})")
     return files

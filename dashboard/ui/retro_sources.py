@@ -375,7 +375,7 @@ def _sort_slots(chosen: Chosen) -> None:
     imported = chosen.imported
     for side, other in (("billing", "runs"), ("runs", "billing")):
         part = imported[side]
-        fmt = FORMATS.get(part.summary["format"]) if part else None
+        fmt = FORMATS.get(part.summary.format) if part else None
         if part is None or not fmt or fmt.kind != other:  # a generic file ("either") fits both
             continue
         if st.session_state.get(MOVED, {}).get(side) == part.key:
@@ -397,7 +397,7 @@ def follow_the_bill(chosen: Chosen) -> None:
     key = chosen.choices["billing"][0]
     own_bill = key is not None and key[0] in OWN_KINDS
     state[OWN_BILL] = own_bill
-    if (own_bill and billing is not None and billing.summary.get("rows_used", 1)
+    if (own_bill and billing is not None and billing.summary.rows_used
             and state.get(REPLACED, {}).get("key") != billing.key):
         state[PENDING] = ("replace", billing.key)  # a new bill of the user's own: the sample's parts go
         st.rerun()
@@ -446,7 +446,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
         if slot and part is not None:
             imported[side] = cache.moved_to_engine(*slot, part)
     billing, runs = imported["billing"], imported["runs"]
-    input_rows = sum(int(part.summary.get("rows_used") or 0) for part in (billing, runs) if part)  # spinners' size
+    input_rows = sum(part.summary.rows_used for part in (billing, runs) if part)  # spinners' size
     amortisation = Amortisation()
     billing_usage = runs_usage = None
     if billing is not None:
@@ -455,7 +455,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     if runs is not None:
         runs_usage = cache.bound("runs", runs.key, runs.usage)
     all_notes = [view.import_note(part.filename, warning)
-                 for part in (billing, runs) if part for warning in part.summary["warnings"]]
+                 for part in (billing, runs) if part for warning in part.summary.warnings]
     figure_notes = [note for note in all_notes if FIGURE_NOTES.search(note)]
     notes = [note for note in all_notes if note not in figure_notes]
     if amortisation.status == "amortised":
@@ -476,7 +476,7 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     matched = stats.billing_gpu_hours_matched_share
     zone = chosen.zone
     shown_parts = [(chosen.kinds[side] or "", part.filename) for side, part in imported.items() if part]
-    slurm_runs = runs is not None and runs.summary["format"] == "slurm"
+    slurm_runs = runs is not None and runs.summary.format == "slurm"
     lines.summary.markdown(
         data_line(shown_parts) + (" · no run export" if runs is None else "")
         + (f" · {number(matched, 'fraction')} matched" if matched is not None else "")
@@ -484,8 +484,8 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
         + (f" · Slurm times in {markdown_text(zone)}" + (" (assumed)" if zone == DEFAULT_ZONE else "")
            if slurm_runs else "")
         + " · change below" + (f" · {len(notes)} import notes" if notes else ""))
-    chosen.box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary['rows_used']:,} rows used of "
-                                  f"{p.summary['rows_read']:,}" for p in (billing, runs) if p) + ". "
+    chosen.box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary.rows_used:,} rows used of "
+                                  f"{p.summary.rows_read:,}" for p in (billing, runs) if p) + ". "
                        + view.match_caption(stats))
     rollups = _rollups(chosen, usage)
     bounds = cache.options(data_key, usage, rollups)

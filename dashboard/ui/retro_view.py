@@ -155,14 +155,14 @@ def match_caption(stats: JoinStats) -> str:
 def _unused_rows(export: Any) -> str:
     """Where an export's rows went, when none is used: "of its 1 row, 1 rejected (line 2: PreTaxCost is empty)"."""
     summary = export.summary
-    read, rejected, excluded = summary["rows_read"], summary["rows_rejected"], summary["rows_excluded"]
+    read, rejected, excluded = summary.rows_read, summary.rows_rejected, summary.rows_excluded
     parts = []
     if rejected:
-        first = summary["rejected_sample"][0] if summary["rejected_sample"] else None
-        parts.append(f"{rejected:,} rejected" + (f" (line {first['line']}: {markdown_text(first['reason'])})"
+        first = summary.rejected_sample[0] if summary.rejected_sample else None
+        parts.append(f"{rejected:,} rejected" + (f" (line {first.line}: {markdown_text(first.reason)})"
                                                  if first else ""))
     if excluded:
-        rule = max(summary["excluded_by_rule"].items(), key=lambda item: item[1], default=None)
+        rule = max(summary.excluded_by_rule.items(), key=lambda item: item[1], default=None)
         parts.append(f"{excluded:,} excluded" + (f" ({markdown_text(rule[0])})" if rule else ""))
     rows = f"{read:,} row{'' if read == 1 else 's'}"
     return f"**{markdown_text(export.filename)}** holds no row the Retrospective can use: of its {rows}, " + (
@@ -198,10 +198,10 @@ def no_rows_message(billing: Any, runs: Any, none_choice: str) -> str:
     and, when the bill is the empty one beside a run export that has rows, how to see the runs alone (the page
     follows the bill)."""
     loaded = [export for export in (billing, runs) if export]
-    empty = [export for export in loaded if not export.summary["rows_used"]] or loaded
+    empty = [export for export in loaded if not export.summary.rows_used] or loaded
     text = " ".join(_unused_rows(export) for export in empty) + (
         " The Import usage page lists every rejected and excluded row with its reason.")
-    if billing and not billing.summary["rows_used"] and runs and runs.summary["rows_used"]:
+    if billing and not billing.summary.rows_used and runs and runs.summary.rows_used:
         text += (f" The page follows the bill: to see **{markdown_text(runs.filename)}** alone, remove "
                  f"**{markdown_text(billing.filename)}** and choose {none_choice} as the billing export.")
     return text

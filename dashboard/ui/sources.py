@@ -33,7 +33,7 @@ from dashboard.ingest.bounded import LimitExceeded, read_regular_file
 from dashboard.ingest.decode import decode
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
 from dashboard.query.opened import Table
-from dashboard.retro.summary import describe, summarize
+from dashboard.retro.summary import Accounting, ImportSummary, describe, summarize
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 
@@ -69,7 +69,7 @@ class Imported:
     key: Hashable
     filename: str
     usage: pd.DataFrame | Table
-    summary: dict
+    summary: Accounting  # an ImportSummary for a file read into memory
     rejected: pd.DataFrame
     model_params: Mapping[int, float] = field(default_factory=dict)  # a run export's logged model sizes by source row
 
@@ -234,10 +234,10 @@ def _without_values(imported: Imported) -> Imported:
     """Rejected-row reasons and warnings with every quoted value replaced (a local file in no known format)."""
     rejected = imported.rejected.assign(reason=imported.rejected["reason"].str.replace(_QUOTED, NOT_QUOTED,
                                                                                         regex=True))
-    summary = {**imported.summary,
-               "rejected_sample": [{**item, "reason": _QUOTED.sub(NOT_QUOTED, item["reason"])}
-                                   for item in imported.summary["rejected_sample"]],
-               "warnings": [_QUOTED.sub(NOT_QUOTED, w) for w in imported.summary["warnings"]]}
+    summary = replace(imported.summary,
+                      rejected_sample=tuple(replace(item, reason=_QUOTED.sub(NOT_QUOTED, item.reason))
+                                            for item in imported.summary.rejected_sample),
+                      warnings=tuple(_QUOTED.sub(NOT_QUOTED, w) for w in imported.summary.warnings))
     return replace(imported, rejected=rejected, summary=summary)
 
 
@@ -325,6 +325,13 @@ def commitment_note(format_name: str, usage: pd.DataFrame, currency: str | None)
             "amortised).")
 
 
-def summary_text(summary: dict, name: str) -> str:
+def file_summary(imported: Imported) -> ImportSummary:
+    """The summary of a file ``import_once`` read: its totals as well as its row accounting."""
+    if not isinstance(imported.summary, ImportSummary):  # a workspace dataset's accounting: not read by import_once
+        raise TypeError(f"{imported.filename} was not read into memory: it has no totals")
+    return imported.summary
+
+
+def summary_text(summary: ImportSummary, name: str) -> str:
     """An import summary's figure as the CLI's readable table writes it ($951k, "unpriced" for a run log)."""
-    return describe(summary)(name, summary[name])[1]
+    return describe(summary)(name, getattr(summary, name))[1]

@@ -8,6 +8,8 @@ from shown_text import shown
 
 from dashboard import ingest
 from dashboard.ingest.schema import ReadOptions, UnreadableFile
+from dashboard.retro.summary import accounting, summarize
+from dashboard.ui.sources import Imported, file_summary
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 SAMPLE_NAMES = sorted(p.name for p in SAMPLES.iterdir() if p.is_file())
@@ -92,3 +94,13 @@ def test_a_log_file_is_taken_and_a_headerless_sacct_log_is_explained(app):
     assert [shown(e.value) for e in at.error] == [str(expected.value)]
     at.switch_page("app_pages/retro.py").run()
     assert all(".log" in uploader.proto.type for uploader in at.get("file_uploader"))
+
+
+def test_the_page_summary_of_a_file_has_totals_and_a_datasets_accounting_none():
+    # focus_small.csv: 34 GPU-hours and $233.87 (tests/ingest/test_formats.py works them out by hand)
+    usage, report = ingest.import_path(Path(__file__).resolve().parents[1] / "data" / "ingest" / "focus_small.csv")
+    read = Imported("key", "focus_small.csv", usage, summarize(usage, report), report.rejected)
+    assert (file_summary(read).gpu_hours_total, file_summary(read).cost_total) == (34.0, 233.87)
+    queried = Imported("key", "bills", usage, accounting(report), report.rejected)  # a workspace dataset's
+    with pytest.raises(TypeError, match="bills was not read into memory"):
+        file_summary(queried)

@@ -39,12 +39,12 @@ CASES = [
 def test_sample_totals(data_dir, name, fmt, gpu_hours, cost, spot_share, excluded):
     usage, report = import_path(data_dir / name)
     summary = summarize(usage, report)
-    assert summary["format"] == fmt
-    assert summary["gpu_hours_total"] == pytest.approx(gpu_hours, abs=1e-9)
-    assert summary["cost_total"] == pytest.approx(cost, abs=1e-9)
-    assert summary["spot_share_of_gpu_hours"] == pytest.approx(spot_share, abs=1e-6)
-    assert summary["excluded_by_rule"] == excluded
-    assert report.balanced and summary["currency"] == "USD"
+    assert summary.format == fmt
+    assert summary.gpu_hours_total == pytest.approx(gpu_hours, abs=1e-9)
+    assert summary.cost_total == pytest.approx(cost, abs=1e-9)
+    assert summary.spot_share_of_gpu_hours == pytest.approx(spot_share, abs=1e-6)
+    assert summary.excluded_by_rule == excluded
+    assert report.balanced and summary.currency == "USD"
 
 
 def test_cur_billed_cost_matches_unblended_column(data_dir):

@@ -25,6 +25,7 @@ from dashboard.retro import filters as view
 from dashboard.retro.amortise import amortise_commitments
 from dashboard.retro.filters import filter_options
 from dashboard.retro.join import join_usage
+from dashboard.retro.summary import Accounting, accounting
 from dashboard.retro.view import Filters, RetroView
 from dashboard.ui import retro_report_view as report_view
 
@@ -84,9 +85,8 @@ def _import(path: Path, **options):
 class _Part:
     """What the page holds of an import: its file name, summary and rows."""
 
-    def __init__(self, path: Path, usage: pd.DataFrame, summary) -> None:
-        self.filename, self.usage = path.name, usage
-        self.summary = summary if isinstance(summary, dict) else dict(summary)
+    def __init__(self, path: Path, usage: pd.DataFrame, summary: Accounting) -> None:
+        self.filename, self.usage, self.summary = path.name, usage, summary
 
 
 def _report(billing_path: Path, runs_path: Path | None = None, *, teams=None, billing_name: str | None = None,
@@ -98,14 +98,14 @@ def _report(billing_path: Path, runs_path: Path | None = None, *, teams=None, bi
     runs = None
     if runs_path is not None:
         runs_rows, runs_report = _import(runs_path, timezone="UTC")
-        runs = _Part(runs_path, runs_rows, {"rows_used": len(runs_rows)})
+        runs = _Part(runs_path, runs_rows, accounting(runs_report))
     usage, stats = join_usage(amortised, runs and tables.table_of(runs.usage), on="run_id")
     currencies = sorted(usage.to_pandas()["currency"].dropna().unique())
     currency = "+".join(currencies) or None  # as the page names it
     bounds = filter_options(usage)
     filters = (bounds.start, bounds.end, tuple(teams) if teams else None, None, None)
     shown = view.filtered(usage, *filters) if teams else usage
-    billing = _Part(billing_path, billing_rows, {"rows_used": len(billing_rows)})
+    billing = _Part(billing_path, billing_rows, accounting(billing_report))
     if billing_name:
         billing.filename = billing_name
     files = tuple(report_view.data_line(billing, runs, "run_id"))

@@ -2,12 +2,21 @@
 
 import pytest
 
-from dashboard.retro.summary import describe
+from dashboard.retro.summary import ImportSummary, describe
 
-USD = {"currency": "USD", "format": "focus"}
-EUR = {"currency": "EUR", "format": "focus"}
-UNPRICED = {"currency": None, "format": "slurm"}  # a run log: no prices at all
-NO_CURRENCY = {"currency": None, "format": "azure"}  # a bill without a currency column (OpenCost's Template.csv)
+
+def _summary(currency: str | None, format: str) -> ImportSummary:
+    """A summary of no rows in ``format`` whose costs are in ``currency`` (all ``describe`` reads of it)."""
+    return ImportSummary(format=format, rows_read=0, rows_used=0, rows_excluded=0, rows_rejected=0,
+                         rejected_sample=(), excluded_by_rule={}, warnings=(), gpu_hours_total=0.0, cost_total=0.0,
+                         currency=currency, period_start=None, period_end=None, spot_share_of_gpu_hours=None,
+                         by_team={})
+
+
+USD = _summary("USD", "focus")
+EUR = _summary("EUR", "focus")
+UNPRICED = _summary(None, "slurm")  # a run log: no prices at all
+NO_CURRENCY = _summary(None, "azure")  # a bill without a currency column (OpenCost's Template.csv)
 
 
 @pytest.mark.parametrize(("summary", "name", "value", "row"), [
@@ -27,7 +36,7 @@ NO_CURRENCY = {"currency": None, "format": "azure"}  # a bill without a currency
     (UNPRICED, "cost_total", 0.0, ("Cost", "unpriced")),
     (UNPRICED, "by_team.data.cost", 0.0, ("Cost", "unpriced")),
     (UNPRICED, "currency", None, ("Currency", "none (no prices)")),
-    ({"currency": None, "format": "wandb"}, "cost_total", 0.0, ("Cost", "unpriced")),
+    (_summary(None, "wandb"), "cost_total", 0.0, ("Cost", "unpriced")),
     # A bill's costs are costs even when it does not say in what: the figure, not "unpriced".
     (NO_CURRENCY, "cost_total", 16.44, ("Cost", "16.4 (no currency column)")),
     (NO_CURRENCY, "currency", None, ("Currency", "not given")),
