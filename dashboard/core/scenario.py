@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from dashboard import settings
+from dashboard.core import shape
 from dashboard.core.hardware import CUSTOM, resolve_gpu_type
 from dashboard.core.json_input import JSONLimitError, load_json
 from dashboard.core.programme import STAGE_TYPES, Stage, size_error
@@ -646,14 +647,10 @@ class Scenario(BaseModel):
         return self
 
     def _shape(self) -> Any:
-        from dashboard.core import shape  # shape reads scenarios; it imports nothing at module level from here
-
         given = {key: getattr(self, key) for key in shape.SHAPE_KEYS}
         return shape.shape_of(self.total_params, self.total_params, given)
 
     def _active_from_shape(self) -> float:
-        from dashboard.core import shape
-
         assert self.n_experts is not None and self.experts_per_token is not None
         return shape.active_from_shape(self.total_params, self._shape(), self.n_experts, self.experts_per_token)
 

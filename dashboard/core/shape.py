@@ -21,12 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from dashboard.core.scenario import Scenario
 
 HEAD_DIM = 128  # heads = d_model / 128 when the width is given without heads (Llama 2 and 3 head size)
 GATED_FFN_RATIO = 8.0 / 3.0  # SwiGLU width for the same parameters as a 4·d plain FFN (Shazeer 2020; Llama)
@@ -225,7 +222,19 @@ def _shape_of(total_params: float, active_params: float, items: tuple[tuple[str,
     )
 
 
-def model_shape(scenario: Scenario) -> ModelShape:
+class Shaped(Protocol):
+    """What `model_shape` reads of a plan (`dashboard.core.scenario.Scenario`, which imports this module), besides
+    its ``SHAPE_KEYS``."""
+
+    total_params: float
+    n_experts: int | None
+    experts_per_token: int | None
+
+    @property
+    def active(self) -> float: ...
+
+
+def model_shape(scenario: Shaped) -> ModelShape:
     """The scenario's shape: its own keys, the rest assumed from its size (see the module text)."""
     given = {key: getattr(scenario, key) for key in SHAPE_KEYS}
     given |= {"n_experts": scenario.n_experts, "experts_per_token": scenario.experts_per_token}
