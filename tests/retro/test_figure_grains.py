@@ -179,6 +179,22 @@ def test_the_grain_in_force_adds_the_filters_columns_and_a_day_for_dates(sample,
     assert tabs.grain_in_force(entry, _view(usage, filters)) == needed
 
 
+def _written(folder: Path, frame: pd.DataFrame, name: str) -> tuple[Metadata, object]:
+    """``frame``'s canonical columns written and rolled up (and proven) as an import does, its metadata by hand,
+    and its rows as the engine reads them."""
+    writer = MonthWriter(folder / datasets.USAGE)
+    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
+    writer.close()
+    backend = engine.default()
+    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
+    rollups.prove(backend, folder, entries, writer.months)
+    info = Metadata(name=name, source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
+                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
+                    rollups=entries)
+    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
+    return info, usage.drop("month")
+
+
 def _hostile(folder: Path) -> tuple[Metadata, object]:
     """Missing costs, a row across two days (20:30 to 04:30), untagged rows: a dataset written and rolled up as an
     import does, its metadata by hand."""
@@ -200,17 +216,7 @@ def _hostile(folder: Path) -> tuple[Metadata, object]:
     frame = frame.assign(billed_cost=frame["cost"], currency="USD", pricing="on_demand", charge_kind="usage",
                          gpu_type="H100", resource_id=None, run_state=None, tokens=float("nan"),
                          source_row=range(2, len(frame) + 2))
-    writer = MonthWriter(folder / datasets.USAGE)
-    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
-    writer.close()
-    backend = engine.default()
-    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
-    rollups.prove(backend, folder, entries, writer.months)
-    info = Metadata(name="hostile", source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
-                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
-                    rollups=entries)
-    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
-    return info, usage.drop("month")
+    return _written(folder, frame, "hostile")
 
 
 def test_a_rollup_read_as_rows_gives_the_sums_by_hand(tmp_path):
@@ -260,17 +266,7 @@ def _load_rows(folder: Path) -> tuple[Metadata, object]:
     frame = frame.assign(billed_cost=frame["cost"], currency="USD", team="a", project="p", run_id=None,
                          gpu_type="H100", resource_id=None, run_state=None, tokens=float("nan"),
                          source_row=range(2, len(frame) + 2))
-    writer = MonthWriter(folder / datasets.USAGE)
-    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
-    writer.close()
-    backend = engine.default()
-    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
-    rollups.prove(backend, folder, entries, writer.months)
-    info = Metadata(name="load", source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
-                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
-                    rollups=entries)
-    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
-    return info, usage.drop("month")
+    return _written(folder, frame, "load")
 
 
 def test_the_load_profile_from_the_hourly_rollup_gives_the_figures_by_hand(tmp_path):
