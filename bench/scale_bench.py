@@ -189,8 +189,14 @@ def _child_questions(workspace: str, name: str) -> dict:
     return measure(workspace, name)
 
 
+def _child_views(workspace: str, name: str) -> dict:
+    from bench.scale_views import measure
+
+    return measure(workspace, name)
+
+
 CHILDREN = {"import": _child_import, "duckdb-csv": _child_duckdb_csv, "tab": _child_tab, "tabs": _child_tabs,
-            "import-rollups": _child_import_rollups, "questions": _child_questions}
+            "import-rollups": _child_import_rollups, "questions": _child_questions, "views": _child_views}
 
 
 def child(task: str, *args: str) -> None:

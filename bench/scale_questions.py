@@ -8,8 +8,9 @@ rows, beside the question's bare DuckDB time (their first run: a page's small re
 
 ``python -m bench.scale_questions`` generates ROWS FOCUS rows (default 1,000,000), imports them in a fresh process
 (the import's time, the share spent sorting and building and proving the rollups, its peak memory), times the ten
-questions in another, writes ``bench/scale_results/<commit>.json`` and fails when a question's ratio to bare
-DuckDB grew more than ``GATE`` times since the previous JSON of the same ROWS (see docs/benchmarks.md).
+questions in another and the Retrospective's views (``bench.scale_views``) cold and warm in a third, writes
+``bench/scale_results/<commit>.json`` and fails when a question's ratio to bare DuckDB (or a view's, warm) grew more
+than ``GATE`` times since the previous JSON of the same ROWS (see docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import ibis
 import ibis.expr.types as ir
 import pandas as pd
 
+from bench import scale_views
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.compiled import built, execute, query
 
@@ -289,19 +291,24 @@ def previous(rows: int, folder: Path = RESULTS, this: str = "") -> dict | None:
     return max(kept, key=lambda data: str(data.get("at")), default=None)
 
 
+# what the gate compares in each part of a result: the ratio to bare DuckDB and the seconds it is a ratio of
+GATED = {"questions": ("ratio", "rollup_seconds"), "views": ("ratio", "warm_seconds")}
+
+
 def regressions(now: dict, before: dict | None, gate: float = GATE, noise_s: float = NOISE_S) -> list[str]:
-    """The questions whose ratio to bare DuckDB grew more than ``gate`` times since ``before`` and are more than
-    ``noise_s`` slower in absolute terms: each as a sentence."""
+    """The questions and views (``GATED``) whose ratio to bare DuckDB grew more than ``gate`` times since
+    ``before`` and are more than ``noise_s`` slower in absolute terms: each as a sentence."""
     if before is None:
         return []
     found = []
-    for name, figures in now["questions"].items():
-        old = before.get("questions", {}).get(name)
-        if not old:
-            continue
-        if figures["ratio"] > gate * old["ratio"] and figures["rollup_seconds"] - old["rollup_seconds"] > noise_s:
-            found.append(f"{name}: {figures['ratio']:.2f}× bare DuckDB, was {old['ratio']:.2f}× at "
-                         f"{before.get('commit')} (gate {gate}×)")
+    for part, (ratio, seconds) in GATED.items():
+        for name, figures in now.get(part, {}).items():
+            old = before.get(part, {}).get(name)
+            if not old or ratio not in old or seconds not in old:
+                continue
+            if figures[ratio] > gate * old[ratio] and figures[seconds] - old[seconds] > noise_s:
+                found.append(f"{name}: {figures[ratio]:.2f}× bare DuckDB, was {old[ratio]:.2f}× at "
+                             f"{before.get('commit')} (gate {gate}×)")
     return found
 
 
@@ -346,6 +353,12 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "the faster of three runs of each. The two answers must agree (to 1e-9 relative) or the run fails. Each run "
         "is kept as `bench/scale_results/<commit>.json`; the run fails when a question's ratio to bare DuckDB grew "
         f"more than {GATE}× since the previous result of the same size (and is more than {NOISE_S} s slower). "
+        "Then, in a third fresh process, the Retrospective's views as the page runs them (`bench/scale_views.py`): "
+        "the first view (opening the dataset, amortising, the join's stats, the currency, the filters' options, the "
+        "tiles and the Spend tab), each tab, a one-team and a one-project filter (the first view and Spend), each "
+        "cold (first run) and warm (second), against the bare DuckDB scan of the raw rows (`spend_per_day`'s SQL) in "
+        "the same process, and a resource's and a run's rows (drill-downs, target 3 s at 10⁸ rows); the gate covers "
+        "each view's warm ratio too. "
         "Targets: every question at most 1.0× the bare scan; the import with sorting and rollups at most 1.5× the "
         "import without them (also reported in CPU seconds, less sensitive than wall seconds to a shared machine's "
         "load); "
@@ -384,6 +397,7 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
             lines += [f"| `{figure['name']}` (`{name}`) | {figure['seconds']:.3f} | {figure['ratio']:.2f}× | "
                       f"{figure['answered_by'].split(', built')[0]} |" for name, figure in ran.items()]
             lines.append("")
+        lines += scale_views.docs_lines(result)
     return lines
 
 
@@ -400,8 +414,10 @@ def main() -> int:
     imported = _run_child("import-rollups", str(parts), str(workspace), name)
     answers = _run_child("questions", str(workspace), name)
     answers.pop("peak_rss", None)
+    viewed = _run_child("views", str(workspace), name)  # another fresh process: the first view is cold
     result = {"commit": measured, "at": datetime.now(UTC).isoformat(timespec="seconds"), "rows": rows,
-              "import": imported, "questions": answers}
+              "import": imported, "questions": answers, "views": viewed["views"], "bare_scan": viewed["bare"],
+              "warm_up_seconds": viewed["warm_up_seconds"], "views_peak_rss": viewed["peak_rss"]}
     before = previous(rows, this=result["commit"])
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{result['commit']}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n",
@@ -426,6 +442,8 @@ def main() -> int:
             figure = figures["figure"]
             print(f"scale_figure_{figure['name']}: page path {figure['seconds']:.3f} s, {figure['ratio']:.2f}× the "
                   f"bare {question}; from {figure['answered_by']}")
+    for line in scale_views.printed(result):
+        print(line)
     failed = regressions(result, before)
     for line in failed:
         print(f"scale_regression: {line}")
