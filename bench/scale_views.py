@@ -1,6 +1,6 @@
 """The Retrospective's views for `make bench-scale` (issue 52), each run as the page runs it on a workspace dataset and
-timed cold (its first run in a fresh process) and warm (the same again in that process), beside the bare DuckDB scan
-of the raw rows (spend per day, ``scale_questions.QUESTIONS[0]``) measured in the same process.
+timed cold (its first run in a fresh process) and warm (the faster of two more runs in that process), beside the
+bare DuckDB scan of the raw rows (spend per day, ``scale_questions.QUESTIONS[0]``) measured in the same process.
 
 The page's first view (``dashboard/app_pages/retro.py`` through ``retro_sources.make_view``) opens the dataset,
 amortises the bill's commitments, "joins" it with no run export, reads its currency and what the filters offer, draws
@@ -34,6 +34,8 @@ COLD_TARGET_S, WARM_TARGET_S = 2.0, 1.0  # every view that aggregates at 10⁸ r
 VIEWS = ("first_view", "spend", "attribution", "gap", "waste", "load", "mix", "units", "team_first_view",
          "team_spend", "project_first_view", "project_spend", "resource_rows", "run_rows")
 DRILLS = ("resource_rows", "run_rows")
+STEPS = ("open", "amortise", "join", "currency", "options", "tiles", "spend")  # the first view's, in the page's order
+WARM_RUNS = 2  # a view's warm seconds are the faster of this many runs after its first
 
 
 def _timed(steps: dict[str, float], name: str, work: Callable[[], Any]) -> Any:
@@ -44,13 +46,14 @@ def _timed(steps: dict[str, float], name: str, work: Callable[[], Any]) -> Any:
 
 
 def _twice(work: Callable[[], Any]) -> tuple[list[float], Any]:
-    """The seconds of a cold and a warm run of ``work``, and its result."""
+    """The seconds of a cold run of ``work`` (its first) and a warm one (the faster of two more: a shared machine's
+    noise is no regression), and its result."""
     seconds, result = [], None
-    for _ in range(2):
+    for _ in range(1 + WARM_RUNS):
         started = time.perf_counter()
         result = work()
         seconds.append(time.perf_counter() - started)
-    return seconds, result
+    return [seconds[0], min(seconds[1:])], result
 
 
 def first_view(name: str, held: tuple[Any, Any, Any] | None = None) -> tuple[Any, dict[str, float], tuple]:
@@ -163,7 +166,7 @@ def measure(workspace: str, name: str) -> dict:
     bare_cold_s, bare_best_s = bare_s[0], min(bare_s)
 
     view, cold, held = first_view(name)
-    _, warm_steps, _ = first_view(name, held)
+    warm_steps = min((first_view(name, held)[1] for _ in range(WARM_RUNS)), key=lambda steps: sum(steps.values()))
     sources = {entry.name: tabs.source(entry, view)[1] for entry in FIGURES}
     rows = f"the rows ({view.input_rows:,})"
     views = {"first_view": _entry(sum(cold.values()), sum(warm_steps.values()), bare_cold_s, bare_best_s,
@@ -217,11 +220,12 @@ def docs_lines(result: dict) -> list[str]:
     if not views:
         return []
     bare, first = result["bare_scan"], views["first_view"]
-    steps = ", ".join(f"{step} {seconds:.2f}" for step, seconds in first["steps"].items())
-    warm_steps = ", ".join(f"{step} {seconds:.2f}" for step, seconds in first["warm_steps"].items())
+    steps = ", ".join(f"{step} {first['steps'][step]:.2f}" for step in STEPS if step in first["steps"])
+    warm_steps = ", ".join(f"{step} {first['warm_steps'][step]:.2f}" for step in STEPS if step in first["warm_steps"])
     lines = [f"The Retrospective's views as the page runs them (`bench/scale_views.py`), in a fresh process after the "
-             f"server's warm-up ({result['warm_up_seconds']:.1f} s), cold (first run) and warm (second), against the "
-             f"bare DuckDB scan of the raw rows (`spend_per_day`'s SQL: {bare['cold_seconds']:.3f} s cold, "
+             f"server's warm-up ({result['warm_up_seconds']:.1f} s), cold (first run) and warm (the faster of two "
+             f"more), against the bare DuckDB scan of the raw rows (`spend_per_day`'s SQL: "
+             f"{bare['cold_seconds']:.3f} s cold, "
              f"{bare['seconds']:.3f} s warm). The first view's steps, cold: {steps} s; warm (the dataset held "
              f"open): {warm_steps} s. Targets: at most 1.0× the bare scan, cold and warm; under 2 s cold and 1 s warm "
              "at 10⁸ rows (at a smaller size a miss is a miss, a pass proves nothing)."]
