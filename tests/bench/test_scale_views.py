@@ -40,6 +40,11 @@ def test_every_view_and_drill_down_is_measured_cold_and_warm(measured):
     assert list(views["first_view"]["steps"]) == ["open", "amortise", "join", "currency", "options", "tiles", "spend"]
     assert list(views["first_view"]["warm_steps"]) == ["amortise", "join", "currency", "options", "tiles", "spend"]
     assert views["spend"]["cold_seconds"] == views["first_view"]["steps"]["spend"]
+    # the tabs whose section adds queries to the figure's say how the cold run split
+    assert list(views["gap"]["steps"]) == ["figure", "measured inputs"]
+    assert list(views["mix"]["steps"]) == ["figure", "what-if mix"]
+    assert views["gap"]["cold_seconds"] == sum(views["gap"]["steps"].values())
+    assert "steps" not in views["waste"]
 
 
 @pytest.mark.parametrize(("view", "read"), [
@@ -119,6 +124,8 @@ def test_the_docs_tables_give_each_view_its_seconds_ratios_source_and_verdicts(t
     result = {"commit": "abc", "at": "2026-12-06T08:00:00+00:00", "rows": 10, "warm_up_seconds": 1.5,
               "bare_scan": {"cold_seconds": 2.0, "seconds": 2.0},
               "views": {"first_view": first, "waste": _view(1.0, 0.8, 0.5, 0.4, True, True),
+                        "gap": {**_view(5.0, 0.1, 2.5, 0.05, False, False),
+                                "steps": {"figure": 1.0, "measured inputs": 4.0}},
                         "run_rows": {**_view(3.5, 1.0, 1.75, 0.5, False, None), "rows": 1234}}}
     lines = scale_views.docs_lines(result)
     assert ("| First view (tiles, Spend) | 3.000 | 0.500 | 1.50× | 0.25× | tiles: the rows (10); Spend: the daily "
@@ -127,6 +134,7 @@ def test_the_docs_tables_give_each_view_its_seconds_ratios_source_and_verdicts(t
     assert f"| One run's rows ({scale_views.RUN}) | 3.500 | 1.000 | 1,234 | the rows (10) | **miss** |" in lines
     text = " ".join(lines)
     assert "open 1.00, spend 2.00 s" in text and "2.000 s cold" in text
+    assert "Plan vs actual tab: figure 1.00 s, measured inputs 4.00 s." in text
     assert scale_views.docs_lines({"rows": 10, "questions": {}}) == []  # a result from before the views
     # the bench's docs section carries them after the questions' tables
     (tmp_path / "abc.json").write_text(json.dumps({**result, "questions": {}, "import": {
