@@ -67,6 +67,7 @@ from dashboard.format import SIGNIFICANT, count_sig
 from dashboard.ingest import plausible
 from dashboard.ingest.gpus import gpu_name
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES
+from dashboard.ingest.schema import PRICING_VALUES
 from dashboard.query import tables
 from dashboard.query.columns import failed, gpu, holds, rows_where
 from dashboard.query.columns import number as as_float
@@ -637,10 +638,13 @@ def _prices_expr(usage: ir.Table) -> ir.Table:
 
 @built
 def _price_rows_expr(usage: ir.Table) -> ir.Table:
-    rows = rows_where(usage, gpu(usage) & usage.pricing.notnull())
-    rows = rows.mutate(priced=holds(rows.cost != 0),
-                       nth=ibis.row_number().over(group_by=rows.pricing, order_by=rows.source_row))
-    return rows.filter(rows.nth < SOURCE_ROWS).select("pricing", "priced", "source_row").order_by("source_row")
+    """The first ``SOURCE_ROWS`` GPU rows of each pricing tier, each tier's by a top-N (no window over the rows)."""
+    firsts = []
+    for pricing in PRICING_VALUES:
+        rows = rows_where(usage, gpu(usage) & (usage.pricing == pricing))
+        firsts.append(rows.select("pricing", "source_row", priced=holds(rows.cost != 0))
+                      .order_by("source_row").limit(SOURCE_ROWS))
+    return ibis.union(*firsts, distinct=False).select("pricing", "priced", "source_row").order_by("source_row")
 
 
 @built
