@@ -239,14 +239,13 @@ def docs_lines(result: dict) -> list[str]:
     lines = [*textwrap.wrap(lines[0], 115, break_on_hyphens=False, break_long_words=False), ""]
     lines += ["| View | Cold (s) | Warm (s) | × bare, cold | × bare, warm | Answered from | ≤ 1.0× | ≤ 2 s / 1 s |",
               "|---|---|---|---|---|---|---|---|"]
-    for name, figures in views.items():
-        if name in DRILLS:
-            continue
+    for name in [name for name in VIEWS if name in views and name not in DRILLS]:  # the JSON sorts its keys
+        figures = views[name]
         lines.append(f"| {_label(name)} | {figures['cold_seconds']:.3f} | {figures['warm_seconds']:.3f} | "
                      f"{figures['cold_ratio']:.2f}× | {figures['ratio']:.2f}× | {_read(figures['answered_from'])} | "
                      f"{_verdict(figures['passes'])} | {_verdict(figures['passes_seconds'])} |")
-    split = [f"{_label(name)}: " + ", ".join(f"{step} {seconds:.2f} s" for step, seconds in figures["steps"].items())
-             for name, figures in views.items() if name != "first_view" and "steps" in figures]
+    split = [f"{_label(name)}: " + ", ".join(f"{step} {seconds:.2f} s" for step, seconds in steps.items())
+             for name in VIEWS if name != "first_view" and (steps := views.get(name, {}).get("steps"))]
     if split:
         lines += ["", *textwrap.wrap("Cold, the tabs whose section adds queries to its figure's: " + "; ".join(split)
                                      + ".", 115, break_on_hyphens=False, break_long_words=False)]
