@@ -103,9 +103,11 @@ bench: $(DEV_STAMP)
 
 # Not part of `make bench`: the ten canonical bill questions (bench/scale_questions.py) on a generated ROWS-row
 # FOCUS dataset (default 1,000,000), each on the rollup path beside bare DuckDB over the raw Parquet, the import
-# with its rollups timed, results kept in bench/scale_results/<commit>.json, failing when a question's ratio to bare
-# DuckDB grew more than 1.2x since the previous result of the same ROWS. ROWS=10000000 needs about 0.7 GB of scratch
-# under BENCH_SCALE_DIR (default /tmp/planner-bench-scale), ROWS=100000000 about 6.5 GB (docs/benchmarks.md).
+# with its rollups timed, and the Retrospective's views as the page runs them, cold and warm, beside the bare scan
+# (bench/scale_views.py), results kept in bench/scale_results/<commit>.json, failing when a question's (or a view's
+# warm) ratio to bare DuckDB grew more than 1.2x since the previous result of the same ROWS. ROWS=10000000 needs
+# about 0.7 GB of scratch under BENCH_SCALE_DIR (default /tmp/planner-bench-scale), ROWS=100000000 about 6.5 GB
+# (docs/benchmarks.md).
 bench-scale: $(DEV_STAMP)
 	ROWS=$(ROWS) BENCH_SCALE_DIR=$(BENCH_SCALE_DIR) $(BIN)/python -m bench.scale_questions
 
