@@ -189,6 +189,7 @@ RANGE_KEYS.update(dict.fromkeys(MIX_KEYS, MIX))
 MOE_TOGGLE = "w.moe"
 MFU_PREDICTED = "w.mfu.predicted"  # on: the scenario's mfu is None, predicted from the layout
 MFU_FALLBACK = 0.40  # where the slider starts when the layout gives no prediction
+EXACT_BOX_PX: Final = 96  # the number box beside a log slider (about the two fifths of the sidebar it had)
 PERSIST: Final = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
 SHAPE_LABELS = {"triangular": "Triangular (low, likely, high)", "lognormal": "Log-normal (90 % interval)"}
@@ -368,13 +369,14 @@ def render(control: Control, disabled: bool = False) -> None:
     state = st.session_state
     if control.kind == "log":
         low, high = _bounds(control, state[control.number])
-        left, right = st.columns([3, 2], vertical_alignment="bottom")
-        left.select_slider(control.label, options=log_options(control.options, state[control.widget]),
-                           key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
-                           args=(control,), disabled=disabled, persist_state=PERSIST)
-        right.number_input(f"Exact {exact_name(control.label)}", min_value=low, max_value=high,
-                           step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
-                           args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST)
+        row = st.container(horizontal=True, vertical_alignment="bottom")  # not columns: two elements fewer a row
+        row.select_slider(control.label, options=log_options(control.options, state[control.widget]),
+                          key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
+                          args=(control,), disabled=disabled, persist_state=PERSIST)
+        row.number_input(f"Exact {exact_name(control.label)}", min_value=low, max_value=high,
+                         step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
+                         args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST,
+                         width=EXACT_BOX_PX)
     elif control.kind == "slider":
         low, high = _bounds(control, state[control.widget])
         st.slider(control.label, min_value=low, max_value=high, step=control.step, key=control.widget,
