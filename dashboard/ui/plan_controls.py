@@ -189,7 +189,7 @@ RANGE_KEYS.update(dict.fromkeys(MIX_KEYS, MIX))
 MOE_TOGGLE = "w.moe"
 MFU_PREDICTED = "w.mfu.predicted"  # on: the scenario's mfu is None, predicted from the layout
 MFU_FALLBACK = 0.40  # where the slider starts when the layout gives no prediction
-EXACT_BOX_PX: Final = 96  # the number box beside a log slider (about the two fifths of the sidebar it had)
+EXACT_BOX_PX: Final = 76  # the number box beside a log slider (as wide as its column was)
 PERSIST: Final = "session"  # closed groups and other pages do not drop a control's value
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
 SHAPE_LABELS = {"triangular": "Triangular (low, likely, high)", "lognormal": "Log-normal (90 % interval)"}
@@ -369,7 +369,7 @@ def render(control: Control, disabled: bool = False) -> None:
     state = st.session_state
     if control.kind == "log":
         low, high = _bounds(control, state[control.number])
-        row = st.container(horizontal=True, vertical_alignment="bottom")  # not columns: two elements fewer a row
+        row = st.container(horizontal=True, wrap=False, vertical_alignment="bottom")  # not columns: 2 elements fewer
         row.select_slider(control.label, options=log_options(control.options, state[control.widget]),
                           key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
                           args=(control,), disabled=disabled, persist_state=PERSIST)
