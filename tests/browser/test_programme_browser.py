@@ -40,7 +40,9 @@ def test_a_ladder_added_on_the_plan_page_reopens_from_its_link(page, app_url, wa
     wait_for_app(page)
     page.locator(SIDEBAR).get_by_text("Programme", exact=True).click()
     wait_for_app(page)
-    page.get_by_role("combobox", name="Add a stage").click()
+    add = page.get_by_role("combobox", name="Add a stage")
+    add.scroll_into_view_if_needed()  # clicked as it scrolls into view, a box takes the focus, not its list
+    add.click()
     page.get_by_role("option", name="Scaling ladder").click()
     wait_for_app(page)
     expect(page.locator(SIDEBAR).get_by_role("spinbutton", name="Model sizes (runs)")).to_have_value("5")
