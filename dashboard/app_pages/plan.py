@@ -80,12 +80,16 @@ with st.sidebar:
     st.text_input("Scenario name", key="w.name", max_chars=120, persist_state="session",
                   on_change=plan_state.name_typed,
                   help="Until you type a name, it follows the inputs; empty the box to let it follow again.")
-    for position, title in enumerate(plan_controls.GROUPS):
-        plan_controls.render_group(title, expanded=position < 2, invalid=invalid, scenario=scenario)
-        if title == "Hardware":
+    shown = plan_controls.shown_groups()
+    for title in plan_controls.group_titles():
+        if title not in shown:
+            continue
+        if title == layout_controls.GROUP_TITLE:
             layout_controls.render_group(invalid)
-        if title == "Project":
+        elif title == programme_controls.GROUP_TITLE:
             programme_controls.render_group(scenario, invalid, plan_state.apply_changes)
+        else:
+            plan_controls.render_group(title, invalid=invalid, scenario=scenario)
     st.divider()
     st.file_uploader("Load a scenario (JSON)", type=["json"], key="plan.upload", on_change=plan_state.load_upload,
                      help="Same rules as `python -m dashboard estimate FILE`; a bad file changes nothing.")

@@ -21,7 +21,6 @@ from dashboard.safe_text import markdown_text
 AUTO = "auto"  # the choice that leaves a key unset (None) in a select control
 PERSIST: Final = "session"  # as in plan_controls: a closed group keeps its values
 GROUP_TITLE = "Layout and memory"
-GROUP_KEY = f"plan.group.{GROUP_TITLE}"
 Kind = Literal["number", "select"]
 
 
@@ -173,15 +172,12 @@ def render(control: LayoutControl, invalid: dict[str, str], assumed: dict[str, A
         st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")
 
 
-def render_group(invalid: dict[str, str] | None = None, expanded: bool = False) -> None:
-    """The sidebar's "Layout and memory" group, drawn only while open (values persist when closed)."""
-    expander = st.expander(GROUP_TITLE, expanded=expanded, key=GROUP_KEY, on_change="rerun")
-    if expander.open is False:
-        return
-    with expander:
-        for control in CONTROLS:
-            render(control, invalid or {})
-        st.caption("Empty boxes and “auto” are left to the planner; the panel “Can it run?” shows what it chose.")
+def render_group(invalid: dict[str, str] | None = None) -> None:
+    """The sidebar's "Layout and memory" group, drawn only while shown (values persist when hidden)."""
+    st.markdown(f"**{GROUP_TITLE}**")
+    for control in CONTROLS:
+        render(control, invalid or {})
+    st.caption("Empty boxes and “auto” are left to the planner; the panel “Can it run?” shows what it chose.")
 
 
 def render_shape(invalid: dict[str, str], assumed: dict[str, Any]) -> None:

@@ -1,6 +1,6 @@
-"""The Plan page's charts: two columns of tabs (`plan_tabs`), the what-ifs beside the TST and storage charts, the
-save-for-comparison (with overwrite or "save as … (2)" in place) and copy-link buttons, and the layout for narrow
-windows."""
+"""The Plan page's charts: two columns, each a chart switcher (`plan_tabs`), the what-ifs beside the TST and storage
+charts, the save-for-comparison (with overwrite or "save as … (2)" in place) and copy-link buttons, and the layout
+for narrow windows."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from dashboard.safe_text import markdown_text
 from dashboard.store.errors import NameTakenError, StoreError
 from dashboard.ui import compare_state, identity, plan_state
 from dashboard.ui.cache import SCENARIO_HASH, chart, plan_result, range_chart, step_chart
-from dashboard.ui.plan_controls import CONTROLS, DRAWS, SEED
-from dashboard.ui.plan_tabs import CHART_TABS, PROGRAMME_TAB, TAB_KEYS
+from dashboard.ui.plan_controls import CONTROLS, DRAWS, PERSIST, SEED
+from dashboard.ui.plan_tabs import CHART_TABS, PROGRAMME_TAB, TAB_KEYS, TAB_LABELS
 from dashboard.ui.store_access import scenario_store
 
 TST_WHAT_IF_KEYS = ("tst_speedup", "tst_token_multiplier", "tst_pilot_fraction")
@@ -131,19 +131,24 @@ def _retention_what_if(scenario: Scenario, result: PlanResult) -> None:
 
 
 def charts(scenario: Scenario) -> None:
-    """Two columns of chart tabs; only the open tab of each is computed, and not one whose predicted work would take
-    the rerun past the session's budget (`dashboard.core.work`: it says why instead)."""
+    """Two columns, each a switcher over its charts (`plan_tabs`) and the chosen chart alone: only it is computed and
+    sent, and not one whose predicted work would take the rerun past the session's budget (`dashboard.core.work`: it
+    says why instead). A switcher, not `st.tabs`: every tab is an element the browser redraws on each rerun."""
+    state = st.session_state
     with st.container(key="plan-charts"):
         shown = []
-        for column, names, key in zip(st.columns(2), CHART_TABS, TAB_KEYS, strict=True):
+        for column, names, key, label in zip(st.columns(2), CHART_TABS, TAB_KEYS, TAB_LABELS, strict=True):
+            if state.get(key) not in names:  # a new session, or a link's choice (`plan_tabs.tabs_from_link`)
+                state[key] = names[0]
             with column:
-                tabs = zip(st.tabs(names, key=key, on_change="rerun"), names, strict=True)
-                shown += [(tab, name) for tab, name in tabs if tab.open is not False]
-        refused = work.refused_charts(scenario, st.session_state.get(plan_state.BASELINE),
+                st.segmented_control(label, names, required=True, key=key, label_visibility="collapsed",
+                                     persist_state=PERSIST, width="stretch")
+                shown.append((column, state[key]))
+        refused = work.refused_charts(scenario, state.get(plan_state.BASELINE),
                                       bool(plan_result(scenario)["feasible"]), [name for _, name in shown],
                                       settings.limit(settings.RERUN_MAX_ROWS), settings.RERUN_MAX_ROWS)
-        for tab, name in shown:
-            with tab:
+        for column, name in shown:
+            with column:
                 if name in refused:
                     st.info(markdown_text(refused[name]), icon=":material/block:")
                 else:

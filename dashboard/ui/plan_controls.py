@@ -189,7 +189,10 @@ RANGE_KEYS.update(dict.fromkeys(MIX_KEYS, MIX))
 MOE_TOGGLE = "w.moe"
 MFU_PREDICTED = "w.mfu.predicted"  # on: the scenario's mfu is None, predicted from the layout
 MFU_FALLBACK = 0.40  # where the slider starts when the layout gives no prediction
+EXACT_BOX_PX: Final = 76  # the number box beside a log slider (as wide as its column was)
 PERSIST: Final = "session"  # closed groups and other pages do not drop a control's value
+GROUPS_SHOWN: Final = "plan.groups"  # the control groups drawn in the sidebar (`shown_groups`)
+DEFAULT_SHOWN: Final = ("Model and data", "Hardware")
 METHOD_LABELS = {"baseline": "Baseline", "tst": "Token Superposition Training"}
 SHAPE_LABELS = {"triangular": "Triangular (low, likely, high)", "lognormal": "Log-normal (90 % interval)"}
 DRAW_OPTIONS = (1_000, 10_000, 100_000)
@@ -368,13 +371,14 @@ def render(control: Control, disabled: bool = False) -> None:
     state = st.session_state
     if control.kind == "log":
         low, high = _bounds(control, state[control.number])
-        left, right = st.columns([3, 2], vertical_alignment="bottom")
-        left.select_slider(control.label, options=log_options(control.options, state[control.widget]),
-                           key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
-                           args=(control,), disabled=disabled, persist_state=PERSIST)
-        right.number_input(f"Exact {exact_name(control.label)}", min_value=low, max_value=high,
-                           step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
-                           args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST)
+        row = st.container(horizontal=True, wrap=False, vertical_alignment="bottom")  # not columns: 2 elements fewer
+        row.select_slider(control.label, options=log_options(control.options, state[control.widget]),
+                          key=control.widget, help=control.help, format_func=exact_label, on_change=_slider_moved,
+                          args=(control,), disabled=disabled, persist_state=PERSIST)
+        row.number_input(f"Exact {exact_name(control.label)}", min_value=low, max_value=high,
+                         step=control.step, format=control.fmt, key=control.number, on_change=_number_typed,
+                         args=(control,), disabled=disabled, label_visibility="collapsed", persist_state=PERSIST,
+                         width=EXACT_BOX_PX)
     elif control.kind == "slider":
         low, high = _bounds(control, state[control.widget])
         st.slider(control.label, min_value=low, max_value=high, step=control.step, key=control.widget,
@@ -429,46 +433,58 @@ def _show_in_use(control: Control, scenario: Scenario) -> None:
         state[control.widget] = control.to_widget(value)
 
 
-def render_group(title: str, expanded: bool = False, invalid: dict[str, str] | None = None,
-                 scenario: Scenario | None = None) -> None:
-    """One labelled group of controls, drawn only while its expander is open (values persist when closed).
+def group_titles() -> tuple[str, ...]:
+    """Every control group's title in the sidebar's order: the layout's after Hardware, the programme's after
+    Project."""
+    after = {"Hardware": layout_controls.GROUP_TITLE, "Project": programme_controls.GROUP_TITLE}
+    return tuple(title for group in GROUPS for title in (group, after.get(group)) if title is not None)
+
+
+def shown_groups() -> list[str]:
+    """One row of pills naming the control groups: the groups picked are drawn, in the sidebar's order, and the others
+    keep their values. Pills, not an expander a group: the browser redraws every element on each rerun."""
+    state = st.session_state
+    if GROUPS_SHOWN not in state:
+        state[GROUPS_SHOWN] = list(DEFAULT_SHOWN)
+    return st.pills("Control groups", group_titles(), selection_mode="multi", key=GROUPS_SHOWN, persist_state=PERSIST,
+                    help="Pick the groups of controls to show; a hidden group's controls keep their values.") or []
+
+
+def render_group(title: str, invalid: dict[str, str] | None = None, scenario: Scenario | None = None) -> None:
+    """One labelled group of controls, drawn only while it is shown (`shown_groups`; values persist when hidden).
 
     Controls that do not apply right now (active parameters of a dense model, the peak of a catalogue GPU,
     TST settings under the baseline method) are shown disabled; a control whose value was not applied
     (`invalid`: control key → reason) says why under it. Under the purchase mix, the shares of `scenario` (the plan
-    as priced this run) are written out. (The group's title stays as it is: a new title would be a new expander,
-    closed again.)
+    as priced this run) are written out.
     """
     state = st.session_state
     invalid = invalid or {}
-    expander = st.expander(title, expanded=expanded, key=f"plan.group.{title}", on_change="rerun")
-    if expander.open is False:
-        return
-    with expander:
-        if title == "Model and data":
-            st.toggle("Mixture of experts (active < total)", key=MOE_TOGGLE, persist_state=PERSIST)
-        for control in GROUPS[title]:
-            if control.key == "mfu":
-                _mfu_toggle(control, scenario)
-            disabled = (
-                (control.key == "mfu" and state[MFU_PREDICTED])
-                or (control.key == "active_params" and not state[MOE_TOGGLE])
-                or (control.key in ("peak_tflops", "gpu_memory_gb") and state["w.gpu_type"] != CUSTOM)
-                or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
-            )
-            if disabled and scenario is not None:
-                _show_in_use(control, scenario)
-            render(control, disabled=disabled)
-            if control.key in invalid:
-                st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")
-            if control.key == "mfu" and scenario is not None:
-                st.caption(markdown_text(mfu_line(plan_result(scenario))))
-            if control.kind == "mix" and scenario is not None:
-                st.caption(f"Priced: {mix_text(scenario.reserved_share, scenario.spot_share)}",
-                           help="The mix in the numbers and the link; the handles above show the same mix.")
-        if title == "Uncertainty ranges":
-            st.select_slider("Monte Carlo draws", DRAW_OPTIONS, key=DRAWS, format_func="{:,}".format,
-                             persist_state=PERSIST,
-                             help="More draws give steadier percentiles; 100,000 take about four times as long.")
-            st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, key=SEED, persist_state=PERSIST,
-                            help="The same seed and settings give the same numbers.")
+    st.markdown(f"**{title}**")
+    if title == "Model and data":
+        st.toggle("Mixture of experts (active < total)", key=MOE_TOGGLE, persist_state=PERSIST)
+    for control in GROUPS[title]:
+        if control.key == "mfu":
+            _mfu_toggle(control, scenario)
+        disabled = (
+            (control.key == "mfu" and state[MFU_PREDICTED])
+            or (control.key == "active_params" and not state[MOE_TOGGLE])
+            or (control.key in ("peak_tflops", "gpu_memory_gb") and state["w.gpu_type"] != CUSTOM)
+            or (control.key.startswith(("tst_", "range_tst_")) and state["w.method"] != "tst")
+        )
+        if disabled and scenario is not None:
+            _show_in_use(control, scenario)
+        render(control, disabled=disabled)
+        if control.key in invalid:
+            st.caption(f":red[:material/error: Not applied: {markdown_text(invalid[control.key])}.]")
+        if control.key == "mfu" and scenario is not None:
+            st.caption(markdown_text(mfu_line(plan_result(scenario))))
+        if control.kind == "mix" and scenario is not None:
+            st.caption(f"Priced: {mix_text(scenario.reserved_share, scenario.spot_share)}",
+                       help="The mix in the numbers and the link; the handles above show the same mix.")
+    if title == "Uncertainty ranges":
+        st.select_slider("Monte Carlo draws", DRAW_OPTIONS, key=DRAWS, format_func="{:,}".format,
+                         persist_state=PERSIST,
+                         help="More draws give steadier percentiles; 100,000 take about four times as long.")
+        st.number_input("Seed", min_value=0, max_value=2**32 - 1, step=1, key=SEED, persist_state=PERSIST,
+                        help="The same seed and settings give the same numbers.")

@@ -1,4 +1,5 @@
-"""The Plan page's chart tabs and the link's `charts` parameter, which names the open tab of each column."""
+"""The Plan page's chart tabs (a switcher per column: only the chosen chart is drawn) and the link's `charts`
+parameter, which names the open tab of each column."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ CHART_TABS = (
     ("TST vs baseline", "Checkpoint interval", "Spot share", "Tornado", PROGRAMME_TAB),
 )
 TAB_KEYS = ("plan.tabs.left", "plan.tabs.right")
+TAB_LABELS = ("Left chart", "Right chart")  # the switchers' labels, for screen readers (hidden on screen)
 # The link's `charts` parameter names the open tab of each column, left then right: `?charts=storage,tst`.
 TABS_PARAM = "charts"
 TAB_SLUGS = {

@@ -216,7 +216,7 @@ def headline_notes(scenario: Scenario, result: PlanResult, headline: risk.Headli
 
 
 def charts(scenario: Scenario) -> None:
-    """Two columns of chart tabs (see `dashboard.ui.plan_charts_view`)."""
+    """Two columns, each a chart switcher and its chosen chart (see `dashboard.ui.plan_charts_view`)."""
     plan_charts_view.charts(scenario)
 
 

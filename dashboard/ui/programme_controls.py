@@ -23,7 +23,6 @@ from dashboard.core.scenario import Scenario, ScenarioError, scenario_from_dict
 from dashboard.safe_text import markdown_text
 
 GROUP_TITLE = "Programme"
-GROUP_KEY = f"plan.group.{GROUP_TITLE}"
 PREFIX = "w.programme."
 START_DATE = "w.start_date"
 PRESET = "plan.programme.preset"
@@ -210,38 +209,35 @@ def _field(index: int, kind: str, field: str) -> None:
                     persist_state=PERSIST)
 
 
-def render_group(scenario: Scenario, invalid: dict[str, str], apply: Apply, expanded: bool = False) -> None:
-    """The sidebar's "Programme" group, drawn only while open (values persist when closed): the preset, one box
+def render_group(scenario: Scenario, invalid: dict[str, str], apply: Apply) -> None:
+    """The sidebar's "Programme" group, drawn only while shown (values persist when hidden): the preset, one box
     per stage with its fields and a remove button, the stage picker and the start date. A field not applied says
     why under it."""
-    expander = st.expander(GROUP_TITLE, expanded=expanded, key=GROUP_KEY, on_change="rerun")
-    if expander.open is False:
-        return
-    with expander:
-        st.selectbox("Programme preset", list(PRESETS), index=None, key=PRESET, on_change=_apply_preset,
-                     args=(apply,), placeholder="Choose a programme…",
-                     help="Sets the stages, and the experiment and evaluation shares they replace, with an undo.")
-        if not scenario.programme:
-            st.caption("No stages: the main run alone, other experiments as a share of it (Project group).")
-        for index, stage in enumerate(scenario.programme):
-            with st.container(border=True, key=f"plan-programme-stage-{index}"):
-                head = st.container(horizontal=True, vertical_alignment="center")
-                head.markdown(f"**{index + 1}. {markdown_text(label(stage))}**")
-                head.button("Remove", key=f"plan.programme.remove.{index}", icon=":material/delete:",
-                            on_click=_remove, args=(apply, scenario, index),
-                            help="Removes this stage from the programme, with an undo.")
-                for field in fields(stage.kind):
-                    _field(index, stage.kind, field)
-                    if widget_key(index, field) in invalid:
-                        _not_applied(invalid[widget_key(index, field)])
-        st.selectbox("Add a stage", tuple(STAGE_TYPES), index=None, key=ADD, on_change=_add, args=(apply, scenario),
-                     format_func=KIND_LABELS.__getitem__, placeholder="Choose a kind of stage…",
-                     help="Appends a stage with its assumed defaults; the calendar orders stages by kind.")
-        if "programme" in invalid:
-            _not_applied(invalid["programme"])
-        shown = st.session_state.get(START_DATE)
-        st.date_input("Programme start date (optional)", key=START_DATE, value=None, format="YYYY-MM-DD",
-                      min_value=min(FIRST_DATE, shown or FIRST_DATE), max_value=max(LAST_DATE, shown or LAST_DATE),
-                      help=Scenario.model_fields["start_date"].description, persist_state=PERSIST)
-        if "start_date" in invalid:
-            _not_applied(invalid["start_date"])
+    st.markdown(f"**{GROUP_TITLE}**")
+    st.selectbox("Programme preset", list(PRESETS), index=None, key=PRESET, on_change=_apply_preset,
+                 args=(apply,), placeholder="Choose a programme…",
+                 help="Sets the stages, and the experiment and evaluation shares they replace, with an undo.")
+    if not scenario.programme:
+        st.caption("No stages: the main run alone, other experiments as a share of it (Project group).")
+    for index, stage in enumerate(scenario.programme):
+        with st.container(border=True, key=f"plan-programme-stage-{index}"):
+            head = st.container(horizontal=True, vertical_alignment="center")
+            head.markdown(f"**{index + 1}. {markdown_text(label(stage))}**")
+            head.button("Remove", key=f"plan.programme.remove.{index}", icon=":material/delete:",
+                        on_click=_remove, args=(apply, scenario, index),
+                        help="Removes this stage from the programme, with an undo.")
+            for field in fields(stage.kind):
+                _field(index, stage.kind, field)
+                if widget_key(index, field) in invalid:
+                    _not_applied(invalid[widget_key(index, field)])
+    st.selectbox("Add a stage", tuple(STAGE_TYPES), index=None, key=ADD, on_change=_add, args=(apply, scenario),
+                 format_func=KIND_LABELS.__getitem__, placeholder="Choose a kind of stage…",
+                 help="Appends a stage with its assumed defaults; the calendar orders stages by kind.")
+    if "programme" in invalid:
+        _not_applied(invalid["programme"])
+    shown = st.session_state.get(START_DATE)
+    st.date_input("Programme start date (optional)", key=START_DATE, value=None, format="YYYY-MM-DD",
+                  min_value=min(FIRST_DATE, shown or FIRST_DATE), max_value=max(LAST_DATE, shown or LAST_DATE),
+                  help=Scenario.model_fields["start_date"].description, persist_state=PERSIST)
+    if "start_date" in invalid:
+        _not_applied(invalid["start_date"])

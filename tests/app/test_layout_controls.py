@@ -9,6 +9,7 @@ import re
 
 import pytest
 from app_fixtures import APP, TIMEOUT_S
+from plan_groups import show_group
 from shown_text import shown
 from streamlit.testing.v1 import AppTest
 
@@ -16,7 +17,7 @@ from dashboard.core import fix_choice, shape
 from dashboard.core.scenario import Scenario
 from dashboard.core.scenario_query import scenario_to_query
 from dashboard.ui.feasibility_view import SHAPE_EXPANDER, shape_text
-from dashboard.ui.layout_controls import AUTO, GROUP_KEY, SHAPE_CONTROLS
+from dashboard.ui.layout_controls import AUTO, GROUP_TITLE, SHAPE_CONTROLS
 from dashboard.ui.plan_controls import widget_values
 from dashboard.validation.memory_validation import validation_note
 
@@ -46,7 +47,7 @@ def _open(app, scenario=None, link=None):
     for name, text in {**({} if scenario is None else scenario_to_query(scenario)), **(link or {})}.items():
         app.query_params[name] = text
     at = app.run()
-    at.session_state[GROUP_KEY] = True
+    show_group(at, GROUP_TITLE)
     at.session_state[SHAPE_EXPANDER] = True
     return at.run()
 

@@ -4,6 +4,7 @@ import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from plan_groups import show_group
 from shown_text import shown
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
@@ -117,7 +118,7 @@ def test_a_taken_name_can_be_saved_as_the_next_number(app, store_url):
     assert (store.load("Bigger run").gpu_count, store.load("Bigger run (2)").gpu_count) == (2048, 4096)
     assert at.text_input(key="w.name").value == "Bigger run (3)"  # the plan is now called what it was saved as
     assert at.session_state[SELECTED] == ["Bigger run (3)"]
-    at.session_state["plan.group.Training method"] = True  # open the group that holds the method
+    show_group(at, "Training method")  # show the group that holds the method
     at.run()
     at.selectbox(key="w.method").set_value("tst").run()  # the saved plan is the source of later edits
     assert at.text_input(key="w.name").value == "Bigger run (3) (edited: method TST)"

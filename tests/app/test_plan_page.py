@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from plan_groups import show_group
 from shown_text import shown
 
 from dashboard.core import catalogue
@@ -41,7 +42,7 @@ def _enter_mfu(at):
 def _open_group_of(at, key):
     """Open the sidebar expander holding a control (closed groups do not draw their widgets)."""
     group = next(title for title, controls in GROUPS.items() if key in {c.key for c in controls})
-    at.session_state[f"plan.group.{group}"] = True
+    show_group(at, group)
     return at.run()
 
 
@@ -358,7 +359,7 @@ def test_a_name_the_page_wrote_that_comes_back_late_does_not_freeze_it(app):
 
 def test_a_method_switch_says_what_it_moves_beside_the_total(app):
     at = app.run()
-    at.session_state["plan.group.Training method"] = True
+    show_group(at, "Training method")
     at.run()
     at.selectbox(key="w.method").set_value("tst").run()
     lines = [shown(c.value) for c in at.caption if "in place of" in shown(c.value)]
@@ -373,7 +374,7 @@ def test_a_method_switch_says_what_it_moves_beside_the_total(app):
 def test_a_fix_that_returns_the_plan_to_its_preset_drops_edited(app):
     at = app.run()
     at.selectbox(key="plan.preset").set_value(LLAMA).run()
-    at.session_state["plan.group.Layout and memory"] = True
+    show_group(at, "Layout and memory")
     at.run()
     _widget(at, "w.attention").set_value("eager").run()
     assert at.text_input(key="w.name").value == f"{LLAMA} (edited: attention eager)"
@@ -475,7 +476,7 @@ def test_closing_a_group_keeps_its_values(app):
     _widget(at, "w.purchase_mix").set_value((80.0, 90.0))
     at.run()
     with_spot = _tiles(at)
-    at.session_state["plan.group.Purchase mix and prices"] = False
+    show_group(at, "Purchase mix and prices", shown=False)
     at.run()
     assert not any(w.key == "w.purchase_mix" for w in at.slider)
     assert _tiles(at) == with_spot

@@ -4,6 +4,7 @@ tiles' programme captions and the link that carries the programme."""
 import datetime as dt
 import json
 
+from plan_groups import show_group
 from programme_switch import full_programme_switch
 from shown_text import shown
 
@@ -12,14 +13,14 @@ from dashboard.core.engine import scenario_outputs
 from dashboard.core.programme import PRESETS
 from dashboard.core.scenario import default_scenario, scenario_from_dict
 from dashboard.figures.programme import COST_TITLE, TIMELINE_TITLE
-from dashboard.ui.programme_controls import ADD, GROUP_KEY, PRESET, START_DATE, widget_key
+from dashboard.ui.programme_controls import ADD, GROUP_TITLE, PRESET, START_DATE, widget_key
 
 LADDER_LINK = json.dumps([{"kind": "scaling_ladder", "runs": 7}], separators=(",", ":"))
 
 
 def _open(at):
     """Open the Programme group and the Programme chart tab."""
-    at.session_state[GROUP_KEY] = True
+    show_group(at, GROUP_TITLE)
     at.session_state["plan.tabs.right"] = "Programme"
     return at.run()
 

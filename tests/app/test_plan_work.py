@@ -4,11 +4,12 @@ session's budget (PLANNER_RERUN_MAX_ROWS) is refused before it runs, with a mess
 import json
 
 import pytest
+from plan_groups import show_group
 from shown_text import shown
 
 from dashboard.core import programme, work
 from dashboard.ui.plan_tabs import CHART_TABS, TAB_SLUGS
-from dashboard.ui.programme_controls import GROUP_KEY, widget_key
+from dashboard.ui.programme_controls import GROUP_TITLE, widget_key
 
 LADDER_10 = json.dumps([{"kind": "scaling_ladder", "runs": 10}], separators=(",", ":"))
 
@@ -86,7 +87,7 @@ def test_a_link_whose_programme_is_past_the_budget_opens_without_it(app, priced_
 def test_a_control_that_takes_the_programme_past_the_budget_is_not_applied(app, monkeypatch):
     monkeypatch.setenv("PLANNER_RERUN_MAX_ROWS", "2000")
     app.query_params["programme"] = LADDER_10  # 2 × 10 × (23 + 48) = 1,420 rows: within
-    app.session_state[GROUP_KEY] = True
+    show_group(app, GROUP_TITLE)
     at = app.run()
     next(box for box in at.number_input if box.key == widget_key(0, "runs")).set_value(30)  # 4,260 rows
     at.run()

@@ -202,9 +202,9 @@ def test_the_downloaded_report_opens_offline_in_colour_and_prints_whole_charts(p
 def test_plan_uncertainty_tabs_draw_the_distribution_and_the_tornado(page, app_url, wait_for_app):
     page.goto(f"{app_url}/?method=tst&spot_share=0.2")
     wait_for_app(page)
-    page.get_by_role("tab", name="Cost range").click()
+    page.get_by_role("radio", name="Cost range").click()
     wait_for_app(page)
-    page.get_by_role("tab", name="Tornado").click()
+    page.get_by_role("radio", name="Tornado").click()
     wait_for_app(page)
     expect(page.get_by_text("Total cost: P10")).to_be_visible()
     expect(page.get_by_text("Which assumption moves total cost most")).to_be_visible()

@@ -48,9 +48,9 @@ def test_moving_the_first_slider_changes_the_numbers_and_keeps_the_charts(page, 
     expect(page.locator(EXCEPTION)).to_have_count(0)
 
 
-TAB = '[role="tab"]'
+TAB = '[data-testid="stButtonGroup"] [role="radio"]'  # a chart tab: an option of its column's switcher
 METRIC_BOX = '[data-testid="stMetric"]'
-TABS = '[data-testid="stTabs"]'
+TABS = '.st-key-plan-charts [data-testid="stColumn"]'  # the two chart columns, each a switcher and its chart
 # Elements whose content is wider than their box: a value cut off with "…" or hidden overflow.
 TRUNCATED = """() => [...document.querySelectorAll(
     '[data-testid="stMetricValue"], [data-testid="stMetricValue"] *')]
@@ -81,7 +81,7 @@ def test_every_chart_tab_draws(sized_page, app_url, wait_for_app):
     for index, name in enumerate(names):
         page.locator(TAB).nth(index).click()
         wait_for_app(page)
-        panel = page.locator(TABS).nth(column_of[name]).locator('[role="tabpanel"]:visible')
+        panel = page.locator(TABS).nth(column_of[name])
         expect(panel.locator(CHART).locator("svg.main-svg").first, f"{name} at {width} px").to_be_attached()
         expect(page.locator(EXCEPTION)).to_have_count(0)
         assert page.evaluate(TRUNCATED) == [], f"tile values cut off at {width} px after opening {name}"
@@ -90,7 +90,7 @@ def test_every_chart_tab_draws(sized_page, app_url, wait_for_app):
 def test_an_open_tab_rides_in_the_address_and_copy_link_shows_it(page, app_url, wait_for_app):
     page.goto(app_url)
     wait_for_app(page)
-    page.get_by_role("tab", name="Storage growth").click()
+    page.get_by_role("radio", name="Storage growth").click()
     wait_for_app(page)
     expect(page).to_have_url(re.compile(r"charts=storage(,|%2C)tst"))
     page.get_by_role("button", name="Show link").click()
@@ -99,7 +99,7 @@ def test_an_open_tab_rides_in_the_address_and_copy_link_shows_it(page, app_url, 
     reopened = page.context.new_page()
     reopened.goto(code.inner_text().strip())
     wait_for_app(reopened)
-    expect(reopened.get_by_role("tab", name="Storage growth")).to_have_attribute("aria-selected", "true")
+    expect(reopened.get_by_role("radio", name="Storage growth")).to_have_attribute("aria-checked", "true")
     expect(reopened.locator(CHART).filter(has_text="Storage:").first).to_be_visible()
     expect(reopened.locator(EXCEPTION)).to_have_count(0)
 

@@ -25,8 +25,11 @@ FAST_PRESSES = 15
 
 
 def _choose(page, label: str, option: str) -> None:
-    """Pick `option` in the select box labelled `label`."""
-    page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first.click()
+    """Pick `option` in the select box labelled `label` (scrolled to first: a box below the sidebar's fold, clicked
+    as it scrolls into view, took the focus without opening its list)."""
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
+    box.scroll_into_view_if_needed()
+    box.click()
     page.get_by_role("option", name=option, exact=True).click()
 
 
