@@ -17,6 +17,7 @@ from dashboard.query import engine
 from dashboard.workspace import datasets, rollups, writer
 from dashboard.workspace.imports import import_to_workspace
 
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 GROUP_ROWS = 500
 
 
@@ -124,3 +125,16 @@ def test_a_new_month_is_not_read_back(workspace, tmp_path, monkeypatch):
     monkeypatch.setattr(rollups.Partials, "read_back", lambda *args: pytest.fail("a month was read back"))
     after = import_to_workspace(may, "bill", append=True, stream_min_bytes=0)
     assert after.months == ["2025-04", "2025-05"] and after.sorted_within == "batch"
+
+
+def test_a_file_read_whole_after_batches_were_summed_counts_each_row_once(workspace, tmp_path):
+    lines = (SAMPLES / "focus_sample.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "blank_near_the_end.csv"
+    path.write_text("".join([*lines[:-2], "\n", *lines[-2:]]), encoding="utf-8")  # found after four batches
+    info = import_to_workspace(path, "q2", stream_min_bytes=0, batch_rows=50)
+    assert not info.streamed and info.rows == 242  # the sample's rows, read whole
+    backend = engine.connect("duckdb")
+    at = datasets.current("q2")
+    rollups.prove(backend, at, info.rollups, info.months)  # the batches' sums of the streamed try are gone
+    team = rollups.read(backend, at, rollups.BY_NAME["daily_team"])
+    assert team["rows"].sum().execute() == 242
