@@ -241,12 +241,18 @@ def _within_budget(sizes: dict[str, int], rows: int) -> list[Rollup]:
     return [rollup for rollup in ROLLUPS if rollup in kept]
 
 
+COMPACT_ROWS = 1_000_000  # the batches' sums kept before they are summed together (``Partials.compact``)
+
+
 class Partials:
     """The grouping sets (``sets_sql``) of the rows an import writes, summed batch by batch while each batch is in
     memory (``add``, the writer's ``observe``) into a table of the import's DuckDB connection ``backend`` (it spills
     to disk past the connection's memory limit), for ``rollups``; ``build`` sums them per set once the rows are
     written. A month of ``existing`` (the months of the version appended to) is not complete from the batches alone:
-    ``build`` reads its rows back."""
+    ``build`` reads its rows back. Once the table holds more than ``COMPACT_ROWS`` rows, and twice as many as after
+    the last time, its sums are summed in place (``compact``): a batch meets only part of each grain, so its sums are
+    not much fewer than its rows until the grain is full, and the table stays a few times the rollups' size, not a
+    share of the rows, for the same total work."""
 
     def __init__(self, backend: BaseBackend, rollups: Sequence[Rollup], existing: Iterable[str] = ()) -> None:
         self.backend = backend
@@ -257,6 +263,8 @@ class Partials:
         self._batch = f"rollup_batch_{uuid.uuid4().hex}"
         self._sql: str | None = None  # the batch's grouping-sets query, compiled once
         self._made = False
+        self._rows = 0  # rows in the table
+        self._compact_at = COMPACT_ROWS
 
     def add(self, month: str, rows: pa.Table) -> None:
         """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``."""
@@ -271,6 +279,19 @@ class Partials:
         finally:
             con.unregister(self._batch)
         self.months.add(month)
+        if self._rows > self._compact_at:
+            self.compact()
+
+    def compact(self) -> None:
+        """Replace the table's rows by their sums per set and grain (``summed``)."""
+        con, summed = self.backend.con, self.summed()
+        if summed is None:
+            return
+        con.execute(f"CREATE TEMP TABLE {self.table}_summed AS {self.backend.compile(summed)}")
+        con.execute(f"DROP TABLE {self.table}")
+        con.execute(f"ALTER TABLE {self.table}_summed RENAME TO {self.table}")
+        self._rows = self._count()
+        self._compact_at = max(COMPACT_ROWS, 2 * self._rows)
 
     def complete(self, month: str) -> bool:
         """Whether every row of ``month`` was added: it was written, and the version appended to had none."""
@@ -287,6 +308,10 @@ class Partials:
         verb = f"INSERT INTO {self.table} BY NAME " if self._made else f"CREATE TEMP TABLE {self.table} AS "
         self.backend.con.execute(verb + sql)
         self._made = True
+        self._rows = self._count()
+
+    def _count(self) -> int:
+        return int(self.backend.con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
 
     def summed(self) -> ir.Table | None:
         """The sets of every row added: the batches' sums summed per set and grain (None when none was added)."""

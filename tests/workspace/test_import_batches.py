@@ -78,10 +78,18 @@ def _rollup_rows(backend, at: Path, rollup) -> list[tuple]:
     return sorted(map(tuple, frame.astype(object).where(frame.notna(), None).itertuples(index=False)), key=repr)
 
 
-def test_rollups_summed_from_the_batches_equal_those_of_the_rows_read_back(workspace, tmp_path, monkeypatch):
+@pytest.mark.parametrize("compact_rows", [None, 2_000], ids=["summed-at-the-end", "summed-as-they-grow"])
+def test_rollups_summed_from_the_batches_equal_those_of_the_rows_read_back(workspace, tmp_path, monkeypatch,
+                                                                          compact_rows):
     monkeypatch.setenv(settings.ROLLUP_FREE_ROWS, "1000000")  # every rollup kept: all five compared
+    compacted = []
+    if compact_rows is not None:  # the batches' sums summed together every few batches, not only at the end
+        monkeypatch.setattr(rollups, "COMPACT_ROWS", compact_rows)
+        compact = rollups.Partials.compact
+        monkeypatch.setattr(rollups.Partials, "compact", lambda partials: compacted.append(compact(partials)))
     source = _part(tmp_path / "bill.parquet", 12_000, seed=5)
     info = import_to_workspace(source, "bill", stream_min_bytes=0, batch_rows=1_000)  # 12 batches summed
+    assert (len(compacted) >= 2) if compact_rows else not compacted
     assert [entry["name"] for entry in info.rollups] == [rollup.name for rollup in rollups.ROLLUPS]
     at = datasets.current("bill")
     again = tmp_path / "read_back"
