@@ -154,10 +154,19 @@ def _cpu_s() -> float:
     return used.ru_utime + used.ru_stime
 
 
+def _timed_import(parts: str, name: str) -> tuple[dict, object]:
+    """A streamed import of the Parquet parts: its wall and CPU seconds (on a shared machine the CPU seconds are the
+    work, the wall seconds also the wait) and its metadata."""
+    from dashboard.workspace import imports
+
+    started, started_cpu = time.perf_counter(), _cpu_s()
+    info = imports.import_to_workspace(parts, name, replace=True, stream_min_bytes=0)
+    return {"seconds": time.perf_counter() - started, "cpu_seconds": _cpu_s() - started_cpu}, info
+
+
 def _child_import_rollups(parts: str, workspace: str, name: str) -> dict:
-    """A streamed import of the Parquet parts, its time (wall and CPU: on a shared machine the CPU seconds are the
-    work, the wall seconds also the wait) split into the import itself and the sorting, rollups and proofs
-    (``imports._finish``)."""
+    """The import as it runs, with the seconds spent after the last row is written (``imports._finish``: the
+    rollups' sums summed, written and proven)."""
     os.environ["PLANNER_WORKSPACE_DIR"] = workspace
     from dashboard.workspace import imports
 
@@ -173,14 +182,23 @@ def _child_import_rollups(parts: str, workspace: str, name: str) -> dict:
             spent_cpu.append(_cpu_s() - started_cpu)
 
     imports._finish = timed
-    started, started_cpu = time.perf_counter(), _cpu_s()
-    info = imports.import_to_workspace(parts, name, replace=True, stream_min_bytes=0)
-    seconds, cpu_seconds = time.perf_counter() - started, _cpu_s() - started_cpu
-    return {"seconds": seconds, "finish_seconds": sum(spent), "bare_seconds": seconds - sum(spent),
-            "cpu_seconds": cpu_seconds, "finish_cpu_seconds": sum(spent_cpu),
-            "bare_cpu_seconds": cpu_seconds - sum(spent_cpu),
+    seconds, info = _timed_import(parts, name)
+    return {**seconds, "finish_seconds": sum(spent), "finish_cpu_seconds": sum(spent_cpu),
             "rows": info.rows, "rollup_rows": sum(entry["rows"] for entry in info.rollups),
             "rollups": {entry["name"]: entry["rows"] for entry in info.rollups}}
+
+
+def _child_import_bare(parts: str, workspace: str, name: str) -> dict:
+    """The same import without sorting, rollups or proofs: its rows written unsorted (in the same row groups), no
+    sums taken, nothing built after the last row."""
+    os.environ["PLANNER_WORKSPACE_DIR"] = workspace
+    from dashboard.workspace import imports
+    from dashboard.workspace.writer import MonthWriter
+
+    imports._writer = lambda folder, prefix, partials: MonthWriter(folder, prefix)
+    imports._finish = lambda *args, **kwargs: []
+    seconds, info = _timed_import(parts, name)
+    return {**seconds, "rows": info.rows}
 
 
 def _child_questions(workspace: str, name: str) -> dict:
@@ -196,7 +214,8 @@ def _child_views(workspace: str, name: str) -> dict:
 
 
 CHILDREN = {"import": _child_import, "duckdb-csv": _child_duckdb_csv, "tab": _child_tab, "tabs": _child_tabs,
-            "import-rollups": _child_import_rollups, "questions": _child_questions, "views": _child_views}
+            "import-rollups": _child_import_rollups, "import-bare": _child_import_bare, "questions": _child_questions,
+            "views": _child_views}
 
 
 def child(task: str, *args: str) -> None:

@@ -90,9 +90,12 @@ class Metadata:
     imported_by_subject: str | None = None
     imported_by_email: str | None = None
     # The rollups built at import (``dashboard.workspace.rollups``): name, grain, measures, rows, built_at and rows
-    # per month; none for a dataset imported before rollups (its questions read the rows). The rows' sort order.
+    # per month; none for a dataset imported before rollups (its questions read the rows). The rows' sort order,
+    # and what it holds within: "batch" (each batch written sorted), "month" (a month sorted whole, as imports did
+    # before the sort moved into the writer); none for a dataset imported before sorting.
     rollups: list[dict] = field(default_factory=list)
     sorted_by: list[str] = field(default_factory=list)
+    sorted_within: str = "month"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)

@@ -5,8 +5,10 @@ Each rollup is declared once (``ROLLUPS``: a time unit, the columns it groups by
 ``MEASURES``). A row's keys and exact amounts are computed in one place, ``keyed`` (an Ibis expression any engine of
 the query layer runs), and every rollup an import builds is one grouping set of one query over it (``sets_sql``:
 ``GROUP BY GROUPING SETS``, which DuckDB and Spark SQL both run), so the rows are read once whatever the number of
-rollups. A rollup lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one file per month of the rows' start
-times, so a month appended rebuilds that month's files only (``build``).
+rollups. At import the query runs over each batch while it is in memory, as it is written (``Partials``), and the
+batches' sums are summed per set at the end: the rows are not read back, except a month an append adds rows to (its
+rows of before are read with the new ones). A rollup lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one
+file per month of the rows' start times, so a month appended rebuilds that month's files only (``build``).
 
 Size. A rollup pays when it is much smaller than the rows; its rows are bounded by its grain, not by the rows. An
 import (or a replacement) keeps the rollups smallest first while together they hold at most
@@ -21,7 +23,8 @@ billing export's hourly or daily lines).
 
 Proofs. Sums are kept as ``DECIMAL(38, 9)``: each row's amount cast once, then summed exactly, so a total does not
 depend on the order rows are added in. After building, ``prove`` reads every rollup back from its files and compares
-its totals with the rows' (read from the rows' own files, in a query of their own) per currency: rows, GPU-hours and
+its totals with the rows' (read from the rows' own files as written, their few measure columns only, in a query of
+their own: not from the batches' sums) per currency: rows, GPU-hours and
 both cost bases (``cost``, amortised or effective, and ``billed_cost``), to the last of the nine decimals;
 ``RollupMismatch`` (the import is not published) names the first that differs.
 """
@@ -29,6 +32,7 @@ both cost bases (``cost``, amortised or effective, and ``billed_cost``), to the 
 from __future__ import annotations
 
 import shutil
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +42,7 @@ from pathlib import Path
 import ibis
 import ibis.expr.datatypes as dt
 import ibis.expr.types as ir
+import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlglot.expressions as sge
 from ibis.backends import BaseBackend
@@ -236,31 +241,120 @@ def _within_budget(sizes: dict[str, int], rows: int) -> list[Rollup]:
     return [rollup for rollup in ROLLUPS if rollup in kept]
 
 
+COMPACT_ROWS = 1_000_000  # the batches' sums kept before they are summed together (``Partials.compact``)
+
+
+class Partials:
+    """The grouping sets (``sets_sql``) of the rows an import writes, summed batch by batch while each batch is in
+    memory (``add``, the writer's ``observe``) into a table of the import's DuckDB connection ``backend`` (it spills
+    to disk past the connection's memory limit), for ``rollups``; ``build`` sums them per set once the rows are
+    written. A month of ``existing`` (the months of the version appended to) is not complete from the batches alone:
+    ``build`` reads its rows back. Once the table holds more than ``COMPACT_ROWS`` rows, and twice as many as after
+    the last time, its sums are summed in place (``compact``): a batch meets only part of each grain, so its sums are
+    not much fewer than its rows until the grain is full, and the table stays a few times the rollups' size, not a
+    share of the rows, for the same total work."""
+
+    def __init__(self, backend: BaseBackend, rollups: Sequence[Rollup], existing: Iterable[str] = ()) -> None:
+        self.backend = backend
+        self.rollups = list(rollups)
+        self.existing = set(existing)
+        self.months: set[str] = set()
+        self.table = f"rollup_partials_{uuid.uuid4().hex}"
+        self._batch = f"rollup_batch_{uuid.uuid4().hex}"
+        self._sql: str | None = None  # the batch's grouping-sets query, compiled once
+        self._made = False
+        self._rows = 0  # rows in the table
+        self._compact_at = COMPACT_ROWS
+
+    def add(self, month: str, rows: pa.Table) -> None:
+        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``."""
+        if not self.rollups or not rows.num_rows:
+            return
+        con = self.backend.con
+        con.register(self._batch, rows.append_column(PARTITION, pa.repeat(pa.scalar(month), rows.num_rows)))
+        try:
+            if self._sql is None:
+                self._sql = sets_sql(self.backend, self.backend.table(self._batch), self.rollups)
+            self._insert(self._sql)
+        finally:
+            con.unregister(self._batch)
+        self.months.add(month)
+        if self._rows > self._compact_at:
+            self.compact()
+
+    def compact(self) -> None:
+        """Replace the table's rows by their sums per set and grain (``summed``)."""
+        con, summed = self.backend.con, self.summed()
+        if summed is None:
+            return
+        con.execute(f"CREATE TEMP TABLE {self.table}_summed AS {self.backend.compile(summed)}")
+        con.execute(f"DROP TABLE {self.table}")
+        con.execute(f"ALTER TABLE {self.table}_summed RENAME TO {self.table}")
+        self._rows = self._count()
+        self._compact_at = max(COMPACT_ROWS, 2 * self._rows)
+
+    def complete(self, month: str) -> bool:
+        """Whether every row of ``month`` was added: it was written, and the version appended to had none."""
+        return month in self.months and month not in self.existing
+
+    def read_back(self, usage: ir.Table, months: Sequence[str]) -> None:
+        """Replace the sets of ``months`` by those of their rows ``usage`` (with their ``month``) read back."""
+        if self._made:
+            listed = ", ".join(sge.convert(month).sql("duckdb") for month in months)
+            self.backend.con.execute(f"DELETE FROM {self.table} WHERE {PARTITION} IN ({listed})")
+        self._insert(sets_sql(self.backend, usage.filter(usage[PARTITION].isin(months)), self.rollups))
+
+    def _insert(self, sql: str) -> None:
+        verb = f"INSERT INTO {self.table} BY NAME " if self._made else f"CREATE TEMP TABLE {self.table} AS "
+        self.backend.con.execute(verb + sql)
+        self._made = True
+        self._rows = self._count()
+
+    def _count(self) -> int:
+        return int(self.backend.con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
+
+    def summed(self) -> ir.Table | None:
+        """The sets of every row added: the batches' sums summed per set and grain (None when none was added)."""
+        if not self._made:
+            return None
+        parts = self.backend.table(self.table)
+        keys, _ = set_ids(self.rollups, month=True)
+        totals = {m.name: parts[m.name].max() if m.kind == "max" else
+                  parts[m.name].sum().cast(AMOUNT if m.kind == "sum" else "int64") for m in MEASURES}
+        return parts.group_by([SET, *keys]).aggregate(**totals)
+
+    def drop(self) -> None:
+        """Drop the table of partial sums."""
+        self.backend.con.execute(f"DROP TABLE IF EXISTS {self.table}")
+
+
+def chosen(kept: list[dict] | None) -> list[Rollup]:
+    """The rollups an import builds: every one for a new dataset (``kept`` None; ``build`` keeps those within the
+    budget), those of the version appended to (its ``kept`` entries) for an append."""
+    names = {entry["name"] for entry in kept or []}
+    return list(ROLLUPS) if kept is None else [rollup for rollup in ROLLUPS if rollup.name in names]
+
+
 def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
-          kept: list[dict] | None = None) -> list[dict]:
+          kept: list[dict] | None = None, partials: Partials | None = None) -> list[dict]:
     """Build the rollups of the version folder ``at`` for ``months`` (the month partitions written; the others'
     files are already there); each rollup's ``dataset.json`` entry. ``kept``: the entries of the version appended
-    to (its rollups are built, and no other); None for a new dataset (the rollups within the size budget)."""
+    to (its rollups are built, and no other); None for a new dataset (the rollups within the size budget).
+    ``partials``: the sets summed as the rows were written (those of ``chosen(kept)``); the months it does not
+    hold whole (``Partials.complete``) are read back from the rows' files, every month without it."""
     months = sorted(months)
     previous = {entry["name"]: entry for entry in kept or []}
-    chosen = list(ROLLUPS) if kept is None else [rollup for rollup in ROLLUPS if rollup.name in previous]
-    if months and chosen:
-        usage = _usage(backend, at)
-        usage = usage.filter(usage[PARTITION].isin(months))
-        _, ids = set_ids(chosen, month=True)
-        sets = backend.sql(sets_sql(backend, usage, chosen)).cache()
-        try:
-            if kept is None:  # each set sums every row: any set's total is the rows'
-                counted = sets.group_by(SET).aggregate(n=sets.count(), rows=sets["rows"].sum()).to_pyarrow()
-                sizes = {row[SET]: row["n"] for row in counted.to_pylist()}
-                chosen = _within_budget({rollup.name: sizes.get(ids[rollup.name], 0) for rollup in chosen},
-                                        max((row["rows"] for row in counted.to_pylist()), default=0))
-            for rollup in chosen:
-                _write_rollup(backend, _one(sets, rollup, ids[rollup.name]), at, rollup, months)
-        finally:
-            sets.release()
+    rollups = chosen(kept)
+    if months and rollups:
+        partials = partials or Partials(backend, rollups)
+        if missing := [month for month in months if not partials.complete(month)]:
+            partials.read_back(_usage(backend, at), missing)
+        summed = partials.summed()
+        if summed is not None:
+            rollups = _built_from(backend, summed.cache(), at, months, rollups, kept is None)
+        partials.drop()
     entries = []
-    for rollup in chosen:
+    for rollup in rollups:
         counts: dict[str, int] = {}
         for path in sorted(folder(at, rollup).rglob("*.parquet")):
             month = path.parent.name.split("=", 1)[1]
@@ -271,6 +365,24 @@ def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
                         if not set(months) & set(counts) else built_at,
                         "months": counts})
     return entries
+
+
+def _built_from(backend: BaseBackend, sets: ir.Table, at: Path, months: list[str], rollups: list[Rollup],
+                budgeted: bool) -> list[Rollup]:
+    """Write each rollup of ``rollups`` (those within the size budget when ``budgeted``) for ``months`` from its
+    grouping set of ``sets``, then release ``sets``; the rollups written."""
+    _, ids = set_ids(rollups, month=True)
+    try:
+        if budgeted:  # each set sums every row: any set's total is the rows'
+            counted = sets.group_by(SET).aggregate(n=sets.count(), rows=sets["rows"].sum()).to_pyarrow()
+            sizes = {row[SET]: row["n"] for row in counted.to_pylist()}
+            rollups = _within_budget({rollup.name: sizes.get(ids[rollup.name], 0) for rollup in rollups},
+                                     max((row["rows"] for row in counted.to_pylist()), default=0))
+        for rollup in rollups:
+            _write_rollup(backend, _one(sets, rollup, ids[rollup.name]), at, rollup, months)
+    finally:
+        sets.release()
+    return rollups
 
 
 def _write_rollup(backend: BaseBackend, table: ir.Table, at: Path, rollup: Rollup, months: list[str]) -> None:

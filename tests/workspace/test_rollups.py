@@ -62,11 +62,15 @@ def _rows() -> pd.DataFrame:
 
 
 def _built(folder: Path, frame: pd.DataFrame) -> list[dict]:
-    writer = MonthWriter(folder / datasets.USAGE)
-    writer.write(frame)
-    writer.close()
+    """``frame`` written and rolled up as an import does: in batches of three rows, each sorted and summed as it is
+    written, the batches' sums summed once all are written."""
     backend = engine.connect("duckdb")
-    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
+    partials = rollups.Partials(backend, ROLLUPS)
+    writer = MonthWriter(folder / datasets.USAGE, order=sorting.sorted_rows, observe=partials.add)
+    for start in range(0, len(frame), 3):
+        writer.write(frame.iloc[start:start + 3])
+    writer.close()
+    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00", partials=partials)
     rollups.prove(backend, folder, entries, writer.months)
     return entries
 
@@ -275,16 +279,24 @@ def test_a_dataset_over_the_budget_has_no_rollups_and_an_append_builds_none(work
 
 # DuckDB shows its limit in MiB: 512e6 / 2**20 = 488.28, 100e6 / 2**20 = 95.37
 @pytest.mark.parametrize(("setting", "shown"), [(None, "488.2 MiB"), ("100", "95.3 MiB")])
-def test_the_import_sorts_and_rolls_up_within_its_own_memory_limit(workspace, monkeypatch, setting, shown):
+def test_the_import_rolls_up_and_proves_within_its_own_memory_limit(workspace, monkeypatch, setting, shown):
     if setting is not None:
         monkeypatch.setenv(settings.IMPORT_ENGINE_MB, setting)
     seen = []
-    sort_month = sorting.sort_month
+    add, prove = rollups.Partials.add, rollups.prove
 
-    def watched(backend, month_folder):
+    def limit(backend):
         seen.append(backend.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
-        return sort_month(backend, month_folder)
 
-    monkeypatch.setattr(sorting, "sort_month", watched)
+    def watched_add(partials, month, rows):
+        limit(partials.backend)
+        return add(partials, month, rows)
+
+    def watched_prove(backend, *args):
+        limit(backend)
+        return prove(backend, *args)
+
+    monkeypatch.setattr(rollups.Partials, "add", watched_add)
+    monkeypatch.setattr(rollups, "prove", watched_prove)
     import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
-    assert seen and set(seen) == {shown}
+    assert len(seen) >= 2 and set(seen) == {shown}
