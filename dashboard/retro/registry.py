@@ -13,7 +13,8 @@ name resolves.
 An entry's ``grain`` (issue 52) is what its queries read: the columns they group and filter by and their time unit,
 so over a workspace dataset they read the smallest rollup that has them (``dashboard.retro.tabs.run``); None where
 they read the rows: a count of rows, or a test of each row's GPU-hours or cost (a rollup holds their sums only, or
-its sign where it groups by ``gpu_sign`` and ``cost_sign``), or per-job facts; ``Grain.chosen`` adds the column
+its sign where it groups by ``gpu_sign`` and ``cost_sign``), or per-job facts (but a run segment's marks, which
+the jobs rollup keeps); ``Grain.chosen`` adds the column
 the view's "Stack by" choice names (``Choices.by``). Pure: never imports streamlit.
 """
 
@@ -142,7 +143,11 @@ ATTRIBUTION = RetroFigure("attribution", "Attribution",
                           lambda view: AttributionResult(attribution.attribution_table(view.shown)),
                           ("retro_usage.attribution_figure",), "attribution_section",
                           grain=Grain(("team", "project", "run_id")))
-GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual")
+# Plan vs actual tests each row's GPU-hours, cost and tokens (by their signs) and a run's segments (by their marks,
+# ``dashboard.query.segments``): the jobs rollup answers it for any failed states, checkpoint interval and restart
+GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual",
+                  grain=Grain(("run_id", "run_state", "pricing", "charge_kind", "gpu_sign", "cost_sign", "tokens_sign",
+                               "segment", "job_hours")))
 WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste")
 LOAD = RetroFigure("load", "Load profile", _load, ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"),
                    "load_section", grain=Grain(("pricing", "charge_kind", "gpu_sign", "cost_sign"), "hour"))

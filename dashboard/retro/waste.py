@@ -61,8 +61,8 @@ import pandas as pd
 
 from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, counted, number, usd_sig
-from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
-from dashboard.query import tables
+from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESUME_WINDOW_HOURS
+from dashboard.query import segments, tables
 from dashboard.query.columns import (
     commitment,
     failed,
@@ -519,7 +519,6 @@ def failed_rows(usage: ir.Table, interval_min: float | None = None, restart_min:
 
 
 MARKS: tuple[str, ...] = ("in_failed", "interrupted", "lost_share", "from_export")
-SECONDS_PER_HOUR = 3600.0
 
 
 def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float, restart_min: float) -> ir.Table:
@@ -529,18 +528,14 @@ def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
     restart) / its duration, at most 1; else 0) and ``from_export`` (an interrupted row whose checkpoint interval or
     restart time the run export gives, ``CHECKPOINT_COLUMNS``; ``interval_min`` and ``restart_min`` fill the rest).
     The next segment of a run is found by a window over the job rows of each run id, ordered by start (then source
-    row); read over the job rows alone (``rows_where(usage, _jobs(usage))``) it sorts only those."""
+    row); read over the job rows alone (``rows_where(usage, _jobs(usage))``) it sorts only those. A jobs rollup read
+    as rows carries a segment's duration and whether its run resumed (``dashboard.query.segments``): no window,
+    and the same marks for any failed states, interval and restart."""
     job = _jobs(usage)
-    start = usage.period_start.epoch_seconds()
-    end = usage.period_end.epoch_seconds()
-    hours = ibis.ifelse(job, (end - start) / SECONDS_PER_HOUR, ibis.null("float64"))
-    gpus = usage.gpu_hours / hours
-    window = ibis.window(group_by=[usage.run_id, job], order_by=[usage.period_start, usage.source_row])
-    next_start, next_gpus = start.lead().over(window), gpus.lead().over(window)
+    hours = segments.hours(usage, job)
     in_failed = failed(usage, failed_states)
-    resumed = holds((next_start >= end) & (next_start - end <= RESUME_WINDOW_HOURS * SECONDS_PER_HOUR)
-                    & ((next_gpus - gpus).abs() < 0.5))
-    interrupted = job & ((in_failed & resumed) | holds(usage.run_state.isin(list(RESTARTED_STATES))))
+    resumed = segments.resumed(usage, job, hours)
+    interrupted = job & ((in_failed & resumed) | segments.restarted(usage))
     given = [usage[column] for column in CHECKPOINT_COLUMNS if column in usage.columns]
     interval = (usage[CHECKPOINT_COLUMNS[0]].cast("float64").fill_null(interval_min)
                 if CHECKPOINT_COLUMNS[0] in usage.columns else ibis.literal(interval_min))
@@ -552,6 +547,14 @@ def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
         in_failed=in_failed, interrupted=interrupted,
         lost_share=ibis.ifelse(interrupted, ibis.least(1.0, lost_hours / hours), 0.0).fill_null(0.0),
         from_export=from_export)
+
+
+def row_count(rows: ir.Table, where: ir.BooleanValue | None = None) -> ir.IntegerScalar:
+    """How many usage rows ``rows`` holds (``where`` holds on): its rows, or a rollup read as rows' ``rows`` (the
+    jobs rollup keeps them: ``rollup_rows.as_rows``)."""
+    if "rows" not in rows.columns:
+        return rows.count() if where is None else where.sum()
+    return rows["rows"].sum() if where is None else ibis.ifelse(where, rows["rows"], 0).sum()
 
 
 @built
@@ -611,7 +614,7 @@ def _interruptions_expr(usage: ir.Table, failed_states: tuple[str, ...], interva
                        main=holds(rows.run_id.isin(list(main_run_ids))) if main_run_ids else ibis.literal(False))
     main, tokens = rows.main, rows.main & rows.tokens.notnull()
     return rows.aggregate(
-        count=rows.count(), from_export=rows.from_export.sum(),
+        count=row_count(rows), from_export=row_count(rows, rows.from_export),
         failed_h=rows.gpu_hours.sum(where=rows.in_failed), failed_cost=rows.cost.sum(where=rows.in_failed),
         lost_h=rows.lost_h.sum(), lost_cost=rows.lost_cost.sum(),
         main_failed_h=rows.gpu_hours.sum(where=main & rows.in_failed), main_lost_h=rows.lost_h.sum(where=main),
@@ -627,7 +630,7 @@ def _interrupted_by_state_expr(usage: ir.Table, failed_states: tuple[str, ...], 
     rows = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)
     rows = rows.filter(rows.interrupted)
     return rows.group_by("run_state").agg(gpu_hours=rows.gpu_hours.sum(), in_failed=rows.in_failed.any(),
-                                          count=rows.count())
+                                          count=row_count(rows))
 
 
 @query
@@ -762,8 +765,8 @@ def idle_rows(usage: ir.Table) -> pd.DataFrame:
 
 
 def _jobs(usage: ir.Table) -> ir.BooleanColumn:
-    """Run rows with a known state, a run id and a duration."""
-    return states_known(usage) & usage.run_id.notnull() & holds(usage.period_end > usage.period_start)
+    """Run rows with a known state, a run id and a duration (``segments.job``)."""
+    return segments.job(usage)
 
 
 def _job_counts(rows: ir.Table) -> dict[str, ir.Scalar]:

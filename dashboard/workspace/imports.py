@@ -33,7 +33,7 @@ from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
 from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
 from dashboard.query import engine
-from dashboard.workspace import datasets, owners, rollups, sorting
+from dashboard.workspace import datasets, job_rollup, owners, rollups, sorting
 from dashboard.workspace.datasets import (
     METADATA,
     SUPERSEDED,
@@ -113,7 +113,8 @@ def _finish(building: Path, months: list[str], imported_at: str, kept: list[dict
             sorting.sort_month(backend, building / USAGE / f"{PARTITION}={month}")
         months = rollups.stale(building, months, kept)
         entries = rollups.build(backend, building, months, imported_at, kept)
-        rollups.prove(backend, building, entries, months)
+        entries += job_rollup.build(backend, building, imported_at, kept, entries)
+        job_rollup.prove(backend, building, entries, months)
     finally:
         backend.disconnect()
     return entries

@@ -143,6 +143,22 @@ def test_a_rollup_that_disagrees_is_refused_and_the_old_version_kept(workspace, 
     assert sorted(p.name for p in (workspace / ".versions").iterdir()) == [first.build]  # the build is gone
 
 
+def test_a_jobs_rollup_that_disagrees_is_refused(workspace, monkeypatch):
+    first = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    assert "jobs" in [entry["name"] for entry in first.rollups]
+    write = rollups._write_by_month
+
+    def losing(backend, table, target):  # the jobs rollup without its rows of a run
+        return write(backend, table.filter(table.run_id.isnull() | (table.run_id != table.run_id.max()))
+                     if target.name == ".jobs" else table, target)
+
+    monkeypatch.setattr(rollups, "_write_by_month", losing)
+    with pytest.raises(RollupMismatch, match=r"whole-period rollup by team, project, run_id, run_state.* where the "
+                                             "rows total .*not published"):
+        import_to_workspace(SAMPLES / "focus_sample.csv", "q2", replace=True)
+    assert datasets.metadata("q2") == first
+
+
 def _focus_part(path: Path, months: tuple[str, ...], rows: int = 3000, seed: int = 5) -> None:
     table = focus_table(rows, seed)
     starts = table["ChargePeriodStart"].cast("string")
