@@ -170,21 +170,28 @@ def _states_setting(checkpoint: dict[str, Any] | None) -> dict[str, Any]:
     return checkpointing() if checkpoint is None else checkpoint
 
 
-def failed_runs_check(usage: pd.DataFrame | ir.Table,
-                      checkpoint: dict[str, Any] | None = None) -> WasteCheck:
+def _facts_of(usage: ir.Table, sums: ir.Table | None) -> ir.Table:
+    """What a check's sums read: ``sums`` (the jobs rollup read as rows) where given, else the rows ``usage``."""
+    return usage if sums is None else sums
+
+
+def failed_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any] | None = None,
+                      sums: ir.Table | None = None) -> WasteCheck:
     """Share of GPU-hours (with a known state) spent in failed runs that never resumed: failed, work lost
-    (``checkpoint``, from ``checkpointing``, costs the interruptions left out)."""
+    (``checkpoint``, from ``checkpointing``, costs the interruptions left out; ``sums``: what its sums read, the
+    rows behind it are ``usage``'s)."""
     usage = tables.table_of(usage)
-    facts = failed_runs(usage)
+    summed = _facts_of(usage, sums)
+    facts = failed_runs(summed)
     if not facts.known:
         return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, None)
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
-    interrupted = interruptions(usage, tau, restart)
+    interrupted = interruptions(summed, tau, restart)
     known_h, gpu_h = facts.known_gpu_hours, facts.gpu_hours
     failed_h = facts.failed_gpu_hours - interrupted.failed_gpu_hours
-    by_state = failed_by_state(usage)
-    resumed = interrupted_by_state(usage, tau, restart)
+    by_state = failed_by_state(summed)
+    resumed = interrupted_by_state(summed, tau, restart)
     lost_by_state = dict(by_state.itertuples(index=False))
     for state, hours, in_failed, _ in resumed.itertuples(index=False):
         if in_failed and state in lost_by_state:
@@ -207,17 +214,18 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
                   rows, cost)
 
 
-def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
-                           checkpoint: dict[str, Any] | None = None) -> WasteCheck:
+def interrupted_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any] | None = None,
+                           sums: ir.Table | None = None) -> WasteCheck:
     """GPU-hours lost to interruptions of runs that resumed from a checkpoint: interrupted, work kept (module
-    docstring; ``checkpoint`` from ``checkpointing``)."""
+    docstring; ``checkpoint`` from ``checkpointing``; ``sums`` as for ``failed_runs_check``)."""
     usage = tables.table_of(usage)
-    facts = failed_runs(usage)
+    summed = _facts_of(usage, sums)
+    facts = failed_runs(summed)
     if not facts.known:
         return _check("interrupted_runs", "Interrupted runs", None, "GPU-hours", NEEDS_STATES, None)
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
-    found = interruptions(usage, tau, restart)
+    found = interruptions(summed, tau, restart)
     count = found.count
     how = checkpointing_note(setting, count, found.from_export)
     if not count:
@@ -227,7 +235,7 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
         return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail,
                       interrupted_rows(usage, tau, restart),
                       0.0 if facts.cost_known else None)
-    by_state = interrupted_by_state(usage, tau, restart)
+    by_state = interrupted_by_state(summed, tau, restart)
     states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
     segment_h = float(by_state["gpu_hours"].sum())
     detail = (f"{count:,} interruption{'s' if count != 1 else ''} of runs that resumed from a checkpoint ({states}): "
@@ -238,10 +246,10 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
                   interrupted_rows(usage, tau, restart), cost)
 
 
-def successful_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
+def successful_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
     usage = tables.table_of(usage)
-    facts = successful_runs(usage)
+    facts = successful_runs(_facts_of(usage, sums))
     if not facts.known:
         return _check("successful_runs", "Successful runs", None, "% of cost", NEEDS_STATES, None)
     if facts.cost_known:
@@ -258,10 +266,10 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
                   completed_rows(usage))
 
 
-def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
+def idle_capacity_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
     """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
-    facts = idle_capacity(usage)
+    facts = idle_capacity(_facts_of(usage, sums))
     paid = (f"Commitment purchases ({usd_sig(facts.paid_cost)}) are billed on their own lines at what was paid"
             if facts.paid else "")
     if not (facts.gpu or facts.commitment):
@@ -292,10 +300,11 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
                   idle_rows(usage), total)
 
 
-def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
-    """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
+def duplicate_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
+    """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring); the jobs it
+    compares are rows (their start times), read only when some run id repeats."""
     usage = tables.table_of(usage)
-    facts = job_facts(usage)
+    facts = job_facts(_facts_of(usage, sums))
     if not facts.jobs:
         return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours",
                       "Needs a run export with job start and end times (Slurm sacct or W&B).", None)
@@ -332,7 +341,7 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
               f"{number(DUPLICATE_DURATION_TOLERANCE, 'fraction')}) started less than a day before: "
               f"{count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
-    cost = float(rows["cost"].sum()) if has_cost(usage) else None
+    cost = float(rows["cost"].sum()) if has_cost(_facts_of(usage, sums)) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
@@ -365,10 +374,10 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
+def untagged_spend_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
     usage = tables.table_of(usage)
-    facts = untagged_spend(usage)
+    facts = untagged_spend(_facts_of(usage, sums))
     if not facts.cost_known:
         return _check("untagged_spend", "Untagged spend", None, "USD",
                       "Needs a billing export: a run export carries no prices.", None)
@@ -393,25 +402,28 @@ def waste_summary(checklist: list[WasteCheck], total_cost: float) -> WasteSummar
 
 
 def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | None = None,
-                    scenario: Scenario | None = None) -> list[WasteCheck]:
+                    scenario: Scenario | None = None, sums: ir.Table | None = None) -> list[WasteCheck]:
     """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (a query) on run_id for the checks
     that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
     ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not
     (``checkpointing``; the scenario defaults without one).
-    The rows behind each figure are its first ``ROWS_BEHIND`` in source order."""
+    The rows behind each figure are its first ``ROWS_BEHIND`` in source order. ``sums``: the jobs rollup of
+    ``usage`` read as rows (``dashboard.workspace.rollup_rows``; never with ``runs``), which the checks' sums read in
+    place of the rows: the same figures, to the cent; the rows behind them, the duplicate-run rule's jobs and the
+    storage lines are still read from ``usage``."""
     usage = tables.table_of(usage)
     with_states = usage if runs is None else join_usage(usage, tables.table_of(runs, ibis.get_backend(usage)),
                                                         on="run_id")[0]
     setting = checkpointing(scenario)
     with one_view():  # the checks' aggregates are one query, run once
         return [
-            failed_runs_check(with_states, setting),
-            interrupted_runs_check(with_states, setting),
-            successful_runs_check(with_states),
-            idle_capacity_check(usage),
-            duplicate_runs_check(with_states),
+            failed_runs_check(with_states, setting, sums),
+            interrupted_runs_check(with_states, setting, sums),
+            successful_runs_check(with_states, sums),
+            idle_capacity_check(usage, sums),
+            duplicate_runs_check(with_states, sums),
             storage_growth_check(usage),
-            untagged_spend_check(usage),
+            untagged_spend_check(usage, sums),
         ]
 
 
@@ -705,9 +717,10 @@ def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
 
 def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
     untagged = rows.reserved_gpu & rows.run_id.isnull()  # _untagged_reserved
-    return dict(lines=rows.unused.sum(), commitment_usd=rows.cost.sum(where=rows.unused),
+    last_start = rows.last_start if "last_start" in rows.columns else rows.period_start  # a jobs rollup's
+    return dict(lines=row_count(rows, rows.unused), commitment_usd=rows.cost.sum(where=rows.unused),
                 first=rows.period_start.min(where=rows.unused),
-                last=rows.period_start.max(where=rows.unused),
+                last=last_start.max(where=rows.unused),
                 paid_usd=rows.cost.sum(where=rows.paid),
                 untagged_h=rows.gpu_hours.sum(where=untagged),
                 untagged_usd=rows.cost.sum(where=untagged))
@@ -770,7 +783,7 @@ def _jobs(usage: ir.Table) -> ir.BooleanColumn:
 
 
 def _job_counts(rows: ir.Table) -> dict[str, ir.Scalar]:
-    return dict(count=rows.job.sum(), ids=rows.run_id.nunique(where=rows.job))
+    return dict(count=row_count(rows, rows.job), ids=rows.run_id.nunique(where=rows.job))
 
 
 @dataclass(frozen=True)
@@ -839,7 +852,7 @@ def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFram
 
 def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
     return dict(dollars=rows.cost.sum(where=rows.untagged_costed),
-                count=rows.untagged_costed.sum(), total=rows.cost.sum())
+                count=row_count(rows, rows.untagged_costed), total=rows.cost.sum())
 
 
 @dataclass(frozen=True)
@@ -894,8 +907,9 @@ def _flags_expr(usage: ir.Table) -> ir.Table:
 @built
 def _checks_expr(usage: ir.Table) -> ir.Table:
     """Every check's aggregates (``CHECK_FACTS``, named "check__name") in one pass, each row test computed once."""
+    weighed = [column for column in ("rows", "last_start") if column in usage.columns]  # a jobs rollup's
     rows = usage.select(
-        "period_start", "gpu_hours", "cost", "run_id", gpu=gpu(usage), known=states_known(usage),
+        "period_start", "gpu_hours", "cost", "run_id", *weighed, gpu=gpu(usage), known=states_known(usage),
         failed=_failed(usage), completed=_completed(usage),
         unused=unused_commitment(usage), paid=paid_commitment(usage), reserved_gpu=reserved_gpu(usage),
         job=_jobs(usage),

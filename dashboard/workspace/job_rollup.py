@@ -27,6 +27,7 @@ from dashboard.workspace.datasets import USAGE
 from dashboard.workspace.writer import PARTITION
 
 JOBS = rollups.JOBS
+FIRST_START = "first_start"  # the jobs rollup's own column beside ``MEASURES``: the earliest start (Waste's first day)
 SIGNED = {"gpu_sign": "gpu_hours", "cost_sign": "cost", "tokens_sign": "tokens"}  # a sign column and its amount
 
 
@@ -44,7 +45,7 @@ def keyed(usage: ir.Table) -> ir.Table:
 
 def summed(usage: ir.Table) -> ir.Table:
     """The jobs rollup of ``usage`` (canonical rows with their ``month``): a row per month and ``JOBS.columns``,
-    with every rollup's ``MEASURES`` (sums exact, in ``rollups.AMOUNT``)."""
+    with every rollup's ``MEASURES`` (sums exact, in ``rollups.AMOUNT``) and the earliest start (``FIRST_START``)."""
     rows = keyed(usage)
     measures = {}
     for measure in rollups.MEASURES:
@@ -54,6 +55,7 @@ def summed(usage: ir.Table) -> ir.Table:
             measures[measure.name] = rows[measure.column].cast(rollups.AMOUNT).sum()
         else:
             measures[measure.name] = rows[measure.column].max()
+    measures[FIRST_START] = rows.period_start.min()
     return rows.group_by([PARTITION, *JOBS.columns]).aggregate(**measures)
 
 

@@ -45,11 +45,13 @@ def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
 
 def _jobs_as_rows(table: ir.Table) -> ir.Table:
     """The jobs rollup's ``table`` read as usage rows: a row per rollup row with its columns, its sums as
-    ``gpu_hours``, ``cost`` and ``tokens`` (floats) and its count of rows as ``rows`` (``waste.row_count``). It groups
+    ``gpu_hours``, ``cost`` and ``tokens`` (floats), its count of rows as ``rows`` (``waste.row_count``), its
+    earliest and latest start as ``period_start`` and ``last_start`` (Waste's first and last day). It groups
     by the signs of all three, so a sum is NULL exactly where its rows had none, and a test of each row's GPU-hours,
     cost or tokens reads its sum the same; its segment marks stand in for the order of a run's rows in time."""
     return table.select(*JOBS.columns, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"),
-                        tokens=table.tokens.cast("float64"), rows=table["rows"])
+                        tokens=table.tokens.cast("float64"), rows=table["rows"], period_start=table.first_start,
+                        last_start=table.last_start)
 
 
 def chooser(backend: BaseBackend, info: Metadata,

@@ -96,7 +96,7 @@ FIGURE_GRAINS = [  # figure, the filters in force, the rollup it reads (None: th
     ("gap", Filters(), "jobs"),  # the signs of GPU-hours, cost and tokens; the segments' marks
     ("gap", Filters(teams=("research",), pricing=("spot", "on_demand")), "jobs"),
     ("gap", Filters(**APRIL), None),  # dates: no rollup keeps a day and the marks
-    ("waste", Filters(), None),  # job facts
+    ("waste", Filters(projects=("pretrain-13b",)), "jobs"),  # its sums (the rows behind each check: below)
     ("load", Filters(), "hourly"),  # GPU rows and lines with a cost told apart by the rollup's signs
     ("load", Filters(pricing=("reserved",)), "hourly"),
     ("load", Filters(**APRIL), "hourly"),  # dates: the hours hold them
@@ -112,7 +112,7 @@ def test_each_figure_reads_its_grain_and_equals_the_rows(sample, figure, filters
     entry = BY_NAME[figure]
     view = _view(usage, filters, rollups_of(info))
     table, label = tabs.source(entry, view)
-    assert label == _label(info, rollup)
+    assert label.split("; ")[0] == _label(info, rollup)  # Waste names the rows behind its checks too (below)
     assert _same(tabs.run(entry, view), entry.query(_view(usage, filters)))  # the rows' result, to the cent
     assert (table is None) == (rollup is None)
 
@@ -402,3 +402,36 @@ def test_a_dataset_without_the_jobs_rollup_answers_plan_vs_actual_from_its_rows(
     assert tabs.source(BY_NAME["gap"], view)[1] == _label(info, "jobs" if kept else None)
     assert _same(tabs.run(BY_NAME["gap"], view), BY_NAME["gap"].query(dataclasses.replace(_view(usage),
                                                                                           plan=Scenario())))
+
+
+# interval and restart (minutes); the failed GPU-hours' share, GPU-hours the interruptions lost: r1's NODE_FAIL segment
+# (16 GPU-h) was interrupted, r3's FAILED (4) and r4's TIMEOUT (16) segments failed, of 84 GPU-hours with a state
+WASTE_CASES = [(60.0, 30.0, 100 * 20 / 84, 8.0 + 2.0), (240.0, 0.0, 100 * 20 / 84, 16.0 + 4.0)]
+
+
+@pytest.mark.parametrize(("interval", "restart", "failed_share", "lost_h"), WASTE_CASES)
+def test_waste_from_the_jobs_rollup_gives_the_checks_by_hand(tmp_path, interval, restart, failed_share, lost_h):
+    info, usage = _jobs_rows(tmp_path)
+    plan = Scenario(checkpoint_interval_min=interval, restart_min=restart)
+    view = dataclasses.replace(_view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path)),
+                               plan=plan)
+    assert tabs.source(BY_NAME["waste"], view)[1] == f"{_label(info, 'jobs')}; the rows behind it from the rows (9)"
+    checks = {check.id: check for check in tabs.run(BY_NAME["waste"], view).checklist}
+    assert checks["failed_runs"].figure == pytest.approx(failed_share, abs=1e-9)
+    assert checks["failed_runs"].usd == pytest.approx(8.0 + 32.0, abs=CENT)
+    assert checks["interrupted_runs"].figure == pytest.approx(lost_h, abs=CENT)
+    assert checks["interrupted_runs"].detail.startswith("2 interruptions")
+    assert checks["successful_runs"].figure == pytest.approx(100 * 88 / 168, abs=1e-9)  # COMPLETED $ of $ with a state
+    assert checks["idle_capacity"].usd == pytest.approx(10.0 + 5.0, abs=CENT)  # unused line + reserved GPU row, no run
+    assert "2025-04-16 to 2025-04-16" in checks["idle_capacity"].detail  # its first and last day, from the rollup
+    assert set(checks["interrupted_runs"].rows["run_state"]) == {"NODE_FAIL", "REQUEUED"}  # the rows behind it
+    rows = dataclasses.replace(_view(usage), plan=plan)
+    assert _same(tabs.run(BY_NAME["waste"], view), BY_NAME["waste"].query(rows))  # the rows' answer, to the cent
+
+
+def test_waste_names_the_rollup_of_its_sums_and_the_rows_behind_them(sample):
+    info, usage = sample
+    assert tabs.source(BY_NAME["waste"], _view(usage, rollups_chooser=rollups_of(info)))[1] == (
+        f"{_label(info, 'jobs')}; the rows behind it from {_label(info, None)}")
+    dated = _view(usage, Filters(**APRIL), rollups_of(info))  # dates: no rollup keeps a day and the segments' marks
+    assert tabs.source(BY_NAME["waste"], dated)[1] == _label(info, None)
