@@ -572,9 +572,10 @@ def row_count(rows: ir.Table, where: ir.BooleanValue | None = None) -> ir.Intege
 @built
 def _lost_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
                     restart_min: float) -> ir.Table:
-    rows = marked(usage, failed_states, interval_min, restart_min)
-    rows = rows.filter(states_known(rows) & rows.in_failed & ~rows.interrupted)
-    return rows.drop(*MARKS).order_by("source_row").limit(ROWS_BEHIND)
+    jobs = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)  # sorts the jobs only
+    jobs = jobs.filter(jobs.in_failed & ~jobs.interrupted).drop(*MARKS)
+    others = rows_where(usage, states_known(usage) & failed(usage, failed_states) & ~_jobs(usage))
+    return ibis.union(jobs, others, distinct=False).order_by("source_row").limit(ROWS_BEHIND)
 
 
 @built
