@@ -99,7 +99,7 @@ KINDS: dict[str, str] = {
 @dataclass(frozen=True)
 class WasteCheck:
     """One check of the checklist (see the module's docstring): ``figure`` in ``unit`` (None: the export cannot
-    answer it), ``usd`` the bill's amount behind it in its currency (None: unknown), ``rows`` the first
+    answer it), ``usd`` the bill's amount behind it in its currency (None: unknown), ``rows`` at most
     ``ROWS_BEHIND`` usage rows behind it."""
 
     id: str
@@ -407,7 +407,7 @@ def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Tabl
     that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
     ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not
     (``checkpointing``; the scenario defaults without one).
-    The rows behind each figure are its first ``ROWS_BEHIND`` in source order. ``sums``: the jobs rollup of
+    The rows behind each figure are ``ROWS_BEHIND`` of them, in source order. ``sums``: the jobs rollup of
     ``usage`` read as rows (``dashboard.workspace.rollup_rows``; never with ``runs``), which the checks' sums read in
     place of the rows: the same figures, to the cent; the rows behind them, the duplicate-run rule's jobs and the
     storage lines are still read from ``usage``."""
@@ -443,18 +443,24 @@ def has_cost(usage: ir.Table) -> bool:
     return len(table_result(_cost_known_expr(usage))) > 0
 
 
-ROWS_BEHIND = 10_000  # the rows behind a waste figure are its first this many, in source order
+# The rows behind a waste figure: the first this many the engine finds (in the rows' stored order; all of them when
+# fewer), shown in source order: the scan stops there, so a drill-down over 10^8 rows reads a few row groups
+ROWS_BEHIND = 10_000
 
 
 @built
-def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> ir.Table:
-    return rows_where(usage, where(usage)).order_by("source_row").limit(ROWS_BEHIND)
+def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn], found_first: bool) -> ir.Table:
+    found = rows_where(usage, where(usage))
+    if found_first:
+        return found.limit(ROWS_BEHIND).order_by("source_row")
+    return found.order_by("source_row").limit(ROWS_BEHIND)
 
 
-def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
-    """The rows for which the test ``where`` (a function of the table) holds, in source order, times as UTC
+def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn], found_first: bool = True) -> pd.DataFrame:
+    """The rows for which the test ``where`` (a function of the table) holds (``ROWS_BEHIND`` of them; with
+    ``found_first`` false, the first in source order, which reads every one), in source order, times as UTC
     timestamps."""
-    return _utc_times(table_result(_rows_expr(usage, where)))
+    return _utc_times(table_result(_rows_expr(usage, where, found_first)))
 
 
 def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
@@ -810,8 +816,9 @@ def _candidates(usage: ir.Table) -> ir.BooleanColumn:
 
 @query
 def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
-    """The jobs not in a failed state (the rows the duplicate-run rule compares), in source order."""
-    return rows(usage, _candidates)
+    """The jobs not in a failed state (the rows the duplicate-run rule compares), the first ``ROWS_BEHIND`` in source
+    order."""
+    return rows(usage, _candidates, found_first=False)
 
 
 def _storage(usage: ir.Table) -> ir.Table:
@@ -842,7 +849,7 @@ def _storage_rows_expr(usage: ir.Table, names: tuple[str, ...] | None) -> ir.Tab
     lines = _storage(usage)
     if names is not None:
         lines = lines.filter(lines.name.isin(list(names)) if names else ibis.literal(False))
-    return lines.drop("name").order_by("source_row").limit(ROWS_BEHIND)
+    return lines.drop("name").limit(ROWS_BEHIND).order_by("source_row")  # as ``rows``: the first found
 
 
 @query

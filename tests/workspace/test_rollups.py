@@ -182,6 +182,12 @@ def test_an_appended_month_rebuilds_that_month_only(workspace, tmp_path):
             (was,) = (rollups.folder(old, rollup) / f"month={month}").glob("*.parquet")
             assert kept.stat().st_ino == was.stat().st_ino
         assert list((rollups.folder(new, rollup) / "month=2025-06").glob("*.parquet"))
+    # the jobs rollup is built again over every month (a run's segments cross months), in new files
+    (jobs,) = [entry for entry in after.rollups if entry["name"] == "jobs"]
+    assert sorted(jobs["months"]) == after.months and jobs["built_at"] == after.imported_at
+    (april,) = (rollups.folder(new, rollups.JOBS) / "month=2025-04").glob("*.parquet")
+    (was,) = (rollups.folder(old, rollups.JOBS) / "month=2025-04").glob("*.parquet")
+    assert april.stat().st_ino != was.stat().st_ino
     # the whole dataset's totals: the rows of both files, every rollup
     backend = engine.connect("duckdb")
     rollups.prove(backend, new, after.rollups, after.months)
