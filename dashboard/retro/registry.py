@@ -13,7 +13,8 @@ name resolves.
 An entry's ``grain`` (issue 52) is what its queries read: the columns they group and filter by and their time unit,
 so over a workspace dataset they read the smallest rollup that has them (``dashboard.retro.tabs.run``); None where
 they read the rows: a count of rows, or a test of each row's GPU-hours or cost (a rollup holds their sums only, or
-its sign where it groups by ``gpu_sign`` and ``cost_sign``), or per-job facts; ``Grain.chosen`` adds the column
+its sign where it groups by ``gpu_sign`` and ``cost_sign``), or per-job facts (but a run segment's marks, which
+the jobs rollup keeps); ``Grain.chosen`` adds the column
 the view's "Stack by" choice names (``Choices.by``). Pure: never imports streamlit.
 """
 
@@ -50,6 +51,7 @@ class Grain:
     columns: tuple[str, ...]
     unit: str | None = None
     chosen: bool = False  # plus the column of the view's grouping choice (``Choices.by``: team, project, pricing)
+    rows_behind: bool = False  # its sums read the rollup, the rows behind them the view's rows (``RetroView``)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ def _gap(view: RetroView) -> GapResult:
 def _waste(view: RetroView) -> WasteResult:
     """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (the scenario
     defaults without a plan)."""
-    checklist = waste.waste_checklist(view.shown, scenario=view.plan)
+    rows, sums = (view.shown, None) if view.rows_behind is None else (view.rows_behind, view.shown)
+    checklist = waste.waste_checklist(rows, scenario=view.plan, sums=sums)
     total_cost = spend.totals(view.shown).cost
     return WasteResult(tuple(checklist), waste.waste_summary(checklist, total_cost), total_cost)
 
@@ -142,8 +145,15 @@ ATTRIBUTION = RetroFigure("attribution", "Attribution",
                           lambda view: AttributionResult(attribution.attribution_table(view.shown)),
                           ("retro_usage.attribution_figure",), "attribution_section",
                           grain=Grain(("team", "project", "run_id")))
-GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual")
-WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste")
+# Plan vs actual and Waste test each row's GPU-hours, cost and tokens (by their signs) and a run's segments (by their
+# marks, ``dashboard.query.segments``): the jobs rollup answers them for any failed states, interval and restart
+JOB_COLUMNS = ("run_id", "run_state", "pricing", "charge_kind", "gpu_sign", "cost_sign", "tokens_sign", "segment",
+               "job_hours")
+GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual",
+                  grain=Grain(JOB_COLUMNS))
+# the rows behind each waste check, the duplicate-run rule's jobs and the storage lines (by resource) are rows
+WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste",
+                    grain=Grain(JOB_COLUMNS, rows_behind=True))
 LOAD = RetroFigure("load", "Load profile", _load, ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"),
                    "load_section", grain=Grain(("pricing", "charge_kind", "gpu_sign", "cost_sign"), "hour"))
 MIX = RetroFigure("mix", "Purchase mix", _mix, ("retro_usage.mix_figure",), "mix_section")

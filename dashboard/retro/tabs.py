@@ -30,7 +30,7 @@ R = TypeVar("R")
 def grain_in_force(entry: RetroFigure[Any], view: RetroView) -> tuple[tuple[str, ...], str | None] | None:
     """The columns and time unit a rollup needs to answer ``entry`` under ``view``: the entry's grain, the column of
     the view's grouping choice when the grain takes it (``Grain.chosen``), the columns of the team, project and
-    pricing filters chosen, and a day for dates (a narrowed view filters by its dates); None when the entry reads
+    pricing filters chosen, and a day for dates narrower than the export's; None when the entry reads
     the rows."""
     if entry.grain is None:
         return None
@@ -38,20 +38,25 @@ def grain_in_force(entry: RetroFigure[Any], view: RetroView) -> tuple[tuple[str,
     chosen = zip(filters.FILTERED_COLUMNS, view.filters.as_tuple()[2:], strict=True)
     columns = tuple(dict.fromkeys((*entry.grain.columns, *((view.choices.by,) if entry.grain.chosen else ()),
                                    *(column for column, values in chosen if narrowed and values is not None))))
-    dated = narrowed and (view.filters.start is not None or view.filters.end is not None)
+    dated = narrowed and view.dates_narrowed  # the whole export's dates (the page's default) filter nothing
     return columns, entry.grain.unit or ("day" if dated else None)
 
 
 def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]:
     """The table ``entry`` reads over ``view`` (a rollup read as rows, with the view's filters; None: the view's
     own rows) and what the page says it read ("the daily rollup by team, …, built 12:03", "the rows (1,000,000)";
-    "" for a view that is not a workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by
-    the dataset's metadata."""
+    "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``; "" for a view that is not a
+    workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by the dataset's metadata."""
     if view.rollups is None:
         return None, ""
     needed = grain_in_force(entry, view)
     table, label = view.rollups(None, None) if needed is None else view.rollups(*needed)
-    return (None if table is None else filtered_view(table, view.filters, view.narrowed)), label
+    if table is None:
+        return None, label
+    if entry.grain is not None and entry.grain.rows_behind:  # its sums from the rollup, the rows behind from the rows
+        label += f"; the rows behind it from {view.rollups(None, None)[1]}"
+    chosen = view.filters if view.dates_narrowed else dataclasses.replace(view.filters, start=None, end=None)
+    return filtered_view(table, chosen, view.narrowed), label
 
 
 def run(entry: RetroFigure[R], view: RetroView) -> R:
@@ -59,11 +64,14 @@ def run(entry: RetroFigure[R], view: RetroView) -> R:
     ``entry.query`` read from the smallest rollup that answers it when the view is a workspace dataset's own rows and
     its filters are among the grain's columns (the view's rows replaced by the rollup's: the same sums, to the cent),
     else from the view's rows (``source``). A view with rollups is a dataset's own rows, its bill too: the bill is
-    read from the rollup as well (Load profile's reserved capacity reads it)."""
+    read from the rollup as well (Load profile's reserved capacity reads it). A grain with ``rows_behind`` keeps the
+    view's rows beside it (``RetroView.rows_behind``), for the rows behind a figure."""
     table, _ = source(entry, view)
     if table is None:
         return entry.query(view)
-    return entry.query(dataclasses.replace(view, shown=table, billing=None if view.billing is None else table))
+    behind = view.shown if entry.grain is not None and entry.grain.rows_behind else None
+    return entry.query(dataclasses.replace(view, shown=table, billing=None if view.billing is None else table,
+                                           rows_behind=behind))
 
 
 def _spend(usage: ir.Table) -> tuple[object, ...]:

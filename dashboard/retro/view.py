@@ -73,7 +73,8 @@ class RetroView:
     done with commitments, ``notes`` the import notes that change the figures, ``files`` the data line ("bill.csv
     (billing export, 242 rows used)"), ``runs_file`` the run export's name and ``input_rows`` the inputs' size
     (for spinners); ``rollups`` chooses among the rollups of a workspace dataset whose own rows ``usage`` is (None
-    otherwise: a join, an amortised bill, an upload)."""
+    otherwise: a join, an amortised bill, an upload); ``rows_behind`` keeps the view's rows for a figure whose
+    sums read a rollup and whose drill-downs read the rows (``Grain.rows_behind``)."""
 
     data_key: Hashable
     usage: Table
@@ -95,6 +96,7 @@ class RetroView:
     budget_default: float | None = EXPORT_BUDGET_USD
     input_rows: int | None = None
     rollups: Rollups | None = None
+    rows_behind: Table | None = None  # the view's own rows where ``shown`` is a rollup read as rows (``tabs.run``)
 
     def whole_rows(self, columns: tuple[str, ...] = (), unit: str | None = "day") -> Table:
         """The whole export's rows (``usage``), or for a workspace dataset's own rows its smallest rollup holding

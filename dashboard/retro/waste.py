@@ -61,8 +61,8 @@ import pandas as pd
 
 from dashboard.core.scenario import Scenario
 from dashboard.format import count_sig, counted, number, usd_sig
-from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESTARTED_STATES, RESUME_WINDOW_HOURS
-from dashboard.query import tables
+from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESUME_WINDOW_HOURS
+from dashboard.query import segments, tables
 from dashboard.query.columns import (
     commitment,
     failed,
@@ -99,7 +99,7 @@ KINDS: dict[str, str] = {
 @dataclass(frozen=True)
 class WasteCheck:
     """One check of the checklist (see the module's docstring): ``figure`` in ``unit`` (None: the export cannot
-    answer it), ``usd`` the bill's amount behind it in its currency (None: unknown), ``rows`` the first
+    answer it), ``usd`` the bill's amount behind it in its currency (None: unknown), ``rows`` at most
     ``ROWS_BEHIND`` usage rows behind it."""
 
     id: str
@@ -170,21 +170,28 @@ def _states_setting(checkpoint: dict[str, Any] | None) -> dict[str, Any]:
     return checkpointing() if checkpoint is None else checkpoint
 
 
-def failed_runs_check(usage: pd.DataFrame | ir.Table,
-                      checkpoint: dict[str, Any] | None = None) -> WasteCheck:
+def _facts_of(usage: ir.Table, sums: ir.Table | None) -> ir.Table:
+    """What a check's sums read: ``sums`` (the jobs rollup read as rows) where given, else the rows ``usage``."""
+    return usage if sums is None else sums
+
+
+def failed_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any] | None = None,
+                      sums: ir.Table | None = None) -> WasteCheck:
     """Share of GPU-hours (with a known state) spent in failed runs that never resumed: failed, work lost
-    (``checkpoint``, from ``checkpointing``, costs the interruptions left out)."""
+    (``checkpoint``, from ``checkpointing``, costs the interruptions left out; ``sums``: what its sums read, the
+    rows behind it are ``usage``'s)."""
     usage = tables.table_of(usage)
-    facts = failed_runs(usage)
+    summed = _facts_of(usage, sums)
+    facts = failed_runs(summed)
     if not facts.known:
         return _check("failed_runs", "Failed runs", None, "% of GPU-hours", NEEDS_STATES, None)
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
-    interrupted = interruptions(usage, tau, restart)
+    interrupted = interruptions(summed, tau, restart)
     known_h, gpu_h = facts.known_gpu_hours, facts.gpu_hours
     failed_h = facts.failed_gpu_hours - interrupted.failed_gpu_hours
-    by_state = failed_by_state(usage)
-    resumed = interrupted_by_state(usage, tau, restart)
+    by_state = failed_by_state(summed)
+    resumed = interrupted_by_state(summed, tau, restart)
     lost_by_state = dict(by_state.itertuples(index=False))
     for state, hours, in_failed, _ in resumed.itertuples(index=False):
         if in_failed and state in lost_by_state:
@@ -207,17 +214,18 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table,
                   rows, cost)
 
 
-def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
-                           checkpoint: dict[str, Any] | None = None) -> WasteCheck:
+def interrupted_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any] | None = None,
+                           sums: ir.Table | None = None) -> WasteCheck:
     """GPU-hours lost to interruptions of runs that resumed from a checkpoint: interrupted, work kept (module
-    docstring; ``checkpoint`` from ``checkpointing``)."""
+    docstring; ``checkpoint`` from ``checkpointing``; ``sums`` as for ``failed_runs_check``)."""
     usage = tables.table_of(usage)
-    facts = failed_runs(usage)
+    summed = _facts_of(usage, sums)
+    facts = failed_runs(summed)
     if not facts.known:
         return _check("interrupted_runs", "Interrupted runs", None, "GPU-hours", NEEDS_STATES, None)
     setting = _states_setting(checkpoint)
     tau, restart = setting["interval_min"], setting["restart_min"]
-    found = interruptions(usage, tau, restart)
+    found = interruptions(summed, tau, restart)
     count = found.count
     how = checkpointing_note(setting, count, found.from_export)
     if not count:
@@ -227,7 +235,7 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
         return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail,
                       interrupted_rows(usage, tau, restart),
                       0.0 if facts.cost_known else None)
-    by_state = interrupted_by_state(usage, tau, restart)
+    by_state = interrupted_by_state(summed, tau, restart)
     states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
     segment_h = float(by_state["gpu_hours"].sum())
     detail = (f"{count:,} interruption{'s' if count != 1 else ''} of runs that resumed from a checkpoint ({states}): "
@@ -238,10 +246,10 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table,
                   interrupted_rows(usage, tau, restart), cost)
 
 
-def successful_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
+def successful_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
     """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
     usage = tables.table_of(usage)
-    facts = successful_runs(usage)
+    facts = successful_runs(_facts_of(usage, sums))
     if not facts.known:
         return _check("successful_runs", "Successful runs", None, "% of cost", NEEDS_STATES, None)
     if facts.cost_known:
@@ -258,10 +266,10 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
                   completed_rows(usage))
 
 
-def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
+def idle_capacity_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
     """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
     usage = tables.table_of(usage)
-    facts = idle_capacity(usage)
+    facts = idle_capacity(_facts_of(usage, sums))
     paid = (f"Commitment purchases ({usd_sig(facts.paid_cost)}) are billed on their own lines at what was paid"
             if facts.paid else "")
     if not (facts.gpu or facts.commitment):
@@ -292,10 +300,11 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
                   idle_rows(usage), total)
 
 
-def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
-    """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring)."""
+def duplicate_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
+    """GPU-hours of runs that repeat an earlier run of the same shape (see the module docstring); the jobs it
+    compares are rows (their start times), read only when some run id repeats."""
     usage = tables.table_of(usage)
-    facts = job_facts(usage)
+    facts = job_facts(_facts_of(usage, sums))
     if not facts.jobs:
         return _check("duplicate_runs", "Duplicate runs", None, "GPU-hours",
                       "Needs a run export with job start and end times (Slurm sacct or W&B).", None)
@@ -332,7 +341,7 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
               f"{number(DUPLICATE_DURATION_TOLERANCE, 'fraction')}) started less than a day before: "
               f"{count_sig(repeat_h)} GPU-hours. "
               "Sweep members of equal shape are flagged too (the table has no hyperparameters).")
-    cost = float(rows["cost"].sum()) if has_cost(usage) else None
+    cost = float(rows["cost"].sum()) if has_cost(_facts_of(usage, sums)) else None
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
@@ -365,10 +374,10 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
     return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
+def untagged_spend_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
     """Cost of rows with no team, project or run: a tagging finding with its dollars."""
     usage = tables.table_of(usage)
-    facts = untagged_spend(usage)
+    facts = untagged_spend(_facts_of(usage, sums))
     if not facts.cost_known:
         return _check("untagged_spend", "Untagged spend", None, "USD",
                       "Needs a billing export: a run export carries no prices.", None)
@@ -393,25 +402,28 @@ def waste_summary(checklist: list[WasteCheck], total_cost: float) -> WasteSummar
 
 
 def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | None = None,
-                    scenario: Scenario | None = None) -> list[WasteCheck]:
+                    scenario: Scenario | None = None, sums: ir.Table | None = None) -> list[WasteCheck]:
     """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (a query) on run_id for the checks
     that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
     ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not
     (``checkpointing``; the scenario defaults without one).
-    The rows behind each figure are its first ``ROWS_BEHIND`` in source order."""
+    The rows behind each figure are ``ROWS_BEHIND`` of them, in source order. ``sums``: the jobs rollup of
+    ``usage`` read as rows (``dashboard.workspace.rollup_rows``; never with ``runs``), which the checks' sums read in
+    place of the rows: the same figures, to the cent; the rows behind them, the duplicate-run rule's jobs and the
+    storage lines are still read from ``usage``."""
     usage = tables.table_of(usage)
     with_states = usage if runs is None else join_usage(usage, tables.table_of(runs, ibis.get_backend(usage)),
                                                         on="run_id")[0]
     setting = checkpointing(scenario)
     with one_view():  # the checks' aggregates are one query, run once
         return [
-            failed_runs_check(with_states, setting),
-            interrupted_runs_check(with_states, setting),
-            successful_runs_check(with_states),
-            idle_capacity_check(usage),
-            duplicate_runs_check(with_states),
+            failed_runs_check(with_states, setting, sums),
+            interrupted_runs_check(with_states, setting, sums),
+            successful_runs_check(with_states, sums),
+            idle_capacity_check(usage, sums),
+            duplicate_runs_check(with_states, sums),
             storage_growth_check(usage),
-            untagged_spend_check(usage),
+            untagged_spend_check(usage, sums),
         ]
 
 
@@ -431,18 +443,24 @@ def has_cost(usage: ir.Table) -> bool:
     return len(table_result(_cost_known_expr(usage))) > 0
 
 
-ROWS_BEHIND = 10_000  # the rows behind a waste figure are its first this many, in source order
+# The rows behind a waste figure: the first this many the engine finds (in the rows' stored order; all of them when
+# fewer), shown in source order: the scan stops there, so a drill-down over 10^8 rows reads a few row groups
+ROWS_BEHIND = 10_000
 
 
 @built
-def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> ir.Table:
-    return rows_where(usage, where(usage)).order_by("source_row").limit(ROWS_BEHIND)
+def _rows_expr(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn], found_first: bool) -> ir.Table:
+    found = rows_where(usage, where(usage))
+    if found_first:
+        return found.limit(ROWS_BEHIND).order_by("source_row")
+    return found.order_by("source_row").limit(ROWS_BEHIND)
 
 
-def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn]) -> pd.DataFrame:
-    """The rows for which the test ``where`` (a function of the table) holds, in source order, times as UTC
+def rows(usage: ir.Table, where: Callable[[ir.Table], ir.BooleanColumn], found_first: bool = True) -> pd.DataFrame:
+    """The rows for which the test ``where`` (a function of the table) holds (``ROWS_BEHIND`` of them; with
+    ``found_first`` false, the first in source order, which reads every one), in source order, times as UTC
     timestamps."""
-    return _utc_times(table_result(_rows_expr(usage, where)))
+    return _utc_times(table_result(_rows_expr(usage, where, found_first)))
 
 
 def _utc_times(frame: pd.DataFrame) -> pd.DataFrame:
@@ -519,7 +537,6 @@ def failed_rows(usage: ir.Table, interval_min: float | None = None, restart_min:
 
 
 MARKS: tuple[str, ...] = ("in_failed", "interrupted", "lost_share", "from_export")
-SECONDS_PER_HOUR = 3600.0
 
 
 def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float, restart_min: float) -> ir.Table:
@@ -529,18 +546,14 @@ def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
     restart) / its duration, at most 1; else 0) and ``from_export`` (an interrupted row whose checkpoint interval or
     restart time the run export gives, ``CHECKPOINT_COLUMNS``; ``interval_min`` and ``restart_min`` fill the rest).
     The next segment of a run is found by a window over the job rows of each run id, ordered by start (then source
-    row); read over the job rows alone (``rows_where(usage, _jobs(usage))``) it sorts only those."""
+    row); read over the job rows alone (``rows_where(usage, _jobs(usage))``) it sorts only those. A jobs rollup read
+    as rows carries a segment's duration and whether its run resumed (``dashboard.query.segments``): no window,
+    and the same marks for any failed states, interval and restart."""
     job = _jobs(usage)
-    start = usage.period_start.epoch_seconds()
-    end = usage.period_end.epoch_seconds()
-    hours = ibis.ifelse(job, (end - start) / SECONDS_PER_HOUR, ibis.null("float64"))
-    gpus = usage.gpu_hours / hours
-    window = ibis.window(group_by=[usage.run_id, job], order_by=[usage.period_start, usage.source_row])
-    next_start, next_gpus = start.lead().over(window), gpus.lead().over(window)
+    hours = segments.hours(usage, job)
     in_failed = failed(usage, failed_states)
-    resumed = holds((next_start >= end) & (next_start - end <= RESUME_WINDOW_HOURS * SECONDS_PER_HOUR)
-                    & ((next_gpus - gpus).abs() < 0.5))
-    interrupted = job & ((in_failed & resumed) | holds(usage.run_state.isin(list(RESTARTED_STATES))))
+    resumed = segments.resumed(usage, job, hours)
+    interrupted = job & ((in_failed & resumed) | segments.restarted(usage))
     given = [usage[column] for column in CHECKPOINT_COLUMNS if column in usage.columns]
     interval = (usage[CHECKPOINT_COLUMNS[0]].cast("float64").fill_null(interval_min)
                 if CHECKPOINT_COLUMNS[0] in usage.columns else ibis.literal(interval_min))
@@ -554,12 +567,21 @@ def marked(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
         from_export=from_export)
 
 
+def row_count(rows: ir.Table, where: ir.BooleanValue | None = None) -> ir.IntegerScalar:
+    """How many usage rows ``rows`` holds (``where`` holds on): its rows, or a rollup read as rows' ``rows`` (the
+    jobs rollup keeps them: ``rollup_rows.as_rows``)."""
+    if "rows" not in rows.columns:
+        return rows.count() if where is None else where.sum()
+    return rows["rows"].sum() if where is None else ibis.ifelse(where, rows["rows"], 0).sum()
+
+
 @built
 def _lost_rows_expr(usage: ir.Table, failed_states: tuple[str, ...], interval_min: float,
                     restart_min: float) -> ir.Table:
-    rows = marked(usage, failed_states, interval_min, restart_min)
-    rows = rows.filter(states_known(rows) & rows.in_failed & ~rows.interrupted)
-    return rows.drop(*MARKS).order_by("source_row").limit(ROWS_BEHIND)
+    jobs = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)  # sorts the jobs only
+    jobs = jobs.filter(jobs.in_failed & ~jobs.interrupted).drop(*MARKS)
+    others = rows_where(usage, states_known(usage) & failed(usage, failed_states) & ~_jobs(usage))
+    return ibis.union(jobs, others, distinct=False).order_by("source_row").limit(ROWS_BEHIND)
 
 
 @built
@@ -611,7 +633,7 @@ def _interruptions_expr(usage: ir.Table, failed_states: tuple[str, ...], interva
                        main=holds(rows.run_id.isin(list(main_run_ids))) if main_run_ids else ibis.literal(False))
     main, tokens = rows.main, rows.main & rows.tokens.notnull()
     return rows.aggregate(
-        count=rows.count(), from_export=rows.from_export.sum(),
+        count=row_count(rows), from_export=row_count(rows, rows.from_export),
         failed_h=rows.gpu_hours.sum(where=rows.in_failed), failed_cost=rows.cost.sum(where=rows.in_failed),
         lost_h=rows.lost_h.sum(), lost_cost=rows.lost_cost.sum(),
         main_failed_h=rows.gpu_hours.sum(where=main & rows.in_failed), main_lost_h=rows.lost_h.sum(where=main),
@@ -627,7 +649,7 @@ def _interrupted_by_state_expr(usage: ir.Table, failed_states: tuple[str, ...], 
     rows = marked(rows_where(usage, _jobs(usage)), failed_states, interval_min, restart_min)
     rows = rows.filter(rows.interrupted)
     return rows.group_by("run_state").agg(gpu_hours=rows.gpu_hours.sum(), in_failed=rows.in_failed.any(),
-                                          count=rows.count())
+                                          count=row_count(rows))
 
 
 @query
@@ -702,9 +724,10 @@ def _untagged_reserved(usage: ir.Table) -> ir.BooleanColumn:
 
 def _idle_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
     untagged = rows.reserved_gpu & rows.run_id.isnull()  # _untagged_reserved
-    return dict(lines=rows.unused.sum(), commitment_usd=rows.cost.sum(where=rows.unused),
+    last_start = rows.last_start if "last_start" in rows.columns else rows.period_start  # a jobs rollup's
+    return dict(lines=row_count(rows, rows.unused), commitment_usd=rows.cost.sum(where=rows.unused),
                 first=rows.period_start.min(where=rows.unused),
-                last=rows.period_start.max(where=rows.unused),
+                last=last_start.max(where=rows.unused),
                 paid_usd=rows.cost.sum(where=rows.paid),
                 untagged_h=rows.gpu_hours.sum(where=untagged),
                 untagged_usd=rows.cost.sum(where=untagged))
@@ -762,12 +785,12 @@ def idle_rows(usage: ir.Table) -> pd.DataFrame:
 
 
 def _jobs(usage: ir.Table) -> ir.BooleanColumn:
-    """Run rows with a known state, a run id and a duration."""
-    return states_known(usage) & usage.run_id.notnull() & holds(usage.period_end > usage.period_start)
+    """Run rows with a known state, a run id and a duration (``segments.job``)."""
+    return segments.job(usage)
 
 
 def _job_counts(rows: ir.Table) -> dict[str, ir.Scalar]:
-    return dict(count=rows.job.sum(), ids=rows.run_id.nunique(where=rows.job))
+    return dict(count=row_count(rows, rows.job), ids=rows.run_id.nunique(where=rows.job))
 
 
 @dataclass(frozen=True)
@@ -793,8 +816,9 @@ def _candidates(usage: ir.Table) -> ir.BooleanColumn:
 
 @query
 def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
-    """The jobs not in a failed state (the rows the duplicate-run rule compares), in source order."""
-    return rows(usage, _candidates)
+    """The jobs not in a failed state (the rows the duplicate-run rule compares), the first ``ROWS_BEHIND`` in source
+    order."""
+    return rows(usage, _candidates, found_first=False)
 
 
 def _storage(usage: ir.Table) -> ir.Table:
@@ -825,7 +849,7 @@ def _storage_rows_expr(usage: ir.Table, names: tuple[str, ...] | None) -> ir.Tab
     lines = _storage(usage)
     if names is not None:
         lines = lines.filter(lines.name.isin(list(names)) if names else ibis.literal(False))
-    return lines.drop("name").order_by("source_row").limit(ROWS_BEHIND)
+    return lines.drop("name").limit(ROWS_BEHIND).order_by("source_row")  # as ``rows``: the first found
 
 
 @query
@@ -836,7 +860,7 @@ def storage_rows(usage: ir.Table, names: list[str] | None = None) -> pd.DataFram
 
 def _untagged_facts(rows: ir.Table) -> dict[str, ir.Scalar]:
     return dict(dollars=rows.cost.sum(where=rows.untagged_costed),
-                count=rows.untagged_costed.sum(), total=rows.cost.sum())
+                count=row_count(rows, rows.untagged_costed), total=rows.cost.sum())
 
 
 @dataclass(frozen=True)
@@ -891,8 +915,9 @@ def _flags_expr(usage: ir.Table) -> ir.Table:
 @built
 def _checks_expr(usage: ir.Table) -> ir.Table:
     """Every check's aggregates (``CHECK_FACTS``, named "check__name") in one pass, each row test computed once."""
+    weighed = [column for column in ("rows", "last_start") if column in usage.columns]  # a jobs rollup's
     rows = usage.select(
-        "period_start", "gpu_hours", "cost", "run_id", gpu=gpu(usage), known=states_known(usage),
+        "period_start", "gpu_hours", "cost", "run_id", *weighed, gpu=gpu(usage), known=states_known(usage),
         failed=_failed(usage), completed=_completed(usage),
         unused=unused_commitment(usage), paid=paid_commitment(usage), reserved_gpu=reserved_gpu(usage),
         job=_jobs(usage),

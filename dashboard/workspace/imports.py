@@ -35,7 +35,7 @@ from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
 from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
 from dashboard.query import engine
-from dashboard.workspace import datasets, owners, rollups, sorting
+from dashboard.workspace import datasets, job_rollup, owners, rollups, sorting
 from dashboard.workspace.datasets import (
     METADATA,
     SUPERSEDED,
@@ -127,7 +127,8 @@ def _finish(backend: BaseBackend, building: Path, months: list[str], imported_at
     otherwise); the rollups' ``dataset.json`` entries."""
     months = rollups.stale(building, months, kept)
     entries = rollups.build(backend, building, months, imported_at, kept, partials)
-    rollups.prove(backend, building, entries, months)
+    entries += job_rollup.build(backend, building, imported_at, kept, entries)
+    job_rollup.prove(backend, building, entries, months)
     return entries
 
 

@@ -14,7 +14,7 @@ from ibis.backends import BaseBackend
 
 from dashboard.query import engine, opened
 from dashboard.workspace.datasets import Metadata
-from dashboard.workspace.rollups import OPENED_TABLES, Answer, Rollup, choose
+from dashboard.workspace.rollups import JOBS, OPENED_TABLES, Answer, Rollup, choose
 
 AS_ROWS = ("rows", "gpu_hours", "cost", "gpu_hours_rows", "cost_rows", "last_start", "last_end")  # what it reads
 _OPENED: dict[tuple[int, str, str], ir.Table] = {}  # rollups read as rows, as ``rollups.read`` keeps them
@@ -29,6 +29,8 @@ def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
     One more row of NULL (0 for the other sum) where some row had none: a sum skipping NULLs and a test that a row
     is NULL read as over the rows too. No count, row test of a sum or other column can be read from it: a figure
     that needs one reads the rows."""
+    if rollup.name == JOBS.name:
+        return _jobs_as_rows(table)
     keep = list(rollup.columns)
     times = {"period_start": table.last_start, "period_end": table.last_end} if rollup.unit else {}
     sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"))
@@ -39,6 +41,17 @@ def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
                         gpu_hours=ibis.ifelse(gaps.gpu_hours_rows < gaps["rows"], null, 0.0),
                         cost=ibis.ifelse(gaps.cost_rows < gaps["rows"], null, 0.0))
     return ibis.union(sums, nulls, distinct=False)
+
+
+def _jobs_as_rows(table: ir.Table) -> ir.Table:
+    """The jobs rollup's ``table`` read as usage rows: a row per rollup row with its columns, its sums as
+    ``gpu_hours``, ``cost`` and ``tokens`` (floats), its count of rows as ``rows`` (``waste.row_count``), its
+    earliest and latest start as ``period_start`` and ``last_start`` (Waste's first and last day). It groups
+    by the signs of all three, so a sum is NULL exactly where its rows had none, and a test of each row's GPU-hours,
+    cost or tokens reads its sum the same; its segment marks stand in for the order of a run's rows in time."""
+    return table.select(*JOBS.columns, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"),
+                        tokens=table.tokens.cast("float64"), rows=table["rows"], period_start=table.first_start,
+                        last_start=table.last_start)
 
 
 def chooser(backend: BaseBackend, info: Metadata,

@@ -125,7 +125,12 @@ ROLLUPS: tuple[Rollup, ...] = (
     Rollup("runs", None, ("team", "project", "run_id", "run_state", "pricing", "charge_kind", "gpu_type",
                           "currency")),
 )
-BY_NAME = {rollup.name: rollup for rollup in ROLLUPS}
+# Plan vs actual's and Waste's interruptions: per run, state, tier and charge kind, by the signs of GPU-hours, cost
+# and tokens and a segment's marks (``dashboard.query.segments``). Built apart, over every month at once (a run's
+# segments cross months): ``dashboard.workspace.job_rollup``.
+JOBS = Rollup("jobs", None, ("team", "project", "run_id", "run_state", "pricing", "charge_kind", "gpu_sign",
+                             "cost_sign", "tokens_sign", "segment", "job_hours", "currency"))
+BY_NAME = {rollup.name: rollup for rollup in (*ROLLUPS, JOBS)}
 
 
 SET = "rollup_set"  # the grouping set a row of ``sets_sql`` belongs to (its GROUPING_ID)

@@ -48,7 +48,8 @@ def _rollup(name: str, built: str) -> str:
     ("Spend", {"retro.teams": "llm-pretrain"}, "daily_team"),
     ("Spend", {"retro.projects": "pretrain-13b"}, "daily_run"),  # a project filter: the rollup by project
     ("Attribution", {}, "runs"),
-    ("Waste", {}, None),  # job facts: the rows
+    ("Waste", {}, "jobs"),  # its sums; the rows behind each check are rows (below)
+    ("Waste", {"retro.teams": "llm-pretrain"}, "jobs"),  # the jobs rollup keeps the team
     ("Load profile", {}, "hourly"),
     ("Load profile", {"retro.teams": "llm-pretrain"}, None),  # no hourly rollup keeps the team
     ("Unit costs", {}, None),
@@ -58,7 +59,8 @@ def test_each_tab_names_the_table_it_read(app, workspace, tab, filters, read):
     at = _open(app, {"retro.dataset": "q2", "retro.runs": NONE, "retro.view": tab, **filters})
     assert not at.exception and not at.error, [e.value for e in at.error]
     built = f"{pd.Timestamp(info.imported_at):%H:%M}"
-    assert _answered(at) == [f"Answered from {_rollup(read, built) if read else ROWS}"]
+    behind = f"; the rows behind it from {ROWS}" if tab == "Waste" and read else ""
+    assert _answered(at) == [f"Answered from {_rollup(read, built) if read else ROWS}{behind}"]
 
 
 def test_an_upload_or_a_joined_run_export_names_no_table(app, workspace):

@@ -33,8 +33,9 @@ def test_every_question_is_answered_by_a_rollup_as_bare_duckdb_answers_it(tmp_pa
     assert ran["spend_per_day"]["answered_by"].startswith("the daily rollup by team")
     assert ran["spend_per_project"]["answered_by"].startswith("the whole-period rollup")
     assert ran["load_profile"]["answered_by"].startswith("the hourly rollup")  # its row tests held by the signs
-    for name in ("waste", "plan_vs_actual"):  # a run's rows in time order: the rows
-        assert ran[name]["answered_by"].startswith("the rows ("), name
+    for name in ("waste", "plan_vs_actual"):  # a run's segments by their marks: the jobs rollup
+        assert ran[name]["answered_by"].startswith("the whole-period rollup by team, project, run_id, run_state"), name
+    assert ran["waste"]["answered_by"].endswith("; the rows behind it from the rows (5,000)")  # its drill-downs
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

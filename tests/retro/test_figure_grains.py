@@ -13,6 +13,8 @@ import pandas as pd
 import pytest
 
 from dashboard import settings
+from dashboard.core.scenario import Scenario
+from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine, opened
 from dashboard.retro import spend, tabs
@@ -20,7 +22,7 @@ from dashboard.retro.filters import FILTERED_COLUMNS, FilterOptions, filter_opti
 from dashboard.retro.registry import FIGURES, Grain
 from dashboard.retro.view import Choices, Filters, RetroView, export_options, filtered, whole
 from dashboard.ui.workspace_view import rollups_of
-from dashboard.workspace import datasets, rollup_rows, rollups
+from dashboard.workspace import datasets, job_rollup, rollup_rows, rollups
 from dashboard.workspace.datasets import Metadata
 from dashboard.workspace.imports import import_to_workspace
 from dashboard.workspace.writer import MonthWriter
@@ -91,8 +93,10 @@ FIGURE_GRAINS = [  # figure, the filters in force, the rollup it reads (None: th
     ("attribution", Filters(), "runs"),  # whole-period sums by run: the smallest rollup (41 rows of 242)
     ("attribution", Filters(teams=("research",), pricing=("spot", "on_demand")), "runs"),
     ("attribution", Filters(**APRIL), "daily_run"),  # dates: a daily rollup
-    ("gap", Filters(), None),  # GPU rows of a run: a test of each row's GPU-hours
-    ("waste", Filters(), None),  # job facts
+    ("gap", Filters(), "jobs"),  # the signs of GPU-hours, cost and tokens; the segments' marks
+    ("gap", Filters(teams=("research",), pricing=("spot", "on_demand")), "jobs"),
+    ("gap", Filters(**APRIL), None),  # dates: no rollup keeps a day and the marks
+    ("waste", Filters(projects=("pretrain-13b",)), "jobs"),  # its sums (the rows behind each check: below)
     ("load", Filters(), "hourly"),  # GPU rows and lines with a cost told apart by the rollup's signs
     ("load", Filters(pricing=("reserved",)), "hourly"),
     ("load", Filters(**APRIL), "hourly"),  # dates: the hours hold them
@@ -108,7 +112,7 @@ def test_each_figure_reads_its_grain_and_equals_the_rows(sample, figure, filters
     entry = BY_NAME[figure]
     view = _view(usage, filters, rollups_of(info))
     table, label = tabs.source(entry, view)
-    assert label == _label(info, rollup)
+    assert label.split("; ")[0] == _label(info, rollup)  # Waste names the rows behind its checks too (below)
     assert _same(tabs.run(entry, view), entry.query(_view(usage, filters)))  # the rows' result, to the cent
     assert (table is None) == (rollup is None)
 
@@ -187,7 +191,8 @@ def _written(folder: Path, frame: pd.DataFrame, name: str) -> tuple[Metadata, ob
     writer.close()
     backend = engine.default()
     entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
-    rollups.prove(backend, folder, entries, writer.months)
+    entries += job_rollup.build(backend, folder, "2026-12-06T12:03:00+00:00", None, entries)
+    job_rollup.prove(backend, folder, entries, writer.months)
     info = Metadata(name=name, source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
                     rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
                     rollups=entries)
@@ -314,3 +319,119 @@ def test_the_samples_filter_options_from_its_rollups_are_the_rows(sample):
     chooser = rollups_of(info)
     assert chooser(FILTERED_COLUMNS, None)[0] is not None and chooser((), "day")[0] is not None  # read from rollups
     assert export_options(usage, chooser) == filter_options(usage)
+
+
+def _jobs_rows(folder: Path) -> tuple[Metadata, object]:
+    """Run segments by hand: r1's NODE_FAIL segment ends on 30 April and its run resumes on 1 May (across a month);
+    r2's REQUEUED segment runs across midnight; r3 fails and never resumes; r4 resumes on 4 GPUs after a segment on 8
+    (not the same job shape: failed); a reserved GPU row with no run; an unused-commitment line: written and rolled
+    up as an import does, its metadata by hand."""
+    table = [  # start, end, gpu_hours, cost, run, state, tokens, pricing, charge_kind
+        ("2025-04-30 21:00", "2025-04-30 23:00", 16.0, 32.0, "r1", "NODE_FAIL", 1e9, "on_demand", "usage"),
+        ("2025-05-01 01:00", "2025-05-01 05:00", 32.0, 64.0, "r1", "COMPLETED", 3e9, "on_demand", "usage"),
+        ("2025-04-09 23:00", "2025-04-10 01:00", 4.0, 8.0, "r2", "REQUEUED", None, "spot", "usage"),
+        ("2025-04-10 03:00", "2025-04-10 05:00", 4.0, 8.0, "r2", "COMPLETED", None, "spot", "usage"),
+        ("2025-04-12 00:00", "2025-04-12 01:00", 4.0, 8.0, "r3", "FAILED", None, "on_demand", "usage"),
+        ("2025-04-14 00:00", "2025-04-14 02:00", 16.0, 32.0, "r4", "TIMEOUT", None, "on_demand", "usage"),
+        ("2025-04-14 03:00", "2025-04-14 05:00", 8.0, 16.0, "r4", "COMPLETED", None, "on_demand", "usage"),
+        ("2025-04-15 00:00", "2025-04-15 01:00", 2.0, 5.0, None, None, None, "reserved", "usage"),
+        ("2025-04-16 00:00", "2025-04-17 00:00", None, 10.0, None, None, None, "reserved", "unused_commitment"),
+    ]
+    frame = pd.DataFrame(table, columns=["period_start", "period_end", "gpu_hours", "cost", "run_id", "run_state",
+                                         "tokens", "pricing", "charge_kind"])
+    for column in ("period_start", "period_end"):
+        frame[column] = frame[column].map(lambda text: pd.Timestamp(text, tz="UTC")).astype("datetime64[ns, UTC]")
+    frame = frame.assign(billed_cost=frame["cost"], currency="USD", team="a", project="p", gpu_type="H100",
+                         resource_id=None, source_row=range(2, len(frame) + 2))
+    return _written(folder, frame, "jobs")
+
+
+# interval and restart (minutes); failed states; the GPU-hours the interruptions lost, how many, failed work lost:
+# τ/2 + restart = 1 h: r1's 2-hour segment on 8 GPUs loses 8 of its 16 GPU-hours, r2's REQUEUED one 2 of 4
+GAP_CASES = [
+    (60.0, 30.0, FAILED_STATES, 8.0 + 2.0, 2, 4.0 + 16.0),  # r3 and r4's TIMEOUT failed: never resumed
+    (240.0, 0.0, FAILED_STATES, 16.0 + 4.0, 2, 20.0),  # 2 h: all of both segments
+    (6.0, 0.0, FAILED_STATES, 16 * 0.05 / 2 + 4 * 0.05 / 2, 2, 20.0),  # 0.05 h of each 2-hour segment
+    (60.0, 30.0, ("FAILED",), 2.0, 1, 4.0),  # NODE_FAIL not failed: r1 was not interrupted; TIMEOUT not failed
+]
+
+
+@pytest.mark.parametrize(("interval", "restart", "states", "lost_h", "count", "failed_h"), GAP_CASES)
+def test_plan_vs_actual_from_the_jobs_rollup_gives_the_interruptions_by_hand(tmp_path, interval, restart, states,
+                                                                            lost_h, count, failed_h):
+    info, usage = _jobs_rows(tmp_path)
+    plan = Scenario(checkpoint_interval_min=interval, restart_min=restart)
+    choices = Choices(main_runs=("r1",), failed_states=tuple(states))
+    view = dataclasses.replace(_view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path)),
+                               plan=plan, choices=choices)
+    assert tabs.source(BY_NAME["gap"], view)[1] == _label(info, "jobs")
+    summary = tabs.run(BY_NAME["gap"], view).summary
+    assert summary.actual_interruption_gpu_hours == pytest.approx(lost_h, abs=CENT)
+    assert summary.actual_interruptions == count
+    assert summary.actual_failed_gpu_hours == pytest.approx(failed_h, abs=CENT)
+    assert summary.actual_gpu_hours == pytest.approx(16 + 32 + 4 + 4 + 4 + 16 + 8 + 2, abs=CENT)
+    assert summary.unused_commitment_usd == pytest.approx(10.0, abs=CENT)
+    rows = dataclasses.replace(_view(usage), plan=plan, choices=choices)
+    assert _same(tabs.run(BY_NAME["gap"], view), BY_NAME["gap"].query(rows))  # the rows' answer, to the cent
+
+
+def test_the_jobs_rollup_keeps_a_segment_resumed_in_the_next_month(tmp_path):
+    info, _ = _jobs_rows(tmp_path)
+    table = rollups.read(engine.default(), tmp_path, rollups.JOBS).execute()
+    marks = {(row.run_id, row.run_state): (row.segment, None if pd.isna(row.job_hours) else row.job_hours)
+             for row in table.itertuples() if row.run_id is not None and not pd.isna(row.run_id)}
+    assert marks == {
+        ("r1", "NODE_FAIL"): (1, 2.0),  # April's segment, resumed on 1 May: seen across the month, its duration kept
+        ("r1", "COMPLETED"): (0, None),  # the run's last segment
+        ("r2", "REQUEUED"): (1, 2.0),  # restarted (and resumed): its duration kept
+        ("r2", "COMPLETED"): (0, None),
+        ("r3", "FAILED"): (0, None),  # never resumed: no duration needed, whatever the setting
+        ("r4", "TIMEOUT"): (0, None),  # resumed on half the GPUs: another job shape
+        ("r4", "COMPLETED"): (0, None),
+    }
+    assert table.loc[table.run_id.isna(), "segment"].isna().all()  # not job rows
+    assert info.rollups[-1]["name"] == "jobs" and sorted(info.rollups[-1]["months"]) == ["2025-04", "2025-05"]
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_dataset_without_the_jobs_rollup_answers_plan_vs_actual_from_its_rows(sample, kept):
+    info, usage = sample
+    if not kept:  # imported before the jobs rollup, or over the size budget
+        info = dataclasses.replace(info, rollups=[e for e in info.rollups if e["name"] != "jobs"])
+    view = dataclasses.replace(_view(usage, rollups_chooser=rollups_of(info)), plan=Scenario())
+    assert tabs.source(BY_NAME["gap"], view)[1] == _label(info, "jobs" if kept else None)
+    assert _same(tabs.run(BY_NAME["gap"], view), BY_NAME["gap"].query(dataclasses.replace(_view(usage),
+                                                                                          plan=Scenario())))
+
+
+# interval and restart (minutes); the failed GPU-hours' share, GPU-hours the interruptions lost: r1's NODE_FAIL segment
+# (16 GPU-h) was interrupted, r3's FAILED (4) and r4's TIMEOUT (16) segments failed, of 84 GPU-hours with a state
+WASTE_CASES = [(60.0, 30.0, 100 * 20 / 84, 8.0 + 2.0), (240.0, 0.0, 100 * 20 / 84, 16.0 + 4.0)]
+
+
+@pytest.mark.parametrize(("interval", "restart", "failed_share", "lost_h"), WASTE_CASES)
+def test_waste_from_the_jobs_rollup_gives_the_checks_by_hand(tmp_path, interval, restart, failed_share, lost_h):
+    info, usage = _jobs_rows(tmp_path)
+    plan = Scenario(checkpoint_interval_min=interval, restart_min=restart)
+    view = dataclasses.replace(_view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path)),
+                               plan=plan)
+    assert tabs.source(BY_NAME["waste"], view)[1] == f"{_label(info, 'jobs')}; the rows behind it from the rows (9)"
+    checks = {check.id: check for check in tabs.run(BY_NAME["waste"], view).checklist}
+    assert checks["failed_runs"].figure == pytest.approx(failed_share, abs=1e-9)
+    assert checks["failed_runs"].usd == pytest.approx(8.0 + 32.0, abs=CENT)
+    assert checks["interrupted_runs"].figure == pytest.approx(lost_h, abs=CENT)
+    assert checks["interrupted_runs"].detail.startswith("2 interruptions")
+    assert checks["successful_runs"].figure == pytest.approx(100 * 88 / 168, abs=1e-9)  # COMPLETED $ of $ with a state
+    assert checks["idle_capacity"].usd == pytest.approx(10.0 + 5.0, abs=CENT)  # unused line + reserved GPU row, no run
+    assert "2025-04-16 to 2025-04-16" in checks["idle_capacity"].detail  # its first and last day, from the rollup
+    assert set(checks["interrupted_runs"].rows["run_state"]) == {"NODE_FAIL", "REQUEUED"}  # the rows behind it
+    rows = dataclasses.replace(_view(usage), plan=plan)
+    assert _same(tabs.run(BY_NAME["waste"], view), BY_NAME["waste"].query(rows))  # the rows' answer, to the cent
+
+
+def test_waste_names_the_rollup_of_its_sums_and_the_rows_behind_them(sample):
+    info, usage = sample
+    assert tabs.source(BY_NAME["waste"], _view(usage, rollups_chooser=rollups_of(info)))[1] == (
+        f"{_label(info, 'jobs')}; the rows behind it from {_label(info, None)}")
+    dated = _view(usage, Filters(**APRIL), rollups_of(info))  # dates: no rollup keeps a day and the segments' marks
+    assert tabs.source(BY_NAME["waste"], dated)[1] == _label(info, None)

@@ -147,6 +147,22 @@ def test_a_rollup_that_disagrees_is_refused_and_the_old_version_kept(workspace, 
     assert sorted(p.name for p in (workspace / ".versions").iterdir()) == [first.build]  # the build is gone
 
 
+def test_a_jobs_rollup_that_disagrees_is_refused(workspace, monkeypatch):
+    first = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    assert "jobs" in [entry["name"] for entry in first.rollups]
+    write = rollups._write_by_month
+
+    def losing(backend, table, target):  # the jobs rollup without its rows of a run
+        return write(backend, table.filter(table.run_id.isnull() | (table.run_id != table.run_id.max()))
+                     if target.name == ".jobs" else table, target)
+
+    monkeypatch.setattr(rollups, "_write_by_month", losing)
+    with pytest.raises(RollupMismatch, match=r"whole-period rollup by team, project, run_id, run_state.* where the "
+                                             "rows total .*not published"):
+        import_to_workspace(SAMPLES / "focus_sample.csv", "q2", replace=True)
+    assert datasets.metadata("q2") == first
+
+
 def _focus_part(path: Path, months: tuple[str, ...], rows: int = 3000, seed: int = 5) -> None:
     table = focus_table(rows, seed)
     starts = table["ChargePeriodStart"].cast("string")
@@ -170,6 +186,12 @@ def test_an_appended_month_rebuilds_that_month_only(workspace, tmp_path):
             (was,) = (rollups.folder(old, rollup) / f"month={month}").glob("*.parquet")
             assert kept.stat().st_ino == was.stat().st_ino
         assert list((rollups.folder(new, rollup) / "month=2025-06").glob("*.parquet"))
+    # the jobs rollup is built again over every month (a run's segments cross months), in new files
+    (jobs,) = [entry for entry in after.rollups if entry["name"] == "jobs"]
+    assert sorted(jobs["months"]) == after.months and jobs["built_at"] == after.imported_at
+    (april,) = (rollups.folder(new, rollups.JOBS) / "month=2025-04").glob("*.parquet")
+    (was,) = (rollups.folder(old, rollups.JOBS) / "month=2025-04").glob("*.parquet")
+    assert april.stat().st_ino != was.stat().st_ino
     # the whole dataset's totals: the rows of both files, every rollup
     backend = engine.connect("duckdb")
     rollups.prove(backend, new, after.rollups, after.months)

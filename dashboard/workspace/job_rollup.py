@@ -1,0 +1,103 @@
+"""The jobs rollup of a workspace dataset (issue 52): its rows summed by run, state, pricing tier and charge kind,
+by the signs of their GPU-hours, cost and tokens, and by the marks of each run segment that no setting changes (its
+duration where it may be an interruption, and whether its run resumed after it: ``dashboard.query.segments``).
+
+Plan vs actual reads it in place of the rows: a row test of its sums ("the GPU rows", "with a cost", "with tokens")
+reads the signs, the failed states chosen are a test of ``run_state``, and the GPU-hours an interruption lost are
+Σ min(1, (τ/2 + restart) / duration) × GPU-hours over its groups, exact for any checkpoint interval and restart time
+(``dashboard.retro.waste.marked``). The marks come from a window over the job rows of every month at once: a run
+whose segment ends in one month and resumes in the next is seen resumed, so an import or an append builds the jobs
+rollup over all the months (one sort of the job rows; the other rows are only grouped). Its totals are proven equal
+to the rows' as every rollup's (``rollups.prove``), and it is kept within the rollups' size budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import ibis
+import ibis.expr.types as ir
+from ibis.backends import BaseBackend
+
+from dashboard import settings
+from dashboard.query import segments
+from dashboard.query.columns import rows_where
+from dashboard.workspace import rollups
+from dashboard.workspace.datasets import USAGE
+from dashboard.workspace.writer import PARTITION
+
+JOBS = rollups.JOBS
+FIRST_START = "first_start"  # the jobs rollup's own column beside ``MEASURES``: the earliest start (Waste's first day)
+SIGNED = {"gpu_sign": "gpu_hours", "cost_sign": "cost", "tokens_sign": "tokens"}  # a sign column and its amount
+
+
+def keyed(usage: ir.Table) -> ir.Table:
+    """The rows of ``usage`` with the jobs rollup's keys: the job rows with their marks (a window over them alone)
+    beside the other rows with none, each with the signs of its amounts."""
+    is_job = segments.job(usage)
+    jobs = rows_where(usage, is_job)
+    jobs = jobs.mutate(**segments.marks(jobs))
+    others = usage.filter(~is_job).mutate(**{segments.SEGMENT: ibis.null("int8"),
+                                             segments.JOB_HOURS: ibis.null("float64")})
+    rows = ibis.union(jobs, others.select(*jobs.columns), distinct=False)
+    return rows.mutate(**{sign: rollups._sign(rows[amount]) for sign, amount in SIGNED.items()})
+
+
+def summed(usage: ir.Table) -> ir.Table:
+    """The jobs rollup of ``usage`` (canonical rows with their ``month``): a row per month and ``JOBS.columns``,
+    with every rollup's ``MEASURES`` (sums exact, in ``rollups.AMOUNT``) and the earliest start (``FIRST_START``)."""
+    rows = keyed(usage)
+    measures = {}
+    for measure in rollups.MEASURES:
+        if measure.kind == "count":
+            measures[measure.name] = rows.count() if measure.column is None else rows[measure.column].count()
+        elif measure.kind == "sum":
+            measures[measure.name] = rows[measure.column].cast(rollups.AMOUNT).sum()
+        else:
+            measures[measure.name] = rows[measure.column].max()
+    measures[FIRST_START] = rows.period_start.min()
+    return rows.group_by([PARTITION, *JOBS.columns]).aggregate(**measures)
+
+
+def months_of(at: Path) -> list[str]:
+    """The month partitions of the rows of the version folder ``at``."""
+    return sorted(path.name.split("=", 1)[1] for path in (at / USAGE).glob(f"{PARTITION}=*"))
+
+
+def build(backend: BaseBackend, at: Path, built_at: str, kept: list[dict] | None, entries: list[dict]) -> list[dict]:
+    """Build the jobs rollup of the version folder ``at`` over all its months; its ``dataset.json`` entry ([] when
+    not built). ``kept``: the entries of the version appended to (built again when it had one; None for a new
+    dataset: built when it fits in the size budget beside the other rollups' ``entries``)."""
+    if kept is not None and not any(entry.get("name") == JOBS.name for entry in kept):
+        return []
+    months = months_of(at)
+    if not months:
+        return []
+    table = summed(rollups._usage(backend, at)).cache()
+    try:
+        if kept is None:
+            size = table.aggregate(n=table.count(), rows=table["rows"].sum()).to_pyarrow().to_pylist()[0]
+            bound = max((size["rows"] or 0) * settings.limit(settings.ROLLUP_MAX_PERCENT) // 100,
+                        settings.limit(settings.ROLLUP_FREE_ROWS))
+            if sum(entry["rows"] for entry in entries) + size["n"] > bound:
+                return []
+        rollups._write_rollup(backend, table, at, JOBS, months)
+    finally:
+        table.release()
+    counts = {month: sum(rollups._count(path) for path in (rollups.folder(at, JOBS) / f"{PARTITION}={month}")
+                         .glob("*.parquet")) for month in months}
+    return [{"name": JOBS.name, "grain": list(JOBS.grain), "measures": [m.name for m in rollups.MEASURES],
+             "rows": sum(counts.values()), "built_at": built_at, "months": {m: n for m, n in counts.items() if n}}]
+
+
+def prove(backend: BaseBackend, at: Path, entries: list[dict], months: Iterable[str]) -> None:
+    """``rollups.prove`` of ``entries`` for ``months`` (those built), the jobs rollup's over every month (it is built
+    over all of them): one query of the rows' totals when those are the same months."""
+    months, every = sorted(months), months_of(at)
+    jobs = [entry for entry in entries if entry["name"] == JOBS.name]
+    others = [entry for entry in entries if entry["name"] != JOBS.name]
+    if not jobs or months == every:
+        rollups.prove(backend, at, entries, months if not jobs else every)
+        return
+    rollups.prove(backend, at, others, months)
+    rollups.prove(backend, at, jobs, every)
