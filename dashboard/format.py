@@ -32,8 +32,17 @@ STORAGE_STEPS = ((1e6, "PB"), (1e3, "TB"), (1.0, "GB"))
 BYTE_STEPS = ((1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
 
 
+DENOISE_FIGURES = 12  # a float sum's last bits depend on its order: cut them before rounding for display
+
+
+def _denoised(value: float) -> float:
+    """``value`` to ``DENOISE_FIGURES`` significant figures, so that sums of the same numbers in another order
+    (another engine's) round to the same text: 300.50000000000006 and 300.49999999999994 both read as 300.5."""
+    return float(f"{value:.{DENOISE_FIGURES}g}")
+
+
 def _round(value: float, figures: int) -> float:
-    return float(f"{value:.{figures}g}")
+    return float(f"{_denoised(value):.{figures}g}")
 
 
 def significant(value: float, figures: int = SIGNIFICANT) -> str:
@@ -239,7 +248,7 @@ def short(value: float) -> str:
 def _three_figures(value: float) -> str:
     """Three significant figures with a k/M/B/T suffix and no trailing zeros: 951k, 1.21M, 7.58, 640; a power of
     ten from 10¹⁵."""
-    rounded = float(f"{value:.3g}")
+    rounded = float(f"{_denoised(value):.3g}")
     if abs(rounded) >= SCIENTIFIC_FROM:
         return power_of_ten(value)
     for limit, suffix in COUNT_STEPS:

@@ -149,3 +149,11 @@ def test_percentages_beyond_1000_percent_read_more_than_10x(write, value, text):
 @pytest.mark.parametrize(("value", "text"), [(1e300, "$1×10³⁰⁰"), (2.5e15, "$2.5×10¹⁵"), (9.99e14, "$999T")])
 def test_dollars_from_1e15_are_a_power_of_ten(value, text):
     assert fmt.usd_sig(value) == text
+
+
+# 1.3333333333333333 + 10.666666666666666 + 288.5 is 300.5 summed in one order and a hair either side in others:
+# each reads as the exact tie does (Python's correctly rounded format: half to even, 300).
+@pytest.mark.parametrize("value", [300.5, 300.50000000000006, 300.49999999999994])
+def test_a_sum_reads_the_same_whatever_order_added_it(value):
+    assert fmt.count_sig(value) == "300"
+    assert fmt.significant(value) == "300"
