@@ -156,7 +156,7 @@ def measure(workspace: str, name: str) -> dict:
     from dashboard.query.engine import configure_duckdb
     from dashboard.retro import tabs, warm
     from dashboard.retro.registry import FIGURES, SPEND
-    from dashboard.retro.units import SUMS_GRAIN
+    from dashboard.retro.units import SUMS_GRAIN, rollup_unit_sums
     from dashboard.retro.view import tile_costs
     from dashboard.workspace import datasets
 
@@ -177,7 +177,8 @@ def measure(workspace: str, name: str) -> dict:
     warm_steps = min((first_view(name, held)[1] for _ in range(WARM_RUNS)), key=lambda steps: sum(steps.values()))
     sources = {entry.name: tabs.source(entry, view)[1] for entry in FIGURES}
     rows = f"the rows ({view.input_rows:,})"
-    tiles_from = rows if view.rollups is None else view.rollups(SUMS_GRAIN, None)[1]
+    rolled, rolled_from = (None, rows) if view.rollups is None else view.rollups(SUMS_GRAIN, None)
+    tiles_from = rows if rolled is None or rollup_unit_sums(rolled) is None else rolled_from  # as ``tile_costs``
     views = {"first_view": _entry(sum(cold.values()), sum(warm_steps.values()), bare_cold_s, bare_best_s,
                                   f"tiles: {tiles_from}; Spend: {sources['spend']}")}
     views["first_view"]["steps"] = cold
