@@ -21,7 +21,7 @@ from dashboard.format import money_symbol
 from dashboard.ingest.gpus import gpu_name
 from dashboard.query import tables
 from dashboard.query.columns import found, holds, nonzero_gpu, number, rows_where
-from dashboard.query.compiled import built, execute, query, table_result
+from dashboard.query.compiled import built, query, table_result
 
 TOKENS_PER_MILLION = 1e6
 LABELS: dict[str, str] = {"usd_per_gpu_hour": "$ per GPU-hour", "usd_per_million_tokens": "$ per million tokens",
@@ -194,13 +194,14 @@ def unit_sums(usage: ir.Table) -> UnitSums:
 SUMS_GRAIN = ("gpu_sign", "cost_sign")  # the columns a rollup groups by for ``rollup_unit_sums`` to be exact
 
 
+@query
 def rollup_unit_sums(rolled: ir.Table) -> UnitSums | None:
     """``unit_sums`` of the rows a rollup by ``SUMS_GRAIN`` stands in for, from the rollup read as rows
     (``rollup_rows.as_rows``): the same queries over its rows of sums, whose row tests read as the rows' (a group's
     GPU-hours and cost are all above, below or at zero, or all missing, as its sums are), and its ``row_count`` summed
     for the rows; None when some row has tokens (a rollup keeps their sum, not which GPU rows carry them)."""
     sums = rolled.filter(rolled.row_count > 0)  # without the rows of NULL: the signs tell a missing sum already
-    row = execute(sums.aggregate(rows=sums.row_count.sum(), tokens=sums.tokens.count()))
+    row = table_result(sums.aggregate(rows=sums.row_count.sum(), tokens=sums.tokens.count()))
     if number(row["tokens"].iloc[0]):
         return None
     return dataclasses.replace(unit_sums(sums), rows=int(number(row["rows"].iloc[0])))
