@@ -63,10 +63,9 @@ def first_view(name: str, held: tuple[Any, Any, Any] | None = None) -> tuple[Any
     reuses the import it holds for the session."""
     from dashboard.core.scenario import default_scenario
     from dashboard.query import engine, opened
-    from dashboard.query.distinct import distinct_values
-    from dashboard.retro import amortise, join, tabs, units
+    from dashboard.retro import amortise, join, tabs
     from dashboard.retro.registry import SPEND
-    from dashboard.retro.view import Filters, RetroView, export_options
+    from dashboard.retro.view import Filters, RetroView, export_currencies, export_options, rollup_of, tile_costs
     from dashboard.workspace import datasets, rollup_rows
 
     steps: dict[str, float] = {}
@@ -78,16 +77,19 @@ def first_view(name: str, held: tuple[Any, Any, Any] | None = None) -> tuple[Any
         return info, at, opened.fixed(datasets.open_table(engine.default(), name, at))
 
     info, at, billing = held or _timed(steps, "open", opening)
-    billing_usage, amortisation = _timed(steps, "amortise", lambda: amortise.amortise_commitments(billing))
-    usage, stats = _timed(steps, "join", lambda: join.join_usage(billing_usage, None, on="run_id"))
-    currencies = _timed(steps, "currency", lambda: tuple(distinct_values(usage, "currency")))
-    rollups = rollup_rows.chooser(engine.default(), info, at) if usage is billing else None
+    own = rollup_rows.chooser(engine.default(), info, at)  # a workspace dataset's, as ``retro_sources._rollups``
+    billing_usage, amortisation = _timed(steps, "amortise", lambda: amortise.amortise_commitments(
+        billing, status_from=rollup_of(own, amortise.STATUS_GRAIN)))
+    rollups = own if billing_usage is billing else None
+    usage, stats = _timed(steps, "join", lambda: join.join_usage(
+        billing_usage, None, on="run_id", stats_from=rollup_of(rollups, join.STATS_GRAIN)))
+    currencies = _timed(steps, "currency", lambda: export_currencies(usage, rollups))
     bounds = _timed(steps, "options", lambda: export_options(usage, rollups))
     view = RetroView(data_key=(("workspace", info.build), None, "run_id"), usage=usage, shown=usage,
                      billing=billing_usage, runs=None, bounds=bounds, filters=Filters(bounds.start, bounds.end),
                      join_on="run_id", stats=stats, amortisation=amortisation, currencies=currencies,
                      plan=default_scenario(), input_rows=info.rows, rollups=rollups)
-    _timed(steps, "tiles", lambda: units.unit_costs(view.shown, active_params=float("nan")))
+    _timed(steps, "tiles", lambda: tile_costs(view))
     _timed(steps, "spend", lambda: tabs.run(SPEND, view))
     return view, steps, (info, at, billing)
 
@@ -152,8 +154,10 @@ def measure(workspace: str, name: str) -> dict:
 
     from bench.scale_questions import QUESTIONS
     from dashboard.query.engine import configure_duckdb
-    from dashboard.retro import tabs, units, warm
+    from dashboard.retro import tabs, warm
     from dashboard.retro.registry import FIGURES, SPEND
+    from dashboard.retro.units import SUMS_GRAIN, rollup_unit_sums
+    from dashboard.retro.view import tile_costs
     from dashboard.workspace import datasets
 
     started = time.perf_counter()
@@ -173,8 +177,10 @@ def measure(workspace: str, name: str) -> dict:
     warm_steps = min((first_view(name, held)[1] for _ in range(WARM_RUNS)), key=lambda steps: sum(steps.values()))
     sources = {entry.name: tabs.source(entry, view)[1] for entry in FIGURES}
     rows = f"the rows ({view.input_rows:,})"
+    rolled, rolled_from = (None, rows) if view.rollups is None else view.rollups(SUMS_GRAIN, None)
+    tiles_from = rows if rolled is None or rollup_unit_sums(rolled) is None else rolled_from  # as ``tile_costs``
     views = {"first_view": _entry(sum(cold.values()), sum(warm_steps.values()), bare_cold_s, bare_best_s,
-                                  f"tiles: {rows}; Spend: {sources['spend']}")}
+                                  f"tiles: {tiles_from}; Spend: {sources['spend']}")}
     views["first_view"]["steps"] = cold
     views["first_view"]["warm_steps"] = warm_steps
     views["spend"] = _entry(cold["spend"], warm_steps["spend"], bare_cold_s, bare_best_s, sources["spend"])
@@ -187,7 +193,7 @@ def measure(workspace: str, name: str) -> dict:
         if len(cold_steps) > 1:  # the section's own queries beside the figure's
             views[entry.name]["steps"] = cold_steps
     for label, chosen in (("team", narrowed(view, teams=(TEAM,))), ("project", narrowed(view, projects=(PROJECT,)))):
-        runs = {"tiles": _twice(lambda chosen=chosen: units.unit_costs(chosen.shown, active_params=float("nan")))[0],
+        runs = {"tiles": _twice(lambda chosen=chosen: tile_costs(chosen))[0],
                 "spend": _twice(lambda chosen=chosen: tabs.run(SPEND, chosen))[0]}
         spend_from = tabs.source(SPEND, chosen)[1]
         views[f"{label}_first_view"] = _entry(runs["tiles"][0] + runs["spend"][0], runs["tiles"][1] + runs["spend"][1],

@@ -38,7 +38,7 @@ if mixed:
     st.error(mixed, icon=":material/currency_exchange:")
 with cache.busy("Adding up the view…", retro.input_rows):
     view.tiles(retro)
-    shown_rows = cache.row_count(retro.key, retro.shown)
+    shown_rows = cache.tiles(retro).rows
 if not shown_rows:
     link_check.say_ignored(link_note, link_values, "retro.")
     st.warning("No rows match these filters. Widen the date range or clear a filter in the sidebar." if retro.narrowed

@@ -34,8 +34,9 @@ duration times the sum, over its days, of its seconds that day times that day's 
 covered GPU-hours), read from the rate of its first and last day and the running total of the daily rates (every
 day between is one of its own, so covered), two joins with the table of covered days. The result is the rows
 other than the charges, so changed, and the charges as unused-commitment lines, in no particular row order.
-`Amortisation` takes the status (``commitment_status``: the waste checks' aggregate and flag queries, which the
-idle-capacity check shares) and, when the charges are spread, one aggregate of their day pieces.
+`Amortisation` takes the status (``commitment_status``: the idle-capacity check's flag tests and the cost of the paid
+and unused lines, which a workspace dataset's hourly rollup answers exactly) and, when the charges are spread, one
+aggregate of their day pieces.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ import ibis.expr.types as ir
 import pandas as pd
 
 from dashboard.ingest.charges import UNUSED_COMMITMENT
-from dashboard.query.columns import number, paid_commitment, reserved_gpu, rows_where
-from dashboard.query.compiled import built, execute, query
+from dashboard.query.columns import found, number, paid_commitment, reserved_gpu, rows_where, unused_commitment
+from dashboard.query.compiled import built, execute, query, table_result
 from dashboard.query.periods import SECONDS_PER_DAY, day_pieces, start_end
 from dashboard.retro import waste
 
@@ -99,12 +100,33 @@ def _status(gpu: bool, paid_usd: float | None, unused_usd: float | None, reserve
     return Amortisation(status, commitment_usd=commitment_usd, unused_usd=unused)
 
 
+STATUS_FLAGS = ("gpu", "paid", "commitment", "reserved_gpu", "reserved_gpu_priced")  # of ``waste.FLAG_TESTS``
+# The columns step 1's row tests read (a rollup grouped by them and the signs of GPU-hours and cost answers it).
+STATUS_GRAIN = ("pricing", "charge_kind", "gpu_sign", "cost_sign")
+
+
+@built
+def _status_flags_expr(usage: ir.Table) -> ir.Table:
+    return found(usage, {name: waste.FLAG_TESTS[name](usage) for name in STATUS_FLAGS})
+
+
+@built
+def _status_sums_expr(usage: ir.Table) -> ir.Table:
+    return usage.aggregate(paid_usd=usage.cost.sum(where=paid_commitment(usage)),
+                           unused_usd=usage.cost.sum(where=unused_commitment(usage)))
+
+
+@query
 def commitment_status(usage: ir.Table) -> Amortisation:
-    """Step 1 of the method as one query (``amortise_commitments`` spreads the paid lines)."""
-    facts = waste.idle_capacity(usage)
-    return _status(facts.gpu, number(facts.paid_cost) if facts.paid else None,
-                   number(facts.unused_cost) if facts.commitment else None, facts.reserved_gpu,
-                   facts.reserved_gpu_priced)
+    """Step 1 of the method (``amortise_commitments`` spreads the paid lines): the flags of the idle-capacity check
+    it reads (the first row passing each of their tests) and the cost of the paid and the unused-commitment lines,
+    two queries. Every test is of a row's pricing, charge kind and the signs of its GPU-hours and cost, so a rollup
+    by ``STATUS_GRAIN`` read as rows (``rollup_rows.as_rows``) gives the rows' status."""
+    flags = frozenset(table_result(_status_flags_expr(usage))["name"])
+    row = table_result(_status_sums_expr(usage)).iloc[0]
+    return _status("gpu" in flags, number(row["paid_usd"]) if "paid" in flags else None,
+                   number(row["unused_usd"]) if "commitment" in flags else None, "reserved_gpu" in flags,
+                   "reserved_gpu_priced" in flags)
 
 
 def _export_end(usage: ir.Table) -> ir.Table:
@@ -249,7 +271,7 @@ def _figures(usage: ir.Table) -> _Parts:
                   after_export_usd=number(row["after_export_usd"]), covered_gpu_hours=number(row["covered_gpu_hours"]))
 
 
-def amortise_commitments(usage: ir.Table) -> tuple[ir.Table, Amortisation]:
+def amortise_commitments(usage: ir.Table, status_from: ir.Table | None = None) -> tuple[ir.Table, Amortisation]:
     """The usage table with commitment charges spread over the reserved GPU usage they cover, and what was done.
 
     Returns ``(usage, info)``; the table is ``usage`` itself unless ``info.status`` is "amortised", where it is
@@ -257,9 +279,10 @@ def amortise_commitments(usage: ir.Table) -> tuple[ir.Table, Amortisation]:
     become unused-commitment lines carrying what was left on them. ``info`` is an `Amortisation`; its ``status``:
     "no_gpu" (the bill has no GPU rows), "none" (no commitment lines), "provider" (the export amortises commitments
     itself), "amortised" (done here) or "excluded" (paid lines but no unpriced reserved GPU usage to put them on,
-    so the $/GPU-hour excludes them).
+    so the $/GPU-hour excludes them). ``status_from`` (None: ``usage``) is what step 1 reads: a workspace dataset's
+    rollup by ``STATUS_GRAIN`` read as rows, the same status from a few thousand rows instead of a quarter's.
     """
-    info = commitment_status(usage)
+    info = commitment_status(usage if status_from is None else status_from)
     if info.status != "to_spread":
         return usage, info
     parts = _figures(usage)

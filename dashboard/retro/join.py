@@ -88,6 +88,9 @@ def _share(part: float, whole: float) -> float | None:
     return float(part / whole) if whole > 0 else None
 
 
+STATS_GRAIN = ("gpu_sign",)  # the column a rollup groups by for a lone bill's stats to be read from it
+
+
 def _positive_gpu_hours(usage: ir.Table) -> float:
     """GPU-hours of ``usage`` with negative hours (corrections) read as 0 (one query)."""
     return columns.number(engine.execute(usage.gpu_hours.clip(lower=0).sum()))
@@ -234,15 +237,17 @@ def _matched_stats(billing: ir.Table, runs: ir.Table, on: str, beyond: ir.Table)
     )
 
 
-def join_usage(billing: ir.Table | None, runs: ir.Table | None,
-               on: str = "run_id") -> tuple[ir.Table | None, JoinStats]:
+def join_usage(billing: ir.Table | None, runs: ir.Table | None, on: str = "run_id",
+               stats_from: ir.Table | None = None) -> tuple[ir.Table | None, JoinStats]:
     """Join a billing usage table and a run-export table (both canonical, on one backend) on ``on`` ("run_id" or
     "project").
 
     Returns ``(joined, stats)``. ``joined`` is a lazy table expression: the canonical columns plus ``join_side`` (see
     the module docstring for the method). ``stats`` is the `JoinStats` of the match. When either side is None the
     other is returned unchanged (None when both are). The stats take two queries (one when a side is None); the
-    joined table runs none until it is executed.
+    joined table runs none until it is executed. ``stats_from`` (None: the side present) is what the stats of a
+    lone bill read: a workspace dataset's rollup by ``STATS_GRAIN`` read as rows, whose sums clipped at zero are the
+    rows' (each group's GPU-hours are all above, below or at zero).
     """
     if on not in JOIN_KEYS:
         raise ValueError(f"join key must be one of {', '.join(JOIN_KEYS)}, not {on!r}")
@@ -250,7 +255,8 @@ def join_usage(billing: ir.Table | None, runs: ir.Table | None,
         raise ValueError("the billing table and the run export must be on the same engine to be joined; "
                          "bind both to one backend (dashboard.query.tables.usage_table)")
     if billing is None or runs is None:
-        return (runs if billing is None else billing), _stats(on, billing, runs)
+        bill = billing if billing is None or stats_from is None else stats_from
+        return (runs if billing is None else billing), _stats(on, bill, runs)
     joined, beyond = _joined(billing, runs, on)
     return joined, _matched_stats(billing, runs, on, beyond)
 

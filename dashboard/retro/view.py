@@ -18,11 +18,13 @@ from typing import Any
 from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.format import USD, money
 from dashboard.ingest.run_states import FAILED_STATES
+from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
 from dashboard.retro import filters as row_filters
 from dashboard.retro.amortise import Amortisation
 from dashboard.retro.budgets import view_id
 from dashboard.retro.join import JoinStats
+from dashboard.retro.units import SUMS_GRAIN, UnitCosts, rollup_unit_sums, unit_costs
 
 EXPORT_BUDGET_USD = 1_000_000.0  # the bundled quarter's budget for its whole export
 
@@ -181,6 +183,28 @@ def whole(usage: Table) -> RetroView:
                      bounds=row_filters.FilterOptions(), filters=Filters(), join_on="run_id",
                      stats=JoinStats(on="run_id", billing_missing=False, runs_missing=True),
                      amortisation=Amortisation(), plan=default_scenario())
+
+
+def rollup_of(rollups: Rollups | None, columns: tuple[str, ...]) -> Table | None:
+    """A workspace dataset's smallest rollup holding ``columns`` (at any time unit), read as rows; None without
+    rollups (a join, an amortised bill, an upload) or when none holds them: the rows answer."""
+    return None if rollups is None else rollups(columns, None)[0]
+
+
+def export_currencies(usage: Table, rollups: Rollups | None = None) -> tuple[str, ...]:
+    """The bill's currency codes (one DISTINCT query): for a workspace dataset's own rows from its smallest rollup
+    (every rollup groups by currency), else from the rows."""
+    rolled = rollup_of(rollups, ("currency",))
+    return tuple(distinct_values(usage if rolled is None else rolled, "currency"))
+
+
+def tile_costs(view: RetroView, active_params: float | None = None) -> UnitCosts:
+    """The tiles' unit costs of ``view``'s rows (`dashboard.retro.units.unit_costs`): for the whole of a workspace
+    dataset's own rows, their sums from its rollup by the signs of GPU-hours and cost (`units.rollup_unit_sums`;
+    the rows' when it has none or some row has tokens), else from the shown rows."""
+    rolled = None if view.narrowed else rollup_of(view.rollups, SUMS_GRAIN)
+    sums = None if rolled is None else rollup_unit_sums(rolled)
+    return unit_costs(view.shown, active_params=active_params, sums=sums)
 
 
 def export_options(usage: Table, rollups: Rollups | None = None) -> row_filters.FilterOptions:

@@ -27,7 +27,7 @@ from dashboard.query import engine, tables
 from dashboard.query.opened import Table, is_table
 from dashboard.retro import amortise, calibrate, filters, join, mix, tabs, units
 from dashboard.retro.registry import RetroFigure
-from dashboard.retro.view import Choices, RetroView, Rollups, export_options
+from dashboard.retro.view import Choices, RetroView, Rollups, export_options, rollup_of, tile_costs
 from dashboard.safe_text import markdown_text
 from dashboard.ui import upload_store
 from dashboard.ui.cache import SCENARIO_HASH, DrawnChart
@@ -76,13 +76,14 @@ def bound(side: str, import_key: Hashable, usage: pd.DataFrame | Table) -> Table
 
 
 def joined(data_key: Hashable, _billing: Table | None, _runs: Table | None, on: str,
-           rows: int | None = None) -> tuple[Table | None, join.JoinStats]:
+           rows: int | None = None, _rollups: Rollups | None = None) -> tuple[Table | None, join.JoinStats]:
     """The joined usage table (computed once into a temporary table of the engine when both sides are there) and
     the match figures, held for this session in the bounded upload store; ``rows`` (the inputs' size, when known)
-    decides the spinner."""
+    decides the spinner. A lone bill that is a workspace dataset's own rows (``_rollups``) reads its stats from its
+    rollup by the sign of GPU-hours."""
     def build() -> tuple[Table | None, join.JoinStats]:
         with busy("Joining the billing and run exports…", rows):
-            table, stats = join.join_usage(_billing, _runs, on=on)
+            table, stats = join.join_usage(_billing, _runs, on=on, stats_from=rollup_of(_rollups, join.STATS_GRAIN))
             return (tables.materialised(table) if _billing is not None and _runs is not None else table), stats
 
     return upload_store.held(("retro.joined",), (data_key, on), build, lambda _: 0)
@@ -176,24 +177,26 @@ def counts_tokens(data_key: Hashable, _usage: Table) -> bool:
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
-def unit_view(data_key: Hashable, _usage: Table, active_params: float) -> units.UnitCosts:
-    return units.unit_costs(_usage, active_params=active_params)
+def _tiles(key: Hashable, _view: RetroView) -> units.UnitCosts:
+    return tile_costs(_view, active_params=float("nan"))
 
 
-def amortised(data_key: Hashable, _billing: Table, rows: int | None = None) -> tuple[Table, amortise.Amortisation]:
+def tiles(view: RetroView) -> units.UnitCosts:
+    """The tiles' numbers of ``view`` (`dashboard.retro.view.tile_costs`: a workspace dataset's whole rows from its
+    rollup), cached by the view's key."""
+    return _tiles(view.key, view)
+
+
+def amortised(data_key: Hashable, _billing: Table, rows: int | None = None,
+              _rollups: Rollups | None = None) -> tuple[Table, amortise.Amortisation]:
     """The billing table with commitment charges spread over the reserved usage they cover (the input itself when
     there is nothing to amortise, else computed once into a temporary table of the engine) and what was done,
-    held for this session in the bounded upload store."""
+    held for this session in the bounded upload store. A workspace dataset's own bill (``_rollups``) reads what is
+    to be done from its rollup by pricing, charge kind and signs."""
     def build() -> tuple[Table, amortise.Amortisation]:
         with busy("Amortising commitments…", rows):
-            table, info = amortise.amortise_commitments(_billing)
+            table, info = amortise.amortise_commitments(
+                _billing, status_from=rollup_of(_rollups, amortise.STATUS_GRAIN))
             return (tables.materialised(table) if info.status == "amortised" else table), info
 
     return upload_store.held(("retro.amortised",), data_key, build, lambda _: 0)
-
-
-def row_count(data_key: Hashable, usage: Table) -> int:
-    """Rows of the view, from the tiles' one query (`unit_view`)."""
-    return unit_view(data_key, usage, float("nan")).rows
-
-

@@ -90,12 +90,12 @@ def tile_notes(view: RetroView) -> list[str]:
 
 
 def _tiles(view: RetroView) -> Tiles:
-    numbers = cache.unit_view(view.key, view.shown, float("nan"))
+    numbers = cache.tiles(view)
     stats = view.stats
     with_runs = not stats.billing_missing and not stats.runs_missing
     return Tiles(cost=numbers.cost, gpu_hours=numbers.gpu_hours,
                  per_gpu_hour=numbers.usd_per_gpu_hour, non_gpu_cost=numbers.non_gpu_cost,
-                 rows=cache.row_count(view.key, view.shown),
+                 rows=numbers.rows,
                  per_gpu_hour_note=view.amortisation.label,
                  runs_without_bill_gpu_hours=stats.runs_without_bill_gpu_hours if with_runs else None)
 

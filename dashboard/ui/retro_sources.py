@@ -21,7 +21,6 @@ from dashboard import settings
 from dashboard.format import money, number
 from dashboard.ingest.formats import FORMATS
 from dashboard.ingest.schema import ReadOptions
-from dashboard.query.opened import Table
 from dashboard.retro.amortise import Amortisation
 from dashboard.retro.filters import FilterOptions
 from dashboard.retro.view import EXPORT_BUDGET_USD, Filters, RetroView, Rollups, filtered
@@ -428,11 +427,11 @@ def _filters(bounds: FilterOptions) -> Filters:
     return Filters(start, end, tuple(teams) or None, tuple(projects) or None, tuple(pricing) or None)
 
 
-def _rollups(chosen: Chosen, usage: Table | None) -> Rollups | None:
-    """A workspace dataset's rollups when the view's rows are its own (no run export joined, nothing amortised)."""
+def _rollups(chosen: Chosen) -> Rollups | None:
+    """A workspace dataset's rollups when the bill is one and no run export is joined: its rows are the view's
+    unless its commitments are spread (what is to be done with them is read from its rollups too)."""
     billing, (key, _, info) = chosen.imported["billing"], chosen.choices["billing"]
-    if (billing is None or chosen.imported["runs"] is not None or usage is not billing.usage or key != billing.key
-            or not isinstance(info, Metadata)):
+    if billing is None or chosen.imported["runs"] is not None or key != billing.key or not isinstance(info, Metadata):
         return None
     return workspace_view.rollups_of(info)
 
@@ -449,9 +448,10 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     input_rows = sum(part.summary.rows_used for part in (billing, runs) if part)  # spinners' size
     amortisation = Amortisation()
     billing_usage = runs_usage = None
+    own_rollups = _rollups(chosen)
     if billing is not None:
         billing_usage, amortisation = cache.amortised(billing.key, cache.bound("billing", billing.key,
-                                                                                billing.usage), input_rows)
+                                                                                billing.usage), input_rows, own_rollups)
     if runs is not None:
         runs_usage = cache.bound("runs", runs.key, runs.usage)
     all_notes = [view.import_note(part.filename, warning)
@@ -471,8 +471,10 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
         if overlap:
             lines.overlap.warning(overlap, icon=":material/date_range:")
     data_key = (billing and billing.key, runs and runs.key, join_on)
-    usage, stats = cache.joined(data_key, billing_usage, runs_usage, join_on, input_rows)
-    currencies = view.bill_currency(data_key, usage)  # every amount on the page is in the bill's currency
+    # the view's rows are the dataset's own (nothing amortised, no run export): its rollups answer for them
+    rollups = own_rollups if billing is not None and billing_usage is billing.usage else None
+    usage, stats = cache.joined(data_key, billing_usage, runs_usage, join_on, input_rows, rollups)
+    currencies = view.bill_currency(data_key, usage, rollups)  # every amount on the page is in the bill's currency
     matched = stats.billing_gpu_hours_matched_share
     zone = chosen.zone
     shown_parts = [(chosen.kinds[side] or "", part.filename) for side, part in imported.items() if part]
@@ -487,7 +489,6 @@ def make_view(chosen: Chosen, lines: Lines) -> RetroView:
     chosen.box.caption(" · ".join(f"**{markdown_text(p.filename)}**: {p.summary.rows_used:,} rows used of "
                                   f"{p.summary.rows_read:,}" for p in (billing, runs) if p) + ". "
                        + view.match_caption(stats))
-    rollups = _rollups(chosen, usage)
     bounds = cache.options(data_key, usage, rollups)
     chosen_filters = _filters(bounds)
     narrowed = any(chosen_filters.as_tuple()[2:]) or (chosen_filters.start, chosen_filters.end) != (

@@ -22,7 +22,6 @@ import streamlit as st
 from dashboard.figures import retro_gap, retro_usage
 from dashboard.format import USD, count_sig, gpu_count, money, money_symbol, number, table_decimals, usd_sig
 from dashboard.ingest.run_states import FAILED_STATES
-from dashboard.query.distinct import distinct_values
 from dashboard.query.opened import Table
 from dashboard.retro import tabs as figure_runs
 from dashboard.retro.amortise import Amortisation
@@ -33,7 +32,7 @@ from dashboard.retro.registry import ATTRIBUTION, FIGURES, GAP, LOAD, MIX, SPEND
 from dashboard.retro.results import AttributionResult, GapResult, LoadResult, MixResult, SpendResult, WasteResult
 from dashboard.retro.spend import FORECAST_WINDOW_DAYS, MIN_FORECAST_DAYS, quarter_label
 from dashboard.retro.units import NEEDS_TOKENS, labels
-from dashboard.retro.view import Choices, RetroView
+from dashboard.retro.view import Choices, RetroView, Rollups, export_currencies
 from dashboard.retro.waste import ROWS_BEHIND, WasteCheck, WasteSummary
 from dashboard.safe_text import markdown_text
 from dashboard.ui import calibrate_view, retro_plan
@@ -50,10 +49,11 @@ METRICS = {"cost": "Cost", "gpu_hours": "GPU-hours"}
 
 
 @st.cache_data(max_entries=cache.ENTRIES, show_spinner=False)
-def bill_currency(data_key: Hashable, _usage: Table) -> tuple[str, ...]:
-    """The currency codes of the bill behind ``data_key`` (one DISTINCT query): one code for an import (mixed
-    currencies are refused there), none for a run export alone, which carries no prices."""
-    return tuple(distinct_values(_usage, "currency"))
+def bill_currency(data_key: Hashable, _usage: Table, _rollups: Rollups | None = None) -> tuple[str, ...]:
+    """The currency codes of the bill behind ``data_key`` (one DISTINCT query; a workspace dataset's own rows from
+    their rollup, `export_currencies`): one code for an import (mixed currencies are refused there), none for a run
+    export alone, which carries no prices."""
+    return export_currencies(_usage, _rollups)
 
 
 def mixed_currency_error(codes: tuple[str, ...]) -> str | None:
@@ -250,8 +250,8 @@ def _tile_notes(view: RetroView) -> None:
 
 def tiles(view: RetroView) -> None:
     """Headline numbers of the filtered view in the bill's currency, with what changes them beside them."""
-    key, usage, stats, amortisation, currency = view.key, view.shown, view.stats, view.amortisation, view.currency
-    numbers = cache.unit_view(key, usage, float("nan"))  # cached: no pass over the table on a rerun
+    stats, amortisation, currency = view.stats, view.amortisation, view.currency
+    numbers = cache.tiles(view)  # cached: no pass over the table on a rerun
     label = amortisation.label
     with_runs = not stats.billing_missing and not stats.runs_missing
     # Side by side where they fit and wrapped where they do not, each as wide as its value, so nothing is cut off;
@@ -269,7 +269,7 @@ def tiles(view: RetroView) -> None:
                      "usd_per_gpu_hour", ""))
     tiles.metric("Non-GPU cost", money(numbers.non_gpu_cost, currency), width="content",
                  help="Storage, network, support, tax, credits and unused commitment: rows without GPU-hours.")
-    tiles.metric("Rows", f"{cache.row_count(key, usage):,}", width="content")
+    tiles.metric("Rows", f"{numbers.rows:,}", width="content")
     if with_runs:
         tiles.metric("Runs without a bill", f"{count_sig(stats.runs_without_bill_gpu_hours)} GPU-h", width="content",
                      help=f"{stats.runs_without_bill_rows:,} run-export rows whose "
@@ -620,7 +620,7 @@ def waste_chart(result: WasteResult, currency: str | None) -> go.Figure:
 def no_gpu_rows(view: RetroView) -> str | None:
     """One line for a view with no GPU-hours (a bill without GPU rows: Azure EA storage, a Kubernetes cost
     export), said instead of charts that would be empty or NaN; None when the view has GPU-hours."""
-    if cache.unit_view(view.key, view.shown, float("nan")).gpu_hours > 0:
+    if cache.tiles(view).gpu_hours > 0:
         return None
     return ("No GPU-hours in this view: its rows bill no GPU time (storage, network, CPU or other services), so "
             "there is no GPU load or pricing tier to show. Spend and Attribution show its cost.")

@@ -16,41 +16,47 @@ from dashboard.query import engine, opened
 from dashboard.workspace.datasets import Metadata
 from dashboard.workspace.rollups import JOBS, OPENED_TABLES, Answer, Rollup, choose
 
-AS_ROWS = ("rows", "gpu_hours", "cost", "gpu_hours_rows", "cost_rows", "last_start", "last_end")  # what it reads
+AS_ROWS = ("rows", "gpu_hours", "cost", "tokens", "gpu_hours_rows", "cost_rows", "last_start", "last_end")  # read
 _OPENED: dict[tuple[int, str, str], ir.Table] = {}  # rollups read as rows, as ``rollups.read`` keeps them
 
 
 def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
     """``rollup``'s ``table`` read as usage rows, for a figure that sums GPU-hours and cost by the rollup's columns
     (and spreads them over days or hours): a row per rollup row with its columns and its sums as ``gpu_hours`` and
-    ``cost`` (floats), and, for a time rollup, its latest start and end as ``period_start`` and ``period_end``.
+    ``cost`` (floats), its ``tokens`` sum and its count of rows as ``row_count``, and, for a time rollup, its latest
+    start and end as ``period_start`` and ``period_end``.
     Every row of a rollup row starts in its day or hour and ends by the unit's end, or else keeps its own start and
     end in the grain, so a spread over days or hours, a date filter and the latest instant read as over the rows.
     One more row of NULL (0 for the other sum) where some row had none: a sum skipping NULLs and a test that a row
-    is NULL read as over the rows too. No count, row test of a sum or other column can be read from it: a figure
-    that needs one reads the rows."""
+    is NULL read as over the rows too (its ``row_count`` is 0, its ``tokens`` NULL). No count of rows (but the sum
+    of ``row_count``), row test of a sum or other column can be read from it: a figure that needs one reads the
+    rows."""
     if rollup.name == JOBS.name:
         return _jobs_as_rows(table)
     keep = list(rollup.columns)
     times = {"period_start": table.last_start, "period_end": table.last_end} if rollup.unit else {}
-    sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"))
+    sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"),
+                        tokens=table.tokens.cast("float64"), row_count=table["rows"].cast("int64"))
     rows = table["rows"]
     gaps = table.filter((table.gpu_hours_rows < rows) | (table.cost_rows < rows))
     null = ibis.null().cast("float64")
     nulls = gaps.select(*keep, **{name: gaps[value.get_name()] for name, value in times.items()},
                         gpu_hours=ibis.ifelse(gaps.gpu_hours_rows < gaps["rows"], null, 0.0),
-                        cost=ibis.ifelse(gaps.cost_rows < gaps["rows"], null, 0.0))
+                        cost=ibis.ifelse(gaps.cost_rows < gaps["rows"], null, 0.0), tokens=null,
+                        row_count=ibis.literal(0, "int64"))
     return ibis.union(sums, nulls, distinct=False)
 
 
 def _jobs_as_rows(table: ir.Table) -> ir.Table:
     """The jobs rollup's ``table`` read as usage rows: a row per rollup row with its columns, its sums as
-    ``gpu_hours``, ``cost`` and ``tokens`` (floats), its count of rows as ``rows`` (``waste.row_count``), its
+    ``gpu_hours``, ``cost`` and ``tokens`` (floats), its count of rows as ``rows`` (``waste.row_count``) and
+    ``row_count`` (as the other rollups read as rows: ``units.rollup_unit_sums``), its
     earliest and latest start as ``period_start`` and ``last_start`` (Waste's first and last day). It groups
     by the signs of all three, so a sum is NULL exactly where its rows had none, and a test of each row's GPU-hours,
     cost or tokens reads its sum the same; its segment marks stand in for the order of a run's rows in time."""
     return table.select(*JOBS.columns, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"),
-                        tokens=table.tokens.cast("float64"), rows=table["rows"], period_start=table.first_start,
+                        tokens=table.tokens.cast("float64"), rows=table["rows"],
+                        row_count=table["rows"].cast("int64"), period_start=table.first_start,
                         last_start=table.last_start)
 
 
