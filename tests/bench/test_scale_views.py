@@ -47,13 +47,18 @@ def test_every_view_and_drill_down_is_measured_cold_and_warm(measured):
     assert "steps" not in views["waste"]
 
 
+JOBS_READ = ("the whole-period rollup by team, project, run_id, run_state, pricing, charge_kind, gpu_sign, cost_sign, "
+             "tokens_sign, segment, job_hours, currency")
+
+
 @pytest.mark.parametrize(("view", "read"), [
-    ("first_view", "tiles: the hourly rollup by pricing, charge_kind, gpu_sign, cost_sign,"),  # the signs: GPU rows
+    # the tiles read the smallest rollup by the signs (GPU rows, costed rows): the jobs rollup, whole-period
+    ("first_view", "tiles: " + JOBS_READ),
     ("spend", "the daily rollup by team,"),
     ("attribution", "the whole-period rollup by team, project, run_id,"),
     ("load", "the hourly rollup by pricing, charge_kind,"),
-    ("gap", f"the rows ({ROWS:,})"),  # a run's rows in time order
-    ("waste", f"the rows ({ROWS:,})"),
+    ("gap", JOBS_READ),  # a run's segments in time order, marked at import
+    ("waste", JOBS_READ),  # its sums; the rows behind each check from the rows
     ("team_spend", "the daily rollup by team,"),
     ("project_spend", "the daily rollup by team, project,"),  # the project filter needs the project in the grain
     ("resource_rows", f"the rows ({ROWS:,})"),
