@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 from dataset_frame import dataset_frame
 
-from dashboard import settings
 from dashboard.ingest import import_path
 from dashboard.ingest.schema import UnreadableFile
 from dashboard.workspace import datasets
@@ -26,13 +25,6 @@ def _tree(workspace: Path) -> list[str]:
     """Every path under the workspace folder (links not followed), with each file's size."""
     return sorted(f"{p.relative_to(workspace)}:{p.lstat().st_size if p.is_file() else ''}"
                   for p in workspace.rglob("*"))
-
-
-@pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
-    return folder
 
 
 @pytest.mark.parametrize("name", ["q2-2025_focus", "a", "A.b-c_1", "9" * 64, "focus.2025"])

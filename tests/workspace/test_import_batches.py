@@ -21,13 +21,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 GROUP_ROWS = 500
 
 
-@pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
-    return folder
-
-
 def _part(path: Path, rows: int, seed: int, month: str | None = None) -> Path:
     table = focus_table(rows, seed)
     if month is not None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from dashboard import settings
 from dashboard.identity import LOCAL, Identity
 from dashboard.workspace import datasets, imports, owners
 from dashboard.workspace.datasets import DatasetError, Metadata
@@ -23,13 +22,6 @@ ALICE = Identity("alice-sub", "alice@example.org", issuer=IDP)
 BOB = Identity("bob-sub", "bob@example.org", issuer=IDP)
 MALLORY = Identity("alice-sub", "mallory@example.com", issuer=OTHER_IDP)  # Alice's subject at another provider
 ADMIN = Identity("boss-sub", "boss@example.org", admin=True, issuer=IDP)
-
-
-@pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
-    return folder
 
 
 def _state(name: str) -> tuple:

@@ -9,19 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench.ingest_bench import focus_table
-from dashboard import settings
 from dashboard.query import engine
 from dashboard.workspace import datasets, rollup_rows, rollups
 from dashboard.workspace.imports import import_to_workspace
 
 NEW = ("last_start", "last_end")  # the measures a rollup read as rows needs, added after the first rollups
-
-
-@pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
-    return folder
 
 
 def _focus_part(path: Path, month: str, seed: int) -> None:

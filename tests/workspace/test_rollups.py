@@ -25,13 +25,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 UTC = "UTC"
 
 
-@pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
-    return folder
-
-
 def _rows() -> pd.DataFrame:
     """Two currencies, missing tags and costs, amounts whose float sums are not exact (0.1 + 0.2), a row across two
     days and hours (20:30 to 04:30 the next day), a row without a start, in April and May."""

@@ -27,13 +27,6 @@ SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
 READS = 1_000
 
 
-@pytest.fixture
-def workspace(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspace"
-    monkeypatch.setenv(settings.WORKSPACE_DIR, str(folder))
-    return folder
-
-
 def _tree(workspace: Path) -> list[str]:
     """Every path under the workspace folder (links not followed), with each file's size."""
     return sorted(f"{p.relative_to(workspace)}:{p.lstat().st_size if p.is_file() else ''}"
