@@ -91,9 +91,9 @@ def _positive(value: float | None, name: str) -> float | None:
 def result_json(measured: dict[str, Any], period: str, use_thin: tuple[str, ...] = ()) -> dict[str, Any]:
     """The JSON object: the period and, per key, every field (``refused``: why it was not measured from implausible
     values, else null), the source rows as ``source_rows`` (how many) and ``source_lines`` (their line numbers in the
-    file the figure read, the first 1,000). ``value`` is what the next plan takes: null when the input is not
-    measured, or thin and not in ``use_thin``, with ``reason`` saying which; ``measured`` is the figure the files
-    gave (a thin one too), ``low`` and ``high`` its interval."""
+    file the figure read, 1,000 of them when there are more). ``value`` is what the next plan takes: null when the
+    input is not measured, or thin and not in ``use_thin``, with ``reason`` saying which; ``measured`` is the figure
+    the files gave (a thin one too), ``low`` and ``high`` its interval."""
     from dashboard.retro.calibrate import not_applied
 
     keys = {}

@@ -80,7 +80,7 @@ MFU_MIN_JOBS = 3
 RATE_MIN_COUNT = 3
 RATE_MIN_NODE_DAYS = 1_000.0
 INTERVAL = 0.90  # the rates' Poisson interval
-SOURCE_ROWS = 1_000  # source rows kept per figure
+SOURCE_ROWS = 1_000  # source rows kept per figure: the first found, in source order (``_found``)
 LINES_SHOWN = 10  # source lines named in a refusal
 MFU_ROWS = 100_000  # main-run token rows read back
 USD = "USD"
@@ -144,7 +144,7 @@ class Measured:
     basis: str  # short provenance for a sidebar
     rule: str  # one sentence: how it was measured
     caveat: str | None  # thin support, or why it cannot be measured; None when well supported
-    source_rows: tuple[int, ...]  # source_row values of the rows it came from (at most the first SOURCE_ROWS)
+    source_rows: tuple[int, ...]  # source_row values of the rows it came from (at most SOURCE_ROWS, ``_found``)
     thin: bool  # True when the data cannot really support it (the caveat says why)
     refused: str | None = None  # why it was not measured from implausible values (``plausible``); None when not
 
@@ -159,6 +159,12 @@ def _rows(values: Any) -> tuple[int, ...]:
 
 def _pct(value: float) -> str:
     return f"{100 * value:.0f} %"
+
+
+def _found(rows: ir.Table) -> ir.Table:
+    """``SOURCE_ROWS`` of ``rows`` (all when fewer), the first the scan finds, in source order: a bounded read that
+    stops once it has them, where the first in source order would read and sort every row."""
+    return rows.limit(SOURCE_ROWS).order_by("source_row")
 
 
 def _frame(expr: ir.Table) -> pd.DataFrame:
@@ -576,14 +582,13 @@ def _overhead_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
 
 @built
 def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
-    """The first ``SOURCE_ROWS`` source rows of each overhead kind: the GPU rows whose tags are of that kind, each
-    kind's first rows by a top-N (no window over the rows)."""
+    """``SOURCE_ROWS`` source rows of each overhead kind (``_found``): the GPU rows whose tags are of that kind."""
     tags, rows = _tag_kinds(usage, main), rows_where(usage, gpu(usage))
     firsts = []
     for kind in OVERHEADS:
         these = tags.filter(tags.kind == kind)
         of_kind = rows.semi_join(these, [rows[tag].identical_to(these[tag]) for tag in TAGS])
-        firsts.append(of_kind.select("source_row", kind=ibis.literal(kind)).order_by("source_row").limit(SOURCE_ROWS))
+        firsts.append(_found(of_kind.select("source_row", kind=ibis.literal(kind))))
     return ibis.union(*firsts, distinct=False).select("kind", "source_row").order_by("source_row")
 
 
@@ -638,12 +643,11 @@ def _prices_expr(usage: ir.Table) -> ir.Table:
 
 @built
 def _price_rows_expr(usage: ir.Table) -> ir.Table:
-    """The first ``SOURCE_ROWS`` GPU rows of each pricing tier, each tier's by a top-N (no window over the rows)."""
+    """``SOURCE_ROWS`` GPU rows of each pricing tier (``_found``)."""
     firsts = []
     for pricing in PRICING_VALUES:
         rows = rows_where(usage, gpu(usage) & (usage.pricing == pricing))
-        firsts.append(rows.select("pricing", "source_row", priced=holds(rows.cost != 0))
-                      .order_by("source_row").limit(SOURCE_ROWS))
+        firsts.append(_found(rows.select("pricing", "source_row", priced=holds(rows.cost != 0))))
     return ibis.union(*firsts, distinct=False).select("pricing", "priced", "source_row").order_by("source_row")
 
 
@@ -926,12 +930,12 @@ def implausible_test(usage: ir.Table) -> ir.BooleanColumn:
 
 @built
 def _implausible_expr(usage: ir.Table) -> ir.Table:
-    return rows_where(usage, implausible_test(usage)).select("source_row").order_by("source_row").limit(SOURCE_ROWS)
+    return _found(rows_where(usage, implausible_test(usage)).select("source_row"))
 
 
 @query
 def implausible_rows(usage: ir.Table) -> tuple[int, ...]:
-    """The source rows (the first ``SOURCE_ROWS``) of a table's implausible rows (``implausible_test``)."""
+    """The source rows (``SOURCE_ROWS`` of them, ``_found``) of a table's implausible rows (``implausible_test``)."""
     return _rows(_frame(_implausible_expr(usage))["source_row"])
 
 
