@@ -581,11 +581,12 @@ def _overhead_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
 
 
 @built
-def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
-    """``SOURCE_ROWS`` source rows of each overhead kind (``_found``): the GPU rows whose tags are of that kind."""
+def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...]) -> ir.Table:
+    """``SOURCE_ROWS`` source rows of each overhead kind in ``kinds`` (one or more: those with runs; ``_found``): the
+    GPU rows whose tags are of that kind."""
     tags, rows = _tag_kinds(usage, main), rows_where(usage, gpu(usage))
     firsts = []
-    for kind in OVERHEADS:
+    for kind in kinds:
         these = tags.filter(tags.kind == kind)
         of_kind = rows.semi_join(these, [rows[tag].identical_to(these[tag]) for tag in TAGS])
         firsts.append(_found(of_kind.select("source_row", kind=ibis.literal(kind))))
@@ -594,9 +595,13 @@ def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
 
 @query
 def overhead_sums(usage: ir.Table, main: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """GPU-hours, rows and runs of the GPU rows by kind (main, none, eval, debug, experiment), and the first source
-    rows of each overhead kind."""
-    return _frame(_overhead_expr(usage, main)), _frame(_overhead_rows_expr(usage, main))
+    """GPU-hours, rows and runs of the GPU rows by kind (main, none, eval, debug, experiment), and the source rows
+    of each overhead kind with runs (those of a kind without are not read: it is not measured)."""
+    sums = _frame(_overhead_expr(usage, main))
+    kinds = tuple(kind for kind in OVERHEADS if (sums.loc[sums["kind"] == kind, "runs"] > 0).any())
+    if not kinds:
+        return sums, pd.DataFrame({"kind": pd.Series(dtype=str), "source_row": pd.Series(dtype="int64")})
+    return sums, _frame(_overhead_rows_expr(usage, main, kinds))
 
 
 def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str) -> dict[str, Measured]:

@@ -101,3 +101,13 @@ def test_implausible_rows_are_cited_bounded(bad):
     bad_lines = {_line(i) for i in range(1, 2 * bad, 2)}
     assert len(got) == min(bad, SOURCE_ROWS) and set(got) <= bad_lines
     assert list(got) == sorted(set(got))
+
+
+def test_an_overhead_kind_without_runs_cites_no_rows_beside_one_with():
+    # the main run 2 × 2,000 GPU-h and run eval-1 3 × 10 GPU-h (lines 4, 5, 6): no debug or other run
+    rows = [{**DAY, "run_id": "pretrain", "gpu_hours": 2000.0}] * 2
+    rows += [{**DAY, "run_id": "eval-1", "gpu_hours": 10.0}] * 3
+    got = calibrate(frame(*rows), main_run_ids=["pretrain"])
+    assert got["eval_overhead"].value == pytest.approx(30 / 4000) and got["eval_overhead"].source_rows == (4, 5, 6)
+    for key in ("debug_overhead", "experiment_overhead"):
+        assert got[key].value is None and got[key].source_rows == ()
