@@ -282,11 +282,14 @@ class MfuRows:
 
 @query
 def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> MfuRows:
-    """The main run's rows with tokens, not in a failed state, and the counts that say why there are none."""
+    """The main run's rows with tokens, not in a failed state, and the counts that say why there are none (the rows
+    are not read when the main run has no row with tokens, or every one is in a failed state)."""
     row = _frame(_mfu_facts_expr(usage, main)).iloc[0]
     token_rows, main_token_rows, failed_token_rows = (
         int(as_float(row[name])) for name in ("token_rows", "main_token_rows", "failed_token_rows"))
-    return MfuRows(token_rows, main_token_rows, failed_token_rows, _frame(_mfu_rows_expr(usage, main)))
+    expr = _mfu_rows_expr(usage, main)
+    rows = _frame(expr if main_token_rows > failed_token_rows else expr.limit(0))
+    return MfuRows(token_rows, main_token_rows, failed_token_rows, rows)
 
 
 @built

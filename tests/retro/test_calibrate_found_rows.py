@@ -111,3 +111,29 @@ def test_an_overhead_kind_without_runs_cites_no_rows_beside_one_with():
     assert got["eval_overhead"].value == pytest.approx(30 / 4000) and got["eval_overhead"].source_rows == (4, 5, 6)
     for key in ("debug_overhead", "experiment_overhead"):
         assert got[key].value is None and got[key].source_rows == ()
+
+
+def _job(state: str | None, tokens: float) -> dict:
+    return {**DAY, "run_id": "pretrain", "gpu_type": "H100", "gpu_hours": 1000.0, "tokens": tokens,
+            "run_state": state}
+
+
+# The main run's jobs: 1,000 GPU-h each on H100 (989 dense BF16 TFLOP/s); at 1e10 parameters a job of T tokens has
+# MFU 6 · 1e10 · T / (1,000 · 989e12 · 3600). The rows are read only when some job of the main run with tokens is
+# not in a failed state.
+MFU_CASES = [
+    # 2.967e10 tokens: 1.7802e21 / 3.5604e21 = 0.5; 1.7802e10 tokens: 0.3
+    pytest.param([_job("COMPLETED", 2.967e10)], 0.5, None, id="one-job"),
+    pytest.param([_job("FAILED", 2.967e10), _job("COMPLETED", 1.7802e10)], 0.3, None, id="failed-left-out"),
+    pytest.param([_job("FAILED", 2.967e10)], None, "in a failed state", id="every-job-failed"),
+    pytest.param([_job("COMPLETED", 0.0)], None, "tokens", id="no-tokens"),
+]
+
+
+@pytest.mark.parametrize(("jobs", "value", "caveat"), MFU_CASES)
+def test_mfu_reads_the_main_run_s_rows_only_when_some_can_be_measured(jobs, value, caveat):
+    got = calibrate(None, frame(*jobs), main_run_ids=["pretrain"], model_params=1e10)["mfu"]
+    if value is None:
+        assert got.value is None and caveat in got.caveat and got.source_rows == ()
+    else:
+        assert got.value == pytest.approx(value) and got.source_rows == (_line(len(jobs) - 1),)
