@@ -44,7 +44,8 @@ each rule; they are:
   run's next job's start, P10–P90 the spread: wall-clock, so queueing and waits for a repaired node are in it.
 
 Every figure is a query over the table (a pandas frame is bound to the engine, a workspace dataset is read where it
-is); only small results (the main run's token rows, sums by group, the first source rows) come back to pandas.
+is); only small results (the main run's token rows, sums by group, the source rows cited: ``_found``) come back to
+pandas.
 """
 
 from __future__ import annotations
