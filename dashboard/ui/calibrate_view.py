@@ -120,8 +120,8 @@ def _rows_behind(key: Hashable, bill: Table | None, runs: Table | None,
         if table is None:
             return
         rows = cache.calibration_rows((key, chosen), table, item)
-        more = " of more (the first found)" if len(item.source_rows) >= calibrate.SOURCE_ROWS else ""
-        st.caption(f"{len(rows):,} rows{more} of the {'bill' if table is bill else 'run export'} "
+        more = ", the first the query found; there are more" if len(item.source_rows) >= calibrate.SOURCE_ROWS else ""
+        st.caption(f"{len(rows):,} rows of the {'bill' if table is bill else 'run export'}{more} "
                    "(line numbers in the source file under source_row).")
         st.dataframe(rows, hide_index=True, width="stretch")
 
