@@ -372,11 +372,11 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "it the import. `make bench-scale ROWS=100000000` is the issue's quarter: about 6 GB of scratch (3 GB of "
         "parts, 3 GB of dataset: the import without sorting and rollups writes its own first and it is deleted) "
         "plus DuckDB's spill of the batches' rollup sums past `PLANNER_IMPORT_ENGINE_MB`, and ten times the 10⁷ "
-        "run's work: about 800 CPU-seconds of import, so at least an hour on a quiet two-core machine. Run the "
-        "larger sizes on a quiet machine: the "
-        "questions' figures are ratios within one run, but the import's seconds and memory are not. The 10⁸ run "
-        "below ran at the lowest priority beside six other jobs (load average about 12): its wall seconds are "
-        "inflated several times over; its ratios, CPU seconds, peak memory and rollup size are not.")
+        "run's work: about 930 CPU-seconds for the two imports (with and without rollups), generating the parts "
+        "about 11 minutes, the whole run about 50 minutes on two cores. Run the larger sizes on a quiet machine: "
+        "the questions' figures are ratios within one run, but the import's seconds and memory are not. The 10⁸ "
+        "run below ran at `nice -n 10` beside a `make test` run (load average 2 to 4): its wall seconds are "
+        "somewhat inflated; its ratios, CPU seconds, peak memory and rollup size are not.")
     lines = ["## `make bench-scale`", "", *_wrapped(about), "", *_wrapped(larger), ""]
     for result in latest(folder):
         imported = result["import"]
