@@ -61,7 +61,7 @@ COST_BASES = ("cost", "billed_cost")
 # Signs a rollup may group by: a row's GPU-hours or cost above, below or at zero (NULL: none). A figure that tests
 # each row ("the GPU rows": GPU-hours > 0; "with a cost": cost ≠ 0) reads a rollup grouped by the sign the same:
 # a sum of positive amounts is positive, of negative ones negative.
-SIGNS = {"gpu_sign": "gpu_hours", "cost_sign": "cost"}
+SIGNS = {"gpu_sign": "gpu_hours", "cost_sign": "cost", "tokens_sign": "tokens"}
 
 
 class RollupMismatch(DatasetError):
@@ -121,9 +121,10 @@ ROLLUPS: tuple[Rollup, ...] = (
     Rollup("daily_gpu", "day", ("gpu_type", "pricing", "charge_kind", "currency")),
     # the load profile, reserved GPU rows against the commitment's lines with a cost
     Rollup("hourly", "hour", ("pricing", "charge_kind", "gpu_sign", "cost_sign", "currency")),
-    # whole-period totals per run and its state: top runs, waste, plan vs actual, unit costs
+    # whole-period totals per run, its state and GPU type, by the signs: top runs, waste, plan vs actual, unit costs,
+    # the prices paid per GPU type (the GPU rows with a cost), a project's tiles
     Rollup("runs", None, ("team", "project", "run_id", "run_state", "pricing", "charge_kind", "gpu_type",
-                          "currency")),
+                          "gpu_sign", "cost_sign", "tokens_sign", "currency")),
 )
 # Plan vs actual's and Waste's interruptions: per run, state, tier and charge kind, by the signs of GPU-hours, cost
 # and tokens and a segment's marks (``dashboard.query.segments``). Built apart, over every month at once (a run's

@@ -90,8 +90,8 @@ FIGURE_GRAINS = [  # figure, the filters in force, the rollup it reads (None: th
     ("spend", Filters(pricing=("reserved",)), "daily_team"),
     ("spend", Filters(**APRIL), "daily_team"),
     ("spend", Filters(projects=("pretrain-13b",)), "daily_run"),  # a project filter: the rollup by project
-    ("attribution", Filters(), "runs"),  # whole-period sums by run: the smallest rollup (41 rows of 242)
-    ("attribution", Filters(teams=("research",), pricing=("spot", "on_demand")), "runs"),
+    ("attribution", Filters(), "jobs"),  # whole-period sums by run: the smallest (the runs rollup splits by GPU type)
+    ("attribution", Filters(teams=("research",), pricing=("spot", "on_demand")), "jobs"),
     ("attribution", Filters(**APRIL), "daily_run"),  # dates: a daily rollup
     ("gap", Filters(), "jobs"),  # the signs of GPU-hours, cost and tokens; the segments' marks
     ("gap", Filters(teams=("research",), pricing=("spot", "on_demand")), "jobs"),

@@ -85,11 +85,11 @@ STATUSES = [  # rows, status, commitment cost, unused cost (EUR)
 
 
 @pytest.mark.parametrize(("table", "status", "commitment_usd", "unused_usd"), STATUSES)
-def test_the_commitment_status_from_the_hourly_rollup_is_the_rows_and_the_hand_worked_one(
+def test_the_commitment_status_from_a_rollup_by_the_signs_is_the_rows_and_the_hand_worked_one(
         tmp_path, table, status, commitment_usd, unused_usd):
     info, usage = _written(tmp_path, table)
     chooser = rollup_rows.chooser(engine.default(), info, tmp_path)
-    assert chooser(amortise.STATUS_GRAIN, None)[1].startswith("the hourly rollup")
+    assert chooser(amortise.STATUS_GRAIN, None)[1].startswith(("the hourly rollup", "the whole-period rollup"))
     rolled = rollup_of(chooser, amortise.STATUS_GRAIN)
     from_rollup, from_rows = amortise.commitment_status(rolled), amortise.commitment_status(usage)
     assert (from_rollup.status, from_rollup.commitment_usd, from_rollup.unused_usd) == pytest.approx(
@@ -155,7 +155,8 @@ def test_a_row_with_tokens_leaves_the_tiles_on_the_rows(tmp_path):
 
 @pytest.mark.parametrize(("kept", "answered"), [
     (("hourly", "daily_team"), True),
-    (("daily_team", "daily_gpu", "runs"), False),  # none groups by the signs: the rows answer
+    (("runs",), True),  # the whole-period rollup by run groups by the signs too
+    (("daily_team", "daily_gpu", "daily_run"), False),  # none groups by the signs: the rows answer
     ((), False),  # a dataset imported before rollups
 ])
 def test_without_a_rollup_by_the_signs_the_first_view_reads_the_rows(tmp_path, kept, answered):

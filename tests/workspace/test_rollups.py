@@ -117,7 +117,8 @@ def test_each_rollup_equals_the_rows_for_every_grain_currency_and_cost_basis(tmp
     table = _rollup_frame(engine.connect("duckdb"), tmp_path, rollup)
     seconds = frame["period_start"].astype("int64") // 10**9
     raw = frame.assign(day=_day(frame), hour=(seconds // 3600).where(frame["period_start"].notna()),
-                       gpu_sign=np.sign(frame["gpu_hours"]), cost_sign=np.sign(frame["cost"]))  # NaN: none
+                       gpu_sign=np.sign(frame["gpu_hours"]), cost_sign=np.sign(frame["cost"]),
+                       tokens_sign=np.sign(frame["tokens"]))  # NaN: none
     for column in (*rollup.columns, *((rollup.unit,) if rollup.unit else ())):
         keys = sorted({column, "currency"})
         assert _sums(table, keys) == _sums(raw, keys), (rollup.name, column)
@@ -250,8 +251,8 @@ def test_each_rollup_is_one_grouping_set_named_by_its_grouping_id():
     # in the order the sets first name them (Spark requires it); the hour and its span are grouped by neither, so
     # they are not keys; a bit per key, the first the highest
     assert keys == ["month", "day", "day_start_s", "day_end_s", "team", "pricing", "charge_kind", "currency",
-                    "project", "run_id", "run_state", "gpu_type"]
-    assert ids == {"daily_team": 0b000000001111, "runs": 0b011100000000}  # the columns each does not group by
+                    "project", "run_id", "run_state", "gpu_type", "gpu_sign", "cost_sign", "tokens_sign"]
+    assert ids == {"daily_team": 0b000000001111111, "runs": 0b011100000000000}  # the columns each does not group by
 
 
 FIRST_QUARTER = {"daily_team": 4726, "daily_run": 106416, "daily_gpu": 1365, "hourly": 13104, "runs": 13545}
