@@ -344,7 +344,8 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
     """docs/benchmarks.md's section on `make bench-scale`: what it does, how to run it larger, the latest results."""
     about = (
         "Not part of `make bench`: `bench/scale_questions.py` generates `ROWS` FOCUS rows (default 1,000,000; a "
-        "quarter of hourly lines of 12 teams, 25 projects each, one run per project, 3 pricing tiers), imports them "
+        "quarter of hourly lines of 12 teams, 25 projects each, one run per project, 3 pricing tiers, 5,000 resources "
+        "each with one team's project, as in a real bill), imports them "
         "into the workspace in a fresh process (each batch sorted by team, project and start and its rollups' sums "
         "taken as it is written, the rollups summed, proven and kept within their size budget after the last row: "
         "[engines.md](engines.md#workspace-and-large-exports)), then answers ten canonical bill questions in "

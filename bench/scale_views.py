@@ -27,7 +27,7 @@ import ibis.expr.types as ir
 
 TEAM = "team-3"
 PROJECT = "proj-5"  # of team-3: one run's project
-RESOURCE = "i-42"  # one of the generated bill's 5,000 resources, spread over every team and day
+RESOURCE = "i-1330"  # one of the generated bill's 5,000 resources: one of proj-5's (a resource has one set of tags)
 RUN = "r-0305"  # team-3's proj-5's run
 DRILL_TARGET_S = 3.0  # a resource or run drill-down at 10⁸ rows (issue 52)
 COLD_TARGET_S, WARM_TARGET_S = 2.0, 1.0  # every view that aggregates at 10⁸ rows (issue 52)
