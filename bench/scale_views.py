@@ -213,7 +213,7 @@ def _label(name: str) -> str:
     tabs = {entry.name: f"{entry.tab} tab" for entry in FIGURES}
     labels = {"first_view": "First view (tiles, Spend)", "team_first_view": f"One team ({TEAM}): first view",
               "team_spend": f"One team ({TEAM}): Spend", "project_first_view": f"One project ({PROJECT}): first view",
-              "project_spend": f"One project ({PROJECT}): Spend", "resource_rows": f"One resource's rows ({RESOURCE})",
+              "project_spend": f"One project ({PROJECT}): Spend", "resource_rows": "One resource's rows",
               "run_rows": f"One run's rows ({RUN})"}
     return labels.get(name) or tabs[name]
 
