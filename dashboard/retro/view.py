@@ -128,7 +128,7 @@ class RetroView:
         if table is None:
             return None, label
         chosen = self.filters if self.dates_narrowed else dataclasses.replace(self.filters, start=None, end=None)
-        return filtered(table, chosen, self.narrowed), label
+        return _filtered_rollup(table, chosen, self.narrowed), label
 
     @property
     def plan_label(self) -> str:
@@ -191,6 +191,24 @@ class RetroView:
         if side is None or not self.narrowed:
             return side
         return row_filters.filtered(side, *self.filters.as_tuple())
+
+
+KEPT_ROLLUPS = 64  # filtered rollups kept, by rollup and filters (``_filtered_rollup``)
+_ROLLED: dict[tuple[Any, Filters, bool], Table] = {}
+
+
+def _filtered_rollup(rollup: Table, chosen: Filters, narrowed: bool) -> Table:
+    """``filtered`` of a rollup read as rows (kept open while its dataset version is: ``rollup_rows.rows_answer``),
+    the same expression for the same filters, so the query layer keeps its small results (``compiled.query``) as
+    it does those of a view's own rows: a figure or the tiles asked for again read nothing."""
+    key = (rollup.op(), chosen, narrowed)
+    table = _ROLLED.get(key)
+    if table is None:
+        table = filtered(rollup, chosen, narrowed)
+        if len(_ROLLED) >= KEPT_ROLLUPS:
+            _ROLLED.pop(next(iter(_ROLLED)), None)
+        _ROLLED[key] = table
+    return table
 
 
 def filtered(usage: Table, chosen: Filters, narrowed: bool) -> Table:

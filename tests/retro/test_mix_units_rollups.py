@@ -228,3 +228,13 @@ def test_a_rollup_by_the_signs_without_gpu_types_cannot_stand_in_for_rows_with_t
     with pytest.raises(ValueError, match="tokens"):
         unit_costs(hourly)
     assert not math.isnan(unit_costs(usage).usd_per_million_tokens)  # the rows answer
+
+
+def test_a_filtered_rollup_is_the_same_table_each_time_so_its_small_results_are_kept(tmp_path):
+    info, usage = _written(tmp_path, PRICED)
+    view, _ = _view(info, usage, tmp_path, Filters(teams=("a",)))
+    first, again = tiles_source(view)[0], tiles_source(dataclasses.replace(view))[0]
+    assert first is not None and first is again
+    team_b = _view(info, usage, tmp_path, Filters(teams=("b",)))[0]
+    assert tiles_source(team_b)[0] is not first
+    assert (tile_costs(team_b).rows, tile_costs(team_b).gpu_hours) == (1, 4.0)  # team b's spot row alone
