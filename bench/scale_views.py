@@ -113,7 +113,7 @@ def tab(entry: Any, view: Any) -> dict[str, float]:
     if entry.name == "mix" and result.shares is not None:
         actual = result.shares.set_index("pricing")["gpu_hours_share"].fillna(0.0)
         _timed(steps, "what-if mix", lambda: mix.cost_at_mix(
-            view.narrowed_side(view.billing), round(100 * actual.get("reserved", 0.0)) / 100,
+            tabs.bill_read(entry, view), round(100 * actual.get("reserved", 0.0)) / 100,
             round(100 * actual.get("spot", 0.0)) / 100))
     if entry.name == "gap":
         plan = view.plan
@@ -156,8 +156,7 @@ def measure(workspace: str, name: str) -> dict:
     from dashboard.query.engine import configure_duckdb
     from dashboard.retro import tabs, warm
     from dashboard.retro.registry import FIGURES, SPEND
-    from dashboard.retro.units import SUMS_GRAIN, rollup_unit_sums
-    from dashboard.retro.view import tile_costs
+    from dashboard.retro.view import tile_costs, tiles_source
     from dashboard.workspace import datasets
 
     started = time.perf_counter()
@@ -177,10 +176,13 @@ def measure(workspace: str, name: str) -> dict:
     warm_steps = min((first_view(name, held)[1] for _ in range(WARM_RUNS)), key=lambda steps: sum(steps.values()))
     sources = {entry.name: tabs.source(entry, view)[1] for entry in FIGURES}
     rows = f"the rows ({view.input_rows:,})"
-    rolled, rolled_from = (None, rows) if view.rollups is None else view.rollups(SUMS_GRAIN, None)
-    tiles_from = rows if rolled is None or rollup_unit_sums(rolled) is None else rolled_from  # as ``tile_costs``
+
+    def tiles_from(chosen: Any) -> str:
+        table, label = tiles_source(chosen)
+        return rows if table is None else label
+
     views = {"first_view": _entry(sum(cold.values()), sum(warm_steps.values()), bare_cold_s, bare_best_s,
-                                  f"tiles: {tiles_from}; Spend: {sources['spend']}")}
+                                  f"tiles: {tiles_from(view)}; Spend: {sources['spend']}")}
     views["first_view"]["steps"] = cold
     views["first_view"]["warm_steps"] = warm_steps
     views["spend"] = _entry(cold["spend"], warm_steps["spend"], bare_cold_s, bare_best_s, sources["spend"])
@@ -196,8 +198,9 @@ def measure(workspace: str, name: str) -> dict:
         runs = {"tiles": _twice(lambda chosen=chosen: tile_costs(chosen))[0],
                 "spend": _twice(lambda chosen=chosen: tabs.run(SPEND, chosen))[0]}
         spend_from = tabs.source(SPEND, chosen)[1]
+        read = f"tiles: {tiles_from(chosen)}; Spend: {spend_from}"
         views[f"{label}_first_view"] = _entry(runs["tiles"][0] + runs["spend"][0], runs["tiles"][1] + runs["spend"][1],
-                                              bare_cold_s, bare_best_s, f"tiles: {rows}; Spend: {spend_from}")
+                                              bare_cold_s, bare_best_s, read)
         views[f"{label}_spend"] = _entry(runs["spend"][0], runs["spend"][1], bare_cold_s, bare_best_s, spend_from)
     for label, column, value in (("resource_rows", "resource_id", RESOURCE), ("run_rows", "run_id", RUN)):
         seconds, found = _twice(lambda column=column, value=value: drill(view, column, value))

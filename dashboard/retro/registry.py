@@ -156,8 +156,12 @@ WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "wast
                     grain=Grain(JOB_COLUMNS, rows_behind=True))
 LOAD = RetroFigure("load", "Load profile", _load, ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"),
                    "load_section", grain=Grain(("pricing", "charge_kind", "gpu_sign", "cost_sign"), "hour"))
-MIX = RetroFigure("mix", "Purchase mix", _mix, ("retro_usage.mix_figure",), "mix_section")
-UNITS = RetroFigure("units", "Unit costs", _units, (), "unit_costs_section")
+# the GPU rows (non-zero GPU-hours) by tier, with or without a cost, and the others' cost: by the signs (the what-if
+# at another mix reads the same table: ``tabs.bill_read``)
+MIX = RetroFigure("mix", "Purchase mix", _mix, ("retro_usage.mix_figure",), "mix_section",
+                  grain=Grain(("pricing", *units.SUMS_GRAIN)))
+# the GPU rows, those with tokens and their GPU types (each type's peak for MFU): ``units.rollup_unit_sums``
+UNITS = RetroFigure("units", "Unit costs", _units, (), "unit_costs_section", grain=Grain(units.TOKENS_GRAIN))
 FIGURES: tuple[RetroFigure[Any], ...] = (SPEND, ATTRIBUTION, GAP, WASTE, LOAD, MIX, UNITS)
 REPORT_ORDER = ("spend", "waste", "gap")  # the report's sections, in the order the review reads them
 

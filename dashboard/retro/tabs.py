@@ -20,43 +20,39 @@ from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.query.compiled import one_view
 from dashboard.query.opened import Table
 from dashboard.retro import attribution, filters, gap, load, mix, spend, units, waste
-from dashboard.retro.registry import FIGURES, RetroFigure
+from dashboard.retro.registry import FIGURES, Grain, RetroFigure
 from dashboard.retro.view import RetroView, whole
-from dashboard.retro.view import filtered as filtered_view
 
 R = TypeVar("R")
 
 
 def grain_in_force(entry: RetroFigure[Any], view: RetroView) -> tuple[tuple[str, ...], str | None] | None:
-    """The columns and time unit a rollup needs to answer ``entry`` under ``view``: the entry's grain, the column of
-    the view's grouping choice when the grain takes it (``Grain.chosen``), the columns of the team, project and
-    pricing filters chosen, and a day for dates narrower than the export's; None when the entry reads
-    the rows."""
+    """The columns and time unit a rollup needs to answer ``entry`` under ``view`` (`RetroView.grain`): the entry's
+    grain, the column of the view's grouping choice when the grain takes it (``Grain.chosen``) and the filters'
+    columns and day; None when the entry reads the rows."""
     if entry.grain is None:
         return None
-    narrowed = view.narrowed
-    chosen = zip(filters.FILTERED_COLUMNS, view.filters.as_tuple()[2:], strict=True)
-    columns = tuple(dict.fromkeys((*entry.grain.columns, *((view.choices.by,) if entry.grain.chosen else ()),
-                                   *(column for column, values in chosen if narrowed and values is not None))))
-    dated = narrowed and view.dates_narrowed  # the whole export's dates (the page's default) filter nothing
-    return columns, entry.grain.unit or ("day" if dated else None)
+    return view.grain(_columns(entry.grain, view), entry.grain.unit)
+
+
+def _columns(grain: Grain, view: RetroView) -> tuple[str, ...]:
+    return (*grain.columns, *((view.choices.by,) if grain.chosen else ()))
 
 
 def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]:
-    """The table ``entry`` reads over ``view`` (a rollup read as rows, with the view's filters; None: the view's
-    own rows) and what the page says it read ("the daily rollup by team, …, built 12:03", "the rows (1,000,000)";
-    "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``; "" for a view that is not a
-    workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by the dataset's metadata."""
+    """The table ``entry`` reads over ``view`` (a rollup read as rows, with the view's filters: `RetroView.rolled`;
+    None: the view's own rows) and what the page says it read ("the daily rollup by team, …, built 12:03", "the
+    rows (1,000,000)"; "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``; "" for a
+    view that is not a workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by the
+    dataset's metadata."""
     if view.rollups is None:
         return None, ""
-    needed = grain_in_force(entry, view)
-    table, label = view.rollups(None, None) if needed is None else view.rollups(*needed)
-    if table is None:
-        return None, label
-    if entry.grain is not None and entry.grain.rows_behind:  # its sums from the rollup, the rows behind from the rows
+    if entry.grain is None:
+        return None, view.rollups(None, None)[1]
+    table, label = view.rolled(_columns(entry.grain, view), entry.grain.unit)
+    if table is not None and entry.grain.rows_behind:  # its sums from the rollup, the rows behind from the rows
         label += f"; the rows behind it from {view.rollups(None, None)[1]}"
-    chosen = view.filters if view.dates_narrowed else dataclasses.replace(view.filters, start=None, end=None)
-    return filtered_view(table, chosen, view.narrowed), label
+    return table, label
 
 
 def run(entry: RetroFigure[R], view: RetroView) -> R:
@@ -72,6 +68,13 @@ def run(entry: RetroFigure[R], view: RetroView) -> R:
     behind = view.shown if entry.grain is not None and entry.grain.rows_behind else None
     return entry.query(dataclasses.replace(view, shown=table, billing=None if view.billing is None else table,
                                            rows_behind=behind))
+
+
+def bill_read(entry: RetroFigure[Any], view: RetroView) -> Table | None:
+    """The bill ``entry``'s figure reads over ``view`` (``run``), for a query of its section beside it (Purchase
+    mix's what-if at another mix): the rollup ``source`` gives, else the view's bill under its filters."""
+    table = source(entry, view)[0]
+    return view.narrowed_side(view.billing) if table is None or view.billing is None else table
 
 
 def _spend(usage: ir.Table) -> tuple[object, ...]:

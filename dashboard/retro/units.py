@@ -89,7 +89,7 @@ class UnitCosts:
 
 
 def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = None,
-               peak_tflops: float | None = None, sums: UnitSums | None = None) -> UnitCosts:
+               peak_tflops: float | None = None) -> UnitCosts:
     """$ per GPU-hour, $ per million tokens and achieved MFU, each NaN with a reason when it cannot be known
     (`UnitCosts`).
 
@@ -103,12 +103,14 @@ def unit_costs(usage: pd.DataFrame | ir.Table, active_params: float | None = Non
       peak used is the GPU-hour-weighted mean (so mixed GPU types give achieved / available FLOPs).
 
     Costs are NaN when the table has no currency (Slurm and W&B exports carry no prices and read as cost 0).
-    ``sums`` are ``usage``'s `UnitSums` when they are known (None: queried; a workspace dataset's from its rollup,
-    ``rollup_unit_sums``).
+    ``usage`` may be a workspace dataset's rollup read as rows (``rolled``) by ``SUMS_GRAIN`` (when no row has tokens)
+    or ``TOKENS_GRAIN``: the same figures from its sums (``rollup_unit_sums``).
     """
     reasons: dict[str, str] = {}
     usage = tables.table_of(usage)
-    sums = unit_sums(usage) if sums is None else sums
+    sums = rollup_unit_sums(usage) if rolled(usage) else unit_sums(usage)
+    if sums is None:
+        raise ValueError("a rollup not by gpu_type and tokens_sign cannot give the unit costs of rows with tokens")
     priced = sums.has_prices
     gpu_hours, priced_hours = sums.gpu_hours, sums.priced_gpu_hours
     gpu_cost = sums.gpu_cost if priced else np.nan
@@ -192,6 +194,14 @@ def unit_sums(usage: ir.Table) -> UnitSums:
 
 
 SUMS_GRAIN = ("gpu_sign", "cost_sign")  # the columns a rollup groups by for ``rollup_unit_sums`` to be exact
+# ... and for rows with tokens: which GPU rows carry them, and their GPU types' peaks (achieved MFU)
+TOKENS_GRAIN = ("gpu_type", *SUMS_GRAIN, "tokens_sign")
+ROLLED = "row_count"  # the column of a rollup read as rows (``rollup_rows.as_rows``) a usage table does not have
+
+
+def rolled(usage: ir.Table) -> bool:
+    """Whether ``usage`` is a rollup read as rows (``rollup_rows.as_rows``), not rows."""
+    return ROLLED in usage.columns
 
 
 @query
@@ -199,10 +209,11 @@ def rollup_unit_sums(rolled: ir.Table) -> UnitSums | None:
     """``unit_sums`` of the rows a rollup by ``SUMS_GRAIN`` stands in for, from the rollup read as rows
     (``rollup_rows.as_rows``): the same queries over its rows of sums, whose row tests read as the rows' (a group's
     GPU-hours and cost are all above, below or at zero, or all missing, as its sums are), and its ``row_count`` summed
-    for the rows; None when some row has tokens (a rollup keeps their sum, not which GPU rows carry them)."""
+    for the rows; None when some row has tokens and the rollup is not by ``TOKENS_GRAIN`` (it keeps their sum, not
+    which GPU rows carry them)."""
     sums = rolled.filter(rolled.row_count > 0)  # without the rows of NULL: the signs tell a missing sum already
     row = table_result(sums.aggregate(rows=sums.row_count.sum(), tokens=sums.tokens.count()))
-    if number(row["tokens"].iloc[0]):
+    if number(row["tokens"].iloc[0]) and not set(TOKENS_GRAIN) <= set(rolled.columns):
         return None
     return dataclasses.replace(unit_sums(sums), rows=int(number(row["rows"].iloc[0])))
 

@@ -24,7 +24,7 @@ from dashboard.retro import filters as row_filters
 from dashboard.retro.amortise import Amortisation
 from dashboard.retro.budgets import view_id
 from dashboard.retro.join import JoinStats
-from dashboard.retro.units import SUMS_GRAIN, UnitCosts, rollup_unit_sums, unit_costs
+from dashboard.retro.units import SUMS_GRAIN, TOKENS_GRAIN, UnitCosts, rollup_unit_sums, unit_costs
 
 EXPORT_BUDGET_USD = 1_000_000.0  # the bundled quarter's budget for its whole export
 
@@ -107,6 +107,29 @@ class RetroView:
         table = None if self.rollups is None else self.rollups(columns, unit)[0]
         return self.usage if table is None else table
 
+    def grain(self, columns: tuple[str, ...], unit: str | None = None) -> tuple[tuple[str, ...], str | None]:
+        """The columns and time unit a rollup needs to answer a question grouping by ``columns`` at ``unit`` over
+        the view: ``columns``, those of the team, project and pricing filters chosen, and a day for dates narrower
+        than the export's (``unit`` when it has one)."""
+        narrowed = self.narrowed
+        chosen = zip(row_filters.FILTERED_COLUMNS, self.filters.as_tuple()[2:], strict=True)
+        columns = tuple(dict.fromkeys((*columns, *(column for column, values in chosen
+                                                   if narrowed and values is not None))))
+        return columns, unit or ("day" if narrowed and self.dates_narrowed else None)
+
+    def rolled(self, columns: tuple[str, ...], unit: str | None = None) -> tuple[Table | None, str]:
+        """The view's rows as the smallest rollup that answers a question of ``columns`` at ``unit`` over them
+        (``grain``), read as rows under the view's filters, and what the page says read it ("the daily rollup by
+        team, …, built 12:03"); None and "the rows (1,000)" when none does; None and "" for a view that is not a
+        workspace dataset's own rows."""
+        if self.rollups is None:
+            return None, ""
+        table, label = self.rollups(*self.grain(columns, unit))
+        if table is None:
+            return None, label
+        chosen = self.filters if self.dates_narrowed else dataclasses.replace(self.filters, start=None, end=None)
+        return _filtered_rollup(table, chosen, self.narrowed), label
+
     @property
     def plan_label(self) -> str:
         """The plan's name as the captions write it ("" without a plan)."""
@@ -170,6 +193,24 @@ class RetroView:
         return row_filters.filtered(side, *self.filters.as_tuple())
 
 
+KEPT_ROLLUPS = 64  # filtered rollups kept, by rollup and filters (``_filtered_rollup``)
+_ROLLED: dict[tuple[Any, Filters, bool], Table] = {}
+
+
+def _filtered_rollup(rollup: Table, chosen: Filters, narrowed: bool) -> Table:
+    """``filtered`` of a rollup read as rows (kept open while its dataset version is: ``rollup_rows.rows_answer``),
+    the same expression for the same filters, so the query layer keeps its small results (``compiled.query``) as
+    it does those of a view's own rows: a figure or the tiles asked for again read nothing."""
+    key = (rollup.op(), chosen, narrowed)
+    table = _ROLLED.get(key)
+    if table is None:
+        table = filtered(rollup, chosen, narrowed)
+        if len(_ROLLED) >= KEPT_ROLLUPS:
+            _ROLLED.pop(next(iter(_ROLLED)), None)
+        _ROLLED[key] = table
+    return table
+
+
 def filtered(usage: Table, chosen: Filters, narrowed: bool) -> Table:
     """The filtered view of ``usage`` (the expression; nothing is read until a figure asks)."""
     return row_filters.filtered(usage, *chosen.as_tuple()) if narrowed else usage
@@ -198,13 +239,24 @@ def export_currencies(usage: Table, rollups: Rollups | None = None) -> tuple[str
     return tuple(distinct_values(usage if rolled is None else rolled, "currency"))
 
 
+def tiles_source(view: RetroView) -> tuple[Table | None, str]:
+    """The table the tiles of ``view`` read and what the page says read it (`RetroView.rolled`): for a workspace
+    dataset's own rows, whole or under filters a rollup's columns hold, its smallest rollup by the signs of GPU-hours
+    and cost (`units.SUMS_GRAIN`), or where some row has tokens its smallest by their signs and GPU types too
+    (`units.TOKENS_GRAIN`); None (the shown rows) when none answers."""
+    label = ""
+    for grain in (SUMS_GRAIN, TOKENS_GRAIN):
+        table, label = view.rolled(grain)
+        if table is not None and rollup_unit_sums(table) is not None:
+            return table, label
+    return None, label
+
+
 def tile_costs(view: RetroView, active_params: float | None = None) -> UnitCosts:
-    """The tiles' unit costs of ``view``'s rows (`dashboard.retro.units.unit_costs`): for the whole of a workspace
-    dataset's own rows, their sums from its rollup by the signs of GPU-hours and cost (`units.rollup_unit_sums`;
-    the rows' when it has none or some row has tokens), else from the shown rows."""
-    rolled = None if view.narrowed else rollup_of(view.rollups, SUMS_GRAIN)
-    sums = None if rolled is None else rollup_unit_sums(rolled)
-    return unit_costs(view.shown, active_params=active_params, sums=sums)
+    """The tiles' unit costs of ``view``'s rows (`dashboard.retro.units.unit_costs`), from the table
+    ``tiles_source`` gives: the same figures, to the cent."""
+    table = tiles_source(view)[0]
+    return unit_costs(view.shown if table is None else table, active_params=active_params)
 
 
 def export_options(usage: Table, rollups: Rollups | None = None) -> row_filters.FilterOptions:

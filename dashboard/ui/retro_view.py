@@ -696,7 +696,7 @@ def mix_section(view: RetroView) -> None:
     if reserved + spot > 100:
         st.error(f"Reserved {reserved} % + spot {spot} % exceeds 100 %: lower one of them (on-demand is the rest).")
         return
-    result = cache.cost_at_mix((view.data_key, "billing", view.filters), view.narrowed_side(view.billing),
+    result = cache.cost_at_mix((view.data_key, "billing", view.filters), figure_runs.bill_read(MIX, view),
                                reserved / 100, spot / 100)
     if result.reason:
         st.info(result.reason)

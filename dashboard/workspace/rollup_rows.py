@@ -28,21 +28,29 @@ def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
     Every row of a rollup row starts in its day or hour and ends by the unit's end, or else keeps its own start and
     end in the grain, so a spread over days or hours, a date filter and the latest instant read as over the rows.
     One more row of NULL (0 for the other sum) where some row had none: a sum skipping NULLs and a test that a row
-    is NULL read as over the rows too (its ``row_count`` is 0, its ``tokens`` NULL). No count of rows (but the sum
-    of ``row_count``), row test of a sum or other column can be read from it: a figure that needs one reads the
-    rows."""
+    is NULL read as over the rows too (its ``row_count`` is 0, its ``tokens`` NULL); none for a sum the rollup
+    groups by the sign of (``gpu_sign``, ``cost_sign``): its rows' sum is NULL exactly where each row's is, so the
+    rows of a rollup by both signs read each row test of GPU-hours and cost as the rows do. No count of rows (but
+    the sum of ``row_count``), other row test of a sum or other column can be read from it: a figure that needs
+    one reads the rows."""
     if rollup.name == JOBS.name:
         return _jobs_as_rows(table)
     keep = list(rollup.columns)
     times = {"period_start": table.last_start, "period_end": table.last_end} if rollup.unit else {}
     sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"),
                         tokens=table.tokens.cast("float64"), row_count=table["rows"].cast("int64"))
-    rows = table["rows"]
-    gaps = table.filter((table.gpu_hours_rows < rows) | (table.cost_rows < rows))
+    counted = [count for count, sign in (("gpu_hours_rows", "gpu_sign"), ("cost_rows", "cost_sign"))
+               if sign not in keep]  # a sum grouped by its sign is NULL exactly where each of its rows' is
+    if not counted:
+        return sums
+    gaps = table.filter(ibis.or_(*(table[count] < table["rows"] for count in counted)))
     null = ibis.null().cast("float64")
+
+    def missing(count: str) -> ir.FloatingValue:
+        return ibis.ifelse(gaps[count] < gaps["rows"], null, 0.0) if count in counted else ibis.literal(0.0)
+
     nulls = gaps.select(*keep, **{name: gaps[value.get_name()] for name, value in times.items()},
-                        gpu_hours=ibis.ifelse(gaps.gpu_hours_rows < gaps["rows"], null, 0.0),
-                        cost=ibis.ifelse(gaps.cost_rows < gaps["rows"], null, 0.0), tokens=null,
+                        gpu_hours=missing("gpu_hours_rows"), cost=missing("cost_rows"), tokens=null,
                         row_count=ibis.literal(0, "int64"))
     return ibis.union(sums, nulls, distinct=False)
 

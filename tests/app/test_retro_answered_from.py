@@ -47,12 +47,15 @@ def _rollup(name: str, built: str) -> str:
     ("Spend", {}, "daily_team"),
     ("Spend", {"retro.teams": "llm-pretrain"}, "daily_team"),
     ("Spend", {"retro.projects": "pretrain-13b"}, "daily_run"),  # a project filter: the rollup by project
-    ("Attribution", {}, "runs"),
+    ("Attribution", {}, "jobs"),  # the smallest by team, project and run since the runs rollup keeps the signs
     ("Waste", {}, "jobs"),  # its sums; the rows behind each check are rows (below)
     ("Waste", {"retro.teams": "llm-pretrain"}, "jobs"),  # the jobs rollup keeps the team
     ("Load profile", {}, "hourly"),
     ("Load profile", {"retro.teams": "llm-pretrain"}, None),  # no hourly rollup keeps the team
-    ("Unit costs", {}, None),
+    ("Purchase mix", {}, "jobs"),  # the GPU rows by tier, told apart by the signs: the smallest that keeps them
+    ("Purchase mix", {"retro.teams": "llm-pretrain"}, "jobs"),
+    ("Unit costs", {}, "runs"),  # the rows with tokens (by their sign) and their GPU types: the runs rollup
+    ("Unit costs", {"retro.projects": "pretrain-13b"}, "runs"),
 ])
 def test_each_tab_names_the_table_it_read(app, workspace, tab, filters, read):
     info = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")

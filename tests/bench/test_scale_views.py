@@ -59,6 +59,11 @@ JOBS_READ = ("the whole-period rollup by team, project, run_id, run_state, prici
     ("load", "the hourly rollup by pricing, charge_kind,"),
     ("gap", JOBS_READ),  # a run's segments in time order, marked at import
     ("waste", JOBS_READ),  # its sums; the rows behind each check from the rows
+    ("mix", "the whole-period rollup by team, project, run_id,"),  # the GPU rows by tier: by the signs
+    ("units", "the whole-period rollup by team, project, run_id, run_state, pricing, charge_kind, gpu_type,"),
+    # a filtered view's tiles: the smallest rollup by the signs that keeps the team or project
+    ("team_first_view", "tiles: the whole-period rollup by team, project, run_id,"),
+    ("project_first_view", "tiles: the whole-period rollup by team, project, run_id,"),
     ("team_spend", "the daily rollup by team,"),
     ("project_spend", "the daily rollup by team, project,"),  # the project filter needs the project in the grain
     ("resource_rows", f"the rows ({ROWS:,})"),

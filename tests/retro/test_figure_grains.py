@@ -101,8 +101,12 @@ FIGURE_GRAINS = [  # figure, the filters in force, the rollup it reads (None: th
     ("load", Filters(pricing=("reserved",)), "hourly"),
     ("load", Filters(**APRIL), "hourly"),  # dates: the hours hold them
     ("load", Filters(teams=("research",)), None),  # no hourly rollup keeps the team
-    ("mix", Filters(), None),
-    ("units", Filters(), None),  # a count of rows
+    ("mix", Filters(), "jobs"),  # the GPU rows by tier, with a cost or not: the signs tell them (the smallest)
+    ("mix", Filters(teams=("research",)), "jobs"),
+    ("mix", Filters(**APRIL), None),  # dates: no daily rollup keeps the signs
+    ("units", Filters(), "runs"),  # the rows with tokens and their GPU types: only the runs rollup keeps both
+    ("units", Filters(projects=("pretrain-13b",), pricing=("reserved",)), "runs"),
+    ("units", Filters(**APRIL), None),
 ]
 
 

@@ -1,8 +1,8 @@
 """Issue 52: the Retrospective's first view over a workspace dataset's own rows reads its rollups. What is to be done
 with commitments (``amortise.commitment_status``), the lone bill's join stats, its currencies and the tiles' sums come
 from the smallest rollup that holds the row tests they make (the hourly one, grouped by the signs of GPU-hours and
-cost), and equal the rows' and the figures worked out by hand; without such a rollup, with tokens, or under a filter
-they read the rows."""
+cost), and equal the rows' and the figures worked out by hand; without such a rollup they read the rows. With
+tokens, or under a team filter, the tiles read the runs rollup (by the signs of tokens too, and by team)."""
 
 import dataclasses
 import math
@@ -14,7 +14,7 @@ import pytest
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
 from dashboard.retro import amortise, join, units
-from dashboard.retro.view import Filters, export_currencies, filtered, rollup_of, tile_costs, whole
+from dashboard.retro.view import Filters, export_currencies, filtered, rollup_of, tile_costs, tiles_source, whole
 from dashboard.workspace import datasets, rollup_rows, rollups
 from dashboard.workspace.datasets import Metadata
 from dashboard.workspace.writer import MonthWriter
@@ -143,12 +143,16 @@ def test_the_currencies_come_from_the_smallest_rollup(tmp_path):
     assert export_currencies(usage, chooser) == ("EUR",) == export_currencies(usage)
 
 
-def test_a_row_with_tokens_leaves_the_tiles_on_the_rows(tmp_path):
-    """A rollup keeps the tokens' sum, not which GPU rows carry them: the tiles read the rows."""
+def test_a_row_with_tokens_moves_the_tiles_to_the_rollup_by_the_sign_of_tokens(tmp_path):
+    """The hourly rollup keeps the tokens' sum, not which GPU rows carry them: the tiles read the runs rollup, which
+    groups by the sign of tokens and the GPU type too (before it did, they read the rows)."""
     info, usage = _written(tmp_path, ACTUAL_COST, tokens=2e9)
     chooser = rollup_rows.chooser(engine.default(), info, tmp_path)
     assert units.rollup_unit_sums(rollup_of(chooser, units.SUMS_GRAIN)) is None
-    tiles = tile_costs(dataclasses.replace(whole(usage), rollups=chooser))
+    view = dataclasses.replace(whole(usage), rollups=chooser)
+    assert tiles_source(view)[1].startswith("the whole-period rollup by team, project, run_id, run_state, pricing, "
+                                            "charge_kind, gpu_type, gpu_sign, cost_sign, tokens_sign,")
+    tiles = tile_costs(view)
     assert (tiles.rows, tiles.tokens, tiles.token_gpu_hours) == (8, 2e9, 8.0)  # the first row's 8 GPU-hours
     assert tiles.usd_per_million_tokens == 0.0  # its cost is 0
 
@@ -170,11 +174,13 @@ def test_without_a_rollup_by_the_signs_the_first_view_reads_the_rows(tmp_path, k
     assert rollup_of(None, amortise.STATUS_GRAIN) is None  # a view that is not a dataset's own rows
 
 
-def test_a_filtered_view_reads_its_tiles_from_its_rows(tmp_path):
+def test_a_team_filtered_view_reads_its_tiles_from_a_rollup_by_team_and_the_signs(tmp_path):
+    """The runs rollup keeps the team beside the signs (before it did, a filtered view read its rows)."""
     info, usage = _written(tmp_path, ACTUAL_COST)
     chooser = rollup_rows.chooser(engine.default(), info, tmp_path)
     chosen = Filters(teams=("b",))
     view = dataclasses.replace(whole(usage), filters=chosen, shown=filtered(usage, chosen, True), rollups=chooser)
+    assert tiles_source(view)[1].startswith("the whole-period rollup by team,")
     tiles = tile_costs(view)
     # team b: 4 + 2 GPU-hours with a credit of 2: three rows, 4 GPU-hours; 10 − 5 EUR
     assert (tiles.rows, tiles.gpu_hours, tiles.gpu_cost) == pytest.approx((3, 4.0, 5.0), abs=CENT)
