@@ -51,6 +51,9 @@ def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]
         return None, ""
     needed = grain_in_force(entry, view)
     table, label = view.rollups(None, None) if needed is None else view.rollups(*needed)
+    for what, columns in () if entry.grain is None else entry.grain.whole:  # a part from a rollup of its own
+        if part := view.whole_rollup(columns)[1]:
+            label += f"; {what} from {part}"
     if table is None:
         return None, label
     if entry.grain is not None and entry.grain.rows_behind:  # its sums from the rollup, the rows behind from the rows

@@ -107,6 +107,15 @@ class RetroView:
         table = None if self.rollups is None else self.rollups(columns, unit)[0]
         return self.usage if table is None else table
 
+    def whole_rollup(self, columns: tuple[str, ...]) -> tuple[Table | None, str]:
+        """For a workspace dataset's own rows under no filter, its smallest rollup holding ``columns`` (at any time
+        unit) read as rows and what the page says read it; (None, "") for any other view, or when none holds them
+        (the rows answer): a part of a figure whose grain no filter's column is in (Waste's storage lines)."""
+        if self.rollups is None or self.narrowed:
+            return None, ""
+        table, label = self.rollups(columns, None)
+        return (None, "") if table is None else (table, label)
+
     @property
     def plan_label(self) -> str:
         """The plan's name as the captions write it ("" without a plan)."""
