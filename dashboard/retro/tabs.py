@@ -45,8 +45,9 @@ def grain_in_force(entry: RetroFigure[Any], view: RetroView) -> tuple[tuple[str,
 def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]:
     """The table ``entry`` reads over ``view`` (a rollup read as rows, with the view's filters; None: the view's
     own rows) and what the page says it read ("the daily rollup by team, …, built 12:03", "the rows (1,000,000)";
-    "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``; "" for a view that is not a
-    workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by the dataset's metadata."""
+    "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``, "…; storage lines from the
+    whole-period rollup by storage_line, …" for a part of ``Grain.whole`` a rollup answers; "" for a view that is not
+    a workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by the dataset's metadata."""
     if view.rollups is None:
         return None, ""
     needed = grain_in_force(entry, view)
