@@ -27,7 +27,7 @@ UTC = "UTC"
 
 def _rows() -> pd.DataFrame:
     """Two currencies, missing tags and costs, amounts whose float sums are not exact (0.1 + 0.2), a row across two
-    days and hours (20:30 to 04:30 the next day), a row without a start, in April and May."""
+    days and hours (20:30 to 04:30 the next day), a row without a start, a storage line (team c), in April and May."""
     def at(text):
         return pd.Timestamp(text, tz=UTC) if text else pd.NaT
 
@@ -41,7 +41,7 @@ def _rows() -> pd.DataFrame:
          None),
         ("2025-05-31 23:00", "2025-06-01 00:00", 2.0, 0.3, 0.3, "USD", "on_demand", "usage", "H100", "a", "p1", "r1"),
         (None, None, 3.0, 0.7, 0.7, None, None, None, None, "b", None, None),
-        ("2025-05-01 00:00", "2025-05-01 01:00", None, 0.4, 0.4, "USD", None, "usage", None, "c", "p4", None),  # storage
+        ("2025-05-01 00:00", "2025-05-01 01:00", None, 0.4, 0.4, "USD", None, "usage", None, "c", "p4", None),
     ]
     columns = ["period_start", "period_end", "gpu_hours", "cost", "billed_cost", "currency", "pricing", "charge_kind",
                "gpu_type", "team", "project", "run_id"]
