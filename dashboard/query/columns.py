@@ -107,6 +107,20 @@ def commitment(usage: ir.Table) -> ir.BooleanColumn:
     return holds(usage.charge_kind.isin([COMMITMENT, UNUSED_COMMITMENT])) & nonzero_cost(usage)
 
 
+def storage_test(usage: ir.Table) -> ir.BooleanColumn:
+    """Storage lines (Waste's storage growth): no GPU-hours, no run, a positive cost, not a commitment line, and a
+    name (``storage_name``)."""
+    named = usage.resource_id.notnull() | (usage.team.notnull() & usage.project.notnull())
+    return ~gpu(usage) & usage.run_id.isnull() & ~commitment(usage) & holds(usage.cost > 0) & named
+
+
+def storage_name(usage: ir.Table) -> ir.StringColumn:
+    """A storage line's name: its resource id, else "team / project"; NULL for a row that is not one
+    (``storage_test``). The storage rollup groups by it (``dashboard.workspace.rollups``)."""
+    name = ibis.coalesce(usage.resource_id, usage.team.concat(" / ", usage.project))
+    return ibis.ifelse(storage_test(usage), name, ibis.null().cast("string"))
+
+
 def found(usage: ir.Table, tests: dict[str, ir.BooleanValue]) -> ir.Table:
     """One ``name`` row for each of ``tests`` some row of ``usage`` passes, from the first such row: an engine stops
     reading there, where an ``any`` over the rows reads every one (4 s on 100M rows for three flags)."""

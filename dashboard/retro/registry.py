@@ -52,6 +52,8 @@ class Grain:
     unit: str | None = None
     chosen: bool = False  # plus the column of the view's grouping choice (``Choices.by``: team, project, pricing)
     rows_behind: bool = False  # its sums read the rollup, the rows behind them the view's rows (``RetroView``)
+    # parts it reads from a rollup of their own under no filter (``RetroView.whole_rollup``): what, and its columns
+    whole: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -107,9 +109,11 @@ def _gap(view: RetroView) -> GapResult:
 
 def _waste(view: RetroView) -> WasteResult:
     """The waste checks, an interruption's loss from the plan's checkpoint interval and restart (the scenario
-    defaults without a plan)."""
+    defaults without a plan); the storage lines from the storage rollup of a whole dataset (``Grain.whole``); the
+    rows behind each check are read when the page asks for them (``WasteCheck.behind``)."""
     rows, sums = (view.shown, None) if view.rows_behind is None else (view.rows_behind, view.shown)
-    checklist = waste.waste_checklist(rows, scenario=view.plan, sums=sums)
+    storage = view.whole_rollup(waste.STORAGE_GRAIN)[0]
+    checklist = waste.waste_checklist(rows, scenario=view.plan, sums=sums, storage=storage, read_rows=False)
     total_cost = spend.totals(view.shown).cost
     return WasteResult(tuple(checklist), waste.waste_summary(checklist, total_cost), total_cost)
 
@@ -151,9 +155,10 @@ JOB_COLUMNS = ("run_id", "run_state", "pricing", "charge_kind", "gpu_sign", "cos
                "job_hours")
 GAP = RetroFigure("gap", "Plan vs actual", _gap, ("retro_gap.gap_figure",), "plan_vs_actual_section", "Plan vs actual",
                   grain=Grain(JOB_COLUMNS))
-# the rows behind each waste check, the duplicate-run rule's jobs and the storage lines (by resource) are rows
+# the rows behind each waste check and the duplicate-run rule's jobs are rows; the storage lines (by resource) are
+# the storage rollup's under no filter, else rows
 WASTE = RetroFigure("waste", "Waste", _waste, ("retro_gap.waste_figure",), "waste_section", "Waste",
-                    grain=Grain(JOB_COLUMNS, rows_behind=True))
+                    grain=Grain(JOB_COLUMNS, rows_behind=True, whole=(("storage lines", waste.STORAGE_GRAIN),)))
 LOAD = RetroFigure("load", "Load profile", _load, ("retro_usage.load_figure", "retro_usage.hour_of_week_figure"),
                    "load_section", grain=Grain(("pricing", "charge_kind", "gpu_sign", "cost_sign"), "hour"))
 # the GPU rows (non-zero GPU-hours) by tier, with or without a cost, and the others' cost: by the signs (the what-if

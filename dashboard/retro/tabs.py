@@ -42,7 +42,8 @@ def _columns(grain: Grain, view: RetroView) -> tuple[str, ...]:
 def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]:
     """The table ``entry`` reads over ``view`` (a rollup read as rows, with the view's filters: `RetroView.rolled`;
     None: the view's own rows) and what the page says it read ("the daily rollup by team, …, built 12:03", "the
-    rows (1,000,000)"; "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``; "" for a
+    rows (1,000,000)"; "…; the rows behind it from the rows (1,000,000)" for a grain with ``rows_behind``, "…; storage
+    lines from the whole-period rollup by storage_line, …" for a part of ``Grain.whole`` a rollup answers; "" for a
     view that is not a workspace dataset's own rows: nothing to say). Reads no rows: a rollup is chosen by the
     dataset's metadata."""
     if view.rollups is None:
@@ -50,6 +51,9 @@ def source(entry: RetroFigure[Any], view: RetroView) -> tuple[Table | None, str]
     if entry.grain is None:
         return None, view.rollups(None, None)[1]
     table, label = view.rolled(_columns(entry.grain, view), entry.grain.unit)
+    for what, columns in entry.grain.whole:  # a part from a rollup of its own
+        if part := view.whole_rollup(columns)[1]:
+            label += f"; {what} from {part}"
     if table is not None and entry.grain.rows_behind:  # its sums from the rollup, the rows behind from the rows
         label += f"; the rows behind it from {view.rollups(None, None)[1]}"
     return table, label

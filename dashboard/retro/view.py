@@ -130,6 +130,15 @@ class RetroView:
         chosen = self.filters if self.dates_narrowed else dataclasses.replace(self.filters, start=None, end=None)
         return _filtered_rollup(table, chosen, self.narrowed), label
 
+    def whole_rollup(self, columns: tuple[str, ...]) -> tuple[Table | None, str]:
+        """For a workspace dataset's own rows under no filter, its smallest rollup holding ``columns`` (at any time
+        unit) read as rows and what the page says read it; (None, "") for any other view, or when none holds them
+        (the rows answer): a part of a figure whose grain no filter's column is in (Waste's storage lines)."""
+        if self.rollups is None or self.narrowed:
+            return None, ""
+        table, label = self.rollups(columns, None)
+        return (None, "") if table is None else (table, label)
+
     @property
     def plan_label(self) -> str:
         """The plan's name as the captions write it ("" without a plan)."""

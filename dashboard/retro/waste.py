@@ -45,7 +45,8 @@ interruptions the lost part of the others, duplicates are not failed, idle capac
 reserved rows with no run.
 
 Every figure is a query (the queries in this module); the duplicate-run rule compares each job with the jobs just
-before it, which is row-level, and runs here on the candidate jobs the query returns.
+before it, which is row-level, and runs here on the candidate jobs the query returns. The rows behind a check can be
+left unread (``read_rows``: the page's) and read when asked (``WasteCheck.behind``, ``rows_behind``).
 """
 
 from __future__ import annotations
@@ -64,7 +65,6 @@ from dashboard.format import count_sig, counted, number, usd_sig
 from dashboard.ingest.run_states import CHECKPOINT_COLUMNS, FAILED_STATES, RESUME_WINDOW_HOURS
 from dashboard.query import segments, tables
 from dashboard.query.columns import (
-    commitment,
     failed,
     found,
     gpu,
@@ -74,6 +74,8 @@ from dashboard.query.columns import (
     reserved_gpu,
     reserved_gpu_priced,
     rows_where,
+    storage_name,
+    storage_test,
     unused_commitment,
 )
 from dashboard.query.columns import (
@@ -97,10 +99,23 @@ KINDS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
+class RowsBehind:
+    """Which usage rows stand behind a check, to read them when asked (``rows_behind``): ``kind`` a key of
+    ``BEHIND``, the checkpoint interval and restart (minutes) that mark the failed and interrupted rows, and the
+    storage lines' ``names`` (None: every storage line). Data only: a page caches it with the check."""
+
+    kind: str
+    interval_min: float = 0.0
+    restart_min: float = 0.0
+    names: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
 class WasteCheck:
     """One check of the checklist (see the module's docstring): ``figure`` in ``unit`` (None: the export cannot
     answer it), ``usd`` the bill's amount behind it in its currency (None: unknown), ``rows`` at most
-    ``ROWS_BEHIND`` usage rows behind it."""
+    ``ROWS_BEHIND`` usage rows behind it (None: none, or not read: ``behind`` then says which, for
+    ``rows_behind``)."""
 
     id: str
     check: str
@@ -110,6 +125,7 @@ class WasteCheck:
     usd: float | None
     detail: str
     rows: pd.DataFrame | None
+    behind: RowsBehind | None = None
 
 
 @dataclass(frozen=True)
@@ -134,9 +150,16 @@ class WasteSummary:
 
 def _check(
     check_id: str, check: str, figure: float | None, unit: str, detail: str, rows: pd.DataFrame | None,
-    usd_value: float | None = None,
+    usd_value: float | None = None, behind: RowsBehind | None = None,
 ) -> WasteCheck:
-    return WasteCheck(check_id, check, KINDS[check_id], figure, unit, usd_value, detail, rows)
+    return WasteCheck(check_id, check, KINDS[check_id], figure, unit, usd_value, detail, rows, behind)
+
+
+def _behind(check_id: str, check: str, figure: float | None, unit: str, detail: str, usage: ir.Table,
+            behind: RowsBehind, read_rows: bool, usd_value: float | None = None) -> WasteCheck:
+    """A check whose rows are ``behind``: read now (``read_rows``), else when asked (``rows_behind``)."""
+    rows = rows_behind(usage, behind) if read_rows else None
+    return _check(check_id, check, figure, unit, detail, rows, usd_value, behind)
 
 
 
@@ -176,10 +199,10 @@ def _facts_of(usage: ir.Table, sums: ir.Table | None) -> ir.Table:
 
 
 def failed_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any] | None = None,
-                      sums: ir.Table | None = None) -> WasteCheck:
+                      sums: ir.Table | None = None, read_rows: bool = True) -> WasteCheck:
     """Share of GPU-hours (with a known state) spent in failed runs that never resumed: failed, work lost
     (``checkpoint``, from ``checkpointing``, costs the interruptions left out; ``sums``: what its sums read, the
-    rows behind it are ``usage``'s)."""
+    rows behind it are ``usage``'s, read now with ``read_rows``, else when asked: ``WasteCheck.behind``)."""
     usage = tables.table_of(usage)
     summed = _facts_of(usage, sums)
     facts = failed_runs(summed)
@@ -209,15 +232,14 @@ def failed_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any]
     if known_h < gpu_h:
         detail += f"; states known for {number(known_h / gpu_h, 'fraction')} of all GPU-hours"
     cost = facts.failed_cost - interrupted.failed_cost if facts.cost_known else None
-    rows = failed_rows(usage, tau, restart)
-    return _check("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
-                  rows, cost)
+    return _behind("failed_runs", "Failed runs", 100.0 * failed_h / known_h, "% of GPU-hours", detail + ".",
+                   usage, RowsBehind("failed", tau, restart), read_rows, cost)
 
 
 def interrupted_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str, Any] | None = None,
-                           sums: ir.Table | None = None) -> WasteCheck:
+                           sums: ir.Table | None = None, read_rows: bool = True) -> WasteCheck:
     """GPU-hours lost to interruptions of runs that resumed from a checkpoint: interrupted, work kept (module
-    docstring; ``checkpoint`` from ``checkpointing``; ``sums`` as for ``failed_runs_check``)."""
+    docstring; ``checkpoint`` from ``checkpointing``; ``sums`` and ``read_rows`` as for ``failed_runs_check``)."""
     usage = tables.table_of(usage)
     summed = _facts_of(usage, sums)
     facts = failed_runs(summed)
@@ -227,14 +249,14 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str,
     tau, restart = setting["interval_min"], setting["restart_min"]
     found = interruptions(summed, tau, restart)
     count = found.count
+    behind = RowsBehind("interrupted", tau, restart)
     how = checkpointing_note(setting, count, found.from_export)
     if not count:
         detail = (f"No run resumed after an interruption (the same run id continuing within "
                   f"{RESUME_WINDOW_HOURS:g} h of a failed segment's end on as many GPUs, or a REQUEUED record). "
                   f"{how}.")
-        return _check("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail,
-                      interrupted_rows(usage, tau, restart),
-                      0.0 if facts.cost_known else None)
+        return _behind("interrupted_runs", "Interrupted runs", 0.0, "GPU-hours", detail, usage, behind, read_rows,
+                       0.0 if facts.cost_known else None)
     by_state = interrupted_by_state(summed, tau, restart)
     states = ", ".join(f"{state} {int(n)}" for state, _, _, n in by_state.itertuples(index=False))
     segment_h = float(by_state["gpu_hours"].sum())
@@ -242,12 +264,14 @@ def interrupted_runs_check(usage: pd.DataFrame | ir.Table, checkpoint: dict[str,
               f"{count_sig(found.lost_gpu_hours)} GPU-hours lost of the segments' {count_sig(segment_h)}, the rest is "
               f"work kept. {how}.")
     cost = found.lost_cost if facts.cost_known else None
-    return _check("interrupted_runs", "Interrupted runs", found.lost_gpu_hours, "GPU-hours", detail,
-                  interrupted_rows(usage, tau, restart), cost)
+    return _behind("interrupted_runs", "Interrupted runs", found.lost_gpu_hours, "GPU-hours", detail, usage, behind,
+                   read_rows, cost)
 
 
-def successful_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
-    """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost)."""
+def successful_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None,
+                          read_rows: bool = True) -> WasteCheck:
+    """Cost of COMPLETED runs as a share of the cost of runs with a known state (GPU-hours without cost);
+    ``read_rows`` as for ``failed_runs_check``."""
     usage = tables.table_of(usage)
     facts = successful_runs(_facts_of(usage, sums))
     if not facts.known:
@@ -262,12 +286,14 @@ def successful_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None 
         part, whole = facts.completed_gpu_hours, facts.known_gpu_hours
         unit, what = "% of GPU-hours", f"{count_sig(part)} of {count_sig(whole)} GPU-hours (the table carries no cost)"
     figure = 100.0 * part / whole if whole > 0 else None
-    return _check("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.",
-                  completed_rows(usage))
+    return _behind("successful_runs", "Successful runs", figure, unit, f"Runs that completed: {what}.", usage,
+                   RowsBehind("completed"), read_rows)
 
 
-def idle_capacity_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
-    """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD)."""
+def idle_capacity_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None,
+                        read_rows: bool = True) -> WasteCheck:
+    """Commitment nobody used as the bill states it, plus reserved GPU-hours no run claims (USD); ``read_rows`` as
+    for ``failed_runs_check``."""
     usage = tables.table_of(usage)
     facts = idle_capacity(_facts_of(usage, sums))
     paid = (f"Commitment purchases ({usd_sig(facts.paid_cost)}) are billed on their own lines at what was paid"
@@ -281,10 +307,10 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = 
             "CommitmentDiscountStatus, AWS savings-plan fees, GCP commitment fees, Azure reservations) answers it."
         ), None)
     if not facts.commitment and facts.paid:
-        return _check("idle_capacity", "Idle capacity", None, "USD", (
+        return _behind("idle_capacity", "Idle capacity", None, "USD", (
             f"{paid} (an actual-cost view), so the unused part cannot be separated. The amortised view (FOCUS "
             "EffectiveCost, Azure amortized cost, AWS CUR) answers it."
-        ), paid_rows(usage))
+        ), usage, RowsBehind("paid"), read_rows)
     unused_usd, untagged_usd = facts.unused_cost, facts.untagged_cost
     if facts.commitment:
         detail = (f"{usd_sig(unused_usd)} of commitment nobody used ({facts.unused_lines} unused-commitment lines, "
@@ -296,8 +322,8 @@ def idle_capacity_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = 
                    f"({usd_sig(untagged_usd)}) used with no run")
     detail += ". Daily billing lines cannot show nights and weekends: see the load pattern."
     total = unused_usd + untagged_usd
-    return _check("idle_capacity", "Idle capacity", total, "USD", detail,
-                  idle_rows(usage), total)
+    return _behind("idle_capacity", "Idle capacity", total, "USD", detail, usage, RowsBehind("idle"), read_rows,
+                   total)
 
 
 def duplicate_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
@@ -345,24 +371,23 @@ def duplicate_runs_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None =
     return _check("duplicate_runs", "Duplicate runs", repeat_h, "GPU-hours", detail, rows, cost)
 
 
-def storage_growth_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
-    """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month."""
+def storage_growth_check(usage: pd.DataFrame | ir.Table, lines: ir.Table | None = None,
+                         read_rows: bool = True) -> WasteCheck:
+    """Storage lines whose cost grew every month (no sign of a retention policy); figure in USD/month. ``lines``:
+    the storage rollup of ``usage`` read as rows, which the lines' monthly cost reads in place of the rows (the same
+    sums, to the cent); ``read_rows`` as for ``failed_runs_check``."""
     usage = tables.table_of(usage)
-    monthly = storage_by_month(usage)
+    monthly = storage_by_month(usage if lines is None else lines)
     if monthly.empty:
         return _check("storage_growth", "Storage growth", None, "USD/month", (
             "No storage lines: a billing export with storage lines (bucket resource ids, or team and project tags) "
             "answers it."
         ), None)
     if monthly["month"].nunique() < 2:
-        return _check("storage_growth", "Storage growth", None, "USD/month",
-                      "Storage lines cover one month only; an export of two or more months answers it.",
-                      storage_rows(usage))
-    growing = []
-    for line, series in monthly.groupby("name", sort=True):
-        per_day = series["cost"].to_numpy() / pd.PeriodIndex(series["month"]).days_in_month.to_numpy()
-        if len(series) >= 2 and (per_day[1:] > per_day[:-1] * (1 + STORAGE_GROWTH_MIN)).all():
-            growing.append((line, series["cost"].to_numpy()))
+        return _behind("storage_growth", "Storage growth", None, "USD/month",
+                       "Storage lines cover one month only; an export of two or more months answers it.", usage,
+                       RowsBehind("storage"), read_rows)
+    growing = _growing(monthly)
     last_usd = float(sum(costs[-1] for _, costs in growing))
     if growing:
         detail = "; ".join(
@@ -370,12 +395,31 @@ def storage_growth_check(usage: pd.DataFrame | ir.Table) -> WasteCheck:
         ) + ". Growing every month: no sign of a retention policy."
     else:
         detail = f"No storage line grew every month ({monthly['name'].nunique()} lines checked)."
-    rows = storage_rows(usage, [line for line, _ in growing])
-    return _check("storage_growth", "Storage growth", last_usd, "USD/month", detail, rows, last_usd)
+    behind = RowsBehind("storage", names=tuple(str(line) for line, _ in growing))
+    return _behind("storage_growth", "Storage growth", last_usd, "USD/month", detail, usage, behind, read_rows,
+                   last_usd)
 
 
-def untagged_spend_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None) -> WasteCheck:
-    """Cost of rows with no team, project or run: a tagging finding with its dollars."""
+def _growing(monthly: pd.DataFrame) -> list[tuple[str, np.ndarray]]:
+    """The lines of ``monthly`` (``storage_by_month``: sorted by name and month) whose cost per day grew by more than
+    ``STORAGE_GROWTH_MIN`` from each of their months to the next, over two or more, with their monthly costs, by
+    name: one pass over the arrays (a loop over the lines took up to 2 s for 486 on a loaded machine)."""
+    names = monthly["name"].to_numpy(dtype=object)
+    costs = monthly["cost"].to_numpy(dtype=float)
+    per_day = costs / pd.PeriodIndex(monthly["month"]).days_in_month.to_numpy()
+    first = np.r_[True, names[1:] != names[:-1]]  # a line's first month
+    grew = np.r_[False, per_day[1:] > per_day[:-1] * (1 + STORAGE_GROWTH_MIN)]
+    line = np.cumsum(first) - 1
+    months = np.bincount(line)
+    kept = np.flatnonzero((np.bincount(line, weights=~(grew | first)) == 0) & (months >= 2))
+    starts = np.flatnonzero(first)
+    return [(str(names[starts[at]]), costs[starts[at]:starts[at] + months[at]]) for at in kept]
+
+
+def untagged_spend_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None = None,
+                         read_rows: bool = True) -> WasteCheck:
+    """Cost of rows with no team, project or run: a tagging finding with its dollars; ``read_rows`` as for
+    ``failed_runs_check``."""
     usage = tables.table_of(usage)
     facts = untagged_spend(_facts_of(usage, sums))
     if not facts.cost_known:
@@ -385,8 +429,8 @@ def untagged_spend_check(usage: pd.DataFrame | ir.Table, sums: ir.Table | None =
     share = f" ({number(dollars / total, 'fraction')} of spend)" if total > 0 else ""
     detail = (f"{usd_sig(dollars)} on {facts.untagged_row_count:,} rows with no team, project or run tag{share}: "
               "support, tax, credits and fees are usually untagged; GPU or storage rows here have no owner to ask.")
-    return _check("untagged_spend", "Untagged spend", dollars, "USD", detail,
-                  untagged_rows(usage), dollars)
+    return _behind("untagged_spend", "Untagged spend", dollars, "USD", detail, usage, RowsBehind("untagged"),
+                   read_rows, dollars)
 
 
 def waste_summary(checklist: list[WasteCheck], total_cost: float) -> WasteSummary:
@@ -402,28 +446,32 @@ def waste_summary(checklist: list[WasteCheck], total_cost: float) -> WasteSummar
 
 
 def waste_checklist(usage: pd.DataFrame | ir.Table, runs: pd.DataFrame | ir.Table | None = None,
-                    scenario: Scenario | None = None, sums: ir.Table | None = None) -> list[WasteCheck]:
+                    scenario: Scenario | None = None, sums: ir.Table | None = None, storage: ir.Table | None = None,
+                    read_rows: bool = True) -> list[WasteCheck]:
     """The seven checks in order. ``runs`` (a run export) is joined to ``usage`` (a query) on run_id for the checks
     that need run states (failed, interrupted, successful, duplicates); idle capacity and storage always read
     ``usage``. The plan ``scenario`` gives the checkpoint interval and restart time the run export does not
     (``checkpointing``; the scenario defaults without one).
     The rows behind each figure are ``ROWS_BEHIND`` of them, in source order. ``sums``: the jobs rollup of
     ``usage`` read as rows (``dashboard.workspace.rollup_rows``; never with ``runs``), which the checks' sums read in
-    place of the rows: the same figures, to the cent; the rows behind them, the duplicate-run rule's jobs and the
-    storage lines are still read from ``usage``."""
+    place of the rows: the same figures, to the cent; the rows behind them and the duplicate-run rule's jobs are
+    still read from ``usage``. ``storage``: the storage rollup of ``usage`` read as rows, which the storage lines'
+    monthly cost reads in place of the rows (``storage_growth_check``). Without ``read_rows`` the rows behind the
+    checks are not read: each check's ``behind`` says which they are, for ``rows_behind`` to read when asked (the
+    duplicate runs found are the figure's own rows, always kept)."""
     usage = tables.table_of(usage)
     with_states = usage if runs is None else join_usage(usage, tables.table_of(runs, ibis.get_backend(usage)),
                                                         on="run_id")[0]
     setting = checkpointing(scenario)
     with one_view():  # the checks' aggregates are one query, run once
         return [
-            failed_runs_check(with_states, setting, sums),
-            interrupted_runs_check(with_states, setting, sums),
-            successful_runs_check(with_states, sums),
-            idle_capacity_check(usage, sums),
+            failed_runs_check(with_states, setting, sums, read_rows),
+            interrupted_runs_check(with_states, setting, sums, read_rows),
+            successful_runs_check(with_states, sums, read_rows),
+            idle_capacity_check(usage, sums, read_rows),
             duplicate_runs_check(with_states, sums),
-            storage_growth_check(usage),
-            untagged_spend_check(usage, sums),
+            storage_growth_check(usage, storage, read_rows),
+            untagged_spend_check(usage, sums, read_rows),
         ]
 
 
@@ -821,11 +869,17 @@ def repeat_candidates(usage: ir.Table) -> pd.DataFrame:
     return rows(usage, _candidates, found_first=False)
 
 
+STORAGE_GRAIN = ("storage_line",)  # the storage rollup's column: a storage line's name (``columns.storage_name``)
+
+
 def _storage(usage: ir.Table) -> ir.Table:
-    """Storage lines with their ``name`` (resource id, else "team / project")."""
-    named = usage.resource_id.notnull() | (usage.team.notnull() & usage.project.notnull())
-    lines = rows_where(usage, ~gpu(usage) & usage.run_id.isnull() & ~commitment(usage) & holds(usage.cost > 0) & named)
-    return lines.mutate(name=ibis.coalesce(lines.resource_id, lines.team.concat(" / ", lines.project)))
+    """Storage lines with their ``name`` (resource id, else "team / project"): the rows', or those of the storage
+    rollup read as rows (``rollup_rows.as_rows``: a line's cost of a month)."""
+    if STORAGE_GRAIN[0] in usage.columns:
+        lines = usage.filter(usage[STORAGE_GRAIN[0]].notnull())
+        return lines.mutate(name=lines[STORAGE_GRAIN[0]])
+    lines = rows_where(usage, storage_test(usage))
+    return lines.mutate(name=storage_name(lines))
 
 
 @built
@@ -837,7 +891,8 @@ def _storage_expr(usage: ir.Table) -> ir.Table:
 
 @query
 def storage_by_month(usage: ir.Table) -> pd.DataFrame:
-    """``name``, ``month`` (a monthly pandas Period, UTC) and ``cost`` of every storage line, sorted."""
+    """``name``, ``month`` (a monthly pandas Period, UTC) and ``cost`` of every storage line, sorted: of the rows, or
+    of the storage rollup read as rows."""
     frame = table_result(_storage_expr(usage))
     months = pd.PeriodIndex.from_fields(year=frame["year"].astype(int), month=frame["month"].astype(int), freq="M")
     frame = pd.DataFrame({"name": frame["name"].astype(str), "month": months, "cost": frame["cost"].astype(float)})
@@ -846,7 +901,7 @@ def storage_by_month(usage: ir.Table) -> pd.DataFrame:
 
 @built
 def _storage_rows_expr(usage: ir.Table, names: tuple[str, ...] | None) -> ir.Table:
-    lines = _storage(usage)
+    lines = _storage(usage)  # the rows'
     if names is not None:
         lines = lines.filter(lines.name.isin(list(names)) if names else ibis.literal(False))
     return lines.drop("name").limit(ROWS_BEHIND).order_by("source_row")  # as ``rows``: the first found
@@ -924,3 +979,20 @@ def _checks_expr(usage: ir.Table) -> ir.Table:
         untagged_costed=_untagged_costed(usage))
     return rows.aggregate(**{f"{check}__{name}": value for check, facts in CHECK_FACTS.items()
                              for name, value in facts(rows).items()})
+
+
+BEHIND: dict[str, Callable[[ir.Table, RowsBehind], pd.DataFrame]] = {  # ``RowsBehind.kind``: its rows' query
+    "failed": lambda usage, behind: failed_rows(usage, behind.interval_min, behind.restart_min),
+    "interrupted": lambda usage, behind: interrupted_rows(usage, behind.interval_min, behind.restart_min),
+    "completed": lambda usage, behind: completed_rows(usage),
+    "paid": lambda usage, behind: paid_rows(usage),
+    "idle": lambda usage, behind: idle_rows(usage),
+    "storage": lambda usage, behind: storage_rows(usage, None if behind.names is None else list(behind.names)),
+    "untagged": lambda usage, behind: untagged_rows(usage),
+}
+
+
+def rows_behind(usage: pd.DataFrame | ir.Table, behind: RowsBehind) -> pd.DataFrame:
+    """The rows of ``usage`` (the rows a checklist was drawn from, never a rollup) behind a check (``behind``): at
+    most ``ROWS_BEHIND``, in source order, as the check would have read them."""
+    return BEHIND[behind.kind](tables.table_of(usage), behind)

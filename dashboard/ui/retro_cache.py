@@ -25,7 +25,7 @@ from dashboard import settings
 from dashboard.core.scenario import Scenario
 from dashboard.query import engine, tables
 from dashboard.query.opened import Table, is_table
-from dashboard.retro import amortise, calibrate, filters, join, mix, tabs, units
+from dashboard.retro import amortise, calibrate, filters, join, mix, tabs, units, waste
 from dashboard.retro.registry import RetroFigure
 from dashboard.retro.view import Choices, RetroView, Rollups, export_options, rollup_of, tile_costs
 from dashboard.safe_text import markdown_text
@@ -122,6 +122,19 @@ def run(entry: RetroFigure[R], view: RetroView) -> R:
     choices, the entry's name and the plan compared with: the tab and the report draw from the same result, so a
     figure already shown is not computed again."""
     return cast(R, _result(view.key, view.choices, entry.name, view.plan, entry, view))
+
+
+@st.cache_data(max_entries=ENTRIES, show_spinner=False)
+def _rows_behind(key: Hashable, behind: waste.RowsBehind, _usage: Table) -> pd.DataFrame:
+    """The rows behind a waste check of the view ``key`` names (``waste.rows_behind``)."""
+    return waste.rows_behind(_usage, behind)
+
+
+def rows_behind(view: RetroView, behind: waste.RowsBehind) -> pd.DataFrame:
+    """The rows of ``view`` behind a waste check (``WasteCheck.behind``), read when the page asks for them (the
+    checklist reads none: at 10⁸ rows a check's rows can take a scan) and kept by the view's key."""
+    with busy("Reading the rows behind this figure…", view.input_rows):
+        return _rows_behind(view.key, behind, view.shown)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False, hash_funcs=SCENARIO_HASH)

@@ -567,8 +567,9 @@ def no_amount_waste(checklist: list[WasteCheck], currency: str | None) -> str:
 
 def waste_section(view: RetroView) -> None:
     """The waste found, in the bill's currency: the headline, three tiles, the chart (or one line saying none
-    was found, rather than empty axes) and each check with the rows behind it; an interruption's loss follows the
-    view's plan (its checkpoint interval and restart)."""
+    was found, rather than empty axes) and each check with the rows behind it, read when the user asks for them
+    (a toggle in its expander); an interruption's loss follows the view's plan (its checkpoint interval and
+    restart)."""
     currency = view.currency
     result = cache.run(WASTE, view)
     checklist, summary = list(result.checklist), result.summary
@@ -597,11 +598,17 @@ def waste_section(view: RetroView) -> None:
                     expanded=False):
             st.markdown(markdown_text(check.detail))
             rows = check.rows
+            if rows is None and check.behind is not None and st.toggle(
+                    "Show the rows behind this figure", key=f"retro.waste.rows.{check.id}",
+                    help=f"Reads at most {ROWS_BEHIND:,} of the rows behind it."):
+                rows = cache.rows_behind(view, check.behind)
             if rows is not None and len(rows):
                 more = "at least " if len(rows) >= ROWS_BEHIND else ""
                 st.caption(f"{more}{len(rows):,} rows behind this figure (first {min(len(rows), ROWS_SHOWN):,} "
                       "shown).")
                 st.dataframe(rows.head(ROWS_SHOWN), hide_index=True, width="stretch")
+            elif rows is not None and check.rows is None:  # read when asked, and none found
+                st.caption("No rows behind this figure.")
 
 
 def ranked_checks(result: WasteResult) -> list[tuple[WasteCheck, str]]:

@@ -14,10 +14,11 @@ from ibis.backends import BaseBackend
 
 from dashboard.query import engine, opened
 from dashboard.workspace.datasets import Metadata
-from dashboard.workspace.rollups import JOBS, OPENED_TABLES, Answer, Rollup, choose
+from dashboard.workspace.rollups import BY_NAME, JOBS, OPENED_TABLES, Answer, Rollup, choose
 
 AS_ROWS = ("rows", "gpu_hours", "cost", "tokens", "gpu_hours_rows", "cost_rows", "last_start", "last_end")  # read
 _OPENED: dict[tuple[int, str, str], ir.Table] = {}  # rollups read as rows, as ``rollups.read`` keeps them
+STORAGE = BY_NAME["storage"]
 
 
 def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
@@ -35,6 +36,8 @@ def as_rows(table: ir.Table, rollup: Rollup) -> ir.Table:
     one reads the rows."""
     if rollup.name == JOBS.name:
         return _jobs_as_rows(table)
+    if rollup.name == STORAGE.name:
+        return _storage_as_rows(table)
     keep = list(rollup.columns)
     times = {"period_start": table.last_start, "period_end": table.last_end} if rollup.unit else {}
     sums = table.select(*keep, **times, gpu_hours=table.gpu_hours.cast("float64"), cost=table.cost.cast("float64"),
@@ -66,6 +69,15 @@ def _jobs_as_rows(table: ir.Table) -> ir.Table:
                         tokens=table.tokens.cast("float64"), rows=table["rows"],
                         row_count=table["rows"].cast("int64"), period_start=table.first_start,
                         last_start=table.last_start)
+
+
+def _storage_as_rows(table: ir.Table) -> ir.Table:
+    """The storage rollup's ``table`` read as rows: each storage line's (``storage_line``, NULL for the other rows)
+    cost of a month as ``cost`` (a float; its lines all have a positive cost), its count of rows as ``row_count`` and
+    its latest start as ``period_start`` (in the month of the rollup file it was summed in: the month of every
+    start it sums)."""
+    return table.select(*STORAGE.columns, cost=table.cost.cast("float64"), row_count=table["rows"].cast("int64"),
+                        period_start=table.last_start)
 
 
 def chooser(backend: BaseBackend, info: Metadata,

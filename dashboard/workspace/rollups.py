@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -49,6 +49,7 @@ from ibis.backends import BaseBackend
 
 from dashboard import settings
 from dashboard.query import engine
+from dashboard.query.columns import storage_name
 from dashboard.workspace.datasets import USAGE, DatasetError, Metadata, open_table
 from dashboard.workspace.writer import PARTITION
 
@@ -62,6 +63,8 @@ COST_BASES = ("cost", "billed_cost")
 # each row ("the GPU rows": GPU-hours > 0; "with a cost": cost ≠ 0) reads a rollup grouped by the sign the same:
 # a sum of positive amounts is positive, of negative ones negative.
 SIGNS = {"gpu_sign": "gpu_hours", "cost_sign": "cost", "tokens_sign": "tokens"}
+# Keys a rollup may group by that are a function of the row: a storage line's name, NULL for any other row
+DERIVED: dict[str, Callable[[ir.Table], ir.Value]] = {"storage_line": storage_name}
 
 
 class RollupMismatch(DatasetError):
@@ -125,6 +128,8 @@ ROLLUPS: tuple[Rollup, ...] = (
     # the prices paid per GPU type (the GPU rows with a cost), a project's tiles
     Rollup("runs", None, ("team", "project", "run_id", "run_state", "pricing", "charge_kind", "gpu_type",
                           "gpu_sign", "cost_sign", "tokens_sign", "currency")),
+    # Waste's storage growth: each storage line's cost per month (its files' month), the other rows in one NULL line
+    Rollup("storage", None, ("storage_line", "currency")),
 )
 # Plan vs actual's and Waste's interruptions: per run, state, tier and charge kind, by the signs of GPU-hours, cost
 # and tokens and a segment's marks (``dashboard.query.segments``). Built apart, over every month at once (a run's
@@ -156,7 +161,8 @@ def keyed(usage: ir.Table) -> ir.Table:
         across = end > (at + 1) * size
         first, last = _span(unit)
         keys.update({unit: at, first: ibis.ifelse(across, start, null), last: ibis.ifelse(across, end, null)})
-    keys.update({column: _sign(usage[SIGNS[column]]) if column in SIGNS else usage[column]
+    keys.update({column: _sign(usage[SIGNS[column]]) if column in SIGNS
+                 else DERIVED[column](usage) if column in DERIVED else usage[column]
                  for rollup in ROLLUPS for column in rollup.columns})
     summed = {m.column for m in MEASURES if m.kind == "sum"}
     read = {m.column: usage[m.column].cast(AMOUNT) if m.column in summed else usage[m.column]

@@ -48,7 +48,7 @@ def _rollup(name: str, built: str) -> str:
     ("Spend", {"retro.teams": "llm-pretrain"}, "daily_team"),
     ("Spend", {"retro.projects": "pretrain-13b"}, "daily_run"),  # a project filter: the rollup by project
     ("Attribution", {}, "jobs"),  # the smallest by team, project and run since the runs rollup keeps the signs
-    ("Waste", {}, "jobs"),  # its sums; the rows behind each check are rows (below)
+    ("Waste", {}, "jobs"),  # its sums; its storage lines from the storage rollup, the rows behind each check rows
     ("Waste", {"retro.teams": "llm-pretrain"}, "jobs"),  # the jobs rollup keeps the team
     ("Load profile", {}, "hourly"),
     ("Load profile", {"retro.teams": "llm-pretrain"}, None),  # no hourly rollup keeps the team
@@ -63,6 +63,8 @@ def test_each_tab_names_the_table_it_read(app, workspace, tab, filters, read):
     assert not at.exception and not at.error, [e.value for e in at.error]
     built = f"{pd.Timestamp(info.imported_at):%H:%M}"
     behind = f"; the rows behind it from {ROWS}" if tab == "Waste" and read else ""
+    if tab == "Waste" and not filters:  # the whole dataset's storage lines from the storage rollup
+        behind = f"; storage lines from {_rollup('storage', built)}{behind}"
     assert _answered(at) == [f"Answered from {_rollup(read, built) if read else ROWS}{behind}"]
 
 

@@ -509,6 +509,19 @@ def test_waste_has_a_headline_in_dollars_and_share_of_spend(app):
     assert {"Successful-run share", "Storage growing", "Untagged spend (hygiene)"} <= set(labels)
 
 
+def test_the_rows_behind_a_waste_check_are_read_when_asked(app):
+    at = open_retro(app, {"retro.view": "Waste"})
+    assert not at.exception
+    drawn = len(at.dataframe)  # the tab as first drawn
+    at.toggle(key="retro.waste.rows.storage_growth").set_value(True).run()
+    assert not at.exception and len(at.dataframe) == drawn + 1
+    assert "3 rows behind this figure (first 3 shown)." in [c.value for c in at.caption]
+    (rows,) = [frame.value for frame in at.dataframe if "northwind-checkpoints" in set(frame.value.get(
+        "resource_id", []))]  # the sample's checkpoint bucket: $46, $207, $368 a month
+    assert rows["resource_id"].tolist() == ["northwind-checkpoints"] * 3
+    assert rows["cost"].tolist() == [46.0, 207.0, 368.0]
+
+
 def test_unit_costs_say_what_to_import_in_words(app):
     at = open_retro(app, {"retro.view": "Unit costs"})
     captions = [c.value for c in at.caption]

@@ -17,7 +17,7 @@ from dashboard.core.scenario import Scenario
 from dashboard.ingest.run_states import FAILED_STATES
 from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine, opened
-from dashboard.retro import spend, tabs
+from dashboard.retro import spend, tabs, waste
 from dashboard.retro.filters import FILTERED_COLUMNS, FilterOptions, filter_options
 from dashboard.retro.registry import FIGURES, Grain
 from dashboard.retro.view import Choices, Filters, RetroView, export_options, filtered, whole
@@ -419,7 +419,8 @@ def test_waste_from_the_jobs_rollup_gives_the_checks_by_hand(tmp_path, interval,
     plan = Scenario(checkpoint_interval_min=interval, restart_min=restart)
     view = dataclasses.replace(_view(usage, rollups_chooser=rollup_rows.chooser(engine.default(), info, tmp_path)),
                                plan=plan)
-    assert tabs.source(BY_NAME["waste"], view)[1] == f"{_label(info, 'jobs')}; the rows behind it from the rows (9)"
+    assert tabs.source(BY_NAME["waste"], view)[1] == (
+        f"{_label(info, 'jobs')}; storage lines from {_label(info, 'storage')}; the rows behind it from the rows (9)")
     checks = {check.id: check for check in tabs.run(BY_NAME["waste"], view).checklist}
     assert checks["failed_runs"].figure == pytest.approx(failed_share, abs=1e-9)
     assert checks["failed_runs"].usd == pytest.approx(8.0 + 32.0, abs=CENT)
@@ -428,7 +429,9 @@ def test_waste_from_the_jobs_rollup_gives_the_checks_by_hand(tmp_path, interval,
     assert checks["successful_runs"].figure == pytest.approx(100 * 88 / 168, abs=1e-9)  # COMPLETED $ of $ with a state
     assert checks["idle_capacity"].usd == pytest.approx(10.0 + 5.0, abs=CENT)  # unused line + reserved GPU row, no run
     assert "2025-04-16 to 2025-04-16" in checks["idle_capacity"].detail  # its first and last day, from the rollup
-    assert set(checks["interrupted_runs"].rows["run_state"]) == {"NODE_FAIL", "REQUEUED"}  # the rows behind it
+    assert checks["interrupted_runs"].rows is None  # the rows behind it, read when asked
+    behind = waste.rows_behind(usage, checks["interrupted_runs"].behind)
+    assert set(behind["run_state"]) == {"NODE_FAIL", "REQUEUED"}
     rows = dataclasses.replace(_view(usage), plan=plan)
     assert _same(tabs.run(BY_NAME["waste"], view), BY_NAME["waste"].query(rows))  # the rows' answer, to the cent
 
@@ -436,6 +439,7 @@ def test_waste_from_the_jobs_rollup_gives_the_checks_by_hand(tmp_path, interval,
 def test_waste_names_the_rollup_of_its_sums_and_the_rows_behind_them(sample):
     info, usage = sample
     assert tabs.source(BY_NAME["waste"], _view(usage, rollups_chooser=rollups_of(info)))[1] == (
-        f"{_label(info, 'jobs')}; the rows behind it from {_label(info, None)}")
+        f"{_label(info, 'jobs')}; storage lines from {_label(info, 'storage')}; the rows behind it from "
+        f"{_label(info, None)}")
     dated = _view(usage, Filters(**APRIL), rollups_of(info))  # dates: no rollup keeps a day and the segments' marks
     assert tabs.source(BY_NAME["waste"], dated)[1] == _label(info, None)

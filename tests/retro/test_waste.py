@@ -21,7 +21,7 @@ from dashboard.retro.waste import (
 )
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
-CHECK_KEYS = {"id", "check", "kind", "figure", "unit", "usd", "detail", "rows"}
+CHECK_KEYS = {"id", "check", "kind", "figure", "unit", "usd", "detail", "rows", "behind"}
 
 
 STATES = usage(

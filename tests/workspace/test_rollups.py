@@ -27,7 +27,7 @@ UTC = "UTC"
 
 def _rows() -> pd.DataFrame:
     """Two currencies, missing tags and costs, amounts whose float sums are not exact (0.1 + 0.2), a row across two
-    days and hours (20:30 to 04:30 the next day), a row without a start, in April and May."""
+    days and hours (20:30 to 04:30 the next day), a row without a start, a storage line (team c), in April and May."""
     def at(text):
         return pd.Timestamp(text, tz=UTC) if text else pd.NaT
 
@@ -41,6 +41,7 @@ def _rows() -> pd.DataFrame:
          None),
         ("2025-05-31 23:00", "2025-06-01 00:00", 2.0, 0.3, 0.3, "USD", "on_demand", "usage", "H100", "a", "p1", "r1"),
         (None, None, 3.0, 0.7, 0.7, None, None, None, None, "b", None, None),
+        ("2025-05-01 00:00", "2025-05-01 01:00", None, 0.4, 0.4, "USD", None, "usage", None, "c", "p4", None),
     ]
     columns = ["period_start", "period_end", "gpu_hours", "cost", "billed_cost", "currency", "pricing", "charge_kind",
                "gpu_type", "team", "project", "run_id"]
@@ -118,10 +119,20 @@ def test_each_rollup_equals_the_rows_for_every_grain_currency_and_cost_basis(tmp
     seconds = frame["period_start"].astype("int64") // 10**9
     raw = frame.assign(day=_day(frame), hour=(seconds // 3600).where(frame["period_start"].notna()),
                        gpu_sign=np.sign(frame["gpu_hours"]), cost_sign=np.sign(frame["cost"]),
-                       tokens_sign=np.sign(frame["tokens"]))  # NaN: none
+                       tokens_sign=np.sign(frame["tokens"]),  # NaN: none
+                       storage_line=_storage_lines(frame))
     for column in (*rollup.columns, *((rollup.unit,) if rollup.unit else ())):
         keys = sorted({column, "currency"})
         assert _sums(table, keys) == _sums(raw, keys), (rollup.name, column)
+
+
+def _storage_lines(frame: pd.DataFrame) -> pd.Series:
+    """Each row's storage line by hand: "team / project" (no resource id here) for a row without GPU-hours or run,
+    with a positive cost, not a commitment line, with both tags; None for the others."""
+    line = ((frame["gpu_hours"].fillna(0) <= 0) & frame["run_id"].isna() & (frame["cost"].fillna(0) > 0)
+            & ~frame["charge_kind"].isin(["commitment", "unused_commitment"]) & frame["team"].notna()
+            & frame["project"].notna())
+    return (frame["team"] + " / " + frame["project"]).where(line, None)
 
 
 def _losing(write):
@@ -255,19 +266,21 @@ def test_each_rollup_is_one_grouping_set_named_by_its_grouping_id():
     assert ids == {"daily_team": 0b000000001111111, "runs": 0b011100000000000}  # the columns each does not group by
 
 
-FIRST_QUARTER = {"daily_team": 4726, "daily_run": 106416, "daily_gpu": 1365, "hourly": 13104, "runs": 13545}
-ALL_FIVE = ["daily_team", "daily_run", "daily_gpu", "hourly", "runs"]
-BUT_RUNS_DAILY = ["daily_team", "daily_gpu", "hourly", "runs"]
+FIRST_QUARTER = {"daily_team": 4726, "daily_run": 106416, "daily_gpu": 1365, "hourly": 13104, "runs": 13545,
+                 "storage": 506}
+EVERY = ["daily_team", "daily_run", "daily_gpu", "hourly", "runs", "storage"]
+BUT_RUNS_DAILY = ["daily_team", "daily_gpu", "hourly", "runs", "storage"]
 
 
 @pytest.mark.parametrize(("sizes", "rows", "percent", "free", "kept"), [
-    # 10^6 generated rows: 139,156 rollup rows; within max(50,000, 100,000) without the daily run rollup (32,740)
+    # 10^6 generated rows: 139,662 rollup rows; within max(50,000, 100,000) without the daily run rollup (33,246)
     (FIRST_QUARTER, 1_000_000, None, None, BUT_RUNS_DAILY),
-    (FIRST_QUARTER, 10_000_000, None, None, ALL_FIVE),  # 500,000 rows allowed: all five (the grain is saturated)
-    ({name: 200 for name in ALL_FIVE}, 242, None, None, ALL_FIVE),  # a small file: within the free rows
-    (FIRST_QUARTER, 1_000_000, "1", "0", ["daily_team", "daily_gpu"]),  # 10,000 allowed: 1,365 + 4,726, not + 13,104
+    (FIRST_QUARTER, 10_000_000, None, None, EVERY),  # 500,000 rows allowed: all six (the grain is saturated)
+    ({name: 200 for name in EVERY}, 242, None, None, EVERY),  # a small file: within the free rows
+    # 10,000 allowed: 506 + 1,365 + 4,726, not + 13,104
+    (FIRST_QUARTER, 1_000_000, "1", "0", ["daily_team", "daily_gpu", "storage"]),
     (FIRST_QUARTER, 1_000_000, "0", "0", []),
-    (FIRST_QUARTER, 1_000_000, "100", "0", ALL_FIVE),
+    (FIRST_QUARTER, 1_000_000, "100", "0", EVERY),
 ])
 def test_rollups_are_kept_smallest_first_within_the_budget(monkeypatch, sizes, rows, percent, free, kept):
     for name, value in ((settings.ROLLUP_MAX_PERCENT, percent), (settings.ROLLUP_FREE_ROWS, free)):
