@@ -45,7 +45,8 @@ each rule; they are:
 
 Every figure is a query over the table (a pandas frame is bound to the engine, a workspace dataset is read where it
 is); only small results (the main run's token rows, sums by group, the source rows cited: ``_found``) come back to
-pandas.
+pandas. Over a workspace dataset's own rows (``rollups``, its chooser) the sums read its rollups by run, price and
+job segment (``RUN_GRAIN``, ``PRICE_GRAIN``, ``JOB_GRAIN``) and the rows only what is a row (docs/calibration.md).
 """
 
 from __future__ import annotations
