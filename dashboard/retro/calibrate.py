@@ -178,6 +178,28 @@ def _counted(rows: ir.Table, test: ir.BooleanValue | None = None) -> ir.IntegerS
     return rows.row_count.sum() if test is None else ibis.ifelse(holds(test), rows.row_count, 0).sum()
 
 
+TAGS = ("run_id", "project", "team")  # what a GPU row's kind is a function of
+Triples = tuple[tuple[str | None, ...], ...]  # rows' run id, project and team (``TAGS``), None for none
+
+
+def _triples(frame: pd.DataFrame) -> Triples:
+    """The rows of ``frame`` (``TAGS`` columns) as ``Triples``."""
+    return tuple(tuple(None if pd.isna(value) else str(value) for value in row)
+                 for row in frame[list(TAGS)].itertuples(index=False))
+
+
+def _tagged(usage: ir.Table, tagged: Triples) -> ir.BooleanValue:
+    """Rows whose run id, project and team are each one of ``tagged``'s: every row of those triples (and maybe more,
+    of their mixes), a test of the rows' sort key (team, project) that lets the engine skip other row groups."""
+    tests = []
+    for at, tag in enumerate(TAGS):
+        values = {triple[at] for triple in tagged}
+        named = sorted(value for value in values if value is not None)
+        test = usage[tag].isin(named) if named else ibis.literal(False)
+        tests.append(holds(test | usage[tag].isnull()) if None in values else holds(test))
+    return ibis.and_(*tests)
+
+
 def _frame(expr: ir.Table) -> pd.DataFrame:
     """A table expression's result (``execute`` of a table is a frame)."""
     return cast(pd.DataFrame, execute(expr))
@@ -494,15 +516,22 @@ def _event_runs_expr(rolled: ir.Table, states: tuple[str, ...] | None) -> ir.Tab
     return rows.select("run_id").distinct().order_by("run_id")
 
 
+@built
+def _run_tags_expr(rolled: ir.Table, run_ids: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(rolled, rolled.run_id.isin(list(run_ids)))
+    return rows.select(*TAGS).distinct().order_by(list(TAGS))
+
+
 @query
-def event_runs(rolled: ir.Table, states: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    """``_event_runs_expr``'s run ids."""
-    return tuple(str(run) for run in _frame(_event_runs_expr(rolled, states))["run_id"])
+def event_runs(rolled: ir.Table, states: tuple[str, ...] | None = None) -> Triples:
+    """The tags (``TAGS``) of every row of the runs ``_event_runs_expr`` names, from the rollup."""
+    run_ids = tuple(str(run) for run in _frame(_event_runs_expr(rolled, states))["run_id"])
+    return _triples(_frame(_run_tags_expr(rolled, run_ids))) if run_ids else ()
 
 
-def _of_runs(usage: ir.Table, run_ids: tuple[str, ...]) -> ir.Table:
-    """The rows of ``run_ids``."""
-    return rows_where(usage, usage.run_id.isin(list(run_ids)))
+def _of_runs(usage: ir.Table, tagged: Triples) -> ir.Table:
+    """The rows of the runs ``tagged`` names, all of them (``tagged`` holds every tag triple of their rows)."""
+    return rows_where(usage, _tagged(usage, tagged))
 
 
 @built
@@ -662,8 +691,6 @@ def _kind(usage: ir.Table, main: tuple[str, ...]) -> ir.StringColumn:
                       else_="experiment")
 
 
-TAGS = ("run_id", "project", "team")  # what a GPU row's kind is a function of
-
 
 def _tag_kinds(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
     """The GPU rows' GPU-hours and count by their tags, each tag triple with its kind: the words are matched once a
@@ -705,20 +732,28 @@ def _tag_key(usage: ir.Table) -> ir.StringValue:
     return ibis.literal("\x1f").join([usage[tag].cast("string").fill_null(NO_TAG) for tag in TAGS])
 
 
+def _key_of(triple: tuple[str | None, ...]) -> str:
+    """``_tag_key`` of a triple."""
+    return "\x1f".join(NO_TAG if value is None else value for value in triple)
+
+
 @built
-def _overhead_keyed_rows_expr(usage: ir.Table, keys: tuple[tuple[str, tuple[str, ...]], ...]) -> ir.Table:
-    """``SOURCE_ROWS`` source rows of each overhead kind of ``keys`` (kind, its tags' ``_tag_key`` values, from a
-    rollup): the GPU rows with those tags (``_found``)."""
-    rows = rows_where(usage, gpu(usage))
-    return _by_source_row([_found(rows_where(rows, _tag_key(rows).isin(list(tagged)))
-                                  .select("source_row", kind=ibis.literal(kind))) for kind, tagged in keys])
+def _overhead_keyed_rows_expr(usage: ir.Table, keys: tuple[tuple[str, Triples], ...]) -> ir.Table:
+    """``SOURCE_ROWS`` source rows of each overhead kind of ``keys`` (kind, its tag triples, from a rollup): the GPU
+    rows with those tags (``_found``; ``_tagged`` first, which skips other teams' and projects' row groups)."""
+    firsts = []
+    for kind, tagged in keys:
+        rows = rows_where(usage, _tagged(usage, tagged) & gpu(usage))
+        rows = rows_where(rows, holds(_tag_key(rows).isin([_key_of(triple) for triple in tagged])))
+        firsts.append(_found(rows.select("source_row", kind=ibis.literal(kind))))
+    return _by_source_row(firsts)
 
 
 @built
 def _tag_keys_expr(rolled: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...]) -> ir.Table:
     tags = _tag_kinds(rolled, main)
     tags = tags.filter(tags.kind.isin(list(kinds)))
-    return tags.select("kind", key=_tag_key(tags)).order_by(["kind", "key"])
+    return tags.select("kind", *TAGS).order_by(["kind", *TAGS])
 
 
 @query
@@ -733,7 +768,7 @@ def _tag_keys(rolled: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...]) -
 
 @query
 def _overhead_rows(usage: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...],
-                   keys: tuple[tuple[str, tuple[str, ...]], ...] | None = None) -> pd.DataFrame:
+                   keys: tuple[tuple[str, Triples], ...] | None = None) -> pd.DataFrame:
     return _frame(_overhead_rows_expr(usage, main, kinds) if keys is None else _overhead_keyed_rows_expr(usage, keys))
 
 
@@ -750,7 +785,7 @@ def overhead_sums(usage: ir.Table, main: tuple[str, ...], summed: ir.Table | Non
     if summed is None:
         return sums, _overhead_rows(usage, main, kinds)
     keyed = _tag_keys(summed, main, kinds)
-    keys = tuple((kind, tuple(str(key) for key in keyed.loc[keyed["kind"] == kind, "key"])) for kind in kinds)
+    keys = tuple((kind, _triples(keyed.loc[keyed["kind"] == kind])) for kind in kinds)
     return sums, _overhead_rows(usage, main, kinds, keys)
 
 
