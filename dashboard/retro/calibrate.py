@@ -188,11 +188,13 @@ def _triples(frame: pd.DataFrame) -> Triples:
                  for row in frame[list(TAGS)].itertuples(index=False))
 
 
-def _tagged(usage: ir.Table, tagged: Triples) -> ir.BooleanValue:
-    """Rows whose run id, project and team are each one of ``tagged``'s: every row of those triples (and maybe more,
+def _tagged(usage: ir.Table, tagged: Triples, tags: tuple[str, ...] = TAGS) -> ir.BooleanValue:
+    """Rows whose ``tags`` (of ``TAGS``) are each one of ``tagged``'s: every row of those triples (and maybe more,
     of their mixes), a test of the rows' sort key (team, project) that lets the engine skip other row groups."""
     tests = []
     for at, tag in enumerate(TAGS):
+        if tag not in tags:
+            continue
         values = {triple[at] for triple in tagged}
         named = sorted(value for value in values if value is not None)
         test = usage[tag].isin(named) if named else ibis.literal(False)
@@ -724,27 +726,16 @@ def _by_source_row(firsts: list[ir.Table]) -> ir.Table:
     return ibis.union(*firsts, distinct=False).select("kind", "source_row").order_by("source_row")
 
 
-NO_TAG = "\x1e"  # a tag's stand-in for none in ``_tag_key``: a control character no imported label keeps
-
-
-def _tag_key(usage: ir.Table) -> ir.StringValue:
-    """A row's tags (``TAGS``) as one text, none told from any label."""
-    return ibis.literal("\x1f").join([usage[tag].cast("string").fill_null(NO_TAG) for tag in TAGS])
-
-
-def _key_of(triple: tuple[str | None, ...]) -> str:
-    """``_tag_key`` of a triple."""
-    return "\x1f".join(NO_TAG if value is None else value for value in triple)
-
-
 @built
-def _overhead_keyed_rows_expr(usage: ir.Table, keys: tuple[tuple[str, Triples], ...]) -> ir.Table:
-    """``SOURCE_ROWS`` source rows of each overhead kind of ``keys`` (kind, its tag triples, from a rollup): the GPU
-    rows with those tags (``_found``; ``_tagged`` first, which skips other teams' and projects' row groups)."""
+def _overhead_keyed_rows_expr(usage: ir.Table, main: tuple[str, ...], keys: tuple[tuple[str, Triples], ...]
+                              ) -> ir.Table:
+    """``SOURCE_ROWS`` source rows of each overhead kind of ``keys`` (kind, the tag triples of its rows, from a
+    rollup): the GPU rows of that kind (``_found``) within those triples' teams and projects (``_tagged``, which
+    skips other row groups: the words are matched on the rows of those only)."""
     firsts = []
     for kind, tagged in keys:
-        rows = rows_where(usage, _tagged(usage, tagged) & gpu(usage))
-        rows = rows_where(rows, holds(_tag_key(rows).isin([_key_of(triple) for triple in tagged])))
+        rows = rows_where(usage, _tagged(usage, tagged, ("project", "team")) & gpu(usage))
+        rows = rows_where(rows, holds(_kind(rows, main) == kind))
         firsts.append(_found(rows.select("source_row", kind=ibis.literal(kind))))
     return _by_source_row(firsts)
 
@@ -769,7 +760,8 @@ def _tag_keys(rolled: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...]) -
 @query
 def _overhead_rows(usage: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...],
                    keys: tuple[tuple[str, Triples], ...] | None = None) -> pd.DataFrame:
-    return _frame(_overhead_rows_expr(usage, main, kinds) if keys is None else _overhead_keyed_rows_expr(usage, keys))
+    return _frame(_overhead_rows_expr(usage, main, kinds) if keys is None else
+                  _overhead_keyed_rows_expr(usage, main, keys))
 
 
 def overhead_sums(usage: ir.Table, main: tuple[str, ...], summed: ir.Table | None = None
