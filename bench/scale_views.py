@@ -120,7 +120,8 @@ def tab(entry: Any, view: Any) -> dict[str, float]:
         run_params, params = calibrate.model_sizes(None, None, float(plan.active))
         _timed(steps, "measured inputs", lambda: calibrate.calibrate(
             view.narrowed_side(view.billing), None, main_run_ids=None, model_params=params,
-            gpus_per_node=plan.gpus_per_node, gpu_type=plan.gpu_type, run_params=run_params))
+            gpus_per_node=plan.gpus_per_node, gpu_type=plan.gpu_type, run_params=run_params,
+            rollups=None if view.narrowed else view.rollups))
     return steps
 
 

@@ -59,6 +59,14 @@ ADJUSTMENT = "adjustment"  # charges.ADJUSTMENT: credits, refunds, discounts, co
 _SECONDS_SLACK = 1.0  # an export's elapsed seconds may run one second past its rounded start and end
 
 
+
+def bounds() -> dict[str, object]:
+    """The bounds a row is checked with (``implausible``), as a workspace dataset records them at import: a
+    dataset whose record equals today's holds no implausible row (``retro.calibrate`` skips its scan)."""
+    return {"max_price_per_gpu_hour_usd": MAX_PRICE_PER_GPU_HOUR_USD, "max_row_cost_usd": MAX_ROW_COST_USD,
+            "max_row_gpus": MAX_ROW_GPUS, "unknown_period_h": UNKNOWN_PERIOD_H, "negative_slack": NEGATIVE_SLACK,
+            "adjustment": ADJUSTMENT, "units_per_usd": dict(UNITS_PER_USD)}
+
 def duration_s(rows: Rows, seconds: pd.Series, column: str) -> pd.Series:
     """``seconds`` with the durations beyond ``MAX_DURATION_S`` rejected (naming ``column``) and set to NaN, so a
     format may add them to a start."""

@@ -45,7 +45,8 @@ each rule; they are:
 
 Every figure is a query over the table (a pandas frame is bound to the engine, a workspace dataset is read where it
 is); only small results (the main run's token rows, sums by group, the source rows cited: ``_found``) come back to
-pandas.
+pandas. Over a workspace dataset's own rows (``rollups``, its chooser) the sums read its rollups by run, price and
+job segment (``RUN_GRAIN``, ``PRICE_GRAIN``, ``JOB_GRAIN``) and the rows only what is a row (docs/calibration.md).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ from dashboard.query.columns import number as as_float
 from dashboard.query.compiled import built, execute, query
 from dashboard.retro.gap import suggest_main_runs
 from dashboard.retro.units import catalogue_peak_tflops
+from dashboard.retro.view import Rollups, rollup_of
 from dashboard.retro.waste import _jobs, checkpointing, marked
 
 MFU_MIN_JOBS = 3
@@ -168,6 +170,38 @@ def _found(rows: ir.Table) -> ir.Table:
     return rows.limit(SOURCE_ROWS).order_by("source_row")
 
 
+def _counted(rows: ir.Table, test: ir.BooleanValue | None = None) -> ir.IntegerScalar:
+    """How many usage rows ``rows`` holds (where ``test`` holds): its rows, or for a rollup read as rows
+    (``rollup_rows.as_rows``) the sum of its ``row_count``."""
+    if "row_count" not in rows.columns:
+        return rows.count() if test is None else test.sum()
+    return rows.row_count.sum() if test is None else ibis.ifelse(holds(test), rows.row_count, 0).sum()
+
+
+TAGS = ("run_id", "project", "team")  # what a GPU row's kind is a function of
+Triples = tuple[tuple[str | None, ...], ...]  # rows' run id, project and team (``TAGS``), None for none
+
+
+def _triples(frame: pd.DataFrame) -> Triples:
+    """The rows of ``frame`` (``TAGS`` columns) as ``Triples``."""
+    return tuple(tuple(None if pd.isna(value) else str(value) for value in row)
+                 for row in frame[list(TAGS)].itertuples(index=False))
+
+
+def _tagged(usage: ir.Table, tagged: Triples, tags: tuple[str, ...] = TAGS) -> ir.BooleanValue:
+    """Rows whose ``tags`` (of ``TAGS``) are each one of ``tagged``'s: every row of those triples (and maybe more,
+    of their mixes), a test of the rows' sort key (team, project) that lets the engine skip other row groups."""
+    tests = []
+    for at, tag in enumerate(TAGS):
+        if tag not in tags:
+            continue
+        values = {triple[at] for triple in tagged}
+        named = sorted(value for value in values if value is not None)
+        test = usage[tag].isin(named) if named else ibis.literal(False)
+        tests.append(holds(test | usage[tag].isnull()) if None in values else holds(test))
+    return ibis.and_(*tests)
+
+
 def _frame(expr: ir.Table) -> pd.DataFrame:
     """A table expression's result (``execute`` of a table is a frame)."""
     return cast(pd.DataFrame, execute(expr))
@@ -202,11 +236,28 @@ class TableShape:
 def table_shape(usage: ir.Table) -> TableShape:
     """How the table's run ids are laid out, and the period it covers."""
     row = _frame(_shape_expr(usage)).iloc[0]
+    return _shape_of(row, first=None if pd.isna(row["first"]) else pd.Timestamp(row["first"]),
+                     last=None if pd.isna(row["last"]) else pd.Timestamp(row["last"]))
+
+
+def _shape_of(row: pd.Series, first: pd.Timestamp | None, last: pd.Timestamp | None) -> TableShape:
     run_rows, run_ids, projects = (int(as_float(row[name])) for name in ("run_rows", "run_ids", "projects"))
     return TableShape(run_rows, run_ids, projects,
-                      per_job=run_rows > 0 and run_ids == run_rows and run_ids > projects > 0,
-                      first=None if pd.isna(row["first"]) else pd.Timestamp(row["first"]),
-                      last=None if pd.isna(row["last"]) else pd.Timestamp(row["last"]))
+                      per_job=run_rows > 0 and run_ids == run_rows and run_ids > projects > 0, first=first, last=last)
+
+
+@built
+def _rolled_shape_expr(rolled: ir.Table) -> ir.Table:
+    rows = rows_where(rolled, gpu(rolled) & rolled.run_id.notnull() & holds(rolled.row_count > 0))
+    return rows.aggregate(run_rows=rows.row_count.sum(), run_ids=rows.run_id.nunique(),
+                          projects=rows.project.nunique())
+
+
+@query
+def rolled_shape(rolled: ir.Table) -> TableShape:
+    """``table_shape`` of the rows a rollup by run and the sign of GPU-hours stands for (``RUN_GRAIN``), read as rows:
+    the same counts (a group's GPU-hours are all above zero, or none is); the period is not read (None)."""
+    return _shape_of(_frame(_rolled_shape_expr(rolled)).iloc[0], first=None, last=None)
 
 
 def period_text(first: pd.Timestamp | None, last: pd.Timestamp | None) -> str:
@@ -217,13 +268,15 @@ def period_text(first: pd.Timestamp | None, last: pd.Timestamp | None) -> str:
     return f"{first:%Y-%m-%d} to {end:%Y-%m-%d}"
 
 
-def _main_runs(usage: ir.Table, shape: TableShape, main_run_ids: list[str] | None) -> tuple[list[str], str]:
-    """The main run ids, and how to name them in a basis."""
+def _main_runs(usage: ir.Table, shape: TableShape, main_run_ids: list[str] | None,
+               summed: ir.Table | None = None) -> tuple[list[str], str]:
+    """The main run ids, and how to name them in a basis; suggested from ``summed`` (a rollup by ``RUN_GRAIN`` read
+    as rows) when given, else from the rows."""
     if main_run_ids:
         ids = [str(run) for run in main_run_ids]
         return ids, _name_runs(ids, "given")
     by = "project" if shape.per_job else "run_id"
-    ids = suggest_main_runs(usage, by=by)
+    ids = suggest_main_runs(usage if summed is None else summed, by=by)
     if not ids:
         return [], ""
     if by == "project":
@@ -257,13 +310,17 @@ def _main(usage: ir.Table, main: tuple[str, ...]) -> ir.BooleanColumn:
 @built
 def _mfu_facts_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
     tokens = gpu(usage) & holds(usage.tokens > 0)
-    return usage.aggregate(token_rows=tokens.sum(), main_token_rows=(tokens & _main(usage, main)).sum(),
-                           failed_token_rows=(tokens & _main(usage, main) & failed(usage, FAILED_STATES)).sum())
+    main_tokens = tokens & _main(usage, main)
+    return usage.aggregate(token_rows=_counted(usage, tokens), main_token_rows=_counted(usage, main_tokens),
+                           failed_token_rows=_counted(usage, main_tokens & failed(usage, FAILED_STATES)))
 
 
 @built
-def _mfu_rows_expr(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
-    rows = rows_where(usage, gpu(usage) & holds(usage.tokens > 0) & _main(usage, main)
+def _mfu_rows_expr(usage: ir.Table, main: tuple[str, ...], projects: tuple[str, ...] | None = None) -> ir.Table:
+    """The main run's rows with tokens, not failed; within ``projects`` (the main run's, when known: a filter on the
+    rows' sort key skips the row groups of other projects)."""
+    within = ibis.literal(True) if projects is None else holds(usage.project.isin(list(projects)))
+    rows = rows_where(usage, within & gpu(usage) & holds(usage.tokens > 0) & _main(usage, main)
                       & ~failed(usage, FAILED_STATES))
     return rows.select("gpu_hours", "tokens", "gpu_type", "run_id", "source_row").order_by("source_row").limit(
         MFU_ROWS)
@@ -281,15 +338,37 @@ class MfuRows:
     rows: pd.DataFrame
 
 
+@built
+def _main_projects_expr(rolled: ir.Table, main: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(rolled, _main(rolled, main))
+    return rows.select(project=rows.project.cast("string")).distinct().order_by("project")
+
+
 @query
-def mfu_rows(usage: ir.Table, main: tuple[str, ...]) -> MfuRows:
-    """The main run's rows with tokens, not in a failed state, and the counts that say why there are none (the rows
-    are not read when the main run has no row with tokens, or every one is in a failed state)."""
+def _mfu_facts(usage: ir.Table, main: tuple[str, ...]) -> tuple[pd.Series, tuple[str, ...] | None]:
+    """The counts of ``mfu_rows``, and the main run's projects when ``usage`` is a rollup read as rows (None
+    otherwise, or when one of its rows has none)."""
     row = _frame(_mfu_facts_expr(usage, main)).iloc[0]
+    if "row_count" not in usage.columns:
+        return row, None
+    projects = _frame(_main_projects_expr(usage, main))["project"]
+    return row, None if projects.isna().any() else tuple(str(project) for project in projects)
+
+
+@query
+def _mfu_rows(usage: ir.Table, main: tuple[str, ...], projects: tuple[str, ...] | None, read: bool) -> pd.DataFrame:
+    expr = _mfu_rows_expr(usage, main, projects)
+    return _frame(expr if read else expr.limit(0))
+
+
+def mfu_rows(usage: ir.Table, main: tuple[str, ...], summed: ir.Table | None = None) -> MfuRows:
+    """The main run's rows with tokens, not in a failed state, and the counts that say why there are none (the rows
+    are not read when the main run has no row with tokens, or every one is in a failed state). ``summed``: a rollup
+    by ``RUN_GRAIN`` read as rows, which the counts and the main run's projects are read from."""
+    row, projects = _mfu_facts(usage if summed is None else summed, main)
     token_rows, main_token_rows, failed_token_rows = (
         int(as_float(row[name])) for name in ("token_rows", "main_token_rows", "failed_token_rows"))
-    expr = _mfu_rows_expr(usage, main)
-    rows = _frame(expr if main_token_rows > failed_token_rows else expr.limit(0))
+    rows = _mfu_rows(usage, main, projects, main_token_rows > failed_token_rows)
     return MfuRows(token_rows, main_token_rows, failed_token_rows, rows)
 
 
@@ -349,11 +428,12 @@ def _unsized_caveat(run_ids: list[str], model_params: float | None, logged_any: 
 
 
 def _mfu(usage: ir.Table, main: tuple[str, ...], runs_text: str, model_params: float | None,
-         billed_type: str | None = None, run_params: Mapping[int, float] | None = None) -> Measured:
+         billed_type: str | None = None, run_params: Mapping[int, float] | None = None,
+         summed: ir.Table | None = None) -> Measured:
     key = "mfu"
     if not main:
         return _missing(key, "no GPU row of the run export has a run id, so there is no main run to measure")
-    facts = mfu_rows(usage, main)
+    facts = mfu_rows(usage, main, summed)
     rows = facts.rows
     if not facts.token_rows:
         return _missing(key, NEEDS_TOKENS)
@@ -420,11 +500,40 @@ def _interruptions_expr(usage: ir.Table, per_job: bool) -> ir.Table:
     rows = _job_rows(usage, per_job)
     slurm_only = holds(rows.run_state.isin(["NODE_FAIL", "PREEMPTED", "TIMEOUT", "REQUEUED", "OUT_OF_MEMORY"]))
     return rows.aggregate(
-        jobs=rows.count(), gpu_hours=rows.gpu_hours.sum(), spot_gpu_hours=rows.gpu_hours.sum(where=rows.spot),
-        priced=rows.pricing.notnull().sum(), node_failures=rows.node_failure.sum(),
-        preemptions=rows.preempted.sum(),
-        spot_preemptions=(rows.preempted & rows.spot).sum(), slurm_only=slurm_only.sum(),
-        failed_jobs=failed(rows, FAILED_STATES).sum())
+        jobs=_counted(rows), gpu_hours=rows.gpu_hours.sum(), spot_gpu_hours=rows.gpu_hours.sum(where=rows.spot),
+        priced=_counted(rows, rows.pricing.notnull()), node_failures=_counted(rows, rows.node_failure),
+        preemptions=_counted(rows, rows.preempted),
+        spot_preemptions=_counted(rows, rows.preempted & rows.spot), slurm_only=_counted(rows, slurm_only),
+        failed_jobs=_counted(rows, failed(rows, FAILED_STATES)))
+
+
+@built
+def _event_runs_expr(rolled: ir.Table, states: tuple[str, ...] | None) -> ir.Table:
+    """The run ids of a jobs rollup's (``JOB_GRAIN``) interruptions counted (``states`` None), or of those it resumed
+    after in ``states``: the runs whose rows hold them (a job row's marks depend on its run's job rows only)."""
+    rows = _job_rows(rolled, False)
+    events = (rows.node_failure | rows.preempted) if states is None else (
+        rows.interrupted & holds(rows.run_state.isin(list(states))))
+    rows = rows.filter(events & holds(rows.row_count > 0))
+    return rows.select("run_id").distinct().order_by("run_id")
+
+
+@built
+def _run_tags_expr(rolled: ir.Table, run_ids: tuple[str, ...]) -> ir.Table:
+    rows = rows_where(rolled, rolled.run_id.isin(list(run_ids)))
+    return rows.select(*TAGS).distinct().order_by(list(TAGS))
+
+
+@query
+def event_runs(rolled: ir.Table, states: tuple[str, ...] | None = None) -> Triples:
+    """The tags (``TAGS``) of every row of the runs ``_event_runs_expr`` names, from the rollup."""
+    run_ids = tuple(str(run) for run in _frame(_event_runs_expr(rolled, states))["run_id"])
+    return _triples(_frame(_run_tags_expr(rolled, run_ids))) if run_ids else ()
+
+
+def _of_runs(usage: ir.Table, tagged: Triples) -> ir.Table:
+    """The rows of the runs ``tagged`` names, all of them (``tagged`` holds every tag triple of their rows)."""
+    return rows_where(usage, _tagged(usage, tagged))
 
 
 @built
@@ -455,15 +564,32 @@ class InterruptionCounts:
 
 
 @query
-def interruption_counts(usage: ir.Table, per_job: bool) -> InterruptionCounts:
-    """Sums over the GPU job rows (``_job_rows``) and the counted rows' source rows with their marks."""
-    row = _frame(_interruptions_expr(usage, per_job)).iloc[0]
+def _interruption_sums(usage: ir.Table, per_job: bool) -> pd.Series:
+    return _frame(_interruptions_expr(usage, per_job)).iloc[0]
+
+
+@query
+def _interruption_rows(usage: ir.Table, per_job: bool) -> pd.DataFrame:
+    return _frame(_interruption_rows_expr(usage, per_job))
+
+
+def interruption_counts(usage: ir.Table, per_job: bool, summed: ir.Table | None = None) -> InterruptionCounts:
+    """Sums over the GPU job rows (``_job_rows``) and the counted rows' source rows with their marks. ``summed``: the
+    jobs rollup read as rows (``JOB_GRAIN``; not with ``per_job``, whose runs are projects), which the sums are read
+    from, the rows only for the source rows of the runs with an interruption counted."""
+    row = _interruption_sums(usage if summed is None else summed, per_job)
     count = {name: int(as_float(row[name])) for name in ("jobs", "priced", "node_failures", "preemptions",
                                                          "spot_preemptions", "slurm_only", "failed_jobs")}
+    runs = None if summed is None else event_runs(summed) if count["node_failures"] or count["preemptions"] else ()
+    if runs == ():  # no interruption counted: no row to cite
+        rows = pd.DataFrame({"source_row": pd.Series(dtype="int64"), **{
+            mark: pd.Series(dtype=bool) for mark in ("node_failure", "preempted", "spot")}})
+    else:
+        rows = _interruption_rows(usage if runs is None else _of_runs(usage, runs), per_job)
     return InterruptionCounts(
         count["jobs"], as_float(row["gpu_hours"]), as_float(row["spot_gpu_hours"]), count["priced"],
         count["node_failures"], count["preemptions"], count["spot_preemptions"],
-        count["slurm_only"], count["failed_jobs"], _frame(_interruption_rows_expr(usage, per_job)))
+        count["slurm_only"], count["failed_jobs"], rows)
 
 
 def _poisson_cdf(k: int, mean: float) -> float:
@@ -518,8 +644,9 @@ def _rate(key: str, count: int, node_days: float, what: str, rows: tuple[int, ..
                     f"{low:.3g}–{high:.3g}", RULES[key], "; ".join(caveats) or None, rows, thin)
 
 
-def _interruptions(usage: ir.Table, per_job: bool, gpus_per_node: int) -> dict[str, Measured]:
-    facts = interruption_counts(usage, per_job)
+def _interruptions(usage: ir.Table, per_job: bool, gpus_per_node: int, summed: ir.Table | None = None
+                   ) -> dict[str, Measured]:
+    facts = interruption_counts(usage, per_job, None if per_job else summed)
     rows = facts.rows
     keys = ("node_failures_per_1000_node_days", "spot_interruptions_per_1000_node_days")
     if not facts.jobs or facts.gpu_hours <= 0:
@@ -566,14 +693,12 @@ def _kind(usage: ir.Table, main: tuple[str, ...]) -> ir.StringColumn:
                       else_="experiment")
 
 
-TAGS = ("run_id", "project", "team")  # what a GPU row's kind is a function of
-
 
 def _tag_kinds(usage: ir.Table, main: tuple[str, ...]) -> ir.Table:
     """The GPU rows' GPU-hours and count by their tags, each tag triple with its kind: the words are matched once a
     triple (a few hundred), not once a row (6× faster over 10⁶ rows)."""
     rows = rows_where(usage, gpu(usage))
-    tags = rows.group_by(list(TAGS)).aggregate(gpu_hours=rows.gpu_hours.sum(), rows=rows.count())
+    tags = rows.group_by(list(TAGS)).aggregate(gpu_hours=rows.gpu_hours.sum(), rows=_counted(rows))
     return tags.mutate(kind=_kind(tags, main))
 
 
@@ -594,25 +719,74 @@ def _overhead_rows_expr(usage: ir.Table, main: tuple[str, ...], kinds: tuple[str
         these = tags.filter(tags.kind == kind)
         of_kind = rows.semi_join(these, [rows[tag].identical_to(these[tag]) for tag in TAGS])
         firsts.append(_found(of_kind.select("source_row", kind=ibis.literal(kind))))
+    return _by_source_row(firsts)
+
+
+def _by_source_row(firsts: list[ir.Table]) -> ir.Table:
     return ibis.union(*firsts, distinct=False).select("kind", "source_row").order_by("source_row")
 
 
+@built
+def _overhead_keyed_rows_expr(usage: ir.Table, main: tuple[str, ...], keys: tuple[tuple[str, Triples], ...]
+                              ) -> ir.Table:
+    """``SOURCE_ROWS`` source rows of each overhead kind of ``keys`` (kind, the tag triples of its rows, from a
+    rollup): the GPU rows of that kind (``_found``) within those triples' teams and projects (``_tagged``, which
+    skips other row groups: the words are matched on the rows of those only)."""
+    firsts = []
+    for kind, tagged in keys:
+        rows = rows_where(usage, _tagged(usage, tagged, ("project", "team")) & gpu(usage))
+        rows = rows_where(rows, holds(_kind(rows, main) == kind))
+        firsts.append(_found(rows.select("source_row", kind=ibis.literal(kind))))
+    return _by_source_row(firsts)
+
+
+@built
+def _tag_keys_expr(rolled: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...]) -> ir.Table:
+    tags = _tag_kinds(rolled, main)
+    tags = tags.filter(tags.kind.isin(list(kinds)))
+    return tags.select("kind", *TAGS).order_by(["kind", *TAGS])
+
+
 @query
-def overhead_sums(usage: ir.Table, main: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _overhead_sums(usage: ir.Table, main: tuple[str, ...]) -> pd.DataFrame:
+    return _frame(_overhead_expr(usage, main))
+
+
+@query
+def _tag_keys(rolled: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...]) -> pd.DataFrame:
+    return _frame(_tag_keys_expr(rolled, main, kinds))
+
+
+@query
+def _overhead_rows(usage: ir.Table, main: tuple[str, ...], kinds: tuple[str, ...],
+                   keys: tuple[tuple[str, Triples], ...] | None = None) -> pd.DataFrame:
+    return _frame(_overhead_rows_expr(usage, main, kinds) if keys is None else
+                  _overhead_keyed_rows_expr(usage, main, keys))
+
+
+def overhead_sums(usage: ir.Table, main: tuple[str, ...], summed: ir.Table | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """GPU-hours, rows and runs of the GPU rows by kind (main, none, eval, debug, experiment), and the source rows
-    of each overhead kind with runs (those of a kind without are not read: it is not measured)."""
-    sums = _frame(_overhead_expr(usage, main))
+    of each overhead kind with runs (those of a kind without are not read: it is not measured). ``summed``: a rollup
+    by ``RUN_GRAIN`` read as rows, which the sums and the tags of each kind are read from (the rows are read for the
+    source rows only)."""
+    sums = _overhead_sums(usage if summed is None else summed, main)
     kinds = tuple(kind for kind in OVERHEADS if (sums.loc[sums["kind"] == kind, "runs"] > 0).any())
     if not kinds:
         return sums, pd.DataFrame({"kind": pd.Series(dtype=str), "source_row": pd.Series(dtype="int64")})
-    return sums, _frame(_overhead_rows_expr(usage, main, kinds))
+    if summed is None:
+        return sums, _overhead_rows(usage, main, kinds)
+    keyed = _tag_keys(summed, main, kinds)
+    keys = tuple((kind, _triples(keyed.loc[keyed["kind"] == kind])) for kind in kinds)
+    return sums, _overhead_rows(usage, main, kinds, keys)
 
 
-def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str) -> dict[str, Measured]:
+def _overheads(usage: ir.Table, main: tuple[str, ...], runs_text: str, summed: ir.Table | None = None
+               ) -> dict[str, Measured]:
     if not main:
         return {key: _missing(key, "no GPU row has a run id, so runs cannot be told from the main run")
                 for key in OVERHEADS.values()}
-    sums, firsts = overhead_sums(usage, main)
+    sums, firsts = overhead_sums(usage, main, summed)
     by = {str(kind): (float(h), int(n), int(r)) for kind, h, n, r in
           sums[["kind", "gpu_hours", "rows", "runs"]].itertuples(index=False)}
     main_h = by.get("main", (0.0, 0, 0))[0]
@@ -647,14 +821,14 @@ def _prices_expr(usage: ir.Table) -> ir.Table:
     return rows.group_by(pricing=rows.pricing, gpu_type=rows.gpu_type.cast("string").fill_null("(unknown)"),
                          currency=rows.currency.cast("string").fill_null("")).aggregate(
         gpu_hours=rows.gpu_hours.sum(), priced_hours=rows.gpu_hours.sum(where=priced),
-        cost=rows.cost.sum(where=priced), rows=rows.count(), priced_rows=priced.sum())
+        cost=rows.cost.sum(where=priced), rows=_counted(rows), priced_rows=_counted(rows, priced))
 
 
 @built
-def _price_rows_expr(usage: ir.Table) -> ir.Table:
-    """``SOURCE_ROWS`` GPU rows of each pricing tier (``_found``)."""
+def _price_rows_expr(usage: ir.Table, pricings: tuple[str, ...]) -> ir.Table:
+    """``SOURCE_ROWS`` GPU rows of each pricing tier of ``pricings`` (``_found``)."""
     firsts = []
-    for pricing in PRICING_VALUES:
+    for pricing in pricings:
         rows = rows_where(usage, gpu(usage) & (usage.pricing == pricing))
         firsts.append(_found(rows.select("pricing", "source_row", priced=holds(rows.cost != 0))))
     return ibis.union(*firsts, distinct=False).select("pricing", "priced", "source_row").order_by("source_row")
@@ -667,12 +841,28 @@ def _currencies_expr(usage: ir.Table) -> ir.Table:
 
 
 @query
-def price_sums(usage: ir.Table) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """GPU-hours, priced GPU-hours (non-zero cost), cost and rows by pricing, GPU type and currency of the GPU rows
-    with a known pricing; the first source rows of each pricing, with whether each is priced; and the currencies of
-    the bill's rows with a cost, sorted ("" for none stated)."""
+def _price_sums(usage: ir.Table) -> tuple[pd.DataFrame, list[str]]:
     currencies = sorted(str(c) for c in _frame(_currencies_expr(usage))["currency"])
-    return _frame(_prices_expr(usage)), _frame(_price_rows_expr(usage)), currencies
+    return _frame(_prices_expr(usage)), currencies
+
+
+@query
+def _price_rows(usage: ir.Table, pricings: tuple[str, ...]) -> pd.DataFrame:
+    if not pricings:
+        return pd.DataFrame({"pricing": pd.Series(dtype=str), "priced": pd.Series(dtype=bool),
+                             "source_row": pd.Series(dtype="int64")})
+    return _frame(_price_rows_expr(usage, pricings))
+
+
+def price_sums(usage: ir.Table, summed: ir.Table | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """GPU-hours, priced GPU-hours (non-zero cost), cost and rows by pricing, GPU type and currency of the GPU rows
+    with a known pricing; the first source rows of each pricing they hold, with whether each is priced; and the
+    currencies of the bill's rows with a cost, sorted ("" for none stated). ``summed``: a rollup by ``PRICE_GRAIN``
+    read as rows, which the sums and currencies are read from (a group's GPU-hours and cost are all above, below or
+    at zero, or all missing, as its sums are); the rows are read for the source rows only."""
+    sums, currencies = _price_sums(usage if summed is None else summed)
+    pricings = tuple(pricing for pricing in PRICING_VALUES if (sums["pricing"] == pricing).any())
+    return sums, _price_rows(usage, pricings), currencies
 
 
 @built
@@ -707,11 +897,12 @@ def _catalogue_key(name: object) -> str | None:
     return None
 
 
-def _prices(bill: ir.Table | None, gpu_type: str | None = None) -> dict[str, Measured]:
+def _prices(bill: ir.Table | None, gpu_type: str | None = None, summed: ir.Table | None = None
+            ) -> dict[str, Measured]:
     keys = (*PRICINGS.values(), "reserved_share", "spot_share")
     if bill is None:
         return {key: _missing(key, NEEDS_BILL) for key in keys}
-    sums, firsts, currencies = price_sums(bill)
+    sums, firsts, currencies = price_sums(bill, summed)
     result: dict[str, Measured] = {}
     known_h = float(sums["gpu_hours"].sum())
     if not currencies:  # no row has a cost: a run export given as the bill
@@ -854,9 +1045,12 @@ def restart_gaps(usage: ir.Table, per_job: bool) -> pd.DataFrame:
     return _frame(_restart_expr(usage, per_job))
 
 
-def _restarts(usage: ir.Table, per_job: bool) -> Measured:
-    """restart_min from the gaps before resumed jobs, where the export gives no restart records."""
-    gaps = restart_gaps(usage, per_job)
+def _restarts(usage: ir.Table, per_job: bool, summed: ir.Table | None = None) -> Measured:
+    """restart_min from the gaps before resumed jobs, where the export gives no restart records; ``summed`` (the
+    jobs rollup read as rows, not with ``per_job``) names the runs whose rows are read."""
+    runs = event_runs(summed, RESTART_STATES) if summed is not None and not per_job else None
+    gaps = (restart_gaps(usage if runs is None else _of_runs(usage, runs), per_job) if runs != () else
+            pd.DataFrame({"gap_min": pd.Series(dtype=float), "source_row": pd.Series(dtype="int64")}))
     if not len(gaps):
         return _missing("restart_min", NO_CHECKPOINTS + ", and no interrupted job was resumed (no restart to time)")
     minutes = gaps["gap_min"].to_numpy(dtype=float)
@@ -870,7 +1064,8 @@ def _restarts(usage: ir.Table, per_job: bool) -> Measured:
                     _rows(gaps["source_row"]), thin)
 
 
-def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table, per_job: bool = False) -> dict[str, Measured]:
+def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table, per_job: bool = False,
+                 summed: ir.Table | None = None) -> dict[str, Measured]:
     result = {}
     for column in CHECKPOINT_COLUMNS:
         if isinstance(given, pd.DataFrame):
@@ -878,7 +1073,7 @@ def _checkpoints(usage: ir.Table, given: pd.DataFrame | ir.Table, per_job: bool 
         else:
             facts = checkpoint_median(usage, column) if column in usage.columns else NO_RECORDS
         if not facts.count and column == "restart_min":
-            result[column] = _restarts(usage, per_job)
+            result[column] = _restarts(usage, per_job, summed)
             continue
         if not facts.count:
             result[column] = _missing(column, NO_CHECKPOINTS)
@@ -996,35 +1191,55 @@ def _refuse_values(measured: dict[str, Measured]) -> dict[str, Measured]:
 
 # --- the whole ----------------------------------------------------------------------------------------------------
 
+# The columns a rollup groups by for its sums to stand in for the rows' (``rollups``): per run, with the signs of the
+# row tests made ("the GPU rows", "with tokens"); per pricing tier and GPU type ("with a cost"); per job segment.
+RUN_GRAIN = ("team", "project", "run_id", "run_state", "gpu_sign", "tokens_sign")
+PRICE_GRAIN = ("pricing", "gpu_type", "currency", "gpu_sign", "cost_sign")
+JOB_GRAIN = ("run_id", "run_state", "pricing", "gpu_sign", "segment", "job_hours")
+
+
+def checked_at_import(rollups: Rollups | None) -> bool:
+    """Whether every row the chooser ``rollups`` stands for was checked at import against today's plausibility
+    bounds (``ingest.plausible``): a workspace dataset's chooser says so (``rollup_rows.Chooser.checked``)."""
+    return rollups is not None and getattr(rollups, "checked", False) is True
+
+
 def calibrate(bill: pd.DataFrame | ir.Table | None, runs: pd.DataFrame | ir.Table | None = None, *,
               main_run_ids: list[str] | None = None, model_params: float | None = None,
               gpus_per_node: int = 8, gpu_type: str | None = None,
-              run_params: Mapping[int, float] | None = None) -> dict[str, Measured]:
+              run_params: Mapping[int, float] | None = None, rollups: Rollups | None = None) -> dict[str, Measured]:
     """Every input of ``KEYS`` measured from a bill and a run export (canonical pandas frames or Ibis tables; at
     least one given), by the rules of the module docstring; ``gpu_type`` (the plan's) picks the prices of that GPU
     where the bill bought it; ``run_params`` (the run export's ``ImportReport.model_params``: source row → the
     run's logged model size) gives each job's model size for MFU, ``model_params`` that of a job that logs none. A
-    key that cannot be measured has value None and a caveat saying what would tell it."""
+    key that cannot be measured has value None and a caveat saying what would tell it. ``rollups``: the chooser of a
+    workspace dataset whose own rows ``bill`` is (never with ``runs`` or a filter): the sums are read from its
+    smallest rollup holding their grain (``RUN_GRAIN``, ``PRICE_GRAIN``, ``JOB_GRAIN``), the same to the cent; the
+    rows for the source rows cited, MFU's per-row values and the restart gaps, and the plausibility test unless the
+    rows were checked at import against today's bounds (``checked_at_import``)."""
     if bill is None and runs is None:
         raise ValueError("calibrate needs a bill or a run export")
     if gpus_per_node < 1:
         raise ValueError("gpus_per_node must be 1 or more")
+    if runs is not None:
+        rollups = None  # the sums are the run export's
     bill_table = None if bill is None else tables.table_of(bill)
     run_table = tables.table_of(runs) if runs is not None else bill_table
     assert run_table is not None
-    shape = table_shape(run_table)
-    main, runs_text = _main_runs(run_table, shape, main_run_ids)
+    by_run, by_price, by_job = (rollup_of(rollups, grain) for grain in (RUN_GRAIN, PRICE_GRAIN, JOB_GRAIN))
+    shape = table_shape(run_table) if by_run is None else rolled_shape(by_run)
+    main, runs_text = _main_runs(run_table, shape, main_run_ids, by_run)
     main_ids = tuple(sorted(main))
     billed_type = None
     if bill_table is not None and runs is not None and main_ids:
         column, keys = ("project", (_project_of(run_table, main_ids[0]),)) if shape.per_job else ("run_id", main_ids)
         billed_type = bill_gpu_type(bill_table, column, keys)
-    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type, run_params)}
-    result |= _interruptions(run_table, shape.per_job, int(gpus_per_node))
-    result |= _overheads(run_table, main_ids, runs_text)
-    result |= _prices(bill_table, gpu_type)
-    result |= _checkpoints(run_table, runs if runs is not None else bill, shape.per_job)
-    if bill_table is not None and (rows := implausible_rows(bill_table)):
+    result = {"mfu": _mfu(run_table, main_ids, runs_text, model_params, billed_type, run_params, by_run)}
+    result |= _interruptions(run_table, shape.per_job, int(gpus_per_node), by_job)
+    result |= _overheads(run_table, main_ids, runs_text, by_run)
+    result |= _prices(bill_table, gpu_type, by_price)
+    result |= _checkpoints(run_table, runs if runs is not None else bill, shape.per_job, by_job)
+    if bill_table is not None and not checked_at_import(rollups) and (rows := implausible_rows(bill_table)):
         result = _refuse_rows(result, BILL_KEYS if runs is not None else KEYS, rows, "the bill")
     if runs is not None and (rows := implausible_rows(run_table)):
         result = _refuse_rows(result, tuple(key for key in KEYS if key not in BILL_KEYS), rows, "the run export")

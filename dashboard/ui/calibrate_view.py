@@ -14,6 +14,7 @@ from dashboard.core.scenario import Scenario, default_scenario
 from dashboard.query.opened import Table
 from dashboard.retro import calibrate, carry
 from dashboard.retro.gap import GapSummary
+from dashboard.retro.view import Rollups
 from dashboard.safe_text import markdown_text
 from dashboard.ui import plan_state
 from dashboard.ui import retro_cache as cache
@@ -145,15 +146,16 @@ def _carry(measured: dict[str, calibrate.Measured], plan: Scenario | None, use_t
 def section(key: Hashable, bill: Table | None, runs: Table | None, plan: Scenario | None, join_on: str,
             period: tuple[datetime.date, datetime.date] | None,
             decomposed: tuple[pd.DataFrame, GapSummary] | None = None,
-            run_params: Mapping[int, float] | None = None) -> None:
+            run_params: Mapping[int, float] | None = None, rollups: Rollups | None = None) -> None:
     """The measured inputs of the shown view, and the button to plan the next run from them (carrying last
     quarter's overrun when the compared plan's ``decomposed`` parts and summary are given); MFU at each job's model
-    size as the run export logs it (``run_params``), else the compared plan's."""
+    size as the run export logs it (``run_params``), else the compared plan's; ``rollups``: the chooser of the workspace
+    dataset whose own rows ``bill`` is (None under a filter), which the sums are read from."""
     chosen = st.session_state.get(f"retro.main_runs.{join_on}")
     main_runs = tuple(chosen) if chosen else None
     base = plan or default_scenario()
     measured = cache.calibration(key, bill, runs, main_runs, None if plan is None else float(plan.active),
-                                 base.gpus_per_node, None if plan is None else plan.gpu_type, run_params)
+                                 base.gpus_per_node, None if plan is None else plan.gpu_type, run_params, rollups)
     st.subheader("Measured inputs for the next plan")
     st.caption("What this quarter's imports measure of the Plan page's inputs (method: docs/calibration.md). "
                + ("The main run is the one chosen above; " if main_runs else "")

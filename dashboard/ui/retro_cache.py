@@ -162,14 +162,16 @@ def options(data_key: Hashable, _usage: Table, _rollups: Rollups | None = None) 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)
 def calibration(data_key: Hashable, _bill: Table | None, _runs: Table | None, main_run_ids: tuple[str, ...] | None,
                 model_params: float | None, gpus_per_node: int, gpu_type: str | None,
-                _run_params: Mapping[int, float] | None = None) -> dict[str, calibrate.Measured]:
+                _run_params: Mapping[int, float] | None = None,
+                _rollups: Rollups | None = None) -> dict[str, calibrate.Measured]:
     """The inputs the view's imports measure (`dashboard.retro.calibrate`): prices from the bill (the plan's GPU
     type's where it was bought), the rest from the run export; MFU at each job's logged model size (`_run_params`,
-    the run export's, which ``data_key`` names), else ``model_params`` (`calibrate.model_sizes`)."""
+    the run export's, which ``data_key`` names), else ``model_params`` (`calibrate.model_sizes`); the sums from the
+    rollups of a workspace dataset whose own rows the bill is (`_rollups`, which ``data_key`` names)."""
     run_params, params = calibrate.model_sizes(_run_params, None, model_params)
     return calibrate.calibrate(_bill, _runs, main_run_ids=None if main_run_ids is None else list(main_run_ids),
                                model_params=params, gpus_per_node=gpus_per_node, gpu_type=gpu_type,
-                               run_params=run_params)
+                               run_params=run_params, rollups=_rollups)
 
 
 @st.cache_data(max_entries=ENTRIES, show_spinner=False)

@@ -470,7 +470,7 @@ def plan_vs_actual_section(view: RetroView) -> None:
     start, end = view.filters.start, view.filters.end
     calibrate_view.section((view.key, "calibration"), view.narrowed_side(view.billing), view.narrowed_side(view.runs),
                            plan, view.join_on, (start, end) if start and end else None, decomposed,
-                           view.run_params)
+                           view.run_params, None if view.narrowed else view.rollups)
 
 
 def unit_costs_section(view: RetroView) -> None:

@@ -96,6 +96,9 @@ class Metadata:
     rollups: list[dict] = field(default_factory=list)
     sorted_by: list[str] = field(default_factory=list)
     sorted_within: str = "month"
+    # The plausibility bounds every row was checked with at import (``ingest.plausible.bounds``); none for a dataset
+    # imported before the record, or appended to one without it (its rows are tested as the measured inputs read).
+    plausible: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1, sort_keys=True)

@@ -30,7 +30,7 @@ from ibis.backends import BaseBackend
 
 from dashboard import settings
 from dashboard.identity import LOCAL, Identity
-from dashboard.ingest import import_path
+from dashboard.ingest import import_path, plausible
 from dashboard.ingest.load import DEFAULT_OPTIONS, Progress
 from dashboard.ingest.schema import ImportReport, ReadOptions, UnreadableFile
 from dashboard.ingest.stream import NotStreamable, stream_import
@@ -88,6 +88,7 @@ def _metadata(name: str, source: Path, size: int, writer: MonthWriter, report: I
                 "warnings": list(report.warnings)},
         build=build, imported_by_issuer=actor.issuer, imported_by_subject=actor.subject, imported_by_email=actor.email,
         rollups=built, sorted_by=list(sorting.SORTED_BY), sorted_within=sorting.SORTED_WITHIN,
+        plausible=plausible.bounds() if appended_to is None or appended_to.plausible == plausible.bounds() else {},
     )
 
 

@@ -5,13 +5,14 @@ a rollup (``dashboard.workspace.rollups``) into rows a figure's own queries read
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 import ibis
 import ibis.expr.types as ir
 from ibis.backends import BaseBackend
 
+from dashboard.ingest import plausible
 from dashboard.query import engine, opened
 from dashboard.workspace.datasets import Metadata
 from dashboard.workspace.rollups import BY_NAME, JOBS, OPENED_TABLES, Answer, Rollup, choose
@@ -80,19 +81,27 @@ def _storage_as_rows(table: ir.Table) -> ir.Table:
                         period_start=table.last_start)
 
 
-def chooser(backend: BaseBackend, info: Metadata,
-            at: Path) -> Callable[[tuple[str, ...] | None, str | None], tuple[ir.Table | None, str]]:
+class Chooser:
     """The questions' chooser of a page's view (``dashboard.retro.view.Rollups``) over the dataset ``info`` (its
     version folder ``at``): for the columns and time unit a figure reads, its smallest rollup read as rows (None:
     the rows) and what the page says read it ("the daily rollup by team, …, built 12:03", "the rows (1,000)"); for
-    no columns (None), the rows."""
-    def chosen(columns: tuple[str, ...] | None, unit: str | None) -> tuple[ir.Table | None, str]:
+    no columns (None), the rows. ``checked``: every row was checked at import against today's plausibility bounds
+    (the dataset's record of them equals ``plausible.bounds()``)."""
+
+    def __init__(self, backend: BaseBackend, info: Metadata, at: Path) -> None:
+        self.backend, self.info, self.at = backend, info, at
+        self.checked = bool(info.plausible) and info.plausible == plausible.bounds()
+
+    def __call__(self, columns: tuple[str, ...] | None, unit: str | None) -> tuple[ir.Table | None, str]:
         if columns is None:
-            return None, f"the rows ({info.rows:,})"
-        answer = rows_answer(backend, info, at, columns, unit)
+            return None, f"the rows ({self.info.rows:,})"
+        answer = rows_answer(self.backend, self.info, self.at, columns, unit)
         return (None, answer.label) if answer.rollup is None else (answer.table, f"the {answer.label}")
 
-    return chosen
+
+def chooser(backend: BaseBackend, info: Metadata, at: Path) -> Chooser:
+    """The ``Chooser`` of the dataset ``info`` (its version folder ``at``) on ``backend``."""
+    return Chooser(backend, info, at)
 
 
 def rows_answer(backend: BaseBackend, info: Metadata, at: Path, columns: Iterable[str],
