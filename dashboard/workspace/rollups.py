@@ -7,8 +7,10 @@ the query layer runs), and every rollup an import builds is one grouping set of 
 ``GROUP BY GROUPING SETS``, which DuckDB and Spark SQL both run), so the rows are read once whatever the number of
 rollups. At import the query runs over each batch while it is in memory, as it is written (``Partials``), and the
 batches' sums are summed per set at the end: the rows are not read back, except a month an append adds rows to (its
-rows of before are read with the new ones). A rollup lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one
-file per month of the rows' start times, so a month appended rebuilds that month's files only (``build``).
+rows of before are read with the new ones). A rollup whose grain is within another's is not a set of the batches:
+it is summed from that one's sums at the end (``derived``: the daily rollup by team from the one by run). A rollup
+lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one file per month of the rows' start times, so a month
+appended rebuilds that month's files only (``build``).
 
 Size. A rollup pays when it is much smaller than the rows; its rows are bounded by its grain, not by the rows. An
 import (or a replacement) keeps the rollups smallest first while together they hold at most
@@ -34,6 +36,8 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -260,7 +264,9 @@ class Partials:
     the last time, its sums are summed in place (``compact``): a batch meets only part of each grain, so its sums are
     not much fewer than its rows until the grain is full, and the table stays a few times the rollups' size, not a
     share of the rows, for the same total work. A rollup derived from another of ``rollups`` (``derived``) is not
-    summed per batch (``grouped`` are): ``summed`` sums it from its source's sums once the rows are written."""
+    summed per batch (``grouped`` are): ``summed`` sums it from its source's sums once the rows are written. A batch
+    is summed on a worker thread of its own (one batch at a time: DuckDB runs without the GIL) while the import reads
+    the next; ``close`` (or ``drop``) before the connection is closed."""
 
     def __init__(self, backend: BaseBackend, rollups: Sequence[Rollup], existing: Iterable[str] = ()) -> None:
         self.backend = backend
@@ -275,11 +281,36 @@ class Partials:
         self._made = False
         self._rows = 0  # rows in the table
         self._compact_at = COMPACT_ROWS
+        self._worker: ThreadPoolExecutor | None = None  # sums a batch while the next is read (``add``)
+        self._pending: Future[None] | None = None
 
     def add(self, month: str, rows: pa.Table) -> None:
-        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``."""
+        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``: summed on
+        the worker thread while the caller reads the next batch, one batch at a time (the previous one's sums are
+        waited for first, and its error raised here)."""
         if not self.rollups or not rows.num_rows:
             return
+        self.settle()
+        self.months.add(month)
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollup-sums")
+        self._pending = self._worker.submit(self._add, month, rows)
+
+    def settle(self) -> None:
+        """Wait for the batch being summed (``add``); raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """Wait for the batch being summed, ignoring its error (the import stops), and end the worker thread."""
+        with suppress(Exception):
+            self.settle()
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
+
+    def _add(self, month: str, rows: pa.Table) -> None:
         con = self.backend.con
         con.register(self._batch, rows.append_column(PARTITION, pa.repeat(pa.scalar(month), rows.num_rows)))
         try:
@@ -288,7 +319,6 @@ class Partials:
             self._insert(self._sql)
         finally:
             con.unregister(self._batch)
-        self.months.add(month)
         if self._rows > self._compact_at:
             self.compact()
 
@@ -309,6 +339,7 @@ class Partials:
 
     def read_back(self, usage: ir.Table, months: Sequence[str]) -> None:
         """Replace the sets of ``months`` by those of their rows ``usage`` (with their ``month``) read back."""
+        self.settle()
         if self._made:
             listed = ", ".join(sge.convert(month).sql("duckdb") for month in months)
             self.backend.con.execute(f"DELETE FROM {self.table} WHERE {PARTITION} IN ({listed})")
@@ -336,6 +367,7 @@ class Partials:
         """The sets of every rollup of ``rollups`` over the rows added (GROUPING_IDs among ``rollups``: ``set_ids``):
         the batches' sums summed per set and grain, and each derived rollup's summed from its source's (None when
         none was added)."""
+        self.settle()
         if not self.sources:
             return self._summed_batches()
         if not self._made:
@@ -352,7 +384,8 @@ class Partials:
                                           own.schema()) for name, source in self.sources.items()), distinct=False)
 
     def drop(self) -> None:
-        """Drop the table of partial sums."""
+        """Drop the table of partial sums (the batch being summed waited for first)."""
+        self.close()
         self.backend.con.execute(f"DROP TABLE IF EXISTS {self.table}")
 
 
@@ -402,6 +435,8 @@ def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
     to (its rollups are built, and no other); None for a new dataset (the rollups within the size budget).
     ``partials``: the sets summed as the rows were written (those of ``chosen(kept)``); the months it does not
     hold whole (``Partials.complete``) are read back from the rows' files, every month without it."""
+    if partials is not None:
+        partials.settle()  # its last batch summed before this thread queries the connection
     months = sorted(months)
     previous = {entry["name"]: entry for entry in kept or []}
     rollups = chosen(kept)

@@ -299,7 +299,7 @@ def test_the_import_rolls_up_and_proves_within_its_own_memory_limit(workspace, m
     if setting is not None:
         monkeypatch.setenv(settings.IMPORT_ENGINE_MB, setting)
     seen = []
-    add, prove = rollups.Partials.add, rollups.prove
+    add, prove = rollups.Partials._add, rollups.prove  # a batch's sums, on the worker thread
 
     def limit(backend):
         seen.append(backend.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
@@ -312,7 +312,7 @@ def test_the_import_rolls_up_and_proves_within_its_own_memory_limit(workspace, m
         limit(backend)
         return prove(backend, *args)
 
-    monkeypatch.setattr(rollups.Partials, "add", watched_add)
+    monkeypatch.setattr(rollups.Partials, "_add", watched_add)
     monkeypatch.setattr(rollups, "prove", watched_prove)
     import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
     assert len(seen) >= 2 and set(seen) == {shown}
