@@ -7,8 +7,10 @@ the query layer runs), and every rollup an import builds is one grouping set of 
 ``GROUP BY GROUPING SETS``, which DuckDB and Spark SQL both run), so the rows are read once whatever the number of
 rollups. At import the query runs over each batch while it is in memory, as it is written (``Partials``), and the
 batches' sums are summed per set at the end: the rows are not read back, except a month an append adds rows to (its
-rows of before are read with the new ones). A rollup lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one
-file per month of the rows' start times, so a month appended rebuilds that month's files only (``build``).
+rows of before are read with the new ones). A rollup whose grain is within another's is not a set of the batches:
+it is summed from that one's sums at the end (``derived``: the daily rollup by team from the one by run). A rollup
+lives beside the rows, ``rollups/<name>/month=YYYY-MM/``, one file per month of the rows' start times, so a month
+appended rebuilds that month's files only (``build``).
 
 Size. A rollup pays when it is much smaller than the rows; its rows are bounded by its grain, not by the rows. An
 import (or a replacement) keeps the rollups smallest first while together they hold at most
@@ -34,6 +36,8 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -64,7 +68,7 @@ COST_BASES = ("cost", "billed_cost")
 # a sum of positive amounts is positive, of negative ones negative.
 SIGNS = {"gpu_sign": "gpu_hours", "cost_sign": "cost", "tokens_sign": "tokens"}
 # Keys a rollup may group by that are a function of the row: a storage line's name, NULL for any other row
-DERIVED: dict[str, Callable[[ir.Table], ir.Value]] = {"storage_line": storage_name}
+COMPUTED_KEYS: dict[str, Callable[[ir.Table], ir.Value]] = {"storage_line": storage_name}
 
 
 class RollupMismatch(DatasetError):
@@ -141,6 +145,7 @@ BY_NAME = {rollup.name: rollup for rollup in (*ROLLUPS, JOBS)}
 
 SET = "rollup_set"  # the grouping set a row of ``sets_sql`` belongs to (its GROUPING_ID)
 _AGGREGATES = {"count": "COUNT", "sum": "SUM", "max": "MAX"}  # a measure's kind as SQL
+_TYPES: dict[str, dt.DataType] = {"count": dt.int64, "sum": AMOUNT}  # a summed measure's type, by kind
 
 
 def _span(unit: str) -> tuple[str, str]:
@@ -162,7 +167,7 @@ def keyed(usage: ir.Table) -> ir.Table:
         first, last = _span(unit)
         keys.update({unit: at, first: ibis.ifelse(across, start, null), last: ibis.ifelse(across, end, null)})
     keys.update({column: _sign(usage[SIGNS[column]]) if column in SIGNS
-                 else DERIVED[column](usage) if column in DERIVED else usage[column]
+                 else COMPUTED_KEYS[column](usage) if column in COMPUTED_KEYS else usage[column]
                  for rollup in ROLLUPS for column in rollup.columns})
     summed = {m.column for m in MEASURES if m.kind == "sum"}
     read = {m.column: usage[m.column].cast(AMOUNT) if m.column in summed else usage[m.column]
@@ -264,11 +269,16 @@ class Partials:
     ``build`` reads its rows back. Once the table holds more than ``COMPACT_ROWS`` rows, and twice as many as after
     the last time, its sums are summed in place (``compact``): a batch meets only part of each grain, so its sums are
     not much fewer than its rows until the grain is full, and the table stays a few times the rollups' size, not a
-    share of the rows, for the same total work."""
+    share of the rows, for the same total work. A rollup derived from another of ``rollups`` (``derived``) is not
+    summed per batch (``grouped`` are): ``summed`` sums it from its source's sums once the rows are written. A batch
+    is summed on a worker thread of its own (one batch at a time: DuckDB runs without the GIL) while the import reads
+    the next; ``close`` (or ``drop``) before the connection is closed."""
 
     def __init__(self, backend: BaseBackend, rollups: Sequence[Rollup], existing: Iterable[str] = ()) -> None:
         self.backend = backend
         self.rollups = list(rollups)
+        self.sources = derived(self.rollups)
+        self.grouped = [rollup for rollup in self.rollups if rollup.name not in self.sources]
         self.existing = set(existing)
         self.months: set[str] = set()
         self.table = f"rollup_partials_{uuid.uuid4().hex}"
@@ -277,26 +287,50 @@ class Partials:
         self._made = False
         self._rows = 0  # rows in the table
         self._compact_at = COMPACT_ROWS
+        self._worker: ThreadPoolExecutor | None = None  # sums a batch while the next is read (``add``)
+        self._pending: Future[None] | None = None
 
     def add(self, month: str, rows: pa.Table) -> None:
-        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``."""
+        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``: summed on
+        the worker thread while the caller reads the next batch, one batch at a time (the previous one's sums are
+        waited for first, and its error raised here)."""
         if not self.rollups or not rows.num_rows:
             return
+        self.settle()
+        self.months.add(month)
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollup-sums")
+        self._pending = self._worker.submit(self._add, month, rows)
+
+    def settle(self) -> None:
+        """Wait for the batch being summed (``add``); raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """Wait for the batch being summed, ignoring its error (the import stops), and end the worker thread."""
+        with suppress(Exception):
+            self.settle()
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
+
+    def _add(self, month: str, rows: pa.Table) -> None:
         con = self.backend.con
         con.register(self._batch, rows.append_column(PARTITION, pa.repeat(pa.scalar(month), rows.num_rows)))
         try:
             if self._sql is None:
-                self._sql = sets_sql(self.backend, self.backend.table(self._batch), self.rollups)
+                self._sql = sets_sql(self.backend, self.backend.table(self._batch), self.grouped)
             self._insert(self._sql)
         finally:
             con.unregister(self._batch)
-        self.months.add(month)
         if self._rows > self._compact_at:
             self.compact()
 
     def compact(self) -> None:
         """Replace the table's rows by their sums per set and grain (``summed``)."""
-        con, summed = self.backend.con, self.summed()
+        con, summed = self.backend.con, self._summed_batches()
         if summed is None:
             return
         con.execute(f"CREATE TEMP TABLE {self.table}_summed AS {self.backend.compile(summed)}")
@@ -311,10 +345,11 @@ class Partials:
 
     def read_back(self, usage: ir.Table, months: Sequence[str]) -> None:
         """Replace the sets of ``months`` by those of their rows ``usage`` (with their ``month``) read back."""
+        self.settle()
         if self._made:
             listed = ", ".join(sge.convert(month).sql("duckdb") for month in months)
             self.backend.con.execute(f"DELETE FROM {self.table} WHERE {PARTITION} IN ({listed})")
-        self._insert(sets_sql(self.backend, usage.filter(usage[PARTITION].isin(months)), self.rollups))
+        self._insert(sets_sql(self.backend, usage.filter(usage[PARTITION].isin(months)), self.grouped))
 
     def _insert(self, sql: str) -> None:
         verb = f"INSERT INTO {self.table} BY NAME " if self._made else f"CREATE TEMP TABLE {self.table} AS "
@@ -325,19 +360,71 @@ class Partials:
     def _count(self) -> int:
         return int(self.backend.con.execute(f"SELECT count(*) FROM {self.table}").fetchone()[0])
 
-    def summed(self) -> ir.Table | None:
-        """The sets of every row added: the batches' sums summed per set and grain (None when none was added)."""
+    def _summed_batches(self) -> ir.Table | None:
+        """The ``grouped`` sets of every row added, the batches' sums summed per set and grain (their GROUPING_IDs
+        among ``grouped``); None when none was added."""
         if not self._made:
             return None
         parts = self.backend.table(self.table)
-        keys, _ = set_ids(self.rollups, month=True)
-        totals = {m.name: parts[m.name].max() if m.kind == "max" else
-                  parts[m.name].sum().cast(AMOUNT if m.kind == "sum" else "int64") for m in MEASURES}
-        return parts.group_by([SET, *keys]).aggregate(**totals)
+        keys, _ = set_ids(self.grouped, month=True)
+        return parts.group_by([SET, *keys]).aggregate(**_summed_again(parts))
+
+    def summed(self) -> ir.Table | None:
+        """The sets of every rollup of ``rollups`` over the rows added (GROUPING_IDs among ``rollups``: ``set_ids``):
+        the batches' sums summed per set and grain, and each derived rollup's summed from its source's (None when
+        none was added)."""
+        self.settle()
+        if not self.sources:
+            return self._summed_batches()
+        if not self._made:
+            return None
+        self.compact()  # the table holds the grouped sets' sums, a row per set and grain
+        parts = self.backend.table(self.table)
+        keys, ids = set_ids(self.rollups, month=True)
+        _, made = set_ids(self.grouped, month=True)
+        renamed = ibis.cases(*((parts[SET] == made[rollup.name], ids[rollup.name]) for rollup in self.grouped))
+        own = parts.select(renamed.cast(parts[SET].type()).name(SET), *keys,
+                           *(parts[m.name].cast(_TYPES.get(m.kind, parts[m.name].type())).name(m.name)
+                             for m in MEASURES))
+        return ibis.union(own, *(_derived(parts.filter(parts[SET] == made[source.name]), BY_NAME[name], ids[name],
+                                          own.schema()) for name, source in self.sources.items()), distinct=False)
 
     def drop(self) -> None:
-        """Drop the table of partial sums."""
+        """Drop the table of partial sums (the batch being summed waited for first)."""
+        self.close()
         self.backend.con.execute(f"DROP TABLE IF EXISTS {self.table}")
+
+
+def derived(rollups: Sequence[Rollup]) -> dict[str, Rollup]:
+    """Each rollup of ``rollups`` whose grain is within another's of them (the same time unit, fewer columns),
+    with the one it is summed from: the source with the fewest columns among those within no other's. Its rows are
+    its source's summed over the source's further columns: sums of exact sums, counts and maxima, as from the rows
+    (the daily rollup by team is the one by run summed over project and run)."""
+    def within(rollup: Rollup, other: Rollup) -> bool:
+        return rollup.unit == other.unit and set(rollup.columns) < set(other.columns)
+
+    roots = [rollup for rollup in rollups if not any(within(rollup, other) for other in rollups)]
+    return {rollup.name: min((root for root in roots if within(rollup, root)), key=lambda root: len(root.columns))
+            for rollup in rollups if rollup not in roots}
+
+
+def _summed_again(sums: ir.Table) -> dict[str, ir.Value]:
+    """``MEASURES`` of the rows whose measures ``sums`` holds: sums of its exact sums and counts, maxima of its
+    maxima."""
+    return {m.name: sums[m.name].max() if m.kind == "max" else sums[m.name].sum().cast(_TYPES[m.kind])
+            for m in MEASURES}
+
+
+def _derived(source: ir.Table, rollup: Rollup, set_id: int, schema: ibis.Schema) -> ir.Table:
+    """``rollup``'s set (GROUPING_ID ``set_id``) summed from its source's set ``source``, as rows of ``schema``
+    (that of the sets: the keys it does not group by NULL)."""
+    by = _grouped_by(rollup, month=True)
+    sums = source.group_by(by).aggregate(**_summed_again(source))
+    measures = [m.name for m in MEASURES]
+    keys = [name for name in schema.names if name != SET and name not in measures]
+    return sums.select(ibis.literal(set_id, schema[SET]).name(SET),
+                       *(sums[key] if key in by else ibis.null(schema[key]).name(key) for key in keys),
+                       *(sums[name].cast(schema[name]).name(name) for name in measures))
 
 
 def chosen(kept: list[dict] | None) -> list[Rollup]:
@@ -354,6 +441,8 @@ def build(backend: BaseBackend, at: Path, months: Iterable[str], built_at: str,
     to (its rollups are built, and no other); None for a new dataset (the rollups within the size budget).
     ``partials``: the sets summed as the rows were written (those of ``chosen(kept)``); the months it does not
     hold whole (``Partials.complete``) are read back from the rows' files, every month without it."""
+    if partials is not None:
+        partials.settle()  # its last batch summed before this thread queries the connection
     months = sorted(months)
     previous = {entry["name"]: entry for entry in kept or []}
     rollups = chosen(kept)

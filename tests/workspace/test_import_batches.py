@@ -5,6 +5,8 @@ read back whole."""
 
 import math
 import shutil
+import threading
+import time
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -140,3 +142,60 @@ def test_a_file_read_whole_after_batches_were_summed_counts_each_row_once(worksp
     rollups.prove(backend, at, info.rollups, info.months)  # the batches' sums of the streamed try are gone
     team = rollups.read(backend, at, rollups.BY_NAME["daily_team"])
     assert team["rows"].sum().execute() == 242
+
+
+def test_each_batch_is_summed_on_the_worker_thread_while_the_next_is_read(workspace, tmp_path, monkeypatch):
+    threads, add = [], rollups.Partials._add
+    monkeypatch.setattr(rollups.Partials, "_add", lambda partials, month, rows: (
+        threads.append(threading.current_thread().name), add(partials, month, rows))[-1])
+    source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")  # one month: a sum per batch
+    info = import_to_workspace(source, "bill", stream_min_bytes=0, batch_rows=1_000)
+    assert len(threads) == math.ceil(info.rows / 1_000) > 1
+    assert all(name.startswith("rollup-sums") for name in threads)
+    rollups.prove(engine.connect("duckdb"), datasets.current("bill"), info.rollups, info.months)
+
+
+class _Refused(Exception):
+    pass
+
+
+@pytest.mark.parametrize("last", [False, True], ids=["the first batch", "the last batch"])
+def test_a_batch_whose_sums_fail_stops_the_import_and_leaves_nothing(workspace, tmp_path, monkeypatch, last):
+    source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")
+    failing = math.ceil(pq.read_metadata(source).num_rows / 1_000) if last else 1
+    seen, add = [], rollups.Partials._add
+
+    def refused(partials, month, rows):
+        seen.append(month)
+        if len(seen) == failing:
+            raise _Refused("the engine refused the batch")
+        return add(partials, month, rows)
+
+    monkeypatch.setattr(rollups.Partials, "_add", refused)
+    with pytest.raises(_Refused, match="refused the batch"):
+        import_to_workspace(source, "bill", stream_min_bytes=0, batch_rows=1_000)
+    assert not datasets.names() and not list((workspace / ".versions").iterdir())
+    assert not [thread for thread in threading.enumerate() if thread.name.startswith("rollup-sums")]
+
+
+def test_an_append_reads_its_month_back_only_once_the_last_batch_is_summed(workspace, tmp_path, monkeypatch):
+    import_to_workspace(_part(tmp_path / "april.parquet", 4_000, seed=5, month="04"), "bill", stream_min_bytes=0)
+    summing, add, usage = threading.Event(), rollups.Partials._add, rollups._usage
+
+    def slow(partials, month, rows):  # the last batch still being summed as the writer closes
+        summing.set()
+        try:
+            time.sleep(0.3)
+            return add(partials, month, rows)
+        finally:
+            summing.clear()
+
+    def read_back(backend, at):  # a query of the connection the worker is using would wait on it for ever
+        assert not summing.is_set(), "the rows were read back while a batch was being summed"
+        return usage(backend, at)
+
+    monkeypatch.setattr(rollups.Partials, "_add", slow)
+    monkeypatch.setattr(rollups, "_usage", read_back)
+    more = _part(tmp_path / "more_april.parquet", 4_000, seed=6, month="04")
+    after = import_to_workspace(more, "bill", append=True, stream_min_bytes=0)
+    rollups.prove(engine.connect("duckdb"), datasets.current("bill"), after.rollups, after.months)

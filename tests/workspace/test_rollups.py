@@ -312,7 +312,7 @@ def test_the_import_rolls_up_and_proves_within_its_own_memory_limit(workspace, m
     if setting is not None:
         monkeypatch.setenv(settings.IMPORT_ENGINE_MB, setting)
     seen = []
-    add, prove = rollups.Partials.add, rollups.prove
+    add, prove = rollups.Partials._add, rollups.prove  # a batch's sums, on the worker thread
 
     def limit(backend):
         seen.append(backend.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
@@ -325,7 +325,78 @@ def test_the_import_rolls_up_and_proves_within_its_own_memory_limit(workspace, m
         limit(backend)
         return prove(backend, *args)
 
-    monkeypatch.setattr(rollups.Partials, "add", watched_add)
+    monkeypatch.setattr(rollups.Partials, "_add", watched_add)
     monkeypatch.setattr(rollups, "prove", watched_prove)
     import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
     assert len(seen) >= 2 and set(seen) == {shown}
+
+
+TEAM, RUN = rollups.BY_NAME["daily_team"], rollups.BY_NAME["daily_run"]
+
+
+@pytest.mark.parametrize(("built", "sources"), [
+    (ROLLUPS, {"daily_team": "daily_run"}),  # a new dataset: the daily rollup by team summed from the one by run
+    ([TEAM, RUN], {"daily_team": "daily_run"}),
+    ([r for r in ROLLUPS if r is not RUN], {}),  # an append to a version kept without the one by run: grouped
+    ([RUN], {}),
+    ([rollups.BY_NAME["daily_gpu"], TEAM], {}),  # GPU type is not within the team grain, nor team within GPU's
+    ([rollups.BY_NAME["hourly"], rollups.BY_NAME["runs"]], {}),  # another time unit: never
+])
+def test_a_rollup_within_another_grain_is_summed_from_it_not_from_each_batch(built, sources):
+    partials = rollups.Partials(engine.connect("duckdb"), built)
+    assert {name: source.name for name, source in partials.sources.items()} == sources
+    assert [r.name for r in partials.grouped] == [r.name for r in built if r.name not in sources]
+
+
+def _one_team_one_day() -> pd.DataFrame:
+    """Team a on 1 April 2025, project p1, runs r1 and r2, in USD and EUR (a row without GPU-hours, one without a
+    cost), all on demand: the daily rollup by run has four groups, the one by team two."""
+    table = [  # start hour, gpu_hours, cost, billed_cost, currency, run
+        (10, 8.0, 0.1, 0.1, "USD", "r1"),
+        (11, 4.0, 0.2, 0.2, "USD", "r2"),
+        (12, 1.0, 0.3, 0.3, "USD", "r1"),
+        (13, 2.0, 1.10, 1.00, "EUR", "r2"),
+        (14, None, 2.20, 2.20, "EUR", "r1"),
+        (15, 0.5, None, None, "USD", "r2"),
+    ]
+    frame = pd.DataFrame(table, columns=["hour", "gpu_hours", "cost", "billed_cost", "currency", "run_id"])
+    frame["period_start"] = pd.to_datetime("2025-04-01", utc=True) + pd.to_timedelta(frame.pop("hour"), unit="h")
+    frame["period_end"] = frame["period_start"] + pd.Timedelta(hours=1)
+    frame = frame.assign(team="a", project="p1", pricing="on_demand", charge_kind="usage", gpu_type="H100",
+                         resource_id=None, run_state=None, tokens=float("nan"), source_row=range(2, len(frame) + 2))
+    return frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS)
+
+
+def test_the_daily_rollup_by_team_summed_from_the_one_by_run_equals_the_rows_by_hand(tmp_path):
+    entries = _built(tmp_path, _one_team_one_day())  # two batches of three rows
+    assert {entry["name"]: entry["rows"] for entry in entries}["daily_run"] == 4
+    team = _rollup_frame(engine.connect("duckdb"), tmp_path, TEAM)
+    found = {row.currency: (row.day, row.team, row.pricing, row.charge_kind, row.rows, row.gpu_hours, row.cost,
+                            row.billed_cost, row.gpu_hours_rows, row.cost_rows, str(row.last_start),
+                            str(row.last_end)) for row in team.itertuples()}
+    # 1 April 2025 is day 20,179 since 1970 (55 years of 365 days, 14 leap days, then 31 + 28 + 31); no row crosses
+    # its day (start_s, end_s NULL); USD: 8 + 4 + 1 + 0.5 GPU-hours, 0.1 + 0.2 + 0.3 cost (0.6 exactly, where the
+    # floats add to 0.6000000000000001), four rows with GPU-hours, three with a cost; EUR: 2 GPU-hours (one row has
+    # none), 1.10 + 2.20 cost, 1.00 + 2.20 billed
+    assert found == {
+        "USD": (20_179, "a", "on_demand", "usage", 4, Decimal("13.5"), Decimal("0.6"), Decimal("0.6"), 4, 3,
+                "2025-04-01 15:00:00+00:00", "2025-04-01 16:00:00+00:00"),
+        "EUR": (20_179, "a", "on_demand", "usage", 2, Decimal("2"), Decimal("3.3"), Decimal("3.2"), 1, 2,
+                "2025-04-01 14:00:00+00:00", "2025-04-01 15:00:00+00:00"),
+    }
+    assert team.start_s.isna().all() and team.end_s.isna().all() and team.tokens.isna().all()
+
+
+def test_a_fault_in_summing_the_daily_rollup_by_team_from_the_one_by_run_is_refused(workspace, monkeypatch):
+    first = import_to_workspace(SAMPLES / "focus_sample.csv", "q2")
+    assert {"daily_team", "daily_run"} <= {entry["name"] for entry in first.rollups}
+    derive = rollups._derived
+
+    def losing(source, *args):  # the sums of one run left out
+        return derive(source.filter(source.run_id.isnull() | (source.run_id != source.run_id.max())), *args)
+
+    monkeypatch.setattr(rollups, "_derived", losing)
+    with pytest.raises(RollupMismatch, match=r"daily rollup by team, pricing, charge_kind, currency totals .* where "
+                                             "the rows total .*not published"):
+        import_to_workspace(SAMPLES / "focus_sample.csv", "q2", replace=True)
+    assert datasets.metadata("q2") == first
