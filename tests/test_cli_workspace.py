@@ -111,7 +111,7 @@ def test_append_adds_the_rows_of_another_file(capsys):
     assert "no dataset q in the workspace" in capsys.readouterr().err  # nothing to append to
     assert main(["workspace", "import", str(FOCUS), "q"]) == 0
     first = json.loads(capsys.readouterr().out)
-    assert set(first["rollups"]) == {"daily_team", "daily_run", "daily_gpu", "hourly", "runs", "jobs"}
+    assert set(first["rollups"]) == {"daily_team", "daily_run", "daily_gpu", "hourly", "runs", "storage", "jobs"}
     assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "q", "--append"]) == 0
     appended = json.loads(capsys.readouterr().out)
     assert main(["workspace", "import", str(SAMPLES / "gcp_sample.csv"), "gcp"]) == 0
