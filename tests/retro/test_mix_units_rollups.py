@@ -10,16 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from written_dataset import written
 
-from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
 from dashboard.retro import mix, tabs
 from dashboard.retro.registry import MIX, UNITS
 from dashboard.retro.units import unit_costs
 from dashboard.retro.view import Filters, filtered, tile_costs, tiles_source, whole
-from dashboard.workspace import datasets, rollup_rows, rollups
+from dashboard.workspace import rollup_rows
 from dashboard.workspace.datasets import Metadata
-from dashboard.workspace.writer import MonthWriter
 
 CENT = 0.005  # a rollup adds exact decimals, the rows doubles
 NAN = float("nan")
@@ -40,18 +39,7 @@ def _written(folder: Path, table: list[tuple]) -> tuple[Metadata, object]:
     frame = frame.assign(billed_cost=frame["cost"], currency="EUR", charge_kind="usage",
                          run_id=frame["project"].map(lambda project: None if project is None else f"r-{project}"),
                          resource_id=None, run_state=None, source_row=range(2, len(frame) + 2))
-    writer = MonthWriter(folder / datasets.USAGE)
-    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
-    writer.close()
-    backend = engine.default()
-    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
-    rollups.prove(backend, folder, entries, writer.months)
-    info = Metadata(name="bill", source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
-                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
-                    rollups=entries)
-    (folder / datasets.METADATA).write_text(info.to_json(), encoding="utf-8")  # the rows open by it
-    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
-    return info, usage.drop("month")
+    return written(folder, frame)
 
 
 NO_FILTERS = Filters()

@@ -9,17 +9,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from written_dataset import written
 
 from dashboard.core.scenario import Scenario
-from dashboard.ingest.schema import CANONICAL_COLUMNS
 from dashboard.query import engine
 from dashboard.retro import tabs, waste
 from dashboard.retro.filters import FilterOptions
 from dashboard.retro.registry import WASTE
 from dashboard.retro.view import Filters, filtered, whole
-from dashboard.workspace import datasets, rollup_rows, rollups
+from dashboard.workspace import rollup_rows
 from dashboard.workspace.datasets import Metadata
-from dashboard.workspace.writer import MonthWriter
 
 CENT = 0.005  # a rollup adds exact decimals, the rows doubles
 NAN = float("nan")
@@ -74,18 +73,7 @@ def _written(folder: Path, table: list[tuple]) -> tuple[Metadata, object]:
         frame[column] = pd.to_datetime(frame[column], utc=True).astype("datetime64[ns, UTC]")
     frame = frame.assign(billed_cost=frame["cost"], currency="USD", pricing="on_demand", gpu_type=None,
                          run_state=None, tokens=NAN, source_row=range(2, len(frame) + 2))
-    writer = MonthWriter(folder / datasets.USAGE)
-    writer.write(frame[list(CANONICAL_COLUMNS)].astype(CANONICAL_COLUMNS))
-    writer.close()
-    backend = engine.default()
-    entries = rollups.build(backend, folder, writer.months, "2026-12-06T12:03:00+00:00")
-    rollups.prove(backend, folder, entries, writer.months)
-    info = Metadata(name="bill", source="by hand", source_bytes=0, imported_at="2026-12-06T12:03:00+00:00",
-                    rows=len(frame), bytes=0, start=None, end=None, months=writer.months, streamed=False,
-                    rollups=entries)
-    (folder / datasets.METADATA).write_text(info.to_json(), encoding="utf-8")
-    usage = backend.read_parquet(str(folder / datasets.USAGE / "**" / "*.parquet"), hive_partitioning=True)
-    return info, usage.drop("month")
+    return written(folder, frame)
 
 
 def _view(usage, chooser=None, filters: Filters | None = None):
