@@ -109,7 +109,7 @@ def _engine() -> BaseBackend:
     spills to disk past it), so the import's memory stays bounded: it sums the rollups' partials and proves them.
     One thread: a batch's query is small, and one thread runs the five sets of 10⁶ rows in about 2.0 CPU-seconds
     where two spend 3.7 (measured), on a worker thread (``rollups.Partials.add``) while the reader keeps the other
-    core."""
+    core; once the last row is written, every core (``_finish``)."""
     backend = engine.connect(settings.DEFAULT_ENGINE_URL)
     backend.con.execute(f"SET memory_limit = '{settings.limit(settings.IMPORT_ENGINE_MB)}MB'")
     backend.con.execute("SET threads = 1")
@@ -126,7 +126,9 @@ def _finish(backend: BaseBackend, building: Path, months: list[str], imported_at
             partials: rollups.Partials) -> list[dict]:
     """Build the rollups of ``months`` (the month partitions written) from ``partials`` (``kept``: the rollups of
     the version appended to; None for a new dataset), proven equal to the rows (``rollups.RollupMismatch``
-    otherwise); the rollups' ``dataset.json`` entries."""
+    otherwise); the rollups' ``dataset.json`` entries. Nothing else runs by then: the engine takes every core."""
+    partials.settle()  # the last batches summed before this thread uses the connection
+    backend.con.execute("RESET threads")
     months = rollups.stale(building, months, kept)
     entries = rollups.build(backend, building, months, imported_at, kept, partials)
     entries += job_rollup.build(backend, building, imported_at, kept, entries)

@@ -7,8 +7,10 @@ reads the signs, the failed states chosen are a test of ``run_state``, and the G
 Σ min(1, (τ/2 + restart) / duration) × GPU-hours over its groups, exact for any checkpoint interval and restart time
 (``dashboard.retro.waste.marked``). The marks come from a window over the job rows of every month at once: a run
 whose segment ends in one month and resumes in the next is seen resumed, so an import or an append builds the jobs
-rollup over all the months (one sort of the job rows; the other rows are only grouped). Its totals are proven equal
-to the rows' as every rollup's (``rollups.prove``), and it is kept within the rollups' size budget."""
+rollup over all the months (one sort of the job rows). The rows that cannot be job rows (no GPU-hours, no run state or
+no run id: nearly all of a bill) need no marks, and their groups are the runs rollup's summed over its GPU types, so
+when the runs rollup is built only the others are read back (``from_runs``). Its totals are proven equal to the
+rows' as every rollup's (``rollups.prove``), and it is kept within the rollups' size budget."""
 
 from __future__ import annotations
 
@@ -21,13 +23,13 @@ from ibis.backends import BaseBackend
 
 from dashboard import settings
 from dashboard.query import segments
-from dashboard.query.columns import rows_where
+from dashboard.query.columns import gpu, holds, rows_where
 from dashboard.workspace import rollups
 from dashboard.workspace.datasets import USAGE
 from dashboard.workspace.writer import PARTITION
 
 JOBS = rollups.JOBS
-FIRST_START = "first_start"  # the jobs rollup's own column beside ``MEASURES``: the earliest start (Waste's first day)
+FIRST_START = "first_start"  # the measure of the earliest start (Waste's first day)
 SIGNED = {"gpu_sign": "gpu_hours", "cost_sign": "cost", "tokens_sign": "tokens"}  # a sign column and its amount
 
 
@@ -45,7 +47,7 @@ def keyed(usage: ir.Table) -> ir.Table:
 
 def summed(usage: ir.Table) -> ir.Table:
     """The jobs rollup of ``usage`` (canonical rows with their ``month``): a row per month and ``JOBS.columns``,
-    with every rollup's ``MEASURES`` (sums exact, in ``rollups.AMOUNT``) and the earliest start (``FIRST_START``)."""
+    with every rollup's ``MEASURES`` (sums exact, in ``rollups.AMOUNT``)."""
     rows = keyed(usage)
     measures = {}
     for measure in rollups.MEASURES:
@@ -54,9 +56,30 @@ def summed(usage: ir.Table) -> ir.Table:
         elif measure.kind == "sum":
             measures[measure.name] = rows[measure.column].cast(rollups.AMOUNT).sum()
         else:
-            measures[measure.name] = rows[measure.column].max()
-    measures[FIRST_START] = rows.period_start.min()
+            value = rows[measure.column]
+            measures[measure.name] = value.max() if measure.kind == "max" else value.min()
     return rows.group_by([PARTITION, *JOBS.columns]).aggregate(**measures)
+
+
+def candidate(usage: ir.Table) -> ir.BooleanColumn:
+    """Rows that may be job rows (``segments.job`` but for its test of their times), told apart by the runs
+    rollup's keys: GPU-hours above zero (``gpu_sign`` 1), a run state and a run id."""
+    at_work = holds(usage.gpu_sign == 1) if "gpu_sign" in usage.columns else gpu(usage)
+    return at_work & usage.run_state.notnull() & usage.run_id.notnull()
+
+
+def from_runs(runs: ir.Table, usage: ir.Table) -> ir.Table:
+    """The jobs rollup (as ``summed``) of the rows ``usage`` whose runs rollup (with its ``month``) is ``runs``: the
+    groups of the rows that are no ``candidate`` summed from the runs rollup's over its further columns (its GPU
+    type: they have no marks), those of the candidates from their rows."""
+    jobs = summed(usage.filter(candidate(usage)))
+    others = runs.filter(~candidate(runs))
+    marks = {segments.SEGMENT: ibis.null("int8"), segments.JOB_HOURS: ibis.null("float64")}
+    by = [PARTITION, *(column for column in JOBS.columns if column not in marks)]
+    sums = others.group_by(by).aggregate(**rollups._summed_again(others)).mutate(**marks)
+    schema = jobs.schema()
+    return ibis.union(jobs, sums.select(*(sums[name].cast(schema[name]).name(name) for name in schema.names)),
+                      distinct=False)
 
 
 def months_of(at: Path) -> list[str]:
@@ -73,7 +96,12 @@ def build(backend: BaseBackend, at: Path, built_at: str, kept: list[dict] | None
     months = months_of(at)
     if not months:
         return []
-    table = summed(rollups._usage(backend, at)).cache()
+    usage = rollups._usage(backend, at)
+    runs = rollups.BY_NAME["runs"]
+    if any(entry["name"] == runs.name for entry in entries):  # built (as declared) with the measures of today
+        table = from_runs(rollups._partitioned(backend, rollups.folder(at, runs)), usage).cache()
+    else:
+        table = summed(usage).cache()
     try:
         if kept is None:
             size = table.aggregate(n=table.count(), rows=table["rows"].sum()).to_pyarrow().to_pylist()[0]

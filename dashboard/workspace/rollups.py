@@ -78,7 +78,7 @@ class RollupMismatch(DatasetError):
 @dataclass(frozen=True)
 class Measure:
     """One quantity of every rollup: ``kind`` "sum" (an exact sum of ``column``), "count" (rows with a value in
-    ``column``; all rows for None) or "max" (the latest value of ``column``)."""
+    ``column``; all rows for None), "max" or "min" (the latest or earliest value of ``column``)."""
 
     name: str
     kind: str
@@ -95,6 +95,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure("cost_rows", "count", "cost"),  # rows with a cost: a missing cost shows in rows - cost_rows
     Measure("last_start", "max", "period_start"),  # the latest start and end: a rollup read as rows (``as_rows``)
     Measure("last_end", "max", "period_end"),
+    Measure("first_start", "min", "period_start"),  # the earliest start: Waste's first day (the jobs rollup as rows)
 )
 
 
@@ -144,7 +145,7 @@ BY_NAME = {rollup.name: rollup for rollup in (*ROLLUPS, JOBS)}
 
 
 SET = "rollup_set"  # the grouping set a row of ``sets_sql`` belongs to (its GROUPING_ID)
-_AGGREGATES = {"count": "COUNT", "sum": "SUM", "max": "MAX"}  # a measure's kind as SQL
+_AGGREGATES = {"count": "COUNT", "sum": "SUM", "max": "MAX", "min": "MIN"}  # a measure's kind as SQL
 _TYPES: dict[str, dt.DataType] = {"count": dt.int64, "sum": AMOUNT}  # a summed measure's type, by kind
 
 
@@ -258,6 +259,7 @@ def _within_budget(sizes: dict[str, int], rows: int) -> list[Rollup]:
     return [rollup for rollup in ROLLUPS if rollup in kept]
 
 
+SUM_ROWS = 200_000  # rows of batches summed in one query (``Partials.add``): 400,000 took as long and 150 MB more
 COMPACT_ROWS = 1_000_000  # the batches' sums kept before they are summed together (``Partials.compact``)
 
 
@@ -271,8 +273,9 @@ class Partials:
     not much fewer than its rows until the grain is full, and the table stays a few times the rollups' size, not a
     share of the rows, for the same total work. A rollup derived from another of ``rollups`` (``derived``) is not
     summed per batch (``grouped`` are): ``summed`` sums it from its source's sums once the rows are written. A batch
-    is summed on a worker thread of its own (one batch at a time: DuckDB runs without the GIL) while the import reads
-    the next; ``close`` (or ``drop``) before the connection is closed."""
+    is summed on a worker thread of its own, with the batches before it up to ``SUM_ROWS`` rows in one query (one
+    query at a time: DuckDB runs without the GIL; a query's fixed cost and its sums per row fall as it grows), while
+    the import reads on; ``close`` (or ``drop``) before the connection is closed."""
 
     def __init__(self, backend: BaseBackend, rollups: Sequence[Rollup], existing: Iterable[str] = ()) -> None:
         self.backend = backend
@@ -289,36 +292,55 @@ class Partials:
         self._compact_at = COMPACT_ROWS
         self._worker: ThreadPoolExecutor | None = None  # sums a batch while the next is read (``add``)
         self._pending: Future[None] | None = None
+        self._waiting: list[pa.Table] = []  # batches not yet summed, with their month
+        self._waiting_rows = 0
 
     def add(self, month: str, rows: pa.Table) -> None:
-        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``: summed on
-        the worker thread while the caller reads the next batch, one batch at a time (the previous one's sums are
-        waited for first, and its error raised here)."""
+        """Add the grouping sets of ``rows`` (canonical rows as written, ``writer.SCHEMA``) of ``month``: kept until
+        ``SUM_ROWS`` rows are waiting, then summed together on the worker thread while the caller reads on, one
+        group of batches at a time (the previous group's sums are waited for first, and its error raised here)."""
         if not self.rollups or not rows.num_rows:
             return
-        self.settle()
         self.months.add(month)
+        self._waiting.append(rows.append_column(PARTITION, pa.repeat(pa.scalar(month), rows.num_rows)))
+        self._waiting_rows += rows.num_rows
+        if self._waiting_rows >= SUM_ROWS:
+            self._submit()
+
+    def _submit(self) -> None:
+        """Sum the batches waiting on the worker thread, once the group before them is summed."""
+        self._wait()
+        if not self._waiting:
+            return
+        waiting, self._waiting, self._waiting_rows = self._waiting, [], 0
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rollup-sums")
-        self._pending = self._worker.submit(self._add, month, rows)
+        self._pending = self._worker.submit(self._add, pa.concat_tables(waiting))
 
-    def settle(self) -> None:
-        """Wait for the batch being summed (``add``); raise its error."""
+    def _wait(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
             pending.result()
 
+    def settle(self) -> None:
+        """Sum the batches still waiting and wait for every sum (``add``); raise their error."""
+        self._submit()
+        self._wait()
+
     def close(self) -> None:
-        """Wait for the batch being summed, ignoring its error (the import stops), and end the worker thread."""
+        """Wait for the batches being summed, ignoring their error (the import stops), drop those waiting, and end
+        the worker thread."""
+        self._waiting, self._waiting_rows = [], 0
         with suppress(Exception):
-            self.settle()
+            self._wait()
         if self._worker is not None:
             self._worker.shutdown()
             self._worker = None
 
-    def _add(self, month: str, rows: pa.Table) -> None:
+    def _add(self, rows: pa.Table) -> None:
+        """Add the grouping sets of ``rows`` (canonical rows with their ``month``) to the table."""
         con = self.backend.con
-        con.register(self._batch, rows.append_column(PARTITION, pa.repeat(pa.scalar(month), rows.num_rows)))
+        con.register(self._batch, rows)
         try:
             if self._sql is None:
                 self._sql = sets_sql(self.backend, self.backend.table(self._batch), self.grouped)
@@ -410,9 +432,9 @@ def derived(rollups: Sequence[Rollup]) -> dict[str, Rollup]:
 
 def _summed_again(sums: ir.Table) -> dict[str, ir.Value]:
     """``MEASURES`` of the rows whose measures ``sums`` holds: sums of its exact sums and counts, maxima of its
-    maxima."""
-    return {m.name: sums[m.name].max() if m.kind == "max" else sums[m.name].sum().cast(_TYPES[m.kind])
-            for m in MEASURES}
+    maxima, minima of its minima."""
+    return {m.name: sums[m.name].max() if m.kind == "max" else sums[m.name].min() if m.kind == "min"
+            else sums[m.name].sum().cast(_TYPES[m.kind]) for m in MEASURES}
 
 
 def _derived(source: ir.Table, rollup: Rollup, set_id: int, schema: ibis.Schema) -> ir.Table:

@@ -3,13 +3,18 @@
 One Parquet writer is open per month, so a batch that spans two months adds row groups to each and a file of any
 length makes few files. Each batch's rows of a month are put in order (``order``: ``sorting.sorted_rows`` at import)
 and written as row groups of at most ``ROW_GROUP_ROWS`` rows, then handed to ``observe`` (the rollups' partial sums
-at import) while they are in memory, so nothing reads the rows back. Times are stored in microseconds (UTC), which
-every engine reads (Spark does not read nanosecond Parquet timestamps); the export's times are whole seconds.
+at import) while they are in memory, so nothing reads the rows back. The order is put on a worker thread while the
+caller writes the batch before (Arrow's sort runs without the GIL), so a batch is written one ``write`` later, the
+last by ``close``; an error of the worker is raised by the ``write`` or ``close`` that writes its batch.
+
+Times are stored in microseconds (UTC), which every engine reads (Spark does not read nanosecond Parquet timestamps);
+the export's times are whole seconds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from pathlib import Path
 
@@ -58,6 +63,8 @@ class MonthWriter:
         self.end: pd.Timestamp | None = None
         self._open: dict[str, pq.ParquetWriter] = {}
         self._parts: dict[str, int] = {}
+        self._worker: ThreadPoolExecutor | None = None  # puts a batch in order while the one before is written
+        self._ordering: Future[list[tuple[str, pa.Table]]] | None = None
 
     def _writer(self, month: str) -> pq.ParquetWriter:
         if month not in self._open:
@@ -78,22 +85,19 @@ class MonthWriter:
         return sorted(self._parts)
 
     def write(self, usage: pd.DataFrame) -> None:
-        """Add ``usage`` (canonical rows) to the month partitions of its rows' start times."""
+        """Add ``usage`` (canonical rows) to the month partitions of its rows' start times (with ``order``: its rows
+        put in order on the worker thread while the batch before is written)."""
         if not len(usage):
             return
-        table = to_arrow(usage)
-        starts = usage["period_start"]
-        months = starts.dt.year.to_numpy(dtype=float, na_value=np.nan) * 12 + starts.dt.month.to_numpy(
-            dtype=float, na_value=np.nan) - 1  # months since year 0, NaN without a start
-        for month in np.unique(months):  # NaN sorts last
-            rows = np.isnan(months) if np.isnan(month) else months == month
-            name = NO_MONTH if np.isnan(month) else f"{int(month) // 12:04d}-{int(month) % 12 + 1:02d}"
-            written = table if rows.all() else table.filter(pa.array(rows))
-            if self.order is not None:
-                written = self.order(written)
-            self._writer(name).write_table(written, row_group_size=ROW_GROUP_ROWS)
-            if self.observe is not None:
-                self.observe(name, written)
+        pieces = self._months(usage)
+        if self.order is None:
+            self._write(pieces)
+        else:
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="month-order")
+            before, self._ordering = self._ordering, self._worker.submit(self._ordered, pieces, self.order)
+            if before is not None:
+                self._write(before.result())
         self.rows += len(usage)
         for column, pick, attr in (("period_start", min, "start"), ("period_end", max, "end")):
             value = getattr(usage[column], pick.__name__)()
@@ -101,9 +105,44 @@ class MonthWriter:
                 seen = getattr(self, attr)
                 setattr(self, attr, value if seen is None else pick(seen, value))
 
+    @staticmethod
+    def _months(usage: pd.DataFrame) -> list[tuple[str, pa.Table]]:
+        """``usage``'s rows of each month (``NO_MONTH`` last), as Arrow tables of ``SCHEMA``."""
+        table = to_arrow(usage)
+        starts = usage["period_start"]
+        months = starts.dt.year.to_numpy(dtype=float, na_value=np.nan) * 12 + starts.dt.month.to_numpy(
+            dtype=float, na_value=np.nan) - 1  # months since year 0, NaN without a start
+        pieces = []
+        for month in np.unique(months):  # NaN sorts last
+            rows = np.isnan(months) if np.isnan(month) else months == month
+            name = NO_MONTH if np.isnan(month) else f"{int(month) // 12:04d}-{int(month) % 12 + 1:02d}"
+            pieces.append((name, table if rows.all() else table.filter(pa.array(rows))))
+        return pieces
+
+    @staticmethod
+    def _ordered(pieces: list[tuple[str, pa.Table]],
+                 order: Callable[[pa.Table], pa.Table]) -> list[tuple[str, pa.Table]]:
+        return [(month, order(rows)) for month, rows in pieces]
+
+    def _write(self, pieces: list[tuple[str, pa.Table]]) -> None:
+        for month, rows in pieces:
+            self._writer(month).write_table(rows, row_group_size=ROW_GROUP_ROWS)
+            if self.observe is not None:
+                self.observe(month, rows)
+
     def close(self) -> None:
-        """Close every open file; the first error (a full disk while flushing) is raised once all are closed."""
+        """Write the batch being put in order, then close every open file and end the worker thread; the first error
+        (of that batch, or a full disk while flushing) is raised once all are closed."""
         first: BaseException | None = None
+        last, self._ordering = self._ordering, None
+        try:
+            if last is not None:
+                self._write(last.result())
+        except Exception as error:  # raised below, after the files are closed
+            first = error
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
         while self._open:
             _, writer = self._open.popitem()
             try:
@@ -114,6 +153,11 @@ class MonthWriter:
             raise first
 
     def abort(self) -> None:
-        """Close every open file and ignore errors: the files are about to be deleted."""
+        """Close every open file and ignore errors, the batch being put in order not written: the files are about to
+        be deleted."""
+        ordering, self._ordering = self._ordering, None
+        if ordering is not None:
+            with suppress(Exception):
+                ordering.result()
         with suppress(Exception):
             self.close()

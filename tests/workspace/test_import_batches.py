@@ -16,7 +16,7 @@ import pytest
 from bench.ingest_bench import focus_table
 from dashboard import settings
 from dashboard.query import engine
-from dashboard.workspace import datasets, rollups, writer
+from dashboard.workspace import datasets, rollups, sorting, writer
 from dashboard.workspace.imports import import_to_workspace
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
@@ -144,15 +144,33 @@ def test_a_file_read_whole_after_batches_were_summed_counts_each_row_once(worksp
     assert team["rows"].sum().execute() == 242
 
 
-def test_each_batch_is_summed_on_the_worker_thread_while_the_next_is_read(workspace, tmp_path, monkeypatch):
-    threads, add = [], rollups.Partials._add
-    monkeypatch.setattr(rollups.Partials, "_add", lambda partials, month, rows: (
-        threads.append(threading.current_thread().name), add(partials, month, rows))[-1])
-    source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")  # one month: a sum per batch
+def test_the_batches_are_summed_in_groups_on_the_worker_thread_while_the_next_are_read(workspace, tmp_path,
+                                                                                      monkeypatch):
+    monkeypatch.setattr(rollups, "SUM_ROWS", 3_000)  # three batches of 1,000 rows a group
+    groups, add = [], rollups.Partials._add
+    monkeypatch.setattr(rollups.Partials, "_add", lambda partials, rows: (
+        groups.append((threading.current_thread().name, rows.num_rows)), add(partials, rows))[-1])
+    source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")  # one month: 1,000 rows a batch
     info = import_to_workspace(source, "bill", stream_min_bytes=0, batch_rows=1_000)
-    assert len(threads) == math.ceil(info.rows / 1_000) > 1
-    assert all(name.startswith("rollup-sums") for name in threads)
+    whole, rest = divmod(info.rows, 3_000)  # the rows of April in 12,000 rows of a quarter: ~4,000
+    assert [rows for _, rows in groups] == [3_000] * whole + [rest] * bool(rest)
+    assert all(name.startswith("rollup-sums") for name, _ in groups)
     rollups.prove(engine.connect("duckdb"), datasets.current("bill"), info.rollups, info.months)
+
+
+def test_each_batch_is_put_in_order_on_the_writer_worker_while_the_one_before_is_written(workspace, tmp_path,
+                                                                                        monkeypatch):
+    ordered, order = [], sorting.sorted_rows
+    monkeypatch.setattr(sorting, "sorted_rows", lambda rows: (
+        ordered.append(threading.current_thread().name), order(rows))[-1])
+    source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")
+    info = import_to_workspace(source, "bill", stream_min_bytes=0, batch_rows=1_000)
+    assert len(ordered) == math.ceil(info.rows / 1_000) > 1
+    assert all(name.startswith("month-order") for name in ordered)
+    teams = pq.read_table(datasets.usage_folder("bill"), columns=["team"])["team"].to_pylist()
+    for start in range(0, info.rows, 1_000):  # each batch's rows written in team order
+        batch = teams[start:start + 1_000]
+        assert batch == sorted(batch, key=lambda team: (team is None, team or ""))
 
 
 class _Refused(Exception):
@@ -161,15 +179,16 @@ class _Refused(Exception):
 
 @pytest.mark.parametrize("last", [False, True], ids=["the first batch", "the last batch"])
 def test_a_batch_whose_sums_fail_stops_the_import_and_leaves_nothing(workspace, tmp_path, monkeypatch, last):
+    monkeypatch.setattr(rollups, "SUM_ROWS", 1)  # each batch summed by itself
     source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")
     failing = math.ceil(pq.read_metadata(source).num_rows / 1_000) if last else 1
     seen, add = [], rollups.Partials._add
 
-    def refused(partials, month, rows):
-        seen.append(month)
+    def refused(partials, rows):
+        seen.append(rows.num_rows)
         if len(seen) == failing:
             raise _Refused("the engine refused the batch")
-        return add(partials, month, rows)
+        return add(partials, rows)
 
     monkeypatch.setattr(rollups.Partials, "_add", refused)
     with pytest.raises(_Refused, match="refused the batch"):
@@ -178,15 +197,35 @@ def test_a_batch_whose_sums_fail_stops_the_import_and_leaves_nothing(workspace, 
     assert not [thread for thread in threading.enumerate() if thread.name.startswith("rollup-sums")]
 
 
+@pytest.mark.parametrize("last", [False, True], ids=["the first batch", "the last batch"])
+def test_a_batch_that_cannot_be_put_in_order_stops_the_import_and_leaves_nothing(workspace, tmp_path, monkeypatch,
+                                                                                 last):
+    source = _part(tmp_path / "bill.parquet", 12_000, seed=5, month="04")
+    failing = math.ceil(pq.read_metadata(source).num_rows / 1_000) if last else 1
+    seen, order = [], sorting.sorted_rows
+
+    def refused(rows):
+        seen.append(rows.num_rows)
+        if len(seen) == failing:
+            raise _Refused("the sort ran out of memory")
+        return order(rows)
+
+    monkeypatch.setattr(sorting, "sorted_rows", refused)
+    with pytest.raises(_Refused, match="ran out of memory"):
+        import_to_workspace(source, "bill", stream_min_bytes=0, batch_rows=1_000)
+    assert not datasets.names() and not list((workspace / ".versions").iterdir())
+    assert not [thread for thread in threading.enumerate() if thread.name.startswith(("month-order", "rollup-sums"))]
+
+
 def test_an_append_reads_its_month_back_only_once_the_last_batch_is_summed(workspace, tmp_path, monkeypatch):
     import_to_workspace(_part(tmp_path / "april.parquet", 4_000, seed=5, month="04"), "bill", stream_min_bytes=0)
     summing, add, usage = threading.Event(), rollups.Partials._add, rollups._usage
 
-    def slow(partials, month, rows):  # the last batch still being summed as the writer closes
+    def slow(partials, rows):  # the last batches still being summed as the writer closes
         summing.set()
         try:
             time.sleep(0.3)
-            return add(partials, month, rows)
+            return add(partials, rows)
         finally:
             summing.clear()
 

@@ -317,9 +317,9 @@ def test_the_import_rolls_up_and_proves_within_its_own_memory_limit(workspace, m
     def limit(backend):
         seen.append(backend.con.execute("SELECT current_setting('memory_limit')").fetchone()[0])
 
-    def watched_add(partials, month, rows):
+    def watched_add(partials, rows):
         limit(partials.backend)
-        return add(partials, month, rows)
+        return add(partials, rows)
 
     def watched_prove(backend, *args):
         limit(backend)
@@ -400,3 +400,50 @@ def test_a_fault_in_summing_the_daily_rollup_by_team_from_the_one_by_run_is_refu
                                              "the rows total .*not published"):
         import_to_workspace(SAMPLES / "focus_sample.csv", "q2", replace=True)
     assert datasets.metadata("q2") == first
+
+
+def _job_and_bill_rows() -> pd.DataFrame:
+    """Run rows beside bill rows, team a, project p, US dollars, on demand: r1's job row (00:00-02:00) and a row of
+    r1 that starts when it ends (a candidate, not a job row); r2's two GPU rows without a state on two GPU types (one
+    group of the jobs rollup, two of the runs rollup); r3's row with a state but no GPU-hours; r1's credit of -1
+    GPU-hour; a storage line in May."""
+    table = [  # start, end, gpu_hours, cost, gpu_type, run, state, resource
+        ("2025-04-01 00:00", "2025-04-01 02:00", 8.0, 16.0, "H100", "r1", "COMPLETED", None),
+        ("2025-04-01 03:00", "2025-04-01 03:00", 4.0, 8.0, "H100", "r1", "COMPLETED", None),
+        ("2025-04-02 00:00", "2025-04-02 01:00", 2.0, 5.0, "H100", "r2", None, None),
+        ("2025-04-02 06:00", "2025-04-02 07:00", 3.0, 6.0, "A100", "r2", None, None),
+        ("2025-04-03 00:00", "2025-04-03 01:00", None, 1.0, None, "r3", "FAILED", None),
+        ("2025-04-04 00:00", "2025-04-04 01:00", -1.0, -2.0, "H100", "r1", "COMPLETED", None),
+        ("2025-05-03 00:00", "2025-05-04 00:00", None, 3.0, None, None, None, "vol-1"),
+    ]
+    frame = pd.DataFrame(table, columns=["period_start", "period_end", "gpu_hours", "cost", "gpu_type", "run_id",
+                                         "run_state", "resource_id"])
+    for column in ("period_start", "period_end"):
+        frame[column] = frame[column].map(lambda text: pd.Timestamp(text, tz=UTC)).astype("datetime64[ns, UTC]")
+    return frame.assign(billed_cost=frame["cost"], currency="USD", pricing="on_demand", charge_kind="usage",
+                        team="a", project="p", tokens=float("nan"), source_row=range(2, len(frame) + 2))
+
+
+def test_the_jobs_rollup_from_the_runs_rollup_equals_the_one_of_the_rows(tmp_path):
+    from dashboard.workspace import job_rollup
+    from tests.support.written_dataset import written
+
+    written(tmp_path, _job_and_bill_rows())
+    backend = engine.connect("duckdb")
+    usage = rollups._usage(backend, tmp_path)
+    runs = rollups._partitioned(backend, rollups.folder(tmp_path, rollups.BY_NAME["runs"]))
+
+    def rows(table) -> list[tuple]:
+        frame = table.to_pandas()
+        return sorted(map(tuple, frame.astype(object).where(frame.notna(), None).itertuples(index=False)), key=repr)
+
+    derived, direct = rows(job_rollup.from_runs(runs, usage)), rows(job_rollup.summed(usage))
+    assert derived == direct
+    columns = list(job_rollup.summed(usage).columns)
+    groups = [dict(zip(columns, row, strict=True)) for row in derived]
+    r2 = [group for group in groups if group["run_id"] == "r2"]  # H100 and A100: one group without the GPU type
+    assert [(g["rows"], g["gpu_hours"], g["cost"], str(g["first_start"]), str(g["last_start"])) for g in r2] == [
+        (2, Decimal(5), Decimal(11), "2025-04-02 00:00:00+00:00", "2025-04-02 06:00:00+00:00")]
+    r1 = sorted(((g["segment"], g["gpu_sign"], g["gpu_hours"]) for g in groups if g["run_id"] == "r1"), key=repr)
+    assert r1 == sorted([(0, 1, Decimal(8)), (None, 1, Decimal(4)), (None, -1, Decimal(-1))], key=repr)
+    assert len(groups) == 3 + 1 + 1 + 1  # r1 three times, r2, r3; the storage line in May
