@@ -364,8 +364,9 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "each view's warm ratio too. "
         "Targets: every question at most 1.0× the bare scan; the import with sorting and rollups at most 1.5× the "
         "import without them, the same rows imported in another process of the same run with the rows written "
-        "unsorted in the same row groups, no sums taken and nothing built after the last row (also reported in CPU "
-        "seconds, less sensitive than wall seconds to a shared machine's load); "
+        "unsorted in the same row groups on the reading thread (the import puts each batch in order on a worker "
+        "thread while it writes the one before), no sums taken and nothing built after the last row (also reported "
+        "in CPU seconds, less sensitive than wall seconds to a shared machine's load); "
         "rollups at most 5 % of the rows.")
     larger = (
         "Larger sizes: `make bench-scale ROWS=10000000` needs about 0.6 GB of scratch under `BENCH_SCALE_DIR` (0.3 GB "

@@ -260,7 +260,7 @@ def _within_budget(sizes: dict[str, int], rows: int) -> list[Rollup]:
 
 
 SUM_ROWS = 200_000  # rows of batches summed in one query (``Partials.add``): 400,000 took as long and 150 MB more
-COMPACT_ROWS = 1_000_000  # the batches' sums kept before they are summed together (``Partials.compact``)
+COMPACT_ROWS = 500_000  # the batches' sums kept before they are summed together (``compact``; 10⁶: 165 MB more)
 
 
 class Partials:
