@@ -374,14 +374,13 @@ def docs_section(folder: Path = RESULTS) -> list[str]:
         "it the import. `make bench-scale ROWS=100000000` is the issue's quarter: about 6 GB of scratch (3 GB of "
         "parts, 3 GB of dataset: the import without sorting and rollups writes its own first and it is deleted) "
         "plus DuckDB's spill of the batches' rollup sums past `PLANNER_IMPORT_ENGINE_MB`, and ten times the 10⁷ "
-        "run's work: about 990 CPU-seconds for the two imports (with and without rollups), generating the parts "
-        "about 11 minutes, the whole run about 50 minutes on two cores. Run the larger sizes on a quiet machine: "
-        "the questions' figures are ratios within one run, but the import's seconds and memory are not. The 10⁸ "
-        "run below ran at `nice -n 10` beside a `make test` run (load average 2 to 6): its wall seconds are "
-        "inflated, and so is the import's wall ratio (its two imports ran at different loads); its CPU seconds and "
-        "ratio, the views' and questions' ratios (each beside the bare scan in the same process), peak memory and "
-        "rollup size are not. The views alone, on a quiet machine: `python -m bench.scale_bench child views "
-        "<workspace> <dataset>` over the dataset the run left.")
+        "run's work: about 940 CPU-seconds for the two imports (with and without rollups), generating the parts "
+        "about 11 minutes (kept for the next run), the rest of the run about 20 minutes on two cores. Run the larger "
+        "sizes on a quiet machine: the questions' figures are ratios within one run, but the import's seconds and "
+        "memory are not, and its wall ratio moves with the machine's speed between its two imports (1.25× and 1.38× "
+        "in two runs at 10⁸ an hour apart, 1.27× to 1.52× in six pairs at 10⁷). The 10⁸ run below ran alone on "
+        "the two cores. The views alone over the dataset a run left: `python -m bench.scale_bench child views "
+        "<workspace> <dataset>`.")
     lines = ["## `make bench-scale`", "", *_wrapped(about), "", *_wrapped(larger), ""]
     for result in latest(folder):
         imported = result["import"]
