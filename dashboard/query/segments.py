@@ -24,8 +24,15 @@ def job(usage: ir.Table) -> ir.BooleanColumn:
     a ``segment`` mark."""
     if SEGMENT in usage.columns:
         return usage[SEGMENT].notnull()
-    return (gpu(usage) & usage.run_state.notnull() & usage.run_id.notnull()
-            & holds(usage.period_end > usage.period_start))
+    return run_row(usage) & holds(usage.period_end > usage.period_start)
+
+
+def run_row(usage: ir.Table) -> ir.BooleanColumn:
+    """The rows ``job`` tests but for their duration: GPU rows with a run state and a run id. Also a test of a
+    rollup grouped by the sign of GPU-hours (``gpu_sign`` 1), which keeps the rest (the jobs rollup reads the others
+    of a bill from the runs rollup: ``dashboard.workspace.job_rollup``)."""
+    at_work = holds(usage.gpu_sign == 1) if "gpu_sign" in usage.columns else gpu(usage)
+    return at_work & usage.run_state.notnull() & usage.run_id.notnull()
 
 
 def hours(usage: ir.Table, is_job: ir.BooleanValue) -> ir.FloatingValue:

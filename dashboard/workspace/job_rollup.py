@@ -23,7 +23,7 @@ from ibis.backends import BaseBackend
 
 from dashboard import settings
 from dashboard.query import segments
-from dashboard.query.columns import gpu, holds, rows_where
+from dashboard.query.columns import rows_where
 from dashboard.workspace import rollups
 from dashboard.workspace.datasets import USAGE
 from dashboard.workspace.writer import PARTITION
@@ -61,19 +61,12 @@ def summed(usage: ir.Table) -> ir.Table:
     return rows.group_by([PARTITION, *JOBS.columns]).aggregate(**measures)
 
 
-def candidate(usage: ir.Table) -> ir.BooleanColumn:
-    """Rows that may be job rows (``segments.job`` but for its test of their times), told apart by the runs
-    rollup's keys: GPU-hours above zero (``gpu_sign`` 1), a run state and a run id."""
-    at_work = holds(usage.gpu_sign == 1) if "gpu_sign" in usage.columns else gpu(usage)
-    return at_work & usage.run_state.notnull() & usage.run_id.notnull()
-
-
 def from_runs(runs: ir.Table, usage: ir.Table) -> ir.Table:
     """The jobs rollup (as ``summed``) of the rows ``usage`` whose runs rollup (with its ``month``) is ``runs``: the
-    groups of the rows that are no ``candidate`` summed from the runs rollup's over its further columns (its GPU
-    type: they have no marks), those of the candidates from their rows."""
-    jobs = summed(usage.filter(candidate(usage)))
-    others = runs.filter(~candidate(runs))
+    groups of the rows that are no ``segments.run_row`` summed from the runs rollup's over its further columns (its GPU
+    type: they have no marks), those of the run rows from their rows."""
+    jobs = summed(usage.filter(segments.run_row(usage)))
+    others = runs.filter(~segments.run_row(runs))
     marks = {segments.SEGMENT: ibis.null("int8"), segments.JOB_HOURS: ibis.null("float64")}
     by = [PARTITION, *(column for column in JOBS.columns if column not in marks)]
     sums = others.group_by(by).aggregate(**rollups._summed_again(others)).mutate(**marks)
